@@ -1,0 +1,59 @@
+// ptxgen/io.hpp — files and the CUDA toolchain, for the CLI and the tests.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxgen::io {
+
+// Reads a whole file ("-" reads standard input). On failure `error` names the OS error.
+struct Read {
+  bool ok = false;
+  std::string data;
+  std::string error;
+};
+Read read_file(const std::string& path, size_t max_bytes = 16u << 20);
+
+// Writes `data` to `path` atomically: a temporary file in the destination directory, flushed,
+// then renamed over the destination, so readers never see half a file. "-" writes standard
+// output. Returns the error message on failure (the destination is then untouched).
+std::optional<std::string> write_file_atomic(const std::string& path, std::string_view data);
+
+// A temporary file in `dir` that is removed unless committed (renamed to its destination).
+class TempFile {
+ public:
+  explicit TempFile(const std::string& destination);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+  const std::string& error() const { return error_; }
+  bool ok() const { return error_.empty(); }
+  std::optional<std::string> commit();  // rename to the destination
+
+ private:
+  std::string dest_, path_, error_;
+  bool committed_ = false;
+};
+
+// Runs a program (no shell), capturing stdout and stderr together.
+struct Run {
+  bool launched = false;
+  int exit_code = -1;
+  std::string output;
+  std::string error;  // why it could not be launched
+};
+Run run(const std::vector<std::string>& argv);
+
+// ptxas: PATH, then $CUDA_HOME/bin, then /usr/local/cuda/bin.
+std::optional<std::string> find_ptxas();
+// "release 13.0" from `ptxas --version`.
+struct ToolVersion {
+  int major = 0, minor = 0;
+  std::string text;
+};
+std::optional<ToolVersion> ptxas_version(const std::string& ptxas);
+
+}  // namespace ptxgen::io

@@ -1,0 +1,212 @@
+// ptxgen/isa.hpp — pure encoders and decoders for the bits the PTX ISA defines.
+//
+// Everything here is named as in the PTX ISA 9.1 and knows nothing of specs or plans:
+// element types, targets, MMA kinds, the tcgen05 instruction descriptor (§9.7.16.4.2),
+// the shared-memory matrix descriptor in its sm_100 (§9.7.16.4.1) and sm_90 (§9.7.15.5.1.2.2)
+// formats, tensor-memory addresses (§9.7.16.1.1) and the canonical shared-memory layouts
+// (§9.7.16.3.3) from which LBO/SBO follow.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ptxgen::isa {
+
+// ---------------------------------------------------------------------------------------------
+// Element types
+enum class DType : uint8_t { f16, bf16, tf32, f32, e4m3, e5m2, e2m3, e3m2, e2m1, s8, u8, s32 };
+
+std::string_view name(DType t);
+std::optional<DType> parse_dtype(std::string_view s);
+// Bits of one element as the element itself is defined (e2m1 = 4, e2m3 = 6, tf32 = 32).
+int value_bits(DType t);
+bool is_float8_6_4(DType t);  // e4m3 e5m2 e2m3 e3m2 e2m1
+bool is_integer(DType t);
+
+// ---------------------------------------------------------------------------------------------
+// Targets (PTX §11.1.2 .target; tcgen05 target notes in §9.7.16.*)
+enum class Arch : uint8_t { sm_90a, sm_100a, sm_100f, sm_103a, sm_110a };
+
+struct TargetInfo {
+  Arch arch;
+  std::string_view name;      // as spelled in .target
+  int ptx_major, ptx_minor;   // lowest PTX ISA version that knows the target string
+  bool tcgen05;               // tensor-core gen 5 (tcgen05.*)
+  bool wgmma;                 // wgmma.mma_async (sm_90a only)
+  bool kind_i8;               // .kind::i8: sm_100a and sm_110a only (§9.7.16.10.9.1 target notes)
+  bool scale_vec_nx;          // .scale_vec::NX spellings need an `a` target
+  bool k96;                   // K = 96 for mxf4/mxf4nvf4 (§9.7.16.2.1.1): sm_103a only
+  int smem_per_block_max;     // bytes of shared memory one CTA may use (opt-in maximum)
+  int tmem_columns;           // columns of tensor memory per CTA (§9.7.16.1)
+  int cuda_min_major, cuda_min_minor;  // first CUDA toolkit whose ptxas assembles the target
+};
+
+const TargetInfo& target_info(Arch a);
+std::optional<Arch> parse_arch(std::string_view s);
+const std::vector<Arch>& all_archs();
+
+// ---------------------------------------------------------------------------------------------
+// tcgen05.mma kinds (§9.7.16.10)
+enum class Kind : uint8_t { f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4 };
+std::string_view name(Kind k);
+bool is_block_scaled(Kind k);
+// K of one dense instruction in elements (Table 39); sparse doubles it.
+int instr_k(Kind k);
+// Bits one element of `t` occupies in shared memory for this kind: 4/6-bit types sit in 8-bit
+// containers for f8f6f4/mxf8f6f4 (§9.7.16.10.4.4), two e2m1 share a byte for mxf4* (§9.7.16.10.4.6).
+int smem_bits(Kind k, DType t);
+
+// Table 39: the unscaled kind whose instruction takes A and B of these types (f16 and bf16 do not
+// mix: the f16 kind is listed per type pair f16.f16 / bf16.bf16 as wgmma spells it).
+std::optional<Kind> unscaled_kind(DType a, DType b);
+// Table 39: accumulator (D) types per kind and input type.
+bool accumulator_allowed(Kind k, DType a, DType b, DType accumulator);
+std::string accumulators_text(Kind k, DType a);
+
+// Table 39 (+ Table 52 for 8-bit N-major B): legal instruction M and N, dense, non-.ws.
+bool legal_m(Kind k, int cta_group, int m);
+std::string legal_m_text(Kind k, int cta_group);
+// The largest legal instruction M that divides a CTA tile's M (0: none).
+int instr_m_for_tile(Kind k, int cta_group, int tile_m);
+bool legal_n(Kind k, int cta_group, bool b_mn_major_8bit, int n);
+std::string legal_n_text(Kind k, int cta_group, bool b_mn_major_8bit);
+// Splits a CTA-tile N into legal instruction N groups (each <= 256), fewest groups first, larger
+// groups first; group starts must be multiples of `start_align` (elements of the whole pair N).
+// Empty when no split exists.
+std::vector<int> split_n(Kind k, int cta_group, bool b_mn_major_8bit, int tile_n, int start_align);
+
+// ---------------------------------------------------------------------------------------------
+// Swizzling modes. `code_sm100` is the 3-bit layout field of Table 40 (bits 61-63);
+// `code_sm90` the 2-bit field of the wgmma descriptor (bits 62-63).
+enum class Swizzle : uint8_t { none, b32, b64, b128, b128_base32b };
+std::string_view name(Swizzle s);
+int bytes(Swizzle s);          // 16 for none (one 16-byte column), else 32/64/128
+int code_sm100(Swizzle s);     // 0, 6, 4, 2, 1
+std::optional<Swizzle> swizzle_from_code_sm100(int code);
+int code_sm90(Swizzle s);      // 0, 3, 2, 1 ; -1 for 128B_base32B (absent on sm_90)
+std::optional<Swizzle> swizzle_from_code_sm90(int code);
+// Bytes after which the swizzle pattern repeats (Table 41): 1024 / 512 / 256; 16 for none.
+int pattern_bytes(Swizzle s);
+
+// ---------------------------------------------------------------------------------------------
+// One named bit field of an encoded word, for printing and JSON.
+struct Field {
+  std::string name;   // as the ISA names it
+  int lo, hi;         // bit range, inclusive
+  uint64_t raw;       // the bits as stored
+  std::string value;  // the meaning, e.g. "128" or "BF16"
+};
+
+// ---------------------------------------------------------------------------------------------
+// Instruction descriptor, 32 bits (§9.7.16.4.2, Tables 42-44).
+enum class IdescFormat : uint8_t { dense, mxf8f6f4, mxf4 };  // Table 42 / 43 / 44
+IdescFormat idesc_format(Kind k);
+
+struct InstrDesc {
+  Kind kind = Kind::f16;         // selects the table (and names the type codes); not encoded
+  // Table 42 (dense kinds)
+  unsigned sparse_selector = 0;  // bits 0-1
+  bool sparse = false;           // bit 2 (all tables)
+  bool saturate = false;         // bit 3 (i8)
+  unsigned dtype = 0;            // bits 4-5: F16=0 F32=1 S32=2
+  unsigned atype = 0;            // bits 7-9
+  unsigned btype = 0;            // bits 10-12 (10-11 for mxf4*)
+  bool negate_a = false;         // bit 13
+  bool negate_b = false;         // bit 14
+  bool transpose_a = false;      // bit 15 (A is M-major)
+  bool transpose_b = false;      // bit 16 (B is N-major)
+  unsigned n = 0;                // N; bits 17-22 hold N>>3
+  unsigned m = 0;                // M; Table 42 bits 24-28 hold M>>4, Tables 43/44 bits 27-28 hold M>>7
+  unsigned max_shift = 0;        // bits 30-31 (.ws B reuse), Table 42 only
+  // Tables 43/44 (block-scaled kinds)
+  unsigned b_sf_id = 0;          // bits 4-5
+  unsigned scale_type = 0;       // bit 23: UE8M0=1, UE4M3=0
+  unsigned a_sf_id = 0;          // bits 29-30
+  bool k96 = false;              // bit 31 (Table 44): dense K=96
+};
+
+// Field codes (Table 42).
+unsigned idesc_dtype_code(DType accumulator);           // f16 0, f32 1, s32 2
+std::optional<unsigned> idesc_ab_code(Kind k, DType t);  // atype/btype code for this kind
+std::optional<DType> idesc_ab_dtype(Kind k, unsigned code);
+
+// Encode fails (returns nullopt) when a field does not fit or a reserved bit would be set.
+std::optional<uint32_t> encode(const InstrDesc& d);
+InstrDesc decode_idesc(uint32_t bits, Kind kind);
+std::vector<Field> fields(const InstrDesc& d);
+
+// ---------------------------------------------------------------------------------------------
+// Shared-memory matrix descriptor, 64 bits. Byte values are kept here; the encoding stores
+// matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4 in 14-bit fields.
+enum class DescFormat : uint8_t { sm100, sm90 };
+
+struct SmemDesc {
+  DescFormat format = DescFormat::sm100;
+  uint32_t start_address = 0;  // bytes, 16-byte aligned, < 2^18
+  uint32_t lbo = 0;            // leading dimension byte offset (bytes)
+  uint32_t sbo = 0;            // stride dimension byte offset (bytes)
+  unsigned base_offset = 0;    // bits 49-51
+  bool lbo_mode = false;       // bit 52 (sm100 only): absolute LBO address
+  Swizzle swizzle = Swizzle::none;
+};
+
+constexpr uint32_t matrix_descriptor_encode(uint32_t x) { return (x & 0x3FFFFu) >> 4; }
+// Encode fails when an address is not 16-byte aligned or not below 2^18, or the swizzle has
+// no code in the format.
+std::optional<uint64_t> encode(const SmemDesc& d);
+// Decode also reports malformed words (fixed bits wrong, invalid swizzle code).
+struct DecodedSmemDesc {
+  SmemDesc desc;
+  std::vector<std::string> problems;
+};
+DecodedSmemDesc decode_smem_desc(uint64_t bits, DescFormat format);
+std::vector<Field> fields(const SmemDesc& d);
+
+// ---------------------------------------------------------------------------------------------
+// Tensor-memory address (§9.7.16.1.1): lane in bits 31-16, column in bits 15-0.
+struct TmemAddr {
+  uint32_t lane = 0;
+  uint32_t column = 0;
+};
+constexpr uint32_t encode(TmemAddr a) { return (a.lane << 16) | (a.column & 0xFFFFu); }
+constexpr TmemAddr decode_tmem(uint32_t bits) { return {bits >> 16, bits & 0xFFFFu}; }
+constexpr int kTmemLanes = 128;
+
+// ---------------------------------------------------------------------------------------------
+// Canonical shared-memory layouts (§9.7.16.3.3, identical for wgmma §9.7.15.5.1.2.1).
+//
+// An operand tile is `mn` rows (M for A, N for B) by `k` columns, `bits` per element in shared
+// memory. ptxgen stores every tile the way one TMA box per "atom column" writes it:
+//  - K-major, swizzled S:  boxes of S bytes of K by all `mn` rows; 8-row groups are 8*S apart.
+//  - K-major, none:        boxes of 16 bytes of K by all rows; core matrices (8 rows x 16 B) stack.
+//  - MN-major, swizzled S: boxes of S bytes of MN by all `k` rows; 8-K-row groups 8*S apart.
+//  - MN-major, none:       boxes of 16 bytes of MN by all `k` rows.
+enum class Major : uint8_t { k, mn };
+
+struct TileLayout {
+  Major major = Major::k;
+  Swizzle swizzle = Swizzle::none;
+  int bits = 16;           // element bits in shared memory
+  int mn = 0;              // rows of the tile along M or N (padded to whole atoms)
+  int k = 0;               // columns of the tile along K (elements)
+  // Derived:
+  uint32_t lbo = 0;        // bytes, as the descriptor wants them
+  uint32_t sbo = 0;
+  uint32_t bytes = 0;      // whole tile
+  int atom_mn = 0;         // elements along MN in one swizzle atom
+  int atom_k = 0;          // elements along K in one swizzle atom
+};
+
+// Fills the derived fields; returns a reason when the tile cannot be laid out canonically.
+std::optional<std::string> make_tile_layout(TileLayout& t);
+// Byte offset, from the tile start, of the descriptor start for the sub-matrix whose first row
+// is `mn0` and first K element `k0` (both must lie on instruction boundaries the caller checked).
+uint32_t tile_offset(const TileLayout& t, int mn0, int k0);
+
+std::string hex32(uint32_t v);
+std::string hex64(uint64_t v);
+
+}  // namespace ptxgen::isa

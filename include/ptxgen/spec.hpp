@@ -1,0 +1,71 @@
+// ptxgen/spec.hpp — the kernel spec: JSON text in, typed plain structs out.
+//
+// The spec stage knows the JSON format (docs/spec.md) and nothing of rules or PTX: it reports
+// malformed input (syntax, limits, unknown keys, wrong types, out-of-range integers, unknown
+// names) with the SPEC-* rule ids and leaves every hardware question to the rule table.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ptxgen/diag.hpp"
+#include "ptxgen/isa.hpp"
+
+namespace ptxgen::spec {
+
+// Limits on the input itself (each one is the rule SPEC-LIMIT when exceeded).
+struct Limits {
+  size_t max_bytes = 1 << 20;  // whole document
+  int max_depth = 32;          // nesting of arrays/objects
+  size_t max_array = 4096;     // elements of one array
+  size_t max_string = 256;     // bytes of one string or key
+  size_t max_members = 256;    // members of one object
+};
+
+enum class ASource : uint8_t { smem, tmem, registers };
+std::string_view name(ASource s);
+
+struct Operand {
+  isa::DType dtype = isa::DType::bf16;
+  isa::Major major = isa::Major::k;
+};
+
+// The `gemm` template (docs/spec.md): D[M,N] = A[M,K] . B[K,N].
+struct Gemm {
+  int64_t m = 0, n = 0, k = 0;
+  Operand a, b;
+  isa::DType d = isa::DType::f32;
+  isa::DType accumulator = isa::DType::f32;
+  struct {
+    int64_t m = 0, n = 0, k = 0;
+  } tile;
+  int64_t stages = 1;
+  isa::Swizzle swizzle_a = isa::Swizzle::b128;
+  isa::Swizzle swizzle_b = isa::Swizzle::b128;
+  ASource a_source = ASource::smem;
+  int cta_group = 1;
+  std::array<int64_t, 3> cluster{1, 1, 1};
+};
+
+struct Spec {
+  int version = 1;
+  std::string name;
+  isa::Arch target = isa::Arch::sm_100a;
+  std::optional<Gemm> gemm;
+};
+
+struct ParseResult {
+  std::optional<Spec> spec;  // present when no SPEC-* error was found
+  SourceMap positions;       // for printing diagnostics with line and column
+};
+
+// Parses a whole document. Errors go to `diags`; on any error `spec` is empty.
+ParseResult parse(std::string_view text, Diagnostics& diags, const Limits& limits = {});
+
+// Serializes a spec back to canonical JSON (sorted keys, every default made explicit).
+std::string to_json(const Spec& s);
+
+}  // namespace ptxgen::spec

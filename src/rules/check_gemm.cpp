@@ -1,0 +1,310 @@
+// The checks of the rule table for the gemm template. Each one reports under its own rule id
+// (the table in table.cpp binds id and function) with the pointer of the field to change.
+#include <string>
+
+#include "context.hpp"
+#include "ptxgen/plan.hpp"
+
+namespace ptxgen::rules {
+
+namespace {
+
+using isa::DType;
+using isa::Major;
+
+std::string q(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string tn(DType t) { return std::string(isa::name(t)); }
+std::string num(int64_t v) { return std::to_string(v); }
+
+const spec::Gemm* tc(const Context& c) { return c.target.tcgen05 ? c.gemm : nullptr; }
+
+struct OperandRef {
+  const char* name;       // "a" / "b"
+  const spec::Operand& op;
+  isa::Swizzle swizzle;
+  int64_t rows_per_cta;   // M or N extent one CTA holds
+  char mn;                // 'm' / 'n'
+};
+
+std::vector<OperandRef> operands(const spec::Gemm& g) {
+  return {{"a", g.a, g.swizzle_a, g.tile.m / g.cta_group, 'm'},
+          {"b", g.b, g.swizzle_b, g.tile.n / g.cta_group, 'n'}};
+}
+
+int smem_bits(const Context& c, DType t) {
+  return c.kind ? isa::smem_bits(*c.kind, t) : isa::value_bits(t);
+}
+
+bool sub_byte(DType t) { return isa::value_bits(t) < 8; }
+
+}  // namespace
+
+void check_target_a_tmem(const Context& c, Diagnostics& d) {
+  if (!c.gemm || c.target.tcgen05 || c.gemm->a_source != spec::ASource::tmem) return;
+  d.error("TARGET-A-TMEM", "/gemm/a_source",
+          "a_source \"tmem\" needs tensor memory, which " + std::string(c.target.name) + " does not have")
+      .help = {"on sm_90a, read A from \"smem\" or from \"registers\" (wgmma)",
+               "or target sm_100a / sm_100f / sm_103a / sm_110a"};
+}
+
+void check_target_cta_pair(const Context& c, Diagnostics& d) {
+  if (!c.gemm || c.target.tcgen05 || c.gemm->cta_group != 2) return;
+  d.error("TARGET-CTA-PAIR", "/gemm/cta_group",
+          "cta_group 2 (a CTA pair sharing one MMA) is a tcgen05 feature; " + std::string(c.target.name) +
+              " has no tcgen05")
+      .help = {"use \"cta_group\": 1 (clusters and multicast loads remain available)",
+               "or target an sm_100a-family GPU"};
+}
+
+void check_target_a_registers(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || g->a_source != spec::ASource::registers) return;
+  d.error("TARGET-A-REGISTERS", "/gemm/a_source",
+          "tcgen05.mma reads A from shared or tensor memory, not from registers")
+      .help = {"use \"a_source\": \"tmem\" to copy A into tensor memory, or \"smem\"",
+               "A from registers is wgmma (target sm_90a)"};
+}
+
+void check_target_kind_i8(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || !c.kind || *c.kind != isa::Kind::i8 || c.target.kind_i8) return;
+  d.error("TARGET-KIND-I8", "/target",
+          ".kind::i8 (" + tn(g->a.dtype) + " x " + tn(g->b.dtype) + ") is not available on " +
+              std::string(c.target.name) + ": only sm_100a and sm_110a have it")
+      .help = {"target sm_100a or sm_110a", "or use 8-bit floats (e4m3/e5m2) with .kind::f8f6f4"};
+}
+
+void check_mma_kind(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || c.kind) return;
+  d.error("MMA-KIND", "/gemm/b/dtype",
+          "A " + tn(g->a.dtype) + " and B " + tn(g->b.dtype) + " form no tcgen05.mma kind")
+      .help = {"kind::f16: f16 x f16 or bf16 x bf16; kind::tf32: tf32 x tf32",
+               "kind::f8f6f4: any two of e4m3, e5m2, e2m3, e3m2, e2m1; kind::i8: any two of s8, u8",
+               "convert one operand so both fall in one kind"};
+}
+
+void check_mma_accumulator(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || !c.kind) return;
+  if (isa::accumulator_allowed(*c.kind, g->a.dtype, g->b.dtype, g->accumulator)) return;
+  d.error("MMA-ACCUM", "/gemm/accumulator",
+          "accumulator " + tn(g->accumulator) + " is not available for " + tn(g->a.dtype) + " inputs (.kind::" +
+              std::string(isa::name(*c.kind)) + ")")
+      .help = {"use \"accumulator\": " + q(isa::accumulators_text(*c.kind, g->a.dtype))};
+}
+
+void check_mma_major(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g) return;
+  for (const auto& o : operands(*g)) {
+    if (o.op.major != Major::mn || !sub_byte(o.op.dtype)) continue;
+    d.error("MMA-MAJOR", "/gemm/" + std::string(o.name) + "/major",
+            std::string(1, static_cast<char>(o.name[0] - 32)) + " of type " + tn(o.op.dtype) + " cannot be " +
+                (o.mn == 'm' ? "M" : "N") + "-major: transposed operands are 8, 16 or 32 bits only")
+        .help = {"store " + std::string(o.name == std::string("a") ? "A as M x K" : "B as N x K") +
+                 " with K contiguous and write \"major\": \"k\""};
+  }
+}
+
+void check_mma_swizzle_atomicity(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g) return;
+  for (const auto& o : operands(*g)) {
+    const std::string p = "/gemm/swizzle/" + std::string(o.name);
+    const bool tf32_mn = o.op.dtype == DType::tf32 && o.op.major == Major::mn;
+    if (tf32_mn && o.swizzle != isa::Swizzle::b128_base32b) {
+      d.error("MMA-SWIZZLE-ATOMICITY", p,
+              "a transposed (" + std::string(o.mn == 'm' ? "M" : "N") + "-major) tf32 operand needs 128-byte "
+              "swizzling with 32-byte atomicity, not " + std::string(isa::name(o.swizzle)))
+          .help = {"write \"" + std::string(o.name) + "\": \"128_base32b\" under \"swizzle\"",
+                   "or store the operand K-major (\"major\": \"k\"), which takes any swizzle"};
+    } else if (!tf32_mn && o.swizzle == isa::Swizzle::b128_base32b) {
+      d.error("MMA-SWIZZLE-ATOMICITY", p,
+              "128-byte swizzling with 32-byte atomicity is only for transposed tf32 operands; this one is " +
+                  tn(o.op.dtype) + (o.op.major == Major::k ? " K-major" : " MN-major"))
+          .help = {"use 128 (16-byte atomicity), 64, 32 or 0"};
+    }
+  }
+}
+
+void check_mma_a_tmem_major(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || g->a_source != spec::ASource::tmem || g->a.major != Major::mn) return;
+  d.error("MMA-A-TMEM-MAJOR", "/gemm/a/major",
+          "A in tensor memory is row-major (K along the columns); an M-major A cannot be copied there")
+      .help = {"store A as M x K with K contiguous (\"major\": \"k\")", "or keep A in shared memory (\"a_source\": \"smem\")"};
+}
+
+void check_mma_a_tmem_m(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || !c.kind || g->a_source != spec::ASource::tmem) return;
+  const int m = isa::instr_m_for_tile(*c.kind, g->cta_group, static_cast<int>(g->tile.m));
+  if (m == 0 || m == 128 * g->cta_group) return;
+  d.error("MMA-A-TMEM-M", "/gemm/tile/m",
+          "A in tensor memory with M=" + num(m) + " per instruction at cta_group::" + num(g->cta_group) +
+              " would use a half-datapath layout (" + (g->cta_group == 1 ? "F" : "B") +
+              "), whose lane placement for A the ISA gives only as a figure; ptxgen places A in tensor "
+              "memory with the full-datapath layouts (M=128 per CTA)")
+      .help = {"use a tile.m that is a multiple of " + num(128 * g->cta_group),
+               "or keep A in shared memory (\"a_source\": \"smem\"), which takes M=" + num(m)};
+}
+
+void check_mma_m(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || !c.kind) return;
+  if (isa::instr_m_for_tile(*c.kind, g->cta_group, static_cast<int>(g->tile.m)) != 0) return;
+  d.error("MMA-M", "/gemm/tile/m",
+          "tile.m=" + num(g->tile.m) + " is not a multiple of a legal instruction M (" +
+              isa::legal_m_text(*c.kind, g->cta_group) + " at cta_group::" + num(g->cta_group) + ")")
+      .help = {"use a tile.m that is a multiple of " + std::string(g->cta_group == 1 ? "64" : "128") +
+               " (several M groups are planned when it is larger)"};
+}
+
+void check_mma_n(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || !c.kind) return;
+  const int cta = g->cta_group;
+  const int tile_n = static_cast<int>(g->tile.n);
+  isa::TileLayout b{g->b.major, g->swizzle_b, smem_bits(c, g->b.dtype), std::max(1, tile_n / cta),
+                    static_cast<int>(g->tile.k)};
+  const bool layout_ok = !isa::make_tile_layout(b);
+  const bool b8mn = g->b.major == Major::mn && b.bits == 8;
+  const int align = cta * (g->b.major == Major::mn && layout_ok ? b.atom_mn : 8);
+  if (tile_n % cta == 0 && !isa::split_n(*c.kind, cta, b8mn, tile_n, align).empty()) return;
+  d.error("MMA-N", "/gemm/tile/n",
+          "tile.n=" + num(tile_n) + " cannot be split into tcgen05.mma instructions: .kind::" +
+              std::string(isa::name(*c.kind)) + " at cta_group::" + num(cta) + " takes N = " +
+              isa::legal_n_text(*c.kind, cta, b8mn) + ", at most 256 per instruction")
+      .help = {"round tile.n to a width the list allows (or a sum of 256-wide groups and one such width)"};
+}
+
+void check_mma_k(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || !c.kind) return;
+  const int k = isa::instr_k(*c.kind);
+  if (g->tile.k % k == 0) return;
+  d.error("MMA-K", "/gemm/tile/k",
+          "tile.k=" + num(g->tile.k) + " is not a multiple of K=" + num(k) + ", the K of one .kind::" +
+              std::string(isa::name(*c.kind)) + " instruction")
+      .help = {"use a tile.k that is a multiple of " + num(k)};
+}
+
+void check_layout_atom(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g) return;
+  for (const auto& o : operands(*g)) {
+    if (o.op.major == Major::mn && sub_byte(o.op.dtype)) continue;  // MMA-MAJOR
+    if (o.swizzle == isa::Swizzle::b128_base32b && !(o.op.dtype == DType::tf32 && o.op.major == Major::mn))
+      continue;  // MMA-SWIZZLE-ATOMICITY
+    isa::TileLayout t{o.op.major, o.swizzle, smem_bits(c, o.op.dtype), static_cast<int>(o.rows_per_cta),
+                      static_cast<int>(g->tile.k)};
+    std::optional<std::string> why = isa::make_tile_layout(t);
+    if (!why && o.op.major == Major::mn && o.name == std::string("a") && c.kind) {
+      const int m = isa::instr_m_for_tile(*c.kind, g->cta_group, static_cast<int>(g->tile.m));
+      if (m && (m / g->cta_group) % t.atom_mn != 0)
+        why = "an instruction's " + num(m / g->cta_group) + " rows of M-major A are not whole " +
+              num(t.atom_mn) + "-element swizzle atoms";
+    }
+    if (!why) continue;
+    const std::string up(1, static_cast<char>(o.name[0] - 32));
+    d.error("LAYOUT-ATOM", "/gemm/swizzle/" + std::string(o.name),
+            up + " (" + tn(o.op.dtype) + ", " + (o.op.major == Major::k ? "K" : "MN") + "-major, " +
+                num(o.rows_per_cta) + " x " + num(g->tile.k) + " per CTA) is not made of whole " +
+                std::string(isa::name(o.swizzle)) + " swizzle atoms: " + *why)
+        .help = {"use a smaller swizzle for " + up, o.op.major == Major::k
+                                                        ? "or a tile.k whose bytes are a multiple of the swizzle width"
+                                                        : "or a tile extent along M/N that is a multiple of the atom"};
+  }
+}
+
+void check_cluster_pair(const Context& c, Diagnostics& d) {
+  if (!c.gemm || c.gemm->cta_group != 2 || c.gemm->cluster[0] % 2 == 0) return;
+  d.error("CLUSTER-PAIR", "/gemm/cluster/0",
+          "cta_group 2 needs CTA pairs (ranks differing in the last bit); cluster x = " +
+              num(c.gemm->cluster[0]) + " is odd")
+      .help = {"use an even cluster x, e.g. \"cluster\": [2, 1, 1]"};
+}
+
+void check_cluster_size(const Context& c, Diagnostics& d) {
+  if (!c.gemm) return;
+  const auto& cl = c.gemm->cluster;
+  const int64_t size = cl[0] * cl[1] * cl[2];
+  if (size <= 16) return;
+  d.error("CLUSTER-SIZE", "/gemm/cluster",
+          "a cluster of " + num(size) + " CTAs exceeds 16, the largest cluster (8 is the portable size)")
+      .help = {"use at most 16 CTAs per cluster"};
+}
+
+void check_tma_stride(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g) return;
+  // TMA global strides (bytes between consecutive rows) must be multiples of 16
+  // (cp.async.bulk.tensor tensor maps; CUDA driver cuTensorMapEncodeTiled).
+  struct Row {
+    const char* what;
+    DType t;
+    int64_t extent;
+    const char* ptr;
+  };
+  const Row rows[] = {
+      {"A", g->a.dtype, g->a.major == Major::k ? g->k : g->m, g->a.major == Major::k ? "/gemm/k" : "/gemm/m"},
+      {"B", g->b.dtype, g->b.major == Major::k ? g->k : g->n, g->b.major == Major::k ? "/gemm/k" : "/gemm/n"},
+  };
+  std::string done;
+  for (const Row& r : rows) {
+    const int64_t bits = r.extent * isa::value_bits(r.t);
+    if (bits % 128 == 0) continue;
+    if (done == r.ptr) continue;
+    done = r.ptr;
+    const std::string dim = std::string(r.ptr).substr(6);
+    d.error("TMA-STRIDE", r.ptr,
+            std::string(r.what) + "'s rows are " + num(r.extent) + " " + tn(r.t) + " elements = " +
+                (bits % 8 ? num(bits) + " bits" : num(bits / 8) + " bytes") +
+                " apart; a TMA tensor's row stride must be a multiple of 16 bytes")
+        .help = {"pad the leading dimension: allocate rows of " + num((bits + 127) / 128 * 16) +
+                     " bytes and keep " + dim + "=" + num(r.extent) + " as the logical size (edges are zero-filled)",
+                 "or choose a " + dim + " whose rows are a multiple of 16 bytes"};
+  }
+}
+
+void check_tmem_budget(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || d.has_errors()) return;
+  const plan::Derived dv = plan::derive(c.spec);
+  if (!dv.shapes) return;
+  const plan::TmemMap& t = dv.shapes->tmem;
+  if (t.used_columns <= static_cast<uint32_t>(c.target.tmem_columns)) return;
+  auto& diag = d.error("TMEM-BUDGET", "/gemm/tile/n",
+                       "the plan needs " + num(t.used_columns) + " tensor-memory columns; a CTA has " +
+                           num(c.target.tmem_columns));
+  std::string table;
+  for (const auto& r : t.regions)
+    table += (table.empty() ? "" : ", ") + r.what + "(m" + num(r.mi) + (r.what == "D" ? ",n" + num(r.ni) : "") +
+             ")=" + num(r.columns);
+  diag.help = {"columns: " + table,
+               "reduce tile.n or tile.m (each M group holds its own accumulator columns)",
+               g->a_source == spec::ASource::tmem ? "or keep A in shared memory" : "or use cta_group 2 with M=256 to split rows across the pair"};
+}
+
+void check_smem_budget(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = tc(c);
+  if (!g || d.has_errors()) return;
+  const plan::Derived dv = plan::derive(c.spec);
+  if (!dv.shapes) return;
+  const plan::SmemMap& m = dv.shapes->smem;
+  const int64_t max = c.target.smem_per_block_max;
+  if (m.dynamic_bytes <= max) return;
+  const int64_t fixed = m.dynamic_bytes - int64_t{m.stage_bytes} * g->stages;
+  const int64_t fit = (max - fixed) / std::max<int64_t>(1, m.stage_bytes);
+  auto& diag = d.error("SMEM-BUDGET", "/gemm/stages",
+                       num(g->stages) + " stages of " + num(m.stage_bytes) + " bytes (A " +
+                           num(dv.shapes->a.layout.bytes) + " + B " + num(dv.shapes->b.layout.bytes) +
+                           ") plus " + num(fixed) + " bytes of barriers and alignment need " +
+                           num(m.dynamic_bytes) + " bytes of shared memory; a CTA on " +
+                           std::string(c.target.name) + " gets at most " + num(max));
+  diag.help = {fit > 0 ? "use \"stages\": " + num(fit) + " or fewer" : "reduce the tile: one stage does not fit",
+               "or shrink tile.k (each stage holds tile.k columns of A and B)"};
+}
+
+}  // namespace ptxgen::rules
