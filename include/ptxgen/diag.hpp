@@ -17,6 +17,7 @@ struct Diagnostic {
   std::string pointer;  // RFC 6901 JSON pointer of the offending field ("" = whole document)
   std::string message;  // one line, with the offending values
   std::vector<std::string> help;  // concrete fixes for this instance
+  int line = 0, column = 0;       // where in the source, when known more precisely than the pointer
 };
 
 // Where each JSON value starts in the source text: pointer -> (line, column), 1-based.

@@ -47,7 +47,7 @@ struct Run {
 };
 Run run(const std::vector<std::string>& argv);
 
-// ptxas: PATH, then $CUDA_HOME/bin, then /usr/local/cuda/bin.
+// ptxas: $PTXGEN_PTXAS if set (and only it), else PATH, then $CUDA_HOME/bin, then /usr/local/cuda/bin.
 std::optional<std::string> find_ptxas();
 // "release 13.0" from `ptxas --version`.
 struct ToolVersion {

@@ -5,6 +5,7 @@
 // that the rule table's budget checks also read, so the two can never disagree.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,12 +35,17 @@ struct SmemMap {
   uint32_t dynamic_bytes = 0;           // what the launch must request (includes align slack)
 };
 
-// A rectangle of tensor memory: lanes [lane, lane + lanes), columns [column, column + columns).
+// A region of tensor memory: columns [column, column + columns) of lanes [lane, lane + lanes), or,
+// for the half-datapath layout F (M=64, cta_group::1), of lanes [32q + lane, 32q + lane + 16) for
+// q = 0..3 (lane is the layout's alignment, 0 or 16; PTX ISA 9.1 §9.7.16.10.5).
 struct TmemRegion {
   std::string what;  // "D" or "A"
   int mi = 0, ni = 0, ki = 0;
   uint32_t lane = 0, lanes = 0, column = 0, columns = 0;
+  bool half_datapath = false;
 };
+// The lanes a region touches, as a 128-bit set (bit i = lane i).
+std::array<uint64_t, 2> lane_mask(const TmemRegion& r);
 
 struct TmemMap {
   uint32_t used_columns = 0;   // highest column used + 1

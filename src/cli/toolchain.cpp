@@ -68,6 +68,11 @@ bool executable(const std::string& p) {
 }  // namespace
 
 std::optional<std::string> find_ptxas() {
+  // PTXGEN_PTXAS names ptxas explicitly (used by build systems that pin a toolkit, and by tests).
+  if (const char* forced = std::getenv("PTXGEN_PTXAS")) {
+    if (executable(forced)) return std::string(forced);
+    return std::nullopt;
+  }
   if (const char* path = std::getenv("PATH")) {
     std::string p(path);
     size_t start = 0;

@@ -56,7 +56,9 @@ std::string format_text(const Diagnostic& d, std::string_view source, const Sour
   out += "[" + d.rule + "]: " + d.message + "\n";
   out += "  --> ";
   out += source;
-  if (const SourcePos* p = lookup(map, d.pointer))
+  if (d.line > 0)
+    out += ":" + std::to_string(d.line) + ":" + std::to_string(d.column);
+  else if (const SourcePos* p = lookup(map, d.pointer))
     out += ":" + std::to_string(p->line) + ":" + std::to_string(p->column);
   out += " at " + (d.pointer.empty() ? std::string("/") : d.pointer) + "\n";
   for (const auto& h : d.help) out += "  = help: " + h + "\n";
@@ -71,7 +73,10 @@ std::string format_json(const Diagnostic& d, std::string_view source, const Sour
   j["message"] = d.message;
   j["file"] = std::string(source);
   j["pointer"] = d.pointer;
-  if (const SourcePos* p = lookup(map, d.pointer)) {
+  if (d.line > 0) {
+    j["line"] = d.line;
+    j["column"] = d.column;
+  } else if (const SourcePos* p = lookup(map, d.pointer)) {
     j["line"] = p->line;
     j["column"] = p->column;
   }

@@ -3,6 +3,7 @@
 //   2. instruction shapes      (M/N/K instruction groups, memory maps)
 //   3. descriptors             (instruction descriptors, SMEM descriptors, TMEM addresses)
 //   4. issue order             (tcgen05.cp of A, then the MMAs, K step outermost)
+#include <algorithm>
 #include <stdexcept>
 
 #include "ptxgen/plan.hpp"
@@ -93,21 +94,33 @@ std::optional<std::string> step2_instructions(const spec::Spec& s, Shapes& sh) {
   // per M group. Lane placement follows the data-path layouts of §9.7.16.10.5: M=128 (layout D)
   // and M=256 (layout A) use all 128 lanes; M=64 (layout F) lanes 0-15 of each 32-lane quarter;
   // cta_group::2 M=128 (layout B) holds N/2 columns per CTA over all 128 lanes.
+  // Two M=64 groups share columns: layout F allows lane alignment 0 or 16, and each uses lanes
+  // [0,16) or [16,32) of every 32-lane quarter.
   TmemMap& t = sh.tmem;
-  uint32_t col = 0;
+  const bool layout_f = cta == 1 && sh.m_instr == 64;
+  uint32_t col = 0, group_col = 0;
   for (int mi = 0; mi < sh.m_groups; ++mi) {
+    const bool second_half = layout_f && mi % 2 == 1;
+    uint32_t c = second_half ? group_col : col;  // the odd M=64 group reuses its partner's columns
+    group_col = c;
     for (size_t ni = 0; ni < sh.n_groups.size(); ++ni) {
       const uint32_t n = static_cast<uint32_t>(sh.n_groups[ni]);
       const uint32_t cols = (cta == 2 && sh.m_instr == 128) ? n / 2 : n;
-      t.regions.push_back({"D", mi, static_cast<int>(ni), 0, 0, isa::kTmemLanes, col, cols});
-      col += cols;
+      TmemRegion r{"D", mi, static_cast<int>(ni), 0, second_half ? 16u : 0u, isa::kTmemLanes, c, cols, false};
+      if (layout_f) {
+        r.lanes = 16;
+        r.half_datapath = true;
+      }
+      t.regions.push_back(r);
+      c += cols;
     }
+    col = std::max(col, c);
   }
   if (sh.a_in_tmem) {
     // A is K-major in TMEM: lane = row, 32 bits of K per column (packed), §9.7.16.10.4.
     const uint32_t a_cols = static_cast<uint32_t>(tk) * static_cast<uint32_t>(sh.a.layout.bits) / 32;
     for (int mi = 0; mi < sh.m_groups; ++mi) {
-      t.regions.push_back({"A", mi, 0, 0, 0, isa::kTmemLanes, col, a_cols});
+      t.regions.push_back({"A", mi, 0, 0, 0, isa::kTmemLanes, col, a_cols, false});
       col += a_cols;
     }
   }
@@ -205,7 +218,7 @@ void step4_issue(Plan& p) {
         }
         m.b_desc = operand_desc(sh.b, b_stage0, n_start / sh.cta_group, k0);
         const TmemRegion& rd = region(sh, "D", mi, static_cast<int>(ni));
-        m.d_tmem = isa::encode(isa::TmemAddr{rd.lane, rd.column});
+        m.d_tmem = isa::encode(isa::TmemAddr{rd.lane, rd.column});  // lane 16: layout F's second alignment
         m.idesc = idesc_index(p, m.n);
         m.first = ki == 0;
         p.mmas.push_back(m);
@@ -255,6 +268,20 @@ uint64_t encoded(const isa::SmemDesc& d) {
   auto v = isa::encode(d);
   if (!v) throw std::logic_error("shared-memory descriptor does not encode");
   return *v;
+}
+
+std::array<uint64_t, 2> lane_mask(const TmemRegion& r) {
+  std::array<uint64_t, 2> m{0, 0};
+  auto set = [&](uint32_t lane) {
+    if (lane < 128) m[lane / 64] |= uint64_t{1} << (lane % 64);
+  };
+  if (r.half_datapath) {
+    for (uint32_t q = 0; q < 4; ++q)
+      for (uint32_t i = 0; i < 16; ++i) set(32 * q + r.lane + i);
+  } else {
+    for (uint32_t i = 0; i < r.lanes; ++i) set(r.lane + i);
+  }
+  return m;
 }
 
 uint32_t encoded(const isa::InstrDesc& d) {

@@ -92,7 +92,8 @@ std::string to_text(const Plan& p) {
   o += "  tensor memory  " + s(sh.tmem.used_columns) + " columns used, tcgen05.alloc of " + s(sh.tmem.alloc_columns) + "\n";
   for (const auto& r : sh.tmem.regions)
     o += "    " + r.what + "(m" + s(r.mi) + (r.what == "D" ? ",n" + s(r.ni) : "") + ")  lanes " + s(r.lane) + "-" +
-         s(r.lane + r.lanes - 1) + ", columns " + s(r.column) + "-" + s(r.column + r.columns - 1) + "\n";
+         s(r.lane + r.lanes - 1) + (r.half_datapath ? " of each 32-lane quarter (layout F)" : "") + ", columns " +
+         s(r.column) + "-" + s(r.column + r.columns - 1) + "\n";
   o += "\n";
 
   o += "Step 3. Descriptors\n";
@@ -172,7 +173,7 @@ std::string to_json(const Plan& p) {
   tm["regions"] = ojson::array();
   for (const auto& r : sh.tmem.regions)
     tm["regions"].push_back({{"what", r.what}, {"mi", r.mi}, {"ni", r.ni}, {"lane", r.lane}, {"lanes", r.lanes},
-                             {"column", r.column}, {"columns", r.columns}});
+                             {"column", r.column}, {"columns", r.columns}, {"half_datapath", r.half_datapath}});
   st2["tensor_memory"] = tm;
   j["instruction_shapes"] = st2;
   ojson st3 = ojson::array();

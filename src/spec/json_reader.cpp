@@ -53,9 +53,9 @@ class Reader {
 
   std::nullopt_t fail(const char* rule, const std::string& ptr, const std::string& what) {
     const SourcePos p = pos_at(i_);
-    std::string msg = what + " (line " + std::to_string(p.line) + ", column " +
-                      std::to_string(p.column) + ")";
-    diags_.error(rule, ptr, std::move(msg));
+    Diagnostic& d = diags_.error(rule, ptr, what);
+    d.line = p.line;
+    d.column = p.column;
     return std::nullopt;
   }
 

@@ -1,0 +1,174 @@
+// The command line: exit codes, no output on failure, atomic writes, toolchain errors, determinism.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "ptxgen/io.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using ptxgen::io::Run;
+
+namespace {
+
+std::string bin() {
+  const char* b = std::getenv("PTXGEN_BIN");
+  REQUIRE_MESSAGE(b, "PTXGEN_BIN must name the ptxgen executable (meson test sets it)");
+  return b;
+}
+
+Run ptxgen_run(std::vector<std::string> args) {
+  args.insert(args.begin(), bin());
+  return ptxgen::io::run(args);
+}
+
+// Runs with extra environment variables (via /usr/bin/env).
+Run ptxgen_env(const std::vector<std::string>& env, std::vector<std::string> args) {
+  std::vector<std::string> argv{"/usr/bin/env"};
+  argv.insert(argv.end(), env.begin(), env.end());
+  argv.push_back(bin());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return ptxgen::io::run(argv);
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("ptxgen-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  static int& counter() {
+    static int c = 0;
+    return c;
+  }
+  std::string operator/(const std::string& f) const { return (path / f).string(); }
+};
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string spec(const std::string& name) { return support::source_root() + "/specs/" + name + ".json"; }
+
+std::string invalid_spec(const TempDir& t) {
+  nlohmann::json j = nlohmann::json::parse(ptxgen::rules::example_base());
+  j["gemm"]["tile"]["m"] = 96;
+  write(t / "bad.json", j.dump());
+  return t / "bad.json";
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+TEST_CASE("check: 0 on a valid spec, 1 with the rule id and pointer on an invalid one") {
+  TempDir t;
+  CHECK(ptxgen_run({"check", spec("gemm_bf16_tn_128x256x64")}).exit_code == 0);
+  Run r = ptxgen_run({"check", invalid_spec(t)});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("error[MMA-M]: tile.m=96") != std::string::npos);
+  CHECK(r.output.find("bad.json:1:") != std::string::npos);
+  CHECK(r.output.find("at /gemm/tile/m") != std::string::npos);
+  Run j = ptxgen_run({"check", invalid_spec(t), "--diagnostics=json"});
+  CHECK(j.exit_code == 1);
+  const auto first_line = j.output.substr(0, j.output.find('\n'));
+  const auto parsed = nlohmann::json::parse(first_line);
+  CHECK(parsed["rule"] == "MMA-M");
+  CHECK(parsed["pointer"] == "/gemm/tile/m");
+  CHECK(parsed["line"] == 1);
+}
+
+TEST_CASE("usage errors exit 2") {
+  CHECK(ptxgen_run({}).exit_code == 2);
+  CHECK(ptxgen_run({"frobnicate"}).exit_code == 2);
+  CHECK(ptxgen_run({"check"}).exit_code == 2);
+  CHECK(ptxgen_run({"emit", spec("gemm_bf16_tn_128x256x64"), "--bogus"}).exit_code == 2);
+  CHECK(ptxgen_run({"check", "x.json", "--diagnostics=xml"}).exit_code == 2);
+  CHECK(ptxgen_run({"explain", "NO-SUCH-RULE"}).exit_code == 2);
+  CHECK(ptxgen_run({"explain", "MMA-N"}).exit_code == 0);
+  CHECK(ptxgen_run({"rules"}).exit_code == 0);
+}
+
+TEST_CASE("missing or unreadable spec files exit 1 with the OS error") {
+  TempDir t;
+  Run r = ptxgen_run({"check", t / "nope.json"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("No such file or directory") != std::string::npos);
+  Run d = ptxgen_run({"check", t.path.string()});
+  CHECK(d.exit_code == 1);
+  CHECK(d.output.find("is a directory") != std::string::npos);
+}
+
+TEST_CASE("no output file on an invalid spec; unwritable destinations exit 1") {
+  TempDir t;
+  Run r = ptxgen_run({"emit", invalid_spec(t), "-o", t / "out.ptx"});
+  CHECK(r.exit_code == 1);
+  CHECK_FALSE(fs::exists(t / "out.ptx"));
+  Run u = ptxgen_run({"emit", spec("gemm_bf16_tn_128x256x64"), "-o", t / "no/such/dir/out.ptx"});
+  CHECK(u.exit_code == 1);
+  CHECK(u.output.find("No such file or directory") != std::string::npos);
+  // Nothing but the destination appears: no temporary files left behind.
+  Run ok = ptxgen_run({"emit", spec("gemm_bf16_tn_128x256x64"), "-o", t / "out.ptx"});
+  CHECK(ok.exit_code == 0);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(t.path)) files += e.path().filename() != "bad.json";
+  CHECK(files == 1);
+}
+
+TEST_CASE("-o - writes to standard output; same bytes as the golden, from any directory") {
+  const std::string golden = support::slurp(support::source_root() + "/golden/gemm_bf16_tn_128x256x64.ptx");
+  Run r = ptxgen_run({"emit", spec("gemm_bf16_tn_128x256x64"), "-o", "-"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.output == golden);
+  TempDir t;
+  Run again = ptxgen::io::run({"/bin/sh", "-c", "cd '" + t.path.string() + "' && LC_ALL=C.UTF-8 '" + bin() + "' emit '" +
+                                                   spec("gemm_bf16_tn_128x256x64") + "' -o -"});
+  CHECK(again.output == golden);
+}
+
+TEST_CASE("build: cubin and resource report; toolchain failures exit 3") {
+  TempDir t;
+  Run r = ptxgen_run({"build", spec("gemm_bf16_tn_128x256x64"), "-o", t / "k.cubin"});
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(t / "k.cubin"));
+  CHECK(fs::exists(t / "k.ptx"));
+  CHECK(support::slurp(t / "k.ptxas.txt").find("Used ") != std::string::npos);
+
+  Run missing = ptxgen_env({"PTXGEN_PTXAS=" + t / "none"}, {"build", spec("gemm_bf16_tn_128x256x64"), "-o", t / "m.cubin"});
+  CHECK(missing.exit_code == 3);
+  CHECK(missing.output.find("ptxas not found") != std::string::npos);
+  CHECK_FALSE(fs::exists(t / "m.cubin"));
+
+  write(t / "old-ptxas", "#!/bin/sh\necho 'Cuda compilation tools, release 12.4, V12.4.99'\n");
+  ::chmod((t / "old-ptxas").c_str(), 0755);
+  Run old = ptxgen_env({"PTXGEN_PTXAS=" + t / "old-ptxas"}, {"build", spec("gemm_bf16_sm110a"), "-o", t / "o.cubin"});
+  CHECK(old.exit_code == 3);
+  CHECK(old.output.find("needs CUDA 13.0 or newer") != std::string::npos);
+
+  write(t / "bad-ptxas", "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'release 13.0'; exit 0; fi\necho 'ptxas fatal   : boom'; exit 255\n");
+  ::chmod((t / "bad-ptxas").c_str(), 0755);
+  Run bad = ptxgen_env({"PTXGEN_PTXAS=" + t / "bad-ptxas"}, {"build", spec("gemm_bf16_tn_128x256x64"), "-o", t / "b.cubin"});
+  CHECK(bad.exit_code == 3);
+  CHECK(bad.output.find("ptxas fatal   : boom") != std::string::npos);
+  CHECK_FALSE(fs::exists(t / "b.cubin"));
+}
+
+TEST_CASE("plan text and JSON are deterministic and name every descriptor field") {
+  Run a = ptxgen_run({"plan", spec("gemm_bf16_a_tmem_m256"), "--json"});
+  Run b = ptxgen_run({"plan", spec("gemm_bf16_a_tmem_m256"), "--json"});
+  CHECK(a.exit_code == 0);
+  CHECK(a.output == b.output);
+  const auto j = nlohmann::json::parse(a.output);
+  const auto& mma = j["issue_order"][0];
+  CHECK(mma["b_desc"]["fields"].contains("stride_byte_offset"));
+  CHECK(mma["b_desc"]["fields"]["version"]["raw"] == 1);
+  CHECK(mma["a_tmem"]["column"] == 256);
+  CHECK(j["instruction_descriptors"][0]["fields"]["m_dim"]["value"] == "M=128");
+  Run text = ptxgen_run({"plan", spec("gemm_bf16_a_tmem_m256")});
+  CHECK(text.output.find("Step 4. Issue order") != std::string::npos);
+}
+}

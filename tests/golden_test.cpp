@@ -1,0 +1,70 @@
+// Goldens: specs/*.json -> golden/*.ptx byte for byte, and every golden assembled by ptxas for
+// its target. Goldens change only through tools/update-golden.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "ptxgen/emit.hpp"
+#include "ptxgen/io.hpp"
+#include "support.hpp"
+
+using namespace ptxgen;
+
+TEST_SUITE("golden") {
+TEST_CASE("emit reproduces every golden byte for byte") {
+  int n = 0;
+  for (const auto& f : support::spec_files()) {
+    CAPTURE(f);
+    const std::string golden = support::source_root() + "/golden/" + support::stem(f) + ".ptx";
+    REQUIRE_MESSAGE(std::filesystem::exists(golden), "no golden for " << f << ": run tools/update-golden");
+    const spec::Spec s = support::checked_spec(support::slurp(f));
+    CHECK_MESSAGE(s.name == support::stem(f), "a spec's name must match its file name");
+    const std::string ptx = emit::ptx(plan::make_plan(s));
+    CHECK_MESSAGE(ptx == support::slurp(golden), "golden differs: run tools/update-golden and read the diff");
+    for (unsigned char c : ptx) CHECK_MESSAGE(c < 0x80, "non-ASCII byte in PTX (ptxas refuses it)");
+    ++n;
+  }
+  CHECK(n >= 30);
+  for (const auto& e : std::filesystem::directory_iterator(support::source_root() + "/golden"))
+    if (e.path().extension() == ".ptx")
+      CHECK_MESSAGE(std::filesystem::exists(support::source_root() + "/specs/" + e.path().stem().string() + ".json"),
+                    "golden without a spec: " << e.path());
+}
+
+TEST_CASE("ptxas assembles every golden for its target") {
+  auto ptxas = io::find_ptxas();
+  REQUIRE_MESSAGE(ptxas, "ptxas not found: the golden tests need the CUDA toolkit");
+  const auto ver = io::ptxas_version(*ptxas);
+  REQUIRE(ver);
+  const char* nvdisasm = std::getenv("PTXGEN_NVDISASM");
+  const std::string tmp = std::filesystem::temp_directory_path() / ("ptxgen-golden-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(tmp);
+  int assembled = 0;
+  for (const auto& f : support::spec_files()) {
+    CAPTURE(f);
+    const spec::Spec s = support::checked_spec(support::slurp(f));
+    const auto& t = isa::target_info(s.target);
+    const std::string golden = support::source_root() + "/golden/" + support::stem(f) + ".ptx";
+    const std::string cubin = tmp + "/" + support::stem(f) + ".cubin";
+    io::Run r = io::run({*ptxas, "-arch=" + std::string(t.name), golden, "-o", cubin});
+    REQUIRE(r.launched);
+    CHECK_MESSAGE(r.exit_code == 0, "ptxas " << ver->text << " rejected " << golden << ":\n" << r.output);
+    ++assembled;
+    if (nvdisasm && r.exit_code == 0) {
+      // One tensor-core MMA instruction in the SASS per planned MMA.
+      const plan::Plan p = plan::make_plan(s);
+      io::Run d = io::run({nvdisasm, cubin});
+      REQUIRE(d.exit_code == 0);
+      static const std::regex mma("\\b(UTC[A-Z]*MMA|HGMMA|QGMMA|IGMMA)\\b");
+      const auto count = std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), mma), std::sregex_iterator());
+      CHECK(count == static_cast<long>(p.mmas.size()));
+    }
+  }
+  std::filesystem::remove_all(tmp);
+  CHECK(assembled >= 30);
+  if (!nvdisasm) MESSAGE("PTXGEN_NVDISASM not set: SASS instruction counts not checked");
+}
+}

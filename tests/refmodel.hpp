@@ -1,0 +1,37 @@
+// A CPU reference model of what a tcgen05 plan makes the hardware do.
+//
+// It is written from the PTX ISA's descriptions and deliberately calls none of ptxgen's encoders or
+// layout functions: it decodes every shared-memory descriptor, instruction descriptor and
+// tensor-memory address from their bits (§9.7.16.4.1, §9.7.16.4.2, §9.7.16.1.1), reads operands
+// through the canonical layouts of §9.7.16.3.3 with the swizzle applied to absolute addresses,
+// fills a simulated shared memory the way TMA boxes write each swizzle mode, accumulates into a
+// simulated tensor memory, maps tensor memory back to matrix rows and columns through the
+// data-path layouts of §9.7.16.10.5, and compares with a plain GEMM of the CTA tile.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ptxgen/plan.hpp"
+
+namespace refmodel {
+
+struct Result {
+  bool ok = false;
+  std::vector<std::string> errors;  // first few mismatches, with coordinates
+  long elements_checked = 0;
+};
+
+// Replays every tcgen05.cp and tcgen05.mma of the plan on random integer operands.
+Result replay(const ptxgen::plan::Plan& p, unsigned seed);
+
+// Pieces, exposed for unit tests.
+// Byte offset at which a TMA box arrangement puts element (row, col) of an operand tile:
+// `contiguous_is_k` says which dimension is contiguous in global memory.
+uint32_t tma_offset(bool contiguous_is_k, int swizzle_bytes, bool base32b, int bits, int rows, int k, int row,
+                    int col);
+// The swizzle the hardware applies to a shared-memory byte address (§9.7.16.3.3: Swizzle<B,4,3>;
+// 128B with 32B atomicity: Swizzle<2,5,2>).
+uint32_t swizzle(int layout_type_sm100, uint32_t addr);
+
+}  // namespace refmodel

@@ -1,0 +1,92 @@
+// The negative suite comes from the rule table: every rule has a failing example that must produce
+// exactly that rule id at exactly that pointer, and a fixed example that passes every check.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "support.hpp"
+
+using namespace ptxgen;
+
+TEST_SUITE("rules") {
+TEST_CASE("every rule: its failing example fires it at its pointer; its fix passes") {
+  std::set<std::string_view> ids;
+  for (const auto& r : rules::table()) {
+    CAPTURE(r.id);
+    CHECK_MESSAGE(ids.insert(r.id).second, "duplicate rule id");
+    REQUIRE_MESSAGE(!r.bad.empty(), "rule has no failing example");
+    CHECK(!r.title.empty());
+    CHECK(!r.isa.empty());
+    CHECK(!r.means.empty());
+    CHECK(!r.when.empty());
+    CHECK(!r.fixes.empty());
+
+    Diagnostics bad;
+    rules::parse_and_check(rules::bad_document(r), bad);
+    bool hit = false;
+    std::string got;
+    for (const auto& d : bad.list()) {
+      got += d.rule + " at " + d.pointer + ": " + d.message + "\n";
+      if (d.rule == r.id && d.pointer == r.bad_pointer) hit = true;
+    }
+    CHECK_MESSAGE(hit, "expected " << r.id << " at " << r.bad_pointer << ", got:\n" << got);
+    for (const auto& d : bad.list()) CHECK_MESSAGE(rules::find(d.rule) != nullptr, "diagnostic with unknown rule " << d.rule);
+
+    Diagnostics good;
+    auto c = rules::parse_and_check(rules::good_document(r), good);
+    std::string gotg;
+    for (const auto& d : good.list()) gotg += d.rule + " at " + d.pointer + ": " + d.message + "\n";
+    CHECK_MESSAGE(c.ok, "the fixed example fails:\n" << gotg);
+  }
+  CHECK(rules::table().size() >= 30);
+}
+
+TEST_CASE("explain: long form carries the example's real message") {
+  for (const auto& r : rules::table()) {
+    CAPTURE(r.id);
+    const std::string e = rules::explain(r);
+    CHECK(e.find("error[" + std::string(r.id) + "]") != std::string::npos);
+    CHECK(e.find("What it means") != std::string::npos);
+    CHECK(e.find("How to fix it") != std::string::npos);
+  }
+}
+
+TEST_CASE("docs/rules.md is generated from the table and current") {
+  CHECK_MESSAGE(support::slurp(support::source_root() + "/docs/rules.md") == rules::rules_markdown(),
+                "docs/rules.md is stale: run tools/update-golden (it regenerates docs/rules.md)");
+}
+
+TEST_CASE("messages carry the offending values") {
+  auto diags = [](const std::string& patch) {
+    nlohmann::json j = nlohmann::json::parse(rules::example_base());
+    j.merge_patch(nlohmann::json::parse(patch));
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    return d;
+  };
+  {
+    Diagnostics d = diags(R"({"gemm": {"tile": {"m": 96}}})");
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].message == "tile.m=96 is not a multiple of a legal instruction M (64 or 128 at cta_group::1)");
+  }
+  {
+    Diagnostics d = diags(R"({"gemm": {"accumulator": "f16"}})");
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].message == "accumulator f16 is not available for bf16 inputs (.kind::f16)");
+    CHECK(d.list()[0].help.at(0) == "use \"accumulator\": \"f32\"");
+  }
+  {
+    Diagnostics d = diags(R"({"gemm": {"stages": 8}})");
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "SMEM-BUDGET");
+    CHECK(d.list()[0].help.at(0) == "use \"stages\": 4 or fewer");
+  }
+  {
+    Diagnostics d = diags(R"({"gemm": {"k": 1001}})");
+    REQUIRE(d.list().size() == 1);  // A and B are both K-major: one diagnostic for /gemm/k
+    CHECK(d.list()[0].message ==
+          "A's rows are 1001 bf16 elements = 2002 bytes apart; a TMA tensor's row stride must be a multiple of 16 bytes");
+  }
+}
+}

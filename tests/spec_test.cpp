@@ -1,0 +1,127 @@
+// The spec parser on well-formed and hostile input.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "ptxgen/rules.hpp"
+#include "ptxgen/spec.hpp"
+
+using namespace ptxgen;
+
+namespace {
+Diagnostics parse(const std::string& text) {
+  Diagnostics d;
+  spec::parse(text, d);
+  return d;
+}
+Diagnostic only(const Diagnostics& d) {
+  REQUIRE(d.list().size() == 1);
+  return d.list()[0];
+}
+std::string with_gemm(const std::string& gemm_member) {
+  std::string base(rules::example_base());
+  const auto at = base.find("\"m\": 4096");
+  return base.substr(0, at) + gemm_member + ", " + base.substr(at);
+}
+}  // namespace
+
+TEST_SUITE("spec") {
+TEST_CASE("the example parses, and to_json round-trips it") {
+  Diagnostics d;
+  auto r = spec::parse(rules::example_base(), d);
+  REQUIRE(r.spec);
+  CHECK(r.spec->gemm->tile.n == 256);
+  CHECK(r.spec->gemm->cluster == std::array<int64_t, 3>{1, 1, 1});
+  Diagnostics d2;
+  auto again = spec::parse(spec::to_json(*r.spec), d2);
+  REQUIRE(again.spec);
+  CHECK(spec::to_json(*again.spec) == spec::to_json(*r.spec));
+}
+
+TEST_CASE("syntax errors carry line and column") {
+  const Diagnostic x = only(parse("{\n  \"ptxgen\": 1,\n  \"name\": \"a\" \"target\"\n}"));
+  CHECK(x.rule == "SPEC-JSON");
+  CHECK(x.message == "expected ',' or '}' in object");
+  CHECK(x.line == 3);
+  CHECK(x.column == 15);
+}
+
+TEST_CASE("hostile input: each a diagnostic, never a crash") {
+  CHECK(only(parse("")).rule == "SPEC-JSON");
+  CHECK(only(parse("{")).rule == "SPEC-JSON");
+  CHECK(only(parse("[1,]")).rule == "SPEC-JSON");
+  CHECK(only(parse("{\"a\":\"\xff\"}")).rule == "SPEC-JSON");           // invalid UTF-8
+  CHECK(only(parse("{\"a\":\"\xc0\xaf\"}")).rule == "SPEC-JSON");       // overlong UTF-8
+  CHECK(only(parse("{\"a\":\"\\ud800\"}")).rule == "SPEC-JSON");        // lone surrogate
+  CHECK(only(parse("{\"a\":1e}")).rule == "SPEC-JSON");
+  CHECK(only(parse("{\"a\":01}")).rule == "SPEC-JSON");
+  CHECK(only(parse("{} x")).rule == "SPEC-JSON");
+  CHECK(only(parse(std::string(40, '[') + std::string(40, ']'))).rule == "SPEC-LIMIT");
+  CHECK(only(parse("{\"a\":\"" + std::string(300, 'x') + "\"}")).rule == "SPEC-LIMIT");
+  CHECK(only(parse(std::string(2 << 20, ' '))).rule == "SPEC-LIMIT");
+  CHECK(only(parse("{\"a\":1,\"a\":2}")).rule == "SPEC-DUPLICATE-KEY");
+  CHECK(only(parse("[]")).rule == "SPEC-TYPE");
+}
+
+TEST_CASE("integers: range-checked before use, floats and giants refused") {
+  auto gemm_k = [](const std::string& v) {
+    std::string base(rules::example_base());
+    const auto at = base.find("\"k\": 4096");
+    return base.substr(0, at) + "\"k\": " + v + base.substr(at + 9);
+  };
+  CHECK(only(parse(gemm_k("0"))).rule == "SPEC-INT-RANGE");
+  CHECK(only(parse(gemm_k("-5"))).rule == "SPEC-INT-RANGE");
+  CHECK(only(parse(gemm_k("2147483648"))).rule == "SPEC-INT-RANGE");
+  CHECK(only(parse(gemm_k("18446744073709551615"))).rule == "SPEC-INT-RANGE");
+  CHECK(only(parse(gemm_k("99999999999999999999999999"))).rule == "SPEC-INT-RANGE");
+  CHECK(only(parse(gemm_k("1e400"))).rule == "SPEC-INT-RANGE");
+  CHECK(only(parse(gemm_k("64.5"))).rule == "SPEC-TYPE");
+  CHECK(only(parse(gemm_k("\"64\""))).rule == "SPEC-TYPE");
+  CHECK(only(parse(gemm_k("null"))).rule == "SPEC-TYPE");
+  const Diagnostic x = only(parse(gemm_k("0")));
+  CHECK(x.pointer == "/gemm/k");
+  CHECK(x.message == "\"k\" = 0 is outside [1, 2147483647]");
+}
+
+TEST_CASE("unknown keys: reported with the nearest known key") {
+  const Diagnostic x = only(parse(with_gemm("\"stagse\": 3")));
+  CHECK(x.rule == "SPEC-UNKNOWN-KEY");
+  CHECK(x.pointer == "/gemm/stagse");
+  CHECK(x.help.at(0) == "did you mean \"stages\"?");
+}
+
+TEST_CASE("names, targets and enums") {
+  std::string base(rules::example_base());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = base;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  CHECK(only(parse(with("\"example\"", "\"a-b\""))).rule == "SPEC-NAME");
+  CHECK(only(parse(with("\"example\"", "\"" + std::string(65, 'a') + "\""))).rule == "SPEC-NAME");
+  const Diagnostic t = only(parse(with("sm_100a", "sm_100")));
+  CHECK(t.rule == "SPEC-TARGET");
+  CHECK(t.help.at(0) == "did you mean \"sm_100a\"?");
+  const Diagnostic e = only(parse(with("\"dtype\": \"bf16\", \"major\": \"k\"}", "\"dtype\": \"bf61\", \"major\": \"k\"}")));
+  CHECK(e.rule == "SPEC-ENUM");
+  CHECK(e.pointer == "/gemm/a/dtype");
+  CHECK(e.help.at(0) == "did you mean \"bf16\"?");
+  CHECK(only(parse(with("\"major\": \"k\"}", "\"major\": \"n\"}"))).pointer == "/gemm/a/major");  // A is m or k
+  CHECK(only(parse(with("\"a\": 128", "\"a\": 48"))).pointer == "/gemm/swizzle/a");
+}
+
+TEST_CASE("key order does not matter") {
+  const std::string a = R"({"ptxgen":1,"name":"x","target":"sm_100a","gemm":{"m":64,"n":64,"k":64,
+    "a":{"dtype":"bf16","major":"k"},"b":{"major":"k","dtype":"bf16"},"d":{"dtype":"bf16"},"accumulator":"f32",
+    "tile":{"m":128,"n":64,"k":64}}})";
+  const std::string b = R"({"gemm":{"tile":{"k":64,"n":64,"m":128},"accumulator":"f32","d":{"dtype":"bf16"},
+    "b":{"dtype":"bf16","major":"k"},"a":{"major":"k","dtype":"bf16"},"k":64,"n":64,"m":64},"target":"sm_100a",
+    "name":"x","ptxgen":1})";
+  Diagnostics d1, d2;
+  auto r1 = spec::parse(a, d1);
+  auto r2 = spec::parse(b, d2);
+  REQUIRE(r1.spec);
+  REQUIRE(r2.spec);
+  CHECK(spec::to_json(*r1.spec) == spec::to_json(*r2.spec));
+}
+}

@@ -1,0 +1,54 @@
+// Helpers shared by the tests.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ptxgen/plan.hpp"
+#include "ptxgen/rules.hpp"
+
+namespace support {
+
+inline std::string source_root() {
+  const char* r = std::getenv("PTXGEN_SOURCE_ROOT");
+  REQUIRE_MESSAGE(r, "PTXGEN_SOURCE_ROOT must name the source tree (meson test sets it)");
+  return r;
+}
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE_MESSAGE(f.good(), "cannot read " << path);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// specs/*.json, sorted.
+inline std::vector<std::string> spec_files() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(source_root() + "/specs"))
+    if (e.path().extension() == ".json") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+inline std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+// Parses and checks; REQUIREs success.
+inline ptxgen::spec::Spec checked_spec(const std::string& text) {
+  ptxgen::Diagnostics d;
+  auto c = ptxgen::rules::parse_and_check(text, d);
+  std::string msgs;
+  for (const auto& x : d.list()) msgs += ptxgen::format_text(x, "spec", nullptr);
+  REQUIRE_MESSAGE(c.ok, msgs);
+  return *c.parsed.spec;
+}
+
+}  // namespace support
