@@ -75,6 +75,7 @@ int cmd_build(const spec::Spec& s, const std::string& out_cubin, const std::stri
   const std::string cubin = default_path(s, out_cubin, ".cubin");
   const std::string ptx_path = out_ptx.empty() ? with_extension(cubin, ".ptx") : out_ptx;
   const std::string report = with_extension(cubin, ".ptxas.txt");
+  const std::string manifest = with_extension(cubin, ".manifest.json");
   const auto& t = isa::target_info(s.target);
 
   auto ptxas = io::find_ptxas();
@@ -117,12 +118,13 @@ int cmd_build(const spec::Spec& s, const std::string& out_cubin, const std::stri
     return kInvalid;
   }
   if (int rc = write_output(report, r.output)) return rc;
+  if (int rc = write_output(manifest, plan::manifest(p))) return rc;
   std::smatch m;
   static const std::regex regs("Used ([0-9]+) registers");
   std::string summary;
   if (std::regex_search(r.output, m, regs)) summary = ", " + m[1].str() + " registers";
   std::cout << "wrote " << ptx_path << "\nwrote " << cubin << " (" << t.name << summary << ")\nwrote " << report
-            << " (ptxas resource report)\n";
+            << " (ptxas resource report)\nwrote " << manifest << " (launch manifest)\n";
   return kOk;
 }
 
@@ -146,6 +148,10 @@ int main(int argc, char** argv) {
   add_spec(plan_cmd);
   plan_cmd->add_flag("--json", json, "machine-readable plan");
   plan_cmd->add_option("-o,--output", out, "output file (default: standard output)");
+
+  auto* manifest_cmd = app.add_subcommand("manifest", "write the launch manifest (parameters, grid, tensor maps)");
+  add_spec(manifest_cmd);
+  manifest_cmd->add_option("-o,--output", out, "output file (default: NAME.manifest.json; - for standard output)");
 
   auto* emit_cmd = app.add_subcommand("emit", "write the PTX");
   add_spec(emit_cmd);
@@ -222,6 +228,10 @@ int main(int argc, char** argv) {
     if (*emit_cmd) {
       const plan::Plan p = plan::make_plan(*s);
       return write_output(default_path(*s, out, ".ptx"), emit::ptx(p));
+    }
+    if (*manifest_cmd) {
+      const plan::Plan p = plan::make_plan(*s);
+      return write_output(default_path(*s, out, ".manifest.json"), plan::manifest(p));
     }
     if (*build) return cmd_build(*s, out, out_ptx);
   } catch (const std::exception& e) {
