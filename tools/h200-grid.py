@@ -117,6 +117,18 @@ def cases():
     add("s8_128x48", s8, T(128, 48, 128), P(1024, 1000, 1024))
     add("u8_64x128_odd", u8, T(64, 128, 64), {"swizzle": {"a": 64, "b": 64}}, P(1000, 1000, 1000))
     add("s8_out_f32", s8, {"d": {"dtype": "f32"}}, T(128, 128, 128), P(1024, 1024, 2048))
+    # A from registers (fragments loaded from the swizzled shared-memory tile).
+    regs = {"a_source": "registers"}
+    add("regs_bf16_128x256", bf16, regs, T(128, 256, 64))
+    add("regs_bf16_sw32", bf16, regs, T(128, 128, 32), {"swizzle": {"a": 32, "b": 32}}, P(2048, 2048, 2048))
+    add("regs_bf16_sw0", bf16, regs, T(64, 128, 32), {"swizzle": {"a": 0, "b": 0}}, P(1000, 1000, 1000))
+    add("regs_f16_mmajor_sw64", f16, regs, {"a": {"major": "m"}}, T(128, 128, 64), {"swizzle": {"a": 64}}, P(2048, 2048, 1024))
+    add("regs_f16_mmajor_sw0", f16, regs, {"a": {"major": "m"}}, T(64, 64, 32), {"swizzle": {"a": 0, "b": 64}}, P(1024, 1024, 512))
+    add("regs_tf32", tf32, regs, T(128, 128, 32), P(2048, 2048, 2048))
+    add("regs_e4m3", e4m3, regs, T(128, 128, 128), P(2048, 2048, 2048))
+    add("regs_s8", s8, regs, T(128, 128, 128), P(2048, 2048, 2048))
+    # A cluster launch (no multicast: each CTA loads its own tiles).
+    add("bf16_cluster_2x1", bf16, T(128, 256, 64), {"cluster": [2, 1, 1]})
     return out
 
 

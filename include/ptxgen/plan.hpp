@@ -74,6 +74,7 @@ struct Shapes {
   int k_steps = 1;              // instructions along tile.k
   OperandTile a, b;
   bool a_in_tmem = false;
+  bool a_in_registers = false;  // wgmma: A fragments loaded from shared memory into registers
   SmemMap smem;
   TmemMap tmem;                 // tcgen05 only
   int acc_registers = 0;        // wgmma: 32-bit accumulator registers per thread

@@ -29,9 +29,83 @@ std::string wgmma_tail(const plan::Plan& p, const std::string& scale_d) {
   const spec::Gemm& g = *p.spec.gemm;
   if (p.shapes.kind == isa::Kind::i8) return scale_d;
   std::string t = scale_d + ", 1, 1";
-  if (p.shapes.kind == isa::Kind::f16)
-    t += std::string(", ") + (g.a.major == isa::Major::mn ? "1" : "0") + ", " + (g.b.major == isa::Major::mn ? "1" : "0");
+  if (p.shapes.kind == isa::Kind::f16) {
+    if (!p.shapes.a_in_registers) t += std::string(", ") + (g.a.major == isa::Major::mn ? "1" : "0");
+    t += std::string(", ") + (g.b.major == isa::Major::mn ? "1" : "0");
+  }
   return t;
+}
+
+// Loads the A fragments of every K step of one stage into registers (wgmma's A from registers).
+// Thread (warp q of warpgroup wg, lane l), register r of K step ki holds 32 bits of row
+// 64wg + 16q + l/4 + 8(r%2) at K bytes 32ki + 16(r/2) + 4(l%4): the m64nNk16/k8/k32 A fragments
+// of PTX ISA 9.1 §9.7.15.5.1.1 (the mma.sync m16n8k* A fragments stacked per warp). The address
+// is the tile layout's (src/isa/layout.cpp) with the swizzle XOR applied to address bits 4-6 by
+// bits 7-9 (Swizzle<B,4,3>, §9.7.16.3.3; the tile starts on a 1024-byte boundary).
+void load_a_fragments(PtxWriter& w, const plan::Plan& p, const std::string& stage_base, const std::string& row0,
+                      const std::string& lane, std::vector<std::string>& regs) {
+  const plan::Shapes& sh = p.shapes;
+  const isa::TileLayout& l = sh.a.layout;
+  const uint32_t s = static_cast<uint32_t>(isa::bytes(l.swizzle));
+  const uint32_t mask = l.swizzle == isa::Swizzle::b128 ? 0x70u : l.swizzle == isa::Swizzle::b64 ? 0x30u
+                        : l.swizzle == isa::Swizzle::b32 ? 0x10u : 0u;
+  const uint32_t a0 = sh.smem.a_offset.at(0);
+  const std::string l4 = w.r32(), lq = w.r32();
+  w.ins("and.b32 " + lq + ", " + lane + ", 3");
+  w.ins("shl.b32 " + l4 + ", " + lq + ", 2", "4 * (l % 4): this thread's bytes within 16");
+  auto swizzled_load = [&](const std::string& off, const std::string& dst, const char* width) {
+    const std::string addr = w.r32();
+    w.ins("add.u32 " + addr + ", " + stage_base + ", " + off);
+    if (mask) {
+      const std::string x = w.r32();
+      w.ins("shr.u32 " + x + ", " + addr + ", 3");
+      w.ins("and.b32 " + x + ", " + x + ", " + u(mask));
+      w.ins("xor.b32 " + addr + ", " + addr + ", " + x);
+    }
+    w.ins(std::string("ld.shared.") + width + " " + dst + ", [" + addr + "]");
+  };
+  if (l.major == isa::Major::k) {
+    // Row part: row * S (swizzled) or row * 16 (core matrices of 8 rows x 16 B).
+    const uint32_t row_bytes = l.swizzle == isa::Swizzle::none ? 16u : s;
+    const std::string t0 = w.r32();
+    w.ins("mad.lo.u32 " + t0 + ", " + row0 + ", " + u(row_bytes) + ", " + l4);
+    for (int ki = 0; ki < sh.k_steps; ++ki)
+      for (int r = 0; r < 4; ++r) {
+        const uint32_t kbyte = 32u * static_cast<uint32_t>(ki) + 16u * static_cast<uint32_t>(r / 2);
+        uint32_t c;
+        if (l.swizzle == isa::Swizzle::none) c = (kbyte / 16) * l.lbo + 8u * 16u * static_cast<uint32_t>(r % 2);
+        else c = (kbyte / s) * static_cast<uint32_t>(l.mn) * s + kbyte % s + 8u * s * static_cast<uint32_t>(r % 2);
+        const std::string off = w.r32();
+        w.ins("add.u32 " + off + ", " + t0 + ", " + u(a0 + c));
+        swizzled_load(off, regs[static_cast<size_t>(4 * ki + r)], "b32");
+      }
+    return;
+  }
+  // M-major (16-bit only): the two K elements of a register sit in consecutive K rows.
+  const uint32_t atom = static_cast<uint32_t>(l.atom_mn);
+  const std::string rr = w.r32(), ra = w.r32(), rm = w.r32(), kk = w.r32();
+  w.ins("shl.b32 " + kk + ", " + lq + ", 1", "2 * (l % 4)");
+  for (int r = 0; r < 4; ++r) {
+    // Row of this register: row0 + 8 (r % 2); its atom and place in the atom.
+    w.ins("add.u32 " + rr + ", " + row0 + ", " + u(8 * (r % 2)));
+    w.ins("div.u32 " + ra + ", " + rr + ", " + u(atom));
+    w.ins("rem.u32 " + rm + ", " + rr + ", " + u(atom));
+    const std::string rowpart = w.r32();
+    const uint32_t atom_stride = l.swizzle == isa::Swizzle::none ? l.sbo : l.lbo;
+    const uint32_t krow = l.swizzle == isa::Swizzle::none ? 16u : s;
+    w.ins("mul.lo.u32 " + rowpart + ", " + ra + ", " + u(atom_stride));
+    w.ins("mad.lo.u32 " + rowpart + ", " + rm + ", 2, " + rowpart);
+    w.ins("mad.lo.u32 " + rowpart + ", " + kk + ", " + u(krow) + ", " + rowpart);
+    for (int ki = 0; ki < sh.k_steps; ++ki) {
+      const uint32_t k0 = 16u * static_cast<uint32_t>(ki) + 8u * static_cast<uint32_t>(r / 2);
+      const std::string off0 = w.r32(), off1 = w.r32(), h0 = w.r16(), h1 = w.r16();
+      w.ins("add.u32 " + off0 + ", " + rowpart + ", " + u(a0 + k0 * krow));
+      w.ins("add.u32 " + off1 + ", " + off0 + ", " + u(krow));
+      swizzled_load(off0, h0, "b16");
+      swizzled_load(off1, h1, "b16");
+      w.ins("mov.b32 " + regs[static_cast<size_t>(4 * ki + r)] + ", {" + h0 + ", " + h1 + "}");
+    }
+  }
 }
 
 }  // namespace
@@ -90,6 +164,18 @@ std::string ptx_wgmma(const plan::Plan& p) {
 
   std::vector<std::string> acc;
   for (int i = 0; i < sh.acc_registers; ++i) acc.push_back(w.r32());
+  std::vector<std::string> afrag;
+  std::string row0_a;
+  if (sh.a_in_registers) {
+    for (int i = 0; i < 4 * sh.k_steps; ++i) afrag.push_back(w.r32());
+    // This thread's first A row in the tile: 64wg + 16q + l/4.
+    const std::string q4 = w.r32(), l4 = w.r32();
+    row0_a = w.r32();
+    w.ins("and.b32 " + q4 + ", " + c.warp + ", 3");
+    w.ins("shr.u32 " + l4 + ", " + c.lane + ", 2");
+    w.ins("mad.lo.u32 " + row0_a + ", " + q4 + ", 16, " + l4);
+    w.ins("mad.lo.u32 " + row0_a + ", " + wg + ", 64, " + row0_a);
+  }
 
   const std::string kb = w.r32(), st = w.r32(), ph = w.r32();
   w.ins("mov.u32 " + kb + ", 0");
@@ -109,11 +195,24 @@ std::string ptx_wgmma(const plan::Plan& p) {
   w.ins("add.u32 " + abase + ", " + sbase + ", " + a_wg);
   w.ins("setp.ne.u32 " + acc_on + ", " + kb + ", 0", "D = A*B on the first K block");
   w.ins("setp.eq.u32 " + always + ", " + kb + ", " + kb, "scale-d is a predicate operand");
-  w.ins("wgmma.fence.sync.aligned");
+  if (sh.a_in_registers) {
+    w.comment("A fragments of this stage, from shared memory into registers.");
+    const std::string sbytes = w.r32();
+    w.ins("mad.lo.u32 " + sbytes + ", " + st + ", " + u(sh.smem.stage_bytes) + ", " + c.base);
+    load_a_fragments(w, p, sbytes, row0_a, c.lane, afrag);
+  }
+  w.ins("wgmma.fence.sync.aligned", "orders the register writes before the wgmmas read them");
   for (const auto& m : p.mmas) {
     if (m.mi != 0) continue;
     w.comment("wgmma (ni=" + u(m.ni) + ", ki=" + u(m.ki) + "): 64x" + u(m.n) + "x" + u(m.k));
-    const std::string a = desc_reg(w, abase, m.a_desc, "A");
+    std::string a;
+    if (sh.a_in_registers) {
+      a = "{";
+      for (int r = 0; r < 4; ++r) a += (r ? ", " : "") + afrag[static_cast<size_t>(4 * m.ki + r)];
+      a += "}";
+    } else {
+      a = desc_reg(w, abase, m.a_desc, "A");
+    }
     const std::string b = desc_reg(w, sbase, m.b_desc, "B");
     const int regs = g.accumulator == isa::DType::f16 ? m.n / 4 : m.n / 2;
     std::string d = "{";
@@ -123,8 +222,8 @@ std::string ptx_wgmma(const plan::Plan& p) {
   }
   w.ins("wgmma.commit_group.sync.aligned");
   const std::string rel = w.r32();
-  if (stages == 1) {
-    // One stage: the group must finish before the stage can be refilled.
+  if (stages == 1 || sh.a_in_registers) {
+    // One stage, or A in registers (rewritten next block): the group must finish first.
     w.ins("wgmma.wait_group.sync.aligned 0");
     w.ins("add.u32 " + rel + ", " + full + ", " + u(8 * stages));
     w.ins("mbarrier.arrive.shared::cta.b64 _, [" + rel + "]", "release this stage");

@@ -17,6 +17,7 @@ std::optional<std::string> step1_types(const spec::Spec& s, Shapes& sh) {
   sh.kind = *kind;
   sh.cta_group = 1;
   sh.a_in_tmem = false;
+  sh.a_in_registers = g.a_source == spec::ASource::registers;
   sh.k_instr = 256 / isa::value_bits(g.a.dtype);  // k16 (16-bit), k8 (tf32), k32 (8-bit)
   return std::nullopt;
 }
@@ -85,9 +86,11 @@ void plan_wgmma(Plan& p) {
   k.consumer_warpgroups = p.shapes.m_groups;
   k.producer_warp = 4 * k.consumer_warpgroups;
   k.threads = 128 * k.consumer_warpgroups + 32;
-  // 64K registers per SM shared by the block, allocated per warp in units of 8 per thread.
+  // An SM's 64K registers are four banks of 16K, one per warp scheduler, and warps are spread over
+  // the schedulers round-robin, so the busiest scheduler holds ceil(warps / 4) warps; registers are
+  // allocated per thread in units of 8.
   const int warps = k.threads / 32;
-  k.max_registers = std::min(255, 65536 / (32 * warps) / 8 * 8);
+  k.max_registers = std::min(255, 16384 / (32 * ((warps + 3) / 4)) / 8 * 8);
 }
 
 }  // namespace ptxgen::plan::detail

@@ -110,7 +110,11 @@ std::string to_text(const Plan& p) {
                                 s(g.tile.n / 2) + " rows of B"
                           : "") +
        "\n";
-  o += "  A source       " + std::string(sh.a_in_tmem ? "tensor memory (tcgen05.cp from shared memory)" : "shared memory") + "\n\n";
+  o += "  A source       " +
+       std::string(sh.a_in_tmem        ? "tensor memory (tcgen05.cp from shared memory)"
+                   : sh.a_in_registers ? "registers (fragments loaded from shared memory, PTX ISA 9.7.15.5.1.1)"
+                                       : "shared memory") +
+       "\n\n";
 
   o += "Step 2. Instruction shapes\n";
   std::string ns;

@@ -100,12 +100,14 @@ void check_wgmma_registers(const Context& c, Diagnostics& d) {
   const plan::Derived dv = plan::derive(c.spec);
   if (!dv.shapes) return;
   const plan::Plan p = plan::make_plan(c.spec);
-  // Accumulators plus about 24 registers of addressing and loop state must fit the per-thread
-  // share of the 64K-register file (the kernel's .maxnreg).
-  const int need = dv.shapes->acc_registers + 24;
+  // Accumulators (and A fragments, when A comes from registers) plus about 24 registers of
+  // addressing and loop state must fit the per-thread share of the register file (.maxnreg).
+  const int a_regs = dv.shapes->a_in_registers ? 4 * dv.shapes->k_steps : 0;
+  const int need = dv.shapes->acc_registers + a_regs + 24;
   if (need <= p.kernel.max_registers) return;
   d.error("WGMMA-REGISTERS", "/gemm/tile/n",
-          "each consumer thread needs " + num(dv.shapes->acc_registers) + " accumulator registers (+~24), but " +
+          "each consumer thread needs " + num(dv.shapes->acc_registers) + " accumulator" +
+              (a_regs ? " and " + num(a_regs) + " A-fragment" : std::string()) + " registers (+~24), but " +
               num(p.kernel.threads) + " threads get at most " + num(p.kernel.max_registers) + " each")
       .help = {"reduce tile.n (accumulators: tile.n/2 per thread for f32 and s32, tile.n/4 for f16)",
                "or reduce tile.m (one warpgroup of 128 threads per 64 rows)"};

@@ -194,7 +194,7 @@ const std::vector<Rule> kTable = {
  {"use 0, 32, 64 or 128"},
  R"({"target": "sm_90a", "gemm": {"swizzle": {"b": "128_base32b"}}})", "/gemm/swizzle/b", false, R"({"target": "sm_90a"})", check_wgmma_swizzle},
 {"WGMMA-REGISTERS", "the accumulators do not fit the register file", "PTX ISA 9.1 §9.7.15.5.1.1 (accumulator fragments); 64K registers per SM",
- "Each consumer thread holds tile.n/2 accumulator registers (f32, s32) or tile.n/4 (f16); with one 128-thread warpgroup per 64 rows plus a producer warp, the block's 64K registers bound what one thread may hold.",
+ "Each consumer thread holds tile.n/2 accumulator registers (f32, s32) or tile.n/4 (f16), plus 4 per K step of A fragments when A comes from registers. An SM's 64K registers are four banks of 16K, one per warp scheduler; with one 128-thread warpgroup per 64 rows plus a producer warp, the busiest scheduler holds ceil(warps/4) warps, which bounds what one thread may hold (128 x 256 tiles: 9 warps, 168 registers).",
  "256 x 256 f32 tiles (four consumer warpgroups of 128 accumulators each).",
  {"reduce tile.n or tile.m"},
  R"({"target": "sm_90a", "gemm": {"tile": {"m": 256}}})", "/gemm/tile/n", false, R"({"target": "sm_90a", "gemm": {"tile": {"m": 128}}})", check_wgmma_registers},
