@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 
@@ -24,7 +25,8 @@ TEST_CASE("emit reproduces every golden byte for byte") {
     CHECK_MESSAGE(s.name == support::stem(f), "a spec's name must match its file name");
     const std::string ptx = emit::ptx(plan::make_plan(s));
     CHECK_MESSAGE(ptx == support::slurp(golden), "golden differs: run tools/update-golden and read the diff");
-    for (unsigned char c : ptx) CHECK_MESSAGE(c < 0x80, "non-ASCII byte in PTX (ptxas refuses it)");
+    CHECK_MESSAGE(std::all_of(ptx.begin(), ptx.end(), [](unsigned char c) { return c < 0x80; }),
+                  "non-ASCII byte in PTX (ptxas refuses it)");
     ++n;
   }
   CHECK(n >= 30);
