@@ -2,7 +2,7 @@
 #include "refmodel.hpp"
 
 #include <cstdint>
-#include <map>
+#include <climits>
 #include <random>
 #include <stdexcept>
 
@@ -128,8 +128,36 @@ int type_bits(ptxgen::isa::Kind k, int code) {
 }
 
 // One CTA's shared memory: element ids at byte addresses (relative to the aligned base).
+constexpr int kNone = INT32_MIN;
 struct Smem {
-  std::map<uint32_t, int> id;  // first byte of an element -> element index
+  std::vector<int> id = std::vector<int>(1u << 18, kNone);  // first byte of an element -> element index
+  bool put(uint32_t addr, int v) {
+    if (addr >= id.size() || id[addr] != kNone) return false;
+    id[addr] = v;
+    return true;
+  }
+};
+
+// A sparse-free grid of cells: tensor memory (128 lanes x 512 columns, `depth` values per cell)
+// or the registers of a tile; remembers which cells were written.
+struct Cells {
+  uint32_t rows, cols, depth;
+  std::vector<long> v;
+  std::vector<char> set;
+  Cells(uint32_t r, uint32_t c, uint32_t d = 1) : rows(r), cols(c), depth(d), v(size_t(r) * c * d), set(v.size()) {}
+  long* at(uint32_t r, uint32_t c, uint32_t k = 0) {
+    if (r >= rows || c >= cols || k >= depth) return nullptr;
+    return &v[(size_t(r) * cols + c) * depth + k];
+  }
+  bool written(uint32_t r, uint32_t c, uint32_t k = 0) const {
+    return r < rows && c < cols && k < depth && set[(size_t(r) * cols + c) * depth + k];
+  }
+  void write(uint32_t r, uint32_t c, uint32_t k, long x) {
+    if (long* p = at(r, c, k)) {
+      *p = x;
+      set[static_cast<size_t>(p - v.data())] = 1;
+    }
+  }
 };
 
 }  // namespace
@@ -170,29 +198,29 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
         const uint32_t off = tma_offset(g.a.major == isa::Major::k, swizzle_bytes_of(a_layout), a_layout == 1, a_bits,
                                         sh.a.layout.mn, tk, r, k);
         const uint32_t addr = swizzle(a_layout, sh.smem.a_offset[0] + off);
-        if (!smem[v].id.emplace(addr, (v * a_rows + r) * tk + k).second) fail("A elements collide in shared memory");
+        if (!smem[v].put(addr, (v * a_rows + r) * tk + k)) fail("A elements collide in shared memory");
       }
     for (int r = 0; r < b_rows; ++r)
       for (int k = 0; k < tk; ++k) {
         const uint32_t off = tma_offset(g.b.major == isa::Major::k, swizzle_bytes_of(b_layout), b_layout == 1, b_bits,
                                         sh.b.layout.mn, tk, r, k);
         const uint32_t addr = swizzle(b_layout, sh.smem.b_offset[0] + off);
-        if (!smem[v].id.emplace(addr, -1 - ((v * b_rows + r) * tk + k)).second) fail("B elements collide in shared memory");
+        if (!smem[v].put(addr, -1 - ((v * b_rows + r) * tk + k))) fail("B elements collide in shared memory");
       }
   }
   auto read = [&](int v, uint32_t addr, bool want_a) -> int {
-    auto it = smem[v].id.find(addr);
-    if (it == smem[v].id.end() || (it->second >= 0) != want_a) {
+    const int id = addr < smem[v].id.size() ? smem[v].id[addr] : kNone;
+    if (id == kNone || (id >= 0) != want_a) {
       fail(std::string("MMA reads ") + (want_a ? "A" : "B") + " at shared address " + std::to_string(addr) +
            ", where TMA wrote no such element");
       return 0;
     }
-    return want_a ? A[static_cast<size_t>(it->second)] : B[static_cast<size_t>(-1 - it->second)];
+    return want_a ? A[static_cast<size_t>(id)] : B[static_cast<size_t>(-1 - id)];
   };
 
   // Tensor memory of each CTA: (lane, column) -> value; A in TMEM holds element values.
-  std::vector<std::map<std::pair<uint32_t, uint32_t>, long>> tmem(static_cast<size_t>(cta));
-  std::vector<std::map<std::tuple<uint32_t, uint32_t, int>, int>> tmem_a(static_cast<size_t>(cta));
+  std::vector<Cells> tmem(static_cast<size_t>(cta), Cells(128, 512));
+  std::vector<Cells> tmem_a(static_cast<size_t>(cta), Cells(128, 512, 4));
 
   // tcgen05.cp .128x256b: 128 rows x 32 bytes from a K-major source into 128 lanes x 8 columns.
   for (const auto& c : p.copies) {
@@ -204,14 +232,14 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
       for (int row = 0; row < 128; ++row)
         for (int j = 0; j < 256 / a_bits; ++j) {
           const uint32_t addr = swizzle(d.layout, d.start + canonical(d, false, a_bits, row, j));
-          tmem_a[v][{lane0 + static_cast<uint32_t>(row), col0 + static_cast<uint32_t>(j / per32), j % per32}] =
-              read(v, addr, true);
+          tmem_a[v].write(lane0 + static_cast<uint32_t>(row), col0 + static_cast<uint32_t>(j / per32),
+                          static_cast<uint32_t>(j % per32), read(v, addr, true));
         }
   }
 
   const bool wgmma = sh.engine == plan::Engine::wgmma;
   // wgmma: each warpgroup's accumulator in registers, by (row of the CTA tile, column of the tile).
-  std::map<std::pair<int, int>, long> regs;
+  Cells regs(static_cast<uint32_t>(tm), static_cast<uint32_t>(tn));
   for (const auto& m : p.mmas) {
     // The instruction's shape: from the instruction descriptor (tcgen05) or the plan (wgmma,
     // whose shape is in the opcode).
@@ -246,9 +274,10 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
             const int per32 = 32 / a_bits;
             const uint32_t lane = (m.a_tmem_addr >> 16) + static_cast<uint32_t>(i);
             const uint32_t col = (m.a_tmem_addr & 0xFFFF) + static_cast<uint32_t>(j / per32);
-            auto it = tmem_a[v].find({lane, col, j % per32});
-            if (it == tmem_a[v].end()) fail("MMA reads A from tensor memory no copy wrote");
-            else av[static_cast<size_t>(j)] = it->second;
+            if (!tmem_a[v].written(lane, col, static_cast<uint32_t>(j % per32)))
+              fail("MMA reads A from tensor memory no copy wrote");
+            else
+              av[static_cast<size_t>(j)] = static_cast<int>(*tmem_a[v].at(lane, col, static_cast<uint32_t>(j % per32)));
           } else {
             const Desc ad = decode_desc(plan::encoded(m.a_desc), wgmma);
             av[static_cast<size_t>(j)] = read(v, swizzle(ad.layout, ad.start + canonical(ad, id.ta, a_bits, i, j)), true);
@@ -258,8 +287,9 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
           long acc = 0;
           for (int j = 0; j < k_instr; ++j) acc += long{av[static_cast<size_t>(j)]} * bv[static_cast<size_t>(n) * k_instr + j];
           if (wgmma) {
-            long& cell = regs[{m.mi * 64 + i, n0 + n}];
-            cell = (m.first ? 0 : cell) + acc;
+            const uint32_t r = static_cast<uint32_t>(m.mi * 64 + i), c = static_cast<uint32_t>(n0 + n);
+            const long prev = m.first || !regs.written(r, c) ? 0 : *regs.at(r, c);
+            regs.write(r, c, 0, prev + acc);
             continue;
           }
           // Data-path layouts (§9.7.16.10.5): where row i, column n of D lands in this CTA.
@@ -274,8 +304,12 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
             lane = static_cast<uint32_t>(i) + d_lane;
             col = d_col + static_cast<uint32_t>(n);
           }
-          long& cell = tmem[v][{lane, col}];
-          cell = (m.first ? 0 : cell) + acc;
+          if (!tmem[v].at(lane, col)) {
+            fail("an MMA writes outside tensor memory (lane " + std::to_string(lane) + ", column " + std::to_string(col) + ")");
+            continue;
+          }
+          const long prev = m.first || !tmem[v].written(lane, col) ? 0 : *tmem[v].at(lane, col);
+          tmem[v].write(lane, col, 0, prev + acc);
         }
       }
     }
@@ -303,7 +337,9 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
     ++res.elements_checked;
   };
   if (wgmma) {
-    for (const auto& [rc, val] : regs) check(0, rc.first, rc.second, val);
+    for (uint32_t r = 0; r < regs.rows; ++r)
+      for (uint32_t c = 0; c < regs.cols; ++c)
+        if (regs.written(r, c)) check(0, static_cast<int>(r), static_cast<int>(c), *regs.at(r, c));
   } else {
     for (const auto& e : p.kernel.epilogue)
       for (int v = 0; v < cta; ++v)
@@ -324,13 +360,12 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
                   break;
               }
               if (row < 0) continue;  // lanes the layout leaves empty
-              auto it = tmem[v].find({lane, col});
-              if (it == tmem[v].end()) {
+              if (!tmem[v].written(lane, col)) {
                 fail("the epilogue reads lane " + std::to_string(lane) + ", column " + std::to_string(col) +
                      " that no MMA wrote");
                 continue;
               }
-              check(v, row, c, it->second);
+              check(v, row, c, *tmem[v].at(lane, col));
             }
   }
   for (size_t i = 0; i < covered.size(); ++i)
