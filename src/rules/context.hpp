@@ -35,5 +35,7 @@ void check_cluster_size(const Context&, Diagnostics&);
 void check_tma_stride(const Context&, Diagnostics&);
 void check_tmem_budget(const Context&, Diagnostics&);
 void check_smem_budget(const Context&, Diagnostics&);
+// Limits of this build and of the hardware's address arithmetic (src/rules/check_limits.cpp).
+void check_target_emitter(const Context&, Diagnostics&);
 
 }  // namespace ptxgen::rules

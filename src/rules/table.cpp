@@ -78,12 +78,12 @@ const std::vector<Rule> kTable = {
  "Tensor memory exists on the sm_100a family only. On sm_90a the wgmma A operand comes from shared memory or registers.",
  "Porting a Blackwell spec to Hopper.",
  {"use \"a_source\": \"smem\" or \"registers\" on sm_90a", "or target sm_100a"},
- R"({"target": "sm_90a", "gemm": {"a_source": "tmem"}})", "/gemm/a_source", false, R"({"target": "sm_90a"})", check_target_a_tmem},
+ R"({"target": "sm_90a", "gemm": {"a_source": "tmem"}})", "/gemm/a_source", false, R"({"gemm": {"a_source": "tmem"}})", check_target_a_tmem},
 {"TARGET-CTA-PAIR", "cta_group 2 needs a tcgen05 target", "PTX ISA 9.1 §9.7.16.5.1 (CTA pair)",
  "A CTA pair issuing one MMA over both CTAs' tensor memory is a tcgen05 feature; sm_90a has none.",
  "Porting a Blackwell 2-CTA spec to Hopper.",
  {"use \"cta_group\": 1 on sm_90a"},
- R"({"target": "sm_90a", "gemm": {"cta_group": 2, "tile": {"m": 256}}})", "/gemm/cta_group", false, R"({"target": "sm_90a"})", check_target_cta_pair},
+ R"({"target": "sm_90a", "gemm": {"cta_group": 2, "tile": {"m": 256}}})", "/gemm/cta_group", false, R"({"gemm": {"cta_group": 2, "tile": {"m": 256}, "cluster": [2, 1, 1]}})", check_target_cta_pair},
 {"TARGET-A-REGISTERS", "tcgen05.mma does not read A from registers", "PTX ISA 9.1 §9.7.16.10 (A in tensor or shared memory)",
  "tcgen05.mma takes A from shared memory (a descriptor) or tensor memory ([a-tmem]); registers feed only wgmma (sm_90a).",
  "Porting a Hopper register-A spec to Blackwell.",
@@ -95,6 +95,12 @@ const std::vector<Rule> kTable = {
  {"target sm_100a or sm_110a", "or use 8-bit floats with .kind::f8f6f4"},
  R"({"target": "sm_100f", "gemm": {"a": {"dtype": "s8"}, "b": {"dtype": "s8"}, "accumulator": "s32", "d": {"dtype": "s32"}, "tile": {"k": 128}}})", "/target", false,
  R"({"gemm": {"a": {"dtype": "s8"}, "b": {"dtype": "s8"}, "accumulator": "s32", "d": {"dtype": "s32"}, "tile": {"k": 128}}})", check_target_kind_i8},
+
+{"TARGET-EMITTER", "this build has no code generator for the target", "PTX ISA 9.1 §9.7.15 (wgmma); §9.7.16 (tcgen05)",
+ "ptxgen knows the sm_90a (wgmma) rules but emits only tcgen05 (sm_100a, sm_100f, sm_103a, sm_110a) so far. A spec that passes the check must plan and emit, so the check refuses a target no emitter takes; the other sm_90a rules still report what they see.",
+ "Asking for Hopper (sm_90a) code from a build without the wgmma emitter.",
+ {"target sm_100a, sm_100f, sm_103a or sm_110a"},
+ R"({"target": "sm_90a"})", "/target", false, "{}", check_target_emitter},
 
 // ---- MMA types ----------------------------------------------------------------------------------
 {"MMA-KIND", "A and B types form no MMA kind", "PTX ISA 9.1 §9.7.16.2.1 Table 39; §9.7.16.4.2 Table 42",
