@@ -105,6 +105,15 @@ struct Plan {
   std::vector<Mma> mmas;     // issue order (step 4)
 };
 
+// The launch grid of the gemm kernel: one CTA per output tile (cta_group CTAs per tile along M);
+// x = CTAs along M, y = tiles along N, z = the cluster's z, each rounded up to whole clusters (a
+// grid is made of whole clusters). 64-bit: M and N reach 2^31-1, so an extent can pass 32 bits
+// before the rule LAUNCH-GRID refuses it.
+struct Grid {
+  int64_t x = 1, y = 1, z = 1;
+};
+Grid grid(const spec::Gemm& g);
+
 // Plans a spec that passed the rule check. Throws std::logic_error on internal inconsistencies.
 Plan make_plan(const spec::Spec& s);
 

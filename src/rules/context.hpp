@@ -37,5 +37,7 @@ void check_tmem_budget(const Context&, Diagnostics&);
 void check_smem_budget(const Context&, Diagnostics&);
 // Limits of this build and of the hardware's address arithmetic (src/rules/check_limits.cpp).
 void check_target_emitter(const Context&, Diagnostics&);
+void check_smem_desc_range(const Context&, Diagnostics&);
+void check_launch_grid(const Context&, Diagnostics&);
 
 }  // namespace ptxgen::rules
