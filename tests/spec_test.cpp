@@ -88,6 +88,15 @@ TEST_CASE("hostile input: the position table stays bounded however deep and wide
   CHECK(r.positions.count("") == 1);
 }
 
+TEST_CASE("hostile input: control characters from the spec are printed as escapes") {
+  Diagnostic x{"SPEC-NAME", Severity::error, "/a\x1b", "name \"x\x1b[2J\xc2\x9b\n\x7f\"", {"h\r"}, 1, 2};
+  CHECK(format_text(x, "f\x07.json", nullptr) ==
+        "error[SPEC-NAME]: name \"x\\u001b[2J\\u009b\\n\\u007f\"\n"
+        "  --> f\\u0007.json:1:2 at /a\\u001b\n"
+        "  = help: h\\r\n"
+        "  = see: ptxgen explain SPEC-NAME\n");
+}
+
 TEST_CASE("integers: range-checked before use, floats and giants refused") {
   auto gemm_k = [](const std::string& v) {
     std::string base(rules::example_base());

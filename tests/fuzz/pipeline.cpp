@@ -20,9 +20,13 @@ namespace ptxgen::fuzz {
 
 namespace {
 
+// No C0 control but the line ends, no DEL, no C1 control (U+0080..U+009F: CSI is U+009B).
 bool printable_lines(std::string_view s) {
-  for (unsigned char c : s)
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
     if (c != '\n' && (c < 0x20 || c == 0x7f)) return false;
+    if (c == 0xC2 && i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0x80) return false;
+  }
   return true;
 }
 
