@@ -119,9 +119,9 @@ TEST_CASE("every spec: the same bytes across runs, working directories, locales 
         CHECK(run_output(s, out, file) == base);
         ++compared;
       }
-      for (const auto& [what, path] : copies) {
-        CAPTURE(what);
-        CHECK(run_output({"", {}, ""}, out, path) == base);
+      for (const auto& copy : copies) {
+        CAPTURE(copy.first);
+        CHECK(run_output({"", {}, ""}, out, copy.second) == base);
         ++compared;
       }
       write(work / "relative.json", text);
