@@ -8,50 +8,17 @@
 #include <nlohmann/json.hpp>
 
 #include "ptxgen/io.hpp"
-#include "support.hpp"
+#include "cli_support.hpp"
 
 namespace fs = std::filesystem;
 using ptxgen::io::Run;
+using support::bin;
+using support::ptxgen_env;
+using support::ptxgen_run;
+using support::TempDir;
+using support::write;
 
 namespace {
-
-std::string bin() {
-  const char* b = std::getenv("PTXGEN_BIN");
-  REQUIRE_MESSAGE(b, "PTXGEN_BIN must name the ptxgen executable (meson test sets it)");
-  return b;
-}
-
-Run ptxgen_run(std::vector<std::string> args) {
-  args.insert(args.begin(), bin());
-  return ptxgen::io::run(args);
-}
-
-// Runs with extra environment variables (via /usr/bin/env).
-Run ptxgen_env(const std::vector<std::string>& env, std::vector<std::string> args) {
-  std::vector<std::string> argv{"/usr/bin/env"};
-  argv.insert(argv.end(), env.begin(), env.end());
-  argv.push_back(bin());
-  argv.insert(argv.end(), args.begin(), args.end());
-  return ptxgen::io::run(argv);
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("ptxgen-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  static int& counter() {
-    static int c = 0;
-    return c;
-  }
-  std::string operator/(const std::string& f) const { return (path / f).string(); }
-};
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 std::string spec(const std::string& name) { return support::source_root() + "/specs/" + name + ".json"; }
 
@@ -140,7 +107,7 @@ TEST_CASE("build: cubin and resource report; toolchain failures exit 3") {
 
   Run missing = ptxgen_env({"PTXGEN_PTXAS=" + t / "none"}, {"build", spec("gemm_bf16_tn_128x256x64"), "-o", t / "m.cubin"});
   CHECK(missing.exit_code == 3);
-  CHECK(missing.output.find("ptxas not found") != std::string::npos);
+  CHECK(missing.output.find("is not an executable file") != std::string::npos);
   CHECK_FALSE(fs::exists(t / "m.cubin"));
 
   write(t / "old-ptxas", "#!/bin/sh\necho 'Cuda compilation tools, release 12.4, V12.4.99'\n");

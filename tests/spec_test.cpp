@@ -56,11 +56,45 @@ TEST_CASE("hostile input: each a diagnostic, never a crash") {
   CHECK(only(parse("{\"a\":1e}")).rule == "SPEC-JSON");
   CHECK(only(parse("{\"a\":01}")).rule == "SPEC-JSON");
   CHECK(only(parse("{} x")).rule == "SPEC-JSON");
-  CHECK(only(parse(std::string(40, '[') + std::string(40, ']'))).rule == "SPEC-LIMIT");
-  CHECK(only(parse("{\"a\":\"" + std::string(300, 'x') + "\"}")).rule == "SPEC-LIMIT");
-  CHECK(only(parse(std::string(2 << 20, ' '))).rule == "SPEC-LIMIT");
+  CHECK(only(parse(std::string(40, '[') + std::string(40, ']'))).rule == "SPEC-LIMIT-DEPTH");
+  CHECK(only(parse("{\"a\":\"" + std::string(300, 'x') + "\"}")).rule == "SPEC-LIMIT-STRING");
+  CHECK(only(parse(std::string(2 << 20, ' '))).rule == "SPEC-LIMIT-SIZE");
   CHECK(only(parse("{\"a\":1,\"a\":2}")).rule == "SPEC-DUPLICATE-KEY");
   CHECK(only(parse("[]")).rule == "SPEC-TYPE");
+}
+
+TEST_CASE("hostile input: the position table stays bounded however deep and wide the document") {
+  // 30 levels of 254-byte keys, then arrays of zeros up to 1 MiB: ~520000 values whose pointers are
+  // ~7.7 KB each. Keeping a position for each took 12 s and 4 GB (found while fuzzing); the reader
+  // keeps at most 65536 positions and 4 MiB of pointer text.
+  std::string doc;
+  for (int i = 0; i < 30; ++i) doc += "{\"" + std::string(252, 'k') + (i < 10 ? "0" : "") + std::to_string(i) + "\":";
+  std::string zeros = "[0";
+  for (int i = 1; i < 4000; ++i) zeros += ",0";
+  zeros += "]";
+  std::string body = "[" + zeros;
+  const size_t room = spec::Limits{}.max_bytes - doc.size() - 31;
+  while (body.size() + zeros.size() + 1 < room) body += "," + zeros;
+  doc += body + "]" + std::string(30, '}');
+  REQUIRE(doc.size() <= spec::Limits{}.max_bytes);
+  Diagnostics d;
+  const spec::ParseResult r = spec::parse(doc, d);
+  CHECK(r.positions.size() <= 65536);
+  size_t bytes = 0;
+  for (const auto& [ptr, pos] : r.positions) bytes += ptr.size();
+  CHECK(bytes <= (size_t{4} << 20));
+  CHECK(d.fired("SPEC-MISSING-KEY"));  // still read to the end and checked
+  CHECK(d.fired("SPEC-UNKNOWN-KEY"));
+  CHECK(r.positions.count("") == 1);
+}
+
+TEST_CASE("hostile input: control characters from the spec are printed as escapes") {
+  Diagnostic x{"SPEC-NAME", Severity::error, "/a\x1b", "name \"x\x1b[2J\xc2\x9b\n\x7f\"", {"h\r"}, 1, 2};
+  CHECK(format_text(x, "f\x07.json", nullptr) ==
+        "error[SPEC-NAME]: name \"x\\u001b[2J\\u009b\\n\\u007f\"\n"
+        "  --> f\\u0007.json:1:2 at /a\\u001b\n"
+        "  = help: h\\r\n"
+        "  = see: ptxgen explain SPEC-NAME\n");
 }
 
 TEST_CASE("integers: range-checked before use, floats and giants refused") {
@@ -98,7 +132,10 @@ TEST_CASE("names, targets and enums") {
     return s;
   };
   CHECK(only(parse(with("\"example\"", "\"a-b\""))).rule == "SPEC-NAME");
-  CHECK(only(parse(with("\"example\"", "\"" + std::string(65, 'a') + "\""))).rule == "SPEC-NAME");
+  CHECK(parse(with("\"example\"", "\"" + std::string(64, 'a') + "\"")).list().empty());
+  const Diagnostic len = only(parse(with("\"example\"", "\"" + std::string(65, 'a') + "\"")));
+  CHECK(len.rule == "SPEC-NAME-LENGTH");
+  CHECK(len.message == "the name is 65 bytes long; at most 64 are allowed");
   const Diagnostic t = only(parse(with("sm_100a", "sm_100")));
   CHECK(t.rule == "SPEC-TARGET");
   CHECK(t.help.at(0) == "did you mean \"sm_100a\"?");

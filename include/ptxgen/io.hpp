@@ -8,13 +8,19 @@
 
 namespace ptxgen::io {
 
-// Reads a whole file ("-" reads standard input). On failure `error` names the OS error.
+// Reads a whole file ("-" reads standard input). On failure `error` names the OS error. Reading
+// stops after max_bytes + 1 bytes (`truncated`), so /dev/zero or a huge file costs no more than a
+// file one byte over the limit; the caller reports the limit.
 struct Read {
   bool ok = false;
+  bool truncated = false;
   std::string data;
   std::string error;
 };
 Read read_file(const std::string& path, size_t max_bytes = 16u << 20);
+
+// $TMPDIR, else /tmp: where outputs that go to standard output are staged for ptxas.
+std::string temp_dir();
 
 // Writes `data` to `path` atomically: a temporary file in the destination directory, flushed,
 // then renamed over the destination, so readers never see half a file. "-" writes standard
@@ -31,6 +37,8 @@ class TempFile {
   const std::string& path() const { return path_; }
   const std::string& error() const { return error_; }
   bool ok() const { return error_.empty(); }
+  // Replaces the file's contents with `data` and flushes them to disk.
+  std::optional<std::string> write(std::string_view data);
   std::optional<std::string> commit();  // rename to the destination
 
  private:
@@ -38,14 +46,16 @@ class TempFile {
   bool committed_ = false;
 };
 
-// Runs a program (no shell), capturing stdout and stderr together.
+// Runs a program (no shell), capturing stdout and stderr together. With timeout_s > 0 the program
+// is killed (SIGKILL) once that many seconds have passed, and `timed_out` is set.
 struct Run {
   bool launched = false;
-  int exit_code = -1;
+  bool timed_out = false;
+  int exit_code = -1;  // 128 + signal when killed
   std::string output;
   std::string error;  // why it could not be launched
 };
-Run run(const std::vector<std::string>& argv);
+Run run(const std::vector<std::string>& argv, int timeout_s = 0);
 
 // ptxas: $PTXGEN_PTXAS if set (and only it), else PATH, then $CUDA_HOME/bin, then /usr/local/cuda/bin.
 std::optional<std::string> find_ptxas();
@@ -55,5 +65,19 @@ struct ToolVersion {
   std::string text;
 };
 std::optional<ToolVersion> ptxas_version(const std::string& ptxas);
+// The release in `ptxas --version` output; nullopt when there is none (or it does not fit an int).
+std::optional<ToolVersion> parse_ptxas_version(std::string_view output);
+
+// A ptxas able to assemble for a target: found, answering --version, and of at least the CUDA
+// release that first knows the target. Otherwise `error` is the whole message for the user: what
+// was looked for or found, what to install, and ptxas's own output (the CLI exits 3).
+struct Ptxas {
+  std::string path;
+  ToolVersion version;
+  std::string error;
+};
+Ptxas ptxas_for(std::string_view target, int min_major, int min_minor);
+// Seconds one ptxas run may take before it is killed: $PTXGEN_PTXAS_TIMEOUT, default 600.
+int ptxas_timeout_s();
 
 }  // namespace ptxgen::io

@@ -210,6 +210,11 @@ struct TileLayout {
   int atom_k = 0;          // elements along K in one swizzle atom
 };
 
+// A descriptor addresses bytes [0, 2^18): start, LBO and SBO are 14-bit fields of 16-byte units
+// (Table 40, matrix-descriptor-encode). Tiles are sized in 64 bits so no extent can wrap first.
+constexpr int64_t kSmemDescRange = int64_t{1} << 18;
+constexpr int64_t tile_bytes(int64_t mn, int64_t k, int bits) { return mn * k * bits / 8; }
+
 // Fills the derived fields; returns a reason when the tile cannot be laid out canonically.
 std::optional<std::string> make_tile_layout(TileLayout& t);
 // Byte offset, from the tile start, of the descriptor start for the sub-matrix whose first row

@@ -173,10 +173,19 @@ struct Plan {
   Kernel kernel;
 };
 
+// The launch grid of the gemm kernel: one CTA per output tile (cta_group CTAs per tile along M);
+// x = tiles along N times cta_group, y = tiles along M, z = the cluster's z, each rounded up to whole clusters (a
+// grid is made of whole clusters). 64-bit: M and N reach 2^31-1, so an extent can pass 32 bits
+// before the rule LAUNCH-GRID refuses it.
+struct Grid {
+  int64_t x = 1, y = 1, z = 1;
+};
+Grid grid(const spec::Gemm& g);
+
 // Plans a spec that passed the rule check. Throws std::logic_error on internal inconsistencies.
 Plan make_plan(const spec::Spec& s);
 
-// Launch geometry for a problem (the kernel takes m, n, k as parameters).
+// The same grid for another problem size (the kernel takes m, n, k as parameters).
 std::array<int64_t, 3> grid(const Plan& p, int64_t m, int64_t n);
 
 // `ptxgen plan` text and `--json`; the launch manifest.

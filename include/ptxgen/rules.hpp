@@ -33,6 +33,9 @@ struct Rule {
   // The same example fixed (a merge patch on example_base()).
   std::string_view good;
   CheckFn check = nullptr;  // nullptr: enforced by the spec parser
+  // Builds the failing document when it is too large to write out (an input limit: 1 MiB, 4097
+  // elements); `bad` then describes it in words for `explain` and docs/rules.md.
+  std::string (*make_bad)() = nullptr;
 };
 
 const std::vector<Rule>& table();

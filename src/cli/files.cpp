@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -66,14 +67,19 @@ Read read_file(const std::string& path, size_t max_bytes) {
     if (n == 0) break;
     r.data.append(buf, static_cast<size_t>(n));
     if (r.data.size() > max_bytes) {
-      r.error = "cannot read " + path + ": larger than " + std::to_string(max_bytes) + " bytes";
-      if (fd) ::close(fd);
-      return r;
+      r.data.resize(max_bytes + 1);
+      r.truncated = true;
+      break;
     }
   }
   if (fd) ::close(fd);
   r.ok = true;
   return r;
+}
+
+std::string temp_dir() {
+  const char* t = std::getenv("TMPDIR");
+  return t && *t ? std::string(t) : std::string("/tmp");
 }
 
 TempFile::TempFile(const std::string& destination) : dest_(destination) {
@@ -93,6 +99,20 @@ TempFile::~TempFile() {
   if (!path_.empty() && !committed_) ::unlink(path_.c_str());
 }
 
+std::optional<std::string> TempFile::write(std::string_view data) {
+  if (!ok()) return error_;
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return os_error("cannot write", path_);
+  const bool written = write_all(fd, data) && ::fsync(fd) == 0;
+  const int saved = errno;
+  ::close(fd);
+  if (!written) {
+    errno = saved;
+    return os_error("cannot write", dest_);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> TempFile::commit() {
   if (!ok()) return error_;
   // mkstemp creates 0600; give the file the usual permissions of a build product.
@@ -106,24 +126,15 @@ std::optional<std::string> TempFile::commit() {
 
 std::optional<std::string> write_file_atomic(const std::string& path, std::string_view data) {
   if (path == "-") {
-    std::cout.write(data.data(), static_cast<std::streamsize>(data.size()));
+    // Straight to the descriptor, so a full or closed standard output reports its OS error.
     std::cout.flush();
-    if (!std::cout) return std::string("cannot write standard output");
+    if (!write_all(1, data)) return os_error("cannot write", "standard output");
     return std::nullopt;
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "cannot write " + path + ": it is a directory";
   TempFile tmp(path);
-  if (!tmp.ok()) return tmp.error();
-  const int fd = ::open(tmp.path().c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) return os_error("cannot write", tmp.path());
-  const bool ok = write_all(fd, data) && ::fsync(fd) == 0;
-  const int saved = errno;
-  ::close(fd);
-  if (!ok) {
-    errno = saved;
-    return os_error("cannot write", path);
-  }
+  if (auto err = tmp.write(data)) return err;
   return tmp.commit();
 }
 

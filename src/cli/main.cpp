@@ -3,8 +3,11 @@
 // Exit codes: 0 success; 1 the spec is invalid or an output cannot be written (nothing written);
 // 2 usage error; 3 toolchain failure (ptxas missing, too old, or failing; its output shown).
 #include <CLI/CLI.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <iostream>
+#include <optional>
 #include <regex>
 
 #include "ptxgen/emit.hpp"
@@ -32,7 +35,7 @@ void print_diagnostics(const Diagnostics& d, const Common& c, const SourceMap* m
 
 // Reads, parses and checks; prints diagnostics. Empty on any error.
 std::optional<spec::Spec> load(const Common& c) {
-  io::Read r = io::read_file(c.spec_path);
+  io::Read r = io::read_file(c.spec_path, spec::Limits{}.max_bytes);  // more is SPEC-LIMIT-SIZE
   if (!r.ok) {
     std::cerr << "error: " << r.error << "\n";
     return std::nullopt;
@@ -69,62 +72,94 @@ std::string with_extension(const std::string& path, const char* ext) {
   return path + ext;
 }
 
+// A cubin from a build that failed no longer matches the PTX just written beside it: remove it
+// (and its report and manifest) so that no cubin is left that does not come from the PTX next to it.
+void remove_stale(const std::string& cubin, const std::string& report, const std::string& manifest) {
+  for (const std::string& f : {cubin, report, manifest})
+    if (::unlink(f.c_str()) == 0) std::cerr << "note: removed " << f << " from an earlier build\n";
+}
+
 int cmd_build(const spec::Spec& s, const std::string& out_cubin, const std::string& out_ptx) {
   const plan::Plan p = plan::make_plan(s);
   const std::string ptx = emit::ptx(p);
   const std::string cubin = default_path(s, out_cubin, ".cubin");
-  const std::string ptx_path = out_ptx.empty() ? with_extension(cubin, ".ptx") : out_ptx;
-  const std::string report = with_extension(cubin, ".ptxas.txt");
-  const std::string manifest = with_extension(cubin, ".manifest.json");
+  const bool cubin_stdout = cubin == "-";
+  if (cubin_stdout && out_ptx == "-") {
+    std::cerr << "error: -o - and --ptx - cannot both write standard output\n";
+    return kUsage;
+  }
+  // Without a file for the PTX (it goes to standard output, or the cubin does and --ptx is not
+  // given), ptxas reads it from a temporary file; otherwise from the PTX output, which its
+  // messages then name.
+  const std::string ptx_path = out_ptx.empty() ? (cubin_stdout ? "" : with_extension(cubin, ".ptx")) : out_ptx;
+  const std::string report = cubin_stdout ? "" : with_extension(cubin, ".ptxas.txt");
+  const std::string manifest = cubin_stdout ? "" : with_extension(cubin, ".manifest.json");
+  std::ostream& status = cubin_stdout || ptx_path == "-" ? std::cerr : std::cout;
   const auto& t = isa::target_info(s.target);
 
-  auto ptxas = io::find_ptxas();
-  if (!ptxas) {
-    std::cerr << "error: ptxas not found (looked in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)\n"
-              << "  = help: install the CUDA toolkit " << t.cuda_min_major << "." << t.cuda_min_minor
-              << " or newer, or set CUDA_HOME\n";
+  const io::Ptxas ptxas = io::ptxas_for(t.name, t.cuda_min_major, t.cuda_min_minor);
+  if (!ptxas.error.empty()) {
+    std::cerr << ptxas.error;
     return kToolchain;
   }
-  auto ver = io::ptxas_version(*ptxas);
-  if (!ver) {
-    std::cerr << "error: " << *ptxas << " --version did not report a CUDA release\n";
-    return kToolchain;
+  std::optional<io::TempFile> ptx_tmp;
+  std::string ptx_input = ptx_path;
+  if (ptx_path.empty() || ptx_path == "-") {
+    ptx_tmp.emplace(io::temp_dir() + "/" + s.name + ".ptx");
+    if (auto err = ptx_tmp->write(ptx)) {
+      std::cerr << "error: " << *err << "\n";
+      return kInvalid;
+    }
+    ptx_input = ptx_tmp->path();
   }
-  const emit::PtxVersion pv = emit::ptx_version(p);
-  if (ver->major < t.cuda_min_major || (ver->major == t.cuda_min_major && ver->minor < t.cuda_min_minor)) {
-    std::cerr << "error: " << *ptxas << " is CUDA " << ver->major << "." << ver->minor << "; " << t.name
-              << " (PTX ISA " << pv.major << "." << pv.minor << ") needs CUDA " << t.cuda_min_major << "."
-              << t.cuda_min_minor << " or newer\n"
-              << "  = help: install a newer CUDA toolkit, or put its bin/ first in PATH\n";
-    return kToolchain;
-  }
-  if (int rc = write_output(ptx_path, ptx)) return rc;
-  io::TempFile tmp(cubin);
+  if (!ptx_path.empty())
+    if (int rc = write_output(ptx_path, ptx)) return rc;
+  io::TempFile tmp(cubin_stdout ? io::temp_dir() + "/" + s.name + ".cubin" : cubin);
   if (!tmp.ok()) {
     std::cerr << "error: " << tmp.error() << "\n";
     return kInvalid;
   }
-  io::Run r = io::run({*ptxas, "-arch=" + std::string(t.name), "-v", ptx_path, "-o", tmp.path()});
+  const int timeout = io::ptxas_timeout_s();
+  io::Run r = io::run({ptxas.path, "-arch=" + std::string(t.name), "-v", ptx_input, "-o", tmp.path()}, timeout);
   if (!r.launched) {
     std::cerr << "error: " << r.error << "\n";
     return kToolchain;
   }
-  if (r.exit_code != 0) {
-    std::cerr << "error: ptxas failed (exit " << r.exit_code << ") on " << ptx_path << ":\n" << r.output;
+  struct stat st {};
+  const bool wrote = ::stat(tmp.path().c_str(), &st) == 0 && st.st_size > 0;
+  if (r.timed_out || r.exit_code != 0 || !wrote) {
+    std::cerr << "error: " << ptxas.path << " ("
+              << (r.timed_out ? "killed after " + std::to_string(timeout) + " s (PTXGEN_PTXAS_TIMEOUT)"
+                  : r.exit_code != 0 ? "exit " + std::to_string(r.exit_code)
+                                     : "exit 0 but no cubin written")
+              << ") on " << (ptx_path.empty() || ptx_path == "-" ? "the PTX" : ptx_path) << ":\n"
+              << r.output;
+    if (!cubin_stdout) remove_stale(cubin, report, manifest);
     return kToolchain;
   }
-  if (auto err = tmp.commit()) {
-    std::cerr << "error: " << *err << "\n";
-    return kInvalid;
-  }
-  if (int rc = write_output(report, r.output)) return rc;
-  if (int rc = write_output(manifest, plan::manifest(p))) return rc;
   std::smatch m;
   static const std::regex regs("Used ([0-9]+) registers");
   std::string summary;
   if (std::regex_search(r.output, m, regs)) summary = ", " + m[1].str() + " registers";
-  std::cout << "wrote " << ptx_path << "\nwrote " << cubin << " (" << t.name << summary << ")\nwrote " << report
-            << " (ptxas resource report)\nwrote " << manifest << " (launch manifest)\n";
+  if (cubin_stdout) {
+    const io::Read bin = io::read_file(tmp.path(), size_t{1} << 30);
+    if (!bin.ok) {
+      std::cerr << "error: " << bin.error << "\n";
+      return kToolchain;
+    }
+    if (int rc = write_output("-", bin.data)) return rc;
+    std::cerr << r.output;  // the resource report
+  } else {
+    if (auto err = tmp.commit()) {
+      std::cerr << "error: " << *err << "\n";
+      return kInvalid;
+    }
+    if (int rc = write_output(report, r.output)) return rc;
+    if (int rc = write_output(manifest, plan::manifest(p))) return rc;
+  }
+  if (!ptx_path.empty() && ptx_path != "-") status << "wrote " << ptx_path << "\n";
+  status << "wrote " << (cubin_stdout ? "standard output" : cubin) << " (" << t.name << summary << ")\n";
+  if (!cubin_stdout) status << "wrote " << report << " (ptxas resource report)\nwrote " << manifest << " (launch manifest)\n";
   return kOk;
 }
 

@@ -1,14 +1,18 @@
 // Finding and running ptxas.
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <regex>
 
 #include "ptxgen/io.hpp"
 
@@ -16,7 +20,7 @@ extern char** environ;
 
 namespace ptxgen::io {
 
-Run run(const std::vector<std::string>& argv) {
+Run run(const std::vector<std::string>& argv, int timeout_s) {
   Run r;
   if (argv.empty()) {
     r.error = "no program";
@@ -44,8 +48,22 @@ Run run(const std::vector<std::string>& argv) {
     r.error = "cannot run " + argv[0] + ": " + std::strerror(rc);
     return r;
   }
+  // Read until end of file or the deadline; a program that hangs is killed rather than waited for.
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::seconds(timeout_s);
   char buf[4096];
   for (;;) {
+    if (timeout_s > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+      pollfd pfd{pipefd[0], POLLIN, 0};
+      const int ready = left > 0 ? ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left, 1 << 30))) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) {
+        ::kill(pid, SIGKILL);
+        r.timed_out = true;
+        break;
+      }
+    }
     const ssize_t n = ::read(pipefd[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -90,17 +108,75 @@ std::optional<std::string> find_ptxas() {
   return std::nullopt;
 }
 
+std::optional<ToolVersion> parse_ptxas_version(std::string_view output) {
+  // "Cuda compilation tools, release 13.0, V13.0.88". from_chars, not stoi: a tool printing
+  // "release 99999999999.0" must give "no release", not an exception.
+  constexpr std::string_view key = "release ";
+  for (size_t at = output.find(key); at != std::string_view::npos; at = output.find(key, at + 1)) {
+    const char* p = output.data() + at + key.size();
+    const char* end = output.data() + output.size();
+    ToolVersion v;
+    auto [q, ec] = std::from_chars(p, end, v.major);
+    if (ec != std::errc() || q == p || q == end || *q != '.') continue;
+    auto [q2, ec2] = std::from_chars(q + 1, end, v.minor);
+    if (ec2 != std::errc() || q2 == q + 1) continue;
+    v.text = std::string(output.substr(at, static_cast<size_t>(q2 - (output.data() + at))));
+    return v;
+  }
+  return std::nullopt;
+}
+
 std::optional<ToolVersion> ptxas_version(const std::string& ptxas) {
-  Run r = run({ptxas, "--version"});
+  Run r = run({ptxas, "--version"}, 60);
   if (!r.launched || r.exit_code != 0) return std::nullopt;
-  std::smatch m;
-  static const std::regex re("release ([0-9]+)\\.([0-9]+)");
-  if (!std::regex_search(r.output, m, re)) return std::nullopt;
-  ToolVersion v;
-  v.major = std::stoi(m[1]);
-  v.minor = std::stoi(m[2]);
-  v.text = m[0];
-  return v;
+  return parse_ptxas_version(r.output);
+}
+
+int ptxas_timeout_s() {
+  const char* t = std::getenv("PTXGEN_PTXAS_TIMEOUT");
+  int v = 0;
+  if (t && std::from_chars(t, t + std::strlen(t), v).ec == std::errc() && v > 0) return v;
+  return 600;
+}
+
+Ptxas ptxas_for(std::string_view target, int min_major, int min_minor) {
+  Ptxas p;
+  const std::string need = "CUDA " + std::to_string(min_major) + "." + std::to_string(min_minor);
+  const std::string install = "  = help: install the CUDA toolkit " + std::to_string(min_major) + "." +
+                              std::to_string(min_minor) + " or newer (https://developer.nvidia.com/cuda-downloads; "
+                              "ptxas is in its bin/), or name a ptxas with PTXGEN_PTXAS or CUDA_HOME\n";
+  if (const char* forced = std::getenv("PTXGEN_PTXAS"); forced && !executable(forced)) {
+    p.error = "error: PTXGEN_PTXAS=" + std::string(forced) + " is not an executable file\n" + install;
+    return p;
+  }
+  auto found = find_ptxas();
+  if (!found) {
+    p.error = "error: ptxas not found (looked in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin); " +
+              std::string(target) + " needs " + need + " or newer\n" + install;
+    return p;
+  }
+  p.path = *found;
+  const Run r = run({p.path, "--version"}, std::min(60, ptxas_timeout_s()));
+  const auto shown = [&] { return r.output.empty() ? std::string() : "ptxas said:\n" + r.output + (r.output.back() == '\n' ? "" : "\n"); };
+  if (!r.launched) {
+    p.error = "error: " + r.error + "\n" + install;
+    return p;
+  }
+  auto v = r.timed_out || r.exit_code != 0 ? std::nullopt : parse_ptxas_version(r.output);
+  if (!v) {
+    p.error = "error: " + p.path + " --version " +
+              (r.timed_out ? "did not answer in time" : r.exit_code != 0 ? "failed (exit " + std::to_string(r.exit_code) + ")"
+                                                                        : "did not report a CUDA release") +
+              "\n" + shown() + install;
+    return p;
+  }
+  p.version = *v;
+  if (v->major < min_major || (v->major == min_major && v->minor < min_minor)) {
+    p.error = "error: " + p.path + " is CUDA " + std::to_string(v->major) + "." + std::to_string(v->minor) + "; " +
+              std::string(target) + " needs " + need + " or newer\n" + install;
+    return p;
+  }
+  return p;
 }
 
 }  // namespace ptxgen::io

@@ -37,6 +37,39 @@ bool Diagnostics::fired(std::string_view rule) const {
 }
 
 namespace {
+// Specs come from other programs, and their strings reach messages and pointers (an unknown key, a
+// wrong name). Printed to a terminal or a CI log, a raw ESC or C1 control could rewrite what the
+// reader sees, and a newline could forge a diagnostic line. Controls are shown as JSON-style escapes.
+std::string printable(std::string_view s) {
+  static const char* const hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const bool c1 = c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(s[i + 1]) <= 0x9F;  // U+0080..U+009F in UTF-8
+    if (c1) {
+      const auto cp = static_cast<unsigned char>(s[++i]);
+      out += "\\u00";
+      out += hex[cp >> 4];
+      out += hex[cp & 15];
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 const SourcePos* lookup(const SourceMap* map, const std::string& pointer) {
   if (!map) return nullptr;
   // The nearest enclosing value that has a position (a missing key points at its parent).
@@ -53,16 +86,16 @@ const SourcePos* lookup(const SourceMap* map, const std::string& pointer) {
 std::string format_text(const Diagnostic& d, std::string_view source, const SourceMap* map) {
   std::string out;
   out += name(d.severity);
-  out += "[" + d.rule + "]: " + d.message + "\n";
+  out += "[" + printable(d.rule) + "]: " + printable(d.message) + "\n";
   out += "  --> ";
-  out += source;
+  out += printable(source);
   if (d.line > 0)
     out += ":" + std::to_string(d.line) + ":" + std::to_string(d.column);
   else if (const SourcePos* p = lookup(map, d.pointer))
     out += ":" + std::to_string(p->line) + ":" + std::to_string(p->column);
-  out += " at " + (d.pointer.empty() ? std::string("/") : d.pointer) + "\n";
-  for (const auto& h : d.help) out += "  = help: " + h + "\n";
-  out += "  = see: ptxgen explain " + d.rule + "\n";
+  out += " at " + (d.pointer.empty() ? std::string("/") : printable(d.pointer)) + "\n";
+  for (const auto& h : d.help) out += "  = help: " + printable(h) + "\n";
+  out += "  = see: ptxgen explain " + printable(d.rule) + "\n";
   return out;
 }
 

@@ -52,8 +52,8 @@ std::optional<std::string> make_tile_layout(TileLayout& t) {
       t.sbo = static_cast<uint32_t>(atom_k * s);
     }
   }
-  const int64_t total = mn_bytes * t.k;
-  if (total >= (int64_t{1} << 18) || t.lbo >= (1u << 18) || t.sbo >= (1u << 18))
+  const int64_t total = tile_bytes(t.mn, t.k, t.bits);
+  if (total >= kSmemDescRange || t.lbo >= kSmemDescRange || t.sbo >= kSmemDescRange)
     return "the tile does not fit the 18-bit shared-memory address space of a descriptor";
   t.bytes = static_cast<uint32_t>(total);
   return std::nullopt;

@@ -88,17 +88,6 @@ Plan make_plan(const spec::Spec& s) {
   return p;
 }
 
-std::array<int64_t, 3> grid(const Plan& p, int64_t m, int64_t n) {
-  // blockIdx.x walks N tiles (two CTAs per tile for a CTA pair), blockIdx.y walks M tiles; both
-  // rounded up to whole clusters. CTAs past the problem run with zero-filled loads and store nothing.
-  const auto& g = *p.spec.gemm;
-  const int64_t cta = p.shapes.cta_group;
-  auto up = [](int64_t v, int64_t a) { return (v + a - 1) / a * a; };
-  const int64_t nt = std::max<int64_t>(1, (n + g.tile.n - 1) / g.tile.n);
-  const int64_t mt = std::max<int64_t>(1, (m + g.tile.m - 1) / g.tile.m);
-  return {up(nt * cta, p.kernel.cluster[0]), up(mt, p.kernel.cluster[1]), up(1, p.kernel.cluster[2])};
-}
-
 uint64_t encoded(const isa::SmemDesc& d) {
   auto v = isa::encode(d);
   if (!v) throw std::logic_error("shared-memory descriptor does not encode");

@@ -197,6 +197,8 @@ void check_layout_atom(const Context& c, Diagnostics& d) {
     if (o.op.major == Major::mn && sub_byte(o.op.dtype)) continue;  // MMA-MAJOR
     if (o.swizzle == isa::Swizzle::b128_base32b && !(o.op.dtype == DType::tf32 && o.op.major == Major::mn))
       continue;  // MMA-SWIZZLE-ATOMICITY
+    if (isa::tile_bytes(o.rows_per_cta, g->tile.k, smem_bits(c, o.op.dtype)) >= isa::kSmemDescRange)
+      continue;  // SMEM-DESC-RANGE
     isa::TileLayout t{o.op.major, o.swizzle, smem_bits(c, o.op.dtype), static_cast<int>(o.rows_per_cta),
                       static_cast<int>(g->tile.k)};
     std::optional<std::string> why = isa::make_tile_layout(t);

@@ -44,5 +44,8 @@ void check_wgmma_n(const Context&, Diagnostics&);
 void check_wgmma_k(const Context&, Diagnostics&);
 void check_wgmma_swizzle(const Context&, Diagnostics&);
 void check_wgmma_registers(const Context&, Diagnostics&);
+// Limits of this build and of the hardware's address arithmetic (src/rules/check_limits.cpp).
+void check_smem_desc_range(const Context&, Diagnostics&);
+void check_launch_grid(const Context&, Diagnostics&);
 
 }  // namespace ptxgen::rules

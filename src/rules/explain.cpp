@@ -54,7 +54,9 @@ std::string explain(const Rule& r) {
   out += "How to fix it\n";
   for (auto f : r.fixes) out += wrap(std::string("- ") + std::string(f), 96, "  ");
   out += "\nExample\n";
-  if (r.bad_is_document) {
+  if (r.make_bad) {
+    out += "  fails (a document built by the test suite):\n    " + std::string(r.bad) + "\n";
+  } else if (r.bad_is_document) {
     out += "  fails (the whole document):\n" + indent_lines(std::string(r.bad), "    ");
   } else {
     out += "  fails (changes to the example spec of `ptxgen explain --base`):\n    " + std::string(r.bad) + "\n";
@@ -81,7 +83,8 @@ std::string rules_markdown() {
     out += "*When it happens.* " + std::string(r.when) + "\n\n";
     out += "*Fixes.*\n";
     for (auto f : r.fixes) out += "- " + std::string(f) + "\n";
-    out += "\n*Fails:* `" + std::string(r.bad_is_document ? "(document) " : "") + std::string(r.bad) + "`  \n";
+    out += "\n*Fails:* `" + std::string(r.make_bad ? "(built) " : r.bad_is_document ? "(document) " : "") +
+           std::string(r.bad) + "`  \n";
     out += "*Passes:* `" + std::string(r.good) + "`\n";
   }
   return out;

@@ -9,6 +9,57 @@ namespace ptxgen::rules {
 
 namespace {
 
+constexpr std::string_view kExampleBase = R"({
+  "ptxgen": 1,
+  "name": "example",
+  "target": "sm_100a",
+  "gemm": {
+    "m": 4096, "n": 4096, "k": 4096,
+    "a": {"dtype": "bf16", "major": "k"},
+    "b": {"dtype": "bf16", "major": "k"},
+    "d": {"dtype": "bf16"},
+    "accumulator": "f32",
+    "tile": {"m": 128, "n": 256, "k": 64},
+    "stages": 4,
+    "swizzle": {"a": 128, "b": 128}
+  }
+})";
+
+std::string patched(std::string_view patch) {
+  nlohmann::ordered_json base = nlohmann::ordered_json::parse(kExampleBase);
+  base.merge_patch(nlohmann::ordered_json::parse(patch));
+  return base.dump(2);
+}
+
+// The example spec with the text `from` replaced by `to` (for documents a merge patch cannot
+// write: over-long literals, or too large to spell out in the table).
+std::string replaced(std::string_view from, const std::string& to) {
+  std::string s(kExampleBase);
+  s.replace(s.find(from), from.size(), to);
+  return s;
+}
+
+// Failing examples of the input limits (spec::Limits), built at their limit + 1.
+std::string oversized_document() {
+  std::string s(kExampleBase);
+  s.append(spec::Limits{}.max_bytes + 1 - s.size(), ' ');
+  return s;
+}
+std::string long_array_document() {
+  std::string a = "[1";
+  for (size_t i = 1; i <= spec::Limits{}.max_array; ++i) a += ", 1";
+  return replaced(R"("swizzle": {"a": 128, "b": 128})", R"("swizzle": {"a": 128, "b": 128}, "cluster": )" + a + "]");
+}
+std::string wide_object_document() {
+  std::string members = R"("m": 128, "n": 256, "k": 64)";
+  for (size_t i = 3; i <= spec::Limits{}.max_members; ++i) members += ", \"x" + std::to_string(i) + "\": 0";
+  return replaced(R"("m": 128, "n": 256, "k": 64)", members);
+}
+std::string long_string_document() {
+  return replaced(R"("name": "example")", "\"name\": \"" + std::string(spec::Limits{}.max_string + 1, 'x') + "\"");
+}
+std::string long_number_document() { return replaced(R"("m": 4096)", "\"m\": 1" + std::string(64, '0')); }
+
 // clang-format off
 const std::vector<Rule> kTable = {
 // ---- The spec document itself (enforced by the parser) ------------------------------------------
@@ -17,11 +68,36 @@ const std::vector<Rule> kTable = {
  "Hand-edited specs (trailing commas, comments, single quotes) and truncated files written by another program.",
  {"fix the text at the line and column given; JSON has no comments and no trailing commas"},
  R"({"ptxgen": 1, "name": "x",)", "", true, "{}"},
-{"SPEC-LIMIT", "the spec exceeds an input limit", "(input format)",
- "ptxgen reads at most 1 MiB, 32 levels of nesting, 4096 elements per array, 256 members per object and 256 bytes per string. Beyond these the input is refused before it is processed.",
- "Generated specs gone wrong (runaway nesting, unbounded arrays) or a wrong file passed as the spec.",
+{"SPEC-LIMIT-SIZE", "the spec is larger than 1 MiB", "(input format)",
+ "ptxgen reads at most 1 MiB (1048576 bytes) of spec. Larger input is refused before it is parsed, so time and memory stay bounded whatever another program writes.",
+ "A wrong file passed as the spec (a binary, a log, /dev/zero), or a generator gone wrong.",
  {"check that the right file is passed", "split very large programs into several specs"},
+ "the example spec padded with spaces to 1 MiB + 1 byte", "", true, "{}", nullptr, oversized_document},
+{"SPEC-LIMIT-DEPTH", "objects and arrays nested deeper than 32 levels", "(input format)",
+ "ptxgen reads at most 32 levels of nested objects and arrays (a spec needs 4). Deeper input is refused where the 33rd level opens, before it is read, so the reader's recursion is bounded.",
+ "Runaway nesting from a generator, or a wrong file passed as the spec.",
+ {"check that the right file is passed", "flatten the structure that nests"},
  "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0", true, "{}"},
+{"SPEC-LIMIT-ARRAY", "an array has more than 4096 elements", "(input format)",
+ "ptxgen reads at most 4096 elements per array; it stops at the 4097th.",
+ "Unbounded lists from a generator, or data pasted into a spec.",
+ {"check that the right file is passed", "split very large programs into several specs"},
+ "the example spec with \"cluster\": [1, 1, ... 4097 elements]", "/gemm/cluster", true, "{}", nullptr, long_array_document},
+{"SPEC-LIMIT-MEMBERS", "an object has more than 256 members", "(input format)",
+ "ptxgen reads at most 256 members per object (the gemm template has 12); it stops at the 257th.",
+ "Generated specs that put data into keys, or a wrong file passed as the spec.",
+ {"check that the right file is passed", "remove the members docs/spec.md does not define"},
+ "the example spec with 254 more members in \"tile\"", "/gemm/tile", true, "{}", nullptr, wide_object_document},
+{"SPEC-LIMIT-STRING", "a string or member name longer than 256 bytes", "(input format)",
+ "ptxgen reads strings and member names of at most 256 bytes (UTF-8); no name, dtype or target is longer.",
+ "Data or file contents pasted into a string, or a wrong file passed as the spec.",
+ {"shorten the string; names are at most 64 characters (SPEC-NAME-LENGTH)"},
+ "the example spec with a 257-byte \"name\"", "/name", true, "{}", nullptr, long_string_document},
+{"SPEC-LIMIT-NUMBER", "a number literal longer than 64 characters", "(input format)",
+ "ptxgen converts number literals of at most 64 characters; no integer or float a spec needs is longer, and long digit strings are refused before any conversion.",
+ "Numbers printed with excessive precision, or digits from another file.",
+ {"write the integer in decimal without padding"},
+ "the example spec with \"m\": 1 followed by 64 zeros", "/gemm/m", true, "{}", nullptr, long_number_document},
 {"SPEC-DUPLICATE-KEY", "a member name appears twice in one object", "(input format)",
  "JSON parsers disagree on which of two equal keys wins; ptxgen refuses the ambiguity instead of silently taking one.",
  "Merged or templated specs where a field was added twice.",
@@ -67,6 +143,11 @@ const std::vector<Rule> kTable = {
  "Names with dashes, dots or a leading digit.",
  {"use letters, digits and underscores, starting with a letter or underscore"},
  R"({"name": "9lives"})", "/name", false, "{}"},
+{"SPEC-NAME-LENGTH", "the name is longer than 64 characters", "(docs/spec.md); PTX ISA 9.1 §4.4 (identifiers)",
+ "The name becomes the .entry name and the default output file name (NAME.ptx, NAME.cubin); ptxgen keeps it to 64 characters so that both stay portable.",
+ "Names built by concatenating every parameter of a kernel.",
+ {"shorten the name to at most 64 characters; the plan and the PTX header record the parameters"},
+ R"({"name": "gemm_bf16_128x256x64_sm100a_four_stage_pipeline_with_tma_multica5"})", "/name", false, R"({"name": "gemm_bf16_128x256x64"})"},
 {"SPEC-TEMPLATE", "a spec needs exactly one of gemm or program", "(docs/spec.md)",
  "A spec describes one kernel, either with the gemm template or at the program level.",
  "An empty spec, or both levels written into one file.",
@@ -78,12 +159,12 @@ const std::vector<Rule> kTable = {
  "Tensor memory exists on the sm_100a family only. On sm_90a the wgmma A operand comes from shared memory or registers.",
  "Porting a Blackwell spec to Hopper.",
  {"use \"a_source\": \"smem\" or \"registers\" on sm_90a", "or target sm_100a"},
- R"({"target": "sm_90a", "gemm": {"a_source": "tmem"}})", "/gemm/a_source", false, R"({"target": "sm_90a"})", check_target_a_tmem},
+ R"({"target": "sm_90a", "gemm": {"a_source": "tmem"}})", "/gemm/a_source", false, R"({"gemm": {"a_source": "tmem"}})", check_target_a_tmem},
 {"TARGET-CTA-PAIR", "cta_group 2 needs a tcgen05 target", "PTX ISA 9.1 §9.7.16.5.1 (CTA pair)",
  "A CTA pair issuing one MMA over both CTAs' tensor memory is a tcgen05 feature; sm_90a has none.",
  "Porting a Blackwell 2-CTA spec to Hopper.",
  {"use \"cta_group\": 1 on sm_90a"},
- R"({"target": "sm_90a", "gemm": {"cta_group": 2, "tile": {"m": 256}}})", "/gemm/cta_group", false, R"({"target": "sm_90a"})", check_target_cta_pair},
+ R"({"target": "sm_90a", "gemm": {"cta_group": 2, "tile": {"m": 256}}})", "/gemm/cta_group", false, R"({"gemm": {"cta_group": 2, "tile": {"m": 256}, "cluster": [2, 1, 1]}})", check_target_cta_pair},
 {"TARGET-A-REGISTERS", "tcgen05.mma does not read A from registers", "PTX ISA 9.1 §9.7.16.10 (A in tensor or shared memory)",
  "tcgen05.mma takes A from shared memory (a descriptor) or tensor memory ([a-tmem]); registers feed only wgmma (sm_90a).",
  "Porting a Hopper register-A spec to Blackwell.",
@@ -95,6 +176,7 @@ const std::vector<Rule> kTable = {
  {"target sm_100a or sm_110a", "or use 8-bit floats with .kind::f8f6f4"},
  R"({"target": "sm_100f", "gemm": {"a": {"dtype": "s8"}, "b": {"dtype": "s8"}, "accumulator": "s32", "d": {"dtype": "s32"}, "tile": {"k": 128}}})", "/target", false,
  R"({"gemm": {"a": {"dtype": "s8"}, "b": {"dtype": "s8"}, "accumulator": "s32", "d": {"dtype": "s32"}, "tile": {"k": 128}}})", check_target_kind_i8},
+
 
 // ---- MMA types ----------------------------------------------------------------------------------
 {"MMA-KIND", "A and B types form no MMA kind", "PTX ISA 9.1 §9.7.16.2.1 Table 39; §9.7.16.4.2 Table 42",
@@ -216,6 +298,16 @@ const std::vector<Rule> kTable = {
  "Sub-matrices of tightly packed odd-sized tensors (ld = 1001 bf16 elements).",
  {"pad the leading dimension to a multiple of 16 bytes and keep the logical size; TMA zero-fills the edge", "or leave ld out"},
  R"({"gemm": {"k": 1001, "a": {"ld": 1001}}})", "/gemm/a/ld", false, R"({"gemm": {"k": 1001, "a": {"ld": 1008}}})", check_tma_stride},
+{"SMEM-DESC-RANGE", "an operand tile is beyond a matrix descriptor's 18-bit address range", "PTX ISA 9.1 §9.7.16.4.1 Table 40 (14-bit fields of matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4)",
+ "A shared-memory descriptor addresses bytes 0 .. 2^18-1 (its start, LBO and SBO are 14-bit fields in 16-byte units). One stage of an operand tile of 256 KiB or more cannot be described; it is also more shared memory than any CTA has.",
+ "Very deep tile.k with large tile.m or tile.n (1024 x 1024 bf16 is 2 MiB).",
+ {"reduce tile.k (each stage holds tile.k columns of A and B)", "or reduce tile.m / tile.n"},
+ R"({"gemm": {"tile": {"m": 1024, "k": 1024}, "stages": 1}})", "/gemm/tile/k", false, R"({"gemm": {"tile": {"k": 256}, "stages": 1}})", check_smem_desc_range},
+{"LAUNCH-GRID", "the launch grid exceeds the grid dimensions of the target", "PTX ISA 9.1 §10.7 (%nctaid: x up to 2^31-1, y and z up to 65535 on sm_9x and sm_10x); §10.15 (%cluster_nctaid)",
+ "The kernel runs one CTA per output tile (cta_group CTAs per tile along M): x = tiles along N times cta_group, y = tiles along M, z = the cluster's z, each rounded up to whole clusters. x may reach 2^31-1; y and z at most 65535, so M may span at most 65535 tiles.",
+ "Very tall problems (M of tens of millions) with short tiles.",
+ {"use a taller tile.m", "or split the problem along M into several launches"},
+ R"({"gemm": {"m": 2147483392}})", "/gemm/m", false, R"({"gemm": {"m": 8388480}})", check_launch_grid},
 {"TMEM-BUDGET", "the plan needs more tensor memory than a CTA has", "PTX ISA 9.1 §9.7.16.1 (512 columns x 128 lanes); §9.7.16.7.1 (tcgen05.alloc)",
  "Accumulators take one 32-bit column per N element per M group (half of N per CTA for M=128 pairs); A in tensor memory takes tile.k x bits / 32 columns per M group. The allocation is a power of two of at least 32 and at most 512 columns.",
  "Large tiles (256 x 512), or A in tensor memory beside a wide accumulator.",
@@ -229,27 +321,7 @@ const std::vector<Rule> kTable = {
 };
 // clang-format on
 
-constexpr std::string_view kExampleBase = R"({
-  "ptxgen": 1,
-  "name": "example",
-  "target": "sm_100a",
-  "gemm": {
-    "m": 4096, "n": 4096, "k": 4096,
-    "a": {"dtype": "bf16", "major": "k"},
-    "b": {"dtype": "bf16", "major": "k"},
-    "d": {"dtype": "bf16"},
-    "accumulator": "f32",
-    "tile": {"m": 128, "n": 256, "k": 64},
-    "stages": 4,
-    "swizzle": {"a": 128, "b": 128}
-  }
-})";
 
-std::string patched(std::string_view patch) {
-  nlohmann::ordered_json base = nlohmann::ordered_json::parse(kExampleBase);
-  base.merge_patch(nlohmann::ordered_json::parse(patch));
-  return base.dump(2);
-}
 
 }  // namespace
 
@@ -263,7 +335,10 @@ const Rule* find(std::string_view id) {
 
 std::string_view example_base() { return kExampleBase; }
 
-std::string bad_document(const Rule& r) { return r.bad_is_document ? std::string(r.bad) : patched(r.bad); }
+std::string bad_document(const Rule& r) {
+  if (r.make_bad) return r.make_bad();
+  return r.bad_is_document ? std::string(r.bad) : patched(r.bad);
+}
 std::string good_document(const Rule& r) { return patched(r.good); }
 
 void check(const spec::Spec& s, Diagnostics& diags) {

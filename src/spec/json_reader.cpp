@@ -17,6 +17,16 @@ namespace ptxgen::spec {
 
 namespace {
 
+// Source positions are kept per JSON pointer for diagnostics. A pointer is up to 32 levels of
+// 256-byte keys, so keeping one for every value of a 1 MiB document would cost gigabytes (a fuzzed
+// spec once took 12 s and 4 GB). The table is bounded instead: past these budgets a value is not
+// recorded and its diagnostics point at the nearest recorded enclosing value. Real specs hold a
+// few hundred values and stay far below both.
+constexpr size_t kMaxPositions = 65536;
+constexpr size_t kMaxPositionBytes = size_t{4} << 20;
+// Longer number literals are refused before conversion: no integer or double needs more digits.
+constexpr size_t kMaxNumber = 64;
+
 class Reader {
  public:
   Reader(std::string_view text, const Limits& limits, Diagnostics& diags)
@@ -28,10 +38,10 @@ class Reader {
 
   std::optional<nlohmann::json> document() {
     skip_ws();
-    auto v = value("", 0);
+    auto v = value(0);
     if (!v) return std::nullopt;
     skip_ws();
-    if (i_ != s_.size()) return fail("SPEC-JSON", "", "unexpected text after the JSON document");
+    if (i_ != s_.size()) return fail("SPEC-JSON", "unexpected text after the JSON document");
     return v;
   }
 
@@ -44,6 +54,36 @@ class Reader {
   Diagnostics& diags_;
 
   std::vector<size_t> line_starts_;
+  // The JSON pointer of the value being read: one buffer, extended and cut back on the way down
+  // and up, so reading costs time linear in the input whatever the depth and key lengths.
+  std::string path_;
+  size_t position_bytes_ = 0;
+
+  // Extends path_ by one segment for the lifetime of the guard.
+  struct Descend {
+    std::string& path;
+    size_t old;
+    Descend(std::string& p, std::string_view key) : path(p), old(p.size()) {
+      path += '/';
+      for (char c : key) {  // RFC 6901 escapes, as ptr_join writes them
+        if (c == '~') path += "~0";
+        else if (c == '/') path += "~1";
+        else path += c;
+      }
+    }
+    Descend(std::string& p, size_t index) : path(p), old(p.size()) {
+      path += '/';
+      path += std::to_string(index);
+    }
+    ~Descend() { path.resize(old); }
+    Descend(const Descend&) = delete;
+    Descend& operator=(const Descend&) = delete;
+  };
+
+  void record(size_t at) {
+    if (positions.size() >= kMaxPositions || position_bytes_ + path_.size() > kMaxPositionBytes) return;
+    if (positions.emplace(path_, pos_at(at)).second) position_bytes_ += path_.size();
+  }
 
   SourcePos pos_at(size_t at) const {
     auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), at);
@@ -51,9 +91,9 @@ class Reader {
     return {static_cast<int>(line), static_cast<int>(at - line_starts_[line - 1] + 1)};
   }
 
-  std::nullopt_t fail(const char* rule, const std::string& ptr, const std::string& what) {
+  std::nullopt_t fail(const char* rule, const std::string& what) {
     const SourcePos p = pos_at(i_);
-    Diagnostic& d = diags_.error(rule, ptr, what);
+    Diagnostic& d = diags_.error(rule, path_, what);
     d.line = p.line;
     d.column = p.column;
     return std::nullopt;
@@ -72,26 +112,25 @@ class Reader {
     return false;
   }
 
-  std::optional<nlohmann::json> value(const std::string& ptr, int depth) {
-    if (i_ >= s_.size()) return fail("SPEC-JSON", ptr, "unexpected end of input, expected a value");
-    if (!positions.count(ptr)) positions[ptr] = pos_at(i_);
+  std::optional<nlohmann::json> value(int depth) {
+    if (i_ >= s_.size()) return fail("SPEC-JSON", "unexpected end of input, expected a value");
+    record(i_);  // a member's key position, recorded first, wins
     const char c = s_[i_];
     if (c == '{' || c == '[') {
       if (depth + 1 > lim_.max_depth)
-        return fail("SPEC-LIMIT", ptr,
-                    "nesting deeper than " + std::to_string(lim_.max_depth) + " levels");
-      return c == '{' ? object(ptr, depth + 1) : array(ptr, depth + 1);
+        return fail("SPEC-LIMIT-DEPTH", "nesting deeper than " + std::to_string(lim_.max_depth) + " levels");
+      return c == '{' ? object(depth + 1) : array(depth + 1);
     }
     if (c == '"') {
-      auto str = string(ptr);
+      auto str = string();
       if (!str) return std::nullopt;
       return nlohmann::json(std::move(*str));
     }
-    if (c == '-' || (c >= '0' && c <= '9')) return number(ptr);
+    if (c == '-' || (c >= '0' && c <= '9')) return number();
     if (literal("true")) return nlohmann::json(true);
     if (literal("false")) return nlohmann::json(false);
     if (literal("null")) return nlohmann::json(nullptr);
-    return fail("SPEC-JSON", ptr, std::string("unexpected character '") + printable(c) + "'");
+    return fail("SPEC-JSON", std::string("unexpected character '") + printable(c) + "'");
   }
 
   static std::string printable(char c) {
@@ -102,7 +141,7 @@ class Reader {
     return buf;
   }
 
-  std::optional<nlohmann::json> object(const std::string& ptr, int depth) {
+  std::optional<nlohmann::json> object(int depth) {
     ++i_;  // '{'
     nlohmann::json obj = nlohmann::json::object();
     std::set<std::string> seen;
@@ -113,23 +152,25 @@ class Reader {
     }
     for (;;) {
       skip_ws();
-      if (i_ >= s_.size() || s_[i_] != '"') return fail("SPEC-JSON", ptr, "expected a member name in double quotes");
+      if (i_ >= s_.size() || s_[i_] != '"') return fail("SPEC-JSON", "expected a member name in double quotes");
       const size_t key_at = i_;
-      auto key = string(ptr);
+      auto key = string();
       if (!key) return std::nullopt;
-      const std::string child = ptr_join(ptr, *key);
-      if (!seen.insert(*key).second) {
+      if (seen.count(*key)) {
         i_ = key_at;
-        return fail("SPEC-DUPLICATE-KEY", child, "member \"" + *key + "\" appears twice");
+        Descend member(path_, *key);
+        return fail("SPEC-DUPLICATE-KEY", "member \"" + *key + "\" appears twice");
       }
-      if (seen.size() > lim_.max_members)
-        return fail("SPEC-LIMIT", ptr, "more than " + std::to_string(lim_.max_members) + " members");
-      positions[child] = pos_at(key_at);
+      if (seen.size() >= lim_.max_members)
+        return fail("SPEC-LIMIT-MEMBERS", "more than " + std::to_string(lim_.max_members) + " members");
+      seen.insert(*key);
+      Descend member(path_, *key);
+      record(key_at);
       skip_ws();
-      if (i_ >= s_.size() || s_[i_] != ':') return fail("SPEC-JSON", child, "expected ':' after the member name");
+      if (i_ >= s_.size() || s_[i_] != ':') return fail("SPEC-JSON", "expected ':' after the member name");
       ++i_;
       skip_ws();
-      auto v = value(child, depth);
+      auto v = value(depth);
       if (!v) return std::nullopt;
       obj[*key] = std::move(*v);
       skip_ws();
@@ -141,11 +182,12 @@ class Reader {
         ++i_;
         return obj;
       }
-      return fail("SPEC-JSON", ptr, "expected ',' or '}' in object");
+      path_.resize(member.old);  // the error is the object's, not the member's
+      return fail("SPEC-JSON", "expected ',' or '}' in object");
     }
   }
 
-  std::optional<nlohmann::json> array(const std::string& ptr, int depth) {
+  std::optional<nlohmann::json> array(int depth) {
     ++i_;  // '['
     nlohmann::json arr = nlohmann::json::array();
     skip_ws();
@@ -155,11 +197,14 @@ class Reader {
     }
     for (size_t n = 0;; ++n) {
       if (n >= lim_.max_array)
-        return fail("SPEC-LIMIT", ptr, "more than " + std::to_string(lim_.max_array) + " elements");
+        return fail("SPEC-LIMIT-ARRAY", "more than " + std::to_string(lim_.max_array) + " elements");
       skip_ws();
-      auto v = value(ptr_join(ptr, n), depth);
-      if (!v) return std::nullopt;
-      arr.push_back(std::move(*v));
+      {
+        Descend element(path_, n);
+        auto v = value(depth);
+        if (!v) return std::nullopt;
+        arr.push_back(std::move(*v));
+      }
       skip_ws();
       if (i_ < s_.size() && s_[i_] == ',') {
         ++i_;
@@ -169,7 +214,7 @@ class Reader {
         ++i_;
         return arr;
       }
-      return fail("SPEC-JSON", ptr, "expected ',' or ']' in array");
+      return fail("SPEC-JSON", "expected ',' or ']' in array");
     }
   }
 
@@ -230,20 +275,20 @@ class Reader {
     return 0;
   }
 
-  std::optional<std::string> string(const std::string& ptr) {
+  std::optional<std::string> string() {
     ++i_;  // opening quote
     std::string out;
     for (;;) {
-      if (i_ >= s_.size()) return fail("SPEC-JSON", ptr, "unterminated string");
+      if (i_ >= s_.size()) return fail("SPEC-JSON", "unterminated string");
       if (out.size() > lim_.max_string)
-        return fail("SPEC-LIMIT", ptr, "string longer than " + std::to_string(lim_.max_string) + " bytes");
+        return fail("SPEC-LIMIT-STRING", "string longer than " + std::to_string(lim_.max_string) + " bytes");
       const char c = s_[i_];
       const auto u = static_cast<unsigned char>(c);
       if (c == '"') {
         ++i_;
         return out;
       }
-      if (u < 0x20) return fail("SPEC-JSON", ptr, "control character in string");
+      if (u < 0x20) return fail("SPEC-JSON", "control character in string");
       if (c != '\\') {
         if (u < 0x80) {
           out += c;
@@ -251,13 +296,13 @@ class Reader {
           continue;
         }
         const size_t n = utf8_len();
-        if (n == 0) return fail("SPEC-JSON", ptr, "invalid UTF-8 in string");
+        if (n == 0) return fail("SPEC-JSON", "invalid UTF-8 in string");
         out.append(s_.substr(i_, n));
         i_ += n;
         continue;
       }
       ++i_;
-      if (i_ >= s_.size()) return fail("SPEC-JSON", ptr, "unterminated escape");
+      if (i_ >= s_.size()) return fail("SPEC-JSON", "unterminated escape");
       const char e = s_[i_++];
       switch (e) {
         case '"': out += '"'; break;
@@ -270,29 +315,29 @@ class Reader {
         case 't': out += '\t'; break;
         case 'u': {
           auto cp = hex4();
-          if (!cp) return fail("SPEC-JSON", ptr, "bad \\u escape");
+          if (!cp) return fail("SPEC-JSON", "bad \\u escape");
           if (*cp >= 0xD800 && *cp <= 0xDBFF) {
-            if (!literal("\\u")) return fail("SPEC-JSON", ptr, "unpaired surrogate in \\u escape");
+            if (!literal("\\u")) return fail("SPEC-JSON", "unpaired surrogate in \\u escape");
             auto lo = hex4();
-            if (!lo || *lo < 0xDC00 || *lo > 0xDFFF) return fail("SPEC-JSON", ptr, "unpaired surrogate in \\u escape");
+            if (!lo || *lo < 0xDC00 || *lo > 0xDFFF) return fail("SPEC-JSON", "unpaired surrogate in \\u escape");
             *cp = 0x10000 + ((*cp - 0xD800) << 10) + (*lo - 0xDC00);
           } else if (*cp >= 0xDC00 && *cp <= 0xDFFF) {
-            return fail("SPEC-JSON", ptr, "unpaired surrogate in \\u escape");
+            return fail("SPEC-JSON", "unpaired surrogate in \\u escape");
           }
           put_utf8(out, *cp);
           break;
         }
-        default: return fail("SPEC-JSON", ptr, "unknown escape in string");
+        default: return fail("SPEC-JSON", "unknown escape in string");
       }
     }
   }
 
-  std::optional<nlohmann::json> number(const std::string& ptr) {
+  std::optional<nlohmann::json> number() {
     const size_t start = i_;
     bool is_int = true;
     if (s_[i_] == '-') ++i_;
     if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_])))
-      return fail("SPEC-JSON", ptr, "malformed number");
+      return fail("SPEC-JSON", "malformed number");
     if (s_[i_] == '0') {
       ++i_;
     } else {
@@ -302,7 +347,7 @@ class Reader {
       is_int = false;
       ++i_;
       if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_])))
-        return fail("SPEC-JSON", ptr, "malformed number");
+        return fail("SPEC-JSON", "malformed number");
       while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
     }
     if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
@@ -310,10 +355,13 @@ class Reader {
       ++i_;
       if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
       if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_])))
-        return fail("SPEC-JSON", ptr, "malformed number");
+        return fail("SPEC-JSON", "malformed number");
       while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
     }
-    if (i_ - start > 64) return fail("SPEC-LIMIT", ptr, "number literal longer than 64 characters");
+    if (i_ - start > kMaxNumber) {
+      i_ = start;
+      return fail("SPEC-LIMIT-NUMBER", "number literal longer than " + std::to_string(kMaxNumber) + " characters");
+    }
     const char* b = s_.data() + start;
     const char* e = s_.data() + i_;
     if (is_int) {
@@ -328,7 +376,7 @@ class Reader {
     // as "not an integer" or "out of range". from_chars is locale-independent.
     double d = 0;
     auto rd = std::from_chars(b, e, d);
-    if (rd.ptr != e) return fail("SPEC-JSON", ptr, "malformed number");
+    if (rd.ptr != e) return fail("SPEC-JSON", "malformed number");
     if (rd.ec == std::errc::result_out_of_range) d = (*b == '-') ? -1e308 : 1e308;
     return nlohmann::json(d);
   }
@@ -339,9 +387,9 @@ class Reader {
 JsonRead read_json(std::string_view text, const Limits& limits, Diagnostics& diags) {
   JsonRead r;
   if (text.size() > limits.max_bytes) {
-    diags.error("SPEC-LIMIT", "",
-                "the spec is " + std::to_string(text.size()) + " bytes; at most " +
-                    std::to_string(limits.max_bytes) + " are read");
+    diags.error("SPEC-LIMIT-SIZE", "",
+                "the spec is larger than " + std::to_string(limits.max_bytes) + " bytes (" +
+                    std::to_string(text.size()) + " or more)");
     return r;
   }
   Reader rd(text, limits, diags);

@@ -329,6 +329,9 @@ std::optional<Gemm> parse_gemm(const json& o, Diagnostics& d) {
   return g;
 }
 
+// The name becomes the .entry name and the default file names NAME.ptx / NAME.cubin.
+constexpr size_t kMaxName = 64;
+
 bool valid_name(const std::string& s) {
   if (s.empty() || s.size() > 64) return false;
   auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
@@ -359,7 +362,12 @@ ParseResult parse(std::string_view text, Diagnostics& d, const Limits& limits) {
           .help.push_back("write \"ptxgen\": 1 and follow docs/spec.md");
   }
   if (auto n = r.string("name", true)) {
-    if (!valid_name(*n))
+    if (n->size() > kMaxName)
+      d.error("SPEC-NAME-LENGTH", "/name",
+              "the name is " + std::to_string(n->size()) + " bytes long; at most " + std::to_string(kMaxName) +
+                  " are allowed")
+          .help.push_back("shorten the name; the plan and the PTX header record the kernel's parameters");
+    else if (!valid_name(*n))
       d.error("SPEC-NAME", "/name",
               "name " + quote(*n) + " is not a PTX entry name: [A-Za-z_][A-Za-z0-9_]*, at most 64 characters");
     s.name = *n;

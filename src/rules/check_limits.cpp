@@ -1,0 +1,66 @@
+// Checks for the limits of this build and of the hardware's address arithmetic: every number the
+// planner and the launch compute from a spec that passes these fits the field it goes into.
+//
+// The planner's other sums are bounded by the parser's ranges (tile extents <= 1024, stages <= 32,
+// cluster extents <= 16) and by the budget rules: TMEM-BUDGET keeps tensor-memory columns below 512
+// (the 16-bit column field of a TMEM address), SMEM-BUDGET keeps one CTA's shared memory below
+// 227 KB, hence every descriptor start address below 2^18 and every stage's expect-tx byte count
+// (at most two CTAs' stages for a pair) below the mbarrier tx-count limit of 2^20 - 1 (PTX ISA 9.1
+// §9.7.13.15.2). tests/limits_test.cpp sweeps the extremes to hold this to account.
+#include <string>
+#include <tuple>
+
+#include "context.hpp"
+#include "ptxgen/plan.hpp"
+
+namespace ptxgen::rules {
+
+namespace {
+std::string num(int64_t v) { return std::to_string(v); }
+
+// %nctaid (PTX ISA 9.1 §10.7) on sm_9x and sm_10x.
+constexpr int64_t kGridMaxX = (int64_t{1} << 31) - 1;
+constexpr int64_t kGridMaxYZ = 65535;
+}  // namespace
+
+void check_smem_desc_range(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g) return;
+  std::string over;
+  for (const auto& [name, op, rows] : {std::tuple{"A", g->a, g->tile.m / g->cta_group},
+                                       std::tuple{"B", g->b, g->tile.n / g->cta_group}}) {
+    const int bits = c.kind ? isa::smem_bits(*c.kind, op.dtype) : isa::value_bits(op.dtype);
+    const int64_t bytes = isa::tile_bytes(rows, g->tile.k, bits);
+    if (bytes < isa::kSmemDescRange) continue;
+    over += std::string(over.empty() ? "" : "; ") + name + " (" + num(rows) + " x " + num(g->tile.k) + " " +
+            std::string(isa::name(op.dtype)) + " per CTA) takes " + num(bytes) + " bytes";
+  }
+  if (over.empty()) return;
+  d.error("SMEM-DESC-RANGE", "/gemm/tile/k",
+          over + " per stage; a shared-memory matrix descriptor addresses at most " + num(isa::kSmemDescRange) +
+              " bytes (18 bits)")
+      .help = {"reduce tile.k (each stage holds tile.k columns of A and B)", "or reduce tile.m / tile.n"};
+}
+
+void check_launch_grid(const Context& c, Diagnostics& d) {
+  if (!c.gemm) return;
+  const spec::Gemm& g = *c.gemm;
+  const plan::Grid grid = plan::grid(g);
+  if (grid.x > kGridMaxX)
+    d.error("LAUNCH-GRID", "/gemm/n",
+            "the grid needs " + num(grid.x) + " CTAs along N (x); at most " + num(kGridMaxX) + " are launched")
+        .help = {"use a wider tile.n"};
+  if (grid.y > kGridMaxYZ) {
+    auto& diag = d.error("LAUNCH-GRID", "/gemm/m",
+                         "the grid needs " + num(grid.y) + " CTAs along M (y): " + num(g.m) + " / tile.m " +
+                             num(g.tile.m) + " rounded up to whole clusters; at most " + num(kGridMaxYZ) +
+                             " are launched along y");
+    const int64_t min_tile_m = (g.m + kGridMaxYZ - 1) / kGridMaxYZ;
+    if (min_tile_m <= 1024) diag.help.push_back("use a tile.m of at least " + num(min_tile_m));
+    diag.help.push_back(std::string(diag.help.empty() ? "" : "or ") + "split the problem along M into launches of at most " +
+                        num(kGridMaxYZ) + " x tile.m rows");
+  }
+  // z is the cluster's z (at most 16, SPEC-INT-RANGE): always within kGridMaxYZ.
+}
+
+}  // namespace ptxgen::rules

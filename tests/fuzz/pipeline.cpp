@@ -1,0 +1,116 @@
+// Properties checked for every input (tests/fuzz/pipeline.hpp):
+//  - no stage throws; every diagnostic names a rule of the table and a JSON pointer;
+//  - printed diagnostics are single lines of printable text (specs come from other programs, and
+//    their bytes end up in terminals and CI logs);
+//  - a spec that passes the check plans and emits: the rule table, not the planner, refuses specs;
+//  - the plan stays inside the hardware: shared memory and tensor memory budgets, descriptor ranges;
+//  - PTX is ASCII and the same bytes twice; the canonical form of the spec (spec::to_json, sorted
+//    keys, defaults explicit) gives the same PTX and plan, so key order and defaults never matter.
+#include "pipeline.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <exception>
+
+#include "ptxgen/emit.hpp"
+#include "ptxgen/plan.hpp"
+#include "ptxgen/rules.hpp"
+
+namespace ptxgen::fuzz {
+
+namespace {
+
+// No C0 control but the line ends, no DEL, no C1 control (U+0080..U+009F: CSI is U+009B).
+bool printable_lines(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c != '\n' && (c < 0x20 || c == 0x7f)) return false;
+    if (c == 0xC2 && i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0x80) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> check_diagnostics(const Diagnostics& d, const rules::Checked& ck) {
+  for (const auto& x : d.list()) {
+    if (!rules::find(x.rule)) return "diagnostic with a rule not in the table: " + x.rule;
+    if (!x.pointer.empty() && x.pointer[0] != '/') return "diagnostic pointer is not a JSON pointer: " + x.pointer;
+    if (x.message.empty()) return "diagnostic " + x.rule + " without a message";
+    const std::string text = format_text(x, "spec.json", &ck.parsed.positions);
+    if (!printable_lines(text)) return "diagnostic " + x.rule + " prints control characters";
+    const std::string json = format_json(x, "spec.json", &ck.parsed.positions);
+    if (json.find('\n') != std::string::npos) return "JSON diagnostic " + x.rule + " spans lines";
+    if (!nlohmann::json::accept(json)) return "JSON diagnostic " + x.rule + " is not JSON";
+  }
+  if (ck.ok == d.has_errors()) return "Checked::ok disagrees with the diagnostics";
+  if (ck.ok && !ck.parsed.spec) return "checked ok without a spec";
+  return std::nullopt;
+}
+
+std::optional<std::string> check_plan(const plan::Plan& p) {
+  const auto& t = isa::target_info(p.spec.target);
+  const plan::Shapes& sh = p.shapes;
+  if (sh.smem.dynamic_bytes > static_cast<uint32_t>(t.smem_per_block_max))
+    return "plan exceeds the target's shared memory: " + std::to_string(sh.smem.dynamic_bytes);
+  const uint32_t cols = sh.tmem.alloc_columns;
+  if (sh.engine == plan::Engine::wgmma) {
+    if (cols != 0 || !sh.tmem.regions.empty()) return "a wgmma plan with tensor memory";
+  } else if (cols < 32 || cols > static_cast<uint32_t>(t.tmem_columns) || (cols & (cols - 1)) != 0)
+    return "tcgen05.alloc of " + std::to_string(cols) + " columns";
+  for (const auto& r : sh.tmem.regions)
+    if (r.column + r.columns > cols || r.lane + r.lanes > static_cast<uint32_t>(isa::kTmemLanes))
+      return "TMEM region " + r.what + " outside the allocation";
+  for (size_t s = 0; s < sh.smem.a_offset.size(); ++s)
+    if (sh.smem.b_offset[s] + sh.b.layout.bytes > sh.smem.barriers_offset ||
+        sh.smem.a_offset[s] + sh.a.layout.bytes > sh.smem.b_offset[s])
+      return "shared-memory stages overlap";
+  for (const auto& m : p.mmas) {
+    if (!m.a_tmem) (void)plan::encoded(m.a_desc);  // throws when a field does not fit
+    (void)plan::encoded(m.b_desc);
+  }
+  return std::nullopt;
+}
+
+struct Outputs {
+  std::string ptx, plan_json, plan_text, manifest;
+};
+
+Outputs outputs(const spec::Spec& s) {
+  const plan::Plan p = plan::make_plan(s);
+  if (auto bad = check_plan(p)) throw std::logic_error(*bad);
+  return {emit::ptx(p), plan::to_json(p), plan::to_text(p), plan::manifest(p)};
+}
+
+std::optional<std::string> run(std::string_view input) {
+  Diagnostics d;
+  const rules::Checked ck = rules::parse_and_check(input, d);
+  if (auto bad = check_diagnostics(d, ck)) return bad;
+  if (!ck.ok) return std::nullopt;
+  const spec::Spec& s = *ck.parsed.spec;
+
+  const Outputs first = outputs(s);
+  for (unsigned char c : first.ptx)
+    if (c >= 0x80 || (c < 0x20 && c != '\n' && c != '\t')) return "PTX byte outside printable ASCII";
+  if (outputs(s).ptx != first.ptx) return "PTX differs between two runs in one process";
+
+  const std::string canonical = spec::to_json(s);
+  Diagnostics d2;
+  const rules::Checked again = rules::parse_and_check(canonical, d2);
+  if (!again.ok) return "the canonical form of a valid spec does not check:\n" + canonical;
+  const Outputs second = outputs(*again.parsed.spec);
+  if (second.ptx != first.ptx || second.plan_json != first.plan_json || second.plan_text != first.plan_text ||
+      second.manifest != first.manifest)
+    return "the canonical form of the spec gives different output";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> run_pipeline(std::string_view input) {
+  try {
+    return run(input);
+  } catch (const std::exception& e) {
+    return std::string("exception: ") + e.what();
+  }
+}
+
+}  // namespace ptxgen::fuzz
