@@ -16,12 +16,16 @@ struct Read {
 };
 Read read_file(const std::string& path, size_t max_bytes = 16u << 20);
 
-// Writes `data` to `path` atomically: a temporary file in the destination directory, flushed,
-// then renamed over the destination, so readers never see half a file. "-" writes standard
-// output. Returns the error message on failure (the destination is then untouched).
+// Writes `data` to `path` atomically: a temporary file in the destination directory, then renamed
+// over the destination, so readers never see half a file. "-" writes standard output. Returns the
+// error message on failure (the destination is then untouched). There is no fsync: outputs are
+// build products a build regenerates, as compilers' are, and an fsync per file cost more than
+// generating the PTX (see tools/bench-build).
 std::optional<std::string> write_file_atomic(const std::string& path, std::string_view data);
 
-// A temporary file in `dir` that is removed unless committed (renamed to its destination).
+// A temporary file beside `destination` that is removed unless committed (renamed onto the
+// destination). It fails up front when the destination is a directory or its directory cannot
+// take a new file, so a command can reserve every output before it writes any.
 class TempFile {
  public:
   explicit TempFile(const std::string& destination);
@@ -31,6 +35,8 @@ class TempFile {
   const std::string& path() const { return path_; }
   const std::string& error() const { return error_; }
   bool ok() const { return error_.empty(); }
+  const std::string& destination() const { return dest_; }
+  std::optional<std::string> write(std::string_view data);  // replaces the temporary's contents
   std::optional<std::string> commit();  // rename to the destination
 
  private:
@@ -47,8 +53,13 @@ struct Run {
 };
 Run run(const std::vector<std::string>& argv);
 
-// ptxas: $PTXGEN_PTXAS if set (and only it), else PATH, then $CUDA_HOME/bin, then /usr/local/cuda/bin.
+// A CUDA toolkit program: $`env` if set (and only it), else PATH, then $CUDA_HOME/bin, then
+// /usr/local/cuda/bin.
+std::optional<std::string> find_cuda_tool(const std::string& program, const char* env);
+// ptxas: $PTXGEN_PTXAS, else as above.
 std::optional<std::string> find_ptxas();
+// fatbinary: $PTXGEN_FATBINARY, else the directory of `ptxas` (one toolkit), else as above.
+std::optional<std::string> find_fatbinary(const std::string& ptxas);
 // "release 13.0" from `ptxas --version`.
 struct ToolVersion {
   int major = 0, minor = 0;

@@ -77,6 +77,11 @@ Read read_file(const std::string& path, size_t max_bytes) {
 }
 
 TempFile::TempFile(const std::string& destination) : dest_(destination) {
+  struct stat st {};
+  if (::stat(destination.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    error_ = "cannot write " + destination + ": it is a directory";
+    return;
+  }
   std::string tmpl = dir_of(destination) + "/.ptxgen-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
@@ -104,6 +109,20 @@ std::optional<std::string> TempFile::commit() {
   return std::nullopt;
 }
 
+std::optional<std::string> TempFile::write(std::string_view data) {
+  if (!ok()) return error_;
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return os_error("cannot write", path_);
+  const bool written = write_all(fd, data);
+  const int saved = errno;
+  ::close(fd);
+  if (!written) {
+    errno = saved;
+    return os_error("cannot write", dest_);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> write_file_atomic(const std::string& path, std::string_view data) {
   if (path == "-") {
     std::cout.write(data.data(), static_cast<std::streamsize>(data.size()));
@@ -111,19 +130,8 @@ std::optional<std::string> write_file_atomic(const std::string& path, std::strin
     if (!std::cout) return std::string("cannot write standard output");
     return std::nullopt;
   }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "cannot write " + path + ": it is a directory";
   TempFile tmp(path);
-  if (!tmp.ok()) return tmp.error();
-  const int fd = ::open(tmp.path().c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) return os_error("cannot write", tmp.path());
-  const bool ok = write_all(fd, data) && ::fsync(fd) == 0;
-  const int saved = errno;
-  ::close(fd);
-  if (!ok) {
-    errno = saved;
-    return os_error("cannot write", path);
-  }
+  if (auto err = tmp.write(data)) return err;
   return tmp.commit();
 }
 
