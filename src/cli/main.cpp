@@ -1,129 +1,28 @@
 // The ptxgen command line: check, plan, emit, build, rules, explain.
 //
-// Exit codes: 0 success; 1 the spec is invalid or an output cannot be written (nothing written);
-// 2 usage error; 3 toolchain failure (ptxas missing, too old, or failing; its output shown).
+// This file declares the commands and dispatches; loading a spec for its targets is load.cpp,
+// writing outputs (--check, --update, --depfile) output.cpp, and `build` build.cpp. The exit
+// codes are in exit.hpp.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
-#include <regex>
 
+#include "build.hpp"
+#include "exit.hpp"
+#include "load.hpp"
+#include "output.hpp"
 #include "ptxgen/emit.hpp"
-#include "ptxgen/io.hpp"
 #include "ptxgen/plan.hpp"
 #include "ptxgen/rules.hpp"
 
 namespace {
 
 using namespace ptxgen;
+using namespace ptxgen::cli;
 
-constexpr int kOk = 0, kInvalid = 1, kUsage = 2, kToolchain = 3;
-
-struct Common {
-  std::string spec_path;
-  std::string diagnostics = "text";
-};
-
-void print_diagnostics(const Diagnostics& d, const Common& c, const SourceMap* map) {
-  for (const auto& x : d.list()) {
-    if (c.diagnostics == "json") std::cerr << format_json(x, c.spec_path, map) << "\n";
-    else std::cerr << format_text(x, c.spec_path, map) << "\n";
-  }
-}
-
-// Reads, parses and checks; prints diagnostics. Empty on any error.
-std::optional<spec::Spec> load(const Common& c) {
-  io::Read r = io::read_file(c.spec_path);
-  if (!r.ok) {
-    std::cerr << "error: " << r.error << "\n";
-    return std::nullopt;
-  }
-  Diagnostics d;
-  rules::Checked ck = rules::parse_and_check(r.data, d);
-  print_diagnostics(d, c, &ck.parsed.positions);
-  if (!ck.ok) {
-    size_t errors = 0;
-    for (const auto& x : d.list()) errors += x.severity == Severity::error;
-    std::cerr << c.spec_path << ": " << errors << " error(s); nothing written\n";
-    return std::nullopt;
-  }
-  return ck.parsed.spec;
-}
-
-int write_output(const std::string& path, const std::string& data) {
-  if (auto err = io::write_file_atomic(path, data)) {
-    std::cerr << "error: " << *err << "\n";
-    return kInvalid;
-  }
-  return kOk;
-}
-
-std::string default_path(const spec::Spec& s, const std::string& given, const char* ext) {
-  return given.empty() ? s.name + ext : given;
-}
-
-// The cubin next to a ptx: "x.ptx" -> "x.cubin".
-std::string with_extension(const std::string& path, const char* ext) {
-  const auto slash = path.rfind('/');
-  const auto dot = path.rfind('.');
-  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) return path.substr(0, dot) + ext;
-  return path + ext;
-}
-
-int cmd_build(const spec::Spec& s, const std::string& out_cubin, const std::string& out_ptx) {
-  const plan::Plan p = plan::make_plan(s);
-  const std::string ptx = emit::ptx(p);
-  const std::string cubin = default_path(s, out_cubin, ".cubin");
-  const std::string ptx_path = out_ptx.empty() ? with_extension(cubin, ".ptx") : out_ptx;
-  const std::string report = with_extension(cubin, ".ptxas.txt");
-  const auto& t = isa::target_info(s.target);
-
-  auto ptxas = io::find_ptxas();
-  if (!ptxas) {
-    std::cerr << "error: ptxas not found (looked in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)\n"
-              << "  = help: install the CUDA toolkit " << t.cuda_min_major << "." << t.cuda_min_minor
-              << " or newer, or set CUDA_HOME\n";
-    return kToolchain;
-  }
-  auto ver = io::ptxas_version(*ptxas);
-  if (!ver) {
-    std::cerr << "error: " << *ptxas << " --version did not report a CUDA release\n";
-    return kToolchain;
-  }
-  const emit::PtxVersion pv = emit::ptx_version(p);
-  if (ver->major < t.cuda_min_major || (ver->major == t.cuda_min_major && ver->minor < t.cuda_min_minor)) {
-    std::cerr << "error: " << *ptxas << " is CUDA " << ver->major << "." << ver->minor << "; " << t.name
-              << " (PTX ISA " << pv.major << "." << pv.minor << ") needs CUDA " << t.cuda_min_major << "."
-              << t.cuda_min_minor << " or newer\n"
-              << "  = help: install a newer CUDA toolkit, or put its bin/ first in PATH\n";
-    return kToolchain;
-  }
-  if (int rc = write_output(ptx_path, ptx)) return rc;
-  io::TempFile tmp(cubin);
-  if (!tmp.ok()) {
-    std::cerr << "error: " << tmp.error() << "\n";
-    return kInvalid;
-  }
-  io::Run r = io::run({*ptxas, "-arch=" + std::string(t.name), "-v", ptx_path, "-o", tmp.path()});
-  if (!r.launched) {
-    std::cerr << "error: " << r.error << "\n";
-    return kToolchain;
-  }
-  if (r.exit_code != 0) {
-    std::cerr << "error: ptxas failed (exit " << r.exit_code << ") on " << ptx_path << ":\n" << r.output;
-    return kToolchain;
-  }
-  if (auto err = tmp.commit()) {
-    std::cerr << "error: " << *err << "\n";
-    return kInvalid;
-  }
-  if (int rc = write_output(report, r.output)) return rc;
-  std::smatch m;
-  static const std::regex regs("Used ([0-9]+) registers");
-  std::string summary;
-  if (std::regex_search(r.output, m, regs)) summary = ", " + m[1].str() + " registers";
-  std::cout << "wrote " << ptx_path << "\nwrote " << cubin << " (" << t.name << summary << ")\nwrote " << report
-            << " (ptxas resource report)\n";
-  return kOk;
+int usage(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return kUsage;
 }
 
 }  // namespace
@@ -131,31 +30,45 @@ int cmd_build(const spec::Spec& s, const std::string& out_cubin, const std::stri
 int main(int argc, char** argv) {
   CLI::App app{"ptxgen: JSON kernel specs to tensor-core PTX (tcgen05 for sm_100a, wgmma for sm_90a)"};
   app.require_subcommand(1);
-  Common c;
-  auto add_spec = [&](CLI::App* sub) {
-    sub->add_option("spec", c.spec_path, "kernel spec (JSON); - reads standard input")->required();
-    sub->add_option("--diagnostics", c.diagnostics, "diagnostic format")->check(CLI::IsMember({"text", "json"}));
+  Source src;
+  auto add_spec = [&](CLI::App* sub, const char* target_help) {
+    sub->add_option("spec", src.path, "kernel spec (JSON); - reads standard input")->required();
+    sub->add_option("--diagnostics", src.diagnostics, "diagnostic format")->check(CLI::IsMember({"text", "json"}));
+    sub->add_option("--target", src.targets, target_help)->allow_extra_args(false)->take_all()->type_name("TARGET");
+  };
+  std::string out;
+  TextOutput text;
+  auto add_text_output = [&](CLI::App* sub, const char* output_help) {
+    auto* o = sub->add_option("-o,--output", out, output_help);
+    auto* golden = sub->add_option("--check", text.golden,
+                                   "compare with GOLDEN instead of writing: a unified diff and exit 4 when it differs")
+                       ->type_name("GOLDEN")
+                       ->excludes(o);
+    sub->add_flag("--update", text.update, "with --check: rewrite GOLDEN when it differs or is missing")->needs(golden);
+    sub->add_option("--depfile", text.depfile, "write a Makefile-syntax depfile naming every input read")
+        ->type_name("FILE");
   };
 
   auto* check = app.add_subcommand("check", "check a spec against the rule table");
-  add_spec(check);
+  add_spec(check, "check for this target instead of the spec's (repeat for several)");
 
-  std::string out;
   bool json = false;
   auto* plan_cmd = app.add_subcommand("plan", "print the plan: instruction groups and every descriptor decoded");
-  add_spec(plan_cmd);
+  add_spec(plan_cmd, "plan for this target instead of the spec's");
   plan_cmd->add_flag("--json", json, "machine-readable plan");
-  plan_cmd->add_option("-o,--output", out, "output file (default: standard output)");
+  add_text_output(plan_cmd, "output file (default: standard output)");
 
   auto* emit_cmd = app.add_subcommand("emit", "write the PTX");
-  add_spec(emit_cmd);
-  emit_cmd->add_option("-o,--output", out, "output file (default: NAME.ptx; - for standard output)");
+  add_spec(emit_cmd, "emit for this target instead of the spec's");
+  add_text_output(emit_cmd, "output file (default: NAME.ptx; - for standard output)");
 
-  std::string out_ptx;
-  auto* build = app.add_subcommand("build", "write the PTX and assemble it with ptxas into a cubin");
-  add_spec(build);
-  build->add_option("-o,--output", out, "cubin file (default: NAME.cubin)");
-  build->add_option("--ptx", out_ptx, "PTX file (default: the cubin's name with .ptx)");
+  BuildOptions bo;
+  auto* build_cmd = app.add_subcommand("build", "write the PTX and assemble it with ptxas into a cubin (or a fatbin)");
+  add_spec(build_cmd, "build for this target instead of the spec's; repeat it for a fatbin of several");
+  build_cmd->add_option("-o,--output", bo.out, "cubin file (default: NAME.cubin), or fatbin for several --target (NAME.fatbin)");
+  build_cmd->add_option("--ptx", bo.out_ptx, "PTX file (default: the cubin's name with .ptx; one --target only)");
+  build_cmd->add_option("--depfile", bo.depfile, "write a Makefile-syntax depfile naming every input read")
+      ->type_name("FILE");
 
   bool markdown = false;
   auto* rules_cmd = app.add_subcommand("rules", "list the rule table");
@@ -209,24 +122,35 @@ int main(int argc, char** argv) {
       std::cout << rules::explain(*r);
       return kOk;
     }
-    auto s = load(c);
-    if (!s) return kInvalid;
+    // Usage errors first: nothing is read when the command line is wrong.
+    if ((*plan_cmd || *emit_cmd) && src.targets.size() > 1)
+      return usage("plan and emit write one target's output: give one --target (build takes several)");
+    if (*plan_cmd && out.empty()) out = "-";
+    if (auto why = depfile_usage_problem(text, out)) return usage(*why);
+    if (*build_cmd && src.targets.size() > 1 && !bo.out_ptx.empty())
+      return usage("--ptx names one PTX file; with several --target each target's PTX is named after -o");
+
+    const Loaded l = load(src);
+    if (l.exit) return l.exit;
+    const spec::Spec& s = l.specs.front();
+    std::string producer = " " + src.path;
+    for (const auto& t : src.targets) producer += " --target " + t;
     if (*check) {
-      std::cerr << c.spec_path << ": ok\n";
+      std::cerr << src.path << ": ok" << (src.targets.empty() ? "" : " for " + target_names(l.specs)) << "\n";
       return kOk;
     }
     if (*plan_cmd) {
-      const plan::Plan p = plan::make_plan(*s);
-      return write_output(out.empty() ? "-" : out, json ? plan::to_json(p) : plan::to_text(p));
+      const plan::Plan p = plan::make_plan(s);
+      return deliver(text, out, json ? plan::to_json(p) : plan::to_text(p),
+                     std::string("ptxgen plan") + (json ? " --json" : "") + producer, l.inputs);
     }
-    if (*emit_cmd) {
-      const plan::Plan p = plan::make_plan(*s);
-      return write_output(default_path(*s, out, ".ptx"), emit::ptx(p));
-    }
-    if (*build) return cmd_build(*s, out, out_ptx);
+    if (*emit_cmd)
+      return deliver(text, out.empty() ? s.name + ".ptx" : out, emit::ptx(plan::make_plan(s)), "ptxgen emit" + producer,
+                     l.inputs);
+    if (*build_cmd) return build(l, bo);
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n  = help: please report this spec to the ptxgen issue tracker\n";
-    return 70;
+    return kInternal;
   }
   return kUsage;
 }
