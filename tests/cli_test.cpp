@@ -15,16 +15,10 @@ using ptxgen::io::Run;
 
 namespace {
 
-std::string bin() {
-  const char* b = std::getenv("PTXGEN_BIN");
-  REQUIRE_MESSAGE(b, "PTXGEN_BIN must name the ptxgen executable (meson test sets it)");
-  return b;
-}
-
-Run ptxgen_run(std::vector<std::string> args) {
-  args.insert(args.begin(), bin());
-  return ptxgen::io::run(args);
-}
+using support::bin;
+using support::ptxgen_run;
+using support::TempDir;
+using support::write;
 
 // Runs with extra environment variables (via /usr/bin/env).
 Run ptxgen_env(const std::vector<std::string>& env, std::vector<std::string> args) {
@@ -33,24 +27,6 @@ Run ptxgen_env(const std::vector<std::string>& env, std::vector<std::string> arg
   argv.push_back(bin());
   argv.insert(argv.end(), args.begin(), args.end());
   return ptxgen::io::run(argv);
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("ptxgen-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  static int& counter() {
-    static int c = 0;
-    return c;
-  }
-  std::string operator/(const std::string& f) const { return (path / f).string(); }
-};
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
 }
 
 std::string spec(const std::string& name) { return support::source_root() + "/specs/" + name + ".json"; }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ptxgen/io.hpp"
 #include "ptxgen/plan.hpp"
 #include "ptxgen/rules.hpp"
 
@@ -50,5 +52,33 @@ inline ptxgen::spec::Spec checked_spec(const std::string& text) {
   REQUIRE_MESSAGE(c.ok, msgs);
   return *c.parsed.spec;
 }
+
+// The ptxgen executable under test (meson test sets PTXGEN_BIN).
+inline std::string bin() {
+  const char* b = std::getenv("PTXGEN_BIN");
+  REQUIRE_MESSAGE(b, "PTXGEN_BIN must name the ptxgen executable (meson test sets it)");
+  return b;
+}
+
+// Runs ptxgen with `args` (stdout and stderr together).
+inline ptxgen::io::Run ptxgen_run(std::vector<std::string> args) {
+  args.insert(args.begin(), bin());
+  return ptxgen::io::run(args);
+}
+
+// A fresh directory, removed with everything in it at the end of the scope.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("ptxgen-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string operator/(const std::string& f) const { return (path / f).string(); }
+};
+
+inline void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 }  // namespace support

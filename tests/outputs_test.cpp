@@ -1,0 +1,309 @@
+// What build systems use: --check/--update goldens, --depfile, --target, fatbins, and that every
+// failure exits with its own code and leaves nothing written.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "ptxgen/io.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using ptxgen::io::Run;
+using support::ptxgen_run;
+using support::slurp;
+using support::TempDir;
+using support::write;
+
+namespace {
+
+const std::string kName = "gemm_bf16_tn_128x256x64";
+std::string spec(const std::string& name = kName) { return support::source_root() + "/specs/" + name + ".json"; }
+std::string golden(const std::string& name = kName) { return support::source_root() + "/golden/" + name + ".ptx"; }
+
+// The files in a directory, by name (temporary files included: none may be left behind).
+std::vector<std::string> listing(const TempDir& t) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(t.path)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t nl; (nl = s.find('\n', start)) != std::string::npos; start = nl + 1) out.push_back(s.substr(start, nl - start));
+  return out;
+}
+
+Run run_env(const std::vector<std::string>& env, std::vector<std::string> args) {
+  std::vector<std::string> argv{"/usr/bin/env"};
+  argv.insert(argv.end(), env.begin(), env.end());
+  argv.push_back(support::bin());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return ptxgen::io::run(argv);
+}
+
+}  // namespace
+
+TEST_SUITE("outputs") {
+TEST_CASE("--check: 0 when equal; 4 with a unified diff of the first differences; the golden untouched") {
+  TempDir t;
+  const std::string real = slurp(golden());
+  CHECK(ptxgen_run({"emit", spec(), "--check", golden()}).output == golden() + ": matches\n");
+
+  // Change line 9 (".target sm_100a"): one hunk, three lines of context each side.
+  const auto ls = lines(real);
+  REQUIRE(ls.size() > 20);
+  REQUIRE(ls[8] == ".target sm_100a");
+  std::string edited, hunk;
+  for (size_t i = 0; i < ls.size(); ++i) edited += (i == 8 ? std::string(".target sm_100f") : ls[i]) + "\n";
+  for (size_t i = 5; i <= 11; ++i) hunk += i == 8 ? "-.target sm_100f\n+.target sm_100a\n" : " " + ls[i] + "\n";
+  const std::string g = t / "k.ptx";
+  write(g, edited);
+  Run r = ptxgen_run({"emit", spec(), "--check", g});
+  CHECK(r.exit_code == 4);
+  CHECK(r.output == "--- " + g + "\n+++ " + g + "\t(ptxgen emit " + spec() + ")\n@@ -6,7 +6,7 @@\n" + hunk +
+                        "error: " + g + " differs from the output of ptxgen emit " + spec() +
+                        " (2 changed lines)\n  = help: if the new output is right, rewrite the golden with --update\n");
+  CHECK(slurp(g) == edited);
+  CHECK(listing(t) == std::vector<std::string>{"k.ptx"});
+
+  // Many differences: the first ones, then how many more.
+  write(g, "nothing alike\n");
+  Run many = ptxgen_run({"emit", spec(), "--check", g});
+  CHECK(many.exit_code == 4);
+  CHECK(many.output.find("@@ -1 +1,59 @@\n-nothing alike\n+//") != std::string::npos);
+  CHECK(many.output.find("... " + std::to_string(ls.size() + 1 - 60) + " more changed lines not shown\n") !=
+        std::string::npos);
+
+  // CRLF goldens get a note saying why every line differs.
+  std::string crlf;
+  for (const auto& l : ls) crlf += l + "\r\n";
+  write(g, crlf);
+  Run c = ptxgen_run({"emit", spec(), "--check", g});
+  CHECK(c.exit_code == 4);
+  CHECK(c.output.find("= note: the golden has CRLF line endings") != std::string::npos);
+}
+
+TEST_CASE("--check: a missing or unreadable golden exits 5 and creates nothing") {
+  TempDir t;
+  Run missing = ptxgen_run({"emit", spec(), "--check", t / "none.ptx"});
+  CHECK(missing.exit_code == 5);
+  CHECK(missing.output == "error: golden: cannot open " + t / "none.ptx" +
+                              ": No such file or directory\n  = help: create it from the current output with --update\n");
+  fs::create_directory(t / "dir.ptx");
+  Run dir = ptxgen_run({"emit", spec(), "--check", t / "dir.ptx"});
+  CHECK(dir.exit_code == 5);
+  CHECK(dir.output == "error: golden: cannot read " + t / "dir.ptx" + ": it is a directory\n");
+  Run plan = ptxgen_run({"plan", spec(), "--json", "--check", t / "none.json"});
+  CHECK(plan.exit_code == 5);
+  CHECK(listing(t) == std::vector<std::string>{"dir.ptx"});
+}
+
+TEST_CASE("--check --update: creates a missing golden, rewrites a differing one, leaves an equal one alone") {
+  TempDir t;
+  const std::string g = t / "k.ptx";
+  Run created = ptxgen_run({"emit", spec(), "--check", g, "--update"});
+  CHECK(created.exit_code == 0);
+  CHECK(created.output == "created " + g + "\n");
+  CHECK(slurp(g) == slurp(golden()));
+
+  struct stat before {};
+  REQUIRE(::stat(g.c_str(), &before) == 0);
+  Run same = ptxgen_run({"emit", spec(), "--check", g, "--update"});
+  CHECK(same.output == g + ": matches\n");
+  struct stat after {};
+  REQUIRE(::stat(g.c_str(), &after) == 0);
+  CHECK(after.st_ino == before.st_ino);  // not replaced: a build system sees no new file
+
+  write(g, "old\n");
+  Run updated = ptxgen_run({"emit", spec(), "--check", g, "--update"});
+  CHECK(updated.exit_code == 0);
+  CHECK(updated.output.find("updated " + g + " (") == 0);
+  CHECK(slurp(g) == slurp(golden()));
+  CHECK(listing(t) == std::vector<std::string>{"k.ptx"});
+}
+
+TEST_CASE("plan --json and plan text go through the same --check") {
+  TempDir t;
+  const std::string g = t / "plan.json";
+  CHECK(ptxgen_run({"plan", spec(), "--json", "--check", g, "--update"}).exit_code == 0);
+  CHECK(slurp(g) == ptxgen_run({"plan", spec(), "--json"}).output);
+  CHECK(ptxgen_run({"plan", spec(), "--json", "--check", g}).exit_code == 0);
+  Run text = ptxgen_run({"plan", spec(), "--check", g});  // the text plan is not the JSON golden
+  CHECK(text.exit_code == 4);
+  CHECK(text.output.find("+++ " + g + "\t(ptxgen plan " + spec() + ")\n") != std::string::npos);
+}
+
+TEST_CASE("usage errors exit 2 and write nothing") {
+  TempDir t;
+  const std::vector<std::vector<std::string>> bad{
+      {"emit", spec(), "--update"},
+      {"emit", spec(), "--check", golden(), "-o", t / "x.ptx"},
+      {"emit", spec(), "--check", golden(), "--depfile", t / "x.d"},
+      {"plan", spec(), "--depfile", t / "x.d"},
+      {"emit", spec(), "-o", "-", "--depfile", t / "x.d"},
+      {"emit", spec(), "--target", "sm_100a", "--target", "sm_103a", "-o", t / "x.ptx"},
+      {"build", spec(), "--target", "sm_100a", "--target", "sm_103a", "--ptx", t / "x.ptx", "-o", t / "x.fatbin"},
+      {"build", spec(), "--check", golden()},
+  };
+  for (const auto& args : bad) {
+    CAPTURE(args);
+    CHECK(ptxgen_run(args).exit_code == 2);
+  }
+  CHECK(listing(t).empty());
+}
+
+TEST_CASE("--depfile: the output depends on the spec, in Makefile syntax with escaped paths") {
+  TempDir t;
+  Run r = ptxgen_run({"emit", spec(), "-o", t / "k.ptx", "--depfile", t / "k.d"});
+  CHECK(r.exit_code == 0);
+  CHECK(slurp(t / "k.d") == t / "k.ptx" + ": " + spec() + "\n");
+  CHECK(ptxgen_run({"plan", spec(), "--json", "-o", t / "p.json", "--depfile", t / "p.d"}).exit_code == 0);
+  CHECK(slurp(t / "p.d") == t / "p.json" + ": " + spec() + "\n");
+
+  // Spaces and '#' get a backslash (with the backslashes before them doubled), '$' is doubled.
+  fs::create_directory(t / "a b");
+  const std::string odd = t / "a b/k$#\\ 1.json";
+  fs::copy_file(spec(), odd);
+  CHECK(ptxgen_run({"emit", odd, "-o", t / "o#.ptx", "--depfile", t / "o.d"}).exit_code == 0);
+  CHECK(slurp(t / "o.d") == t / "o\\#.ptx" + ": " + t / "a\\ b/k$$\\#\\\\\\ 1.json" + "\n");
+}
+
+TEST_CASE("--depfile that cannot be written: exit 6, and neither the output nor the depfile appears") {
+  TempDir t;
+  Run r = ptxgen_run({"emit", spec(), "-o", t / "k.ptx", "--depfile", t / "no/such/dir/k.d"});
+  CHECK(r.exit_code == 6);
+  CHECK(r.output == "error: cannot create a file in " + t / "no/such/dir" + ": No such file or directory; nothing written\n");
+  fs::create_directory(t / "d.d");
+  CHECK(ptxgen_run({"emit", spec(), "-o", t / "k.ptx", "--depfile", t / "d.d"}).exit_code == 6);
+  CHECK(ptxgen_run({"build", spec(), "-o", t / "k.cubin", "--depfile", t / "d.d"}).exit_code == 6);
+  CHECK(ptxgen_run({"build", spec(), "--target", "sm_100a", "--target", "sm_103a", "-o", t / "k.fatbin", "--depfile",
+                    t / "d.d"})
+            .exit_code == 6);
+  CHECK(listing(t) == std::vector<std::string>{"d.d"});
+}
+
+TEST_CASE("--target: unknown names exit 7 and write nothing; a known one replaces the spec's") {
+  TempDir t;
+  Run r = ptxgen_run({"emit", spec(), "--target", "sm_100", "-o", t / "k.ptx"});
+  CHECK(r.exit_code == 7);
+  CHECK(r.output ==
+        "error: unknown --target \"sm_100\"; ptxgen knows sm_90a, sm_100a, sm_100f, sm_103a, sm_110a\n"
+        "  = help: did you mean sm_100a?\n  = help: did you mean sm_100f?\n");
+  CHECK(ptxgen_run({"build", spec(), "--target", "sm_100a", "--target", "sm_999z", "-o", t / "k.fatbin"}).exit_code == 7);
+  CHECK(ptxgen_run({"check", spec(), "--target", "compute_100a"}).exit_code == 7);
+  CHECK(listing(t).empty());
+
+  // The spec says sm_100a; --target sm_103a gives that target's .target and lowest .version.
+  Run e = ptxgen_run({"emit", spec(), "--target", "sm_103a", "-o", "-"});
+  CHECK(e.exit_code == 0);
+  CHECK(e.output.find("\n.version 8.8\n.target sm_103a\n") != std::string::npos);
+  // Byte for byte what the same spec saying "target": "sm_103a" gives.
+  std::string edited = slurp(spec());
+  const auto at = edited.find("\"sm_100a\"");
+  REQUIRE(at != std::string::npos);
+  edited.replace(at, 9, "\"sm_103a\"");
+  write(t / "k103.json", edited);
+  CHECK(e.output == ptxgen_run({"emit", t / "k103.json", "-o", "-"}).output);
+}
+
+TEST_CASE("--target re-runs the rule check per target and names the target of each diagnostic") {
+  // .kind::i8 is on sm_100a and sm_110a, not on sm_100f or sm_103a.
+  const std::string i8 = spec("gemm_s8_s8_128x256x128");
+  Run ok = ptxgen_run({"check", i8, "--target", "sm_100a", "--target", "sm_110a"});
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.output == i8 + ": ok for sm_100a, sm_110a\n");
+
+  Run r = ptxgen_run({"check", i8, "--target", "sm_100a", "--target", "sm_100f", "--target", "sm_103a"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("note: " + i8 + " checked for --target sm_100f (the spec says sm_100a)\n"
+                      "error[TARGET-KIND-I8]: .kind::i8 (s8 x s8) is not available on sm_100f") != std::string::npos);
+  CHECK(r.output.find("checked for --target sm_103a") != std::string::npos);
+  CHECK(r.output.find("checked for --target sm_100a") == std::string::npos);
+  CHECK(r.output.find(i8 + ": 2 error(s) for --target sm_100f, sm_103a; nothing written\n") != std::string::npos);
+
+  Run j = ptxgen_run({"check", i8, "--target", "sm_100f", "--diagnostics=json"});
+  CHECK(j.exit_code == 1);
+  const auto d = nlohmann::json::parse(j.output.substr(0, j.output.find('\n')));
+  CHECK(d["rule"] == "TARGET-KIND-I8");
+  CHECK(d["pointer"] == "/target");
+  CHECK(d["target"] == "sm_100f");
+
+  TempDir t;
+  CHECK(ptxgen_run({"build", i8, "--target", "sm_100a", "--target", "sm_100f", "-o", t / "k.fatbin"}).exit_code == 1);
+  CHECK(listing(t).empty());
+}
+
+TEST_CASE("build with several --target: one fatbin holding each target's cubin, a manifest, per-target PTX") {
+  REQUIRE_MESSAGE(ptxgen::io::find_ptxas(), "ptxas not found: this test needs the CUDA toolkit");
+  REQUIRE_MESSAGE(ptxgen::io::find_fatbinary(*ptxgen::io::find_ptxas()), "fatbinary not found");
+  TempDir t;
+  Run r = ptxgen_run({"build", spec(), "--target", "sm_100a", "--target", "sm_103a", "--target", "sm_110a", "-o",
+                      t / "k.fatbin", "--depfile", t / "k.d"});
+  CHECK_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(listing(t) == std::vector<std::string>{"k.d", "k.fatbin", "k.manifest.json", "k.sm_100a.ptx",
+                                               "k.sm_100a.ptxas.txt", "k.sm_103a.ptx", "k.sm_103a.ptxas.txt",
+                                               "k.sm_110a.ptx", "k.sm_110a.ptxas.txt"});
+  const std::string fatbin = slurp(t / "k.fatbin");
+  CHECK(fatbin.substr(0, 4) == std::string("\x50\xed\x55\xba", 4));  // fatbin magic 0xBA55ED50
+  TempDir single;
+  for (const std::string target : {"sm_100a", "sm_103a", "sm_110a"}) {
+    CAPTURE(target);
+    // The per-target PTX is what emit --target writes, and the fatbin holds the cubin ptxas makes of it.
+    CHECK(slurp(t / ("k." + target + ".ptx")) == ptxgen_run({"emit", spec(), "--target", target, "-o", "-"}).output);
+    REQUIRE(ptxgen_run({"build", spec(), "--target", target, "-o", single / (target + ".cubin")}).exit_code == 0);
+    const std::string cubin = slurp(single / (target + ".cubin"));
+    CHECK(cubin.substr(0, 4) == "\x7f" "ELF");
+    CHECK(fatbin.find(cubin) != std::string::npos);
+    CHECK(slurp(t / ("k." + target + ".ptxas.txt")).find("for '" + target + "'") != std::string::npos);
+  }
+  CHECK(slurp(t / "k.manifest.json") == R"({
+  "ptxgen_manifest": 1,
+  "kind": "fatbin",
+  "name": "gemm_bf16_tn_128x256x64",
+  "fatbin": "k.fatbin",
+  "entries": [
+    {
+      "target": "sm_100a",
+      "entry": "gemm_bf16_tn_128x256x64",
+      "ptx": "k.sm_100a.ptx",
+      "ptx_isa": "8.6",
+      "ptxas_report": "k.sm_100a.ptxas.txt"
+    },
+    {
+      "target": "sm_103a",
+      "entry": "gemm_bf16_tn_128x256x64",
+      "ptx": "k.sm_103a.ptx",
+      "ptx_isa": "8.8",
+      "ptxas_report": "k.sm_103a.ptxas.txt"
+    },
+    {
+      "target": "sm_110a",
+      "entry": "gemm_bf16_tn_128x256x64",
+      "ptx": "k.sm_110a.ptx",
+      "ptx_isa": "9.0",
+      "ptxas_report": "k.sm_110a.ptxas.txt"
+    }
+  ]
+}
+)");
+  CHECK(slurp(t / "k.d") == t / "k.fatbin" + ": " + spec() + "\n");
+}
+
+TEST_CASE("build with several --target: fatbinary missing or failing exits 3 and writes nothing") {
+  TempDir tools, t;
+  const std::vector<std::string> args{"build", spec(), "--target", "sm_100a", "--target", "sm_103a", "-o", t / "k.fatbin"};
+  Run missing = run_env({"PTXGEN_FATBINARY=" + tools / "none"}, args);
+  CHECK(missing.exit_code == 3);
+  CHECK(missing.output.find("error: fatbinary not found") == 0);
+  write(tools / "fatbinary", "#!/bin/sh\necho 'nvFatbin error: boom'; exit 1\n");
+  ::chmod((tools / "fatbinary").c_str(), 0755);
+  Run failing = run_env({"PTXGEN_FATBINARY=" + tools / "fatbinary"}, args);
+  CHECK(failing.exit_code == 3);
+  CHECK(failing.output == "error: fatbinary failed (exit 1):\nnvFatbin error: boom\n");
+  CHECK(listing(t).empty());
+}
+}
