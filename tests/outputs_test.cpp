@@ -306,4 +306,24 @@ TEST_CASE("build with several --target: fatbinary missing or failing exits 3 and
   CHECK(failing.output == "error: fatbinary failed (exit 1):\nnvFatbin error: boom\n");
   CHECK(listing(t).empty());
 }
+
+TEST_CASE("build -q prints nothing on success; --version names the version") {
+  TempDir t;
+  Run quiet = ptxgen_run({"build", spec(), "-o", t / "k.cubin", "-q"});
+  CHECK(quiet.exit_code == 0);
+  CHECK(quiet.output.empty());
+  CHECK(listing(t) == std::vector<std::string>{"k.cubin", "k.ptx", "k.ptxas.txt"});
+  // Without -q, one line per file; the register count is ptxas's (N here).
+  std::string loud = ptxgen_run({"build", spec(), "-o", t / "k.cubin"}).output;
+  const auto regs = loud.find(" registers)");
+  REQUIRE(regs != std::string::npos);
+  const auto count = loud.rfind(", ", regs) + 2;
+  loud.replace(count, regs - count, "N");
+  CHECK(loud == "wrote " + t / "k.ptx" + "\nwrote " + t / "k.cubin" + " (sm_100a, N registers)\nwrote " +
+                    t / "k.ptxas.txt" + " (ptxas resource report)\n");
+  Run v = ptxgen_run({"--version"});
+  CHECK(v.exit_code == 0);
+  CHECK(v.output == "ptxgen 0.1.0\n");
+  CHECK(ptxgen_run({"version"}).output == v.output);
+}
 }

@@ -36,7 +36,7 @@ class TempFile {
   const std::string& error() const { return error_; }
   bool ok() const { return error_.empty(); }
   const std::string& destination() const { return dest_; }
-  std::optional<std::string> write(std::string_view data);  // replaces the temporary's contents
+  std::optional<std::string> write(std::string_view data);  // appends to the temporary file
   std::optional<std::string> commit();  // rename to the destination
 
  private:

@@ -182,6 +182,7 @@ int build(const Loaded& l, const BuildOptions& o) {
     if (auto err = outs.add(paths.manifest, fatbin_manifest(l, paths))) return unwritable(*err);
   }
   if (auto err = outs.commit()) return unwritable(*err);
+  if (o.quiet) return kOk;
 
   for (const auto& t : paths.targets) std::cout << "wrote " << t.ptx << "\n";
   std::string joined;

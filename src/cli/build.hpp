@@ -13,6 +13,7 @@ struct BuildOptions {
   std::string out;      // -o: the cubin (one target) or fatbin (several); default NAME.cubin / NAME.fatbin
   std::string out_ptx;  // --ptx: one target only; default the cubin's name with .ptx
   std::string depfile;  // --depfile
+  bool quiet = false;   // -q: nothing on standard output when it succeeds (build systems)
 };
 
 // Every file a build writes, from the options and the targets (docs/build.md).

@@ -111,7 +111,9 @@ std::optional<std::string> TempFile::commit() {
 
 std::optional<std::string> TempFile::write(std::string_view data) {
   if (!ok()) return error_;
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  // No O_TRUNC: the file is new and empty, and ext4 flushes a truncated file to disk on close
+  // (auto_da_alloc), which made every write wait milliseconds.
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) return os_error("cannot write", path_);
   const bool written = write_all(fd, data);
   const int saved = errno;

@@ -30,6 +30,7 @@ int usage(const std::string& message) {
 int main(int argc, char** argv) {
   CLI::App app{"ptxgen: JSON kernel specs to tensor-core PTX (tcgen05 for sm_100a, wgmma for sm_90a)"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "ptxgen " PTXGEN_VERSION);
   Source src;
   auto add_spec = [&](CLI::App* sub, const char* target_help) {
     sub->add_option("spec", src.path, "kernel spec (JSON); - reads standard input")->required();
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   build_cmd->add_option("--ptx", bo.out_ptx, "PTX file (default: the cubin's name with .ptx; one --target only)");
   build_cmd->add_option("--depfile", bo.depfile, "write a Makefile-syntax depfile naming every input read")
       ->type_name("FILE");
+  build_cmd->add_flag("-q,--quiet", bo.quiet, "print nothing when it succeeds");
 
   bool markdown = false;
   auto* rules_cmd = app.add_subcommand("rules", "list the rule table");
@@ -88,6 +90,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kUsage;
@@ -95,7 +99,7 @@ int main(int argc, char** argv) {
 
   try {
     if (app.got_subcommand("version")) {
-      std::cout << "ptxgen 0.1.0\n";
+      std::cout << "ptxgen " PTXGEN_VERSION "\n";
       return kOk;
     }
     if (*rules_cmd) {
