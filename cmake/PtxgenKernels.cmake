@@ -10,11 +10,13 @@
 #   const unsigned char <library>_NAME_image[];  const size_t <library>_NAME_size;
 # and a table `const struct <library>_kernel <library>_kernels[]` of {name, entry, targets, image,
 # size} with `<library>_kernel_count` entries; <library>.h (include directory: OUTPUT_DIR) declares
-# them. The images are what
-# cuModuleLoadData takes. The ptxgen command is ${PTXGEN_EXECUTABLE} (find_package(ptxgen) sets it;
-# from a source tree, set it to the built ptxgen and include() this file). ptxgen writes a depfile,
-# so a spec's build reruns exactly when something it read changed.
-cmake_minimum_required(VERSION 3.20)  # DEPFILE for every generator, string(JSON)
+# them. The images are what cuModuleLoadData takes. The ptxgen command is ${PTXGEN_EXECUTABLE}
+# (find_package(ptxgen) sets it; from a source tree, set it to the built ptxgen and include() this
+# file). ptxgen writes a depfile, so a spec's build reruns exactly when something it read changed.
+# (Not cmake_minimum_required: in an included file it would reset the including project's policies.)
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  message(FATAL_ERROR "ptxgen_add_kernels needs CMake 3.20 (DEPFILE with every generator), not ${CMAKE_VERSION}")
+endif()
 
 set(_PTXGEN_EMBED_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/PtxgenEmbed.cmake")
 
@@ -70,6 +72,10 @@ function(ptxgen_add_kernels)
       set(image "${dir}/${name}.cubin")
       set(outputs "${image}" "${dir}/${name}.ptx")
     endif()
+    # The depfile names absolute paths: have CMake translate them for Ninja whatever the calling
+    # project's cmake_minimum_required (CMP0116).
+    cmake_policy(PUSH)
+    cmake_policy(SET CMP0116 NEW)
     add_custom_command(
       OUTPUT ${outputs}
       COMMAND "${PTXGEN_EXECUTABLE}" build "${spec}" ${target_args} -o "${image}" --depfile "${dir}/${name}.d" -q
@@ -78,6 +84,7 @@ function(ptxgen_add_kernels)
       DEPFILE "${dir}/${name}.d"
       COMMENT "ptxgen: ${name}"
       VERBATIM)
+    cmake_policy(POP)
     list(APPEND images "${image}")
     list(APPEND specs "${spec}")
     string(APPEND decls

@@ -16,18 +16,10 @@ using ptxgen::io::Run;
 namespace {
 
 using support::bin;
+using support::ptxgen_env;
 using support::ptxgen_run;
 using support::TempDir;
 using support::write;
-
-// Runs with extra environment variables (via /usr/bin/env).
-Run ptxgen_env(const std::vector<std::string>& env, std::vector<std::string> args) {
-  std::vector<std::string> argv{"/usr/bin/env"};
-  argv.insert(argv.end(), env.begin(), env.end());
-  argv.push_back(bin());
-  argv.insert(argv.end(), args.begin(), args.end());
-  return ptxgen::io::run(argv);
-}
 
 std::string spec(const std::string& name) { return support::source_root() + "/specs/" + name + ".json"; }
 

@@ -37,14 +37,6 @@ std::vector<std::string> lines(const std::string& s) {
   return out;
 }
 
-Run run_env(const std::vector<std::string>& env, std::vector<std::string> args) {
-  std::vector<std::string> argv{"/usr/bin/env"};
-  argv.insert(argv.end(), env.begin(), env.end());
-  argv.push_back(support::bin());
-  argv.insert(argv.end(), args.begin(), args.end());
-  return ptxgen::io::run(argv);
-}
-
 }  // namespace
 
 TEST_SUITE("outputs") {
@@ -296,12 +288,12 @@ TEST_CASE("build with several --target: one fatbin holding each target's cubin, 
 TEST_CASE("build with several --target: fatbinary missing or failing exits 3 and writes nothing") {
   TempDir tools, t;
   const std::vector<std::string> args{"build", spec(), "--target", "sm_100a", "--target", "sm_103a", "-o", t / "k.fatbin"};
-  Run missing = run_env({"PTXGEN_FATBINARY=" + tools / "none"}, args);
+  Run missing = support::ptxgen_env({"PTXGEN_FATBINARY=" + tools / "none"}, args);
   CHECK(missing.exit_code == 3);
   CHECK(missing.output.find("error: fatbinary not found") == 0);
   write(tools / "fatbinary", "#!/bin/sh\necho 'nvFatbin error: boom'; exit 1\n");
   ::chmod((tools / "fatbinary").c_str(), 0755);
-  Run failing = run_env({"PTXGEN_FATBINARY=" + tools / "fatbinary"}, args);
+  Run failing = support::ptxgen_env({"PTXGEN_FATBINARY=" + tools / "fatbinary"}, args);
   CHECK(failing.exit_code == 3);
   CHECK(failing.output == "error: fatbinary failed (exit 1):\nnvFatbin error: boom\n");
   CHECK(listing(t).empty());

@@ -66,6 +66,15 @@ inline ptxgen::io::Run ptxgen_run(std::vector<std::string> args) {
   return ptxgen::io::run(args);
 }
 
+// Runs ptxgen with extra environment variables (via /usr/bin/env).
+inline ptxgen::io::Run ptxgen_env(const std::vector<std::string>& env, std::vector<std::string> args) {
+  std::vector<std::string> argv{"/usr/bin/env"};
+  argv.insert(argv.end(), env.begin(), env.end());
+  argv.push_back(bin());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return ptxgen::io::run(argv);
+}
+
 // A fresh directory, removed with everything in it at the end of the scope.
 struct TempDir {
   std::filesystem::path path;
