@@ -70,7 +70,7 @@ function(ptxgen_add_kernels)
       set(outputs "${image}" "${dir}/${name}.manifest.json")
     else()
       set(image "${dir}/${name}.cubin")
-      set(outputs "${image}" "${dir}/${name}.ptx")
+      set(outputs "${image}" "${dir}/${name}.ptx" "${dir}/${name}.manifest.json")
     endif()
     # The depfile names absolute paths: have CMake translate them for Ninja whatever the calling
     # project's cmake_minimum_required (CMP0116).

@@ -45,18 +45,20 @@ TEST_CASE("--check: 0 when equal; 4 with a unified diff of the first differences
   const std::string real = slurp(golden());
   CHECK(ptxgen_run({"emit", spec(), "--check", golden()}).output == golden() + ": matches\n");
 
-  // Change line 9 (".target sm_100a"): one hunk, three lines of context each side.
+  // Change the ".target sm_100a" line: one hunk, three lines of context each side.
   const auto ls = lines(real);
-  REQUIRE(ls.size() > 20);
-  REQUIRE(ls[8] == ".target sm_100a");
+  const size_t at = std::find(ls.begin(), ls.end(), ".target sm_100a") - ls.begin();
+  REQUIRE(at >= 3);
+  REQUIRE(at + 20 < ls.size());
   std::string edited, hunk;
-  for (size_t i = 0; i < ls.size(); ++i) edited += (i == 8 ? std::string(".target sm_100f") : ls[i]) + "\n";
-  for (size_t i = 5; i <= 11; ++i) hunk += i == 8 ? "-.target sm_100f\n+.target sm_100a\n" : " " + ls[i] + "\n";
+  for (size_t i = 0; i < ls.size(); ++i) edited += (i == at ? std::string(".target sm_100f") : ls[i]) + "\n";
+  for (size_t i = at - 3; i <= at + 3; ++i) hunk += i == at ? "-.target sm_100f\n+.target sm_100a\n" : " " + ls[i] + "\n";
+  const std::string first = std::to_string(at - 2);  // 1-based number of the hunk's first line
   const std::string g = t / "k.ptx";
   write(g, edited);
   Run r = ptxgen_run({"emit", spec(), "--check", g});
   CHECK(r.exit_code == 4);
-  CHECK(r.output == "--- " + g + "\n+++ " + g + "\t(ptxgen emit " + spec() + ")\n@@ -6,7 +6,7 @@\n" + hunk +
+  CHECK(r.output == "--- " + g + "\n+++ " + g + "\t(ptxgen emit " + spec() + ")\n@@ -" + first + ",7 +" + first + ",7 @@\n" + hunk +
                         "error: " + g + " differs from the output of ptxgen emit " + spec() +
                         " (2 changed lines)\n  = help: if the new output is right, rewrite the golden with --update\n");
   CHECK(slurp(g) == edited);
@@ -118,7 +120,7 @@ TEST_CASE("--check --update: creates a missing golden, rewrites a differing one,
   CHECK(listing(t) == std::vector<std::string>{"k.ptx"});
 }
 
-TEST_CASE("plan --json and plan text go through the same --check") {
+TEST_CASE("plan --json, plan text and the launch manifest go through the same --check") {
   TempDir t;
   const std::string g = t / "plan.json";
   CHECK(ptxgen_run({"plan", spec(), "--json", "--check", g, "--update"}).exit_code == 0);
@@ -127,6 +129,15 @@ TEST_CASE("plan --json and plan text go through the same --check") {
   Run text = ptxgen_run({"plan", spec(), "--check", g});  // the text plan is not the JSON golden
   CHECK(text.exit_code == 4);
   CHECK(text.output.find("+++ " + g + "\t(ptxgen plan " + spec() + ")\n") != std::string::npos);
+
+  const std::string mg = t / "k.manifest.json";
+  CHECK(ptxgen_run({"manifest", spec(), "--check", mg}).exit_code == 5);
+  CHECK(ptxgen_run({"manifest", spec(), "--check", mg, "--update"}).exit_code == 0);
+  CHECK(slurp(mg) == ptxgen_run({"manifest", spec(), "-o", "-"}).output);
+  CHECK(ptxgen_run({"manifest", spec(), "--check", mg}).output == mg + ": matches\n");
+  Run other = ptxgen_run({"manifest", spec(), "--target", "sm_90a", "--check", mg});
+  CHECK(other.exit_code == 4);
+  CHECK(other.output.find("-  \"target\": \"sm_100a\",\n+  \"target\": \"sm_90a\",\n") != std::string::npos);
 }
 
 TEST_CASE("usage errors exit 2 and write nothing") {
@@ -233,16 +244,17 @@ TEST_CASE("build with several --target: one fatbin holding each target's cubin, 
   REQUIRE_MESSAGE(ptxgen::io::find_ptxas(), "ptxas not found: this test needs the CUDA toolkit");
   REQUIRE_MESSAGE(ptxgen::io::find_fatbinary(*ptxgen::io::find_ptxas()), "fatbinary not found");
   TempDir t;
-  Run r = ptxgen_run({"build", spec(), "--target", "sm_100a", "--target", "sm_103a", "--target", "sm_110a", "-o",
+  const std::vector<std::string> targets{"sm_100a", "sm_90a", "sm_110a"};  // tcgen05 and wgmma
+  Run r = ptxgen_run({"build", spec(), "--target", "sm_100a", "--target", "sm_90a", "--target", "sm_110a", "-o",
                       t / "k.fatbin", "--depfile", t / "k.d"});
   CHECK_MESSAGE(r.exit_code == 0, r.output);
   CHECK(listing(t) == std::vector<std::string>{"k.d", "k.fatbin", "k.manifest.json", "k.sm_100a.ptx",
-                                               "k.sm_100a.ptxas.txt", "k.sm_103a.ptx", "k.sm_103a.ptxas.txt",
-                                               "k.sm_110a.ptx", "k.sm_110a.ptxas.txt"});
+                                               "k.sm_100a.ptxas.txt", "k.sm_110a.ptx", "k.sm_110a.ptxas.txt",
+                                               "k.sm_90a.ptx", "k.sm_90a.ptxas.txt"});
   const std::string fatbin = slurp(t / "k.fatbin");
   CHECK(fatbin.substr(0, 4) == std::string("\x50\xed\x55\xba", 4));  // fatbin magic 0xBA55ED50
   TempDir single;
-  for (const std::string target : {"sm_100a", "sm_103a", "sm_110a"}) {
+  for (const std::string& target : targets) {
     CAPTURE(target);
     // The per-target PTX is what emit --target writes, and the fatbin holds the cubin ptxas makes of it.
     CHECK(slurp(t / ("k." + target + ".ptx")) == ptxgen_run({"emit", spec(), "--target", target, "-o", "-"}).output);
@@ -252,36 +264,27 @@ TEST_CASE("build with several --target: one fatbin holding each target's cubin, 
     CHECK(fatbin.find(cubin) != std::string::npos);
     CHECK(slurp(t / ("k." + target + ".ptxas.txt")).find("for '" + target + "'") != std::string::npos);
   }
-  CHECK(slurp(t / "k.manifest.json") == R"({
-  "ptxgen_manifest": 1,
-  "kind": "fatbin",
-  "name": "gemm_bf16_tn_128x256x64",
-  "fatbin": "k.fatbin",
-  "entries": [
-    {
-      "target": "sm_100a",
-      "entry": "gemm_bf16_tn_128x256x64",
-      "ptx": "k.sm_100a.ptx",
-      "ptx_isa": "8.6",
-      "ptxas_report": "k.sm_100a.ptxas.txt"
-    },
-    {
-      "target": "sm_103a",
-      "entry": "gemm_bf16_tn_128x256x64",
-      "ptx": "k.sm_103a.ptx",
-      "ptx_isa": "8.8",
-      "ptxas_report": "k.sm_103a.ptxas.txt"
-    },
-    {
-      "target": "sm_110a",
-      "entry": "gemm_bf16_tn_128x256x64",
-      "ptx": "k.sm_110a.ptx",
-      "ptx_isa": "9.0",
-      "ptxas_report": "k.sm_110a.ptxas.txt"
-    }
-  ]
-}
-)");
+  // The manifest: the fatbin, then per target that target's launch manifest and its files.
+  const auto m = nlohmann::ordered_json::parse(slurp(t / "k.manifest.json"));
+  CHECK(m.size() == 5);
+  CHECK(m["ptxgen"] == 1);
+  CHECK(m["kind"] == "fatbin");
+  CHECK(m["name"] == kName);
+  CHECK(m["fatbin"] == "k.fatbin");
+  REQUIRE(m["entries"].size() == targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    CAPTURE(targets[i]);
+    auto want = nlohmann::ordered_json::parse(ptxgen_run({"manifest", spec(), "--target", targets[i], "-o", "-"}).output);
+    want["ptx"] = "k." + targets[i] + ".ptx";
+    // The .version the PTX declares.
+    const std::string ptx = slurp(t / ("k." + targets[i] + ".ptx"));
+    const auto v = ptx.find("\n.version ") + 10;
+    want["ptx_isa"] = ptx.substr(v, ptx.find('\n', v) - v);
+    want["ptxas_report"] = "k." + targets[i] + ".ptxas.txt";
+    CHECK(m["entries"][i] == want);
+    CHECK(m["entries"][i]["target"] == targets[i]);
+    CHECK(m["entries"][i]["entry"] == kName);
+  }
   CHECK(slurp(t / "k.d") == t / "k.fatbin" + ": " + spec() + "\n");
 }
 
@@ -304,7 +307,8 @@ TEST_CASE("build -q prints nothing on success; --version names the version") {
   Run quiet = ptxgen_run({"build", spec(), "-o", t / "k.cubin", "-q"});
   CHECK(quiet.exit_code == 0);
   CHECK(quiet.output.empty());
-  CHECK(listing(t) == std::vector<std::string>{"k.cubin", "k.ptx", "k.ptxas.txt"});
+  CHECK(listing(t) == std::vector<std::string>{"k.cubin", "k.manifest.json", "k.ptx", "k.ptxas.txt"});
+  CHECK(slurp(t / "k.manifest.json") == ptxgen_run({"manifest", spec(), "-o", "-"}).output);
   // Without -q, one line per file; the register count is ptxas's (N here).
   std::string loud = ptxgen_run({"build", spec(), "-o", t / "k.cubin"}).output;
   const auto regs = loud.find(" registers)");
@@ -312,7 +316,8 @@ TEST_CASE("build -q prints nothing on success; --version names the version") {
   const auto count = loud.rfind(", ", regs) + 2;
   loud.replace(count, regs - count, "N");
   CHECK(loud == "wrote " + t / "k.ptx" + "\nwrote " + t / "k.cubin" + " (sm_100a, N registers)\nwrote " +
-                    t / "k.ptxas.txt" + " (ptxas resource report)\n");
+                    t / "k.ptxas.txt" + " (ptxas resource report)\nwrote " + t / "k.manifest.json" +
+                    " (launch manifest)\n");
   Run v = ptxgen_run({"--version"});
   CHECK(v.exit_code == 0);
   CHECK(v.output == "ptxgen 0.1.0\n");

@@ -31,6 +31,29 @@ void check_plan_invariants(const plan::Plan& p) {
     REQUIRE(v.size() == static_cast<size_t>(sh.k_steps));
     for (int i = 0; i < sh.k_steps; ++i) CHECK(v[static_cast<size_t>(i)] == i);
   }
+  const bool wgmma = sh.engine == plan::Engine::wgmma;
+  const auto format = wgmma ? isa::DescFormat::sm90 : isa::DescFormat::sm100;
+  for (const auto& m : p.mmas) {
+    for (const isa::SmemDesc* sd : {&m.a_desc, &m.b_desc}) {
+      if (sd == &m.a_desc && m.a_tmem) continue;
+      auto back = isa::decode_smem_desc(plan::encoded(*sd), format);
+      CHECK(back.problems.empty());
+      CHECK(back.desc.start_address == sd->start_address);
+      CHECK(back.desc.base_offset == 0);
+      CHECK(back.desc.start_address < sh.smem.dynamic_bytes);
+    }
+    CHECK(m.first == (m.ki == 0));
+  }
+  // TMA: the loads of one stage fill each operand tile exactly.
+  CHECK(p.kernel.tx_bytes == sh.a.layout.bytes + sh.b.layout.bytes);
+  if (wgmma) {
+    for (const auto& m : p.mmas) {
+      CHECK(m.m == 64);
+      CHECK(isa::wgmma_legal_n(sh.kind, m.n));
+    }
+    CHECK(p.kernel.threads == 128 * sh.m_groups + 32);
+    return;
+  }
   // Each MMA: the instruction descriptor decodes to its shape, and is legal per Table 39.
   for (const auto& m : p.mmas) {
     const isa::InstrDesc d = isa::decode_idesc(plan::encoded(p.idescs.at(static_cast<size_t>(m.idesc))), sh.kind);
@@ -40,15 +63,6 @@ void check_plan_invariants(const plan::Plan& p) {
     CHECK(isa::legal_n(sh.kind, sh.cta_group, g.b.major == isa::Major::mn && sh.b.layout.bits == 8, m.n));
     CHECK(d.transpose_a == (g.a.major == isa::Major::mn));
     CHECK(d.transpose_b == (g.b.major == isa::Major::mn));
-    CHECK(m.first == (m.ki == 0));
-    for (const isa::SmemDesc* sd : {&m.a_desc, &m.b_desc}) {
-      if (sd == &m.a_desc && m.a_tmem) continue;
-      auto back = isa::decode_smem_desc(plan::encoded(*sd), isa::DescFormat::sm100);
-      CHECK(back.problems.empty());
-      CHECK(back.desc.start_address == sd->start_address);
-      CHECK(back.desc.base_offset == 0);
-      CHECK(back.desc.start_address < sh.smem.dynamic_bytes);
-    }
   }
   // Tensor memory: regions pairwise disjoint (lanes x columns) and inside the allocation.
   const auto& regs = sh.tmem.regions;
@@ -81,7 +95,6 @@ TEST_CASE("every shipped spec: plan invariants and the reference model") {
   for (const auto& f : support::spec_files()) {
     CAPTURE(f);
     const spec::Spec s = support::checked_spec(support::slurp(f));
-    if (!isa::target_info(s.target).tcgen05) continue;
     const plan::Plan p = plan::make_plan(s);
     check_plan_invariants(p);
     for (unsigned seed : {1u, 2u}) {
@@ -114,7 +127,8 @@ TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays corr
       for (const auto& sw : swizzles)
         for (const auto& tl : tiles)
           for (int cta : {1, 2})
-            for (const char* src : {"smem", "tmem"}) {
+            for (const char* src : {"smem", "tmem", "wgmma"}) {
+              if (std::string(src) == "wgmma" && cta == 2) continue;
               nlohmann::json j = nlohmann::json::parse(rules::example_base());
               auto& g = j["gemm"];
               g["a"] = {{"dtype", t.a}, {"major", mj[0]}};
@@ -124,7 +138,8 @@ TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays corr
               g["tile"] = {{"m", tl[0] * cta}, {"n", tl[1]}, {"k", tl[2]}};
               g["swizzle"] = {{"a", sw}, {"b", sw}};
               g["cta_group"] = cta;
-              g["a_source"] = src;
+              if (std::string(src) == "wgmma") j["target"] = "sm_90a";
+              else g["a_source"] = src;
               g["stages"] = 1;
               Diagnostics d;
               auto c = rules::parse_and_check(j.dump(), d);
@@ -142,7 +157,7 @@ TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays corr
               ++planned;
             }
   MESSAGE("sweep: " << planned << " specs planned and replayed, " << refused << " refused by rules");
-  CHECK(planned > 300);
+  CHECK(planned > 400);
 }
 
 TEST_CASE("several M tiles with A in tensor memory: each M group reads its own A columns") {

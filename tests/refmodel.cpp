@@ -12,20 +12,26 @@ namespace {
 
 uint64_t bits(uint64_t w, int lo, int hi) { return (w >> lo) & ((uint64_t{1} << (hi - lo + 1)) - 1); }
 
-// §9.7.16.4.1 Table 40, decoded by hand.
+// §9.7.16.4.1 Table 40 (sm_100) and §9.7.15.5.1.2.2 (sm_90), decoded by hand.
 struct Desc {
   uint32_t start, lbo, sbo;
   int base_offset;
-  int layout;  // 0 none, 1 128B/32B-atom, 2 128B, 4 64B, 6 32B
+  int layout;  // in sm_100 codes: 0 none, 1 128B/32B-atom, 2 128B, 4 64B, 6 32B
 };
-Desc decode_desc(uint64_t w) {
-  if (bits(w, 46, 48) != 1) throw std::runtime_error("descriptor bits 46-48 are not 0b001");
-  if (bits(w, 52, 60) != 0) throw std::runtime_error("descriptor bits 52-60 are not zero");
+Desc decode_desc(uint64_t w, bool sm90) {
   Desc d;
   d.start = static_cast<uint32_t>(bits(w, 0, 13) << 4);
   d.lbo = static_cast<uint32_t>(bits(w, 16, 29) << 4);
   d.sbo = static_cast<uint32_t>(bits(w, 32, 45) << 4);
   d.base_offset = static_cast<int>(bits(w, 49, 51));
+  if (sm90) {
+    if (bits(w, 46, 48) != 0 || bits(w, 52, 61) != 0) throw std::runtime_error("sm_90 descriptor reserved bits set");
+    const int code = static_cast<int>(bits(w, 62, 63));  // 0 none, 1 128B, 2 64B, 3 32B
+    d.layout = code == 0 ? 0 : code == 1 ? 2 : code == 2 ? 4 : 6;
+    return d;
+  }
+  if (bits(w, 46, 48) != 1) throw std::runtime_error("descriptor bits 46-48 are not 0b001");
+  if (bits(w, 52, 60) != 0) throw std::runtime_error("descriptor bits 52-60 are not zero");
   d.layout = static_cast<int>(bits(w, 61, 63));
   if (d.layout == 3 || d.layout == 5 || d.layout == 7) throw std::runtime_error("invalid swizzle code");
   return d;
@@ -190,7 +196,7 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
 
   // tcgen05.cp .128x256b: 128 rows x 32 bytes from a K-major source into 128 lanes x 8 columns.
   for (const auto& c : p.copies) {
-    const Desc d = decode_desc(plan::encoded(c.src));
+    const Desc d = decode_desc(plan::encoded(c.src), false);
     if (d.base_offset != 0) fail("copy source has a base offset");
     const uint32_t lane0 = c.dst_tmem >> 16, col0 = c.dst_tmem & 0xFFFF;
     const int per32 = 32 / a_bits;
@@ -203,13 +209,28 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
         }
   }
 
+  const bool wgmma = sh.engine == plan::Engine::wgmma;
+  // wgmma: each warpgroup's accumulator in registers, by (row of the CTA tile, column of the tile).
+  std::map<std::pair<int, int>, long> regs;
   for (const auto& m : p.mmas) {
-    const Idesc id = decode_idesc(plan::encoded(p.idescs[static_cast<size_t>(m.idesc)]));
-    const int k_instr = 256 / type_bits(sh.kind, id.atype);
-    const Desc bd = decode_desc(plan::encoded(m.b_desc));
+    // The instruction's shape: from the instruction descriptor (tcgen05) or the plan (wgmma,
+    // whose shape is in the opcode).
+    Idesc id{};
+    if (wgmma) {
+      id.m = m.m;
+      id.n = m.n;
+      id.ta = g.a.major == isa::Major::mn;
+      id.tb = g.b.major == isa::Major::mn;
+    } else {
+      id = decode_idesc(plan::encoded(p.idescs[static_cast<size_t>(m.idesc)]));
+    }
+    const int k_instr = 256 / (wgmma ? isa::value_bits(g.a.dtype) : type_bits(sh.kind, id.atype));
+    const Desc bd = decode_desc(plan::encoded(m.b_desc), wgmma);
     const int m_cta = id.m / cta;      // rows of A (and D) per CTA
     const int n_cta = id.n / cta;      // rows of B per CTA
     const uint32_t d_lane = m.d_tmem >> 16, d_col = m.d_tmem & 0xFFFF;
+    int n0 = 0;  // the N group's first column (wgmma)
+    for (int j = 0; j < m.ni; ++j) n0 += sh.n_groups[static_cast<size_t>(j)];
     for (int v = 0; v < cta; ++v) {
       // B of the whole instruction: CTA w holds rows [w*n_cta, (w+1)*n_cta) of the N group.
       std::vector<int> bv(static_cast<size_t>(id.n) * k_instr);
@@ -229,13 +250,18 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
             if (it == tmem_a[v].end()) fail("MMA reads A from tensor memory no copy wrote");
             else av[static_cast<size_t>(j)] = it->second;
           } else {
-            const Desc ad = decode_desc(plan::encoded(m.a_desc));
+            const Desc ad = decode_desc(plan::encoded(m.a_desc), wgmma);
             av[static_cast<size_t>(j)] = read(v, swizzle(ad.layout, ad.start + canonical(ad, id.ta, a_bits, i, j)), true);
           }
         }
         for (int n = 0; n < id.n; ++n) {
           long acc = 0;
           for (int j = 0; j < k_instr; ++j) acc += long{av[static_cast<size_t>(j)]} * bv[static_cast<size_t>(n) * k_instr + j];
+          if (wgmma) {
+            long& cell = regs[{m.mi * 64 + i, n0 + n}];
+            cell = (m.first ? 0 : cell) + acc;
+            continue;
+          }
           // Data-path layouts (§9.7.16.10.5): where row i, column n of D lands in this CTA.
           uint32_t lane, col;
           if (cta == 1 && id.m == 64) {  // layout F: 16 rows per 32-lane quarter, from alignment d_lane
@@ -255,53 +281,62 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
     }
   }
 
-  // Read D back through the TMEM regions and compare with the plain GEMM of the CTA tile.
+  // Read D back: wgmma from the registers; tcgen05 through the planned epilogue (each
+  // tcgen05.ld.32x32b: warp w, thread t reads lane 32w+t), and compare every element of the CTA
+  // tile with the plain GEMM. Rows are CTA-local (CTA v holds A rows v*a_rows..), columns are the
+  // N tile's (a pair's B halves: CTA w holds columns w*tile.n/2..).
   std::vector<int> covered(static_cast<size_t>(tm) * tn, 0);
-  for (const auto& r : sh.tmem.regions) {
-    if (r.what != "D") continue;
-    int n0 = 0;
-    for (int ni = 0; ni < r.ni; ++ni) n0 += sh.n_groups[static_cast<size_t>(ni)];
-    const int ng = sh.n_groups[static_cast<size_t>(r.ni)];
-    for (int v = 0; v < cta; ++v)
-      for (int i = 0; i < sh.m_per_cta; ++i)
-        for (int n = 0; n < ng; ++n) {
-          uint32_t lane, col;
-          if (r.half_datapath) {
-            lane = static_cast<uint32_t>((i % 16) + 32 * (i / 16)) + r.lane;
-            col = r.column + static_cast<uint32_t>(n);
-          } else if (cta == 2 && sh.m_instr == 128) {
-            lane = static_cast<uint32_t>(i + (n >= ng / 2 ? 64 : 0));
-            col = r.column + static_cast<uint32_t>(n % (ng / 2));
-          } else {
-            lane = static_cast<uint32_t>(i);
-            col = r.column + static_cast<uint32_t>(n);
-          }
-          // Label D cells by the A row and B row they combine: CTA v holds A rows
-          // [v*a_rows, (v+1)*a_rows) (M group r.mi at local row r.mi*m_per_cta), and an N group's
-          // columns are split over the pair, CTA w holding B rows n0/cta + [0, ng/cta).
-          const int a_index = v * a_rows + r.mi * sh.m_per_cta + i;
-          const int w = n / (ng / cta);
-          const int b_index = w * b_rows + n0 / cta + n % (ng / cta);
-          const int row = a_index, coln = b_index;
-          long want = 0;
-          for (int k = 0; k < tk; ++k)
-            want += long{A[static_cast<size_t>(a_index) * tk + k]} * B[static_cast<size_t>(b_index) * tk + k];
-          auto it = tmem[v].find({lane, col});
-          if (it == tmem[v].end()) {
-            fail("D(" + std::to_string(row) + "," + std::to_string(coln) + ") was never written (CTA " +
-                 std::to_string(v) + " lane " + std::to_string(lane) + " column " + std::to_string(col) + ")");
-            continue;
-          }
-          if (it->second != want)
-            fail("D(" + std::to_string(row) + "," + std::to_string(coln) + ") = " + std::to_string(it->second) +
-                 ", expected " + std::to_string(want));
-          ++covered[static_cast<size_t>(row) * tn + coln];
-          ++res.elements_checked;
-        }
+  auto check = [&](int v, int row, int col, long got) {
+    if (row < 0 || row >= a_rows || col < 0 || col >= tn) {
+      fail("a value lands outside the tile: row " + std::to_string(row) + ", column " + std::to_string(col));
+      return;
+    }
+    const int a_index = v * a_rows + row;
+    const int w = col / (tn / cta), b_index = w * b_rows + col % (tn / cta);
+    long want = 0;
+    for (int k = 0; k < tk; ++k)
+      want += long{A[static_cast<size_t>(a_index) * tk + k]} * B[static_cast<size_t>(b_index) * tk + k];
+    if (got != want)
+      fail("D(" + std::to_string(a_index) + "," + std::to_string(col) + ") = " + std::to_string(got) + ", expected " +
+           std::to_string(want));
+    ++covered[static_cast<size_t>(a_index) * tn + col];
+    ++res.elements_checked;
+  };
+  if (wgmma) {
+    for (const auto& [rc, val] : regs) check(0, rc.first, rc.second, val);
+  } else {
+    for (const auto& e : p.kernel.epilogue)
+      for (int v = 0; v < cta; ++v)
+        for (int w = 0; w < 4; ++w)
+          for (int t = 0; t < 32; ++t)
+            for (int j = 0; j < e.num; ++j) {
+              const uint32_t lane = static_cast<uint32_t>(32 * w + t), col = e.column + static_cast<uint32_t>(j);
+              int row = -1, c = e.col_base + j;
+              switch (p.kernel.layout) {
+                case plan::Layout::D:
+                case plan::Layout::A: row = e.row_base + 32 * w + t; break;
+                case plan::Layout::F:
+                  row = t < 16 ? e.row_base + 16 * w + t : (e.row_base2 < 0 ? -1 : e.row_base2 + 16 * w + t - 16);
+                  break;
+                case plan::Layout::B:
+                  row = e.row_base + 32 * (w % 2) + t;
+                  c = (w < 2 ? e.col_base : e.col_base2) + j;
+                  break;
+              }
+              if (row < 0) continue;  // lanes the layout leaves empty
+              auto it = tmem[v].find({lane, col});
+              if (it == tmem[v].end()) {
+                fail("the epilogue reads lane " + std::to_string(lane) + ", column " + std::to_string(col) +
+                     " that no MMA wrote");
+                continue;
+              }
+              check(v, row, c, it->second);
+            }
   }
   for (size_t i = 0; i < covered.size(); ++i)
     if (covered[i] != 1) {
-      fail("tile element " + std::to_string(i) + " covered " + std::to_string(covered[i]) + " times");
+      fail("tile element (" + std::to_string(i / tn) + "," + std::to_string(i % tn) + ") stored " +
+           std::to_string(covered[i]) + " times");
       break;
     }
   res.ok = res.errors.empty();

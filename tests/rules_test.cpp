@@ -83,10 +83,15 @@ TEST_CASE("messages carry the offending values") {
     CHECK(d.list()[0].help.at(0) == "use \"stages\": 4 or fewer");
   }
   {
-    Diagnostics d = diags(R"({"gemm": {"k": 1001}})");
-    REQUIRE(d.list().size() == 1);  // A and B are both K-major: one diagnostic for /gemm/k
+    Diagnostics none = diags(R"({"gemm": {"k": 1001}})");
+    CHECK(none.list().empty());  // rows are padded to 16 bytes unless ld is given
+    Diagnostics d = diags(R"({"gemm": {"k": 1001, "a": {"ld": 1001}, "b": {"ld": 1000}}})");
+    REQUIRE(d.list().size() == 2);
+    CHECK(d.list()[0].pointer == "/gemm/a/ld");
     CHECK(d.list()[0].message ==
           "A's rows are 1001 bf16 elements = 2002 bytes apart; a TMA tensor's row stride must be a multiple of 16 bytes");
+    CHECK(d.list()[0].help.at(0) == "pad the rows: ld=1008 (or leave ld out, which pads to 16 bytes)");
+    CHECK(d.list()[1].message == "B.ld=1000 is shorter than a row: k=1001");
   }
 }
 }

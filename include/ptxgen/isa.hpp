@@ -78,6 +78,16 @@ std::string legal_n_text(Kind k, int cta_group, bool b_mn_major_8bit);
 // Empty when no split exists.
 std::vector<int> split_n(Kind k, int cta_group, bool b_mn_major_8bit, int tile_n, int start_align);
 
+// wgmma (sm_90a), PTX ISA 9.1 §9.7.15.2-3: the kind-like family of A and B (f16: f16.f16 or
+// bf16.bf16; tf32; f8f6f4 stands for e4m3/e5m2 in any mix; i8 for s8.s8 or u8.u8 — integer
+// multiplicands must have the same type), the accumulators, and N per instruction (8..256 step 8;
+// integers 8, 16, 24, 32, then steps of 16). M is always 64; K = 256 bits of each row.
+std::optional<Kind> wgmma_kind(DType a, DType b);
+bool wgmma_accumulator_allowed(DType a, DType accumulator);
+bool wgmma_legal_n(Kind k, int n);
+std::string wgmma_legal_n_text(Kind k);
+std::vector<int> wgmma_split_n(Kind k, int tile_n);
+
 // ---------------------------------------------------------------------------------------------
 // Swizzling modes. `code_sm100` is the 3-bit layout field of Table 40 (bits 61-63);
 // `code_sm90` the 2-bit field of the wgmma descriptor (bits 62-63).

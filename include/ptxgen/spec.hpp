@@ -31,7 +31,12 @@ std::string_view name(ASource s);
 struct Operand {
   isa::DType dtype = isa::DType::bf16;
   isa::Major major = isa::Major::k;
+  int64_t ld = 0;  // leading dimension in elements, as given ("ld"); 0: not given
 };
+
+// The leading dimension the kernel's tensor maps use: the one given, else the contiguous extent
+// rounded up to 16 bytes (a TMA row stride must be a multiple of 16 bytes).
+int64_t leading_dimension(const Operand& op, int64_t contiguous_extent);
 
 // The `gemm` template (docs/spec.md): D[M,N] = A[M,K] . B[K,N].
 struct Gemm {

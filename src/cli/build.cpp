@@ -78,12 +78,12 @@ BuildPaths build_paths(const Loaded& l, const BuildOptions& o) {
   const bool fat = l.specs.size() > 1;
   const std::string& name = l.specs.front().name;
   p.primary = !o.out.empty() ? o.out : name + (fat ? ".fatbin" : ".cubin");
+  p.manifest = with_extension(p.primary, ".manifest.json");
   if (!fat) {
     p.targets.push_back({o.out_ptx.empty() ? with_extension(p.primary, ".ptx") : o.out_ptx,
                          with_extension(p.primary, ".ptxas.txt")});
     return p;
   }
-  p.manifest = with_extension(p.primary, ".manifest.json");
   for (const auto& s : l.specs)
     p.targets.push_back({with_extension(p.primary, "." + target_name(s) + ".ptx"),
                          with_extension(p.primary, "." + target_name(s) + ".ptxas.txt")});
@@ -92,17 +92,16 @@ BuildPaths build_paths(const Loaded& l, const BuildOptions& o) {
 
 std::string fatbin_manifest(const Loaded& l, const BuildPaths& p) {
   nlohmann::ordered_json j;
-  j["ptxgen_manifest"] = 1;
+  j["ptxgen"] = 1;
   j["kind"] = "fatbin";
   j["name"] = l.specs.front().name;
   j["fatbin"] = base_name(p.primary);
   j["entries"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < l.specs.size(); ++i) {
-    const spec::Spec& s = l.specs[i];
-    const emit::PtxVersion v = emit::ptx_version(plan::make_plan(s));
-    nlohmann::ordered_json e;
-    e["target"] = target_name(s);
-    e["entry"] = s.name;
+    // Each entry is the target's launch manifest (what a one-target build writes) and its files.
+    const plan::Plan plan = plan::make_plan(l.specs[i]);
+    const emit::PtxVersion v = emit::ptx_version(plan);
+    auto e = nlohmann::ordered_json::parse(plan::manifest(plan));
     e["ptx"] = base_name(p.targets[i].ptx);
     e["ptx_isa"] = std::to_string(v.major) + "." + std::to_string(v.minor);
     e["ptxas_report"] = base_name(p.targets[i].report);
@@ -179,8 +178,9 @@ int build(const Loaded& l, const BuildOptions& o) {
                 << ":\n" << (r.launched ? r.output : r.error + "\n");
       return kToolchain;
     }
-    if (auto err = outs.add(paths.manifest, fatbin_manifest(l, paths))) return unwritable(*err);
   }
+  const std::string manifest = fat ? fatbin_manifest(l, paths) : plan::manifest(plan::make_plan(l.specs.front()));
+  if (auto err = outs.add(paths.manifest, manifest)) return unwritable(*err);
   if (auto err = outs.commit()) return unwritable(*err);
   if (o.quiet) return kOk;
 
@@ -188,8 +188,8 @@ int build(const Loaded& l, const BuildOptions& o) {
   std::string joined;
   for (const auto& x : summary) joined += (joined.empty() ? "" : ", ") + x;
   std::cout << "wrote " << paths.primary << " (" << joined << ")\n";
-  if (fat) std::cout << "wrote " << paths.manifest << " (one entry per target)\n";
   for (const auto& t : paths.targets) std::cout << "wrote " << t.report << " (ptxas resource report)\n";
+  std::cout << "wrote " << paths.manifest << (fat ? " (launch manifest, one entry per target)\n" : " (launch manifest)\n");
   if (!o.depfile.empty()) std::cout << "wrote " << o.depfile << "\n";
   return kOk;
 }

@@ -1,5 +1,5 @@
-// `ptxgen build`: PTX through ptxas into a cubin, or, for several targets, one fatbin made by the
-// toolkit's fatbinary with a manifest listing each target's entry.
+// `ptxgen build`: PTX through ptxas into a cubin and its launch manifest, or, for several targets,
+// one fatbin made by the toolkit's fatbinary with a manifest listing each target's entry.
 #pragma once
 
 #include <string>
@@ -19,7 +19,7 @@ struct BuildOptions {
 // Every file a build writes, from the options and the targets (docs/build.md).
 struct BuildPaths {
   std::string primary;  // the cubin or the fatbin: the depfile's target
-  std::string manifest;  // fatbin builds only
+  std::string manifest;  // the launch manifest (a fatbin's lists one entry per target)
   struct PerTarget {
     std::string ptx, report;
   };
@@ -27,8 +27,9 @@ struct BuildPaths {
 };
 BuildPaths build_paths(const Loaded& l, const BuildOptions& o);
 
-// The fatbin manifest (docs/build.md): the fatbin and, per target, its entry and files. Paths are
-// relative to the manifest's directory, so the text depends only on the spec, targets and names.
+// The fatbin manifest (docs/build.md): the fatbin and, per target, that target's launch manifest
+// (plan::manifest) with its files. Paths are relative to the manifest's directory, so the text
+// depends only on the spec, targets and file names.
 std::string fatbin_manifest(const Loaded& l, const BuildPaths& p);
 
 int build(const Loaded& l, const BuildOptions& o);

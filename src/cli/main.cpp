@@ -1,4 +1,4 @@
-// The ptxgen command line: check, plan, emit, build, rules, explain.
+// The ptxgen command line: check, plan, emit, manifest, build, rules, explain.
 //
 // This file declares the commands and dispatches; loading a spec for its targets is load.cpp,
 // writing outputs (--check, --update, --depfile) output.cpp, and `build` build.cpp. The exit
@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
   add_spec(plan_cmd, "plan for this target instead of the spec's");
   plan_cmd->add_flag("--json", json, "machine-readable plan");
   add_text_output(plan_cmd, "output file (default: standard output)");
+
+  auto* manifest_cmd = app.add_subcommand("manifest", "write the launch manifest (parameters, grid, tensor maps)");
+  add_spec(manifest_cmd, "the manifest for this target instead of the spec's");
+  add_text_output(manifest_cmd, "output file (default: NAME.manifest.json; - for standard output)");
 
   auto* emit_cmd = app.add_subcommand("emit", "write the PTX");
   add_spec(emit_cmd, "emit for this target instead of the spec's");
@@ -127,8 +131,8 @@ int main(int argc, char** argv) {
       return kOk;
     }
     // Usage errors first: nothing is read when the command line is wrong.
-    if ((*plan_cmd || *emit_cmd) && src.targets.size() > 1)
-      return usage("plan and emit write one target's output: give one --target (build takes several)");
+    if ((*plan_cmd || *emit_cmd || *manifest_cmd) && src.targets.size() > 1)
+      return usage("plan, emit and manifest write one target's output: give one --target (build takes several)");
     if (*plan_cmd && out.empty()) out = "-";
     if (auto why = depfile_usage_problem(text, out)) return usage(*why);
     if (*build_cmd && src.targets.size() > 1 && !bo.out_ptx.empty())
@@ -151,6 +155,9 @@ int main(int argc, char** argv) {
     if (*emit_cmd)
       return deliver(text, out.empty() ? s.name + ".ptx" : out, emit::ptx(plan::make_plan(s)), "ptxgen emit" + producer,
                      l.inputs);
+    if (*manifest_cmd)
+      return deliver(text, out.empty() ? s.name + ".manifest.json" : out, plan::manifest(plan::make_plan(s)),
+                     "ptxgen manifest" + producer, l.inputs);
     if (*build_cmd) return build(l, bo);
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n  = help: please report this spec to the ptxgen issue tracker\n";

@@ -9,6 +9,8 @@ std::string PtxWriter::r64() { return "%rd" + std::to_string(n64_++); }
 std::string PtxWriter::pred() { return "%p" + std::to_string(np_++); }
 std::string PtxWriter::r16() { return "%rs" + std::to_string(n16_++); }
 
+std::string PtxWriter::fresh_label(const std::string& stem) { return "$L_" + stem + "_" + std::to_string(nlabel_++); }
+
 void PtxWriter::ins(const std::string& text) { lines_.push_back("\t" + text + ";"); }
 
 void PtxWriter::ins(const std::string& text, const std::string& comment) {

@@ -16,6 +16,8 @@ class PtxWriter {
   std::string pred();
   std::string r16();
 
+  std::string fresh_label(const std::string& stem);   // "$L_stem_3": unique, in order of creation
+
   void ins(const std::string& text);                  // "\t" + text + ";"
   void ins(const std::string& text, const std::string& comment);
   void comment(const std::string& text);              // "\t// " + text
@@ -26,7 +28,7 @@ class PtxWriter {
   std::string body() const;
 
  private:
-  int n32_ = 0, n64_ = 0, np_ = 0, n16_ = 0;
+  int n32_ = 0, n64_ = 0, np_ = 0, n16_ = 0, nlabel_ = 0;
   std::vector<std::string> lines_;
 };
 

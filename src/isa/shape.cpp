@@ -71,17 +71,19 @@ std::string legal_n_text(Kind k, int cta_group, bool b_mn_major_8bit) {
   return cta_group == 1 ? "8..256 in steps of 8" : "16..256 in steps of 16";
 }
 
-std::vector<int> split_n(Kind k, int cta_group, bool b8mn, int tile_n, int start_align) {
+namespace {
+// Splits `tile_n` into widths accepted by `legal`, each group after the first starting on a
+// multiple of `start_align`: fewest groups first, larger groups first (tile_n <= 1024 keeps the
+// remembered dead ends few).
+std::vector<int> split_widths(int tile_n, int start_align, const std::function<bool(int)>& legal) {
   if (tile_n <= 0 || start_align <= 0) return {};
-  const int min_groups = (tile_n + 255) / 256;
   std::vector<int> out;
   std::set<std::pair<int, int>> dead;  // (start, groups) already known to have no split
-  // Depth-first over group sizes, largest first, remembering dead ends.
   std::function<bool(int, int, int)> go = [&](int start, int left, int groups) -> bool {
     if (left == 0) return true;
     if (groups == 0 || dead.count({start, groups})) return false;
     for (int g = std::min(256, left); g > 0; --g) {
-      if (!legal_n(k, cta_group, b8mn, g)) continue;
+      if (!legal(g)) continue;
       if (g < left && (start + g) % start_align != 0) continue;
       out.push_back(g);
       if (go(start + g, left - g, groups - 1)) return true;
@@ -90,11 +92,55 @@ std::vector<int> split_n(Kind k, int cta_group, bool b8mn, int tile_n, int start
     dead.insert({start, groups});
     return false;
   };
+  const int min_groups = (tile_n + 255) / 256;
   for (int groups = min_groups; groups <= min_groups + 2; ++groups) {
     out.clear();
     if (go(0, tile_n, groups)) return out;
   }
   return {};
+}
+}  // namespace
+
+std::vector<int> split_n(Kind k, int cta_group, bool b8mn, int tile_n, int start_align) {
+  return split_widths(tile_n, start_align, [&](int n) { return legal_n(k, cta_group, b8mn, n); });
+}
+
+// ---- wgmma (§9.7.15.2 shapes, §9.7.15.3 data types) -----------------------------------------
+
+std::optional<Kind> wgmma_kind(DType a, DType b) {
+  auto fp8 = [](DType t) { return t == DType::e4m3 || t == DType::e5m2; };
+  if ((a == DType::f16 || a == DType::bf16) && a == b) return Kind::f16;
+  if (a == DType::tf32 && b == DType::tf32) return Kind::tf32;
+  if (fp8(a) && fp8(b)) return Kind::f8f6f4;
+  if ((a == DType::s8 || a == DType::u8) && a == b) return Kind::i8;
+  return std::nullopt;
+}
+
+bool wgmma_accumulator_allowed(DType a, DType acc) {
+  switch (a) {
+    case DType::f16:
+    case DType::e4m3:
+    case DType::e5m2: return acc == DType::f16 || acc == DType::f32;
+    case DType::bf16:
+    case DType::tf32: return acc == DType::f32;
+    case DType::s8:
+    case DType::u8: return acc == DType::s32;
+    default: return false;
+  }
+}
+
+bool wgmma_legal_n(Kind k, int n) {
+  if (n < 8 || n > 256 || n % 8 != 0) return false;
+  if (k == Kind::i8) return n <= 32 || n % 16 == 0;
+  return true;
+}
+
+std::string wgmma_legal_n_text(Kind k) {
+  return k == Kind::i8 ? "8, 16, 24, 32, then 48..256 in steps of 16" : "8..256 in steps of 8";
+}
+
+std::vector<int> wgmma_split_n(Kind k, int tile_n) {
+  return split_widths(tile_n, 8, [&](int n) { return wgmma_legal_n(k, n); });
 }
 
 }  // namespace ptxgen::isa

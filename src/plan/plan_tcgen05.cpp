@@ -3,16 +3,15 @@
 //   2. instruction shapes      (M/N/K instruction groups, memory maps)
 //   3. descriptors             (instruction descriptors, SMEM descriptors, TMEM addresses)
 //   4. issue order             (tcgen05.cp of A, then the MMAs, K step outermost)
+// and the kernel roles and epilogue map (which tcgen05.ld reads which rows and columns).
 #include <algorithm>
 #include <stdexcept>
 
-#include "ptxgen/plan.hpp"
+#include "internal.hpp"
 
-namespace ptxgen::plan {
+namespace ptxgen::plan::detail {
 
 namespace {
-
-uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
 uint32_t next_pow2_at_least_32(uint32_t v) {
   uint32_t p = 32;
@@ -25,6 +24,7 @@ std::optional<std::string> step1_types(const spec::Spec& s, Shapes& sh) {
   const spec::Gemm& g = *s.gemm;
   auto kind = isa::unscaled_kind(g.a.dtype, g.b.dtype);
   if (!kind) return "A and B types form no tcgen05.mma kind";
+  sh.engine = Engine::tcgen05;
   sh.kind = *kind;
   sh.cta_group = g.cta_group;
   sh.a_in_tmem = g.a_source == spec::ASource::tmem;
@@ -46,19 +46,10 @@ std::optional<std::string> step2_instructions(const spec::Spec& s, Shapes& sh) {
 
   // Operand layouts (per CTA): A holds tile.m / cta rows, B holds tile.n / cta rows.
   if (tn % cta != 0) return "tile.n is not divisible by the CTA group";
-  auto layout = [&](OperandTile& t, char name, const spec::Operand& op, isa::Swizzle sw, int rows) {
-    t.name = name;
-    t.dtype = op.dtype;
-    t.rows_used = rows;
-    t.layout.major = op.major;
-    t.layout.swizzle = sw;
-    t.layout.bits = isa::smem_bits(sh.kind, op.dtype);
-    t.layout.mn = rows;
-    t.layout.k = tk;
-    return isa::make_tile_layout(t.layout);
-  };
-  if (auto why = layout(sh.a, 'A', g.a, g.swizzle_a, tm / cta)) return "A: " + *why;
-  if (auto why = layout(sh.b, 'B', g.b, g.swizzle_b, tn / cta)) return "B: " + *why;
+  if (auto why = operand_tile(sh.a, 'A', g.a, g.swizzle_a, isa::smem_bits(sh.kind, g.a.dtype), tm / cta, tk))
+    return "A: " + *why;
+  if (auto why = operand_tile(sh.b, 'B', g.b, g.swizzle_b, isa::smem_bits(sh.kind, g.b.dtype), tn / cta, tk))
+    return "B: " + *why;
   if (sh.a.layout.major == isa::Major::mn && sh.m_per_cta % sh.a.layout.atom_mn != 0)
     return "A: an M group does not start on a swizzle atom";
 
@@ -73,29 +64,13 @@ std::optional<std::string> step2_instructions(const spec::Spec& s, Shapes& sh) {
   if (tk % sh.k_instr != 0) return "tile.k is not a multiple of the instruction K";
   sh.k_steps = tk / sh.k_instr;
 
-  // Shared memory: each operand tile starts on a 1024-byte boundary (the 128B swizzle pattern,
-  // Table 41), so every descriptor's base offset is 0.
-  SmemMap& m = sh.smem;
-  const uint32_t a_bytes = round_up(sh.a.layout.bytes, 1024);
-  const uint32_t b_bytes = round_up(sh.b.layout.bytes, 1024);
-  m.stage_bytes = a_bytes + b_bytes;
-  const uint64_t stages_bytes = uint64_t{m.stage_bytes} * static_cast<uint64_t>(g.stages);
-  if (stages_bytes > (uint64_t{1} << 24)) return "the pipeline's shared memory is far beyond any target";
-  for (int st = 0; st < g.stages; ++st) {
-    m.a_offset.push_back(static_cast<uint32_t>(st) * m.stage_bytes);
-    m.b_offset.push_back(static_cast<uint32_t>(st) * m.stage_bytes + a_bytes);
-  }
-  m.barriers_offset = static_cast<uint32_t>(stages_bytes);
-  m.barriers = static_cast<int>(2 * g.stages + 1);  // full[stages], empty[stages], accumulator-ready
-  m.tmem_slot_offset = m.barriers_offset + 8u * static_cast<uint32_t>(m.barriers);
-  m.dynamic_bytes = m.align + round_up(m.tmem_slot_offset + 4, 16);
+  if (auto why = smem_map(sh, g.stages)) return why;
 
   // Tensor memory: D of every (M group, N group) side by side in columns, then A (if in TMEM)
   // per M group. Lane placement follows the data-path layouts of §9.7.16.10.5: M=128 (layout D)
   // and M=256 (layout A) use all 128 lanes; M=64 (layout F) lanes 0-15 of each 32-lane quarter;
-  // cta_group::2 M=128 (layout B) holds N/2 columns per CTA over all 128 lanes.
-  // Two M=64 groups share columns: layout F allows lane alignment 0 or 16, and each uses lanes
-  // [0,16) or [16,32) of every 32-lane quarter.
+  // cta_group::2 M=128 (layout B) holds N/2 columns per CTA over all 128 lanes. Two M=64 groups
+  // share columns: layout F allows lane alignment 0 or 16.
   TmemMap& t = sh.tmem;
   const bool layout_f = cta == 1 && sh.m_instr == 64;
   uint32_t col = 0, group_col = 0;
@@ -130,17 +105,6 @@ std::optional<std::string> step2_instructions(const spec::Spec& s, Shapes& sh) {
 }
 
 // ---- Step 3: descriptors --------------------------------------------------------------------
-isa::SmemDesc operand_desc(const OperandTile& t, uint32_t stage_offset, int row0, int k0) {
-  isa::SmemDesc d;
-  d.format = isa::DescFormat::sm100;
-  d.start_address = stage_offset + isa::tile_offset(t.layout, row0, k0);
-  d.lbo = t.layout.lbo;
-  d.sbo = t.layout.sbo;
-  d.base_offset = 0;  // every tile starts on a 1024-byte boundary of the aligned base
-  d.swizzle = t.layout.swizzle;
-  return d;
-}
-
 const TmemRegion& region(const Shapes& sh, const char* what, int mi, int ni) {
   for (const auto& r : sh.tmem.regions)
     if (r.what == what && r.mi == mi && r.ni == ni) return r;
@@ -163,7 +127,7 @@ void step3_idescs(const spec::Spec& s, Plan& p) {
     d.transpose_b = g.b.major == isa::Major::mn;
     d.n = static_cast<unsigned>(n);
     d.m = static_cast<unsigned>(sh.m_instr);
-    if (!isa::encode(d)) throw std::logic_error("instruction descriptor does not encode");
+    encoded(d);  // throws if it does not encode
     p.idescs.push_back(d);
   }
 }
@@ -177,6 +141,7 @@ int idesc_index(const Plan& p, int n) {
 // ---- Step 4: issue order --------------------------------------------------------------------
 void step4_issue(Plan& p) {
   const Shapes& sh = p.shapes;
+  const auto f = isa::DescFormat::sm100;
   const uint32_t a_stage0 = sh.smem.a_offset.at(0), b_stage0 = sh.smem.b_offset.at(0);
   if (sh.a_in_tmem) {
     // tcgen05.cp .128x256b moves 128 rows x 32 bytes: one instruction's K of A per copy.
@@ -188,7 +153,7 @@ void step4_issue(Plan& p) {
         cp.mi = mi;
         cp.ki = c;
         cp.shape = "128x256b";
-        cp.src = operand_desc(sh.a, a_stage0, mi * sh.m_per_cta, k0);
+        cp.src = operand_desc(sh.a, f, a_stage0, mi * sh.m_per_cta, k0);
         cp.dst_tmem = isa::encode(isa::TmemAddr{ra.lane, ra.column + static_cast<uint32_t>(c) * 8});
         p.copies.push_back(cp);
       }
@@ -214,9 +179,9 @@ void step4_issue(Plan& p) {
           // 256 bits of K per instruction = 8 columns (§9.7.16.10.4: A packed 32 bits per column).
           m.a_tmem_addr = isa::encode(isa::TmemAddr{ra.lane, ra.column + static_cast<uint32_t>(ki) * 8});
         } else {
-          m.a_desc = operand_desc(sh.a, a_stage0, mi * sh.m_per_cta, k0);
+          m.a_desc = operand_desc(sh.a, f, a_stage0, mi * sh.m_per_cta, k0);
         }
-        m.b_desc = operand_desc(sh.b, b_stage0, n_start / sh.cta_group, k0);
+        m.b_desc = operand_desc(sh.b, f, b_stage0, n_start / sh.cta_group, k0);
         const TmemRegion& rd = region(sh, "D", mi, static_cast<int>(ni));
         m.d_tmem = isa::encode(isa::TmemAddr{rd.lane, rd.column});  // lane 16: layout F's second alignment
         m.idesc = idesc_index(p, m.n);
@@ -228,66 +193,84 @@ void step4_issue(Plan& p) {
   }
 }
 
+// ---- The kernel: roles and the epilogue map --------------------------------------------------
+// Warps 0-3 read the accumulator back (warp w reaches lanes 32w..32w+31, §9.7.16.8.1), warp 4
+// issues the TMA loads, warp 5 allocates tensor memory and issues tcgen05.cp/tcgen05.mma.
+void kernel_roles(Plan& p) {
+  Kernel& k = p.kernel;
+  const Shapes& sh = p.shapes;
+  k.threads = 192;
+  k.producer_warp = 4;
+  k.mma_warp = 5;
+  k.max_registers = 255;
+  if (sh.cta_group == 1) k.layout = sh.m_instr == 64 ? Layout::F : Layout::D;
+  else k.layout = sh.m_instr == 256 ? Layout::A : Layout::B;
+
+  // Column chunks of at most 32 (tcgen05.ld.32x32b.x32: one register per column), never
+  // straddling the two halves of a pair's N group (which come from the two CTAs' B).
+  auto chunks = [](int from, int to, auto&& fn) {
+    for (int c = from; c < to;) {
+      int num = 32;
+      while (num > to - c) num >>= 1;
+      fn(c, num);
+      c += num;
+    }
+  };
+  const int tile_n = static_cast<int>(p.spec.gemm->tile.n);
+  for (size_t ri = 0; ri < sh.tmem.regions.size(); ++ri) {
+    const TmemRegion& r = sh.tmem.regions[ri];
+    if (r.what != "D") continue;
+    int n0 = 0;
+    for (int j = 0; j < r.ni; ++j) n0 += sh.n_groups[static_cast<size_t>(j)];
+    const int ng = sh.n_groups[static_cast<size_t>(r.ni)];
+    switch (k.layout) {
+      case Layout::D:
+        chunks(0, ng, [&](int c, int num) {
+          k.epilogue.push_back({static_cast<int>(ri), r.column + static_cast<uint32_t>(c), num, r.mi * 128, -1, n0 + c, 0});
+        });
+        break;
+      case Layout::F: {
+        if (r.lane != 0) break;  // the odd group is read with its even partner
+        int second = -1;
+        if (r.mi + 1 < sh.m_groups) second = (r.mi + 1) * 64;
+        chunks(0, ng, [&](int c, int num) {
+          k.epilogue.push_back({static_cast<int>(ri), r.column + static_cast<uint32_t>(c), num, r.mi * 64, second, n0 + c, 0});
+        });
+        break;
+      }
+      case Layout::A:
+        // Instruction column c < N/2 came from CTA 0's B rows n0/2 + c, c >= N/2 from CTA 1's.
+        chunks(0, ng / 2, [&](int c, int num) {
+          k.epilogue.push_back({static_cast<int>(ri), r.column + static_cast<uint32_t>(c), num, r.mi * sh.m_per_cta, -1,
+                                n0 / 2 + c, 0});
+        });
+        chunks(ng / 2, ng, [&](int c, int num) {
+          k.epilogue.push_back({static_cast<int>(ri), r.column + static_cast<uint32_t>(c), num, r.mi * sh.m_per_cta, -1,
+                                tile_n / 2 + n0 / 2 + (c - ng / 2), 0});
+        });
+        break;
+      case Layout::B:
+        // Lanes 0-63 hold columns [0, N/2) and lanes 64-127 columns [N/2, N), in N/2 TMEM columns.
+        chunks(0, ng / 2, [&](int c, int num) {
+          k.epilogue.push_back({static_cast<int>(ri), r.column + static_cast<uint32_t>(c), num, r.mi * sh.m_per_cta, -1,
+                                n0 / 2 + c, tile_n / 2 + n0 / 2 + c});
+        });
+        break;
+    }
+  }
+}
+
 }  // namespace
 
-Derived derive(const spec::Spec& s) {
-  Derived d;
-  if (!s.gemm) {
-    d.why_not = "no gemm template";
-    return d;
-  }
-  if (!isa::target_info(s.target).tcgen05) {
-    d.why_not = "the target has no tcgen05";
-    return d;
-  }
-  Shapes sh;
-  if (auto why = step1_types(s, sh)) {
-    d.why_not = *why;
-    return d;
-  }
-  if (auto why = step2_instructions(s, sh)) {
-    d.why_not = *why;
-    return d;
-  }
-  d.shapes = std::move(sh);
-  return d;
+std::optional<std::string> derive_tcgen05(const spec::Spec& s, Shapes& sh) {
+  if (auto why = step1_types(s, sh)) return why;
+  return step2_instructions(s, sh);
 }
 
-Plan make_plan(const spec::Spec& s) {
-  Derived d = derive(s);
-  if (!d.shapes) throw std::logic_error("make_plan on a spec without a plan: " + d.why_not);
-  Plan p;
-  p.spec = s;
-  p.shapes = std::move(*d.shapes);
-  step3_idescs(s, p);
+void plan_tcgen05(Plan& p) {
+  step3_idescs(p.spec, p);
   step4_issue(p);
-  return p;
+  kernel_roles(p);
 }
 
-uint64_t encoded(const isa::SmemDesc& d) {
-  auto v = isa::encode(d);
-  if (!v) throw std::logic_error("shared-memory descriptor does not encode");
-  return *v;
-}
-
-std::array<uint64_t, 2> lane_mask(const TmemRegion& r) {
-  std::array<uint64_t, 2> m{0, 0};
-  auto set = [&](uint32_t lane) {
-    if (lane < 128) m[lane / 64] |= uint64_t{1} << (lane % 64);
-  };
-  if (r.half_datapath) {
-    for (uint32_t q = 0; q < 4; ++q)
-      for (uint32_t i = 0; i < 16; ++i) set(32 * q + r.lane + i);
-  } else {
-    for (uint32_t i = 0; i < r.lanes; ++i) set(r.lane + i);
-  }
-  return m;
-}
-
-uint32_t encoded(const isa::InstrDesc& d) {
-  auto v = isa::encode(d);
-  if (!v) throw std::logic_error("instruction descriptor does not encode");
-  return *v;
-}
-
-}  // namespace ptxgen::plan
+}  // namespace ptxgen::plan::detail

@@ -53,6 +53,40 @@ std::string tile_line(const OperandTile& t) {
          s(l.bytes) + " B per stage";
 }
 
+std::string kernel_text(const Plan& p) {
+  const Kernel& k = p.kernel;
+  const spec::Gemm& g = *p.spec.gemm;
+  std::string o = "The kernel\n";
+  if (p.shapes.engine == Engine::wgmma)
+    o += "  threads        " + s(k.threads) + ": warpgroups 0-" + s(k.consumer_warpgroups - 1) +
+         " issue wgmma (warpgroup w owns rows 64w..64w+63), warp " + s(k.producer_warp) + " issues TMA; .maxnreg " +
+         s(k.max_registers) + "\n";
+  else
+    o += "  threads        " + s(k.threads) + ": warps 0-3 read the accumulator back (tcgen05.ld), warp " +
+         s(k.producer_warp) + " issues TMA, warp " + s(k.mma_warp) + " allocates TMEM and issues tcgen05.cp/mma\n";
+  const auto gr = grid(p, g.m, g.n);
+  o += "  launch         grid " + s(gr[0]) + " x " + s(gr[1]) + " x " + s(gr[2]) + ", cluster " + s(k.cluster[0]) + " x " +
+       s(k.cluster[1]) + " x " + s(k.cluster[2]) + " for M=" + s(g.m) + " N=" + s(g.n) + "\n";
+  for (const auto& t : k.tensor_maps)
+    o += "  " + t.param + "         " + std::string(1, t.tensor) + " dims [" + s(t.dim_inner) + ", " + s(t.dim_outer) +
+         "] stride " + s(t.stride_bytes) + " B, box [" + s(t.box_inner) + ", " + s(t.box_outer) + "], " +
+         std::string(isa::name(t.swizzle)) + "\n";
+  o += "  per stage      " + s(static_cast<int64_t>(k.loads.size())) + " cp.async.bulk.tensor, " + s(k.tx_bytes) +
+       " bytes expected per CTA\n";
+  for (const auto& l : k.loads)
+    o += "    " + std::string(1, l.tensor) + " box at +" + s(l.smem_offset) + " <- tile origin + (" + s(l.inner) + ", " +
+         s(l.outer) + ")\n";
+  if (!k.epilogue.empty()) {
+    o += "  epilogue       tcgen05.ld.32x32b per warp w at lane 32w (layout " +
+         std::string(1, "DAFB"[static_cast<int>(k.layout)]) + "):\n";
+    for (const auto& e : k.epilogue)
+      o += "    column " + s(e.column) + " .x" + s(e.num) + " -> rows " + s(e.row_base) + "+" +
+           (e.row_base2 >= 0 ? " / " + s(e.row_base2) + "+ (lanes 16-31)" : "") + ", columns " + s(e.col_base) + "+" +
+           (k.layout == Layout::B ? " (warps 2-3: " + s(e.col_base2) + "+)" : "") + "\n";
+  }
+  return o;
+}
+
 }  // namespace
 
 std::string to_text(const Plan& p) {
@@ -63,7 +97,10 @@ std::string to_text(const Plan& p) {
   o += "plan for \"" + p.spec.name + "\" (" + std::string(t.name) + ")\n\n";
 
   o += "Step 1. Shapes and types\n";
-  o += "  kind           .kind::" + std::string(isa::name(sh.kind)) + " at .cta_group::" + s(sh.cta_group) + "\n";
+  if (sh.engine == Engine::tcgen05)
+    o += "  instruction    tcgen05.mma .kind::" + std::string(isa::name(sh.kind)) + " at .cta_group::" + s(sh.cta_group) + "\n";
+  else
+    o += "  instruction    wgmma.mma_async (sm_90a), accumulators in registers\n";
   o += "  types          A " + std::string(isa::name(g.a.dtype)) + " " + major_name(g.a.major, 'M') + ", B " +
        std::string(isa::name(g.b.dtype)) + " " + major_name(g.b.major, 'N') + ", accumulator " +
        std::string(isa::name(g.accumulator)) + ", D " + std::string(isa::name(g.d)) + "\n";
@@ -73,7 +110,11 @@ std::string to_text(const Plan& p) {
                                 s(g.tile.n / 2) + " rows of B"
                           : "") +
        "\n";
-  o += "  A source       " + std::string(sh.a_in_tmem ? "tensor memory (tcgen05.cp from shared memory)" : "shared memory") + "\n\n";
+  o += "  A source       " +
+       std::string(sh.a_in_tmem        ? "tensor memory (tcgen05.cp from shared memory)"
+                   : sh.a_in_registers ? "registers (fragments loaded from shared memory, PTX ISA 9.7.15.5.1.1)"
+                                       : "shared memory") +
+       "\n\n";
 
   o += "Step 2. Instruction shapes\n";
   std::string ns;
@@ -89,7 +130,11 @@ std::string to_text(const Plan& p) {
        s(static_cast<int64_t>(m.a_offset.size())) + " stages)\n";
   o += "                 " + s(m.barriers) + " mbarriers at " + s(m.barriers_offset) + ", TMEM address slot at " +
        s(m.tmem_slot_offset) + "; " + s(m.dynamic_bytes) + " B dynamic shared memory\n";
-  o += "  tensor memory  " + s(sh.tmem.used_columns) + " columns used, tcgen05.alloc of " + s(sh.tmem.alloc_columns) + "\n";
+  if (sh.engine == Engine::wgmma)
+    o += "  registers      " + s(sh.acc_registers) + " accumulator registers per thread in each of " + s(sh.m_groups) +
+         " consumer warpgroup(s)\n";
+  else
+    o += "  tensor memory  " + s(sh.tmem.used_columns) + " columns used, tcgen05.alloc of " + s(sh.tmem.alloc_columns) + "\n";
   for (const auto& r : sh.tmem.regions)
     o += "    " + r.what + "(m" + s(r.mi) + (r.what == "D" ? ",n" + s(r.ni) : "") + ")  lanes " + s(r.lane) + "-" +
          s(r.lane + r.lanes - 1) + (r.half_datapath ? " of each 32-lane quarter (layout F)" : "") + ", columns " +
@@ -123,11 +168,19 @@ std::string to_text(const Plan& p) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "  %3zu  m%d n%d k%-3d", i, mm.mi, mm.ni, mm.ki);
     o += buf;
-    o += " d=[tmem " + isa::hex32(mm.d_tmem) + "]";
+    if (sh.engine == Engine::wgmma) {
+      o += " d=acc[" + s(mm.acc_reg) + ".." + s(mm.acc_reg + (g.accumulator == isa::DType::f16 ? mm.n / 4 : mm.n / 2) - 1) +
+           "] of warpgroup " + s(mm.mi);
+    } else {
+      o += " d=[tmem " + isa::hex32(mm.d_tmem) + "]";
+    }
     o += mm.a_tmem ? " a=[tmem " + isa::hex32(mm.a_tmem_addr) + "]" : " a=" + isa::hex64(encoded(mm.a_desc));
-    o += " b=" + isa::hex64(encoded(mm.b_desc)) + " idesc[" + s(mm.idesc) + "]" +
-         (mm.first ? " enable-input-d=0 (first K step)" : " enable-input-d=1") + "\n";
+    o += " b=" + isa::hex64(encoded(mm.b_desc));
+    if (sh.engine == Engine::tcgen05) o += " idesc[" + s(mm.idesc) + "]";
+    o += mm.first ? " (first K step: D = A*B on the first K block)" : "";
+    o += "\n";
   }
+  o += "\n" + kernel_text(p);
   return o;
 }
 
@@ -138,6 +191,7 @@ std::string to_json(const Plan& p) {
   j["spec"] = ojson::parse(spec::to_json(p.spec));
   j["target"] = std::string(t.name);
   ojson st1;
+  st1["engine"] = sh.engine == Engine::tcgen05 ? "tcgen05" : "wgmma";
   st1["kind"] = std::string(isa::name(sh.kind));
   st1["cta_group"] = sh.cta_group;
   st1["a_in_tmem"] = sh.a_in_tmem;
@@ -193,12 +247,34 @@ std::string to_json(const Plan& p) {
     if (mm.a_tmem) x["a_tmem"] = tmem_json(mm.a_tmem_addr);
     else x["a_desc"] = desc_json(mm.a_desc);
     x["b_desc"] = desc_json(mm.b_desc);
-    x["d_tmem"] = tmem_json(mm.d_tmem);
-    x["idesc"] = mm.idesc;
+    if (sh.engine == Engine::tcgen05) {
+      x["d_tmem"] = tmem_json(mm.d_tmem);
+      x["idesc"] = mm.idesc;
+    } else {
+      x["acc_register"] = mm.acc_reg;
+    }
     x["first_k_step"] = mm.first;
     ms.push_back(x);
   }
   j["issue_order"] = ms;
+  const Kernel& k = p.kernel;
+  ojson kj;
+  kj["threads"] = k.threads;
+  kj["producer_warp"] = k.producer_warp;
+  kj["mma_warp"] = k.mma_warp;
+  kj["consumer_warpgroups"] = k.consumer_warpgroups;
+  kj["max_registers"] = k.max_registers;
+  kj["tx_bytes_per_stage"] = k.tx_bytes;
+  ojson loads = ojson::array();
+  for (const auto& l : k.loads)
+    loads.push_back({{"tensor", std::string(1, l.tensor)}, {"smem_offset", l.smem_offset}, {"inner", l.inner}, {"outer", l.outer}});
+  kj["loads"] = loads;
+  ojson ep = ojson::array();
+  for (const auto& e : k.epilogue)
+    ep.push_back({{"region", e.region}, {"column", e.column}, {"num", e.num}, {"row_base", e.row_base},
+                  {"row_base2", e.row_base2}, {"col_base", e.col_base}, {"col_base2", e.col_base2}});
+  kj["epilogue"] = ep;
+  j["kernel"] = kj;
   return j.dump(2) + "\n";
 }
 

@@ -239,32 +239,35 @@ void check_cluster_size(const Context& c, Diagnostics& d) {
 void check_tma_stride(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g) return;
-  // TMA global strides (bytes between consecutive rows) must be multiples of 16
-  // (cp.async.bulk.tensor tensor maps; CUDA driver cuTensorMapEncodeTiled).
+  // A TMA tensor map's global stride (bytes between consecutive rows) must be a multiple of 16
+  // (cuTensorMapEncodeTiled), and a row must hold the whole contiguous extent.
   struct Row {
     const char* what;
-    DType t;
+    const char* name;
+    const spec::Operand& op;
     int64_t extent;
-    const char* ptr;
+    const char* dim;
   };
   const Row rows[] = {
-      {"A", g->a.dtype, g->a.major == Major::k ? g->k : g->m, g->a.major == Major::k ? "/gemm/k" : "/gemm/m"},
-      {"B", g->b.dtype, g->b.major == Major::k ? g->k : g->n, g->b.major == Major::k ? "/gemm/k" : "/gemm/n"},
+      {"A", "a", g->a, g->a.major == Major::k ? g->k : g->m, g->a.major == Major::k ? "k" : "m"},
+      {"B", "b", g->b, g->b.major == Major::k ? g->k : g->n, g->b.major == Major::k ? "k" : "n"},
   };
-  std::string done;
   for (const Row& r : rows) {
-    const int64_t bits = r.extent * isa::value_bits(r.t);
-    if (bits % 128 == 0) continue;
-    if (done == r.ptr) continue;
-    done = r.ptr;
-    const std::string dim = std::string(r.ptr).substr(6);
-    d.error("TMA-STRIDE", r.ptr,
-            std::string(r.what) + "'s rows are " + num(r.extent) + " " + tn(r.t) + " elements = " +
-                (bits % 8 ? num(bits) + " bits" : num(bits / 8) + " bytes") +
-                " apart; a TMA tensor's row stride must be a multiple of 16 bytes")
-        .help = {"pad the leading dimension: allocate rows of " + num((bits + 127) / 128 * 16) +
-                     " bytes and keep " + dim + "=" + num(r.extent) + " as the logical size (edges are zero-filled)",
-                 "or choose a " + dim + " whose rows are a multiple of 16 bytes"};
+    if (r.op.ld == 0) continue;  // the default is padded to 16 bytes
+    const std::string p = "/gemm/" + std::string(r.name) + "/ld";
+    const int64_t bits = r.op.ld * isa::value_bits(r.op.dtype);
+    if (r.op.ld < r.extent) {
+      d.error("TMA-STRIDE", p,
+              std::string(r.what) + ".ld=" + num(r.op.ld) + " is shorter than a row: " + r.dim + "=" + num(r.extent))
+          .help = {"use an ld of at least " + num(r.extent) + ", or leave ld out (the row length rounded up to 16 bytes)"};
+    } else if (bits % 128 != 0) {
+      d.error("TMA-STRIDE", p,
+              std::string(r.what) + "'s rows are " + num(r.op.ld) + " " + tn(r.op.dtype) + " elements = " +
+                  (bits % 8 ? num(bits) + " bits" : num(bits / 8) + " bytes") +
+                  " apart; a TMA tensor's row stride must be a multiple of 16 bytes")
+          .help = {"pad the rows: ld=" + num((bits + 127) / 128 * 128 / isa::value_bits(r.op.dtype)) +
+                   " (or leave ld out, which pads to 16 bytes)"};
+    }
   }
 }
 

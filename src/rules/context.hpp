@@ -35,5 +35,14 @@ void check_cluster_size(const Context&, Diagnostics&);
 void check_tma_stride(const Context&, Diagnostics&);
 void check_tmem_budget(const Context&, Diagnostics&);
 void check_smem_budget(const Context&, Diagnostics&);
+// src/rules/check_wgmma.cpp
+void check_wgmma_types(const Context&, Diagnostics&);
+void check_wgmma_accumulator(const Context&, Diagnostics&);
+void check_wgmma_major(const Context&, Diagnostics&);
+void check_wgmma_m(const Context&, Diagnostics&);
+void check_wgmma_n(const Context&, Diagnostics&);
+void check_wgmma_k(const Context&, Diagnostics&);
+void check_wgmma_swizzle(const Context&, Diagnostics&);
+void check_wgmma_registers(const Context&, Diagnostics&);
 
 }  // namespace ptxgen::rules

@@ -13,6 +13,12 @@ namespace ptxgen::spec {
 
 using nlohmann::json;
 
+int64_t leading_dimension(const Operand& op, int64_t contiguous_extent) {
+  if (op.ld > 0) return op.ld;
+  const int64_t bits = isa::value_bits(op.dtype);
+  return (contiguous_extent * bits + 127) / 128 * 128 / bits;
+}
+
 std::string_view name(ASource s) {
   switch (s) {
     case ASource::smem: return "smem";
@@ -211,6 +217,11 @@ void parse_operand(ObjReader& parent, std::string_view key, char mn_letter, Oper
   auto t = r.choice("dtype", true, dtype_choices(kInputTypes));
   const std::string mn(1, mn_letter);
   auto m = r.choice<isa::Major>("major", true, {{"k", isa::Major::k}, {mn, isa::Major::mn}});
+  if (r.has("ld")) {
+    auto ld = r.integer("ld", false, 1, kMaxExtent);
+    if (ld) out.ld = *ld;
+    else ok = false;
+  }
   r.finish();
   if (!t || !m) {
     ok = false;
@@ -392,6 +403,8 @@ std::string to_json(const Spec& s) {
     o["k"] = g.k;
     o["a"] = {{"dtype", std::string(isa::name(g.a.dtype))}, {"major", major(g.a.major, "m")}};
     o["b"] = {{"dtype", std::string(isa::name(g.b.dtype))}, {"major", major(g.b.major, "n")}};
+    if (g.a.ld) o["a"]["ld"] = g.a.ld;
+    if (g.b.ld) o["b"]["ld"] = g.b.ld;
     o["d"] = {{"dtype", std::string(isa::name(g.d))}};
     o["accumulator"] = std::string(isa::name(g.accumulator));
     o["tile"] = {{"m", g.tile.m}, {"n", g.tile.n}, {"k", g.tile.k}};

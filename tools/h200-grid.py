@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Proof on hardware: a grid of sm_90a GEMM specs, run on an H200 with tools/launcher.
+
+  tools/h200-grid.py prepare [--only SUBSTR]   # here: write specs, build PTX, cubin and manifest per case
+                                               # into .device/grid/ (ignored by git, carried to the GPU)
+  tools/h200-grid.py run                       # on the GPU machine: build the launcher with nvcc, run
+                                               # every case, write $OUT/results.jsonl, print a table
+
+Each case is a spec (a patch of the base below) and a problem size; the launcher fills fresh random
+inputs, checks every element against a float64 or cuBLAS reference, and times the kernel and
+cuBLAS (median of 30 launches after warm-up).
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRID = os.path.join(ROOT, ".device", "grid")
+
+BASE = {
+    "ptxgen": 1, "name": "", "target": "sm_90a",
+    "gemm": {"m": 4096, "n": 4096, "k": 4096,
+             "a": {"dtype": "bf16", "major": "k"}, "b": {"dtype": "bf16", "major": "k"},
+             "d": {"dtype": "bf16"}, "accumulator": "f32",
+             "tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "swizzle": {"a": 128, "b": 128}},
+}
+
+
+def merge(a, p):
+    for k, v in p.items():
+        if isinstance(v, dict) and isinstance(a.get(k), dict):
+            merge(a[k], v)
+        else:
+            a[k] = v
+
+
+def T(m, n, k):
+    return {"tile": {"m": m, "n": n, "k": k}}
+
+
+def P(m, n, k):
+    return {"m": m, "n": n, "k": k}
+
+
+def cases():
+    """(name, gemm patch) pairs: dtypes, majors, swizzles, tiles, odd sizes."""
+    out = []
+    bf16, f16 = {}, {"a": {"dtype": "f16"}, "b": {"dtype": "f16"}}
+    f16acc = {"a": {"dtype": "f16"}, "b": {"dtype": "f16"}, "accumulator": "f16", "d": {"dtype": "f16"}}
+    tf32 = {"a": {"dtype": "tf32"}, "b": {"dtype": "tf32"}, "d": {"dtype": "f32"}}
+    e4m3 = {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}}
+    e5e4 = {"a": {"dtype": "e5m2"}, "b": {"dtype": "e4m3"}}
+    s8 = {"a": {"dtype": "s8"}, "b": {"dtype": "s8"}, "accumulator": "s32", "d": {"dtype": "s32"}}
+    u8 = {"a": {"dtype": "u8"}, "b": {"dtype": "u8"}, "accumulator": "s32", "d": {"dtype": "s32"}}
+
+    def add(name, *patches):
+        g = {}
+        for p in patches:
+            merge(g, copy.deepcopy(p))
+        out.append((name, g))
+
+    # Performance shapes (4096^3), bf16 and f16.
+    add("bf16_tn_128x256_4096", bf16, T(128, 256, 64))
+    add("bf16_tn_128x128_4096", bf16, T(128, 128, 64))
+    add("bf16_tn_256x128_4096", bf16, T(256, 128, 64), {"stages": 4})
+    add("f16_tn_128x256_4096", f16, T(128, 256, 64))
+    add("bf16_tn_128x256_8192", bf16, T(128, 256, 64), P(8192, 8192, 8192))
+    # Majors (16-bit types transpose).
+    add("bf16_nt_128x256", bf16, {"a": {"major": "m"}}, T(128, 256, 64))
+    add("bf16_tt_128x256", bf16, {"b": {"major": "n"}}, T(128, 256, 64))
+    add("bf16_nn_128x128", bf16, {"a": {"major": "m"}, "b": {"major": "n"}}, T(128, 128, 64))
+    add("f16_nn_128x256", f16, {"a": {"major": "m"}, "b": {"major": "n"}}, T(128, 256, 64))
+    # Swizzles (K-major and MN-major).
+    add("bf16_sw64_128x128", bf16, T(128, 128, 32), {"swizzle": {"a": 64, "b": 64}})
+    add("bf16_sw32_128x128", bf16, T(128, 128, 16), {"swizzle": {"a": 32, "b": 32}, "stages": 6})
+    add("bf16_sw0_128x128", bf16, T(128, 128, 32), {"swizzle": {"a": 0, "b": 0}})
+    add("bf16_nn_sw64_128x128", bf16, {"a": {"major": "m"}, "b": {"major": "n"}}, T(128, 128, 64),
+        {"swizzle": {"a": 64, "b": 64}})
+    add("bf16_nn_sw32_128x128", bf16, {"a": {"major": "m"}, "b": {"major": "n"}}, T(128, 128, 64),
+        {"swizzle": {"a": 32, "b": 32}})
+    add("bf16_nn_sw0_128x64", bf16, {"a": {"major": "m"}, "b": {"major": "n"}}, T(128, 64, 64),
+        {"swizzle": {"a": 0, "b": 0}})
+    add("bf16_mixed_sw_128x128", bf16, {"b": {"major": "n"}}, T(128, 128, 64), {"swizzle": {"a": 128, "b": 32}})
+    # Tiles from 64 to 256, N not a power of two, several N groups.
+    add("bf16_64x64", bf16, T(64, 64, 64), {"stages": 4})
+    add("bf16_64x256", bf16, T(64, 256, 64))
+    add("bf16_192x128", bf16, T(192, 128, 64), {"stages": 3})
+    add("bf16_128x200", bf16, T(128, 200, 64))
+    add("bf16_128x96_n", bf16, {"b": {"major": "n"}}, T(128, 96, 64), {"swizzle": {"b": 64}})
+    add("bf16_64x264_split", bf16, T(64, 264, 64), {"stages": 3})
+    add("bf16_64x8", bf16, T(64, 8, 64))
+    add("bf16_1stage", bf16, T(128, 128, 64), {"stages": 1})
+    # Odd sizes: edges are zero-filled by TMA and clipped by the epilogue.
+    add("bf16_odd_1000", bf16, T(128, 256, 64), P(1000, 1000, 1000))
+    add("bf16_odd_4099", bf16, T(128, 256, 64), P(4099, 4097, 4099))
+    add("bf16_odd_nn_1001", bf16, {"a": {"major": "m"}, "b": {"major": "n"}}, T(128, 128, 64), P(1001, 999, 1003))
+    add("bf16_small_77", bf16, T(64, 64, 64), P(77, 33, 50))
+    add("f16_odd_4099", f16, T(128, 128, 64), P(4099, 3001, 2047))
+    add("bf16_out_f32", bf16, {"d": {"dtype": "f32"}}, T(128, 128, 64), P(2048, 2048, 2048))
+    # f16 accumulators.
+    add("f16acc_128x256", f16acc, T(128, 256, 64), P(2048, 2048, 1024))
+    add("f16acc_nn_128x128", f16acc, {"a": {"major": "m"}, "b": {"major": "n"}}, T(128, 128, 64), P(1024, 1024, 512))
+    # tf32.
+    add("tf32_128x128", tf32, T(128, 128, 32), P(2048, 2048, 2048))
+    add("tf32_128x256_4096", tf32, T(128, 256, 32), P(4096, 4096, 4096))
+    add("tf32_odd", tf32, T(64, 128, 16), {"swizzle": {"a": 64, "b": 64}}, P(1000, 1001, 999))
+    # fp8 (wgmma: K-major only).
+    add("e4m3_128x256_4096", e4m3, T(128, 256, 128))
+    add("e5m2_e4m3_128x128", e5e4, T(128, 128, 128), P(2048, 2048, 2048))
+    add("e4m3_f16acc", e4m3, {"accumulator": "f16", "d": {"dtype": "f16"}}, T(128, 128, 128), P(1024, 1024, 1024))
+    add("e4m3_sw64_odd", e4m3, T(128, 128, 64), {"swizzle": {"a": 64, "b": 64}}, P(999, 1001, 1000))
+    add("e4m3_out_f32", e4m3, {"d": {"dtype": "f32"}}, T(64, 128, 128), P(4096, 4096, 4096))
+    # 8-bit integers.
+    add("s8_128x256_4096", s8, T(128, 256, 128))
+    add("s8_128x48", s8, T(128, 48, 128), P(1024, 1000, 1024))
+    add("u8_64x128_odd", u8, T(64, 128, 64), {"swizzle": {"a": 64, "b": 64}}, P(1000, 1000, 1000))
+    add("s8_out_f32", s8, {"d": {"dtype": "f32"}}, T(128, 128, 128), P(1024, 1024, 2048))
+    # A from registers (fragments loaded from the swizzled shared-memory tile).
+    regs = {"a_source": "registers"}
+    add("regs_bf16_128x256", bf16, regs, T(128, 256, 64))
+    add("regs_bf16_sw32", bf16, regs, T(128, 128, 32), {"swizzle": {"a": 32, "b": 32}}, P(2048, 2048, 2048))
+    add("regs_bf16_sw0", bf16, regs, T(64, 128, 32), {"swizzle": {"a": 0, "b": 0}}, P(1000, 1000, 1000))
+    add("regs_f16_mmajor_sw64", f16, regs, {"a": {"major": "m"}}, T(128, 128, 64), {"swizzle": {"a": 64}}, P(2048, 2048, 1024))
+    add("regs_f16_mmajor_sw0", f16, regs, {"a": {"major": "m"}}, T(64, 64, 32), {"swizzle": {"a": 0, "b": 64}}, P(1024, 1024, 512))
+    add("regs_tf32", tf32, regs, T(128, 128, 32), P(2048, 2048, 2048))
+    add("regs_e4m3", e4m3, regs, T(128, 128, 128), P(2048, 2048, 2048))
+    add("regs_s8", s8, regs, T(128, 128, 128), P(2048, 2048, 2048))
+    # A cluster launch (no multicast: each CTA loads its own tiles).
+    add("bf16_cluster_2x1", bf16, T(128, 256, 64), {"cluster": [2, 1, 1]})
+    return out
+
+
+def prepare(only):
+    ptxgen = os.environ.get("PTXGEN", os.path.join(ROOT, "build", "ptxgen"))
+    os.makedirs(os.path.join(GRID, "specs"), exist_ok=True)
+    listed = []
+    for name, patch in cases():
+        if only and only not in name:
+            continue
+        spec = copy.deepcopy(BASE)
+        spec["name"] = "g_" + name
+        merge(spec["gemm"], patch)
+        path = os.path.join(GRID, "specs", name + ".json")
+        with open(path, "w") as f:
+            json.dump(spec, f, indent=1)
+        r = subprocess.run([ptxgen, "build", path, "-o", os.path.join(GRID, name + ".cubin")],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("ptxgen build failed for %s:\n%s%s" % (name, r.stdout, r.stderr))
+        listed.append(name)
+    with open(os.path.join(GRID, "cases.json"), "w") as f:
+        json.dump(listed, f, indent=1)
+    print("prepared %d cases in %s" % (len(listed), GRID))
+
+
+def run():
+    out_dir = os.environ.get("OUT", "/tmp")
+    launcher = "/tmp/ptxgen-launch"
+    b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-arch=sm_90", "-I" + os.path.join(ROOT, ".device", "include"),
+                        os.path.join(ROOT, "tools", "launcher", "launcher.cu"), "-o", launcher, "-lcuda", "-lcublas"],
+                       capture_output=True, text=True)
+    if b.returncode != 0:
+        sys.exit("building the launcher failed:\n" + b.stdout + b.stderr)
+    names = json.load(open(os.path.join(GRID, "cases.json")))
+    rows, failed = [], 0
+    with open(os.path.join(out_dir, "results.jsonl"), "w") as log:
+        for name in names:
+            r = subprocess.run([launcher, os.path.join(GRID, name + ".manifest.json"),
+                                os.path.join(GRID, name + ".cubin")], capture_output=True, text=True, timeout=300)
+            line = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+            try:
+                res = json.loads(line)
+            except ValueError:
+                res = {"ok": False, "error": (r.stderr or r.stdout).strip()[-300:]}
+            res["case"] = name
+            res["exit"] = r.returncode
+            log.write(json.dumps(res) + "\n")
+            log.flush()
+            failed += not res.get("ok")
+            rows.append(res)
+            print(fmt(res), flush=True)
+    print("%d cases, %d failed" % (len(rows), failed))
+    return 1 if failed else 0
+
+
+def fmt(r):
+    if "rel_err" not in r:
+        return "%-26s FAIL (exit %s) %s" % (r["case"], r.get("exit"), r.get("error", ""))
+    blas = "%7.1f" % r["cublas_tflops"] if "cublas_tflops" in r else "    n/a"
+    return "%-26s %5s %6dx%-6dx%-6d err %.2e unwritten %d  %7.1f TF/s  cuBLAS %s TF/s  (%s)" % (
+        r["case"], "ok" if r["ok"] else "FAIL", r["m"], r["n"], r["k"], r["rel_err"], r["unwritten"],
+        r["tflops"], blas, r["reference"])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "prepare":
+        only = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None
+        prepare(only)
+    elif len(sys.argv) >= 2 and sys.argv[1] == "run":
+        sys.exit(run())
+    else:
+        sys.exit(__doc__)
