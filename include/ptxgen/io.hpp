@@ -22,12 +22,16 @@ Read read_file(const std::string& path, size_t max_bytes = 16u << 20);
 // $TMPDIR, else /tmp: where outputs that go to standard output are staged for ptxas.
 std::string temp_dir();
 
-// Writes `data` to `path` atomically: a temporary file in the destination directory, flushed,
-// then renamed over the destination, so readers never see half a file. "-" writes standard
-// output. Returns the error message on failure (the destination is then untouched).
+// Writes `data` to `path` atomically: a temporary file in the destination directory, then renamed
+// over the destination, so readers never see half a file. "-" writes standard output. Returns the
+// error message on failure (the destination is then untouched). There is no fsync: outputs are
+// build products a build regenerates, as compilers' are, and an fsync per file cost more than
+// generating the PTX (see tools/bench-build).
 std::optional<std::string> write_file_atomic(const std::string& path, std::string_view data);
 
-// A temporary file in `dir` that is removed unless committed (renamed to its destination).
+// A temporary file beside `destination` that is removed unless committed (renamed onto the
+// destination). It fails up front when the destination is a directory or its directory cannot
+// take a new file, so a command can reserve every output before it writes any.
 class TempFile {
  public:
   explicit TempFile(const std::string& destination);
@@ -37,8 +41,8 @@ class TempFile {
   const std::string& path() const { return path_; }
   const std::string& error() const { return error_; }
   bool ok() const { return error_.empty(); }
-  // Replaces the file's contents with `data` and flushes them to disk.
-  std::optional<std::string> write(std::string_view data);
+  const std::string& destination() const { return dest_; }
+  std::optional<std::string> write(std::string_view data);  // appends to the temporary file
   std::optional<std::string> commit();  // rename to the destination
 
  private:
@@ -57,8 +61,13 @@ struct Run {
 };
 Run run(const std::vector<std::string>& argv, int timeout_s = 0);
 
-// ptxas: $PTXGEN_PTXAS if set (and only it), else PATH, then $CUDA_HOME/bin, then /usr/local/cuda/bin.
+// A CUDA toolkit program: $`env` if set (and only it), else PATH, then $CUDA_HOME/bin, then
+// /usr/local/cuda/bin.
+std::optional<std::string> find_cuda_tool(const std::string& program, const char* env);
+// ptxas: $PTXGEN_PTXAS, else as above.
 std::optional<std::string> find_ptxas();
+// fatbinary: $PTXGEN_FATBINARY, else the directory of `ptxas` (one toolkit), else as above.
+std::optional<std::string> find_fatbinary(const std::string& ptxas);
 // "release 13.0" from `ptxas --version`.
 struct ToolVersion {
   int major = 0, minor = 0;

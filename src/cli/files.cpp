@@ -83,6 +83,11 @@ std::string temp_dir() {
 }
 
 TempFile::TempFile(const std::string& destination) : dest_(destination) {
+  struct stat st {};
+  if (::stat(destination.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    error_ = "cannot write " + destination + ": it is a directory";
+    return;
+  }
   std::string tmpl = dir_of(destination) + "/.ptxgen-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
@@ -99,20 +104,6 @@ TempFile::~TempFile() {
   if (!path_.empty() && !committed_) ::unlink(path_.c_str());
 }
 
-std::optional<std::string> TempFile::write(std::string_view data) {
-  if (!ok()) return error_;
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) return os_error("cannot write", path_);
-  const bool written = write_all(fd, data) && ::fsync(fd) == 0;
-  const int saved = errno;
-  ::close(fd);
-  if (!written) {
-    errno = saved;
-    return os_error("cannot write", dest_);
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> TempFile::commit() {
   if (!ok()) return error_;
   // mkstemp creates 0600; give the file the usual permissions of a build product.
@@ -124,6 +115,22 @@ std::optional<std::string> TempFile::commit() {
   return std::nullopt;
 }
 
+std::optional<std::string> TempFile::write(std::string_view data) {
+  if (!ok()) return error_;
+  // No O_TRUNC: the file is new and empty, and ext4 flushes a truncated file to disk on close
+  // (auto_da_alloc), which made every write wait milliseconds.
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return os_error("cannot write", path_);
+  const bool written = write_all(fd, data);
+  const int saved = errno;
+  ::close(fd);
+  if (!written) {
+    errno = saved;
+    return os_error("cannot write", dest_);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> write_file_atomic(const std::string& path, std::string_view data) {
   if (path == "-") {
     // Straight to the descriptor, so a full or closed standard output reports its OS error.
@@ -131,8 +138,6 @@ std::optional<std::string> write_file_atomic(const std::string& path, std::strin
     if (!write_all(1, data)) return os_error("cannot write", "standard output");
     return std::nullopt;
   }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "cannot write " + path + ": it is a directory";
   TempFile tmp(path);
   if (auto err = tmp.write(data)) return err;
   return tmp.commit();

@@ -85,9 +85,9 @@ bool executable(const std::string& p) {
 }
 }  // namespace
 
-std::optional<std::string> find_ptxas() {
-  // PTXGEN_PTXAS names ptxas explicitly (used by build systems that pin a toolkit, and by tests).
-  if (const char* forced = std::getenv("PTXGEN_PTXAS")) {
+std::optional<std::string> find_cuda_tool(const std::string& program, const char* env) {
+  // The variable names the program explicitly (build systems that pin a toolkit, and the tests).
+  if (const char* forced = std::getenv(env)) {
     if (executable(forced)) return std::string(forced);
     return std::nullopt;
   }
@@ -97,15 +97,27 @@ std::optional<std::string> find_ptxas() {
     while (start <= p.size()) {
       const size_t end = p.find(':', start);
       std::string dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (!dir.empty() && executable(dir + "/ptxas")) return dir + "/ptxas";
+      if (!dir.empty() && executable(dir + "/" + program)) return dir + "/" + program;
       if (end == std::string::npos) break;
       start = end + 1;
     }
   }
   if (const char* cuda = std::getenv("CUDA_HOME"))
-    if (executable(std::string(cuda) + "/bin/ptxas")) return std::string(cuda) + "/bin/ptxas";
-  if (executable("/usr/local/cuda/bin/ptxas")) return std::string("/usr/local/cuda/bin/ptxas");
+    if (executable(std::string(cuda) + "/bin/" + program)) return std::string(cuda) + "/bin/" + program;
+  if (executable("/usr/local/cuda/bin/" + program)) return "/usr/local/cuda/bin/" + program;
   return std::nullopt;
+}
+
+std::optional<std::string> find_ptxas() { return find_cuda_tool("ptxas", "PTXGEN_PTXAS"); }
+
+std::optional<std::string> find_fatbinary(const std::string& ptxas) {
+  // fatbinary from the toolkit whose ptxas made the cubins, unless one is named explicitly.
+  if (!std::getenv("PTXGEN_FATBINARY")) {
+    const auto slash = ptxas.rfind('/');
+    const std::string beside = (slash == std::string::npos ? std::string(".") : ptxas.substr(0, slash)) + "/fatbinary";
+    if (executable(beside)) return beside;
+  }
+  return find_cuda_tool("fatbinary", "PTXGEN_FATBINARY");
 }
 
 std::optional<ToolVersion> parse_ptxas_version(std::string_view output) {

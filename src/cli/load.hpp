@@ -1,0 +1,31 @@
+// Reading a spec and checking it for every target a command generates for.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ptxgen/spec.hpp"
+
+namespace ptxgen::cli {
+
+struct Source {
+  std::string path;                  // "-" reads standard input
+  std::string diagnostics = "text";  // or "json"
+  std::vector<std::string> targets;  // --target, in order given; empty: the spec's own target
+};
+
+struct Loaded {
+  int exit = 0;                     // 0, or the exit code (diagnostics printed; nothing else set)
+  std::vector<spec::Spec> specs;    // the spec once per target (its target replaced), checked
+  std::vector<std::string> inputs;  // the files read, for --depfile
+};
+
+// Resolves the --target names (kUnknownTarget for a name ptxgen does not know), reads and parses
+// the spec, then runs the rule table once per target: rules differ per target (.kind::i8 is not on
+// sm_100f), so each target's diagnostics are printed under a note naming it.
+Loaded load(const Source& src);
+
+// "sm_100a, sm_103a": the targets of the loaded specs, for messages.
+std::string target_names(const std::vector<spec::Spec>& specs);
+
+}  // namespace ptxgen::cli
