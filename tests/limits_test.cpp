@@ -225,3 +225,23 @@ TEST_CASE("LAUNCH-GRID: at the y limit, one past it, and rounded up to whole clu
   CHECK(g.x == 268435456);
 }
 }
+
+TEST_SUITE("limits") {
+TEST_CASE("SMEM-BUDGET holds for wgmma too: 4 stages of 48 KB fit sm_90a, 5 do not (fuzz finding)") {
+  auto diags = [](int stages) {
+    json j = json::parse(rules::example_base());
+    j["target"] = "sm_90a";
+    j["gemm"]["stages"] = stages;
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    return d;
+  };
+  CHECK(diags(4).list().empty());
+  const Diagnostics over = diags(5);
+  REQUIRE(over.list().size() == 1);
+  CHECK(over.list()[0].rule == "SMEM-BUDGET");
+  CHECK(over.list()[0].pointer == "/gemm/stages");
+  CHECK(over.list()[0].message.find("need 246896 bytes of shared memory; a CTA on sm_90a gets at most 232448") !=
+        std::string::npos);
+}
+}
