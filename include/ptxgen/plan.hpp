@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ptxgen/isa.hpp"
+#include "ptxgen/program_plan.hpp"
 #include "ptxgen/spec.hpp"
 
 namespace ptxgen::plan {
@@ -103,14 +104,20 @@ struct Plan {
   std::vector<isa::InstrDesc> idescs;
   std::vector<Copy> copies;  // issue order, before the MMAs that read them
   std::vector<Mma> mmas;     // issue order (step 4)
+  std::optional<ProgramPlan> program;  // program-level specs: the whole plan (the members above stay empty)
 };
 
 // Plans a spec that passed the rule check. Throws std::logic_error on internal inconsistencies.
 Plan make_plan(const spec::Spec& s);
+// make_plan for a program-level spec (plan/plan_program.cpp).
+Plan make_program_plan(const spec::Spec& s);
 
 // `ptxgen plan` text and `--json`.
 std::string to_text(const Plan& p);
 std::string to_json(const Plan& p);
+// The same for a program-level plan (plan/print_program.cpp).
+std::string program_text(const Plan& p);
+std::string program_json(const Plan& p);
 
 // Encoded 64-bit descriptor (start relative to the aligned base: add (base >> 4) at run time).
 uint64_t encoded(const isa::SmemDesc& d);
