@@ -56,6 +56,7 @@ std::string header(const Plan& p, PtxVersion v) {
 }  // namespace
 
 PtxVersion ptx_version(const Plan& p) {
+  if (p.program) return {p.program->ptx_version / 10, p.program->ptx_version % 10};
   const auto& t = isa::target_info(p.spec.target);
   return {t.ptx_major, t.ptx_minor};
 }
@@ -221,6 +222,7 @@ std::string ptx_tcgen05(const Plan& p) {
 }
 
 std::string ptx(const Plan& p) {
+  if (p.program) return ptx_program(p);
   if (!isa::target_info(p.spec.target).tcgen05)
     throw std::logic_error("no emitter for target " + std::string(isa::target_info(p.spec.target).name));
   return ptx_tcgen05(p);
