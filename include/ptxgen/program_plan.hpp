@@ -189,6 +189,7 @@ struct TmemStStep {
   RegDef dst;                              // the tcgen05.st instructions (frags) and their layout
   std::vector<std::vector<std::vector<StSource>>> sources;  // [store instruction][register][element]
   bool convert = false;                     // f32 -> f16/bf16 (cvt.rn)
+  bool direct = false;                      // every register moves as loaded: tcgen05.st takes the set's own registers
 };
 
 struct StoreStep {

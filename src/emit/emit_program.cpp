@@ -6,6 +6,7 @@
 // per-element stores through .u64 kernel parameters (docs/spec.md, "What the kernel does").
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "ptx_writer.hpp"
 #include "ptxgen/emit.hpp"
@@ -309,7 +310,9 @@ class ProgramEmitter {
 
   void tmem_st(int i, const TmemStStep& t, const std::string& L) {
     const auto& src = regs_.at(t.src.name);
-    const auto& dst = regs_.at("ptxgen_st" + s(pl_.program->steps[static_cast<size_t>(i)].op));
+    static const std::vector<std::string> none;
+    const std::string tmp = "ptxgen_st" + s(pl_.program->steps[static_cast<size_t>(i)].op);
+    const auto& dst = t.direct ? none : regs_.at(tmp);
     // Per warp: build the registers tcgen05.st moves from the ones tcgen05.ld filled (the planner
     // checked that every thread of the warp finds its elements in the same registers), then store.
     std::map<int, std::vector<size_t>> by_warp;
@@ -319,9 +322,15 @@ class ProgramEmitter {
       w_.ins("@" + warp_pred(w) + " bra " + skip);
       for (size_t k : ks) {
         const LdInstr& f = t.dst.frags[k];
+        std::vector<std::string> operands;
         for (int j = 0; j < f.regs; ++j) {
-          const std::string& out = dst.at(static_cast<size_t>(f.first_reg + j));
           const auto& el = t.sources.at(k).at(static_cast<size_t>(j));
+          if (t.direct) {  // the register already holds exactly what this one moves
+            operands.push_back(src.at(static_cast<size_t>(el[0].reg)));
+            continue;
+          }
+          const std::string& out = dst.at(static_cast<size_t>(f.first_reg + j));
+          operands.push_back(out);
           std::vector<std::string> parts;
           for (const auto& e : el) {
             const std::string& in = src.at(static_cast<size_t>(e.reg));
@@ -339,7 +348,7 @@ class ProgramEmitter {
         }
         const std::string shape = std::string(isa::info(f.shape).name) + ".x" + s(f.num);
         std::string v = "{";
-        for (int j = 0; j < f.regs; ++j) v += (j ? ", " : "") + dst.at(static_cast<size_t>(f.first_reg + j));
+        for (size_t j = 0; j < operands.size(); ++j) v += (j ? ", " : "") + operands[j];
         v += "}";
         const std::string split = f.shape == isa::LdShape::s16x32bx2 ? ", " + s(f.split) : "";
         w_.ins("tcgen05.st.sync.aligned." + shape + (f.pack ? ".unpack::16b" : "") + ".b32 " + tmem(f.alloc, f.taddr) + split +
@@ -349,77 +358,99 @@ class ProgramEmitter {
     }
   }
 
-  // Per-element stores: thread t's register j holds (row, element) = frag origin + cell(t, 0) +
-  // cell(0, j); the thread part is computed once per instruction, the register part is an offset.
+  // The thread part of a fragment's cells (isa::ld_cell with register 0) as a byte offset into
+  // a row-major global tensor: lane part * row stride + column part * bytes per column.
+  std::string thread_offset(const LdInstr& f, int64_t stride, int64_t col_bytes) {
+    const std::string tr = w_.r32(), tc = w_.r32(), t64 = w_.r64();
+    switch (f.shape) {
+      case isa::LdShape::s32x32b:  // lane t, column 0
+        w_.ins("mul.lo.u32 " + tr + ", " + lane_ + ", " + s(stride));
+        break;
+      case isa::LdShape::s16x64b:  // lane t/4 + 8(t%2), column (t/2)%2
+        w_.ins("shr.u32 " + tr + ", " + lane_ + ", 2");
+        w_.ins("and.b32 " + tc + ", " + lane_ + ", 1");
+        w_.ins("mad.lo.u32 " + tr + ", " + tc + ", 8, " + tr);
+        w_.ins("mul.lo.u32 " + tr + ", " + tr + ", " + s(stride));
+        w_.ins("bfe.u32 " + tc + ", " + lane_ + ", 1, 1");
+        w_.ins("mad.lo.u32 " + tr + ", " + tc + ", " + s(col_bytes) + ", " + tr);
+        break;
+      case isa::LdShape::s16x128b:  // lane t/4, column t%4
+      case isa::LdShape::s16x256b:  // lane t/4, column 2(t%4)
+        w_.ins("shr.u32 " + tr + ", " + lane_ + ", 2");
+        w_.ins("mul.lo.u32 " + tr + ", " + tr + ", " + s(stride));
+        w_.ins("and.b32 " + tc + ", " + lane_ + ", 3");
+        w_.ins("mad.lo.u32 " + tr + ", " + tc + ", " + s(col_bytes * (f.shape == isa::LdShape::s16x256b ? 2 : 1)) + ", " + tr);
+        break;
+      case isa::LdShape::s16x32bx2:  // lane t%16; threads 16-31 at + immHalfSplitoff columns
+        w_.ins("and.b32 " + tr + ", " + lane_ + ", 15");
+        w_.ins("mul.lo.u32 " + tr + ", " + tr + ", " + s(stride));
+        w_.ins("shr.u32 " + tc + ", " + lane_ + ", 4");
+        // split counts tensor-memory columns; col_bytes counts register columns (two with .pack)
+        w_.ins("mad.lo.u32 " + tr + ", " + tc + ", " + s(f.split * (f.pack ? col_bytes / 2 : col_bytes)) + ", " + tr);
+        break;
+    }
+    w_.ins("cvt.u64.u32 " + t64 + ", " + tr);
+    return t64;
+  }
+
+  // Stores: thread t's register j holds (row, element) = fragment origin + cell(t, 0) + cell(0, j);
+  // the thread part is computed once per warp and shape, the register part is an offset.
   void store(const StoreStep& st, const std::string& L) {
     const RegDef& d = st.src;
     const auto& regs = regs_.at(d.name);
     const int eb = isa::value_bits(st.to) / 8;
     const int64_t stride = st.global_cols * eb;
     const bool convert = d.dtype != st.to;
+    const int per_col = d.view_packing;  // elements per tensor-memory column (1 with .pack::16b)
     std::map<int, std::vector<const LdInstr*>> by_warp;
     for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
     for (const auto& [w, fs] : by_warp) {
       const std::string skip = L + "_w" + s(w);
       w_.ins("@" + warp_pred(w) + " bra " + skip);
+      std::map<std::tuple<int, int, bool>, std::string> thread_part;
       for (const LdInstr* f : fs) {
-        const std::string tr = w_.r32(), tc = w_.r32(), tmp = w_.r32();
-        const std::string a = w_.r64(), t64 = w_.r64();
-        // Thread part (isa::ld_cell with register 0).
-        switch (f->shape) {
-          case isa::LdShape::s32x32b:
-            w_.ins("mov.u32 " + tr + ", " + lane_);
-            w_.ins("mov.u32 " + tc + ", 0");
-            break;
-          case isa::LdShape::s16x64b:  // lane t/4 + 8(t%2), column (t/2)%2
-            w_.ins("shr.u32 " + tr + ", " + lane_ + ", 2");
-            w_.ins("and.b32 " + tmp + ", " + lane_ + ", 1");
-            w_.ins("mad.lo.u32 " + tr + ", " + tmp + ", 8, " + tr);
-            w_.ins("bfe.u32 " + tc + ", " + lane_ + ", 1, 1");
-            break;
-          case isa::LdShape::s16x128b:  // lane t/4, column t%4
-            w_.ins("shr.u32 " + tr + ", " + lane_ + ", 2");
-            w_.ins("and.b32 " + tc + ", " + lane_ + ", 3");
-            break;
-          case isa::LdShape::s16x256b:  // lane t/4, column 2(t%4)
-            w_.ins("shr.u32 " + tr + ", " + lane_ + ", 2");
-            w_.ins("and.b32 " + tc + ", " + lane_ + ", 3");
-            w_.ins("shl.b32 " + tc + ", " + tc + ", 1");
-            break;
-          case isa::LdShape::s16x32bx2:  // lane t%16, second half (t >= 16) at + split columns
-            w_.ins("and.b32 " + tr + ", " + lane_ + ", 15");
-            w_.ins("shr.u32 " + tc + ", " + lane_ + ", 4");
-            w_.ins("mul.lo.u32 " + tc + ", " + tc + ", " + s(f->pack ? f->split / 2 : f->split));
-            break;
-        }
-        // columns -> elements: `pack` covers two columns per register column step.
-        const int per_col = f->pack ? 2 : d.view_packing;
-        w_.ins("mul.lo.u32 " + tc + ", " + tc + ", " + s(per_col * eb));
-        w_.ins("mad.lo.u32 " + tr + ", " + tr + ", " + s(stride) + ", " + tc);
-        w_.ins("cvt.u64.u32 " + t64 + ", " + tr);
+        // Bytes per register column: .pack registers span two columns of one element each.
+        const int64_t col_bytes = (f->pack ? 2 : per_col) * eb;
+        auto key = std::make_tuple(static_cast<int>(f->shape), f->split, f->pack);
+        if (!thread_part.count(key)) thread_part[key] = thread_offset(*f, stride, col_bytes);
+        const std::string a = w_.r64();
         const int64_t origin = (st.row0 + f->row0) * stride + (st.col0 + f->elem0) * eb;
         w_.ins("add.s64 " + a + ", " + gbase_.at(st.global) + ", " + hex(static_cast<uint64_t>(origin)));
-        w_.ins("add.s64 " + a + ", " + a + ", " + t64);
+        w_.ins("add.s64 " + a + ", " + a + ", " + thread_part[key]);
+        // A register's elements are adjacent in the row: one 32-bit store when they fill it and sit aligned.
+        const bool whole = !convert && d.elem_bits * d.elems_per_reg == 32 && d.elems_per_reg > 1 && stride % 4 == 0 &&
+                           ((st.col0 + f->elem0) * eb) % 4 == 0;
         for (int j = 0; j < f->regs; ++j) {
           const isa::LdCell c = isa::ld_cell(f->shape, 0, j);
           const int64_t col = f->pack ? 2 * c.column : c.column;
           const std::string& r = regs.at(static_cast<size_t>(f->first_reg + j));
+          const int64_t reg_off = c.lane * stride + col * (f->pack ? 1 : per_col) * eb;
+          auto addr = [&](int e) {
+            const int64_t off = reg_off + int64_t{e} * eb;
+            return "[" + a + (off ? "+" + s(off) : "") + "]";
+          };
+          if (whole || (d.elem_bits == 32 && !convert)) {
+            w_.ins("st.global.b32 " + addr(0) + ", " + r);
+            continue;
+          }
+          std::vector<std::string> halves;
+          if (d.elem_bits == 16) {
+            const std::string lo = w_.r16(), hi = w_.r16();
+            w_.ins("mov.b32 {" + lo + ", " + hi + "}, " + r);
+            halves = {lo, hi};
+          }
           for (int e = 0; e < d.elems_per_reg; ++e) {
-            const int64_t off = c.lane * stride + (col * (f->pack ? 1 : d.view_packing) + e) * eb;
-            const std::string addr = "[" + a + (off ? "+" + s(off) : "") + "]";
             if (convert) {
               const std::string h = w_.r16();
               w_.ins("cvt.rn." + std::string(isa::name(st.to)) + ".f32 " + h + ", " + r);
-              w_.ins("st.global.b16 " + addr + ", " + h);
-            } else if (d.elem_bits == 32) {
-              w_.ins("st.global.b32 " + addr + ", " + r);
+              w_.ins("st.global.b16 " + addr(e) + ", " + h);
             } else if (d.elem_bits == 16) {
-              w_.ins("st.global.b16 " + addr + ", " + half(r, e, d.elems_per_reg));
+              w_.ins("st.global.b16 " + addr(e) + ", " + halves[static_cast<size_t>(e)]);
             } else {
               const std::string b = w_.r32(), h = w_.r16();
               w_.ins("bfe.u32 " + b + ", " + r + ", " + s(e * d.elem_bits) + ", " + s(d.elem_bits));
               w_.ins("cvt.u16.u32 " + h + ", " + b);
-              w_.ins("st.global.b8 " + addr + ", " + h);
+              w_.ins("st.global.b8 " + addr(e) + ", " + h);
             }
           }
         }

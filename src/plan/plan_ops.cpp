@@ -238,20 +238,34 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const spec::Op& o, std::ve
     ch.shapes = {CpShape::s64x128b_01_23};
   } else if (v->layout == TmemLayout::warpx4) {
     ch.shapes = {CpShape::s32x128b_warpx4};
-  } else if (v->lanes == 64 && (v->lane == 0 || v->lane == 64)) {
-    // .warpx2::02_13 puts row r at lanes r and r + 64: lanes [0, 64) and [64, 128) both hold the rows in order.
-    ch.shapes = {CpShape::s64x128b_02_13};
-    ch.collateral.push_back({v->alloc, 64 - v->lane, 128 - v->lane, v->column, v->column + v->columns});
-  } else if (v->lanes == 64 && v->lane == 32) {
-    // .warpx2::01_23: rows 0-31 at lanes 0-31 and 32-63, rows 32-63 at 64-95 and 96-127: lanes [32, 96) hold them in order.
-    ch.shapes = {CpShape::s64x128b_01_23};
-    ch.collateral.push_back({v->alloc, 0, 32, v->column, v->column + v->columns});
-    ch.collateral.push_back({v->alloc, 96, 128, v->column, v->column + v->columns});
-  } else if (v->lanes == 32 && v->lane % 32 == 0) {
-    ch.shapes = {CpShape::s32x128b_warpx4};
-    for (uint32_t q = 0; q < 4; ++q)
-      if (32 * q != v->lane) ch.collateral.push_back({v->alloc, 32 * q, 32 * q + 32, v->column, v->column + v->columns});
   } else {
+    // A lane slice of 64 or 32 rows: the multicast shape whose lanes hold row r at lane0 + r (the
+    // other lanes it writes are collateral; CP-MULTICAST-OVERLAP checks nothing else lives there).
+    for (CpShape cand : {CpShape::s64x128b_02_13, CpShape::s64x128b_01_23, CpShape::s32x128b_warpx4}) {
+      if (isa::info(cand).rows != R) continue;
+      std::set<uint32_t> written;
+      bool in_order = true;
+      for (int r = 0; r < R; ++r) {
+        const auto ls = isa::cp_lanes(cand, r);
+        written.insert(ls.begin(), ls.end());
+        in_order &= std::find(ls.begin(), ls.end(), static_cast<int>(v->lane) + r) != ls.end();
+      }
+      if (!in_order) continue;
+      ch.shapes = {cand};
+      for (uint32_t l = 0; l < 128;) {  // collateral lanes as ranges
+        if (!written.count(l) || (l >= v->lane && l < v->lane + v->lanes)) {
+          ++l;
+          continue;
+        }
+        uint32_t e = l;
+        while (e < 128 && written.count(e) && !(e >= v->lane && e < v->lane + v->lanes)) ++e;
+        ch.collateral.push_back({v->alloc, l, e, v->column, v->column + v->columns});
+        l = e;
+      }
+      break;
+    }
+  }
+  if (ch.shapes.empty() && why.empty()) {
     why = "a destination of " + s(v->lanes) + " lanes starting at lane " + s(v->lane) +
           " is none of the lane sets a shape writes (64 rows: lanes 0-63 or 64-127 with .warpx2::02_13, 32-95 with "
           ".warpx2::01_23; 32 rows: one 32-lane quarter with .warpx4)";
@@ -540,6 +554,10 @@ std::optional<TmemStStep> plan_tmem_store(Ctx& c, const spec::Op& o, const RegDe
     }
     st.sources.push_back(regs);
   }
+  st.direct = !convert && src.elem_bits == dst->elem_bits && src.elems_per_reg == dst->elems_per_reg;
+  for (const auto& f : st.sources)
+    for (const auto& r : f)
+      for (size_t e = 0; e < r.size(); ++e) st.direct = st.direct && r[e].reg == r[0].reg && r[e].elem == static_cast<int>(e);
   return st;
 }
 

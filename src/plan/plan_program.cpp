@@ -368,7 +368,7 @@ class Sequencer {
         pending_st_ = true;
         st_sources_.insert(o.regs.name);
         st_regions_.push_back(r);
-        reg_counts["ptxgen_st" + s(i)] = t->dst.regs;
+        if (!t->direct) reg_counts["ptxgen_st" + s(i)] = t->dst.regs;
         clean_ = false;
         st.kind = StepKind::tmem_st;
         st.st = *t;
