@@ -224,8 +224,10 @@ TEST_CASE("tcgen05.ld/st: one warp per quarter, lane bits in the address, .num a
     CHECK(isa::decode_tmem(f.taddr).lane == static_cast<uint32_t>(32 * (f.warp % 4)));
   CHECK(refmodel::replay_program(p2, 5).ok);
   // Table 49 limits.
-  for (auto [shape, num, ok] : {std::tuple{"16x128b", 32, true}, {"16x128b", 128, false}, {"16x256b", 16, true},
-                                {"16x256b", 64, false}, {"32x32b", 128, true}, {"16x64b", 128, false}, {"16x64b", 64, true}}) {
+  for (auto [shape_, num_, ok] : {std::tuple{"16x128b", 32, true}, {"16x128b", 128, false}, {"16x256b", 16, true},
+                                  {"16x256b", 64, false}, {"32x32b", 128, true}, {"16x64b", 128, false}, {"16x64b", 64, true}}) {
+    const std::string shape = shape_;  // CAPTURE's lambda cannot capture a structured binding (clang 14)
+    const int num = num_;
     json k = base();
     k["program"]["ops"][6]["shape"] = shape;
     k["program"]["ops"][6]["num"] = num;
@@ -314,8 +316,9 @@ TEST_CASE("spellings per target: .scale_vec::NX on sm_100a/sm_110a, .blockN else
 }
 
 TEST_CASE("sparsity: the selector picks a column of an even pair for f16/tf32, two columns per step otherwise") {
-  for (auto [name, sel] : {std::pair{"prog_sparse_f16", true}, {"prog_sparse_tf32", true}, {"prog_sparse_i8", false},
-                           {"prog_sparse_mxf8f6f4", false}}) {
+  for (auto [name_, sel] : {std::pair{"prog_sparse_f16", true}, {"prog_sparse_tf32", true}, {"prog_sparse_i8", false},
+                            {"prog_sparse_mxf8f6f4", false}}) {
+    const std::string name = name_;  // CAPTURE's lambda cannot capture a structured binding (clang 14)
     CAPTURE(name);
     const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + std::string(name) + ".json"));
     const plan::Plan p = plan::make_plan(s);
