@@ -62,7 +62,7 @@ TEST_CASE("ptxas assembles every golden for its target") {
       // One tensor-core MMA instruction in the SASS per planned MMA (wgmma: every warpgroup runs
       // the same instructions, so those of one warpgroup).
       const plan::Plan p = plan::make_plan(s);
-      long want = 0;
+      long want = p.program ? p.program->mma_instructions() : 0;
       for (const auto& m : p.mmas) want += p.shapes.engine == plan::Engine::tcgen05 || m.mi == 0;
       io::Run d = io::run({nvdisasm, cubin});
       REQUIRE(d.exit_code == 0);

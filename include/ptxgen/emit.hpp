@@ -9,6 +9,8 @@ namespace ptxgen::emit {
 
 // The PTX module for the plan's target: .version/.target, one .entry named after the spec.
 std::string ptx(const plan::Plan& p);
+// The program-level kernel (emit/emit_program.cpp); ptx() dispatches to it.
+std::string ptx_program(const plan::Plan& p);
 
 // PTX ISA version the module declares: the target's minimum (and later the features' minimum).
 struct PtxVersion {

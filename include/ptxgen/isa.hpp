@@ -17,7 +17,10 @@ namespace ptxgen::isa {
 
 // ---------------------------------------------------------------------------------------------
 // Element types
-enum class DType : uint8_t { f16, bf16, tf32, f32, e4m3, e5m2, e2m3, e3m2, e2m1, s8, u8, s32 };
+enum class DType : uint8_t { f16, bf16, tf32, f32, e4m3, e5m2, e2m3, e3m2, e2m1, s8, u8, s32,
+                              // scale-factor types of block-scaled MMAs (§9.7.16.10.7) and raw bytes
+                              // (sparsity metadata, §9.7.16.10.8), used by the program level
+                              ue8m0, ue4m3, b8 };
 
 std::string_view name(DType t);
 std::optional<DType> parse_dtype(std::string_view s);
@@ -220,6 +223,97 @@ std::optional<std::string> make_tile_layout(TileLayout& t);
 // Byte offset, from the tile start, of the descriptor start for the sub-matrix whose first row
 // is `mn0` and first K element `k0` (both must lie on instruction boundaries the caller checked).
 uint32_t tile_offset(const TileLayout& t, int mn0, int k0);
+
+// ---------------------------------------------------------------------------------------------
+// Tensor-memory data movement (src/isa/tmem.cpp).
+//
+// tcgen05.cp shapes (§9.7.16.9.2, data-movement shapes §9.7.16.2.3): lanes x bits per lane. The
+// .64x128b and .32x128b shapes multicast ("warpx2" / "warpx4") and so write every 32-lane
+// sub-partition (warp quarter) of tensor memory.
+enum class CpShape : uint8_t { s128x256b, s128x128b, s4x256b, s64x128b_02_13, s64x128b_01_23, s32x128b_warpx4 };
+struct CpShapeInfo {
+  CpShape shape;
+  std::string_view name;       // ".128x256b" without the dot
+  std::string_view multicast;  // "" or "warpx2::02_13" / "warpx2::01_23" / "warpx4"
+  int rows;                    // source rows (shared-memory rows of 128 or 256 bits)
+  int bits;                    // bits of each row
+};
+const CpShapeInfo& info(CpShape s);
+const std::vector<CpShape>& all_cp_shapes();
+// The lanes (relative to the lane of taddr, which is 0 for every shape but .4x256b) that source row
+// `row` is written to. §9.7.16.9.2 says .warpx2 pairs warps (0,2),(1,3) or (0,1),(2,3) and that
+// each warp of a pair receives half of the data; which half goes to which pair is fixed by
+// CUTLASS's UTCCP traits (SM100_UTCCP_2x64dp128bitlw0213 / lw0123, 4x32dp128bit, 4dp256bit).
+std::vector<int> cp_lanes(CpShape s, int row);
+// The optional decompression of §9.7.16.9.1: 16 4-bit (6-bit) elements followed by 64 (32) bits
+// of padding in shared memory become 16 8-bit containers in tensor memory.
+enum class CpDecompress : uint8_t { none, b4x16_p64, b6x16_p32 };
+std::string_view qualifier(CpDecompress d);  // "" or ".b8x16.b4x16_p64" / ".b8x16.b6x16_p32"
+
+// tcgen05.ld / tcgen05.st shapes (§9.7.16.8.3-4, Tables 49 and 50).
+enum class LdShape : uint8_t { s32x32b, s16x64b, s16x128b, s16x256b, s16x32bx2 };
+struct LdShapeInfo {
+  LdShape shape;
+  std::string_view name;  // "32x32b"
+  int lanes;              // lanes one instruction accesses: 32 or 16
+  int columns_per_num;    // 32-bit columns per lane per unit of .num (per half for .16x32bx2)
+  int regs_per_num;       // registers per thread per unit of .num (Table 49)
+};
+const LdShapeInfo& info(LdShape s);
+const std::vector<LdShape>& all_ld_shapes();
+std::optional<LdShape> parse_ld_shape(std::string_view s);
+// Registers per thread for .num (Table 49/50); 0 where the table says NA or .num is not one of
+// .x1 .x2 .x4 ... .x128.
+int ld_regs(LdShape s, int num);
+// Which cell thread `thread` (0-31) moves in register `reg`: the lane offset from taddr's lane,
+// the 32-bit column offset from taddr's column, and for .16x32bx2 whether the column is relative
+// to the second base (taddr + immHalfSplitoff). The fragments are figures in the ISA
+// (Figures 183-187); the maps are CUTLASS's TMEM_LOAD traits (copy_traits_sm100.hpp), which
+// .pack::16b / .unpack::16b do not change except that each register then covers two columns.
+struct LdCell {
+  int lane = 0;
+  int column = 0;
+  bool second_half = false;
+};
+LdCell ld_cell(LdShape s, int thread, int reg);
+// §9.7.16.8.1: warp w of a warpgroup reaches lanes 32*(w%4) .. 32*(w%4)+31.
+constexpr int first_lane_of_warp(int warp) { return 32 * (warp % 4); }
+
+// ---------------------------------------------------------------------------------------------
+// Block scaling (§9.7.16.10.7, Tables 56 and 57) and sparsity (§9.7.16.10.8); src/isa/block_scale.cpp.
+//
+// `vec` is the block size of the .blockN spelling (16 or 32); the scale factors one instruction
+// reads per row of A (per column of B), the N of .scale_vec::NX, follow from kind and vec.
+// Empty when Table 57 has no such combination.
+std::optional<int> scale_factors_per_instr(Kind k, DType scale, int vec);
+std::string scale_combinations_text(Kind k);
+// The .scale_vectorsize qualifier as the target spells it: .scale_vec::NX where the target has
+// it (architecture-specific targets), .blockN otherwise (PTX ISA 8.8 and family targets).
+std::string scale_vec_qualifier(int factors_per_instr, int vec, const TargetInfo& t);
+// Scale-factor IDs an instruction may use (§9.7.16.10.7.2-3): byte offsets 0-3 for 1X,
+// half-word offsets 0 or 2 for 2X, 0 for 4X.
+std::vector<unsigned> legal_sf_ids(int factors_per_instr);
+// The scale type code of the instruction descriptor (Tables 43/44, bit 23): UE8M0 = 1, UE4M3 = 0.
+unsigned scale_type_code(DType scale);
+// The unscaled/scaled kind an MMA of these operand types takes. `packed_e2m1` says whether 4-bit
+// operands are stored two per byte (§9.7.16.10.4.6, mxf4 kinds) rather than in padded 8-bit
+// containers (§9.7.16.10.4.4).
+std::optional<Kind> scaled_kind(DType a, DType b, DType scale, int vec, bool packed_e2m1);
+// Bits of tensor memory one element of A occupies when A is in tensor memory (§9.7.16.10.4.3,
+// §9.7.16.10.4.5): 8-bit containers for 4/6-bit types with the f8f6f4 kinds, 4 bits for mxf4*.
+int tmem_bits(Kind k, DType t);
+// Sparsity metadata (§9.7.16.10.8): 32-bit columns of metadata one instruction reads per row
+// (4 bits per chunk of 2, 4 or 8 elements of K: K/2 (tf32), K/4 (2:4 kinds) or K/8 (mxf4 pairs)
+// bits), and whether the sparsity selector picks among several (§9.7.16.10.8.4: it must be / is
+// assumed 0 for the 8-bit and 4-bit kinds).
+int sparse_metadata_columns(Kind k);
+bool sparse_selector_used(Kind k);
+// Target availability of an MMA variant (tcgen05.mma/.mma.sp target notes, §13 Table 60):
+// a reason when the target lacks it.
+std::optional<std::string> mma_target_gap(Kind k, bool sparse, const TargetInfo& t);
+// The lowest PTX ISA version (major*10+minor) that spells this MMA: .kind::mxf4nvf4 and
+// .scale_vec::4X need 8.7, .blockN 8.8 (PTX ISA notes of tcgen05.mma).
+int mma_min_ptx(Kind k, const std::string& scale_qualifier);
 
 std::string hex32(uint32_t v);
 std::string hex64(uint64_t v);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ptxgen/isa.hpp"
+#include "ptxgen/program_plan.hpp"
 #include "ptxgen/spec.hpp"
 
 namespace ptxgen::plan {
@@ -171,6 +172,7 @@ struct Plan {
   std::vector<Copy> copies;  // issue order, before the MMAs that read them
   std::vector<Mma> mmas;     // issue order (step 4)
   Kernel kernel;
+  std::optional<ProgramPlan> program;  // program-level specs: the whole plan (the members above stay empty)
 };
 
 // The launch grid of the gemm kernel: one CTA per output tile (cta_group CTAs per tile along M);
@@ -184,14 +186,22 @@ Grid grid(const spec::Gemm& g);
 
 // Plans a spec that passed the rule check. Throws std::logic_error on internal inconsistencies.
 Plan make_plan(const spec::Spec& s);
+// make_plan for a program-level spec (plan/plan_program.cpp).
+Plan make_program_plan(const spec::Spec& s);
 
-// The same grid for another problem size (the kernel takes m, n, k as parameters).
+// The same grid for another problem size (the kernel takes m, n, k as parameters); a program's
+// kernel is one CTA whatever the sizes.
 std::array<int64_t, 3> grid(const Plan& p, int64_t m, int64_t n);
 
 // `ptxgen plan` text and `--json`; the launch manifest.
 std::string to_text(const Plan& p);
 std::string to_json(const Plan& p);
 std::string manifest(const Plan& p);
+// The same for a program-level plan (plan/print_program.cpp); manifest() and grid() dispatch to
+// them.
+std::string program_text(const Plan& p);
+std::string program_json(const Plan& p);
+std::string program_manifest(const Plan& p);
 
 // Encoded words.
 uint64_t encoded(const isa::SmemDesc& d);

@@ -43,6 +43,9 @@ const Rule* find(std::string_view id);
 
 // The valid spec every example patches.
 std::string_view example_base();
+// The valid program-level spec that examples with a "program" member patch instead.
+std::string_view example_program_base();
+bool uses_program_base(const Rule& r);
 // The example documents of a rule (the patch applied).
 std::string bad_document(const Rule& r);
 std::string good_document(const Rule& r);

@@ -13,6 +13,7 @@
 
 #include "ptxgen/diag.hpp"
 #include "ptxgen/isa.hpp"
+#include "ptxgen/program.hpp"
 
 namespace ptxgen::spec {
 
@@ -60,6 +61,7 @@ struct Spec {
   std::string name;
   isa::Arch target = isa::Arch::sm_100a;
   std::optional<Gemm> gemm;
+  std::optional<Program> program;  // the program level (ptxgen/program.hpp)
 };
 
 struct ParseResult {

@@ -275,11 +275,14 @@ std::string ptx_tcgen05(const plan::Plan& p) {
 namespace ptxgen::emit {
 
 PtxVersion ptx_version(const plan::Plan& p) {
+  // A program declares the version its instructions need (the planner's maximum over its steps).
+  if (p.program) return {p.program->ptx_version / 10, p.program->ptx_version % 10};
   const auto& t = isa::target_info(p.spec.target);
   return {t.ptx_major, t.ptx_minor};
 }
 
 std::string ptx(const plan::Plan& p) {
+  if (p.program) return ptx_program(p);
   return p.shapes.engine == plan::Engine::tcgen05 ? detail::ptx_tcgen05(p) : detail::ptx_wgmma(p);
 }
 

@@ -12,11 +12,12 @@ struct DTypeRow {
   std::string_view name;
   int bits;
 };
-constexpr std::array<DTypeRow, 12> kDTypes{{
+constexpr std::array<DTypeRow, 15> kDTypes{{
     {DType::f16, "f16", 16},   {DType::bf16, "bf16", 16}, {DType::tf32, "tf32", 32},
     {DType::f32, "f32", 32},   {DType::e4m3, "e4m3", 8},  {DType::e5m2, "e5m2", 8},
     {DType::e2m3, "e2m3", 6},  {DType::e3m2, "e3m2", 6},  {DType::e2m1, "e2m1", 4},
     {DType::s8, "s8", 8},      {DType::u8, "u8", 8},      {DType::s32, "s32", 32},
+    {DType::ue8m0, "ue8m0", 8}, {DType::ue4m3, "ue4m3", 8}, {DType::b8, "b8", 8},
 }};
 }  // namespace
 

@@ -75,6 +75,7 @@ Derived derive(const spec::Spec& s) {
 }
 
 Plan make_plan(const spec::Spec& s) {
+  if (s.program) return make_program_plan(s);
   Derived d = derive(s);
   if (!d.shapes) throw std::logic_error("make_plan on a spec without a plan: " + d.why_not);
   Plan p;

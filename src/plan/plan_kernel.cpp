@@ -96,6 +96,7 @@ std::string cu_swizzle(isa::Swizzle s) {
 }  // namespace
 
 std::string manifest(const Plan& p) {
+  if (p.program) return program_manifest(p);
   using ojson = nlohmann::ordered_json;
   const spec::Gemm& g = *p.spec.gemm;
   const Kernel& k = p.kernel;

@@ -90,6 +90,7 @@ std::string kernel_text(const Plan& p) {
 }  // namespace
 
 std::string to_text(const Plan& p) {
+  if (p.program) return program_text(p);
   const spec::Gemm& g = *p.spec.gemm;
   const Shapes& sh = p.shapes;
   const auto& t = isa::target_info(p.spec.target);
@@ -185,6 +186,7 @@ std::string to_text(const Plan& p) {
 }
 
 std::string to_json(const Plan& p) {
+  if (p.program) return program_json(p);
   const Shapes& sh = p.shapes;
   const auto& t = isa::target_info(p.spec.target);
   ojson j;

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "ptxgen/isa.hpp"
+#include "ptxgen/program_plan.hpp"
 #include "ptxgen/spec.hpp"
 
 namespace ptxgen::rules {
@@ -13,6 +14,7 @@ struct Context {
   const spec::Gemm* gemm = nullptr;      // the gemm template, if that is what the spec uses
   const isa::TargetInfo& target;
   std::optional<isa::Kind> kind;         // the unscaled tcgen05 kind of A and B, if any
+  const plan::ProgramAnalysis* program = nullptr;  // the program level's analysis, if that is what the spec uses
 };
 
 // Checks, in table order (src/rules/check_gemm.cpp).
@@ -33,6 +35,20 @@ void check_layout_atom(const Context&, Diagnostics&);
 void check_cluster_pair(const Context&, Diagnostics&);
 void check_cluster_size(const Context&, Diagnostics&);
 void check_tma_stride(const Context&, Diagnostics&);
+// Program level (src/rules/check_program.cpp): each reports the problems plan::analyze_program
+// found under its rule id.
+#define PTXGEN_PROGRAM_CHECKS(X)                                                                       \
+  X(program_target) X(program_threads) X(program_name) X(format_packed) X(smem_tile) X(smem_align)      \
+  X(tmem_alloc) X(name_unknown) X(op_operand) X(view_cycle) X(view_slice_range) X(view_packing)          \
+  X(view_layout) X(view_rows) X(load_dtype) X(load_bounds) X(load_align) X(cp_source) X(cp_width)        \
+  X(cp_format) X(cp_shape) X(cp_multicast_overlap) X(ld_warps) X(ld_shape) X(ld_num) X(ld_pack)          \
+  X(ld_regs) X(st_regs) X(st_dtype) X(store_dtype) X(store_bounds) X(op_mma_kind) X(op_mma_format)      \
+  X(op_mma_target) X(op_mma_accum) X(op_mma_d) X(op_mma_major) X(op_mma_swizzle) X(op_mma_shape)         \
+  X(op_mma_a_tmem) X(op_mma_scale_vec) X(op_mma_scale) X(op_mma_sparse) X(op_mma_overlap)               \
+  X(order_unwritten) X(order_incomplete) X(order_barrier) X(tmem_alloc_total) X(program_smem_budget)
+#define PTXGEN_DECLARE_CHECK(n) void check_##n(const Context&, Diagnostics&);
+PTXGEN_PROGRAM_CHECKS(PTXGEN_DECLARE_CHECK)
+#undef PTXGEN_DECLARE_CHECK
 void check_tmem_budget(const Context&, Diagnostics&);
 void check_smem_budget(const Context&, Diagnostics&);
 // src/rules/check_wgmma.cpp

@@ -58,6 +58,8 @@ std::string explain(const Rule& r) {
     out += "  fails (a document built by the test suite):\n    " + std::string(r.bad) + "\n";
   } else if (r.bad_is_document) {
     out += "  fails (the whole document):\n" + indent_lines(std::string(r.bad), "    ");
+  } else if (uses_program_base(r)) {
+    out += "  fails (changes to the program example spec; the whole document):\n" + indent_lines(bad_document(r), "    ");
   } else {
     out += "  fails (changes to the example spec of `ptxgen explain --base`):\n    " + std::string(r.bad) + "\n";
   }
@@ -75,6 +77,8 @@ std::string rules_markdown() {
     out += "| [" + std::string(r.id) + "](#" + std::string(r.id) + ") | " + std::string(r.title) + " | " +
            std::string(r.isa) + " |\n";
   out += "\nThe examples patch this spec (RFC 7386 merge patch):\n\n```json\n" + std::string(example_base()) + "\n```\n";
+  out += "\nExamples whose patch has a \"program\" member patch this program-level spec instead:\n\n```json\n" +
+         std::string(example_program_base()) + "\n```\n";
   for (const auto& r : table()) {
     out += "\n## " + std::string(r.id) + "\n\n";
     out += "**" + std::string(r.title) + "** — " + std::string(r.isa) + "\n\n";

@@ -3,7 +3,9 @@
 //  - printed diagnostics are single lines of printable text (specs come from other programs, and
 //    their bytes end up in terminals and CI logs);
 //  - a spec that passes the check plans and emits: the rule table, not the planner, refuses specs;
-//  - the plan stays inside the hardware: shared memory and tensor memory budgets, descriptor ranges;
+//  - the plan stays inside the hardware: shared memory and tensor memory budgets, descriptor ranges
+//    (a program plan also: tiles apart and aligned, every view and tensor-memory address inside its
+//    allocation);
 //  - PTX is ASCII and the same bytes twice; the canonical form of the spec (spec::to_json, sorted
 //    keys, defaults explicit) gives the same PTX and plan, so key order and defaults never matter.
 #include "pipeline.hpp"
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <exception>
+#include <map>
 
 #include "ptxgen/emit.hpp"
 #include "ptxgen/plan.hpp"
@@ -46,7 +49,75 @@ std::optional<std::string> check_diagnostics(const Diagnostics& d, const rules::
   return std::nullopt;
 }
 
+// A program's plan: every placement inside the budgets it was checked against, tiles apart and
+// aligned, views, tensor-memory addresses and descriptors inside what they point into.
+std::optional<std::string> check_program_plan(const plan::Plan& pl) {
+  const plan::ProgramPlan& p = *pl.program;
+  const auto& t = isa::target_info(pl.spec.target);
+  if (!t.tcgen05) return "a program plan for a target without tcgen05";
+  if (p.smem_bytes > static_cast<uint32_t>(t.smem_per_block_max))
+    return "program exceeds the target's shared memory: " + std::to_string(p.smem_bytes);
+  const uint32_t usable = p.smem_bytes - p.smem_align;  // the rest is slack for aligning the base
+  for (size_t i = 0; i < p.smem.size(); ++i) {
+    const auto& a = p.smem[i];
+    if (a.offset % a.align != 0 || a.align > p.smem_align) return "tile " + a.name + " is not aligned";
+    if (a.offset + a.layout.bytes > usable) return "tile " + a.name + " outside the shared memory requested";
+    for (size_t j = 0; j < i; ++j) {
+      const auto& b = p.smem[j];
+      if (a.offset < b.offset + b.layout.bytes && b.offset < a.offset + a.layout.bytes)
+        return "tiles " + b.name + " and " + a.name + " overlap";
+    }
+  }
+  for (const auto& b : p.barriers)
+    if (b.offset % 8 != 0 || b.offset + 8 > usable) return "mbarrier " + b.name + " misplaced";
+  std::map<std::string, uint32_t> cols;
+  uint32_t total = 0, last = ~0u;
+  for (const auto& a : p.allocs) {
+    if (a.columns < 32 || a.columns > 512 || (a.columns & (a.columns - 1)) != 0)
+      return "tcgen05.alloc of " + std::to_string(a.columns) + " columns";
+    if (a.columns > last) return "allocations grow (PTX ISA 9.1 §9.7.16.7.1: they must not increase)";
+    if (a.slot_offset % 4 != 0 || a.slot_offset + 4 > usable) return "allocation word of " + a.name + " misplaced";
+    last = a.columns;
+    total += a.columns;
+    cols[a.name] = a.columns;
+  }
+  if (total != p.tmem_columns || total > static_cast<uint32_t>(t.tmem_columns))
+    return "the allocations take " + std::to_string(total) + " columns";
+  for (const auto& [n, v] : p.views) {
+    auto it = cols.find(v.alloc);
+    if (it == cols.end()) return "view " + n + " in no allocation";
+    if (v.column + v.columns > it->second || v.lane + v.lanes > static_cast<uint32_t>(isa::kTmemLanes))
+      return "view " + n + " outside its allocation";
+  }
+  auto inside = [&](const std::string& alloc, uint32_t addr) {
+    auto it = cols.find(alloc);
+    const isa::TmemAddr a = isa::decode_tmem(addr);
+    return it != cols.end() && a.column < it->second && a.lane < static_cast<uint32_t>(isa::kTmemLanes);
+  };
+  for (const auto& st : p.steps) {
+    for (const auto& c : st.cps) {
+      (void)plan::encoded(c.src);  // throws when a field does not fit
+      if (!inside(c.alloc, c.taddr)) return "tcgen05.cp outside its allocation";
+    }
+    for (const auto& m : st.mma.instrs) {
+      if (!m.a_tmem) (void)plan::encoded(m.a_desc);
+      else if (!inside(m.a_alloc, m.a_taddr)) return "tcgen05.mma A outside its allocation";
+      (void)plan::encoded(m.b_desc);
+      (void)plan::encoded(m.idesc);
+      if (!inside(m.d_alloc, m.d_taddr)) return "tcgen05.mma D outside its allocation";
+      if (st.mma.scaled && (!inside(m.sfa_alloc, m.sfa_taddr) || !inside(m.sfb_alloc, m.sfb_taddr)))
+        return "scale factors outside their allocation";
+      if (st.mma.sparse && !inside(m.meta_alloc, m.meta_taddr)) return "metadata outside its allocation";
+    }
+    for (const plan::RegDef* d : {&st.ld, &st.st.dst})
+      for (const auto& f : d->frags)
+        if (!inside(f.alloc, f.taddr)) return "tcgen05.ld/st outside its allocation";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> check_plan(const plan::Plan& p) {
+  if (p.program) return check_program_plan(p);
   const auto& t = isa::target_info(p.spec.target);
   const plan::Shapes& sh = p.shapes;
   if (sh.smem.dynamic_bytes > static_cast<uint32_t>(t.smem_per_block_max))

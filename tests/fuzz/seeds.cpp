@@ -1,5 +1,6 @@
 // Writes the negative tests as fuzzing seeds: for every rule of the table its failing and its fixed
-// example, plus the example base, one file each in DIR. tools/fuzz adds specs/ and the regressions.
+// example, plus the example bases (gemm and program), one file each in DIR. tools/fuzz adds specs/
+// and the regressions.
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
     }
   };
   put("example_base.json", std::string(ptxgen::rules::example_base()));
+  put("example_program_base.json", std::string(ptxgen::rules::example_program_base()));
   for (const auto& r : ptxgen::rules::table()) {
     put("rule_" + std::string(r.id) + "_bad.json", ptxgen::rules::bad_document(r));
     put("rule_" + std::string(r.id) + "_good.json", ptxgen::rules::good_document(r));

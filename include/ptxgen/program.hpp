@@ -1,0 +1,123 @@
+// ptxgen/program.hpp — the program level of the spec (docs/spec.md, "The program level").
+//
+// Plain structs as parsed: global tensors, shared-memory tiles, tensor-memory allocations and
+// views (links of a chain: slice, cast, alias, each naming or holding the view it derives from),
+// and the ordered op list. Every field remembers the JSON pointer it came from, so the rule
+// checks and the planner can point at it. Nothing here is resolved: plan/views.cpp resolves views,
+// plan/plan_program.cpp plans the ops.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptxgen/isa.hpp"
+
+namespace ptxgen::spec {
+
+// How 4- and 6-bit elements are stored in global and shared memory: "padded" is the format of
+// the f8f6f4 kinds and the tcgen05.cp decompression source (16 elements then 64 or 32 bits of
+// padding per 16 bytes, §9.7.16.10.4.4, §9.7.16.9.1); "packed" is two e2m1 per byte, the format
+// of the mxf4 kinds (§9.7.16.10.4.6). Other types ignore it.
+enum class SubByte : uint8_t { padded, packed };
+
+// Bits one element occupies in global or shared memory (8 for padded 4/6-bit types).
+int storage_bits(isa::DType t, SubByte f);
+
+// A name as written, and where.
+struct Ref {
+  std::string name;
+  std::string ptr;
+  explicit operator bool() const { return !name.empty(); }
+};
+
+struct GlobalTensor {  // a kernel parameter: a row-major 2-D array
+  std::string name, ptr, format_ptr;
+  isa::DType dtype = isa::DType::bf16;
+  SubByte format = SubByte::padded;
+  int64_t rows = 0, cols = 0;
+};
+
+struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of bytes
+  std::string name, ptr;
+  isa::DType dtype = isa::DType::bf16;
+  SubByte format = SubByte::padded;
+  int rows = 0, cols = 0;  // "shape": [rows, cols]: rows along M/N, cols along K
+  isa::Major major = isa::Major::k;
+  isa::Swizzle swizzle = isa::Swizzle::none;
+  uint32_t align = 0;      // bytes; 0 = derived (the swizzle pattern, at least 16)
+  std::string align_ptr, swizzle_ptr, major_ptr, format_ptr;
+};
+
+// How the logical rows of a tensor-memory view sit in the 128 lanes. `rows`: row r at lane
+// lane0 + r. The replicated layouts are what the multicasting tcgen05.cp shapes write: 64 rows
+// twice (.warpx2::02_13: row r at lanes r and r+64; .warpx2::01_23: rows 0-31 at lanes 0-31 and
+// 32-63, rows 32-63 at 64-95 and 96-127) or 32 rows four times (.warpx4: row r at r + 32i).
+enum class TmemLayout : uint8_t { rows, warpx2_02_13, warpx2_01_23, warpx4 };
+std::string_view name(TmemLayout l);
+
+// One link of a tensor-memory view chain.
+struct TmemView {
+  enum class Kind : uint8_t { alloc, slice, cast, alias };
+  Kind kind = Kind::alloc;
+  std::string name;  // "" for an inline view
+  std::string ptr;   // the view's object
+  // alloc
+  int columns = 0;
+  std::string columns_ptr;
+  // slice / cast / alias: what it derives from: a name, or an inline view (index into views)
+  Ref of;
+  int of_inline = -1;
+  // slice
+  std::optional<std::array<int64_t, 2>> lanes, cols;
+  std::string lanes_ptr, cols_ptr;
+  // alloc (element type of the whole allocation) and cast
+  std::optional<isa::DType> dtype;
+  std::optional<int> packing;  // elements per 32-bit column
+  std::optional<TmemLayout> layout;
+  std::optional<int> rows;
+  std::string dtype_ptr, packing_ptr, layout_ptr, rows_ptr;
+};
+
+enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait };
+std::string_view name(OpKind k);
+
+struct Op {
+  OpKind kind = OpKind::load;
+  std::string ptr;  // "/program/ops/3"
+  Ref src, dst;     // load, copy, tmem_load (src), tmem_store (dst), store (dst)
+  Ref regs;         // tmem_load, tmem_store, store
+  Ref barrier;      // commit, wait
+  std::array<int64_t, 2> at{0, 0};  // load / store: first row and column in the global tensor
+  std::string at_ptr;
+  std::optional<std::array<int64_t, 2>> rows, cols;  // copy: source rows / columns (K elements)
+  std::string rows_ptr, cols_ptr;
+  // mma
+  Ref a, b, d;
+  bool accumulate = false;
+  Ref scale_a, scale_b, metadata;
+  int vec = 32;
+  std::string vec_ptr, scale_ptr, sparse_ptr;
+  std::optional<isa::Kind> kind_override;
+  std::string kind_ptr;
+  // tmem_load / tmem_store
+  std::optional<isa::LdShape> shape;
+  std::optional<int> num;
+  bool pack = false;  // .pack::16b (load) / .unpack::16b (store)
+  std::vector<int> warps;
+  std::string shape_ptr, num_ptr, pack_ptr, warps_ptr;
+};
+
+struct Program {
+  int threads = 128;
+  std::string threads_ptr;
+  std::vector<GlobalTensor> globals;  // kernel parameters, in name order
+  std::vector<SmemTile> smem;
+  std::vector<TmemView> views;        // named views (in name order) and inline views
+  std::vector<Op> ops;
+};
+
+}  // namespace ptxgen::spec

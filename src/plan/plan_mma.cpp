@@ -1,0 +1,363 @@
+// Program planner: the mma op, in Mosaic GPU's four steps: (1) types and kind, (2) instruction
+// shapes, (3) descriptors, tensor-memory addresses, scale-factor IDs and sparsity selectors,
+// (4) issue order. Dense, block-scaled (§9.7.16.10.7) and sparse (§9.7.16.10.8) tcgen05.mma at
+// .cta_group::1, A from shared or tensor memory, M spanning several 128-row groups.
+#include <algorithm>
+#include <stdexcept>
+#include <tuple>
+
+#include "program_internal.hpp"
+
+namespace ptxgen::plan::detail {
+
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+std::string dt(isa::DType t) { return std::string(isa::name(t)); }
+std::string kn(isa::Kind k) { return ".kind::" + std::string(isa::name(k)); }
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+struct Operands {
+  const SmemPlacement* a_tile = nullptr;
+  const ResolvedView* a_view = nullptr;
+  const SmemPlacement* b = nullptr;
+  const ResolvedView* d = nullptr;
+  const ResolvedView* sfa = nullptr;
+  const ResolvedView* sfb = nullptr;
+  const ResolvedView* meta = nullptr;
+};
+
+bool lookup(Ctx& c, const spec::Op& o, Operands& x) {
+  bool ok = true;
+  const std::string ak = c.kind_of(o.a.name);
+  if (ak == "a tensor-memory view") {
+    x.a_view = c.view(o.a, "mma A");
+    ok &= x.a_view != nullptr;
+  } else if (ak == "a global tensor") {
+    c.problem("OP-OPERAND", o.a.ptr,
+              "\"" + o.a.name + "\" is a global tensor; tcgen05.mma reads A from shared memory (a tile) or tensor memory (a view)",
+              {"load it into a shared-memory tile first"});
+    ok = false;
+  } else {
+    x.a_tile = c.tile(o.a, "mma A");
+    ok &= x.a_tile != nullptr;
+  }
+  x.b = c.tile(o.b, "mma B (tcgen05.mma reads B from shared memory)");
+  x.d = c.view(o.d, "mma D (the accumulator lives in tensor memory)");
+  ok &= x.b && x.d;
+  if (o.scale_a) {
+    x.sfa = c.view(o.scale_a, "scale factors of A");
+    x.sfb = c.view(o.scale_b, "scale factors of B");
+    ok &= x.sfa && x.sfb;
+  }
+  if (o.metadata) {
+    x.meta = c.view(o.metadata, "sparsity metadata");
+    ok &= x.meta != nullptr;
+  }
+  return ok;
+}
+
+bool packed_e2m1(const Operands& x) {
+  const bool a = x.a_tile ? (x.a_tile->dtype == isa::DType::e2m1 && x.a_tile->bits == 4)
+                          : (x.a_view->dtype == isa::DType::e2m1 && x.a_view->packing == 8);
+  const bool b = x.b->dtype == isa::DType::e2m1 && x.b->bits == 4;
+  return a || b;
+}
+
+}  // namespace
+
+std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
+  Operands x;
+  if (!lookup(c, o, x)) return std::nullopt;
+  MmaStep m;
+  // ---- Step 1: types and kind -------------------------------------------------------------
+  const isa::DType ta = x.a_tile ? x.a_tile->dtype : x.a_view->dtype, tb = x.b->dtype;
+  const isa::DType acc = x.d->dtype;
+  m.sparse = x.meta != nullptr;
+  m.scaled = x.sfa != nullptr;
+  const bool packed = packed_e2m1(x);
+  std::optional<isa::Kind> kind;
+  if (m.scaled) {
+    m.scale_dtype = x.sfa->dtype;
+    if ((x.sfa->dtype != isa::DType::ue8m0 && x.sfa->dtype != isa::DType::ue4m3) || x.sfb->dtype != x.sfa->dtype) {
+      c.problem("OP-MMA-SCALE", o.scale_b.ptr,
+                "scale factors are ue8m0 or ue4m3, one type for A and B (Tables 43/44, bit 23); they are " +
+                    dt(x.sfa->dtype) + " and " + dt(x.sfb->dtype),
+                {"cast both scale views to ue8m0 (or both to ue4m3)"});
+      return std::nullopt;
+    }
+    kind = isa::scaled_kind(ta, tb, m.scale_dtype, o.vec, packed);
+    if (kind && o.kind_override && *o.kind_override != *kind) {
+      const bool nvf4_alias = *kind == isa::Kind::mxf4 && *o.kind_override == isa::Kind::mxf4nvf4;
+      if (!nvf4_alias) kind.reset();
+      else kind = isa::Kind::mxf4nvf4;
+    }
+    if (!kind) {
+      c.problem("OP-MMA-KIND", o.kind_override ? o.kind_ptr : o.b.ptr,
+                "A " + dt(ta) + " and B " + dt(tb) + (packed ? " (two e2m1 per byte)" : "") + " with " + dt(m.scale_dtype) +
+                    " scales form no block-scaled kind" + (o.kind_override ? " " + kn(*o.kind_override) : std::string()),
+                {".kind::mxf8f6f4: any of e4m3 e5m2 e2m3 e3m2 e2m1 in padded 8-bit containers",
+                 ".kind::mxf4 / .kind::mxf4nvf4: e2m1 x e2m1 stored two per byte (\"format\": \"packed\")"});
+      return std::nullopt;
+    }
+  } else {
+    if (packed) {
+      c.problem("OP-MMA-FORMAT", o.a.ptr,
+                "two e2m1 per byte is the shared-memory format of the block-scaled mxf4 kinds (§9.7.16.10.4.6); without "
+                "scale factors .kind::f8f6f4 reads 4-bit elements padded to 8-bit containers (§9.7.16.10.4.4)",
+                {"store the operands with \"format\": \"padded\"", "or add \"scale\" for .kind::mxf4"});
+      return std::nullopt;
+    }
+    kind = isa::unscaled_kind(ta, tb);
+    if (kind && o.kind_override && *o.kind_override != *kind) kind.reset();
+    if (!kind) {
+      c.problem("OP-MMA-KIND", o.kind_override ? o.kind_ptr : o.b.ptr,
+                "A " + dt(ta) + " and B " + dt(tb) + " form no tcgen05.mma kind" +
+                    (o.kind_override ? " " + kn(*o.kind_override) + (isa::is_block_scaled(*o.kind_override) ? " (it needs \"scale\")" : "") : std::string()),
+                {"kind::f16: f16 x f16 or bf16 x bf16; kind::tf32; kind::f8f6f4: e4m3 e5m2 e2m3 e3m2 e2m1; kind::i8: s8 u8"});
+      return std::nullopt;
+    }
+  }
+  m.kind = *kind;
+  if (packed && m.kind == isa::Kind::mxf8f6f4) {
+    c.problem("OP-MMA-FORMAT", o.a.ptr, ".kind::mxf8f6f4 reads 4-bit elements padded to 8-bit containers (§9.7.16.10.4.4), not two per byte");
+    return std::nullopt;
+  }
+  if (auto gap = isa::mma_target_gap(m.kind, m.sparse, c.target)) {
+    c.problem("OP-MMA-TARGET", "/target", *gap, {"target sm_100a (or sm_110a), or choose other operand types"});
+    return std::nullopt;
+  }
+  if (!isa::accumulator_allowed(m.kind, ta, tb, acc)) {
+    c.problem("OP-MMA-ACCUM", o.d.ptr,
+              "D of " + kn(m.kind) + " with " + dt(ta) + " inputs is " + isa::accumulators_text(m.kind, ta) + ", not " + dt(acc),
+              {"cast the accumulator view to " + isa::accumulators_text(m.kind, ta)});
+    return std::nullopt;
+  }
+  if (x.d->packing != 1 || x.d->layout != spec::TmemLayout::rows || x.d->lanes != 128) {
+    c.problem("OP-MMA-D", o.d.ptr,
+              "D lives one element per 32-bit column (§9.7.16.10.4.1) in 128 lanes, row i in lane i (data-path layout D, "
+              "§9.7.16.10.5); \"" + o.d.name + "\" is " + x.d->describe(),
+              {"use an unpacked (packing 1) view of all 128 lanes, in the rows layout"});
+    return std::nullopt;
+  }
+  // Majors and swizzles (Tables 51, 54).
+  for (const SmemPlacement* t : {x.a_tile, x.b}) {
+    if (!t) continue;
+    const spec::SmemTile& decl = *c.tiles.at(t->name);
+    const bool mn = t->layout.major == isa::Major::mn;
+    if (mn && (isa::value_bits(t->dtype) < 8 || m.kind == isa::Kind::mxf4 || m.kind == isa::Kind::mxf4nvf4)) {
+      c.problem("OP-MMA-MAJOR", decl.major_ptr,
+                "\"" + t->name + "\" is MN-major; " + (isa::value_bits(t->dtype) < 8 ? "4- and 6-bit operands" : kn(m.kind) + " operands") +
+                    " cannot be transposed (Tables 51, 54)",
+                {"store it K-major"});
+      return std::nullopt;
+    }
+    const bool tf32_mn = mn && t->dtype == isa::DType::tf32;
+    if (tf32_mn != (t->layout.swizzle == isa::Swizzle::b128_base32b)) {
+      c.problem("OP-MMA-SWIZZLE", decl.swizzle_ptr,
+                tf32_mn ? "a transposed tf32 operand needs 128-byte swizzling with 32-byte atomicity (§9.7.16.10.1)"
+                        : "128-byte swizzling with 32-byte atomicity is for transposed tf32 operands only (Table 54)",
+                {tf32_mn ? "write \"swizzle\": \"128_base32b\"" : "use 128, 64, 32 or 0"});
+      return std::nullopt;
+    }
+  }
+  // ---- Step 2: instruction shapes ---------------------------------------------------------
+  const int M = x.a_tile ? x.a_tile->layout.mn : x.a_view->rows;
+  const int64_t KA = x.a_tile ? x.a_tile->layout.k : x.a_view->row_elements();
+  const int N = x.b->layout.mn;
+  const int KB = x.b->layout.k;
+  if (x.d->rows != M || x.d->row_elements() != N) {
+    c.problem("OP-MMA-SHAPE", o.d.ptr,
+              "A is " + s(M) + " rows and B " + s(N) + " rows (N), so D is " + s(M) + " x " + s(N) + "; \"" + o.d.name + "\" is " +
+                  s(x.d->rows) + " x " + s(x.d->row_elements()),
+              {"slice the accumulator to " + s(N) + " columns per 128 rows, and cast it to " + s(M) + " rows when M > 128"});
+    return std::nullopt;
+  }
+  if ((m.sparse ? KA * 2 : KA) != KB) {
+    c.problem("OP-MMA-SHAPE", o.a.ptr,
+              m.sparse ? "sparse A holds K/2 elements per row (§9.7.16.10.8): A has " + s(KA) + ", B has K = " + s(KB)
+                       : "A has K = " + s(KA) + ", B has K = " + s(KB));
+    return std::nullopt;
+  }
+  if (M % 128 != 0) {
+    c.problem("OP-MMA-SHAPE", o.a.ptr,
+              "M = " + s(M) + ": the program level plans .cta_group::1 MMAs of M = 128 (data-path layout D); M = 64 uses "
+              "half of the data path (layout F, rows in lanes 0-15 of each quarter), which program views do not describe" +
+                  (m.scaled ? "; block-scaled kinds have M = 128 only (Table 39)" : std::string()),
+              {"use a multiple of 128 rows", "or the gemm template, which plans M = 64"});
+    return std::nullopt;
+  }
+  const int mg = M / 128;
+  if (x.a_view) {
+    const int want_pack = 32 / isa::tmem_bits(m.kind, ta);
+    if (x.a_view->layout != spec::TmemLayout::rows || x.a_view->lanes != 128 || x.a_view->blocks() != mg ||
+        x.a_view->packing != want_pack) {
+      c.problem("OP-MMA-A-TMEM", o.a.ptr,
+                "A in tensor memory is row i in lane i, K along the columns, packed " + s(want_pack) +
+                    " elements per column for " + kn(m.kind) + " (§9.7.16.10.4.3-5), one 128-row block per M group; \"" +
+                    o.a.name + "\" is " + x.a_view->describe(),
+                {"cast the view to packing " + s(want_pack) + " over 128 lanes, with \"rows\": " + s(M)});
+      return std::nullopt;
+    }
+  }
+  const bool b8mn = x.b->layout.major == isa::Major::mn && x.b->bits == 8;
+  const int align = x.b->layout.major == isa::Major::mn ? x.b->layout.atom_mn : 8;
+  const std::vector<int> ng = isa::split_n(m.kind, 1, b8mn, N, align);
+  if (ng.empty()) {
+    c.problem("OP-MMA-SHAPE", o.b.ptr,
+              "N = " + s(N) + " cannot be split into " + kn(m.kind) + " instructions: N = " + isa::legal_n_text(m.kind, 1, b8mn) +
+                  ", at most 256 each");
+    return std::nullopt;
+  }
+  const int k_instr = isa::instr_k(m.kind) * (m.sparse ? 2 : 1);
+  const int ka_instr = m.sparse ? k_instr / 2 : k_instr;
+  if (KB % k_instr != 0) {
+    c.problem("OP-MMA-SHAPE", o.b.ptr,
+              "K = " + s(KB) + " is not a multiple of " + s(k_instr) + ", the K of one " + (m.sparse ? "sparse " : "") + kn(m.kind) +
+                  " instruction (Table 39)");
+    return std::nullopt;
+  }
+  const int ks = KB / k_instr;
+  for (const SmemPlacement* t : {x.a_tile, x.b}) {
+    if (!t || t->layout.major != isa::Major::k || t->layout.swizzle == isa::Swizzle::none) continue;
+    const int kbytes = (t == x.b ? k_instr : ka_instr) * t->bits / 8;
+    if (kbytes <= isa::bytes(t->layout.swizzle)) continue;
+    c.problem("OP-MMA-SWIZZLE", c.tiles.at(t->name)->swizzle_ptr,
+                "one instruction reads " + s(kbytes) + " bytes of K per row of \"" + t->name + "\"; a descriptor of a K-major " +
+                    std::string(isa::name(t->layout.swizzle)) + " tile spans one swizzle atom row (" +
+                    s(isa::bytes(t->layout.swizzle)) + " bytes) of K",
+                {"use a 64- or 128-byte swizzle (or none) for the sparse B operand"});
+    return std::nullopt;
+  }
+  // Block scaling: Tables 56/57 and the layout of scale factors in tensor memory.
+  auto sf_cols = [&](int rows) { return ceil_div(ks * m.factors_per_instr, 4) * 4 * ceil_div(rows, 128); };
+  if (m.scaled) {
+    const auto f = isa::scale_factors_per_instr(m.kind, m.scale_dtype, o.vec);
+    if (!f) {
+      c.problem("OP-MMA-SCALE-VEC", o.vec_ptr.empty() ? o.scale_ptr : o.vec_ptr,
+                kn(m.kind) + " has no block size " + s(o.vec) + " with " + dt(m.scale_dtype) + " scales (Table 57): " +
+                    isa::scale_combinations_text(m.kind));
+      return std::nullopt;
+    }
+    m.factors_per_instr = *f;
+    m.scale_qualifier = isa::scale_vec_qualifier(*f, o.vec, c.target);
+    for (auto [v, ref, rows] : {std::tuple{x.sfa, &o.scale_a, M}, std::tuple{x.sfb, &o.scale_b, N}}) {
+      const int need = sf_cols(rows);
+      if (v->layout != spec::TmemLayout::warpx4 || v->packing != 4 || static_cast<int>(v->columns) < need) {
+        c.problem("OP-MMA-SCALE", ref->ptr,
+                  "scale factors sit four per 32-bit column, row r's in lane r % 32 of every quarter and column r / 32 "
+                  "(§9.7.16.10.7: duplicated to all 32-lane partitions), " + s(m.factors_per_instr) + " per instruction: " +
+                      s(ks) + " K steps x " + s(rows) + " rows need " + s(need) + " columns of a warpx4 view packed 4; \"" +
+                      ref->name + "\" is " + v->describe(),
+                  {"cast a 128-lane slice of " + s(need) + " columns to " + dt(m.scale_dtype) + " packing 4 layout warpx4"});
+        return std::nullopt;
+      }
+    }
+  }
+  if (m.sparse) {
+    const int per = isa::sparse_metadata_columns(m.kind);
+    const int need = isa::sparse_selector_used(m.kind) ? (ks + 1) / 2 * 2 : ks * per;
+    const ResolvedView& v = *x.meta;
+    if (v.layout != spec::TmemLayout::rows || v.lanes != 128 || v.blocks() != mg || static_cast<int>(v.block_columns()) < need) {
+      c.problem("OP-MMA-SPARSE", o.metadata.ptr,
+                "sparsity metadata sits with row i in lane i, " + s(per) + " column(s) per instruction (" + kn(m.kind) +
+                    ", §9.7.16.10.8): " + s(ks) + " K steps need " + s(need) + " columns per 128-row M group; \"" +
+                    o.metadata.name + "\" is " + v.describe(),
+                {"use a rows-layout view of 128 lanes with " + s(need) + " columns per M group"});
+      return std::nullopt;
+    }
+  }
+  // D must not overlap what the same instructions read.
+  const Region rd = region_of(*x.d);
+  for (auto [v, ref] : {std::pair{x.a_view, &o.a}, std::pair{x.sfa, &o.scale_a}, std::pair{x.sfb, &o.scale_b}, std::pair{x.meta, &o.metadata}}) {
+    if (v && overlap(rd, region_of(*v))) {
+      c.problem("OP-MMA-OVERLAP", o.d.ptr,
+                "D (" + describe(rd) + ") overlaps \"" + ref->name + "\" (" + describe(region_of(*v)) +
+                    "), which the same tcgen05.mma reads");
+      return std::nullopt;
+    }
+  }
+  // ---- Steps 3 and 4: descriptors, addresses, issue order ---------------------------------
+  auto desc = [](const SmemPlacement& t, int mn0, int k0) {
+    isa::SmemDesc d;
+    d.format = isa::DescFormat::sm100;
+    d.start_address = t.offset + isa::tile_offset(t.layout, mn0, k0);
+    d.lbo = t.layout.lbo;
+    d.sbo = t.layout.sbo;
+    d.swizzle = t.layout.swizzle;
+    return d;
+  };
+  for (int ki = 0; ki < ks; ++ki)
+    for (int mi = 0; mi < mg; ++mi) {
+      int n0 = 0;
+      for (size_t ni = 0; ni < ng.size(); ++ni) {
+        MmaInstr in;
+        in.mi = mi;
+        in.ni = static_cast<int>(ni);
+        in.ki = ki;
+        in.m = 128;
+        in.n = ng[ni];
+        in.k = k_instr;
+        isa::InstrDesc& id = in.idesc;
+        id.kind = m.kind;
+        id.m = 128;
+        id.n = static_cast<unsigned>(ng[ni]);
+        id.atype = *isa::idesc_ab_code(m.kind, ta);
+        id.btype = *isa::idesc_ab_code(m.kind, tb);
+        id.transpose_a = x.a_tile && x.a_tile->layout.major == isa::Major::mn;
+        id.transpose_b = x.b->layout.major == isa::Major::mn;
+        id.sparse = m.sparse;
+        if (!m.scaled) id.dtype = isa::idesc_dtype_code(acc);
+        if (x.a_tile) {
+          in.a_desc = desc(*x.a_tile, mi * 128, ki * ka_instr);
+        } else {
+          in.a_tmem = true;
+          in.a_alloc = x.a_view->alloc;
+          // 256 bits of K per instruction (128 when sparse) = 8 (4) columns of packed A (§9.7.16.10.4).
+          const uint32_t col = x.a_view->column + static_cast<uint32_t>(mi) * x.a_view->block_columns() +
+                               static_cast<uint32_t>(ki * ka_instr * isa::tmem_bits(m.kind, ta) / 32);
+          in.a_taddr = isa::encode(isa::TmemAddr{0, col});
+        }
+        in.b_desc = desc(*x.b, n0, ki * k_instr);
+        in.d_alloc = x.d->alloc;
+        in.d_taddr = isa::encode(isa::TmemAddr{0, x.d->column + static_cast<uint32_t>(mi) * x.d->block_columns() + static_cast<uint32_t>(n0)});
+        in.enable_input_d = ki > 0 || o.accumulate;
+        if (m.scaled) {
+          // Scale factors of K step k: factors [k*F, (k+1)*F) of each row; four per column, the
+          // block of 4 factors of all rows (4 columns per 128 rows) after the previous block.
+          const int kg0 = ki * m.factors_per_instr;
+          id.scale_type = isa::scale_type_code(m.scale_dtype);
+          id.a_sf_id = static_cast<unsigned>(kg0 % 4);
+          id.b_sf_id = static_cast<unsigned>(kg0 % 4);
+          in.sfa_alloc = x.sfa->alloc;
+          in.sfb_alloc = x.sfb->alloc;
+          in.sfa_taddr = isa::encode(isa::TmemAddr{0, x.sfa->column + static_cast<uint32_t>(kg0 / 4 * 4 * ceil_div(M, 128) + mi * 4)});
+          if (n0 % 32 != 0) {
+            c.problem("OP-MMA-SCALE", o.scale_b.ptr,
+                      "the N group at column " + s(n0) + " does not start on a column of 32 rows of scale factors");
+            return std::nullopt;
+          }
+          in.sfb_taddr = isa::encode(isa::TmemAddr{0, x.sfb->column + static_cast<uint32_t>(kg0 / 4 * 4 * ceil_div(N, 128) + n0 / 32)});
+        }
+        if (m.sparse) {
+          in.meta_alloc = x.meta->alloc;
+          uint32_t col = x.meta->column + static_cast<uint32_t>(mi) * x.meta->block_columns();
+          if (isa::sparse_selector_used(m.kind)) {
+            // One metadata column per instruction; the selector picks the column of an even pair
+            // (CUTLASS: id2 = address & 1, address & ~1; Mosaic GPU: selector = column % 2).
+            col += static_cast<uint32_t>(ki & ~1);
+            if (!m.scaled) id.sparse_selector = static_cast<unsigned>(ki & 1);
+          } else {
+            col += static_cast<uint32_t>(2 * ki);  // two columns per instruction, selector 0 (§9.7.16.10.8.4)
+          }
+          in.meta_taddr = isa::encode(isa::TmemAddr{0, col});
+        }
+        if (!isa::encode(id)) throw std::logic_error("instruction descriptor does not encode");
+        m.instrs.push_back(in);
+        n0 += ng[ni];
+      }
+    }
+  return m;
+}
+
+}  // namespace ptxgen::plan::detail

@@ -1,0 +1,591 @@
+// Program planner: the ops that move data. Global loads (plain 16-byte loads into the canonical
+// layouts), tcgen05.cp (shape chosen from the destination's rows and lanes, §9.7.16.9.2),
+// tcgen05.ld / tcgen05.st (warps, shape, .num, packing, §9.7.16.8) and global stores. Each reason
+// a step cannot be planned is a Problem under its rule id.
+#include <algorithm>
+#include <tuple>
+
+#include "program_internal.hpp"
+#include "ptxgen/diag.hpp"
+
+namespace ptxgen::plan::detail {
+
+namespace {
+std::string s(int64_t v) { return std::to_string(v); }
+std::string dt(isa::DType t) { return std::string(isa::name(t)); }
+std::string range(int64_t a, int64_t b) { return "[" + s(a) + ", " + s(b) + ")"; }
+}  // namespace
+
+bool overlap(const Region& a, const Region& b) {
+  return a.alloc == b.alloc && a.lane0 < b.lane1 && b.lane0 < a.lane1 && a.col0 < b.col1 && b.col0 < a.col1;
+}
+
+Region region_of(const ResolvedView& v) {
+  const bool replicated = v.layout != spec::TmemLayout::rows;
+  return {v.alloc, replicated ? 0u : v.lane, replicated ? 128u : v.lane + v.lanes, v.column, v.column + v.columns};
+}
+
+std::string describe(const Region& r) {
+  return "lanes " + s(r.lane0) + "-" + s(r.lane1 - 1) + " of columns " + s(r.col0) + "-" + s(r.col1 - 1) + " of " +
+         r.alloc;
+}
+
+Ctx::Ctx(const spec::Spec& s_, const spec::Program& p) : spec(s_), prog(p), target(isa::target_info(s_.target)) {
+  for (const auto& g : p.globals) globals[g.name] = &g;
+  for (const auto& t : p.smem) tiles[t.name] = &t;
+  for (const auto& v : p.views)
+    if (!v.name.empty()) view_names.insert(v.name);
+}
+
+void Ctx::problem(const std::string& rule, const std::string& ptr, const std::string& msg, std::vector<std::string> help) {
+  if (reported.insert(rule + "@" + ptr + "@" + msg).second) problems.push_back({rule, ptr, msg, std::move(help)});
+}
+
+std::string Ctx::kind_of(const std::string& n) const {
+  if (globals.count(n)) return "a global tensor";
+  if (tiles.count(n)) return "a shared-memory tile";
+  if (view_names.count(n)) return "a tensor-memory view";
+  return "";
+}
+
+namespace {
+bool unknown(Ctx& c, const spec::Ref& r, const std::string& role, const std::string& want, const char* where) {
+  const std::string k = c.kind_of(r.name);
+  if (k.empty()) {
+    c.problem("NAME-UNKNOWN", r.ptr, "\"" + r.name + "\" (" + role + ") is not declared",
+              {std::string("declare it under ") + where});
+    return true;
+  }
+  if (k != want) {
+    c.problem("OP-OPERAND", r.ptr, "\"" + r.name + "\" is " + k + "; the " + role + " must be " + want);
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+const spec::GlobalTensor* Ctx::global(const spec::Ref& r, const std::string& role) {
+  if (unknown(*this, r, role, "a global tensor", "/program/globals")) return nullptr;
+  return globals.at(r.name);
+}
+
+const SmemPlacement* Ctx::tile(const spec::Ref& r, const std::string& role) {
+  if (unknown(*this, r, role, "a shared-memory tile", "/program/smem")) return nullptr;
+  auto it = placed.find(r.name);
+  return it == placed.end() ? nullptr : &it->second;
+}
+
+const ResolvedView* Ctx::view(const spec::Ref& r, const std::string& role) {
+  if (unknown(*this, r, role, "a tensor-memory view", "/program/tmem")) return nullptr;
+  auto it = views.find(r.name);
+  return it == views.end() ? nullptr : &it->second;
+}
+
+Cell frag_cell(const LdInstr& f, int t, int reg, int elems_per_reg) {
+  const isa::LdCell c = isa::ld_cell(f.shape, t, reg);
+  // With .pack::16b each register holds the low halves of two adjacent columns (§9.7.16.8.2).
+  uint32_t col = static_cast<uint32_t>(f.pack ? 2 * c.column : c.column) + (c.second_half ? static_cast<uint32_t>(f.split) : 0u);
+  Cell out;
+  out.row = f.row0 + c.lane;
+  out.elem = f.elem0 + int64_t{col} * (f.pack ? 1 : elems_per_reg);
+  out.lane = (f.taddr >> 16) + static_cast<uint32_t>(c.lane);
+  out.column = (f.taddr & 0xFFFFu) + col;
+  return out;
+}
+
+// ---- load -----------------------------------------------------------------------------------
+std::optional<LoadStep> plan_load(Ctx& c, const spec::Op& o) {
+  const spec::GlobalTensor* g = c.global(o.src, "load source");
+  const SmemPlacement* t = c.tile(o.dst, "load destination");
+  if (!g || !t) return std::nullopt;
+  const int gbits = spec::storage_bits(g->dtype, g->format);
+  if (g->dtype != t->dtype || gbits != t->bits) {
+    c.problem("LOAD-DTYPE", o.dst.ptr,
+              "load copies bytes: the global tensor \"" + g->name + "\" holds " + dt(g->dtype) + " (" + s(gbits) +
+                  " bits each), the tile \"" + t->name + "\" " + dt(t->dtype) + " (" + s(t->bits) + " bits each)",
+              {"give both the same dtype (and, for 4-bit types, the same \"format\")"});
+    return std::nullopt;
+  }
+  LoadStep l;
+  l.global = g->name;
+  l.tile = t->name;
+  l.row0 = o.at[0];
+  l.col0 = o.at[1];
+  const bool kmaj = t->layout.major == isa::Major::k;
+  // A K-major tile reads rows of the global as its rows; an MN-major tile reads rows of the
+  // global (K of them) as its columns (docs/spec.md).
+  const int64_t grows = kmaj ? t->layout.mn : t->layout.k, gcols = kmaj ? t->layout.k : t->layout.mn;
+  if (l.row0 + grows > g->rows || l.col0 + gcols > g->cols) {
+    c.problem("LOAD-BOUNDS", o.at_ptr,
+              "the tile \"" + t->name + "\" (" + (kmaj ? "K" : "MN") + "-major) reads global rows " +
+                  range(l.row0, l.row0 + grows) + " and columns " + range(l.col0, l.col0 + gcols) + " of \"" + g->name +
+                  "\", which is " + s(g->rows) + " x " + s(g->cols),
+              {"move \"at\" or shrink the tile so it lies inside the global tensor"});
+    return std::nullopt;
+  }
+  l.global_row_bytes = g->cols * gbits / 8;
+  l.col0_bytes = l.col0 * gbits / 8;
+  if (g->cols * gbits % 128 != 0 || l.col0 * gbits % 128 != 0) {
+    c.problem("LOAD-ALIGN", g->cols * gbits % 128 != 0 ? g->ptr + "/shape/1" : o.at_ptr + "/1",
+              "loads move 16-byte chunks: rows of \"" + g->name + "\" are " + s(g->cols * gbits) +
+                  " bits apart and the tile starts " + s(l.col0 * gbits) + " bits into a row; both must be multiples of 128",
+              {"pad the global rows to a multiple of 16 bytes", "start the tile at a column that is a multiple of " +
+                                                                    s(128 / gbits) + " elements"});
+    return std::nullopt;
+  }
+  l.tile_offset = t->offset;
+  l.box_rows = static_cast<int>(grows);
+  l.row_bytes = static_cast<int>(gcols * t->bits / 8);
+  l.box_bytes = isa::bytes(t->layout.swizzle);
+  l.swizzle = t->layout.swizzle;
+  l.chunks = static_cast<uint32_t>(int64_t{l.box_rows} * l.row_bytes / 16);
+  return l;
+}
+
+// ---- copy (tcgen05.cp) ----------------------------------------------------------------------
+namespace {
+
+struct CpChoice {
+  std::vector<isa::CpShape> shapes;  // per chunk width: [256-bit shape, 128-bit shape]
+  std::vector<Region> collateral;
+};
+
+std::string fits_text() {
+  return "tcgen05.cp writes 128 rows (.128x256b/.128x128b into 128 lanes), 64 rows (.64x128b.warpx2: each row to "
+         "two lanes), 32 rows (.32x128b.warpx4: each row to four lanes) or 4 rows (.4x256b: lanes 0, 32, 64, 96)";
+}
+
+}  // namespace
+
+std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const spec::Op& o, std::vector<Region>& collateral) {
+  const SmemPlacement* t = c.tile(o.src, "copy source");
+  const ResolvedView* v = c.view(o.dst, "copy destination");
+  if (!t || !v) return std::nullopt;
+  const isa::TileLayout& L = t->layout;
+  if (L.major != isa::Major::k) {
+    c.problem("CP-SOURCE", o.src.ptr,
+              "tcgen05.cp reads K-major core matrices (8 rows x 16 bytes, §9.7.16.9.2 with §9.7.16.3.3); \"" + t->name +
+                  "\" is MN-major",
+              {"declare the tile with \"major\": \"k\" (a row of the tile becomes a lane of tensor memory)"});
+    return std::nullopt;
+  }
+  std::array<int64_t, 2> rows{0, L.mn}, cols{0, L.k};
+  if (o.rows) rows = *o.rows;
+  if (o.cols) cols = *o.cols;
+  if (rows[0] >= rows[1] || rows[1] > L.mn || cols[0] >= cols[1] || cols[1] > L.k) {
+    const bool bad_rows = rows[0] >= rows[1] || rows[1] > L.mn;
+    c.problem("CP-SOURCE", bad_rows ? o.rows_ptr : o.cols_ptr,
+              "rows " + range(rows[0], rows[1]) + " and columns " + range(cols[0], cols[1]) + " are not inside the " +
+                  s(L.mn) + " x " + s(L.k) + " tile \"" + t->name + "\"");
+    return std::nullopt;
+  }
+  const int R = static_cast<int>(rows[1] - rows[0]);
+  const int64_t W = (cols[1] - cols[0]) * t->bits;
+  if (cols[0] * t->bits % 128 != 0 || W % 128 != 0) {
+    c.problem("CP-WIDTH", o.cols ? o.cols_ptr : o.src.ptr,
+              "tcgen05.cp moves 128 or 256 bits of each row; the copy takes " + s(W) + " bits of each row starting " +
+                  s(cols[0] * t->bits) + " bits in",
+              {"copy a multiple of " + s(128 / t->bits) + " elements starting at such a multiple"});
+    return std::nullopt;
+  }
+  // Formats: bits copy verbatim, except that padded 4/6-bit sources may be decompressed into
+  // 8-bit containers on the way (§9.7.16.9.1).
+  isa::CpDecompress dec = isa::CpDecompress::none;
+  const int vb = isa::value_bits(t->dtype);
+  const bool padded_sub = (vb == 4 || vb == 6) && t->bits == 8;
+  bool fmt_ok;
+  if (padded_sub) {
+    fmt_ok = v->dtype == t->dtype && v->packing == 4;
+    dec = vb == 4 ? isa::CpDecompress::b4x16_p64 : isa::CpDecompress::b6x16_p32;
+  } else {
+    const bool same = v->dtype == t->dtype || (t->bits == 8 && (v->dtype == isa::DType::b8 || t->dtype == isa::DType::b8) &&
+                                               isa::value_bits(v->dtype) == 8);
+    fmt_ok = same && v->packing * t->bits == 32;
+  }
+  if (!fmt_ok) {
+    std::string want = padded_sub ? dt(t->dtype) + " with \"packing\": 4 (16 padded elements decompress into 16 8-bit containers, " +
+                                        std::string(isa::qualifier(dec)) + ")"
+                                  : dt(t->dtype) + " with \"packing\": " + s(32 / t->bits) + " (the bits land as they are)";
+    c.problem("CP-FORMAT", o.dst.ptr,
+              "tcgen05.cp of " + dt(t->dtype) + " (" + s(t->bits) + " bits each in shared memory) cannot fill a view of " +
+                  dt(v->dtype) + " packed " + s(v->packing) + " per column",
+              {"cast the destination to " + want});
+    return std::nullopt;
+  }
+  if (v->row_elements() != cols[1] - cols[0]) {
+    c.problem("CP-WIDTH", o.dst.ptr,
+              "the copy brings " + s(cols[1] - cols[0]) + " elements per row; each row of \"" + o.dst.name + "\" holds " +
+                  s(v->row_elements()) + " (" + s(v->block_columns()) + " columns x " + s(v->packing) + ")",
+              {"slice the destination to " + s(W / 32) + " columns per row block, or copy fewer columns"});
+    return std::nullopt;
+  }
+  // Shape: from the rows copied and the lanes the destination holds them in.
+  CpChoice ch;
+  using isa::CpShape;
+  using spec::TmemLayout;
+  std::string why;
+  const int vrows = v->rows;
+  if (R == 4) {
+    if (v->layout == TmemLayout::rows && v->lanes == 128 && W % 256 == 0) ch.shapes = {CpShape::s4x256b};
+    else why = "4 rows go with .4x256b, which writes 256-bit rows to lanes 0, 32, 64 and 96 of a 128-lane view";
+  } else if (R != vrows) {
+    why = "the copy moves " + s(R) + " rows; \"" + o.dst.name + "\" holds " + s(vrows) + " rows";
+  } else if (v->layout == TmemLayout::rows && v->lanes == 128) {
+    ch.shapes = {CpShape::s128x256b, CpShape::s128x128b};
+  } else if (v->layout == TmemLayout::warpx2_02_13) {
+    ch.shapes = {CpShape::s64x128b_02_13};
+  } else if (v->layout == TmemLayout::warpx2_01_23) {
+    ch.shapes = {CpShape::s64x128b_01_23};
+  } else if (v->layout == TmemLayout::warpx4) {
+    ch.shapes = {CpShape::s32x128b_warpx4};
+  } else {
+    // A lane slice of 64 or 32 rows: the multicast shape whose lanes hold row r at lane0 + r (the
+    // other lanes it writes are collateral; CP-MULTICAST-OVERLAP checks nothing else lives there).
+    for (CpShape cand : {CpShape::s64x128b_02_13, CpShape::s64x128b_01_23, CpShape::s32x128b_warpx4}) {
+      if (isa::info(cand).rows != R) continue;
+      std::set<uint32_t> written;
+      bool in_order = true;
+      for (int r = 0; r < R; ++r) {
+        const auto ls = isa::cp_lanes(cand, r);
+        written.insert(ls.begin(), ls.end());
+        in_order &= std::find(ls.begin(), ls.end(), static_cast<int>(v->lane) + r) != ls.end();
+      }
+      if (!in_order) continue;
+      ch.shapes = {cand};
+      for (uint32_t l = 0; l < 128;) {  // collateral lanes as ranges
+        if (!written.count(l) || (l >= v->lane && l < v->lane + v->lanes)) {
+          ++l;
+          continue;
+        }
+        uint32_t e = l;
+        while (e < 128 && written.count(e) && !(e >= v->lane && e < v->lane + v->lanes)) ++e;
+        ch.collateral.push_back({v->alloc, l, e, v->column, v->column + v->columns});
+        l = e;
+      }
+      break;
+    }
+  }
+  if (ch.shapes.empty() && why.empty()) {
+    why = "a destination of " + s(v->lanes) + " lanes starting at lane " + s(v->lane) +
+          " is none of the lane sets a shape writes (64 rows: lanes 0-63 or 64-127 with .warpx2::02_13, 32-95 with "
+          ".warpx2::01_23; 32 rows: one 32-lane quarter with .warpx4)";
+  }
+  if (ch.shapes.empty()) {
+    c.problem("CP-SHAPE", o.dst.ptr, "no tcgen05.cp shape fits: " + why, {fits_text()});
+    return std::nullopt;
+  }
+  if (ch.shapes[0] == CpShape::s4x256b && rows[0] % 4 != 0) {
+    c.problem("CP-SOURCE", o.rows_ptr, "a 4-row copy starts at a multiple of 4 rows of the source");
+    return std::nullopt;
+  }
+  if (ch.shapes[0] != CpShape::s4x256b && rows[0] % 8 != 0) {
+    c.problem("CP-SOURCE", o.rows_ptr,
+              "the source descriptor starts at an 8-row core matrix (§9.7.16.3.3); rows start at " + s(rows[0]));
+    return std::nullopt;
+  }
+  collateral = ch.collateral;
+  // Instructions: each row block of the destination, each chunk of 256 (or 128) bits of a row.
+  std::vector<CpInstr> out;
+  const int rpb = R == 4 ? 4 : v->rows_per_block();
+  const int blocks = R == 4 ? 1 : v->blocks();
+  const uint32_t pitch = L.swizzle == isa::Swizzle::none ? 16u : static_cast<uint32_t>(isa::bytes(L.swizzle));
+  for (int b = 0; b < blocks; ++b) {
+    int64_t bit = 0;
+    while (bit < W) {
+      const bool wide = (W - bit >= 256) && isa::info(ch.shapes[0]).bits == 256;
+      const isa::CpShape shape = wide || ch.shapes.size() == 1 ? ch.shapes[0] : ch.shapes[1];
+      const int bits = isa::info(shape).bits;
+      CpInstr ci;
+      ci.shape = shape;
+      ci.decompress = dec;
+      ci.src_row = static_cast<int>(rows[0]) + b * rpb;
+      ci.src_col = static_cast<int>(cols[0] + bit / t->bits);
+      const int r8 = ci.src_row % 8;
+      ci.src.format = isa::DescFormat::sm100;
+      ci.src.start_address = t->offset + isa::tile_offset(L, ci.src_row - r8, ci.src_col) + static_cast<uint32_t>(r8) * pitch;
+      ci.src.lbo = L.lbo;
+      ci.src.sbo = L.sbo;
+      ci.src.swizzle = L.swizzle;
+      ci.alloc = v->alloc;
+      const uint32_t col = v->column + static_cast<uint32_t>(b) * v->block_columns() + static_cast<uint32_t>(bit / 32);
+      ci.taddr = isa::encode(isa::TmemAddr{shape == CpShape::s4x256b ? v->lane : 0u, col});
+      ci.dst_row = b * rpb;
+      ci.dst_elem = bit / 32 * v->packing;
+      out.push_back(ci);
+      bit += bits;
+    }
+  }
+  return out;
+}
+
+// ---- tcgen05.ld / tcgen05.st ----------------------------------------------------------------
+std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& v) {
+  const bool load = o.kind == spec::OpKind::tmem_load;
+  const char* ins = load ? "tcgen05.ld" : "tcgen05.st";
+  const isa::LdShape shape = o.shape.value_or(isa::LdShape::s32x32b);
+  const isa::LdShapeInfo& si = isa::info(shape);
+  const std::string pk = load ? ".pack::16b" : ".unpack::16b";
+  if (o.pack && (isa::value_bits(v.dtype) != 16 || v.packing != 1)) {
+    c.problem("LD-PACK", o.pack_ptr,
+              pk + " moves two 16-bit elements of adjacent unpacked columns through one register (§9.7.16.8.2); the view is " +
+                  dt(v.dtype) + " packed " + s(v.packing) + " per column",
+              {"drop \"" + std::string(load ? "pack" : "unpack") + "\" (a packed view already holds two 16-bit elements per column)"});
+    return std::nullopt;
+  }
+  // Lanes each quarter holds (§9.7.16.8.1: warp w reaches lanes 32*(w%4) .. +31).
+  const bool replicated = v.layout != spec::TmemLayout::rows;
+  std::array<std::pair<uint32_t, uint32_t>, 4> q{};
+  for (uint32_t i = 0; i < 4; ++i) {
+    if (replicated) q[i] = {32 * i, 32 * i + 32};
+    else q[i] = {std::max(v.lane, 32 * i), std::min(v.lane + v.lanes, 32 * i + 32)};
+  }
+  auto rows_of = [&](uint32_t qi) {
+    std::set<int> r;
+    for (uint32_t l = q[qi].first; l < q[qi].second; ++l) r.insert(v.row_of_lane(l));
+    return r;
+  };
+  const int nwarps = c.prog.threads / 32;
+  std::vector<int> warps = o.warps;
+  if (warps.empty()) {
+    std::set<int> seen;
+    for (int i = 0; i < 4; ++i) {
+      if (q[static_cast<size_t>(i)].first >= q[static_cast<size_t>(i)].second) continue;
+      const auto r = rows_of(static_cast<uint32_t>(i));
+      if (std::includes(seen.begin(), seen.end(), r.begin(), r.end())) continue;
+      seen.insert(r.begin(), r.end());
+      warps.push_back(i);
+    }
+  }
+  std::set<int> covered;
+  for (size_t i = 0; i < warps.size(); ++i) {
+    const int w = warps[i];
+    const std::string wp = o.warps.empty() ? o.ptr : ptr_join(o.warps_ptr, i);
+    const uint32_t qi = static_cast<uint32_t>(w % 4);
+    if (w >= nwarps) {
+      c.problem("LD-WARPS", wp, "warp " + s(w) + " does not exist: the kernel has " + s(c.prog.threads) + " threads (" + s(nwarps) + " warps)",
+                {"list warps below " + s(nwarps) + ", or raise \"threads\""});
+      return std::nullopt;
+    }
+    if (q[qi].first >= q[qi].second) {
+      c.problem("LD-WARPS", wp,
+                "warp " + s(w) + " reaches lanes " + s(32 * qi) + "-" + s(32 * qi + 31) + " only (§9.7.16.8.1); \"" +
+                    (load ? o.src.name : o.dst.name) + "\" has lanes " + s(v.lane) + "-" + s(v.lane + v.lanes - 1),
+                {"list the warps w whose w % 4 selects the view's lanes"});
+      return std::nullopt;
+    }
+    for (int r : rows_of(qi)) {
+      if (!covered.insert(r).second) {
+        c.problem("LD-WARPS", wp, "row " + s(r) + " of the view would be moved by two of the listed warps",
+                  {"list one warp per 32-lane quarter (and per replica of a replicated view)"});
+        return std::nullopt;
+      }
+    }
+  }
+  if (static_cast<int>(covered.size()) != v.rows_per_block()) {
+    std::string miss;
+    for (uint32_t i = 0; i < 4; ++i) {
+      if (q[i].first >= q[i].second) continue;
+      bool listed = false;
+      for (int w : warps) listed |= static_cast<uint32_t>(w % 4) == i;
+      if (!listed && !replicated) miss += (miss.empty() ? "" : ", ") + s(q[i].first) + "-" + s(q[i].second - 1);
+    }
+    c.problem("LD-WARPS", o.warps_ptr,
+              "the listed warps cannot reach all rows of the view" + (miss.empty() ? std::string() : ": lanes " + miss + " are reachable only by warps w with the matching w % 4"),
+              {"add a warp for each 32-lane quarter the view uses (warp w reaches lanes 32*(w%4) to 32*(w%4)+31)"});
+    return std::nullopt;
+  }
+  // Shape: 32 lanes (a whole quarter) or 16 (half of one) per instruction.
+  for (int w : warps) {
+    const auto [a, e] = q[static_cast<size_t>(w % 4)];
+    const uint32_t q0 = 32 * static_cast<uint32_t>(w % 4);
+    const bool ok = si.lanes == 32 ? (a == q0 && e == q0 + 32) : ((a - q0) % 16 == 0 && (e - a) % 16 == 0);
+    if (!ok) {
+      c.problem("LD-SHAPE", o.shape ? o.shape_ptr : o.ptr,
+                std::string(ins) + "." + std::string(si.name) + " accesses " + s(si.lanes) + " lanes at a time; warp " + s(w) +
+                    " holds lanes " + s(a) + "-" + s(e - 1) + " of the view",
+                {si.lanes == 32 ? "use a 16-lane shape (16x64b, 16x128b, 16x256b, 16x32bx2) for views of 16-lane pieces"
+                                : "slice the view's lanes to multiples of 16"});
+      return std::nullopt;
+    }
+  }
+  const int bc = static_cast<int>(v.block_columns());
+  const bool x2 = shape == isa::LdShape::s16x32bx2;
+  if (x2 && bc % 2 != 0) {
+    c.problem("LD-SHAPE", o.shape_ptr, "16x32bx2 moves two halves of the columns (taddr and taddr + immHalfSplitoff); " +
+                                           s(bc) + " columns do not halve");
+    return std::nullopt;
+  }
+  const int span = x2 ? bc / 2 : bc;                                // columns each half covers
+  const int per_num = si.columns_per_num * (o.pack ? 2 : 1);        // columns per unit of .num
+  int num = 0;
+  if (o.num) {
+    if (isa::ld_regs(shape, *o.num) == 0) {
+      c.problem("LD-NUM", o.num_ptr,
+                ".num=.x" + s(*o.num) + " is not legal for ." + std::string(si.name) +
+                    ": .num is .x1, .x2, ... .x128 with at most 128 registers (Table 49; " + s(si.regs_per_num) +
+                    " per unit for this shape)");
+      return std::nullopt;
+    }
+    if (span % (*o.num * per_num) != 0) {
+      c.problem("LD-NUM", o.num_ptr,
+                "." + std::string(si.name) + ".x" + s(*o.num) + " moves " + s(*o.num * per_num) +
+                    " columns per lane; the view's rows span " + s(span) + (x2 ? " columns per half" : " columns"),
+                {"use a .num that divides the columns, or omit it"});
+      return std::nullopt;
+    }
+    num = *o.num;
+  } else {
+    for (int n = 128; n >= 1; n /= 2)
+      if (isa::ld_regs(shape, n) && span % (n * per_num) == 0) {
+        num = n;
+        break;
+      }
+    if (!num) {
+      c.problem("LD-SHAPE", o.shape ? o.shape_ptr : o.ptr,
+                "." + std::string(si.name) + " moves " + s(per_num) + " columns per lane at least; the view's rows span " + s(span));
+      return std::nullopt;
+    }
+  }
+  RegDef d;
+  d.name = o.regs.name;
+  d.dtype = v.dtype;
+  d.view_packing = v.packing;
+  d.elems_per_reg = o.pack ? 2 : v.packing;
+  d.elem_bits = o.pack ? 16 : (v.packing == 1 ? isa::value_bits(v.dtype) : 32 / v.packing);
+  d.rows = v.rows;
+  d.row_elements = v.row_elements();
+  const int regs = isa::ld_regs(shape, num);
+  const int rpb = v.rows_per_block();
+  for (int w : warps) {
+    int next = 0;
+    const auto [a, e] = q[static_cast<size_t>(w % 4)];
+    for (int b = 0; b < v.blocks(); ++b)
+      for (uint32_t l = a; l < e; l += static_cast<uint32_t>(si.lanes))
+        for (int col = 0; col < span; col += num * per_num) {
+          LdInstr f;
+          f.warp = w;
+          f.shape = shape;
+          f.num = num;
+          f.pack = o.pack;
+          f.split = x2 ? span : 0;
+          f.alloc = v.alloc;
+          const uint32_t tcol = v.column + static_cast<uint32_t>(b * bc + col);
+          f.taddr = isa::encode(isa::TmemAddr{l, tcol});  // the lane bits: in the warp's own quarter
+          f.first_reg = next;
+          f.regs = regs;
+          f.row0 = v.row_of_lane(l) + b * rpb;
+          f.elem0 = int64_t{col} * v.packing;
+          next += regs;
+          d.frags.push_back(f);
+        }
+    d.regs = std::max(d.regs, next);
+  }
+  if (d.regs > 256) {
+    c.problem("LD-REGS", o.regs.ptr,
+              "the " + std::string(load ? "load" : "store") + " needs " + s(d.regs) + " registers per thread; ptxgen keeps a register set at 256 or fewer",
+              {"split the view into column slices and move them one at a time"});
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::optional<TmemStStep> plan_tmem_store(Ctx& c, const spec::Op& o, const RegDef& src, const ResolvedView& v) {
+  if (src.rows != v.rows || src.row_elements != v.row_elements()) {
+    c.problem("ST-REGS", o.dst.ptr,
+              "the registers \"" + src.name + "\" hold " + s(src.rows) + " rows of " + s(src.row_elements) + " elements; \"" +
+                  o.dst.name + "\" has " + s(v.rows) + " rows of " + s(v.row_elements()));
+    return std::nullopt;
+  }
+  const bool convert = src.dtype != v.dtype;
+  if (convert && !(src.dtype == isa::DType::f32 && (v.dtype == isa::DType::bf16 || v.dtype == isa::DType::f16))) {
+    c.problem("ST-DTYPE", o.dst.ptr,
+              "tmem_store converts f32 to f16 or bf16 (cvt.rn) and otherwise stores the registers' own type; the registers are " +
+                  dt(src.dtype) + ", the view " + dt(v.dtype));
+    return std::nullopt;
+  }
+  auto dst = plan_lanes(c, o, v);
+  if (!dst) return std::nullopt;
+  TmemStStep st;
+  st.src = src;
+  st.dst = *dst;
+  st.convert = convert;
+  // Where each thread holds each element of the register set.
+  std::map<std::tuple<int, int, int, int64_t>, StSource> held;
+  for (const auto& g : src.frags)
+    for (int t = 0; t < 32; ++t)
+      for (int i = 0; i < g.regs; ++i) {
+        const Cell cl = frag_cell(g, t, i, src.elems_per_reg);
+        for (int k = 0; k < src.elems_per_reg; ++k) held[{g.warp, t, cl.row, cl.elem + k}] = {g.first_reg + i, k};
+      }
+  for (const auto& f : dst->frags) {
+    std::vector<std::vector<StSource>> regs;
+    for (int j = 0; j < f.regs; ++j) {
+      std::vector<StSource> elems;
+      for (int e = 0; e < dst->elems_per_reg; ++e) {
+        std::optional<StSource> first;
+        for (int t = 0; t < 32; ++t) {
+          const Cell cl = frag_cell(f, t, j, dst->elems_per_reg);
+          auto it = held.find({f.warp, t, cl.row, cl.elem + e});
+          const bool same = it != held.end() && (!first || (it->second.reg == first->reg && it->second.elem == first->elem));
+          if (!same) {
+            c.problem("ST-REGS", o.regs.ptr,
+                      "thread " + s(t) + " of warp " + s(f.warp) + " would store row " + s(cl.row) + ", element " +
+                          s(cl.elem + e) + ", which " +
+                          (it == held.end() ? "it does not hold" : "it holds in another register than threads before it") +
+                          ": tcgen05.st must move the elements each thread holds from the tcgen05.ld",
+                      {"store with the shape, .num and warps of the tmem_load that filled the registers"});
+            return std::nullopt;
+          }
+          if (!first) first = it->second;
+        }
+        elems.push_back(*first);
+      }
+      // Elements narrower than 16 bits move only in the registers (and positions) they arrived in.
+      if (!convert && dst->elem_bits < 16)
+        for (int e = 0; e < static_cast<int>(elems.size()); ++e)
+          if (elems[static_cast<size_t>(e)].reg != elems[0].reg || elems[static_cast<size_t>(e)].elem != e) {
+            c.problem("ST-REGS", o.regs.ptr,
+                      std::to_string(dst->elem_bits) + "-bit elements are stored from the registers and positions the "
+                      "tcgen05.ld put them in",
+                      {"store with the shape and .num of the tmem_load"});
+            return std::nullopt;
+          }
+      regs.push_back(elems);
+    }
+    st.sources.push_back(regs);
+  }
+  st.direct = !convert && src.elem_bits == dst->elem_bits && src.elems_per_reg == dst->elems_per_reg;
+  for (const auto& f : st.sources)
+    for (const auto& r : f)
+      for (size_t e = 0; e < r.size(); ++e) st.direct = st.direct && r[e].reg == r[0].reg && r[e].elem == static_cast<int>(e);
+  return st;
+}
+
+std::optional<StoreStep> plan_store(Ctx& c, const spec::Op& o, const RegDef& src) {
+  const spec::GlobalTensor* g = c.global(o.dst, "store destination");
+  if (!g) return std::nullopt;
+  const bool same = g->dtype == src.dtype && isa::value_bits(g->dtype) >= 8;
+  const bool narrow = src.dtype == isa::DType::f32 && (g->dtype == isa::DType::bf16 || g->dtype == isa::DType::f16);
+  if (!same && !narrow) {
+    c.problem("STORE-DTYPE", o.dst.ptr,
+              "store writes the registers' " + dt(src.dtype) + " elements (or converts f32 to f16/bf16); \"" + g->name +
+                  "\" is " + dt(g->dtype) + (isa::value_bits(g->dtype) < 8 ? ", which has no per-element store" : ""));
+    return std::nullopt;
+  }
+  if (o.at[0] + src.rows > g->rows || o.at[1] + src.row_elements > g->cols) {
+    c.problem("STORE-BOUNDS", o.at_ptr,
+              "the registers hold " + s(src.rows) + " x " + s(src.row_elements) + " elements; stored at (" + s(o.at[0]) + ", " +
+                  s(o.at[1]) + ") they do not fit \"" + g->name + "\" (" + s(g->rows) + " x " + s(g->cols) + ")");
+    return std::nullopt;
+  }
+  StoreStep st;
+  st.src = src;
+  st.global = g->name;
+  st.row0 = o.at[0];
+  st.col0 = o.at[1];
+  st.to = g->dtype;
+  st.global_cols = g->cols;
+  return st;
+}
+
+}  // namespace ptxgen::plan::detail

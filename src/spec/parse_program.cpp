@@ -1,0 +1,504 @@
+// The program level of the spec: JSON -> spec::Program (docs/spec.md, "The program level").
+//
+// This stage checks the JSON shape only (members, types, ranges, names of choices) and reports
+// the SPEC-* rules; names, views, shapes and the order of ops are the rule table's business
+// (src/rules/check_program.cpp through plan::analyze_program).
+#include "parse_program.hpp"
+
+#include <functional>
+
+#include "obj_reader.hpp"
+
+namespace ptxgen::spec {
+
+int storage_bits(isa::DType t, SubByte f) {
+  const int b = isa::value_bits(t);
+  if (b >= 8) return b;
+  return (t == isa::DType::e2m1 && f == SubByte::packed) ? 4 : 8;
+}
+
+std::string_view name(TmemLayout l) {
+  switch (l) {
+    case TmemLayout::rows: return "rows";
+    case TmemLayout::warpx2_02_13: return "warpx2::02_13";
+    case TmemLayout::warpx2_01_23: return "warpx2::01_23";
+    case TmemLayout::warpx4: return "warpx4";
+  }
+  return "?";
+}
+
+std::string_view name(OpKind k) {
+  switch (k) {
+    case OpKind::load: return "load";
+    case OpKind::copy: return "copy";
+    case OpKind::mma: return "mma";
+    case OpKind::tmem_load: return "tmem_load";
+    case OpKind::tmem_store: return "tmem_store";
+    case OpKind::store: return "store";
+    case OpKind::commit: return "commit";
+    case OpKind::wait: return "wait";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int64_t kMaxExtent = (int64_t{1} << 31) - 1;
+
+Choices<isa::DType> all_dtypes() {
+  return dtype_choices({isa::DType::f16, isa::DType::bf16, isa::DType::tf32, isa::DType::f32, isa::DType::e4m3,
+                        isa::DType::e5m2, isa::DType::e2m3, isa::DType::e3m2, isa::DType::e2m1, isa::DType::s8,
+                        isa::DType::u8, isa::DType::s32, isa::DType::ue8m0, isa::DType::ue4m3, isa::DType::b8});
+}
+
+const Choices<SubByte> kFormats = {{"padded", SubByte::padded}, {"packed", SubByte::packed}};
+const Choices<TmemLayout> kLayouts = {{"rows", TmemLayout::rows},
+                                      {"warpx2::02_13", TmemLayout::warpx2_02_13},
+                                      {"warpx2::01_23", TmemLayout::warpx2_01_23},
+                                      {"warpx4", TmemLayout::warpx4}};
+
+class Parser {
+ public:
+  explicit Parser(Diagnostics& d) : d_(d) {}
+
+  std::optional<Program> program(const json& o) {
+    ObjReader r(o, "/program", d_);
+    p_.threads_ptr = r.ptr("threads");
+    if (r.has("threads"))
+      if (auto v = r.integer("threads", false, 32, 1024)) p_.threads = static_cast<int>(*v);
+    if (const json* g = r.object("globals", false)) each(*g, r.ptr("globals"), [&](const std::string& n, const json& v, const std::string& at) { global(n, v, at); });
+    if (const json* s = r.object("smem", false)) each(*s, r.ptr("smem"), [&](const std::string& n, const json& v, const std::string& at) { tile(n, v, at); });
+    if (const json* t = r.object("tmem", false)) each(*t, r.ptr("tmem"), [&](const std::string& n, const json& v, const std::string& at) { view_entry(n, v, at); });
+    if (const json* ops = r.get("ops", true, json::value_t::array, "an array of ops")) {
+      for (size_t i = 0; i < ops->size(); ++i) op((*ops)[i], ptr_join(r.ptr("ops"), i));
+    }
+    r.finish();
+    if (d_.has_errors()) return std::nullopt;
+    return std::move(p_);
+  }
+
+ private:
+  template <typename F>
+  void each(const json& obj, const std::string& at, F f) {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      const std::string p = ptr_join(at, it.key());
+      if (!it->is_object()) {
+        d_.error("SPEC-TYPE", p, quote(it.key()) + " must be an object, not " + json_type_name(*it));
+        continue;
+      }
+      f(it.key(), *it, p);
+    }
+  }
+
+  // [a, b] of two integers in [lo, hi].
+  std::optional<std::array<int64_t, 2>> pair(ObjReader& r, std::string_view key, int64_t lo, int64_t hi) {
+    const json* v = r.get(key, false, json::value_t::array, "an array of 2 integers");
+    if (!v) return std::nullopt;
+    if (v->size() != 2) {
+      d_.error("SPEC-TYPE", r.ptr(key),
+               quote(std::string(key)) + " must be an array of 2 integers, not " + std::to_string(v->size()) + " elements");
+      return std::nullopt;
+    }
+    std::array<int64_t, 2> out{};
+    for (size_t i = 0; i < 2; ++i) {
+      const std::string p = ptr_join(r.ptr(key), i);
+      if (!(*v)[i].is_number()) {
+        d_.error("SPEC-TYPE", p, quote(std::string(key)) + " holds integers, not " + json_type_name((*v)[i]));
+        return std::nullopt;
+      }
+      auto x = ObjReader::check_integer((*v)[i], p, std::string(key) + "[" + std::to_string(i) + "]", lo, hi, d_);
+      if (!x) return std::nullopt;
+      out[i] = *x;
+    }
+    return out;
+  }
+
+  void global(const std::string& n, const json& v, const std::string& at) {
+    ObjReader r(v, at, d_);
+    GlobalTensor g;
+    g.name = n;
+    g.ptr = at;
+    if (auto t = r.choice("dtype", true, all_dtypes())) g.dtype = *t;
+    g.format_ptr = r.ptr("format");
+    if (r.has("format"))
+      if (auto f = r.choice("format", false, kFormats)) g.format = *f;
+    if (auto s = shape(r)) g.rows = (*s)[0], g.cols = (*s)[1];
+    r.finish();
+    p_.globals.push_back(g);
+  }
+
+  std::optional<std::array<int64_t, 2>> shape(ObjReader& r) {
+    if (!r.has("shape")) {
+      r.get("shape", true, json::value_t::array, "an array of 2 integers");
+      return std::nullopt;
+    }
+    return pair(r, "shape", 1, kMaxExtent);
+  }
+
+  void tile(const std::string& n, const json& v, const std::string& at) {
+    ObjReader r(v, at, d_);
+    SmemTile t;
+    t.name = n;
+    t.ptr = at;
+    if (auto x = r.choice("dtype", true, all_dtypes())) t.dtype = *x;
+    if (auto s = shape(r)) {
+      if ((*s)[0] > 65536 || (*s)[1] > 65536)
+        d_.error("SPEC-INT-RANGE", r.ptr("shape"), "a shared-memory tile is at most 65536 x 65536 elements");
+      t.rows = static_cast<int>(std::min<int64_t>((*s)[0], 65536));
+      t.cols = static_cast<int>(std::min<int64_t>((*s)[1], 65536));
+    }
+    t.major_ptr = r.ptr("major");
+    if (r.has("major"))
+      if (auto m = r.choice<isa::Major>("major", false, {{"k", isa::Major::k}, {"mn", isa::Major::mn}})) t.major = *m;
+    t.swizzle_ptr = r.ptr("swizzle");
+    if (const json* s = r.any("swizzle"))
+      if (auto sw = swizzle_value(*s, r.ptr("swizzle"), d_)) t.swizzle = *sw;
+    t.align_ptr = r.ptr("align");
+    if (r.has("align"))
+      if (auto a = r.integer("align", false, 1, 1 << 20)) t.align = static_cast<uint32_t>(*a);
+    t.format_ptr = r.ptr("format");
+    if (r.has("format"))
+      if (auto f = r.choice("format", false, kFormats)) t.format = *f;
+    r.finish();
+    p_.smem.push_back(t);
+  }
+
+  // A named view: registered under its name.
+  void view_entry(const std::string& n, const json& v, const std::string& at) {
+    const int idx = view(v, at);
+    if (idx >= 0) p_.views[static_cast<size_t>(idx)].name = n;
+  }
+
+  // One view object; returns its index in p_.views (or -1).
+  int view(const json& v, const std::string& at) {
+    ObjReader r(v, at, d_);
+    TmemView x;
+    x.ptr = at;
+    const bool is_alloc = v.contains("columns");
+    int kinds = is_alloc + v.contains("slice") + v.contains("cast") + v.contains("alias");
+    if (kinds != 1) {
+      d_.error("SPEC-VIEW", at,
+               kinds == 0 ? "a tensor-memory view needs one of \"columns\" (an allocation), \"slice\", \"cast\" or \"alias\""
+                          : "a tensor-memory view has exactly one of \"columns\", \"slice\", \"cast\" and \"alias\"")
+          .help.push_back("write {\"columns\": 256} for an allocation, {\"slice\": {\"of\": ...}}, {\"cast\": {\"of\": ...}} or {\"alias\": NAME}");
+      return -1;
+    }
+    if (is_alloc) {
+      x.kind = TmemView::Kind::alloc;
+      x.columns_ptr = r.ptr("columns");
+      if (auto c = r.integer("columns", true, 1, 1 << 16)) x.columns = static_cast<int>(*c);
+      cast_fields(r, x, false);
+      r.finish();
+    } else if (const json* s = r.any("slice")) {
+      x.kind = TmemView::Kind::slice;
+      if (!s->is_object()) return type_error(r.ptr("slice"), "\"slice\"", "an object", *s);
+      ObjReader rs(*s, r.ptr("slice"), d_);
+      link(rs, x);
+      x.lanes_ptr = rs.ptr("lanes");
+      x.cols_ptr = rs.ptr("columns");
+      if (rs.has("lanes")) x.lanes = pair(rs, "lanes", 0, 1 << 16);
+      if (rs.has("columns")) x.cols = pair(rs, "columns", 0, 1 << 16);
+      rs.finish();
+      r.finish();
+    } else if (const json* c = r.any("cast")) {
+      x.kind = TmemView::Kind::cast;
+      if (!c->is_object()) return type_error(r.ptr("cast"), "\"cast\"", "an object", *c);
+      ObjReader rc(*c, r.ptr("cast"), d_);
+      link(rc, x);
+      cast_fields(rc, x, true);
+      rc.finish();
+      r.finish();
+    } else {
+      x.kind = TmemView::Kind::alias;
+      const json* a = r.any("alias");
+      x.of.ptr = r.ptr("alias");
+      link_value(*a, x);
+      r.finish();
+    }
+    p_.views.push_back(x);
+    return static_cast<int>(p_.views.size() - 1);
+  }
+
+  int type_error(const std::string& p, const std::string& what, const char* want, const json& v) {
+    d_.error("SPEC-TYPE", p, what + " must be " + want + ", not " + json_type_name(v));
+    return -1;
+  }
+
+  void link(ObjReader& r, TmemView& x) {
+    x.of.ptr = r.ptr("of");
+    const json* of = r.any("of");
+    if (!of) {
+      r.get("of", true, json::value_t::string, "a view name or a view object");
+      return;
+    }
+    link_value(*of, x);
+  }
+
+  // "of" / "alias": a name or an inline view (chains nest as deep as the input limits allow).
+  void link_value(const json& v, TmemView& x) {
+    if (v.is_string()) {
+      x.of.name = v.get<std::string>();
+      if (x.of.name.empty()) d_.error("SPEC-TYPE", x.of.ptr, "a view name must not be empty");
+    } else if (v.is_object()) {
+      if (v.contains("columns")) {
+        d_.error("SPEC-VIEW", x.of.ptr, "an allocation cannot be written inline: it needs a name")
+            .help.push_back("declare the allocation under /program/tmem and refer to it by name");
+        return;
+      }
+      x.of_inline = view(v, x.of.ptr);
+    } else {
+      d_.error("SPEC-TYPE", x.of.ptr, "a view reference is a name or a view object, not " + json_type_name(v));
+    }
+  }
+
+  void cast_fields(ObjReader& r, TmemView& x, bool with_layout) {
+    x.dtype_ptr = r.ptr("dtype");
+    x.packing_ptr = r.ptr("packing");
+    if (r.has("dtype"))
+      if (auto t = r.choice("dtype", false, all_dtypes())) x.dtype = *t;
+    if (r.has("packing"))
+      if (auto p = r.integer("packing", false, 1, 8)) x.packing = static_cast<int>(*p);
+    if (!with_layout) return;
+    x.layout_ptr = r.ptr("layout");
+    x.rows_ptr = r.ptr("rows");
+    if (r.has("layout"))
+      if (auto l = r.choice("layout", false, kLayouts)) x.layout = *l;
+    if (r.has("rows"))
+      if (auto n = r.integer("rows", false, 1, 1 << 16)) x.rows = static_cast<int>(*n);
+  }
+
+  Ref ref(ObjReader& r, std::string_view key, bool required) {
+    Ref out;
+    out.ptr = r.ptr(key);
+    if (auto s = r.string(key, required)) {
+      out.name = *s;
+      if (out.name.empty()) d_.error("SPEC-TYPE", out.ptr, quote(std::string(key)) + " must name something");
+    }
+    return out;
+  }
+
+  void op(const json& v, const std::string& at) {
+    if (!v.is_object()) {
+      d_.error("SPEC-TYPE", at, "an op is an object, not " + json_type_name(v));
+      return;
+    }
+    ObjReader r(v, at, d_);
+    Op o;
+    o.ptr = at;
+    const Choices<OpKind> kinds = {{"load", OpKind::load},           {"copy", OpKind::copy},
+                                   {"mma", OpKind::mma},             {"tmem_load", OpKind::tmem_load},
+                                   {"tmem_store", OpKind::tmem_store}, {"store", OpKind::store},
+                                   {"commit", OpKind::commit},       {"wait", OpKind::wait}};
+    auto k = r.choice("op", true, kinds);
+    if (!k) {
+      for (auto it = v.begin(); it != v.end(); ++it) r.any(it.key());  // no cascade of unknown keys
+      r.finish();
+      return;
+    }
+    o.kind = *k;
+    switch (o.kind) {
+      case OpKind::load:
+      case OpKind::store:
+        if (o.kind == OpKind::load) o.src = ref(r, "src", true);
+        else o.regs = ref(r, "regs", true);
+        o.dst = ref(r, "dst", true);
+        o.at_ptr = r.ptr("at");
+        if (r.has("at"))
+          if (auto a = pair(r, "at", 0, kMaxExtent)) o.at = *a;
+        break;
+      case OpKind::copy:
+        o.src = ref(r, "src", true);
+        o.dst = ref(r, "dst", true);
+        o.rows_ptr = r.ptr("rows");
+        o.cols_ptr = r.ptr("cols");
+        if (r.has("rows")) o.rows = pair(r, "rows", 0, 1 << 16);
+        if (r.has("cols")) o.cols = pair(r, "cols", 0, 1 << 16);
+        break;
+      case OpKind::mma: mma(r, o); break;
+      case OpKind::tmem_load:
+      case OpKind::tmem_store: ldst(r, o); break;
+      case OpKind::commit:
+      case OpKind::wait: o.barrier = ref(r, "barrier", true); break;
+    }
+    r.finish();
+    p_.ops.push_back(o);
+  }
+
+  void mma(ObjReader& r, Op& o) {
+    o.a = ref(r, "a", true);
+    o.b = ref(r, "b", true);
+    o.d = ref(r, "d", true);
+    if (const json* acc = r.get("accumulate", false, json::value_t::boolean, "a boolean")) o.accumulate = acc->get<bool>();
+    o.scale_ptr = r.ptr("scale");
+    if (const json* s = r.object("scale", false)) {
+      ObjReader rs(*s, r.ptr("scale"), d_);
+      o.scale_a = ref(rs, "a", true);
+      o.scale_b = ref(rs, "b", true);
+      o.vec_ptr = rs.ptr("vec");
+      if (rs.has("vec"))
+        if (auto v = rs.integer("vec", false, 1, 1024)) o.vec = static_cast<int>(*v);
+      rs.finish();
+    }
+    o.sparse_ptr = r.ptr("sparse");
+    if (const json* s = r.object("sparse", false)) {
+      ObjReader rs(*s, r.ptr("sparse"), d_);
+      o.metadata = ref(rs, "metadata", true);
+      rs.finish();
+    }
+    o.kind_ptr = r.ptr("kind");
+    if (r.has("kind")) {
+      Choices<isa::Kind> ks;
+      for (auto k : {isa::Kind::f16, isa::Kind::tf32, isa::Kind::f8f6f4, isa::Kind::i8, isa::Kind::mxf8f6f4,
+                     isa::Kind::mxf4, isa::Kind::mxf4nvf4})
+        ks.emplace_back(std::string(isa::name(k)), k);
+      o.kind_override = r.choice("kind", false, ks);
+    }
+  }
+
+  void ldst(ObjReader& r, Op& o) {
+    if (o.kind == OpKind::tmem_load) o.src = ref(r, "src", true);
+    else o.dst = ref(r, "dst", true);
+    o.regs = ref(r, "regs", true);
+    o.shape_ptr = r.ptr("shape");
+    if (r.has("shape")) {
+      Choices<isa::LdShape> shapes;
+      for (auto s : isa::all_ld_shapes()) shapes.emplace_back(std::string(isa::info(s).name), s);
+      o.shape = r.choice("shape", false, shapes);
+    }
+    o.num_ptr = r.ptr("num");
+    if (r.has("num"))
+      if (auto n = r.integer("num", false, 1, 128)) o.num = static_cast<int>(*n);
+    const char* pk = o.kind == OpKind::tmem_load ? "pack" : "unpack";
+    o.pack_ptr = r.ptr(pk);
+    if (const json* p = r.get(pk, false, json::value_t::boolean, "a boolean")) o.pack = p->get<bool>();
+    o.warps_ptr = r.ptr("warps");
+    if (const json* w = r.get("warps", false, json::value_t::array, "an array of warp numbers")) {
+      for (size_t i = 0; i < w->size(); ++i) {
+        const std::string p = ptr_join(r.ptr("warps"), i);
+        if (!(*w)[i].is_number()) {
+          d_.error("SPEC-TYPE", p, "warp numbers are integers, not " + json_type_name((*w)[i]));
+          continue;
+        }
+        if (auto x = ObjReader::check_integer((*w)[i], p, "warps[" + std::to_string(i) + "]", 0, 31, d_))
+          o.warps.push_back(static_cast<int>(*x));
+      }
+    }
+  }
+
+  Diagnostics& d_;
+  Program p_;
+};
+
+}  // namespace
+
+std::optional<Program> parse_program(const json& program, Diagnostics& d) {
+  return Parser(d).program(program);
+}
+
+std::string program_to_json(const Program& p) {
+  using oj = nlohmann::ordered_json;
+  auto dt = [](isa::DType t) { return std::string(isa::name(t)); };
+  oj j;
+  j["threads"] = p.threads;
+  oj g = oj::object();
+  for (const auto& x : p.globals) {
+    g[x.name] = {{"dtype", dt(x.dtype)}, {"shape", {x.rows, x.cols}}};
+    if (isa::value_bits(x.dtype) < 8) g[x.name]["format"] = x.format == SubByte::packed ? "packed" : "padded";
+  }
+  j["globals"] = g;
+  oj s = oj::object();
+  for (const auto& t : p.smem) {
+    oj o = {{"dtype", dt(t.dtype)}, {"shape", {t.rows, t.cols}}, {"major", t.major == isa::Major::k ? "k" : "mn"}};
+    if (t.swizzle == isa::Swizzle::b128_base32b) o["swizzle"] = "128_base32b";
+    else o["swizzle"] = t.swizzle == isa::Swizzle::none ? 0 : isa::bytes(t.swizzle);
+    if (t.align) o["align"] = t.align;
+    if (isa::value_bits(t.dtype) < 8) o["format"] = t.format == SubByte::packed ? "packed" : "padded";
+    s[t.name] = o;
+  }
+  j["smem"] = s;
+  // Views: named ones at top level, inline ones nested where they were written.
+  std::function<oj(const TmemView&)> view = [&](const TmemView& v) -> oj {
+    oj of;
+    if (v.of_inline >= 0) of = view(p.views[static_cast<size_t>(v.of_inline)]);
+    else of = v.of.name;
+    oj cast = oj::object();
+    if (v.dtype) cast["dtype"] = dt(*v.dtype);
+    if (v.packing) cast["packing"] = *v.packing;
+    if (v.layout) cast["layout"] = std::string(name(*v.layout));
+    if (v.rows) cast["rows"] = *v.rows;
+    switch (v.kind) {
+      case TmemView::Kind::alloc: {
+        oj a = {{"columns", v.columns}};
+        a.update(cast);
+        return a;
+      }
+      case TmemView::Kind::slice: {
+        oj sl = {{"of", of}};
+        if (v.lanes) sl["lanes"] = {(*v.lanes)[0], (*v.lanes)[1]};
+        if (v.cols) sl["columns"] = {(*v.cols)[0], (*v.cols)[1]};
+        return {{"slice", sl}};
+      }
+      case TmemView::Kind::cast: {
+        oj c = {{"of", of}};
+        c.update(cast);
+        return {{"cast", c}};
+      }
+      case TmemView::Kind::alias: return {{"alias", of}};
+    }
+    return oj();
+  };
+  std::map<std::string, oj> named;
+  for (const auto& v : p.views)
+    if (!v.name.empty()) named[v.name] = view(v);
+  oj t = oj::object();
+  for (auto& [n, v] : named) t[n] = v;
+  j["tmem"] = t;
+  oj ops = oj::array();
+  for (const auto& o : p.ops) {
+    oj x = {{"op", std::string(name(o.kind))}};
+    auto put = [&](const char* k, const Ref& r) {
+      if (r) x[k] = r.name;
+    };
+    switch (o.kind) {
+      case OpKind::load:
+      case OpKind::store:
+        put("src", o.src);
+        put("regs", o.regs);
+        put("dst", o.dst);
+        x["at"] = {o.at[0], o.at[1]};
+        break;
+      case OpKind::copy:
+        put("src", o.src);
+        put("dst", o.dst);
+        if (o.rows) x["rows"] = {(*o.rows)[0], (*o.rows)[1]};
+        if (o.cols) x["cols"] = {(*o.cols)[0], (*o.cols)[1]};
+        break;
+      case OpKind::mma:
+        put("a", o.a);
+        put("b", o.b);
+        put("d", o.d);
+        x["accumulate"] = o.accumulate;
+        if (o.scale_a) x["scale"] = {{"a", o.scale_a.name}, {"b", o.scale_b.name}, {"vec", o.vec}};
+        if (o.metadata) x["sparse"] = {{"metadata", o.metadata.name}};
+        if (o.kind_override) x["kind"] = std::string(isa::name(*o.kind_override));
+        break;
+      case OpKind::tmem_load:
+      case OpKind::tmem_store:
+        put("src", o.src);
+        put("dst", o.dst);
+        put("regs", o.regs);
+        if (o.shape) x["shape"] = std::string(isa::info(*o.shape).name);
+        if (o.num) x["num"] = *o.num;
+        x[o.kind == OpKind::tmem_load ? "pack" : "unpack"] = o.pack;
+        if (!o.warps.empty()) x["warps"] = o.warps;
+        break;
+      case OpKind::commit:
+      case OpKind::wait: put("barrier", o.barrier); break;
+    }
+    ops.push_back(x);
+  }
+  j["ops"] = ops;
+  return j.dump();
+}
+
+}  // namespace ptxgen::spec

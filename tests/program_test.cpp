@@ -1,0 +1,520 @@
+// The program level: view resolution, the shapes the planner chooses (tcgen05.cp for 128, 64 and
+// 32 rows, tcgen05.ld/st per warp), scale-factor IDs and sparsity selectors per K step, the syncs
+// and waits between ops, the reference model over every shipped program spec, and ptxas over every
+// spelling the ISA tables produce (and the ones each target refuses).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <array>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "ptxgen/emit.hpp"
+#include "ptxgen/io.hpp"
+#include "refmodel.hpp"
+#include "support.hpp"
+
+using namespace ptxgen;
+using nlohmann::json;
+
+namespace {
+
+json base() {
+  auto j = json::parse(rules::example_program_base());
+  return j;
+}
+
+struct Checked {
+  Diagnostics d;
+  std::optional<spec::Spec> spec;
+  bool has(const std::string& rule, const std::string& ptr) const {
+    for (const auto& x : d.list())
+      if (x.rule == rule && x.pointer == ptr) return true;
+    return false;
+  }
+  std::string all() const {
+    std::string s;
+    for (const auto& x : d.list()) s += x.rule + " at " + x.pointer + ": " + x.message + "\n";
+    return s;
+  }
+};
+
+Checked check(const json& j) {
+  Checked c;
+  auto r = rules::parse_and_check(j.dump(), c.d);
+  if (r.ok) c.spec = r.parsed.spec;
+  return c;
+}
+
+plan::Plan plan_of(const json& j) {
+  Checked c = check(j);
+  REQUIRE_MESSAGE(c.spec, c.all());
+  return plan::make_plan(*c.spec);
+}
+
+const plan::Step* first(const plan::Plan& p, plan::StepKind k, int nth = 0) {
+  for (const auto& s : p.program->steps)
+    if (s.kind == k && nth-- == 0) return &s;
+  return nullptr;
+}
+
+// A program that copies `rows` x `cols` bf16 from a tile into the view `dst` (its definition).
+json copy_program(int rows, int cols, const json& dst_view, int swizzle = 0) {
+  json j = base();
+  auto& p = j["program"];
+  p["globals"] = {{"X", {{"dtype", "bf16"}, {"shape", {rows, cols}}}}};
+  p["smem"] = {{"x", {{"dtype", "bf16"}, {"shape", {rows, cols}}, {"swizzle", swizzle}}}};
+  p["tmem"] = {{"t", {{"columns", 128}}}, {"v", dst_view}};
+  p["ops"] = json::array({{{"op", "load"}, {"src", "X"}, {"dst", "x"}}, {{"op", "copy"}, {"src", "x"}, {"dst", "v"}}});
+  return j;
+}
+
+json bf16_slice(int lane0, int lane1, int col0, int col1) {
+  return {{"cast", {{"of", {{"slice", {{"of", "t"}, {"lanes", {lane0, lane1}}, {"columns", {col0, col1}}}}}}, {"dtype", "bf16"}, {"packing", 2}}}};
+}
+
+}  // namespace
+
+TEST_SUITE("program") {
+TEST_CASE("views resolve through chains of any depth, inline and named") {
+  json j = base();
+  auto& t = j["program"]["tmem"];
+  // 40 named links: alternately an alias and a column slice dropping the first column.
+  std::string prev = "t";
+  int width = 256;
+  for (int i = 0; i < 40; ++i) {
+    const std::string n = "v" + std::to_string(i);
+    if (i % 2) t[n] = {{"slice", {{"of", prev}, {"columns", {1, width--}}}}};
+    else t[n] = {{"alias", prev}};
+    prev = n;
+  }
+  // Inline: a cast of a slice of a cast of an alias.
+  t["deep"] = {{"cast", {{"of", {{"slice", {{"of", {{"cast", {{"of", {{"alias", prev}}}, {"dtype", "bf16"}}}}}, {"lanes", {32, 96}}, {"columns", {2, 10}}}}}}, {"packing", 2}}}};
+  const plan::Plan p = plan_of(j);
+  const auto& v = p.program->views.at(prev);
+  CHECK(v.column == 20);
+  CHECK(v.columns == 236);
+  CHECK(v.chain.size() == 41);
+  const auto& d = p.program->views.at("deep");
+  CHECK(d.alloc == "t");
+  CHECK(d.lane == 32);
+  CHECK(d.lanes == 64);
+  CHECK(d.column == 22);
+  CHECK(d.columns == 8);
+  CHECK(d.dtype == isa::DType::bf16);
+  CHECK(d.packing == 2);
+  CHECK(d.rows == 64);
+  CHECK(d.row_elements() == 16);
+  CHECK(refmodel::check_views(p).empty());
+}
+
+TEST_CASE("view problems point at the link: unknown names, cycles, ranges, packing, layout, rows") {
+  struct Case {
+    json patch;
+    const char* rule;
+    const char* ptr;
+  } cases[] = {
+      {{{"x", {{"alias", "nope"}}}}, "NAME-UNKNOWN", "/program/tmem/x/alias"},
+      {{{"x", {{"alias", "y"}}}, {"y", {{"slice", {{"of", "z"}}}}}, {"z", {{"cast", {{"of", "x"}}}}}}, "VIEW-CYCLE", "/program/tmem/z/cast/of"},
+      {{{"x", {{"slice", {{"of", {{"alias", "x"}}}}}}}}, "VIEW-CYCLE", "/program/tmem/x/slice/of/alias"},
+      {{{"x", {{"slice", {{"of", "acc"}, {"lanes", {64, 130}}}}}}}, "VIEW-SLICE-RANGE", "/program/tmem/x/slice/lanes"},
+      {{{"x", {{"slice", {{"of", "acc"}, {"columns", {0, 129}}}}}}}, "VIEW-SLICE-RANGE", "/program/tmem/x/slice/columns"},
+      {{{"x", {{"cast", {{"of", "acc"}, {"dtype", "f32"}, {"packing", 2}}}}}}, "VIEW-PACKING", "/program/tmem/x/cast/packing"},
+      {{{"x", {{"cast", {{"of", "acc"}, {"dtype", "e2m3"}, {"packing", 8}}}}}}, "VIEW-PACKING", "/program/tmem/x/cast/packing"},
+      {{{"x", {{"slice", {{"of", {{"cast", {{"of", "acc"}, {"layout", "warpx4"}}}}}, {"lanes", {0, 32}}}}}}}, "VIEW-LAYOUT", "/program/tmem/x/slice/lanes"},
+      {{{"x", {{"cast", {{"of", "acc"}, {"rows", 384}}}}}}, "VIEW-ROWS", "/program/tmem/x/cast/rows"},
+  };
+  for (const auto& c : cases) {
+    json j = base();
+    j["program"]["tmem"].merge_patch(c.patch);
+    Checked r = check(j);
+    CAPTURE(c.rule);
+    CHECK_MESSAGE(r.has(c.rule, c.ptr), r.all());
+  }
+  // e2m1 packs 1, 4 (8-bit containers) or 8 (two per byte); 6-bit types 1 or 4.
+  json j = base();
+  j["program"]["tmem"]["x"] = {{"cast", {{"of", "acc"}, {"dtype", "e2m1"}, {"packing", 8}}}};
+  CHECK(check(j).spec);
+}
+
+TEST_CASE("tcgen05.cp: the shape for 128, 64 and 32 rows, and 4; replication; none for other lane sets") {
+  using isa::CpShape;
+  struct Case {
+    int rows;
+    json view;
+    std::optional<CpShape> shape;
+    uint32_t instrs;
+  } cases[] = {
+      {128, bf16_slice(0, 128, 0, 12), CpShape::s128x256b, 2},                                   // 384 bits: 256 + 128
+      {64, bf16_slice(0, 64, 0, 12), CpShape::s64x128b_02_13, 3},                                // lanes 0-63 (+ 64-127)
+      {64, bf16_slice(64, 128, 0, 12), CpShape::s64x128b_02_13, 3},                              // lanes 64-127 (+ 0-63)
+      {64, bf16_slice(32, 96, 0, 12), CpShape::s64x128b_01_23, 3},                               // lanes 32-95
+      {32, bf16_slice(96, 128, 0, 12), CpShape::s32x128b_warpx4, 3},                             // one quarter
+      {64, {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {0, 12}}}}}}, {"dtype", "bf16"}, {"packing", 2}, {"layout", "warpx2::01_23"}}}}, CpShape::s64x128b_01_23, 3},
+      {32, {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {0, 12}}}}}}, {"dtype", "bf16"}, {"packing", 2}, {"layout", "warpx4"}}}}, CpShape::s32x128b_warpx4, 3},
+      {64, bf16_slice(16, 80, 0, 12), std::nullopt, 0},  // no shape writes lanes 16-79 in order
+      {48, bf16_slice(0, 48, 0, 12), std::nullopt, 0},   // no 48-row shape
+      {96, bf16_slice(0, 96, 0, 12), std::nullopt, 0},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.view.dump());
+    const json j = copy_program(c.rows, 24, c.view);
+    Checked r = check(j);
+    if (!c.shape) {
+      CHECK_MESSAGE(r.has("CP-SHAPE", "/program/ops/1/dst"), r.all());
+      continue;
+    }
+    REQUIRE_MESSAGE(r.spec, r.all());
+    const plan::Plan p = plan::make_plan(*r.spec);
+    const plan::Step* cp = first(p, plan::StepKind::cp);
+    REQUIRE(cp);
+    CHECK(cp->cps.size() == c.instrs);
+    CHECK(cp->cps[0].shape == *c.shape);
+    if (c.rows == 128) CHECK(cp->cps[1].shape == CpShape::s128x128b);
+    for (const auto& ci : cp->cps) CHECK(isa::decode_tmem(ci.taddr).lane == 0);  // multicast patterns start at lane 0
+    const refmodel::Result m = refmodel::replay_program(p, 3);
+    std::string errs;
+    for (const auto& e : m.errors) errs += e + "\n";
+    CHECK_MESSAGE(m.ok, errs);
+    CHECK(m.elements_checked >= c.rows * 24);
+  }
+  // A 4-row source refreshes lanes 0, 32, 64 and 96 (.4x256b).
+  json j = copy_program(8, 16, bf16_slice(0, 128, 0, 8), 32);
+  j["program"]["ops"][1]["rows"] = {4, 8};
+  const plan::Plan p = plan_of(j);
+  const plan::Step* cp = first(p, plan::StepKind::cp);
+  REQUIRE(cp->cps.size() == 1);
+  CHECK(cp->cps[0].shape == isa::CpShape::s4x256b);
+  CHECK(plan::encoded(cp->cps[0].src) % (1u << 14) == 4u * 32 / 16);  // starts at row 4 of the 32-byte rows
+  CHECK(refmodel::replay_program(p, 1).ok);
+}
+
+TEST_CASE("a multicast copy into a lane slice refuses to overwrite another view's lanes") {
+  json j = copy_program(64, 24, bf16_slice(0, 64, 0, 12));
+  j["program"]["tmem"]["other"] = {{"slice", {{"of", "t"}, {"lanes", {64, 128}}, {"columns", {8, 16}}}}};
+  j["program"]["ops"].push_back({{"op", "tmem_load"}, {"src", "other"}, {"regs", "r"}});
+  Checked r = check(j);
+  CHECK_MESSAGE(r.has("CP-MULTICAST-OVERLAP", "/program/ops/1/dst"), r.all());
+  j["program"]["tmem"]["other"]["slice"]["columns"] = {12, 16};  // beside the copy's columns
+  r = check(j);
+  CHECK_FALSE(r.has("CP-MULTICAST-OVERLAP", "/program/ops/1/dst"));
+}
+
+TEST_CASE("tcgen05.ld/st: one warp per quarter, lane bits in the address, .num and Table 49") {
+  json j = base();
+  const plan::Plan p = plan_of(j);
+  const plan::Step* ld = first(p, plan::StepKind::tmem_ld);
+  REQUIRE(ld);
+  std::set<int> warps;
+  for (const auto& f : ld->ld.frags) {
+    warps.insert(f.warp);
+    // §9.7.16.8.1: warp w reaches lanes 32*(w%4) .. +31, and the address says which.
+    CHECK(isa::decode_tmem(f.taddr).lane / 32 == static_cast<uint32_t>(f.warp % 4));
+    CHECK(f.shape == isa::LdShape::s32x32b);
+    CHECK(f.num == 128);  // 128 columns in one instruction: .x128, 128 registers (Table 49)
+  }
+  CHECK(warps == std::set<int>{0, 1, 2, 3});
+  // Warps of another warpgroup reach the same quarters.
+  j["program"]["threads"] = 256;
+  j["program"]["ops"][6]["warps"] = {7, 4, 5, 6};
+  const plan::Plan p2 = plan_of(j);
+  for (const auto& f : first(p2, plan::StepKind::tmem_ld)->ld.frags)
+    CHECK(isa::decode_tmem(f.taddr).lane == static_cast<uint32_t>(32 * (f.warp % 4)));
+  CHECK(refmodel::replay_program(p2, 5).ok);
+  // Table 49 limits.
+  for (auto [shape_, num_, ok] : {std::tuple{"16x128b", 32, true}, {"16x128b", 128, false}, {"16x256b", 16, true},
+                                  {"16x256b", 64, false}, {"32x32b", 128, true}, {"16x64b", 128, false}, {"16x64b", 64, true}}) {
+    const std::string shape = shape_;  // CAPTURE's lambda cannot capture a structured binding (clang 14)
+    const int num = num_;
+    json k = base();
+    k["program"]["ops"][6]["shape"] = shape;
+    k["program"]["ops"][6]["num"] = num;
+    Checked r = check(k);
+    CAPTURE(shape);
+    CAPTURE(num);
+    // 16x128b.x128 and 16x256b.x64 are NA in Table 49; 16x64b.x128 is legal but moves 256 columns,
+    // more than the view's 128.
+    CHECK(r.has("LD-NUM", "/program/ops/6/num") == !ok);
+  }
+}
+
+TEST_CASE("wait::ld before registers are used or reused; wait::st before threads synchronize") {
+  const plan::Plan p = plan_of(base());
+  const auto& st = p.program->steps;
+  size_t ld = 0, wait = 0, store = 0;
+  for (size_t i = 0; i < st.size(); ++i) {
+    if (st[i].kind == plan::StepKind::tmem_ld) ld = i;
+    if (st[i].kind == plan::StepKind::wait_ld) wait = i;
+    if (st[i].kind == plan::StepKind::store) store = i;
+  }
+  CHECK(ld < wait);
+  CHECK(wait < store);
+  // P over S: tcgen05.ld of S, tcgen05.st of P into the same cells, tcgen05.mma reading P.
+  const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/prog_view_chain_p_over_s.json"));
+  const plan::Plan q = plan::make_plan(s);
+  std::vector<plan::StepKind> kinds;
+  for (const auto& x : q.program->steps) kinds.push_back(x.kind);
+  auto at = [&](plan::StepKind k, size_t from) {
+    for (size_t i = from; i < kinds.size(); ++i)
+      if (kinds[i] == k) return i;
+    return kinds.size();
+  };
+  const size_t ld_s = at(plan::StepKind::tmem_ld, 0), st_p = at(plan::StepKind::tmem_st, 0), mma2 = at(plan::StepKind::mma, st_p);
+  CHECK(at(plan::StepKind::wait_ld, ld_s) < st_p);          // the registers of S are read by tcgen05.st
+  CHECK(at(plan::StepKind::wait_st, st_p) < mma2);          // P complete ...
+  CHECK(at(plan::StepKind::sync, st_p) < mma2);             // ... and ordered before the issuing thread reads it
+  CHECK(at(plan::StepKind::wait_st, st_p) < at(plan::StepKind::sync, st_p));
+}
+
+TEST_CASE("block scaling: scale-factor IDs and columns per K step for 1X, 2X and 4X") {
+  struct Case {
+    const char* spec;
+    std::vector<unsigned> ids;
+    std::vector<uint32_t> sfa_cols;
+  } cases[] = {
+      {"prog_mxf8f6f4_sm100a", {0, 1, 2, 3}, {0, 0, 0, 0}},
+      {"prog_mxf4_sm100a", {0, 2, 0, 2}, {0, 0, 4, 4}},
+      {"prog_mxf4nvf4_ue4m3_sm100a", {0, 0}, {0, 4}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.spec);
+    const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + c.spec + ".json"));
+    const plan::Plan p = plan::make_plan(s);
+    const plan::Step* m = first(p, plan::StepKind::mma);
+    REQUIRE(m);
+    REQUIRE(m->mma.instrs.size() == c.ids.size());
+    const uint32_t base_col = m->mma.instrs[0].sfa_taddr & 0xFFFF;
+    for (size_t i = 0; i < c.ids.size(); ++i) {
+      const auto& in = m->mma.instrs[i];
+      const auto ids = isa::legal_sf_ids(m->mma.factors_per_instr);
+      CHECK(std::find(ids.begin(), ids.end(), in.idesc.a_sf_id) != ids.end());
+      CHECK(in.idesc.a_sf_id == c.ids[i]);
+      CHECK(in.idesc.b_sf_id == c.ids[i]);
+      CHECK((in.sfa_taddr & 0xFFFF) - base_col == c.sfa_cols[i]);
+      // The encoded descriptor carries the ids at bits 29-30 (A) and 4-5 (B) (Tables 43/44).
+      const uint32_t w = plan::encoded(in.idesc);
+      CHECK(((w >> 29) & 3) == c.ids[i]);
+      CHECK(((w >> 4) & 3) == c.ids[i]);
+    }
+  }
+}
+
+TEST_CASE("spellings per target: .scale_vec::NX on sm_100a/sm_110a, .blockN elsewhere; PTX versions") {
+  auto mma_of = [](const char* name) {
+    const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + std::string(name) + ".json"));
+    return plan::make_plan(s);
+  };
+  const plan::Plan a = mma_of("prog_mxf8f6f4_sm100a"), f = mma_of("prog_mxf8f6f4_sm100f"), n = mma_of("prog_mxf4nvf4_ue4m3_sm100a");
+  CHECK(first(a, plan::StepKind::mma)->mma.scale_qualifier == ".scale_vec::1X");
+  CHECK(first(f, plan::StepKind::mma)->mma.scale_qualifier == ".block32");
+  CHECK(first(n, plan::StepKind::mma)->mma.scale_qualifier == ".scale_vec::4X");
+  CHECK(a.program->ptx_version == 86);
+  CHECK(f.program->ptx_version == 88);
+  CHECK(n.program->ptx_version == 87);  // .kind::mxf4nvf4 and .scale_vec::4X are PTX ISA 8.7
+}
+
+TEST_CASE("sparsity: the selector picks a column of an even pair for f16/tf32, two columns per step otherwise") {
+  for (auto [name_, sel] : {std::pair{"prog_sparse_f16", true}, {"prog_sparse_tf32", true}, {"prog_sparse_i8", false},
+                            {"prog_sparse_mxf8f6f4", false}}) {
+    const std::string name = name_;  // CAPTURE's lambda cannot capture a structured binding (clang 14)
+    CAPTURE(name);
+    const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + std::string(name) + ".json"));
+    const plan::Plan p = plan::make_plan(s);
+    const plan::Step* m = first(p, plan::StepKind::mma);
+    REQUIRE(m);
+    const uint32_t c0 = m->mma.instrs[0].meta_taddr & 0xFFFF;
+    for (const auto& in : m->mma.instrs) {
+      CHECK(in.idesc.sparse);
+      const uint32_t col = (in.meta_taddr & 0xFFFF) - c0;
+      if (sel) {
+        CHECK(in.idesc.sparse_selector == static_cast<unsigned>(in.ki % 2));
+        CHECK(col == static_cast<uint32_t>(in.ki / 2 * 2));
+      } else {
+        CHECK(in.idesc.sparse_selector == 0);
+        CHECK(col == static_cast<uint32_t>(2 * in.ki));
+      }
+    }
+  }
+}
+
+TEST_CASE("bad input: a diagnostic with a pointer, exit 1, nothing written") {
+  struct Case {
+    json patch;
+    const char* rule;
+    const char* ptr;
+  } cases[] = {
+      {{{"program", {{"tmem", {{"x", {{"alias", "y"}}}, {"y", {{"alias", "x"}}}}}}}}, "VIEW-CYCLE", "/program/tmem/y/alias"},
+      {{{"program", {{"ops", {{{"op", "mma"}, {"a", "qq"}, {"b", "b"}, {"d", "acc"}}}}}}}, "NAME-UNKNOWN", "/program/ops/0/a"},
+      {{{"program", {{"tmem", {{"acc", {{"slice", {{"columns", {0, 512}}}}}}}}}}}, "VIEW-SLICE-RANGE", "/program/tmem/acc/slice/columns"},
+      {{{"program", {{"ops", {{{"op", "mma"}, {"a", "a"}, {"b", "b"}, {"d", "acc"}}, {{"op", "load"}, {"src", "A"}, {"dst", "a"}}}}}}}, "ORDER-UNWRITTEN", "/program/ops/0/a"},
+  };
+  const char* bin = std::getenv("PTXGEN_BIN");
+  REQUIRE(bin);
+  const std::string dir = std::filesystem::temp_directory_path() / ("ptxgen-prog-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const auto& c : cases) {
+    json j = base();
+    j.merge_patch(c.patch);
+    std::ofstream(dir + "/bad.json") << j.dump(2);
+    io::Run r = io::run({bin, "emit", dir + "/bad.json", "-o", dir + "/out.ptx", "--diagnostics=json"});
+    CAPTURE(c.rule);
+    CHECK(r.exit_code == 1);
+    CHECK_FALSE(std::filesystem::exists(dir + "/out.ptx"));
+    bool found = false;
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);) {
+      auto d = json::parse(line, nullptr, false);
+      if (d.is_object() && d.value("rule", "") == c.rule && d.value("pointer", "") == c.ptr) found = true;
+    }
+    CHECK_MESSAGE(found, r.output);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("every problem the program analysis reports is a rule of the table with an example") {
+  const std::regex id("problem\\(\"([A-Z0-9-]+)\"");
+  std::set<std::string> ids;
+  for (const char* f : {"views.cpp", "plan_ops.cpp", "plan_mma.cpp", "plan_program.cpp"}) {
+    const std::string src = support::slurp(support::source_root() + "/src/plan/" + f);
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), id); it != std::sregex_iterator(); ++it) ids.insert((*it)[1]);
+  }
+  CHECK(ids.size() >= 40);
+  for (const auto& i : ids) {
+    CAPTURE(i);
+    const rules::Rule* r = rules::find(i);
+    REQUIRE(r);
+    CHECK(static_cast<bool>(r->check));
+    CHECK(!r->bad.empty());
+  }
+}
+
+TEST_CASE("every shipped program spec: views, invariants, and the reference model") {
+  int n = 0;
+  for (const auto& f : support::spec_files()) {
+    const spec::Spec s = support::checked_spec(support::slurp(f));
+    if (!s.program) continue;
+    CAPTURE(f);
+    const plan::Plan p = plan::make_plan(s);
+    for (const auto& e : refmodel::check_views(p)) FAIL_CHECK(e);
+    // Every tensor-memory address inside its allocation; tcgen05.ld/st in the warp's quarter.
+    std::map<std::string, uint32_t> cols;
+    for (const auto& a : p.program->allocs) cols[a.name] = a.columns;
+    uint32_t sum = 0;
+    for (const auto& a : p.program->allocs) {
+      CHECK((a.columns & (a.columns - 1)) == 0);
+      CHECK(a.columns >= 32);
+      sum += a.columns;
+    }
+    CHECK(sum <= 512);
+    for (size_t i = 1; i < p.program->allocs.size(); ++i) CHECK(p.program->allocs[i].columns <= p.program->allocs[i - 1].columns);
+    auto inside = [&](const std::string& alloc, uint32_t addr, uint32_t width) {
+      CHECK(isa::decode_tmem(addr).lane < 128);
+      CHECK(isa::decode_tmem(addr).column + width <= cols.at(alloc));
+    };
+    for (const auto& st : p.program->steps) {
+      for (const auto& c : st.cps) inside(c.alloc, c.taddr, static_cast<uint32_t>(isa::info(c.shape).bits / 32));
+      for (const auto& m : st.mma.instrs) inside(m.d_alloc, m.d_taddr, static_cast<uint32_t>(m.n));
+      for (const auto* d : {&st.ld, &st.st.dst})
+        for (const auto& f : d->frags) {
+          CHECK(isa::decode_tmem(f.taddr).lane / 32 == static_cast<uint32_t>(f.warp % 4));
+          CHECK(f.warp < p.program->threads / 32);
+          CHECK(isa::ld_regs(f.shape, f.num) == f.regs);
+        }
+    }
+    // One seed per spec, different from spec to spec: a second replay of every spec doubled the
+    // suite's time (about 10 s of CPU) for little; the operands differ across specs anyway.
+    const refmodel::Result r = refmodel::replay_program(p, 1u + static_cast<unsigned>(n));
+    std::string errs;
+    for (const auto& e : r.errors) errs += e + "\n";
+    CHECK_MESSAGE(r.ok, errs);
+    CHECK(r.elements_checked > 0);
+    ++n;
+  }
+  CHECK(n >= 20);
+}
+
+TEST_CASE("launch manifest of a program: one CTA, the .entry's parameters in order, every tensor") {
+  const plan::Plan p = plan_of(base());
+  const json m = json::parse(plan::manifest(p));
+  CHECK(m["level"] == "program");
+  CHECK(m["grid"] == json::array({1, 1, 1}));
+  CHECK(plan::grid(p, 4096, 4096) == std::array<int64_t, 3>{1, 1, 1});
+  CHECK(m["block"] == json::array({p.program->threads, 1, 1}));
+  CHECK(m["dynamic_shared_memory_bytes"] == p.program->smem_bytes);
+  // The parameters in the order the .entry declares them.
+  const std::string ptx = emit::ptx(p);
+  size_t at = ptx.find(".entry");
+  for (const auto& x : m["params"]) {
+    const std::string decl = ".param .u64 " + x["name"].get<std::string>();
+    const size_t next = ptx.find(decl, at);
+    REQUIRE_MESSAGE(next != std::string::npos, decl);
+    at = next;
+    CHECK(x["kind"] == "global_pointer");
+    CHECK(m["tensors"].contains(x["tensor"].get<std::string>()));
+  }
+  CHECK(m["params"].size() == p.program->globals.size());
+  CHECK(m["tensors"]["A"]["shape"] == json::array({128, 64}));
+}
+
+TEST_CASE("ptxas: every cp/ld/st spelling the tables produce assembles; the variants each target lacks are refused") {
+  auto ptxas = io::find_ptxas();
+  REQUIRE_MESSAGE(ptxas, "ptxas not found");
+  const std::string dir = std::filesystem::temp_directory_path() / ("ptxgen-spell-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto assemble = [&](const isa::TargetInfo& t, int version, const std::string& body) {
+    const std::string f = dir + "/k.ptx";
+    std::ofstream(f) << ".version " << version / 10 << "." << version % 10 << "\n.target " << t.name
+                     << "\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<300>;\n.reg .b64 %rd<4>;\n" << body << "ret;\n}\n";
+    return io::run({*ptxas, "-arch=" + std::string(t.name), f, "-o", dir + "/k.cubin"}).exit_code == 0;
+  };
+  auto regs = [](int n) {
+    std::string s = "{";
+    for (int i = 0; i < n; ++i) s += (i ? ", %r" : "%r") + std::to_string(i);
+    return s + "}";
+  };
+  for (auto arch : {isa::Arch::sm_100a, isa::Arch::sm_100f, isa::Arch::sm_103a, isa::Arch::sm_110a}) {
+    const auto& t = isa::target_info(arch);
+    const int v = t.ptx_major * 10 + t.ptx_minor < 88 ? 88 : t.ptx_major * 10 + t.ptx_minor;
+    CAPTURE(t.name);
+    std::string body;
+    for (auto s : isa::all_cp_shapes())
+      for (auto d : {isa::CpDecompress::none, isa::CpDecompress::b4x16_p64, isa::CpDecompress::b6x16_p32}) {
+        const auto& i = isa::info(s);
+        body += "tcgen05.cp.cta_group::1." + std::string(i.name) + (i.multicast.empty() ? "" : "." + std::string(i.multicast)) +
+                std::string(isa::qualifier(d)) + " [%r200], %rd1;\n";
+      }
+    for (auto s : isa::all_ld_shapes())
+      for (int num = 1; num <= 128; num *= 2) {
+        const int n = isa::ld_regs(s, num);
+        if (!n) continue;
+        const std::string split = s == isa::LdShape::s16x32bx2 ? ", 16" : "";
+        const std::string sh = std::string(isa::info(s).name) + ".x" + std::to_string(num);
+        body += "tcgen05.ld.sync.aligned." + sh + ".pack::16b.b32 " + regs(n) + ", [%r200]" + split + ";\n";
+        body += "tcgen05.st.sync.aligned." + sh + ".unpack::16b.b32 [%r200]" + split + ", " + regs(n) + ";\n";
+      }
+    CHECK(assemble(t, v, body + "tcgen05.wait::ld.sync.aligned;\ntcgen05.wait::st.sync.aligned;\n"));
+    // Block-scaled kinds in the spelling of the target; .mma.sp gaps; .kind::i8 gaps.
+    for (auto k : {isa::Kind::mxf8f6f4, isa::Kind::mxf4, isa::Kind::mxf4nvf4})
+      for (int vec : {16, 32})
+        for (auto sdt : {isa::DType::ue8m0, isa::DType::ue4m3}) {
+          auto f = isa::scale_factors_per_instr(k, sdt, vec);
+          if (!f) continue;
+          const std::string q = isa::scale_vec_qualifier(*f, vec, t);
+          for (bool sp : {false, true}) {
+            const std::string ins = std::string("tcgen05.mma") + (sp ? ".sp" : "") + ".cta_group::1.kind::" +
+                                    std::string(isa::name(k)) + ".block_scale" + q + " [%r1], %rd1, %rd2, " +
+                                    (sp ? "[%r6], " : "") + "%r3, [%r4], [%r5], 1;\n";
+            CAPTURE(ins);
+            CHECK(assemble(t, std::max(v, isa::mma_min_ptx(k, q)), ins) == !isa::mma_target_gap(k, sp, t));
+          }
+        }
+    CHECK(assemble(t, v, "tcgen05.mma.cta_group::1.kind::i8 [%r1], %rd1, %rd2, %r3, 1;\n") == !isa::mma_target_gap(isa::Kind::i8, false, t));
+    // .scale_vec::NX only where the target has it.
+    CHECK(assemble(t, v, "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [%r1], %rd1, %rd2, %r3, [%r4], [%r5], 1;\n") ==
+          (t.arch != isa::Arch::sm_100f));
+  }
+  std::filesystem::remove_all(dir);
+}
+}

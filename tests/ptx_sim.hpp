@@ -1,0 +1,70 @@
+// A small interpreter for the PTX the program emitter writes, run thread by thread: integer and
+// address arithmetic, branches, loads, stores and special registers are executed; tcgen05.*
+// instructions are recorded with their operand values. Values loaded from global memory or tensor
+// memory are symbolic tokens that follow moves, splits and conversions to the stores that write them.
+// It lets tests check what the emitted code does against the plan, which the plan-level reference
+// model cannot see: the loops of the loads, the address arithmetic of the stores, the routing of
+// registers into tcgen05.st.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ptxsim {
+
+struct Token {        // where a value came from
+  int kind = 0;       // 0: none (a plain integer), 1: global memory, 2: tcgen05.ld
+  uint64_t addr = 0;  // kind 1: global byte address of the 32-bit word
+  int ld = 0;         // kind 2: index of the tcgen05.ld instruction (in execution order per thread)
+  int reg = 0;        // kind 2: position in its register vector
+  int part = -1;      // 16-bit half (0/1) or byte (0-3) taken out of the register; -1 whole
+  bool converted = false;
+};
+
+struct Value {
+  uint64_t i = 0;
+  Token t;
+};
+
+struct Tcgen05 {      // one tcgen05 instruction as a thread executed it
+  std::string text;   // the instruction with its modifiers (operands omitted)
+  std::vector<uint64_t> values;  // operand values: addresses, descriptors, immediates, in order
+  std::vector<std::vector<Token>> regs;  // register-vector operands (tcgen05.st): the sources of each register
+  int line = 0;
+};
+
+struct SharedWrite {  // st.shared.v4: 16 bytes at a shared address from tokens
+  uint64_t addr = 0;
+  std::vector<Token> from;
+};
+
+struct GlobalWrite {
+  uint64_t addr = 0;
+  int bytes = 0;
+  Token from;
+};
+
+struct Thread {
+  std::vector<Tcgen05> tc;
+  std::vector<SharedWrite> shared;
+  std::vector<GlobalWrite> global;
+  std::map<int, int> ld_of_line;  // tcgen05.ld line -> index
+};
+
+struct Kernel {
+  std::vector<std::string> params;
+  uint64_t smem_symbol = 0;       // the address ptxgen_smem is given
+  std::map<std::string, uint64_t> param_values;
+  // Shared-memory words tcgen05.alloc wrote, shared by the threads of the CTA: run the allocating
+  // warp's threads first (the kernel's bar.sync orders their writes before the other warps' reads).
+  std::map<uint64_t, uint64_t> alloc_words;
+};
+
+// Runs thread `tid` (of `threads`) of the first .entry in `ptx`. Global parameters get distinct
+// bases (param_values); ptxgen_smem sits at `smem_symbol`; tcgen05.alloc writes `tmem_base` plus the
+// columns of the allocations before it. Throws std::runtime_error on an instruction it does not know.
+Thread run(const std::string& ptx, int tid, Kernel& k, uint32_t tmem_base = 0);
+
+}  // namespace ptxsim
