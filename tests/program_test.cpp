@@ -478,6 +478,19 @@ TEST_CASE("M = 64: layout F views, the idesc M field, the lane alignment in the 
     CHECK(warps == std::set<int>{0, 1, 2, 3});
     CHECK(refmodel::replay_program(p, 7).ok);
   }
+  {  // tcgen05.st into a layout-F view at the other alignment, and back: rows land where the ld finds them
+    json j = m64_program();
+    auto& p = j["program"];
+    p["tmem"]["c"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {128, 256}}}}}}, {"layout", "layout_f::16"}}}};
+    p["ops"].push_back({{"op", "tmem_store"}, {"dst", "c"}, {"regs", "r"}, {"shape", "16x128b"}});
+    p["ops"].push_back({{"op", "tmem_load"}, {"src", "c"}, {"regs", "r2"}, {"shape", "16x128b"}});
+    p["ops"].push_back({{"op", "store"}, {"regs", "r2"}, {"dst", "D"}, {"at", {64, 0}}});
+    const plan::Plan pst = plan_of(j);
+    const plan::Step* st = first(pst, plan::StepKind::tmem_st);
+    REQUIRE(st);
+    for (const auto& f : st->st.dst.frags) CHECK(isa::decode_tmem(f.taddr).lane == 32u * static_cast<uint32_t>(f.warp % 4) + 16u);
+    CHECK(refmodel::replay_program(pst, 11).ok);
+  }
   // What stays refused, each at its rule.
   struct Case {
     json j;

@@ -177,8 +177,12 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
     c.problem("OP-MMA-SHAPE", o.d.ptr,
               "A is " + s(M) + " rows and B " + s(N) + " rows (N), so D is " + s(M) + " x " + s(N) + "; \"" + o.d.name + "\" is " +
                   s(x.d->rows) + " x " + s(x.d->row_elements()),
-              {"slice the accumulator to " + s(N) + " columns per M group, and cast it to " + s(M) + " rows when M > 128",
-               "for M = 64 (or a multiple of 64 in M = 64 groups), cast the accumulator to \"layout\": \"layout_f::0\""});
+              m64 || M % 128 == 0 || M % 64 != 0
+                  ? std::vector<std::string>{"slice the accumulator to " + s(N) + " columns per M group" +
+                                             (M > (m64 ? 64 : 128) ? ", and cast it to " + s(M) + " rows" : std::string())}
+                  : std::vector<std::string>{"for M = " + s(M) + " (M = 64 instructions, data-path layout F), cast the "
+                                             "accumulator to \"layout\": \"layout_f::0\" (or \"layout_f::16\")" +
+                                             (M > 64 ? " with \"rows\": " + s(M) : std::string())});
     return std::nullopt;
   }
   if ((m.sparse ? KA * 2 : KA) != KB) {
