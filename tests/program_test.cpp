@@ -435,6 +435,136 @@ TEST_CASE("every shipped program spec: views, invariants, and the reference mode
   CHECK(n >= 20);
 }
 
+// M = 64 (data-path layout F, §9.7.16.10.5.6): the base program with 64 rows of A and the
+// accumulator cast to a layout-F view; A from shared memory unless a test says otherwise.
+json m64_program(const char* layout = "layout_f::0") {
+  json j = base();
+  auto& p = j["program"];
+  p["globals"]["A"]["shape"] = {64, 64};
+  p["smem"]["a"]["shape"] = {64, 64};
+  p["tmem"]["acc"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {0, 128}}}}}}, {"layout", layout}}}};
+  p["ops"] = json::array({{{"op", "load"}, {"src", "A"}, {"dst", "a"}}, {{"op", "load"}, {"src", "B"}, {"dst", "b"}},
+                          {{"op", "mma"}, {"a", "a"}, {"b", "b"}, {"d", "acc"}},
+                          {{"op", "commit"}, {"barrier", "done"}}, {{"op", "wait"}, {"barrier", "done"}},
+                          {{"op", "tmem_load"}, {"src", "acc"}, {"regs", "r"}, {"shape", "16x128b"}},
+                          {{"op", "store"}, {"regs", "r"}, {"dst", "D"}}});
+  return j;
+}
+
+TEST_CASE("M = 64: layout F views, the idesc M field, the lane alignment in the address, 16-lane loads") {
+  for (auto [layout_, align_] : {std::pair{"layout_f::0", 0u}, {"layout_f::16", 16u}}) {
+    const std::string layout = layout_;
+    const uint32_t align = align_;
+    CAPTURE(layout);
+    const plan::Plan p = plan_of(m64_program(layout_));
+    const plan::Step* mma = first(p, plan::StepKind::mma);
+    REQUIRE(mma);
+    REQUIRE(mma->mma.instrs.size() == 4);  // K = 64: four K = 16 steps, one M group, one N group
+    for (const auto& in : mma->mma.instrs) {
+      CHECK(in.m == 64);
+      CHECK(in.idesc.m == 64u);
+      CHECK((plan::encoded(in.idesc) >> 24 & 0x1F) == 64u >> 4);  // §9.7.16.4.2: M >> 4 in bits 24-28
+      CHECK(isa::decode_tmem(in.d_taddr).lane == align);
+    }
+    const plan::Step* ld = first(p, plan::StepKind::tmem_ld);
+    REQUIRE(ld);
+    std::set<int> warps;
+    for (const auto& f : ld->ld.frags) {
+      warps.insert(f.warp);
+      // Warp w reads rows 16 (w % 4) .. +15 from lanes 32 (w % 4) + alignment .. +15.
+      CHECK(isa::decode_tmem(f.taddr).lane == 32u * static_cast<uint32_t>(f.warp % 4) + align);
+      CHECK(f.row0 == 16 * (f.warp % 4));
+    }
+    CHECK(warps == std::set<int>{0, 1, 2, 3});
+    CHECK(refmodel::replay_program(p, 7).ok);
+  }
+  {  // tcgen05.st into a layout-F view at the other alignment, and back: rows land where the ld finds them
+    json j = m64_program();
+    auto& p = j["program"];
+    p["tmem"]["c"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {128, 256}}}}}}, {"layout", "layout_f::16"}}}};
+    p["ops"].push_back({{"op", "tmem_store"}, {"dst", "c"}, {"regs", "r"}, {"shape", "16x128b"}});
+    p["ops"].push_back({{"op", "tmem_load"}, {"src", "c"}, {"regs", "r2"}, {"shape", "16x128b"}});
+    p["ops"].push_back({{"op", "store"}, {"regs", "r2"}, {"dst", "D"}, {"at", {64, 0}}});
+    const plan::Plan pst = plan_of(j);
+    const plan::Step* st = first(pst, plan::StepKind::tmem_st);
+    REQUIRE(st);
+    for (const auto& f : st->st.dst.frags) CHECK(isa::decode_tmem(f.taddr).lane == 32u * static_cast<uint32_t>(f.warp % 4) + 16u);
+    CHECK(refmodel::replay_program(pst, 11).ok);
+  }
+  // What stays refused, each at its rule.
+  struct Case {
+    json j;
+    const char* rule;
+    const char* ptr;
+  };
+  std::vector<Case> cases;
+  {  // 32x32b reads whole quarters; layout F has 16 lanes of each
+    json j = m64_program();
+    j["program"]["ops"][5]["shape"] = "32x32b";
+    cases.push_back({j, "LD-SHAPE", "/program/ops/5/shape"});
+  }
+  {  // 64 rows of A with a 128-lane rows accumulator: D would be 128 rows
+    json j = m64_program();
+    j["program"]["tmem"]["acc"] = {{"slice", {{"of", "t"}, {"columns", {0, 128}}}}};
+    cases.push_back({j, "OP-MMA-SHAPE", "/program/ops/2/d"});
+  }
+  {  // a 64-lane rows slice is no data-path layout
+    json j = m64_program();
+    j["program"]["tmem"]["acc"] = {{"slice", {{"of", "t"}, {"lanes", {0, 64}}, {"columns", {0, 128}}}}};
+    cases.push_back({j, "OP-MMA-D", "/program/ops/2/d"});
+  }
+  {  // a lane slice of a layout-F view; a layout-F cast of a lane slice
+    json j = m64_program();
+    j["program"]["tmem"]["x"] = {{"slice", {{"of", "acc"}, {"lanes", {0, 16}}}}};
+    cases.push_back({j, "VIEW-LAYOUT", "/program/tmem/x/slice/lanes"});
+    json k = m64_program();
+    k["program"]["tmem"]["acc"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"lanes", {0, 64}}, {"columns", {0, 128}}}}}}, {"layout", "layout_f::0"}}}};
+    cases.push_back({k, "VIEW-LAYOUT", "/program/tmem/acc/cast/layout"});
+  }
+  {  // no tcgen05.cp shape writes 16-lane pieces
+    json j = m64_program();
+    j["program"]["tmem"]["a_f"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {128, 160}}}}}}, {"dtype", "bf16"}, {"packing", 2}, {"layout", "layout_f::0"}}}};
+    j["program"]["ops"][2] = {{"op", "copy"}, {"src", "a"}, {"dst", "a_f"}};
+    cases.push_back({j, "CP-SHAPE", "/program/ops/2/dst"});
+  }
+  {  // A in tensor memory at the other alignment than D (§9.7.16.10.5: the same for A and D)
+    json j = m64_program("layout_f::16");
+    auto& p = j["program"];
+    p["globals"]["A"]["shape"] = {128, 64};
+    p["smem"]["a"]["shape"] = {128, 64};
+    p["tmem"]["a_rows"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {128, 160}}}}}}, {"dtype", "bf16"}, {"packing", 2}}}};
+    p["tmem"]["a_f"] = {{"cast", {{"of", "a_rows"}, {"layout", "layout_f::0"}}}};
+    p["ops"][2] = {{"op", "copy"}, {"src", "a"}, {"dst", "a_rows"}};
+    p["ops"].insert(p["ops"].begin() + 3, json{{"op", "mma"}, {"a", "a_f"}, {"b", "b"}, {"d", "acc"}});
+    cases.push_back({j, "OP-MMA-A-TMEM", "/program/ops/3/a"});
+    json k = j;  // the same alignment plans, and the model replays it
+    k["program"]["tmem"]["a_f"]["cast"]["layout"] = "layout_f::16";
+    const plan::Plan pk = plan_of(k);
+    for (const auto& in : first(pk, plan::StepKind::mma)->mma.instrs) CHECK(isa::decode_tmem(in.a_taddr).lane == 16u);
+    CHECK(refmodel::replay_program(pk, 9).ok);
+  }
+  // Block-scaled kinds: M = 128 only at .cta_group::1 (Table 39). Sparse M = 64: refused until its
+  // metadata placement (Figures 262, 264, 266) is checked.
+  for (auto [file_, ptr_, rule_, mma_] : {std::tuple{"prog_mxf8f6f4_sm100a", "/program/ops/6/d", "OP-MMA-SHAPE", 6},
+                                          {"prog_sparse_f16", "/program/ops/4/sparse/metadata", "OP-MMA-SPARSE", 4}}) {
+    const std::string file = file_, ptr = ptr_, rule = rule_;
+    const int mma = mma_;
+    json j = json::parse(support::slurp(support::source_root() + "/specs/" + file + ".json"));
+    auto& p = j["program"];
+    p["smem"]["a"]["shape"][0] = 64;
+    p["tmem"]["acc"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {0, 128}}}}}}, {"layout", "layout_f::0"}}}};
+    p["ops"][static_cast<size_t>(mma + 3)]["shape"] = "16x128b";
+    Checked r = check(j);
+    CAPTURE(file);
+    CHECK_MESSAGE(r.has(rule, ptr), r.all());
+  }
+  for (const auto& c : cases) {
+    Checked r = check(c.j);
+    CAPTURE(c.rule);
+    CHECK_MESSAGE(r.has(c.rule, c.ptr), r.all());
+  }
+}
+
 TEST_CASE("launch manifest of a program: one CTA, the .entry's parameters in order, every tensor") {
   const plan::Plan p = plan_of(base());
   const json m = json::parse(plan::manifest(p));

@@ -77,7 +77,7 @@ struct View {
   TmemLayout layout = TmemLayout::rows;
   int rows = 128;
   int rpb() const {
-    return layout == TmemLayout::rows ? lanes : (layout == TmemLayout::warpx4 ? 32 : 64);
+    return layout == TmemLayout::rows ? lanes : (layout == TmemLayout::warpx4 ? 32 : 64);  // layout F: 64 rows
   }
   int64_t row_elems() const { return int64_t{cols} / (rows / rpb()) * packing; }
   // Every lane holding row r, and the column / bit of element e.
@@ -88,6 +88,9 @@ struct View {
       case TmemLayout::warpx2_02_13: return {x, x + 64};  // §9.7.16.9.2 .warpx2::02_13 (CUTLASS lw0213)
       case TmemLayout::warpx2_01_23: return x < 32 ? std::vector<int>{x, x + 32} : std::vector<int>{x + 32, x + 64};
       case TmemLayout::warpx4: return {x, x + 32, x + 64, x + 96};
+      // §9.7.16.10.5.6 (docs/architecture.md item 7): rows in 16-lane pieces, one per quarter.
+      case TmemLayout::layout_f_0: return {x % 16 + 32 * (x / 16)};
+      case TmemLayout::layout_f_16: return {x % 16 + 32 * (x / 16) + 16};
     }
     return {};
   }
@@ -352,13 +355,18 @@ struct Model {
         default: K = 32;
       }
       if (sparse) K *= 2;
-      if (M != 128 || N != in.n) fail("idesc shape " + std::to_string(M) + "x" + std::to_string(N) + " is not the planned one");
+      if (M != in.m || (M != 128 && M != 64) || N != in.n)
+        fail("idesc shape " + std::to_string(M) + "x" + std::to_string(N) + " is not the planned one");
       const uint32_t dl = in.d_taddr >> 16, dc = in.d_taddr & 0xFFFF;
+      // Data-path layouts (§9.7.16.10.5): M = 128 (layout D) row i in lane i; M = 64 (layout F)
+      // row i in lane i % 16 + 32 (i / 16) after the address's lane alignment, 0 or 16 (A too).
+      if (M == 64 ? (dl != 0 && dl != 16) : dl != 0) fail("D address lane " + std::to_string(dl) + " is no lane alignment of the layout");
+      auto row_lane = [M](uint32_t base, int i) { return static_cast<int>(base) + (M == 64 ? i % 16 + 32 * (i / 16) : i); };
       Mem& D = tmem[in.d_alloc];
       if (sparse) {
         check_metadata(m, in, w);
         for (int i = 0; i < M; ++i)
-          for (int n = 0; n < N; ++n) D.erase(tbit(static_cast<int>(dl) + i, static_cast<int>(dc) + n, 0));
+          for (int n = 0; n < N; ++n) D.erase(tbit(row_lane(dl, i), static_cast<int>(dc) + n, 0));
         continue;
       }
       // Operands.
@@ -371,8 +379,9 @@ struct Model {
         const View av = views.get(o.a.name);
         const int tb_ = 32 / av.packing;
         const uint32_t al = in.a_taddr >> 16, ac = in.a_taddr & 0xFFFF;
+        if (al != dl) fail("A and D addresses differ in lane alignment (§9.7.16.10.5)");
         A = [&, tb_, al, ac](int i, int k) {
-          return read(tmem[in.a_alloc], tbit(static_cast<int>(al) + i, static_cast<int>(ac) + k * tb_ / 32, k * tb_ % 32));
+          return read(tmem[in.a_alloc], tbit(row_lane(al, i), static_cast<int>(ac) + k * tb_ / 32, k * tb_ % 32));
         };
       } else {
         const auto& at = tile_of(o.a.name);
@@ -406,7 +415,7 @@ struct Model {
             if (!a || !b || !sa || !sb) acc.reset();
             else *acc += *a * *b * *sa * *sb;
           }
-          const uint64_t at = tbit(static_cast<int>(dl) + i, static_cast<int>(dc) + n, 0);
+          const uint64_t at = tbit(row_lane(dl, i), static_cast<int>(dc) + n, 0);
           if (in.enable_input_d) {
             auto old = read(D, at);
             if (acc && old) *acc += *old;

@@ -56,7 +56,15 @@ struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of
 // lane0 + r. The replicated layouts are what the multicasting tcgen05.cp shapes write: 64 rows
 // twice (.warpx2::02_13: row r at lanes r and r+64; .warpx2::01_23: rows 0-31 at lanes 0-31 and
 // 32-63, rows 32-63 at 64-95 and 96-127) or 32 rows four times (.warpx4: row r at r + 32i).
-enum class TmemLayout : uint8_t { rows, warpx2_02_13, warpx2_01_23, warpx4 };
+// `layout_f_*` is data-path layout F (§9.7.16.10.5.6), where an M = 64 tcgen05.mma at
+// .cta_group::1 keeps D (and A, and the metadata): 64 rows in 16-lane pieces, one per 32-lane
+// quarter, row r at lane 32 (r / 16) + r % 16 + the lane alignment (0 or 16, the table of
+// §9.7.16.10.5), so that warp w reaches rows 16 (w % 4) .. +15 with the 16-lane tcgen05.ld shapes.
+enum class TmemLayout : uint8_t { rows, warpx2_02_13, warpx2_01_23, warpx4, layout_f_0, layout_f_16 };
+// The lane alignment of a layout-F view (0 or 16); -1 for the other layouts.
+inline int layout_f_alignment(TmemLayout l) {
+  return l == TmemLayout::layout_f_0 ? 0 : l == TmemLayout::layout_f_16 ? 16 : -1;
+}
 std::string_view name(TmemLayout l);
 
 // One link of a tensor-memory view chain.

@@ -1,7 +1,8 @@
 // Program planner: the mma op, in Mosaic GPU's four steps: (1) types and kind, (2) instruction
 // shapes, (3) descriptors, tensor-memory addresses, scale-factor IDs and sparsity selectors,
 // (4) issue order. Dense, block-scaled (§9.7.16.10.7) and sparse (§9.7.16.10.8) tcgen05.mma at
-// .cta_group::1, A from shared or tensor memory, M spanning several 128-row groups.
+// .cta_group::1, A from shared or tensor memory, M in 128-row groups (data-path layout D) or
+// 64-row groups (layout F, M = 64), several of them side by side in the columns.
 #include <algorithm>
 #include <stdexcept>
 #include <tuple>
@@ -133,11 +134,17 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
               {"cast the accumulator view to " + isa::accumulators_text(m.kind, ta)});
     return std::nullopt;
   }
-  if (x.d->packing != 1 || x.d->layout != spec::TmemLayout::rows || x.d->lanes != 128) {
+  // D's data-path layout (§9.7.16.10.5) fixes the instruction M: all 128 lanes in the rows layout
+  // for M = 128 (layout D, row i in lane i), layout F for M = 64 (16 rows per 32-lane quarter).
+  const int f_align = spec::layout_f_alignment(x.d->layout);
+  const bool m64 = f_align >= 0;
+  if (x.d->packing != 1 || !(m64 || (x.d->layout == spec::TmemLayout::rows && x.d->lanes == 128))) {
     c.problem("OP-MMA-D", o.d.ptr,
-              "D lives one element per 32-bit column (§9.7.16.10.4.1) in 128 lanes, row i in lane i (data-path layout D, "
-              "§9.7.16.10.5); \"" + o.d.name + "\" is " + x.d->describe(),
-              {"use an unpacked (packing 1) view of all 128 lanes, in the rows layout"});
+              "D lives one element per 32-bit column (§9.7.16.10.4.1), in a data-path layout of §9.7.16.10.5: 128 lanes, "
+              "row i in lane i (layout D, M = 128), or layout F (M = 64: row i in lane 32 (i / 16) + i % 16 + an "
+              "alignment of 0 or 16); \"" + o.d.name + "\" is " + x.d->describe(),
+              {"use an unpacked (packing 1) view of all 128 lanes in the rows layout",
+               "or, for M = 64, cast such a view to \"layout\": \"layout_f::0\" (or \"layout_f::16\")"});
     return std::nullopt;
   }
   // Majors and swizzles (Tables 51, 54).
@@ -170,7 +177,12 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
     c.problem("OP-MMA-SHAPE", o.d.ptr,
               "A is " + s(M) + " rows and B " + s(N) + " rows (N), so D is " + s(M) + " x " + s(N) + "; \"" + o.d.name + "\" is " +
                   s(x.d->rows) + " x " + s(x.d->row_elements()),
-              {"slice the accumulator to " + s(N) + " columns per 128 rows, and cast it to " + s(M) + " rows when M > 128"});
+              m64 || M % 128 == 0 || M % 64 != 0
+                  ? std::vector<std::string>{"slice the accumulator to " + s(N) + " columns per M group" +
+                                             (M > (m64 ? 64 : 128) ? ", and cast it to " + s(M) + " rows" : std::string())}
+                  : std::vector<std::string>{"for M = " + s(M) + " (M = 64 instructions, data-path layout F), cast the "
+                                             "accumulator to \"layout\": \"layout_f::0\" (or \"layout_f::16\")" +
+                                             (M > 64 ? " with \"rows\": " + s(M) : std::string())});
     return std::nullopt;
   }
   if ((m.sparse ? KA * 2 : KA) != KB) {
@@ -179,24 +191,48 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
                        : "A has K = " + s(KA) + ", B has K = " + s(KB));
     return std::nullopt;
   }
-  if (M % 128 != 0) {
-    c.problem("OP-MMA-SHAPE", o.a.ptr,
-              "M = " + s(M) + ": the program level plans .cta_group::1 MMAs of M = 128 (data-path layout D); M = 64 uses "
-              "half of the data path (layout F, rows in lanes 0-15 of each quarter), which program views do not describe" +
-                  (m.scaled ? "; block-scaled kinds have M = 128 only (Table 39)" : std::string()),
-              {"use a multiple of 128 rows", "or the gemm template, which plans M = 64"});
+  if (m64 && m.scaled) {
+    c.problem("OP-MMA-SHAPE", o.d.ptr,
+              "the block-scaled kinds have M = 128 only at .cta_group::1 (Table 39: " + kn(m.kind) +
+                  " 128xNxK); a layout-F accumulator means M = 64",
+              {"use 128 rows of A and a rows-layout accumulator of 128 lanes"});
     return std::nullopt;
   }
-  const int mg = M / 128;
+  if (m64 && m.sparse) {
+    // Table 39 has sparse M = 64, but its metadata layout (§9.7.16.10.8.4, Figures 262, 264, 266)
+    // is given only as figures whose lane and column placement ptxgen has not been able to check.
+    c.problem("OP-MMA-SPARSE", o.metadata.ptr,
+              "sparse M = 64 (layout F) places its metadata as §9.7.16.10.8.4 Figures 262, 264 and 266 show; ptxgen "
+              "plans sparse MMAs with M = 128 only until that placement is checked",
+              {"use 128 rows of A and a rows-layout accumulator of 128 lanes"});
+    return std::nullopt;
+  }
+  const int m_instr = m64 ? 64 : 128;
+  if (M % m_instr != 0) {
+    c.problem("OP-MMA-SHAPE", o.a.ptr,
+              "M = " + s(M) + " is not a multiple of the instruction M = " + s(m_instr) + " the accumulator's layout gives",
+              {"use a multiple of 128 rows (rows layout) or of 64 (layout F)"});
+    return std::nullopt;
+  }
+  const int mg = M / m_instr;
   if (x.a_view) {
+    // A in tensor memory sits like D: row i in lane i (layout D), or layout F at D's lane
+    // alignment for M = 64 (§9.7.16.10.5: "must use the same Tensor Memory lane alignment across
+    // matrices A, D and the sparsity metadata").
     const int want_pack = 32 / isa::tmem_bits(m.kind, ta);
-    if (x.a_view->layout != spec::TmemLayout::rows || x.a_view->lanes != 128 || x.a_view->blocks() != mg ||
-        x.a_view->packing != want_pack) {
+    const bool lanes_ok = m64 ? x.a_view->layout == x.d->layout
+                              : (x.a_view->layout == spec::TmemLayout::rows && x.a_view->lanes == 128);
+    if (!lanes_ok || x.a_view->blocks() != mg || x.a_view->packing != want_pack) {
       c.problem("OP-MMA-A-TMEM", o.a.ptr,
-                "A in tensor memory is row i in lane i, K along the columns, packed " + s(want_pack) +
-                    " elements per column for " + kn(m.kind) + " (§9.7.16.10.4.3-5), one 128-row block per M group; \"" +
-                    o.a.name + "\" is " + x.a_view->describe(),
-                {"cast the view to packing " + s(want_pack) + " over 128 lanes, with \"rows\": " + s(M)});
+                "A in tensor memory is row i where D's row i is (" +
+                    (m64 ? "layout " + std::string(spec::name(x.d->layout)) + ", D's layout and lane alignment, §9.7.16.10.5"
+                         : std::string("lane i of 128")) +
+                    "), K along the columns, packed " + s(want_pack) + " elements per column for " + kn(m.kind) +
+                    " (§9.7.16.10.4.3-5), one " + s(m_instr) + "-row block per M group; \"" + o.a.name + "\" is " +
+                    x.a_view->describe(),
+                {"cast the view to packing " + s(want_pack) +
+                 (m64 ? " in layout " + std::string(spec::name(x.d->layout)) : std::string(" over 128 lanes")) +
+                 ", with \"rows\": " + s(M)});
       return std::nullopt;
     }
   }
@@ -287,6 +323,8 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
     d.swizzle = t.layout.swizzle;
     return d;
   };
+  // The lane field of D's and A's addresses: layout F's alignment (§9.7.16.10.5), else lane 0.
+  const uint32_t lane0 = m64 ? static_cast<uint32_t>(f_align) : 0u;
   for (int ki = 0; ki < ks; ++ki)
     for (int mi = 0; mi < mg; ++mi) {
       int n0 = 0;
@@ -295,12 +333,12 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
         in.mi = mi;
         in.ni = static_cast<int>(ni);
         in.ki = ki;
-        in.m = 128;
+        in.m = m_instr;
         in.n = ng[ni];
         in.k = k_instr;
         isa::InstrDesc& id = in.idesc;
         id.kind = m.kind;
-        id.m = 128;
+        id.m = static_cast<unsigned>(m_instr);  // §9.7.16.4.2: the descriptor holds M >> 4
         id.n = static_cast<unsigned>(ng[ni]);
         id.atype = *isa::idesc_ab_code(m.kind, ta);
         id.btype = *isa::idesc_ab_code(m.kind, tb);
@@ -309,18 +347,18 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
         id.sparse = m.sparse;
         if (!m.scaled) id.dtype = isa::idesc_dtype_code(acc);
         if (x.a_tile) {
-          in.a_desc = desc(*x.a_tile, mi * 128, ki * ka_instr);
+          in.a_desc = desc(*x.a_tile, mi * m_instr, ki * ka_instr);
         } else {
           in.a_tmem = true;
           in.a_alloc = x.a_view->alloc;
           // 256 bits of K per instruction (128 when sparse) = 8 (4) columns of packed A (§9.7.16.10.4).
           const uint32_t col = x.a_view->column + static_cast<uint32_t>(mi) * x.a_view->block_columns() +
                                static_cast<uint32_t>(ki * ka_instr * isa::tmem_bits(m.kind, ta) / 32);
-          in.a_taddr = isa::encode(isa::TmemAddr{0, col});
+          in.a_taddr = isa::encode(isa::TmemAddr{lane0, col});
         }
         in.b_desc = desc(*x.b, n0, ki * k_instr);
         in.d_alloc = x.d->alloc;
-        in.d_taddr = isa::encode(isa::TmemAddr{0, x.d->column + static_cast<uint32_t>(mi) * x.d->block_columns() + static_cast<uint32_t>(n0)});
+        in.d_taddr = isa::encode(isa::TmemAddr{lane0, x.d->column + static_cast<uint32_t>(mi) * x.d->block_columns() + static_cast<uint32_t>(n0)});
         in.enable_input_d = ki > 0 || o.accumulate;
         if (m.scaled) {
           // Scale factors of K step k: factors [k*F, (k+1)*F) of each row; four per column, the

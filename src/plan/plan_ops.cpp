@@ -17,17 +17,23 @@ std::string range(int64_t a, int64_t b) { return "[" + s(a) + ", " + s(b) + ")";
 }  // namespace
 
 bool overlap(const Region& a, const Region& b) {
-  return a.alloc == b.alloc && a.lane0 < b.lane1 && b.lane0 < a.lane1 && a.col0 < b.col1 && b.col0 < a.col1;
+  if (a.alloc != b.alloc || !(a.lane0 < b.lane1 && b.lane0 < a.lane1 && a.col0 < b.col1 && b.col0 < a.col1)) return false;
+  if (a.piece < 0 && b.piece < 0) return true;
+  for (uint32_t l = std::max(a.lane0, b.lane0); l < std::min(a.lane1, b.lane1); ++l)
+    if (a.has_lane(l) && b.has_lane(l)) return true;
+  return false;
 }
 
 Region region_of(const ResolvedView& v) {
   const bool replicated = v.layout != spec::TmemLayout::rows;
-  return {v.alloc, replicated ? 0u : v.lane, replicated ? 128u : v.lane + v.lanes, v.column, v.column + v.columns};
+  return {v.alloc, replicated ? 0u : v.lane, replicated ? 128u : v.lane + v.lanes, v.column, v.column + v.columns,
+          spec::layout_f_alignment(v.layout)};
 }
 
 std::string describe(const Region& r) {
-  return "lanes " + s(r.lane0) + "-" + s(r.lane1 - 1) + " of columns " + s(r.col0) + "-" + s(r.col1 - 1) + " of " +
-         r.alloc;
+  const std::string lanes = r.piece < 0 ? "lanes " + s(r.lane0) + "-" + s(r.lane1 - 1)
+                                        : "lanes " + s(r.piece) + "-" + s(r.piece + 15) + " of each 32-lane quarter";
+  return lanes + " of columns " + s(r.col0) + "-" + s(r.col1 - 1) + " of " + r.alloc;
 }
 
 Ctx::Ctx(const spec::Spec& s_, const spec::Program& p) : spec(s_), prog(p), target(isa::target_info(s_.target)) {
@@ -238,6 +244,12 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const spec::Op& o, std::ve
     ch.shapes = {CpShape::s64x128b_01_23};
   } else if (v->layout == TmemLayout::warpx4) {
     ch.shapes = {CpShape::s32x128b_warpx4};
+  } else if (spec::layout_f_alignment(v->layout) >= 0) {
+    // §9.7.16.9.2: every shape writes whole 32-lane quarters (or lanes 0, 32, 64, 96); none
+    // writes 16-lane pieces. Copying 128 rows into a rows view that a layout-F view casts reaches
+    // the same cells (source row 32 (r / 16) + r % 16 + alignment is row r).
+    why = "no shape writes layout F's 16-lane pieces of each quarter; copy 128 rows into the rows view the layout-F "
+          "view is cast from (row r of the layout-F view is row 32 (r / 16) + r % 16 + its alignment there)";
   } else {
     // A lane slice of 64 or 32 rows: the multicast shape whose lanes hold row r at lane0 + r (the
     // other lanes it writes are collateral; CP-MULTICAST-OVERLAP checks nothing else lives there).
@@ -334,9 +346,12 @@ std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& 
   }
   // Lanes each quarter holds (§9.7.16.8.1: warp w reaches lanes 32*(w%4) .. +31).
   const bool replicated = v.layout != spec::TmemLayout::rows;
+  const int f_align = spec::layout_f_alignment(v.layout);
   std::array<std::pair<uint32_t, uint32_t>, 4> q{};
   for (uint32_t i = 0; i < 4; ++i) {
-    if (replicated) q[i] = {32 * i, 32 * i + 32};
+    // Layout F (§9.7.16.10.5.6): the quarter's 16-lane piece at the alignment, for the 16-lane shapes.
+    if (f_align >= 0) q[i] = {32 * i + static_cast<uint32_t>(f_align), 32 * i + static_cast<uint32_t>(f_align) + 16};
+    else if (replicated) q[i] = {32 * i, 32 * i + 32};
     else q[i] = {std::max(v.lane, 32 * i), std::min(v.lane + v.lanes, 32 * i + 32)};
   }
   auto rows_of = [&](uint32_t qi) {
@@ -387,7 +402,7 @@ std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& 
       if (q[i].first >= q[i].second) continue;
       bool listed = false;
       for (int w : warps) listed |= static_cast<uint32_t>(w % 4) == i;
-      if (!listed && !replicated) miss += (miss.empty() ? "" : ", ") + s(q[i].first) + "-" + s(q[i].second - 1);
+      if (!listed && (!replicated || f_align >= 0)) miss += (miss.empty() ? "" : ", ") + s(q[i].first) + "-" + s(q[i].second - 1);
     }
     c.problem("LD-WARPS", o.warps_ptr,
               "the listed warps cannot reach all rows of the view" + (miss.empty() ? std::string() : ": lanes " + miss + " are reachable only by warps w with the matching w % 4"),

@@ -13,10 +13,15 @@
 
 namespace ptxgen::plan::detail {
 
-// A rectangle of one allocation's lanes x columns.
+// A rectangle of one allocation's lanes x columns; a layout-F view's region keeps only the
+// 16-lane piece of each 32-lane quarter at its alignment (so the two alignments share columns).
 struct Region {
   std::string alloc;
   uint32_t lane0 = 0, lane1 = 0, col0 = 0, col1 = 0;
+  int piece = -1;  // -1: every lane of [lane0, lane1); 0 or 16: lanes l with l % 32 in [piece, piece + 16)
+  bool has_lane(uint32_t l) const {
+    return l >= lane0 && l < lane1 && (piece < 0 || (l % 32 >= static_cast<uint32_t>(piece) && l % 32 < static_cast<uint32_t>(piece) + 16));
+  }
 };
 bool overlap(const Region& a, const Region& b);
 Region region_of(const ResolvedView& v);  // every lane the view's rows occupy (replicas included)

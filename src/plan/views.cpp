@@ -24,6 +24,8 @@ int ResolvedView::rows_per_block() const {
     case TmemLayout::warpx2_02_13:
     case TmemLayout::warpx2_01_23: return 64;
     case TmemLayout::warpx4: return 32;
+    case TmemLayout::layout_f_0:
+    case TmemLayout::layout_f_16: return 64;
   }
   return static_cast<int>(lanes);
 }
@@ -35,6 +37,9 @@ std::vector<uint32_t> ResolvedView::lanes_of_row(int r) const {
     case TmemLayout::warpx2_02_13: return {rr, rr + 64};
     case TmemLayout::warpx2_01_23: return rr < 32 ? std::vector<uint32_t>{rr, rr + 32} : std::vector<uint32_t>{rr + 32, rr + 64};
     case TmemLayout::warpx4: return {rr, rr + 32, rr + 64, rr + 96};
+    case TmemLayout::layout_f_0:
+    case TmemLayout::layout_f_16:  // §9.7.16.10.5.6: 16 rows per 32-lane quarter, after the alignment
+      return {32 * (rr / 16) + rr % 16 + static_cast<uint32_t>(spec::layout_f_alignment(layout))};
   }
   return {};
 }
@@ -45,6 +50,11 @@ int ResolvedView::row_of_lane(uint32_t l) const {
     case TmemLayout::warpx2_02_13: return static_cast<int>(l % 64);
     case TmemLayout::warpx2_01_23: return static_cast<int>(l % 32 + 32 * (l / 64));
     case TmemLayout::warpx4: return static_cast<int>(l % 32);
+    case TmemLayout::layout_f_0:
+    case TmemLayout::layout_f_16: {
+      const uint32_t a = static_cast<uint32_t>(spec::layout_f_alignment(layout));
+      return (l < 128 && l % 32 >= a && l % 32 < a + 16) ? static_cast<int>(16 * (l / 32) + l % 32 - a) : -1;
+    }
   }
   return -1;
 }
@@ -182,8 +192,11 @@ class Resolver {
         if (p->layout != TmemLayout::rows && (lanes[0] != 0 || lanes[1] != p->lanes)) {
           problem("VIEW-LAYOUT", v.lanes_ptr,
                   "a " + std::string(spec::name(p->layout)) +
-                      " view holds each row in several 32-lane sub-partitions; slicing its lanes would keep some "
-                      "replicas of a row and drop others",
+                      (spec::layout_f_alignment(p->layout) >= 0
+                           ? " view holds its rows in a 16-lane piece of every 32-lane sub-partition; a lane slice "
+                             "of it is no range of lanes"
+                           : " view holds each row in several 32-lane sub-partitions; slicing its lanes would keep "
+                             "some replicas of a row and drop others"),
                   {"slice the lanes before the layout cast, or slice columns only"});
           return std::nullopt;
         }
@@ -211,7 +224,8 @@ class Resolver {
           if (*v.layout != TmemLayout::rows && (p->lane != 0 || p->lanes != 128)) {
             problem("VIEW-LAYOUT", v.layout_ptr,
                     "layout " + std::string(spec::name(*v.layout)) +
-                        " places rows in all four 32-lane sub-partitions; the view cast has lanes " +
+                        " places rows in all four 32-lane sub-partitions (and layout F's lane alignment counts from lane 0); "
+                        "the view cast has lanes " +
                         std::to_string(p->lane) + "-" + std::to_string(p->lane + p->lanes - 1),
                     {"cast a view of all 128 lanes (slice columns only before the cast)"});
             return std::nullopt;

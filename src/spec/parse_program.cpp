@@ -23,6 +23,8 @@ std::string_view name(TmemLayout l) {
     case TmemLayout::warpx2_02_13: return "warpx2::02_13";
     case TmemLayout::warpx2_01_23: return "warpx2::01_23";
     case TmemLayout::warpx4: return "warpx4";
+    case TmemLayout::layout_f_0: return "layout_f::0";
+    case TmemLayout::layout_f_16: return "layout_f::16";
   }
   return "?";
 }
@@ -55,7 +57,9 @@ const Choices<SubByte> kFormats = {{"padded", SubByte::padded}, {"packed", SubBy
 const Choices<TmemLayout> kLayouts = {{"rows", TmemLayout::rows},
                                       {"warpx2::02_13", TmemLayout::warpx2_02_13},
                                       {"warpx2::01_23", TmemLayout::warpx2_01_23},
-                                      {"warpx4", TmemLayout::warpx4}};
+                                      {"warpx4", TmemLayout::warpx4},
+                                      {"layout_f::0", TmemLayout::layout_f_0},
+                                      {"layout_f::16", TmemLayout::layout_f_16}};
 
 class Parser {
  public:
