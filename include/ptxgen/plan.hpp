@@ -189,9 +189,8 @@ Plan make_plan(const spec::Spec& s);
 // make_plan for a program-level spec (plan/plan_program.cpp).
 Plan make_program_plan(const spec::Spec& s);
 
-// The same grid for another problem size (the kernel takes m, n, k as parameters); a program's
-// kernel is one CTA whatever the sizes.
-std::array<int64_t, 3> grid(const Plan& p, int64_t m, int64_t n);
+// The launch grid of a plan: the gemm's above; one CTA for a program (plan/plan_program.cpp).
+Grid grid(const Plan& p);
 
 // `ptxgen plan` text and `--json`; the launch manifest.
 std::string to_text(const Plan& p);

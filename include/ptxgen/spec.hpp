@@ -29,6 +29,10 @@ struct Limits {
 enum class ASource : uint8_t { smem, tmem, registers };
 std::string_view name(ASource s);
 
+// A name ptxgen puts into PTX (entry, parameter, label): [A-Za-z_][A-Za-z0-9_]*, at most 64
+// characters (PTX ISA 9.1 §4.4 identifiers; the length keeps names portable to C and file names).
+bool valid_name(const std::string& s);
+
 struct Operand {
   isa::DType dtype = isa::DType::bf16;
   isa::Major major = isa::Major::k;

@@ -21,13 +21,9 @@ Grid grid(const spec::Gemm& g) {
   return r;
 }
 
-std::array<int64_t, 3> grid(const Plan& p, int64_t m, int64_t n) {
-  if (p.program) return {1, 1, 1};  // one CTA runs the whole program (plan/plan_program.cpp)
-  spec::Gemm g = *p.spec.gemm;
-  g.m = m;
-  g.n = n;
-  const Grid r = grid(g);
-  return {r.x, r.y, r.z};
+Grid grid(const Plan& p) {
+  if (p.program) return {};  // one CTA runs the whole program (plan/plan_program.cpp)
+  return grid(*p.spec.gemm);
 }
 
 }  // namespace ptxgen::plan

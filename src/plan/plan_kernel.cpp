@@ -112,7 +112,8 @@ std::string manifest(const Plan& p) {
                    "the kernel takes m, n, k as parameters";
   j["requirements"] = "D 16-byte aligned; A and B as the tensor maps describe (row strides multiples of 16 bytes)";
   j["block"] = {k.threads, 1, 1};
-  j["grid"] = grid(p, g.m, g.n);
+  const Grid gr = grid(p);
+  j["grid"] = {gr.x, gr.y, gr.z};
   j["cluster"] = k.cluster;
   j["dynamic_shared_memory_bytes"] = p.shapes.smem.dynamic_bytes;
   j["params"] = ojson::array({

@@ -6,9 +6,9 @@
 // rules: nothing read before it is written, nothing an asynchronous tcgen05.cp/mma writes read
 // (or overwritten) before a commit and a wait made its completion visible.
 #include <algorithm>
-#include <regex>
 #include <stdexcept>
 
+#include "internal.hpp"
 #include "program_internal.hpp"
 #include "ptxgen/plan.hpp"
 
@@ -42,12 +42,7 @@ namespace detail {
 namespace {
 
 std::string s(int64_t v) { return std::to_string(v); }
-uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-bool identifier(const std::string& n) {
-  static const std::regex id("[A-Za-z_][A-Za-z0-9_]{0,63}");
-  return std::regex_match(n, id);
-}
 
 // ---- Declarations ---------------------------------------------------------------------------
 void declarations(Ctx& c) {
@@ -65,7 +60,7 @@ void declarations(Ctx& c) {
   // Names: identifiers (they name kernel parameters and labels), one kind each.
   std::map<std::string, std::string> seen;
   auto declare = [&](const std::string& n, const std::string& ptr, const std::string& what) {
-    if (!identifier(n)) {
+    if (!spec::valid_name(n)) {
       c.problem("PROGRAM-NAME", ptr, "\"" + n + "\" is not a name: [A-Za-z_][A-Za-z0-9_]*, at most 64 characters",
                 {"rename it"});
       return;
@@ -126,7 +121,7 @@ void declarations(Ctx& c) {
   // Placement: tiles in name order, each at its alignment from the (run-time aligned) base.
   uint32_t off = 0;
   for (auto& [n, t] : c.placed) {
-    off = align_up(off, t.align);
+    off = round_up(off, t.align);
     t.offset = off;
     off += t.layout.bytes;
   }
@@ -566,7 +561,7 @@ ProgramAnalysis analyze_program(const spec::Spec& spec) {
     end = std::max(end, t.offset + t.layout.bytes);
     p.smem_align = std::max(p.smem_align, t.align);
   }
-  end = detail::align_up(end, 8);
+  end = detail::round_up(end, 8);
   for (const auto& b : seq.barriers) {
     p.barriers.push_back({b, end});
     end += 8;
@@ -583,7 +578,7 @@ ProgramAnalysis analyze_program(const spec::Spec& spec) {
     p.tmem_columns += a.columns;
   }
   p.allocs = allocs;
-  p.smem_bytes = detail::align_up(end, 16) + p.smem_align;  // slack to round the base up at run time
+  p.smem_bytes = detail::round_up(end, 16) + p.smem_align;  // slack to round the base up at run time
   // Both budgets only on tcgen05 targets: elsewhere PROGRAM-TARGET already says all there is.
   if (c.target.tcgen05 && p.tmem_columns > static_cast<uint32_t>(c.target.tmem_columns) && !allocs.empty())
     c.problem("TMEM-ALLOC-TOTAL", "/program/tmem",

@@ -64,8 +64,8 @@ std::string kernel_text(const Plan& p) {
   else
     o += "  threads        " + s(k.threads) + ": warps 0-3 read the accumulator back (tcgen05.ld), warp " +
          s(k.producer_warp) + " issues TMA, warp " + s(k.mma_warp) + " allocates TMEM and issues tcgen05.cp/mma\n";
-  const auto gr = grid(p, g.m, g.n);
-  o += "  launch         grid " + s(gr[0]) + " x " + s(gr[1]) + " x " + s(gr[2]) + ", cluster " + s(k.cluster[0]) + " x " +
+  const Grid gr = grid(p);
+  o += "  launch         grid " + s(gr.x) + " x " + s(gr.y) + " x " + s(gr.z) + ", cluster " + s(k.cluster[0]) + " x " +
        s(k.cluster[1]) + " x " + s(k.cluster[2]) + " for M=" + s(g.m) + " N=" + s(g.n) + "\n";
   for (const auto& t : k.tensor_maps)
     o += "  " + t.param + "         " + std::string(1, t.tensor) + " dims [" + s(t.dim_inner) + ", " + s(t.dim_outer) +

@@ -237,8 +237,8 @@ std::string program_json(const Plan& pl) {
 }
 
 std::string program_manifest(const Plan& pl) {
-  // One CTA of `threads` threads runs the whole program (.cta_group::1, no %ctaid), so the grid is
-  // fixed; the parameters are the globals' addresses in the order of the .entry.
+  // One CTA of `threads` threads runs the whole program (.cta_group::1, no %ctaid; plan::grid);
+  // the parameters are the globals' addresses in the order of the .entry.
   const ProgramPlan& p = *pl.program;
   ojson j;
   j["ptxgen"] = 1;
@@ -247,7 +247,8 @@ std::string program_manifest(const Plan& pl) {
   j["level"] = "program";
   j["requirements"] = "every tensor row-major, rows tightly packed (leading dimension = columns), its address 16-byte aligned";
   j["block"] = {p.threads, 1, 1};
-  j["grid"] = {1, 1, 1};
+  const Grid gr = grid(pl);
+  j["grid"] = {gr.x, gr.y, gr.z};
   j["cluster"] = {1, 1, 1};
   j["dynamic_shared_memory_bytes"] = p.smem_bytes;
   ojson params = ojson::array();

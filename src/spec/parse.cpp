@@ -146,16 +146,16 @@ std::optional<Gemm> parse_gemm(const json& o, Diagnostics& d) {
 // The name becomes the .entry name and the default file names NAME.ptx / NAME.cubin.
 constexpr size_t kMaxName = 64;
 
+}  // namespace
+
 bool valid_name(const std::string& s) {
-  if (s.empty() || s.size() > 64) return false;
+  if (s.empty() || s.size() > kMaxName) return false;
   auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
   if (!alpha(s[0])) return false;
   for (char c : s)
     if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
   return true;
 }
-
-}  // namespace
 
 ParseResult parse(std::string_view text, Diagnostics& d, const Limits& limits) {
   ParseResult out;
