@@ -317,7 +317,7 @@ TEST_CASE("spellings per target: .scale_vec::NX on sm_100a/sm_110a, .blockN else
 
 TEST_CASE("sparsity: the selector picks a column of an even pair for f16/tf32, two columns per step otherwise") {
   for (auto [name_, sel] : {std::pair{"prog_sparse_f16", true}, {"prog_sparse_tf32", true}, {"prog_sparse_i8", false},
-                            {"prog_sparse_mxf8f6f4", false}}) {
+                            {"prog_sparse_mxf8f6f4", false}, {"prog_sparse_m64_f16", true}, {"prog_sparse_m64_e4m3_x2", false}}) {
     const std::string name = name_;  // CAPTURE's lambda cannot capture a structured binding (clang 14)
     CAPTURE(name);
     const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + std::string(name) + ".json"));
@@ -325,9 +325,12 @@ TEST_CASE("sparsity: the selector picks a column of an even pair for f16/tf32, t
     const plan::Step* m = first(p, plan::StepKind::mma);
     REQUIRE(m);
     const uint32_t c0 = m->mma.instrs[0].meta_taddr & 0xFFFF;
+    const uint32_t mcols = m->mma.instrs.back().mi > 0 ? p.program->views.at("meta").block_columns() : 0;
     for (const auto& in : m->mma.instrs) {
       CHECK(in.idesc.sparse);
-      const uint32_t col = (in.meta_taddr & 0xFFFF) - c0;
+      // The metadata address carries D's lane field: 0, or layout F's alignment (§9.7.16.10.8.5).
+      CHECK(isa::decode_tmem(in.meta_taddr).lane == isa::decode_tmem(in.d_taddr).lane);
+      const uint32_t col = (in.meta_taddr & 0xFFFF) - c0 - static_cast<uint32_t>(in.mi) * mcols;
       if (sel) {
         CHECK(in.idesc.sparse_selector == static_cast<unsigned>(in.ki % 2));
         CHECK(col == static_cast<uint32_t>(in.ki / 2 * 2));
@@ -451,6 +454,39 @@ json m64_program(const char* layout = "layout_f::0") {
   return j;
 }
 
+TEST_CASE("sparse M = 64: metadata in D's layout F and lane alignment, every row's lanes replayed") {
+  const std::string src = support::slurp(support::source_root() + "/specs/prog_sparse_m64_f16.json");
+  const plan::Plan p = plan_of(json::parse(src));
+  const plan::Step* m = first(p, plan::StepKind::mma);
+  REQUIRE(m);
+  REQUIRE(m->mma.instrs.size() == 2);  // K = 64: two sparse K = 32 steps of f16
+  for (const auto& in : m->mma.instrs) {
+    CHECK(in.m == 64);
+    CHECK((plan::encoded(in.idesc) >> 24 & 0x1F) == 64u >> 4);
+    CHECK((plan::encoded(in.idesc) >> 2 & 1) == 1u);  // Table 42 bit 2: sparse
+    CHECK(isa::decode_tmem(in.d_taddr).lane == 16u);
+    CHECK(isa::decode_tmem(in.meta_taddr).lane == 16u);
+    CHECK(isa::decode_tmem(in.meta_taddr).column == 64u);  // one even pair: selector 0, then 1
+    CHECK((plan::encoded(in.idesc) & 3u) == static_cast<uint32_t>(in.ki));
+  }
+  CHECK(refmodel::replay_program(p, 13).ok);
+  // The model sees metadata read at the wrong alignment, or from lanes the copy did not write.
+  plan::Plan bad = p;
+  for (auto& st : bad.program->steps)
+    for (auto& in : st.mma.instrs) in.meta_taddr = isa::encode(isa::TmemAddr{0, isa::decode_tmem(in.meta_taddr).column});
+  CHECK_FALSE(refmodel::replay_program(bad, 13).ok);
+  json j = json::parse(src);  // 64 rows of metadata copied: lanes 16-31 of each quarter stay empty
+  j["program"]["tmem"]["meta"]["cast"]["layout"] = "layout_f::0";
+  Checked r = check(j);
+  CHECK_MESSAGE(r.has("OP-MMA-SPARSE", "/program/ops/4/sparse/metadata"), r.all());
+  CHECK(r.all().find("layout_f::16") != std::string::npos);
+  json k = json::parse(src);  // one column where the two K steps read an even pair
+  k["program"]["tmem"]["meta"]["cast"]["of"] = {{"slice", {{"of", "meta_rows"}, {"columns", {0, 1}}}}};
+  Checked rk = check(k);
+  CHECK_MESSAGE(rk.has("OP-MMA-SPARSE", "/program/ops/4/sparse/metadata"), rk.all());
+  CHECK(rk.all().find("2 K steps need 2 columns per 64-row M group") != std::string::npos);
+}
+
 TEST_CASE("M = 64: layout F views, the idesc M field, the lane alignment in the address, 16-lane loads") {
   for (auto [layout_, align_] : {std::pair{"layout_f::0", 0u}, {"layout_f::16", 16u}}) {
     const std::string layout = layout_;
@@ -543,8 +579,8 @@ TEST_CASE("M = 64: layout F views, the idesc M field, the lane alignment in the 
     for (const auto& in : first(pk, plan::StepKind::mma)->mma.instrs) CHECK(isa::decode_tmem(in.a_taddr).lane == 16u);
     CHECK(refmodel::replay_program(pk, 9).ok);
   }
-  // Block-scaled kinds: M = 128 only at .cta_group::1 (Table 39). Sparse M = 64: refused until its
-  // metadata placement (Figures 262, 264, 266) is checked.
+  // Block-scaled kinds: M = 128 only at .cta_group::1 (Table 39). Sparse M = 64 with its metadata
+  // still in a 128-lane rows view: the metadata must sit in D's layout F (§9.7.16.10.8.5).
   for (auto [file_, ptr_, rule_, mma_] : {std::tuple{"prog_mxf8f6f4_sm100a", "/program/ops/6/d", "OP-MMA-SHAPE", 6},
                                           {"prog_sparse_f16", "/program/ops/4/sparse/metadata", "OP-MMA-SPARSE", 4}}) {
     const std::string file = file_, ptr = ptr_, rule = rule_;

@@ -364,7 +364,7 @@ struct Model {
       auto row_lane = [M](uint32_t base, int i) { return static_cast<int>(base) + (M == 64 ? i % 16 + 32 * (i / 16) : i); };
       Mem& D = tmem[in.d_alloc];
       if (sparse) {
-        check_metadata(m, in, w);
+        check_metadata(m, in, w, M, dl, row_lane);
         for (int i = 0; i < M; ++i)
           for (int n = 0; n < N; ++n) D.erase(tbit(row_lane(dl, i), static_cast<int>(dc) + n, 0));
         continue;
@@ -428,19 +428,28 @@ struct Model {
   }
 
   // Sparse metadata: the model has no bit layout for it (figures only); it checks that each K step
-  // reads its own written columns of the metadata view: the selector picks the column of an even
-  // pair for tf32/f16 (CUTLASS, Mosaic GPU), two columns with selector 0 otherwise (§9.7.16.10.8.4).
-  void check_metadata(const plan::MmaStep& m, const plan::MmaInstr& in, uint32_t w) {
+  // reads its own written columns of the metadata view, in the lanes of all M rows: the selector
+  // picks the column of an even pair for tf32/f16 (CUTLASS, Mosaic GPU), two columns with selector
+  // 0 otherwise (§9.7.16.10.8.4); for M = 64 the rows sit in layout F at D's lane alignment
+  // (§9.7.16.10.8.5), through the same row-to-lane map as D.
+  template <class RowLane>
+  void check_metadata(const plan::MmaStep& m, const plan::MmaInstr& in, uint32_t w, int M, uint32_t dl, RowLane row_lane) {
     const bool sel_kind = m.kind == isa::Kind::f16 || m.kind == isa::Kind::tf32;
     const int sel = m.scaled ? 0 : static_cast<int>(bitsof(w, 0, 1));
     if (!sel_kind && sel != 0) fail("sparsity selector must be 0 for this kind");
     if (sel_kind && (in.meta_taddr & 1)) fail("metadata address with the selector is not even");
+    const uint32_t ml = in.meta_taddr >> 16;
+    if (ml != dl) fail("metadata and D addresses differ in lane alignment (§9.7.16.10.8.5)");
     std::vector<int> cols;
     if (sel_kind) cols = {static_cast<int>(in.meta_taddr & 0xFFFF) + sel};
     else cols = {static_cast<int>(in.meta_taddr & 0xFFFF), static_cast<int>(in.meta_taddr & 0xFFFF) + 1};
     for (int c : cols) {
-      if (!read(tmem[in.meta_alloc], tbit(static_cast<int>(in.meta_taddr >> 16), c, 0)))
-        fail("K step " + std::to_string(in.ki) + " reads metadata column " + std::to_string(c) + ", which holds none");
+      for (int i = 0; i < M; ++i)
+        if (!read(tmem[in.meta_alloc], tbit(row_lane(ml, i), c, 0))) {
+          fail("K step " + std::to_string(in.ki) + " reads metadata column " + std::to_string(c) + " of row " + std::to_string(i) +
+               " (lane " + std::to_string(row_lane(ml, i)) + "), which holds none");
+          return;
+        }
       if (!meta_seen.insert({in.meta_alloc, in.mi, c, in.ni}).second)
         fail("metadata column " + std::to_string(c) + " read by two K steps");
     }

@@ -198,15 +198,6 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
               {"use 128 rows of A and a rows-layout accumulator of 128 lanes"});
     return std::nullopt;
   }
-  if (m64 && m.sparse) {
-    // Table 39 has sparse M = 64, but its metadata layout (§9.7.16.10.8.4, Figures 262, 264, 266)
-    // is given only as figures whose lane and column placement ptxgen has not been able to check.
-    c.problem("OP-MMA-SPARSE", o.metadata.ptr,
-              "sparse M = 64 (layout F) places its metadata as §9.7.16.10.8.4 Figures 262, 264 and 266 show; ptxgen "
-              "plans sparse MMAs with M = 128 only until that placement is checked",
-              {"use 128 rows of A and a rows-layout accumulator of 128 lanes"});
-    return std::nullopt;
-  }
   const int m_instr = m64 ? 64 : 128;
   if (M % m_instr != 0) {
     c.problem("OP-MMA-SHAPE", o.a.ptr,
@@ -291,15 +282,22 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
     }
   }
   if (m.sparse) {
+    // Metadata row i sits where D's row i does: lane i of 128 (layout D), or layout F at D's lane
+    // alignment for M = 64 (§9.7.16.10.8.5: layouts F and C "must use the same alignment across
+    // matrices A, D and the sparsity metadata matrix"); the bits per row follow K (§9.7.16.10.8).
     const int per = isa::sparse_metadata_columns(m.kind);
     const int need = isa::sparse_selector_used(m.kind) ? (ks + 1) / 2 * 2 : ks * per;
     const ResolvedView& v = *x.meta;
-    if (v.layout != spec::TmemLayout::rows || v.lanes != 128 || v.blocks() != mg || static_cast<int>(v.block_columns()) < need) {
+    const bool lanes_ok = m64 ? v.layout == x.d->layout : (v.layout == spec::TmemLayout::rows && v.lanes == 128);
+    if (!lanes_ok || v.blocks() != mg || static_cast<int>(v.block_columns()) < need) {
+      const std::string where = m64 ? "in layout " + std::string(spec::name(x.d->layout)) + " (D's lane alignment, §9.7.16.10.8.5)"
+                                     : std::string("with row i in lane i");
       c.problem("OP-MMA-SPARSE", o.metadata.ptr,
-                "sparsity metadata sits with row i in lane i, " + s(per) + " column(s) per instruction (" + kn(m.kind) +
-                    ", §9.7.16.10.8): " + s(ks) + " K steps need " + s(need) + " columns per 128-row M group; \"" +
+                "sparsity metadata sits " + where + ", " + s(per) + " column(s) per instruction (" + kn(m.kind) +
+                    ", §9.7.16.10.8): " + s(ks) + " K steps need " + s(need) + " columns per " + s(m_instr) + "-row M group; \"" +
                     o.metadata.name + "\" is " + v.describe(),
-                {"use a rows-layout view of 128 lanes with " + s(need) + " columns per M group"});
+                {m64 ? "cast a view of " + s(need) + " columns per M group to \"layout\": \"" + std::string(spec::name(x.d->layout)) + "\""
+                     : "use a rows-layout view of 128 lanes with " + s(need) + " columns per M group"});
       return std::nullopt;
     }
   }
@@ -388,7 +386,7 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
           } else {
             col += static_cast<uint32_t>(2 * ki);  // two columns per instruction, selector 0 (§9.7.16.10.8.4)
           }
-          in.meta_taddr = isa::encode(isa::TmemAddr{0, col});
+          in.meta_taddr = isa::encode(isa::TmemAddr{lane0, col});
         }
         if (!isa::encode(id)) throw std::logic_error("instruction descriptor does not encode");
         m.instrs.push_back(in);
