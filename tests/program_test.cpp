@@ -7,6 +7,7 @@
 
 #include <array>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -685,5 +686,106 @@ TEST_CASE("ptxas: every cp/ld/st spelling the tables produce assembles; the vari
           (t.arch != isa::Arch::sm_100f));
   }
   std::filesystem::remove_all(dir);
+}
+}
+
+TEST_SUITE("program") {
+TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_cta offsets, cluster launch") {
+  const std::string src = support::slurp(support::source_root() + "/specs/prog_pair_bf16_m256.json");
+  const plan::Plan p = plan_of(json::parse(src));
+  REQUIRE(p.program->cta_group == 2);
+  const plan::Step* m = first(p, plan::StepKind::mma);
+  REQUIRE(m);
+  REQUIRE(m->mma.instrs.size() == 4);  // K = 64: four K = 16 steps, one M group, one N group
+  for (const auto& in : m->mma.instrs) {
+    CHECK(in.m == 256);
+    CHECK((plan::encoded(in.idesc) >> 24 & 0x1F) == 256u >> 4);  // §9.7.16.4.2: M >> 4
+    CHECK((plan::encoded(in.idesc) >> 17 & 0x3F) == 128u >> 3);  // N = 2 x 64 rows of B per CTA
+    // B from row 0 of each CTA's tile: the descriptor addresses the issuing CTA's and the peer's
+    // shared memory at the same offset.
+    const auto* b = &p.program->smem[0];
+    for (const auto& t : p.program->smem)
+      if (t.name == "b") b = &t;
+    CHECK(in.b_desc.start_address == b->offset + 32u * static_cast<uint32_t>(in.ki));  // K advances 32 B per step
+  }
+  const plan::Step* ld = first(p, plan::StepKind::load);
+  REQUIRE(ld);
+  CHECK(ld->load.cta_bytes == 128 * 64 * 2);  // A: CTA 1 starts 128 rows of 64 bf16 further on
+  const json mf = json::parse(plan::manifest(p));
+  CHECK(mf["grid"] == json::array({2, 1, 1}));
+  CHECK(mf["cluster"] == json::array({2, 1, 1}));
+  const std::string ptx = emit::ptx(p);
+  CHECK(ptx.find(".reqnctapercluster 2, 1, 1") != std::string::npos);
+  CHECK(ptx.find("mov.u32 %r") != std::string::npos);
+  CHECK(ptx.find("%cluster_ctarank") != std::string::npos);
+  CHECK(ptx.find("tcgen05.mma.cta_group::2.kind::f16") != std::string::npos);
+  CHECK(ptx.find("tcgen05.alloc.cta_group::2") != std::string::npos);
+  CHECK(ptx.find("tcgen05.dealloc.cta_group::2") != std::string::npos);
+  CHECK(ptx.find(".multicast::cluster.b64") != std::string::npos);
+  CHECK(ptx.find("barrier.cluster.arrive.release.aligned") != std::string::npos);
+  CHECK(ptx.find("cta_group::1") == std::string::npos);  // §9.7.16: one cta_group per kernel
+  CHECK(ptx.find("bar.sync") == std::string::npos);
+  CHECK(refmodel::replay_program(p, 21).ok);
+
+  // The model catches CTA 1 reading the wrong rows, and B's halves read from the wrong rows.
+  plan::Plan bad = p;
+  for (auto& st : bad.program->steps)
+    if (st.kind == plan::StepKind::load && st.load.tile == "b") st.load.cta_bytes = 0;
+  CHECK_FALSE(refmodel::replay_program(bad, 21).ok);
+  plan::Plan bad2 = p;
+  for (auto& st : bad2.program->steps)
+    for (auto& in : st.mma.instrs) in.b_desc.start_address += 8 * 128;  // 8 rows further into B
+  CHECK_FALSE(refmodel::replay_program(bad2, 21).ok);
+
+  // Refusals: CTA 1 outside the tensor, a pair N of two instructions, block scaling, per_cta in one CTA.
+  struct Case {
+    std::function<void(json&)> patch;
+    const char* rule;
+    const char* ptr;
+  };
+  const std::vector<Case> cases = {
+      {[](json& j) { j["program"]["ops"][0]["per_cta"] = {192, 0}; }, "LOAD-BOUNDS", "/program/ops/0/per_cta"},
+      {[](json& j) {
+         j["program"]["globals"]["A"]["shape"] = {256, 128};
+         j["program"]["ops"][0]["per_cta"] = {128, 4};  // 4 bf16: 64 bits, not a 16-byte chunk
+       },
+       "LOAD-ALIGN", "/program/ops/0/per_cta/1"},
+      {[](json& j) { j["program"]["ops"][6]["per_cta"] = {200, 0}; }, "STORE-BOUNDS", "/program/ops/6/per_cta"},
+      {[](json& j) { j["program"]["ops"][6]["per_cta"] = {64, 0}; }, "PAIR-STORE-OVERLAP", "/program/ops/6/per_cta"},
+      {[](json& j) { j["program"]["cta_group"] = 1; }, "PAIR-PER-CTA", "/program/ops/0/per_cta"},
+      {[](json& j) {
+         auto& P = j["program"];
+         P["globals"]["B"]["shape"] = {288, 64};
+         P["globals"]["D"]["shape"] = {256, 288};
+         P["smem"]["b"]["shape"] = {144, 64};
+         P["tmem"]["t"]["columns"] = 512;
+         P["tmem"]["acc"]["slice"]["columns"] = {0, 288};
+         P["ops"][1]["per_cta"] = {144, 0};
+       },
+       "OP-MMA-SHAPE", "/program/ops/2/b"},
+      {[](json& j) {
+         j["program"]["tmem"]["acc"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {0, 128}}}}}}, {"layout", "layout_f::16"}}}};
+       },
+       "PAIR-MMA", "/program/ops/2/d"},
+  };
+  for (const auto& c : cases) {
+    json j = json::parse(src);
+    c.patch(j);
+    Checked r = check(j);
+    const std::string rule = c.rule;
+    CAPTURE(rule);
+    CHECK_MESSAGE(r.has(c.rule, c.ptr), r.all());
+  }
+  // Block-scaled pairs: refused with the reason, at the mma's "scale".
+  json s = json::parse(support::slurp(support::source_root() + "/specs/prog_mxf8f6f4_sm100a.json"));
+  s["program"]["cta_group"] = 2;
+  Checked rs = check(s);
+  CHECK_MESSAGE(rs.has("PAIR-MMA", "/program/ops/6/scale"), rs.all());
+  // cta_group is 1 or 2.
+  json three = json::parse(src);
+  three["program"]["cta_group"] = 3;
+  Checked r3 = check(three);
+  CHECK_FALSE(r3.spec);
+  CHECK(r3.all().find("/program/cta_group") != std::string::npos);
 }
 }

@@ -67,13 +67,14 @@ struct Machine {
 
   uint64_t imm(const std::string& s) const {
     if (s == "%tid.x") return static_cast<uint64_t>(tid);
+    if (s == "%cluster_ctarank") return k.cluster_ctarank;
     if (s == "ptxgen_smem") return k.smem_symbol;
     if (starts(s, "0x")) return std::stoull(s.substr(2), nullptr, 16);
     if (starts(s, "-")) return static_cast<uint64_t>(std::stoll(s));
     return std::stoull(s);
   }
   Val get(const std::string& s) const {
-    if (starts(s, "%") && s != "%tid.x") {
+    if (starts(s, "%") && s != "%tid.x" && s != "%cluster_ctarank") {
       auto it = reg.find(s);
       if (it == reg.end()) throw std::runtime_error("read of unset register " + s);
       return it->second;
@@ -159,6 +160,12 @@ struct Machine {
       return;
     }
     if (op == "add.s64") return set(a[0], u(a[1]) + u(a[2]), true);
+    if (op == "mad.lo.s64") return set(a[0], u(a[1]) * u(a[2]) + u(a[3]), true);
+    if (op == "mov.u16") return set(a[0], u(a[1]) & 0xFFFF);
+    if (op == "or.pred") {
+      pred[a[0]] = pred.at(a[1]) || pred.at(a[2]);
+      return;
+    }
     if (op == "mul.lo.u64") return set(a[0], u(a[1]) * u(a[2]), true);
     if (op == "mul.wide.u32") return set(a[0], uint64_t{u32(1)} * u32(2), true);
     if (op == "cvta.to.global.u64") return set(a[0], u(a[1]), true);
@@ -242,10 +249,14 @@ struct Machine {
       return;
     }
     if (starts(op, "tcgen05.commit")) {
-      out.tc.push_back({op, {addr(a[0])}, {}, in.line});
+      Tcgen05 t{op, {addr(a[0])}, {}, in.line};
+      if (a.size() > 1) t.values.push_back(u(a[1]));  // .multicast::cluster: the ctaMask
+      out.tc.push_back(t);
       return;
     }
-    if (starts(op, "tcgen05.") || starts(op, "fence.") || op == "bar.sync" || starts(op, "mbarrier.init")) return;
+    if (starts(op, "tcgen05.") || starts(op, "fence.") || op == "bar.sync" || starts(op, "barrier.cluster.") ||
+        starts(op, "mbarrier.init"))
+      return;
     throw std::runtime_error("ptx_sim: unknown instruction " + op);
   }
 };

@@ -60,6 +60,7 @@ struct Kernel {
   // Shared-memory words tcgen05.alloc wrote, shared by the threads of the CTA: run the allocating
   // warp's threads first (the kernel's bar.sync orders their writes before the other warps' reads).
   std::map<uint64_t, uint64_t> alloc_words;
+  uint64_t cluster_ctarank = 0;   // %cluster_ctarank: a CTA pair runs each CTA with its own Kernel
 };
 
 // Runs thread `tid` (of `threads`) of the first .entry in `ptx`. Global parameters get distinct

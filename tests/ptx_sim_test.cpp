@@ -45,7 +45,12 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
     const plan::Plan p = plan::make_plan(s);
     const plan::ProgramPlan& pp = *p.program;
     const std::string ptx = support::slurp(support::source_root() + "/golden/" + support::stem(file) + ".ptx");
+    // A CTA pair: both CTAs run, each with its own shared memory (its own Kernel); CTA 0's thread 0
+    // issues every tcgen05.cp/mma/commit, and CTA 1's loads and stores sit per_cta further on.
+    for (int rank = 0; rank < pp.cta_group; ++rank) {
+    CAPTURE(rank);
     ptxsim::Kernel k;
+    k.cluster_ctarank = static_cast<uint64_t>(rank);
     k.smem_symbol = 48;  // not aligned: the kernel rounds its base up
     Expected ex;
     for (size_t i = 0; i < pp.globals.size(); ++i) {
@@ -71,7 +76,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
       for (int r = 0; r < l.box_rows; ++r)
         for (int b = 0; b < l.row_bytes; b += 16) {
           const uint32_t off = l.tile_offset + static_cast<uint32_t>((b / l.box_bytes) * l.box_rows * l.box_bytes + r * l.box_bytes + b % l.box_bytes);
-          want_sh.push_back({ex.base + refmodel::swizzle(code, off), ex.gbase.at(l.global) + static_cast<uint64_t>((l.row0 + r) * l.global_row_bytes + l.col0_bytes + b)});
+          want_sh.push_back({ex.base + refmodel::swizzle(code, off), ex.gbase.at(l.global) + static_cast<uint64_t>((l.row0 + r) * l.global_row_bytes + l.col0_bytes + b + rank * l.cta_bytes)});
         }
     }
     for (const auto& t : th)
@@ -104,9 +109,11 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
         uint64_t off = 0;
         for (const auto& b : pp.barriers)
           if (b.name == st.bar.barrier) off = b.offset;
-        want_is.push_back({ex.base + off});
+        if (pp.cta_group == 2) want_is.push_back({ex.base + off, 3});  // multicast to both CTAs' barriers
+        else want_is.push_back({ex.base + off});
       }
     }
+    if (rank == 1) want_is.clear();  // CTA 0 issues for the pair
     for (size_t t = 0; t < th.size(); ++t)
       for (const auto& x : th[t].tc)
         if (x.text.rfind("tcgen05.cp", 0) == 0 || x.text.rfind("tcgen05.mma", 0) == 0 || x.text.rfind("tcgen05.commit", 0) == 0) {
@@ -166,7 +173,9 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
           for (int j = 0; j < f->regs; ++j)
             for (int e = 0; e < g.src.elems_per_reg; ++e) {
               const auto [row, c] = logical(*f, g.src.view_packing, t % 32, j, e);
-              want_st.push_back({ex.gbase.at(g.global) + static_cast<uint64_t>(((g.row0 + row) * gp->cols + g.col0 + c) * eb), li, j, e});
+              want_st.push_back({ex.gbase.at(g.global) + static_cast<uint64_t>(((g.row0 + rank * g.cta_row + row) * gp->cols +
+                                                                                 g.col0 + rank * g.cta_col + c) * eb),
+                                 li, j, e});
             }
       }
       for (const auto& w : th[static_cast<size_t>(t)].global) {
@@ -212,6 +221,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
         }
       }
     }
+    }  // rank
     ++n;
   }
   CHECK(n >= 20);

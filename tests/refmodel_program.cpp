@@ -223,6 +223,30 @@ struct Model {
 
   Model(const plan::Plan& p, Result& r) : plan(p), prog(*p.spec.program), views(*p.spec.program), res(r) {}
 
+  // A CTA pair keeps two of everything but global memory: the members above are the current
+  // CTA's, `peer` holds the other's, and switch_to swaps them.
+  struct CtaState {
+    std::map<std::string, Mem> tmem, ltmem;
+    Mem smem;
+    std::map<std::string, std::map<std::tuple<int, int, int>, Mem>> regs;
+    std::map<std::string, Matrix> ltile, lregs;
+    std::map<std::string, isa::DType> reg_type;
+    std::set<std::tuple<std::string, int, int, int>> meta_seen;
+  } peer;
+  int cur = 0;
+  void switch_to(int r) {
+    if (r == cur) return;
+    std::swap(tmem, peer.tmem);
+    std::swap(ltmem, peer.ltmem);
+    std::swap(smem, peer.smem);
+    std::swap(regs, peer.regs);
+    std::swap(ltile, peer.ltile);
+    std::swap(lregs, peer.lregs);
+    std::swap(reg_type, peer.reg_type);
+    std::swap(meta_seen, peer.meta_seen);
+    cur = r;
+  }
+
   void fail(const std::string& e) {
     if (res.errors.size() < 8) res.errors.push_back(e);
   }
@@ -282,7 +306,7 @@ struct Model {
   }
 
   // ---- physical replay of one step ----------------------------------------------------------
-  void load(const spec::Op& o) {
+  void load(const spec::Op& o, const plan::LoadStep& ls) {
     const auto& g = gdecl(o.src.name);
     const auto& t = tdecl(o.dst.name);
     const int c = container(t.dtype, t.format);
@@ -298,7 +322,9 @@ struct Model {
       for (int b = 0; b < row_bytes; b += 16) {
         // TMA-like: boxes of `box` bytes of each row, rows of a box `box` bytes apart.
         const uint32_t off = static_cast<uint32_t>((b / box) * rows * box + r * box + b % box);
-        const uint64_t gbit = (uint64_t(o.at[0] + r) * uint64_t(g.cols) + uint64_t(o.at[1])) * uint64_t(gc) + uint64_t(b) * 8;
+        // CTA 1 of a pair: the plan's byte offset (docs/spec.md: at + per_cta, which the logical load uses).
+        const uint64_t gbit = (uint64_t(o.at[0] + r) * uint64_t(g.cols) + uint64_t(o.at[1])) * uint64_t(gc) + uint64_t(b) * 8 +
+                              uint64_t(cur) * uint64_t(ls.cta_bytes) * 8;
         move(global[g.name], gbit, 128, smem, uint64_t(swizzle(code, base + off)) * 8);
       }
   }
@@ -337,7 +363,19 @@ struct Model {
       }
   }
 
+  // A pair (.cta_group::2, §9.7.16.5): one instruction computes M = 256 rows, 128 in each CTA
+  // (layout A, §9.7.16.10.5), each CTA's A from its own shared or tensor memory at the same
+  // descriptor or address; B's N columns are the n / 2 rows the descriptor gives in CTA 0, then the
+  // same rows in CTA 1; D goes to each CTA's own tensor memory.
   void mma(const plan::MmaStep& m, const spec::Op& o) {
+    const int ctas = plan.program->cta_group;
+    for (int v = 0; v < ctas; ++v) {
+      switch_to(v);
+      mma_in_cta(m, o, ctas == 2);
+    }
+  }
+
+  void mma_in_cta(const plan::MmaStep& m, const spec::Op& o, bool pair) {
     for (const auto& in : m.instrs) {
       const uint32_t w = plan::encoded(in.idesc);
       const bool scaled = m.scaled;
@@ -355,17 +393,18 @@ struct Model {
         default: K = 32;
       }
       if (sparse) K *= 2;
-      if (M != in.m || (M != 128 && M != 64) || N != in.n)
+      if (M != in.m || (pair ? M != 256 : (M != 128 && M != 64)) || N != in.n)
         fail("idesc shape " + std::to_string(M) + "x" + std::to_string(N) + " is not the planned one");
+      const int Mc = pair ? M / 2 : M;  // rows of this CTA
       const uint32_t dl = in.d_taddr >> 16, dc = in.d_taddr & 0xFFFF;
       // Data-path layouts (§9.7.16.10.5): M = 128 (layout D) row i in lane i; M = 64 (layout F)
       // row i in lane i % 16 + 32 (i / 16) after the address's lane alignment, 0 or 16 (A too).
       if (M == 64 ? (dl != 0 && dl != 16) : dl != 0) fail("D address lane " + std::to_string(dl) + " is no lane alignment of the layout");
-      auto row_lane = [M](uint32_t base, int i) { return static_cast<int>(base) + (M == 64 ? i % 16 + 32 * (i / 16) : i); };
+      auto row_lane = [Mc](uint32_t base, int i) { return static_cast<int>(base) + (Mc == 64 ? i % 16 + 32 * (i / 16) : i); };
       Mem& D = tmem[in.d_alloc];
       if (sparse) {
-        check_metadata(m, in, w, M, dl, row_lane);
-        for (int i = 0; i < M; ++i)
+        check_metadata(m, in, w, Mc, dl, row_lane);
+        for (int i = 0; i < Mc; ++i)
           for (int n = 0; n < N; ++n) D.erase(tbit(row_lane(dl, i), static_cast<int>(dc) + n, 0));
         continue;
       }
@@ -404,12 +443,14 @@ struct Model {
         return v;
       };
       const unsigned sfa_id = scaled ? static_cast<unsigned>(bitsof(w, 29, 30)) : 0, sfb_id = scaled ? static_cast<unsigned>(bitsof(w, 4, 5)) : 0;
-      for (int i = 0; i < M; ++i)
+      for (int i = 0; i < Mc; ++i)
         for (int n = 0; n < N; ++n) {
           std::optional<double> acc = 0.0;
           for (int k = 0; k < K && acc; ++k) {
             auto a = A(i, k);
-            auto b = read(smem, operand_bit(bd, tb, bc, bvb, n, k));
+            // A pair: column n of B is row n % (N / 2) of CTA n / (N / 2)'s tile at the descriptor.
+            const int half = pair ? n / (N / 2) : cur;
+            auto b = read(half == cur ? smem : peer.smem, operand_bit(bd, tb, bc, bvb, pair ? n % (N / 2) : n, k));
             auto sa = sf(in.sfa_alloc, in.sfa_taddr, sfa_id, i, k);
             auto sb = sf(in.sfb_alloc, in.sfb_taddr, sfb_id, n, k);
             if (!a || !b || !sa || !sb) acc.reset();
@@ -534,7 +575,7 @@ struct Model {
           for (int e = 0; e < s.src.elems_per_reg; ++e) {
             const int row = f.row0 + lane;
             const int64_t ec = f.elem0 + c * (f.pack ? 1 : s.src.view_packing) + e;
-            const uint64_t idx = uint64_t(s.row0 + row) * uint64_t(g.cols) + uint64_t(s.col0 + ec);
+            const uint64_t idx = uint64_t(s.row0 + cur * s.cta_row + row) * uint64_t(g.cols) + uint64_t(s.col0 + cur * s.cta_col + ec);
             const uint64_t at = elem_bit(g.dtype, g.format, idx);
             std::optional<double> v;
             if (it != rs.end()) v = read(it->second, uint64_t(e * s.src.elem_bits));
@@ -589,10 +630,11 @@ struct Model {
         Matrix m{t.rows, t.cols, {}};
         m.v.resize(static_cast<size_t>(t.rows * t.cols));
         auto& g = lg[o.src.name];
+        const int r0 = static_cast<int>(o.at[0] + cur * o.per_cta[0]);
+        const int64_t c0 = o.at[1] + cur * o.per_cta[1];
         for (int i = 0; i < t.rows; ++i)
           for (int k = 0; k < t.cols; ++k)
-            m.at(i, k) = t.major == isa::Major::k ? g.at(static_cast<int>(o.at[0]) + i, o.at[1] + k)
-                                                   : g.at(static_cast<int>(o.at[0]) + k, o.at[1] + i);
+            m.at(i, k) = t.major == isa::Major::k ? g.at(r0 + i, c0 + k) : g.at(r0 + k, c0 + i);
         ltile[o.dst.name] = m;
         return;
       }
@@ -630,7 +672,8 @@ struct Model {
         for (int i = 0; i < r.rows; ++i)
           for (int64_t c = 0; c < r.cols; ++c) {
             auto v = r.at(i, c);
-            g.at(static_cast<int>(o.at[0]) + i, o.at[1] + c) = v ? std::optional<double>(convert(*v, to)) : std::nullopt;
+            g.at(static_cast<int>(o.at[0] + cur * o.per_cta[0]) + i, o.at[1] + cur * o.per_cta[1] + c) =
+                v ? std::optional<double>(convert(*v, to)) : std::nullopt;
           }
         return;
       }
@@ -650,6 +693,14 @@ struct Model {
     const bool a_view = views.has(o.a.name);
     Matrix A = a_view ? read_view(o.a.name) : ltile[o.a.name];
     Matrix& B = ltile[o.b.name];
+    // A pair (docs/spec.md "CTA pairs"): D's column n < N / 2 is CTA 0's B row n, the rest CTA 1's.
+    const bool pair = plan.program->cta_group == 2;
+    Matrix& B0 = pair && cur == 1 ? peer.ltile[o.b.name] : B;
+    Matrix& B1 = pair && cur == 0 ? peer.ltile[o.b.name] : B;
+    auto b_at = [&](int64_t n, int64_t k) -> std::optional<double> {
+      if (!pair || n < B0.rows) return B0.at(static_cast<int>(n), k);
+      return B1.at(static_cast<int>(n - B0.rows), k);
+    };
     if (o.metadata) {  // sparse: values depend on metadata the model cannot decode
       for (auto& x : D.v) x.reset();
       write_view(o.d.name, D);
@@ -664,7 +715,7 @@ struct Model {
       for (int64_t n = 0; n < D.cols; ++n) {
         std::optional<double> acc = o.accumulate ? D.at(m, n) : std::optional<double>(0.0);
         for (int64_t k = 0; k < B.cols && acc; ++k) {
-          auto a = A.at(m, k), b = B.at(static_cast<int>(n), k);
+          auto a = A.at(m, k), b = b_at(n, k);
           std::optional<double> sa = 1.0, sb = 1.0;
           if (o.scale_a) {  // one factor per `vec` elements of K (Table 56)
             const int g = static_cast<int>(k / o.vec);
@@ -720,26 +771,35 @@ struct Model {
 
   void run(unsigned seed) {
     init(seed);
+    const int ctas = plan.program->cta_group;
     for (size_t i = 0; i < prog.ops.size(); ++i) {
       const spec::Op& o = prog.ops[i];
-      for (const auto& s : plan.program->steps) {
-        if (s.op != static_cast<int>(i)) continue;
-        switch (s.kind) {
-          case plan::StepKind::load: load(o); break;
-          case plan::StepKind::cp:
-            for (const auto& c : s.cps) cp(c);
-            break;
-          case plan::StepKind::mma: mma(s.mma, o); break;
-          case plan::StepKind::tmem_ld: ld(s.ld); break;
-          case plan::StepKind::tmem_st: st(s.st); break;
-          case plan::StepKind::store: store(s.store); break;
-          default: break;
+      // The ops run in both CTAs of a pair; a pair's tcgen05.mma is one instruction for both.
+      if (o.kind == spec::OpKind::mma)
+        for (const auto& s : plan.program->steps)
+          if (s.op == static_cast<int>(i) && s.kind == plan::StepKind::mma) mma(s.mma, o);
+      for (int r = 0; r < ctas; ++r) {
+        switch_to(r);
+        for (const auto& s : plan.program->steps) {
+          if (s.op != static_cast<int>(i)) continue;
+          switch (s.kind) {
+            case plan::StepKind::load: load(o, s.load); break;
+            case plan::StepKind::cp:  // .cta_group::2: each CTA's shared memory into its own tensor memory
+              for (const auto& c : s.cps) cp(c);
+              break;
+            case plan::StepKind::tmem_ld: ld(s.ld); break;
+            case plan::StepKind::tmem_st: st(s.st); break;
+            case plan::StepKind::store: store(s.store); break;
+            default: break;
+          }
         }
+        logical(o);
+        const std::string when = ctas == 2 ? o.ptr + " (CTA " + std::to_string(r) + ")" : o.ptr;
+        if (o.kind == spec::OpKind::copy || o.kind == spec::OpKind::tmem_store) compare_view(o.dst.name, when);
+        if (o.kind == spec::OpKind::mma) compare_view(o.d.name, when);
       }
-      logical(o);
-      if (o.kind == spec::OpKind::copy || o.kind == spec::OpKind::tmem_store) compare_view(o.dst.name, o.ptr);
-      if (o.kind == spec::OpKind::mma) compare_view(o.d.name, o.ptr);
     }
+    switch_to(0);
     compare_globals();
   }
 };

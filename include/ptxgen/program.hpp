@@ -101,6 +101,10 @@ struct Op {
   Ref barrier;      // commit, wait
   std::array<int64_t, 2> at{0, 0};  // load / store: first row and column in the global tensor
   std::string at_ptr;
+  // load / store in a CTA pair: CTA r of the pair starts at `at` + r * per_cta (rows, columns).
+  std::array<int64_t, 2> per_cta{0, 0};
+  std::string per_cta_ptr;
+  bool has_per_cta = false;
   std::optional<std::array<int64_t, 2>> rows, cols;  // copy: source rows / columns (K elements)
   std::string rows_ptr, cols_ptr;
   // mma
@@ -122,6 +126,10 @@ struct Op {
 struct Program {
   int threads = 128;
   std::string threads_ptr;
+  // 1: one CTA. 2: a CTA pair (§9.7.16.5), one cluster of two CTAs running the same ops on their own
+  // shared and tensor memory; CTA 0 issues tcgen05.cp/mma/commit with .cta_group::2 for both.
+  int cta_group = 1;
+  std::string cta_group_ptr;
   std::vector<GlobalTensor> globals;  // kernel parameters, in name order
   std::vector<SmemTile> smem;
   std::vector<TmemView> views;        // named views (in name order) and inline views

@@ -101,6 +101,7 @@ struct LoadStep {
   int64_t row0 = 0, col0 = 0;      // first global row / column
   int64_t global_row_bytes = 0;    // bytes between global rows
   int64_t col0_bytes = 0;
+  int64_t cta_bytes = 0;           // a CTA pair: CTA r reads from r * cta_bytes further on (per_cta)
   uint32_t tile_offset = 0;
   int box_rows = 0;                // rows of the arrangement (tile rows if K-major, tile cols if MN-major)
   int row_bytes = 0;               // bytes of one such row
@@ -199,6 +200,7 @@ struct StoreStep {
   RegDef src;
   std::string global;
   int64_t row0 = 0, col0 = 0;
+  int64_t cta_row = 0, cta_col = 0;  // a CTA pair: CTA r writes at (row0, col0) + r * (cta_row, cta_col)
   isa::DType to = isa::DType::f32;
   int64_t global_cols = 0;
 };
@@ -225,6 +227,7 @@ struct Step {
 
 struct ProgramPlan {
   int threads = 128;
+  int cta_group = 1;                      // 2: a CTA pair, one cluster of two CTAs (.cta_group::2)
   std::vector<GlobalParam> globals;
   std::vector<SmemPlacement> smem;
   std::vector<AllocPlacement> allocs;

@@ -1,9 +1,12 @@
-// PTX for a program-level plan: one CTA (.cta_group::1). The prologue allocates tensor memory
-// (warp 0, one tcgen05.alloc per allocation, largest first) and initialises the mbarriers
-// (thread 0); the steps follow in plan order, each on the threads the plan gives it (all threads
-// for loads and waits, thread 0 for tcgen05.cp/mma/commit, the listed warps for tcgen05.ld/st and
-// stores); the epilogue deallocates. Global memory is reached with plain 16-byte loads and
-// per-element stores through .u64 kernel parameters (docs/spec.md, "What the kernel does").
+// PTX for a program-level plan: one CTA (.cta_group::1) or a CTA pair (.cta_group::2, a cluster of
+// two). The prologue allocates tensor memory (warp 0 of each CTA, one tcgen05.alloc per
+// allocation, largest first) and initialises the mbarriers (thread 0 of each CTA); the steps follow
+// in plan order, each on the threads the plan gives it (all threads for loads and waits, thread 0
+// -- of CTA 0 in a pair -- for tcgen05.cp/mma/commit, the listed warps for tcgen05.ld/st and
+// stores); the epilogue deallocates. In a pair every thread sync is a cluster barrier: CTA 0's
+// tcgen05.cp/mma read the peer's shared and tensor memory (§9.7.16.5). Global memory is reached
+// with plain 16-byte loads and per-element stores through .u64 kernel parameters (docs/spec.md,
+// "What the kernel does"); CTA 1 of a pair offsets them by the ops' "per_cta".
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -56,6 +59,7 @@ class ProgramEmitter {
     o += "// program level: " + s(static_cast<int64_t>(p_.steps.size())) + " steps, " + s(p_.mma_instructions()) +
          " tcgen05.mma; " + s(p_.smem_bytes) + " B dynamic shared memory, " + s(p_.tmem_columns) +
          " tensor-memory columns, " + s(p_.threads) + " threads\n";
+    if (pair()) o += "// a CTA pair: launch one cluster of 2 x 1 x 1 CTAs; CTA 0 issues .cta_group::2 for both\n";
     o += "// parameters: one .u64 global address per tensor, in this order:";
     for (const auto& g : p_.globals) o += " " + g.name;
     o += "\n//\n\n.version " + s(p_.ptx_version / 10) + "." + s(p_.ptx_version % 10) + "\n.target " + std::string(t.name) +
@@ -63,8 +67,26 @@ class ProgramEmitter {
     o += ".visible .entry " + pl_.spec.name + "(";
     for (size_t i = 0; i < p_.globals.size(); ++i) o += std::string(i ? "," : "") + "\n\t.param .u64 " + param(p_.globals[i].name);
     o += p_.globals.empty() ? ")\n" : "\n)\n";
-    o += ".reqntid " + s(p_.threads) + ", 1, 1\n{\n";
+    o += ".reqntid " + s(p_.threads) + ", 1, 1\n";
+    if (pair()) o += ".reqnctapercluster 2, 1, 1\n";
+    o += "{\n";
     return o;
+  }
+
+  bool pair() const { return p_.cta_group == 2; }
+  std::string cg() const { return ".cta_group::" + s(p_.cta_group); }
+
+  // Thread syncs: a cluster barrier in a pair (release/acquire orders the peer's shared-memory
+  // writes before CTA 0's tcgen05 reads), bar.sync in one CTA; tcgen05 fences around (§9.7.16.6.3).
+  void thread_sync() {
+    w_.ins("tcgen05.fence::before_thread_sync");
+    if (pair()) {
+      w_.ins("barrier.cluster.arrive.release.aligned");
+      w_.ins("barrier.cluster.wait.acquire.aligned");
+    } else {
+      w_.ins("bar.sync 0");
+    }
+    w_.ins("tcgen05.fence::after_thread_sync");
   }
 
   const std::string& warp_pred(int w) {
@@ -102,6 +124,17 @@ class ProgramEmitter {
     w_.ins("and.b32 " + base_ + ", " + base_ + ", " + s(-static_cast<int64_t>(p_.smem_align)));
     not_t0_ = w_.pred();
     w_.ins("setp.ne.u32 " + not_t0_ + ", " + tid_ + ", 0");
+    not_issuer_ = not_t0_;
+    if (pair()) {
+      rank_ = w_.r32();
+      rank64_ = w_.r64();
+      not_issuer_ = w_.pred();
+      const std::string odd = w_.pred();
+      w_.ins("mov.u32 " + rank_ + ", %cluster_ctarank", "0 or 1 in the pair");
+      w_.ins("cvt.u64.u32 " + rank64_ + ", " + rank_);
+      w_.ins("setp.ne.u32 " + odd + ", " + rank_ + ", 0");
+      w_.ins("or.pred " + not_issuer_ + ", " + not_t0_ + ", " + odd, "tcgen05.cp/mma/commit: thread 0 of CTA 0");
+    }
     const std::string& not_w0 = warp_pred(0);
     for (const auto& g : p_.globals) {
       const std::string r = w_.r64();
@@ -122,12 +155,13 @@ class ProgramEmitter {
     }
     w_.blank();
     if (!p_.allocs.empty()) {
-      w_.comment("Warp 0 allocates tensor memory, largest allocation first: column counts may not increase");
+      w_.comment(std::string("Warp 0") + (pair() ? " of each CTA (together, .cta_group::2)" : "") +
+                 " allocates tensor memory, largest allocation first: column counts may not increase");
       w_.comment("between allocations (PTX ISA 9.7.16.7.1); then no further allocation in this CTA.");
       w_.ins("@" + not_w0 + " bra $L_alloc_done");
       for (const auto& a : p_.allocs)
-        w_.ins("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [" + slots[a.name] + "], " + s(a.columns));
-      w_.ins("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned");
+        w_.ins("tcgen05.alloc" + cg() + ".sync.aligned.shared::cta.b32 [" + slots[a.name] + "], " + s(a.columns));
+      w_.ins("tcgen05.relinquish_alloc_permit" + cg() + ".sync.aligned");
       w_.label("$L_alloc_done");
     }
     if (!p_.barriers.empty()) {
@@ -136,10 +170,9 @@ class ProgramEmitter {
       w_.ins("fence.mbarrier_init.release.cluster");
       w_.label("$L_init_done");
     }
-    w_.comment("Make the allocations and barriers visible to all threads (PTX ISA 9.7.16.6.4).");
-    w_.ins("tcgen05.fence::before_thread_sync");
-    w_.ins("bar.sync 0");
-    w_.ins("tcgen05.fence::after_thread_sync");
+    w_.comment(std::string("Make the allocations and barriers visible to all threads") + (pair() ? " of both CTAs" : "") +
+               " (PTX ISA 9.7.16.6.4).");
+    thread_sync();
     for (const auto& a : p_.allocs) {
       const std::string r = w_.r32();
       w_.ins("ld.shared.b32 " + r + ", [" + slots[a.name] + "]", "tensor memory " + a.name + ": lane 0, first column");
@@ -164,7 +197,7 @@ class ProgramEmitter {
     if (!p_.allocs.empty()) {
       w_.ins("@" + warp_pred(0) + " bra $L_exit");
       for (const auto& a : p_.allocs)
-        w_.ins("tcgen05.dealloc.cta_group::1.sync.aligned.b32 " + tmem_base_.at(a.name) + ", " + s(a.columns));
+        w_.ins("tcgen05.dealloc" + cg() + ".sync.aligned.b32 " + tmem_base_.at(a.name) + ", " + s(a.columns));
     }
     w_.label("$L_exit");
     w_.ins("ret");
@@ -178,16 +211,14 @@ class ProgramEmitter {
       case StepKind::load: load(st.load, L); break;
       case StepKind::sync:
         if (st.proxy_fence) w_.ins("fence.proxy.async.shared::cta");
-        w_.ins("tcgen05.fence::before_thread_sync");
-        w_.ins("bar.sync 0");
-        w_.ins("tcgen05.fence::after_thread_sync");
+        thread_sync();
         break;
       case StepKind::cp:
-        w_.ins("@" + not_t0_ + " bra " + L + "_done");
+        w_.ins("@" + not_issuer_ + " bra " + L + "_done");
         for (const auto& c : st.cps) {
           const auto& in = isa::info(c.shape);
           const std::string d = desc(c.src);
-          w_.ins("tcgen05.cp.cta_group::1." + std::string(in.name) + (in.multicast.empty() ? "" : "." + std::string(in.multicast)) +
+          w_.ins("tcgen05.cp" + cg() + "." + std::string(in.name) + (in.multicast.empty() ? "" : "." + std::string(in.multicast)) +
                  std::string(isa::qualifier(c.decompress)) + " " + tmem(c.alloc, c.taddr) + ", " + d);
         }
         w_.label(L + "_done");
@@ -199,8 +230,15 @@ class ProgramEmitter {
       case StepKind::wait_st: w_.ins("tcgen05.wait::st.sync.aligned"); break;
       case StepKind::store: store(st.store, L); break;
       case StepKind::commit:
-        w_.ins("@" + not_t0_ + " bra " + L + "_done");
-        w_.ins("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [" + bar_.at(st.bar.barrier) + "]");
+        w_.ins("@" + not_issuer_ + " bra " + L + "_done");
+        if (pair()) {  // arrives on the barrier at the same offset in both CTAs (ctaMask 0b11)
+          const std::string mask = w_.r16();
+          w_.ins("mov.u16 " + mask + ", 3");
+          w_.ins("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [" +
+                 bar_.at(st.bar.barrier) + "], " + mask);
+        } else {
+          w_.ins("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [" + bar_.at(st.bar.barrier) + "]");
+        }
         w_.label(L + "_done");
         break;
       case StepKind::wait: {
@@ -226,6 +264,7 @@ class ProgramEmitter {
     const int cpr = l.row_bytes / 16, cpb = l.box_bytes / 16;
     w_.ins("add.s64 " + g + ", " + gbase_.at(l.global) + ", " + hex(static_cast<uint64_t>(l.row0 * l.global_row_bytes + l.col0_bytes)),
            "first byte of the tile in \"" + l.global + "\"");
+    if (pair() && l.cta_bytes) w_.ins("mad.lo.s64 " + g + ", " + rank64_ + ", " + s(l.cta_bytes) + ", " + g, "CTA 1: per_cta further on");
     w_.ins("mov.u32 " + i + ", " + tid_);
     w_.label(L + "_loop");
     w_.ins("setp.ge.u32 " + done + ", " + i + ", " + s(l.chunks));
@@ -266,8 +305,8 @@ class ProgramEmitter {
   }
 
   void mma(const MmaStep& m, const std::string& L) {
-    w_.ins("@" + not_t0_ + " bra " + L + "_done");
-    const std::string op = std::string("tcgen05.mma") + (m.sparse ? ".sp" : "") + ".cta_group::1.kind::" +
+    w_.ins("@" + not_issuer_ + " bra " + L + "_done");
+    const std::string op = std::string("tcgen05.mma") + (m.sparse ? ".sp" : "") + cg() + ".kind::" +
                            std::string(isa::name(m.kind)) + (m.scaled ? ".block_scale" + m.scale_qualifier : "");
     for (const auto& in : m.instrs) {
       const std::string a = in.a_tmem ? tmem(in.a_alloc, in.a_taddr) : desc(in.a_desc);
@@ -416,6 +455,8 @@ class ProgramEmitter {
         const std::string a = w_.r64();
         const int64_t origin = (st.row0 + f->row0) * stride + (st.col0 + f->elem0) * eb;
         w_.ins("add.s64 " + a + ", " + gbase_.at(st.global) + ", " + hex(static_cast<uint64_t>(origin)));
+        if (pair() && (st.cta_row || st.cta_col))
+          w_.ins("mad.lo.s64 " + a + ", " + rank64_ + ", " + s(st.cta_row * stride + st.cta_col * eb) + ", " + a, "CTA 1: per_cta further on");
         w_.ins("add.s64 " + a + ", " + a + ", " + thread_part[key]);
         // A register's elements are adjacent in the row: one 32-bit store when they fill it and sit aligned.
         const bool whole = !convert && d.elem_bits * d.elems_per_reg == 32 && d.elems_per_reg > 1 && stride % 4 == 0 &&
@@ -462,7 +503,7 @@ class ProgramEmitter {
   const Plan& pl_;
   const ProgramPlan& p_;
   PtxWriter w_;
-  std::string tid_, warp_, lane_, base_, not_t0_, dbase_;
+  std::string tid_, warp_, lane_, base_, not_t0_, not_issuer_, rank_, rank64_, dbase_;
   std::map<int, std::string> warp_p_;
   std::map<std::string, std::string> gbase_, bar_, tmem_base_;
   std::map<std::string, std::vector<std::string>> regs_;

@@ -22,7 +22,8 @@ Grid grid(const spec::Gemm& g) {
 }
 
 Grid grid(const Plan& p) {
-  if (p.program) return {};  // one CTA runs the whole program (plan/plan_program.cpp)
+  // One CTA runs the whole program, or one cluster of two for a CTA pair (plan/plan_program.cpp).
+  if (p.program) return {p.program->cta_group, 1, 1};
   return grid(*p.spec.gemm);
 }
 

@@ -147,6 +147,20 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
                "or, for M = 64, cast such a view to \"layout\": \"layout_f::0\" (or \"layout_f::16\")"});
     return std::nullopt;
   }
+  // A CTA pair (§9.7.16.5): CTA 0 issues .cta_group::2 for both. ptxgen plans the pair's M = 256
+  // (layout A, §9.7.16.10.5: each CTA keeps its 128 rows of D, row i in lane i, all N columns).
+  const bool pair = c.prog.cta_group == 2;
+  if (pair && (m64 || m.scaled)) {
+    c.problem("PAIR-MMA", m64 ? o.d.ptr : o.scale_ptr,
+              m64 ? "a CTA pair's tcgen05.mma is M = 256 here: each CTA keeps 128 rows of D in all 128 lanes (layout A, "
+                    "§9.7.16.10.5); a layout-F view is the one-CTA M = 64 layout. The pair's M = 128 (layouts B and C, "
+                    "which fold D's columns into lanes 64-127) has no view layout in ptxgen yet"
+                  : "ptxgen does not plan block-scaled MMAs for a CTA pair at the program level yet: which CTA's tensor "
+                    "memory holds B's scale factors for the N half the other CTA holds is not stated by the ISA",
+              {m64 ? "use a rows view of 128 lanes for D in each CTA (M = 256 per pair)"
+                   : "use \"cta_group\": 1 for block-scaled MMAs (the gemm level plans block-scaled pairs too)"});
+    return std::nullopt;
+  }
   // Majors and swizzles (Tables 51, 54).
   for (const SmemPlacement* t : {x.a_tile, x.b}) {
     if (!t) continue;
@@ -171,11 +185,14 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
   // ---- Step 2: instruction shapes ---------------------------------------------------------
   const int M = x.a_tile ? x.a_tile->layout.mn : x.a_view->rows;
   const int64_t KA = x.a_tile ? x.a_tile->layout.k : x.a_view->row_elements();
-  const int N = x.b->layout.mn;
+  // In a pair each CTA's B tile holds half of N (§9.7.16.10: "B ... in Shared Memory of the
+  // current CTA and optionally in peer CTA").
+  const int N = x.b->layout.mn * (pair ? 2 : 1);
   const int KB = x.b->layout.k;
   if (x.d->rows != M || x.d->row_elements() != N) {
     c.problem("OP-MMA-SHAPE", o.d.ptr,
-              "A is " + s(M) + " rows and B " + s(N) + " rows (N), so D is " + s(M) + " x " + s(N) + "; \"" + o.d.name + "\" is " +
+              "A is " + s(M) + " rows and B " + (pair ? s(N / 2) + " rows in each CTA of the pair (N = " + s(N) + ")" : s(N) + " rows (N)") +
+                  ", so D is " + s(M) + " x " + s(N) + (pair ? " in each CTA" : "") + "; \"" + o.d.name + "\" is " +
                   s(x.d->rows) + " x " + s(x.d->row_elements()),
               m64 || M % 128 == 0 || M % 64 != 0
                   ? std::vector<std::string>{"slice the accumulator to " + s(N) + " columns per M group" +
@@ -198,7 +215,8 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
               {"use 128 rows of A and a rows-layout accumulator of 128 lanes"});
     return std::nullopt;
   }
-  const int m_instr = m64 ? 64 : 128;
+  const int m_instr = m64 ? 64 : 128;            // rows of each CTA per instruction
+  const int m_idesc = pair ? 2 * m_instr : m_instr;  // the instruction's M (§9.7.16.10.1 Table 39)
   if (M % m_instr != 0) {
     c.problem("OP-MMA-SHAPE", o.a.ptr,
               "M = " + s(M) + " is not a multiple of the instruction M = " + s(m_instr) + " the accumulator's layout gives",
@@ -229,11 +247,24 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
   }
   const bool b8mn = x.b->layout.major == isa::Major::mn && x.b->bits == 8;
   const int align = x.b->layout.major == isa::Major::mn ? x.b->layout.atom_mn : 8;
-  const std::vector<int> ng = isa::split_n(m.kind, 1, b8mn, N, align);
+  // A pair's N group of width n reads n / 2 rows of each CTA's B tile, from B row n0 / 2 on.
+  const int cg = pair ? 2 : 1;
+  const std::vector<int> ng = isa::split_n(m.kind, cg, b8mn, N, align * cg);
   if (ng.empty()) {
     c.problem("OP-MMA-SHAPE", o.b.ptr,
-              "N = " + s(N) + " cannot be split into " + kn(m.kind) + " instructions: N = " + isa::legal_n_text(m.kind, 1, b8mn) +
-                  ", at most 256 each");
+              "N = " + s(N) + " cannot be split into " + kn(m.kind) + (pair ? " .cta_group::2" : "") +
+                  " instructions: N = " + isa::legal_n_text(m.kind, cg, b8mn) + ", at most 256 each" +
+                  (pair ? ", each reading half its rows from each CTA's B at a multiple of " + s(align) + " rows" : ""));
+    return std::nullopt;
+  }
+  if (pair && ng.size() > 1) {
+    // One instruction writes N contiguous columns of D from n / 2 rows of each CTA's B: with one N
+    // group, D column j is CTA 0's B row j (j < N / 2) or CTA 1's row j - N / 2. Several groups
+    // would interleave the two halves group by group; ptxgen keeps a pair's mma op to one group.
+    c.problem("OP-MMA-SHAPE", o.b.ptr,
+              "a CTA pair's mma op is one instruction wide in N: N = " + s(N) + " (" + s(N / 2) + " rows of B in each CTA) "
+              "needs " + s(static_cast<int64_t>(ng.size())) + " instructions, whose halves of B would interleave in D",
+              {"use at most 128 rows of B in each CTA per mma op (N <= 256), and one mma op per further slice of D"});
     return std::nullopt;
   }
   const int k_instr = isa::instr_k(m.kind) * (m.sparse ? 2 : 1);
@@ -331,12 +362,12 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
         in.mi = mi;
         in.ni = static_cast<int>(ni);
         in.ki = ki;
-        in.m = m_instr;
+        in.m = m_idesc;
         in.n = ng[ni];
         in.k = k_instr;
         isa::InstrDesc& id = in.idesc;
         id.kind = m.kind;
-        id.m = static_cast<unsigned>(m_instr);  // §9.7.16.4.2: the descriptor holds M >> 4
+        id.m = static_cast<unsigned>(m_idesc);  // §9.7.16.4.2: the descriptor holds M >> 4
         id.n = static_cast<unsigned>(ng[ni]);
         id.atype = *isa::idesc_ab_code(m.kind, ta);
         id.btype = *isa::idesc_ab_code(m.kind, tb);
@@ -354,7 +385,7 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
                                static_cast<uint32_t>(ki * ka_instr * isa::tmem_bits(m.kind, ta) / 32);
           in.a_taddr = isa::encode(isa::TmemAddr{lane0, col});
         }
-        in.b_desc = desc(*x.b, n0, ki * k_instr);
+        in.b_desc = desc(*x.b, n0 / cg, ki * k_instr);
         in.d_alloc = x.d->alloc;
         in.d_taddr = isa::encode(isa::TmemAddr{lane0, x.d->column + static_cast<uint32_t>(mi) * x.d->block_columns() + static_cast<uint32_t>(n0)});
         in.enable_input_d = ki > 0 || o.accumulate;

@@ -121,16 +121,30 @@ std::optional<LoadStep> plan_load(Ctx& c, const spec::Op& o) {
   // A K-major tile reads rows of the global as its rows; an MN-major tile reads rows of the
   // global (K of them) as its columns (docs/spec.md).
   const int64_t grows = kmaj ? t->layout.mn : t->layout.k, gcols = kmaj ? t->layout.k : t->layout.mn;
-  if (l.row0 + grows > g->rows || l.col0 + gcols > g->cols) {
-    c.problem("LOAD-BOUNDS", o.at_ptr,
-              "the tile \"" + t->name + "\" (" + (kmaj ? "K" : "MN") + "-major) reads global rows " +
-                  range(l.row0, l.row0 + grows) + " and columns " + range(l.col0, l.col0 + gcols) + " of \"" + g->name +
-                  "\", which is " + s(g->rows) + " x " + s(g->cols),
-              {"move \"at\" or shrink the tile so it lies inside the global tensor"});
-    return std::nullopt;
+  // A pair's CTA 1 reads at + per_cta (both below 2^31, so no sum overflows).
+  const int ctas = c.prog.cta_group;
+  for (int r = 0; r < ctas; ++r) {
+    const int64_t r0 = l.row0 + r * o.per_cta[0], c0 = l.col0 + r * o.per_cta[1];
+    if (r0 + grows > g->rows || c0 + gcols > g->cols) {
+      c.problem("LOAD-BOUNDS", r ? o.per_cta_ptr : o.at_ptr,
+                "the tile \"" + t->name + "\" (" + (kmaj ? "K" : "MN") + "-major) reads global rows " + range(r0, r0 + grows) +
+                    " and columns " + range(c0, c0 + gcols) + " of \"" + g->name + "\"" + (ctas > 1 ? " in CTA " + s(r) : "") +
+                    ", which is " + s(g->rows) + " x " + s(g->cols),
+                {r ? "shrink \"per_cta\" so CTA 1's tile lies inside the global tensor"
+                   : "move \"at\" or shrink the tile so it lies inside the global tensor"});
+      return std::nullopt;
+    }
   }
   l.global_row_bytes = g->cols * gbits / 8;
   l.col0_bytes = l.col0 * gbits / 8;
+  if (ctas > 1 && o.per_cta[1] * gbits % 128 != 0) {
+    c.problem("LOAD-ALIGN", o.per_cta_ptr + "/1",
+              "loads move 16-byte chunks: CTA 1's tile starts " + s(o.per_cta[1] * gbits) +
+                  " bits further into a row than CTA 0's; that must be a multiple of 128",
+              {"make per_cta's column a multiple of " + s(128 / gbits) + " elements"});
+    return std::nullopt;
+  }
+  l.cta_bytes = o.per_cta[0] * l.global_row_bytes + o.per_cta[1] * gbits / 8;
   if (g->cols * gbits % 128 != 0 || l.col0 * gbits % 128 != 0) {
     c.problem("LOAD-ALIGN", g->cols * gbits % 128 != 0 ? g->ptr + "/shape/1" : o.at_ptr + "/1",
               "loads move 16-byte chunks: rows of \"" + g->name + "\" are " + s(g->cols * gbits) +
@@ -587,10 +601,25 @@ std::optional<StoreStep> plan_store(Ctx& c, const spec::Op& o, const RegDef& src
                   "\" is " + dt(g->dtype) + (isa::value_bits(g->dtype) < 8 ? ", which has no per-element store" : ""));
     return std::nullopt;
   }
-  if (o.at[0] + src.rows > g->rows || o.at[1] + src.row_elements > g->cols) {
-    c.problem("STORE-BOUNDS", o.at_ptr,
-              "the registers hold " + s(src.rows) + " x " + s(src.row_elements) + " elements; stored at (" + s(o.at[0]) + ", " +
-                  s(o.at[1]) + ") they do not fit \"" + g->name + "\" (" + s(g->rows) + " x " + s(g->cols) + ")");
+  const int ctas = c.prog.cta_group;
+  for (int r = 0; r < ctas; ++r) {
+    const int64_t r0 = o.at[0] + r * o.per_cta[0], c0 = o.at[1] + r * o.per_cta[1];
+    if (r0 + src.rows > g->rows || c0 + src.row_elements > g->cols) {
+      c.problem("STORE-BOUNDS", r ? o.per_cta_ptr : o.at_ptr,
+                "the registers hold " + s(src.rows) + " x " + s(src.row_elements) + " elements; stored at (" + s(r0) + ", " +
+                    s(c0) + ")" + (ctas > 1 ? " by CTA " + s(r) : "") + " they do not fit \"" + g->name + "\" (" +
+                    s(g->rows) + " x " + s(g->cols) + ")");
+      return std::nullopt;
+    }
+  }
+  // Both CTAs of a pair run the store: their elements must not overlap (the values differ).
+  if (ctas > 1 && o.per_cta[0] < src.rows && o.per_cta[1] < src.row_elements) {
+    c.problem("PAIR-STORE-OVERLAP", o.has_per_cta ? o.per_cta_ptr : o.ptr,
+              "both CTAs of the pair store " + s(src.rows) + " x " + s(src.row_elements) + " elements, CTA 1 at (" +
+                  s(o.per_cta[0]) + ", " + s(o.per_cta[1]) + ") from CTA 0's start: the two regions overlap, and which "
+                  "CTA's values land there is a race",
+              {"set \"per_cta\": [" + s(src.rows) + ", 0] (CTA 1 below CTA 0) or [0, " + s(src.row_elements) +
+               "] (beside it)"});
     return std::nullopt;
   }
   StoreStep st;
@@ -598,6 +627,8 @@ std::optional<StoreStep> plan_store(Ctx& c, const spec::Op& o, const RegDef& src
   st.global = g->name;
   st.row0 = o.at[0];
   st.col0 = o.at[1];
+  st.cta_row = o.per_cta[0];
+  st.cta_col = o.per_cta[1];
   st.to = g->dtype;
   st.global_cols = g->cols;
   return st;

@@ -57,6 +57,13 @@ void declarations(Ctx& c) {
               "threads = " + s(p.threads) + " is not a whole number of warps: tcgen05.ld/st, alloc and wait are "
               "warp-collective (.sync.aligned)",
               {"use a multiple of 32 threads (128 is one warpgroup, which reaches all 128 lanes)"});
+  // "per_cta" places the second CTA of a pair; a one-CTA program has none.
+  if (p.cta_group == 1)
+    for (const auto& o : p.ops)
+      if (o.has_per_cta)
+        c.problem("PAIR-PER-CTA", o.per_cta_ptr,
+                  "\"per_cta\" says where CTA 1 of a pair reads or writes; this program is one CTA (\"cta_group\": 1)",
+                  {"drop \"per_cta\"", "or make the program a CTA pair with \"cta_group\": 2"});
   // Names: identifiers (they name kernel parameters and labels), one kind each.
   std::map<std::string, std::string> seen;
   auto declare = [&](const std::string& n, const std::string& ptr, const std::string& what) {
@@ -548,6 +555,7 @@ ProgramAnalysis analyze_program(const spec::Spec& spec) {
   ProgramPlan p;
   p.steps = seq.run();
   p.threads = c.prog.threads;
+  p.cta_group = c.prog.cta_group;
   p.views = c.views;
   p.reg_counts = seq.reg_counts;
   for (const auto& g : c.prog.globals)

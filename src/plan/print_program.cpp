@@ -36,9 +36,9 @@ ojson desc_json(const isa::SmemDesc& d) {
           {"fields", fields_json(isa::fields(d))}};
 }
 
-std::string cp_name(const CpInstr& c) {
+std::string cp_name(const CpInstr& c, int cta_group) {
   const auto& i = isa::info(c.shape);
-  return "tcgen05.cp." + std::string(i.name) + (i.multicast.empty() ? "" : "." + std::string(i.multicast)) +
+  return "tcgen05.cp.cta_group::" + s(cta_group) + "." + std::string(i.name) + (i.multicast.empty() ? "" : "." + std::string(i.multicast)) +
          std::string(isa::qualifier(c.decompress));
 }
 
@@ -47,8 +47,8 @@ std::string ld_name(const LdInstr& f, bool st) {
          (f.pack ? (st ? ".unpack::16b" : ".pack::16b") : "");
 }
 
-std::string mma_name(const MmaStep& m) {
-  return std::string("tcgen05.mma") + (m.sparse ? ".sp" : "") + ".cta_group::1.kind::" + std::string(isa::name(m.kind)) +
+std::string mma_name(const MmaStep& m, int cta_group) {
+  return std::string("tcgen05.mma") + (m.sparse ? ".sp" : "") + ".cta_group::" + s(cta_group) + ".kind::" + std::string(isa::name(m.kind)) +
          (m.scaled ? ".block_scale" + m.scale_qualifier : "");
 }
 
@@ -79,7 +79,8 @@ std::string program_text(const Plan& pl) {
   const auto& t = isa::target_info(pl.spec.target);
   std::string o;
   o += "plan for \"" + pl.spec.name + "\" (" + std::string(t.name) + ", PTX ISA " + s(p.ptx_version / 10) + "." +
-       s(p.ptx_version % 10) + "): program level, " + s(p.threads) + " threads\n\n";
+       s(p.ptx_version % 10) + "): program level, " + s(p.threads) + " threads" +
+       (p.cta_group == 2 ? " in each CTA of a pair (one cluster of 2; CTA 0 issues .cta_group::2)" : "") + "\n\n";
   o += "Resources\n";
   for (size_t i = 0; i < p.globals.size(); ++i) {
     const auto& g = p.globals[i];
@@ -113,17 +114,18 @@ std::string program_text(const Plan& pl) {
       case StepKind::load: {
         const auto& l = st.load;
         o += "      " + s(l.chunks) + " chunks of 16 B: " + s(l.box_rows) + " rows of " + s(l.row_bytes) + " B from (" + s(l.row0) +
-             ", " + s(l.col0) + "), boxes " + s(l.box_bytes) + " B wide, " + std::string(isa::name(l.swizzle)) + " swizzle\n";
+             ", " + s(l.col0) + "), boxes " + s(l.box_bytes) + " B wide, " + std::string(isa::name(l.swizzle)) + " swizzle" +
+             (p.cta_group == 2 ? "; CTA 1 reads " + s(l.cta_bytes) + " B further on" : "") + "\n";
         break;
       }
       case StepKind::cp:
         for (const auto& c : st.cps)
-          o += "      " + cp_name(c) + " " + taddr(c.alloc, c.taddr) + " <- " + isa::hex64(encoded(c.src)) + " (rows from " +
+          o += "      " + cp_name(c, p.cta_group) + " " + taddr(c.alloc, c.taddr) + " <- " + isa::hex64(encoded(c.src)) + " (rows from " +
                s(c.src_row) + ", column " + s(c.src_col) + ")\n";
         break;
       case StepKind::mma: {
         const auto& m = st.mma;
-        o += "      " + mma_name(m) + (m.scaled ? ", " + s(m.factors_per_instr) + " scale factor(s) per row per instruction" : "") + "\n";
+        o += "      " + mma_name(m, p.cta_group) + (m.scaled ? ", " + s(m.factors_per_instr) + " scale factor(s) per row per instruction" : "") + "\n";
         for (const auto& in : m.instrs) {
           o += "      m" + s(in.mi) + " n" + s(in.ni) + " k" + s(in.ki) + " " + s(in.m) + "x" + s(in.n) + "x" + s(in.k) +
                " d=" + taddr(in.d_alloc, in.d_taddr) + " a=" +
@@ -141,7 +143,9 @@ std::string program_text(const Plan& pl) {
       case StepKind::tmem_st: ld_lines(o, st.st.dst, true); break;
       case StepKind::store:
         o += "      " + st.store.src.name + " (" + dt(st.store.src.dtype) + ") -> " + st.store.global + " (" + dt(st.store.to) +
-             ") at (" + s(st.store.row0) + ", " + s(st.store.col0) + ")\n";
+             ") at (" + s(st.store.row0) + ", " + s(st.store.col0) + ")" +
+             (p.cta_group == 2 ? ", CTA 1 at (" + s(st.store.row0 + st.store.cta_row) + ", " + s(st.store.col0 + st.store.cta_col) + ")"
+                               : "") + "\n";
         break;
       case StepKind::commit:
       case StepKind::wait:
@@ -149,7 +153,10 @@ std::string program_text(const Plan& pl) {
         break;
       case StepKind::sync:
         o += std::string("      ") + (st.proxy_fence ? "fence.proxy.async.shared::cta; " : "") +
-             "tcgen05.fence::before_thread_sync; bar.sync 0; tcgen05.fence::after_thread_sync\n";
+             "tcgen05.fence::before_thread_sync; " +
+             std::string(p.cta_group == 2 ? "barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned"
+                                          : "bar.sync 0") +
+             "; tcgen05.fence::after_thread_sync\n";
         break;
       default: break;
     }
@@ -193,11 +200,12 @@ std::string program_json(const Plan& pl) {
       case StepKind::load:
         x["load"] = {{"global", st.load.global}, {"tile", st.load.tile}, {"row0", st.load.row0}, {"col0", st.load.col0},
                      {"chunks", st.load.chunks}};
+        if (p.cta_group == 2) x["load"]["cta_bytes"] = st.load.cta_bytes;
         break;
       case StepKind::cp: {
         ojson a = ojson::array();
         for (const auto& c : st.cps)
-          a.push_back({{"instruction", cp_name(c)}, {"dst", tmem_json(c.alloc, c.taddr)}, {"src", desc_json(c.src)},
+          a.push_back({{"instruction", cp_name(c, p.cta_group)}, {"dst", tmem_json(c.alloc, c.taddr)}, {"src", desc_json(c.src)},
                        {"src_row", c.src_row}, {"src_col", c.src_col}});
         x["cp"] = a;
         break;
@@ -217,13 +225,14 @@ std::string program_json(const Plan& pl) {
           if (st.mma.sparse) m["metadata"] = tmem_json(in.meta_alloc, in.meta_taddr);
           a.push_back(m);
         }
-        x["mma"] = {{"instruction", mma_name(st.mma)}, {"instrs", a}};
+        x["mma"] = {{"instruction", mma_name(st.mma, p.cta_group)}, {"instrs", a}};
         break;
       }
       case StepKind::tmem_ld: x["ld"] = ld_json(st.ld); break;
       case StepKind::tmem_st: x["st"] = ld_json(st.st.dst); break;
       case StepKind::store:
         x["store"] = {{"regs", st.store.src.name}, {"global", st.store.global}, {"row0", st.store.row0}, {"col0", st.store.col0}};
+        if (pl.program->cta_group == 2) x["store"]["per_cta"] = {st.store.cta_row, st.store.cta_col};
         break;
       case StepKind::commit:
       case StepKind::wait: x["barrier"] = {{"name", st.bar.barrier}, {"parity", st.bar.parity}}; break;
@@ -237,7 +246,8 @@ std::string program_json(const Plan& pl) {
 }
 
 std::string program_manifest(const Plan& pl) {
-  // One CTA of `threads` threads runs the whole program (.cta_group::1, no %ctaid; plan::grid);
+  // One CTA of `threads` threads runs the whole program (.cta_group::1, no %ctaid; plan::grid), or
+  // one cluster of two for a CTA pair (.cta_group::2, %cluster_ctarank picks the half);
   // the parameters are the globals' addresses in the order of the .entry.
   const ProgramPlan& p = *pl.program;
   ojson j;
@@ -249,7 +259,7 @@ std::string program_manifest(const Plan& pl) {
   j["block"] = {p.threads, 1, 1};
   const Grid gr = grid(pl);
   j["grid"] = {gr.x, gr.y, gr.z};
-  j["cluster"] = {1, 1, 1};
+  j["cluster"] = {p.cta_group, 1, 1};
   j["dynamic_shared_memory_bytes"] = p.smem_bytes;
   ojson params = ojson::array();
   for (const auto& g : p.globals) params.push_back({{"name", param_name(g.name)}, {"kind", "global_pointer"}, {"tensor", g.name}});

@@ -70,6 +70,9 @@ class Parser {
     p_.threads_ptr = r.ptr("threads");
     if (r.has("threads"))
       if (auto v = r.integer("threads", false, 32, 1024)) p_.threads = static_cast<int>(*v);
+    p_.cta_group_ptr = r.ptr("cta_group");
+    if (r.has("cta_group"))
+      if (auto v = r.integer("cta_group", false, 1, 2)) p_.cta_group = static_cast<int>(*v);
     if (const json* g = r.object("globals", false)) each(*g, r.ptr("globals"), [&](const std::string& n, const json& v, const std::string& at) { global(n, v, at); });
     if (const json* s = r.object("smem", false)) each(*s, r.ptr("smem"), [&](const std::string& n, const json& v, const std::string& at) { tile(n, v, at); });
     if (const json* t = r.object("tmem", false)) each(*t, r.ptr("tmem"), [&](const std::string& n, const json& v, const std::string& at) { view_entry(n, v, at); });
@@ -309,6 +312,12 @@ class Parser {
         o.at_ptr = r.ptr("at");
         if (r.has("at"))
           if (auto a = pair(r, "at", 0, kMaxExtent)) o.at = *a;
+        o.per_cta_ptr = r.ptr("per_cta");
+        if (r.has("per_cta"))
+          if (auto a = pair(r, "per_cta", 0, kMaxExtent)) {
+            o.per_cta = *a;
+            o.has_per_cta = true;
+          }
         break;
       case OpKind::copy:
         o.src = ref(r, "src", true);
@@ -404,6 +413,7 @@ std::string program_to_json(const Program& p) {
   auto dt = [](isa::DType t) { return std::string(isa::name(t)); };
   oj j;
   j["threads"] = p.threads;
+  if (p.cta_group != 1) j["cta_group"] = p.cta_group;
   oj g = oj::object();
   for (const auto& x : p.globals) {
     g[x.name] = {{"dtype", dt(x.dtype)}, {"shape", {x.rows, x.cols}}};
@@ -470,6 +480,7 @@ std::string program_to_json(const Program& p) {
         put("regs", o.regs);
         put("dst", o.dst);
         x["at"] = {o.at[0], o.at[1]};
+        if (o.has_per_cta) x["per_cta"] = {o.per_cta[0], o.per_cta[1]};
         break;
       case OpKind::copy:
         put("src", o.src);
