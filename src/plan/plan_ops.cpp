@@ -71,7 +71,7 @@ bool unknown(Ctx& c, const spec::Ref& r, const std::string& role, const std::str
 }  // namespace
 
 const spec::GlobalTensor* Ctx::global(const spec::Ref& r, const std::string& role) {
-  if (unknown(*this, r, role, "a global tensor", "/program/globals")) return nullptr;
+  if (unknown(*this, r, role, "a global tensor", "/program/globals") || oversized.count(r.name)) return nullptr;
   return globals.at(r.name);
 }
 

@@ -85,6 +85,19 @@ void declarations(Ctx& c) {
     if (o.regs) declare(o.regs.name, o.regs.ptr, "a register set");
     if (o.barrier) declare(o.barrier.name, o.barrier.ptr, "a barrier");
   }
+  // Global tensors: at most 2^48 bytes, so that every byte offset the kernel and the planner
+  // compute (row x row bytes, a pair's per_cta offset) stays far inside 64-bit arithmetic. Rows and
+  // columns are below 2^31 and elements at most 32 bits, so the product fits an unsigned 64-bit.
+  for (const auto& g : p.globals) {
+    const uint64_t row_bytes = (static_cast<uint64_t>(g.cols) * static_cast<uint64_t>(spec::storage_bits(g.dtype, g.format)) + 7) / 8;
+    const uint64_t bytes = static_cast<uint64_t>(g.rows) * row_bytes;
+    if (bytes <= (uint64_t{1} << 48)) continue;
+    c.oversized.insert(g.name);
+    c.problem("GLOBAL-SIZE", g.ptr + "/shape",
+                "\"" + g.name + "\" is " + s(g.rows) + " x " + s(g.cols) + " " + std::string(isa::name(g.dtype)) + ": " +
+                    std::to_string(bytes) + " bytes, more than the 2^48 bytes (256 TiB) a global tensor may hold",
+                {"describe the part of the tensor the kernel touches (and pass its address)"});
+  }
   // 4-bit storage formats.
   auto format = [&](isa::DType t, spec::SubByte f, const std::string& ptr) {
     if (f == spec::SubByte::packed && t != isa::DType::e2m1)

@@ -35,6 +35,7 @@ struct Ctx {
   std::set<std::string> reported;
 
   std::map<std::string, const spec::GlobalTensor*> globals;
+  std::set<std::string> oversized;                       // globals GLOBAL-SIZE refused: no offsets computed
   std::map<std::string, const spec::SmemTile*> tiles;
   std::map<std::string, SmemPlacement> placed;          // tiles with a canonical layout
   std::set<std::string> view_names;                      // every declared view

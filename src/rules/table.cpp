@@ -623,6 +623,12 @@ const std::vector<Rule> kTable = {
  R"({"program": {"smem": {"big": {"dtype": "bf16", "shape": [512, 128], "swizzle": 128}, "big2": {"dtype": "bf16", "shape": [512, 128], "swizzle": 128}}}})", "/program/smem", false,
  R"({"program": {"smem": {"big": {"dtype": "bf16", "shape": [512, 128], "swizzle": 128}}}})", check_program_smem_budget},
 
+{"GLOBAL-SIZE", "a global tensor larger than 2^48 bytes", "(docs/spec.md, globals)",
+ "A global tensor is a row-major array the kernel reaches by byte offsets from its address; ptxgen takes at most 2^48 bytes (256 TiB, more than any GPU's memory) so that every offset it computes, rows times row bytes and a pair's per_cta offset, stays far inside 64-bit arithmetic.",
+ "Shapes of 2^31 - 1 by 2^31 - 1 elements.",
+ {"describe the part of the tensor the kernel touches, and pass that part's address"},
+ R"({"program": {"globals": {"A": {"shape": [2147483647, 2147483640]}}}})", "/program/globals/A/shape", false,
+ R"({"program": {"globals": {"A": {"shape": [1048576, 64]}}}})", check_global_size},
 {"PAIR-PER-CTA", "per_cta in a one-CTA program", "(docs/spec.md, \"CTA pairs\")",
  "per_cta says where CTA 1 of a pair reads (load) or writes (store) in the global tensor: CTA r starts at at + r x per_cta. A one-CTA program has no CTA 1, so the field would silently do nothing.",
  "A pair program turned back into one CTA with its loads unchanged.",
