@@ -776,6 +776,20 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
     CAPTURE(rule);
     CHECK_MESSAGE(r.has(c.rule, c.ptr), r.all());
   }
+  // The sparse M = 128 pair: layout C, layout F's organization in each CTA (§9.7.16.10.5): idesc M
+  // = 128, 64 rows per CTA, D's and the metadata's addresses at the view's alignment.
+  const plan::Plan pc = plan_of(json::parse(support::slurp(support::source_root() + "/specs/prog_pair_sparse_m128_e4m3.json")));
+  const plan::Step* mc = first(pc, plan::StepKind::mma);
+  REQUIRE(mc);
+  REQUIRE(mc->mma.instrs.size() == 2);
+  for (const auto& in : mc->mma.instrs) {
+    CHECK(in.m == 128);
+    CHECK((plan::encoded(in.idesc) >> 24 & 0x1F) == 128u >> 4);
+    CHECK((plan::encoded(in.idesc) >> 17 & 0x3F) == 64u >> 3);  // N = 2 x 32 rows of B per CTA
+    CHECK(isa::decode_tmem(in.d_taddr).lane == 16u);
+    CHECK(isa::decode_tmem(in.meta_taddr).lane == 16u);
+  }
+  CHECK(refmodel::replay_program(pc, 23).ok);
   // Block-scaled pairs: refused with the reason, at the mma's "scale".
   json s = json::parse(support::slurp(support::source_root() + "/specs/prog_mxf8f6f4_sm100a.json"));
   s["program"]["cta_group"] = 2;

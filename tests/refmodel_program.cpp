@@ -393,13 +393,15 @@ struct Model {
         default: K = 32;
       }
       if (sparse) K *= 2;
-      if (M != in.m || (pair ? M != 256 : (M != 128 && M != 64)) || N != in.n)
+      // Table 39 / §9.7.16.10.5: a pair is M = 256 (layout A) or, sparse, M = 128 (layout C).
+      if (M != in.m || (pair ? !(M == 256 || (M == 128 && sparse)) : (M != 128 && M != 64)) || N != in.n)
         fail("idesc shape " + std::to_string(M) + "x" + std::to_string(N) + " is not the planned one");
       const int Mc = pair ? M / 2 : M;  // rows of this CTA
       const uint32_t dl = in.d_taddr >> 16, dc = in.d_taddr & 0xFFFF;
       // Data-path layouts (§9.7.16.10.5): M = 128 (layout D) row i in lane i; M = 64 (layout F)
       // row i in lane i % 16 + 32 (i / 16) after the address's lane alignment, 0 or 16 (A too).
-      if (M == 64 ? (dl != 0 && dl != 16) : dl != 0) fail("D address lane " + std::to_string(dl) + " is no lane alignment of the layout");
+      // A pair's sparse M = 128 is layout C: layout F's organization in each CTA (§9.7.16.10.5).
+      if (Mc == 64 ? (dl != 0 && dl != 16) : dl != 0) fail("D address lane " + std::to_string(dl) + " is no lane alignment of the layout");
       auto row_lane = [Mc](uint32_t base, int i) { return static_cast<int>(base) + (Mc == 64 ? i % 16 + 32 * (i / 16) : i); };
       Mem& D = tmem[in.d_alloc];
       if (sparse) {

@@ -148,17 +148,19 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
     return std::nullopt;
   }
   // A CTA pair (§9.7.16.5): CTA 0 issues .cta_group::2 for both. ptxgen plans the pair's M = 256
-  // (layout A, §9.7.16.10.5: each CTA keeps its 128 rows of D, row i in lane i, all N columns).
+  // (layout A, §9.7.16.10.5: each CTA keeps its 128 rows of D, row i in lane i, all N columns) and
+  // the sparse M = 128 (layout C: "4x1, 1/2 datapath utilized", lane alignment 0 or 16, the
+  // organization of layout F, which a layout-F view of each CTA's 64 rows describes).
   const bool pair = c.prog.cta_group == 2;
-  if (pair && (m64 || m.scaled)) {
-    c.problem("PAIR-MMA", m64 ? o.d.ptr : o.scale_ptr,
-              m64 ? "a CTA pair's tcgen05.mma is M = 256 here: each CTA keeps 128 rows of D in all 128 lanes (layout A, "
-                    "§9.7.16.10.5); a layout-F view is the one-CTA M = 64 layout. The pair's M = 128 (layouts B and C, "
-                    "which fold D's columns into lanes 64-127) has no view layout in ptxgen yet"
-                  : "ptxgen does not plan block-scaled MMAs for a CTA pair at the program level yet: which CTA's tensor "
-                    "memory holds B's scale factors for the N half the other CTA holds is not stated by the ISA",
-              {m64 ? "use a rows view of 128 lanes for D in each CTA (M = 256 per pair)"
-                   : "use \"cta_group\": 1 for block-scaled MMAs (the gemm level plans block-scaled pairs too)"});
+  if (pair && ((m64 && !m.sparse) || m.scaled)) {
+    c.problem("PAIR-MMA", m.scaled ? o.scale_ptr : o.d.ptr,
+              m.scaled ? "ptxgen does not plan block-scaled MMAs for a CTA pair at the program level yet: which CTA's tensor "
+                         "memory holds B's scale factors for the N half the other CTA holds is not stated by the ISA"
+                       : "a dense CTA pair with 64 rows of D in each CTA is M = 128 in layout B (§9.7.16.10.5.2: \"2x2\", "
+                         "half of D's columns folded into lanes 64-127), which no ptxgen view layout describes yet; a "
+                         "layout-F view in a pair is layout C, the sparse M = 128",
+              {m.scaled ? "use \"cta_group\": 1 for block-scaled MMAs (the gemm level plans block-scaled pairs too)"
+                        : "use a rows view of 128 lanes for D in each CTA (M = 256 per pair), or a sparse A"});
     return std::nullopt;
   }
   // Majors and swizzles (Tables 51, 54).
