@@ -419,7 +419,10 @@ TEST_CASE("every shipped program spec: views, invariants, and the reference mode
     };
     for (const auto& st : p.program->steps) {
       for (const auto& c : st.cps) inside(c.alloc, c.taddr, static_cast<uint32_t>(isa::info(c.shape).bits / 32));
-      for (const auto& m : st.mma.instrs) inside(m.d_alloc, m.d_taddr, static_cast<uint32_t>(m.n));
+      // A pair's dense M = 128 (layout B, §9.7.16.10.5.2) folds N into N / 2 columns of both lane halves.
+      const bool layout_b = p.program->cta_group == 2 && !st.mma.sparse;
+      for (const auto& m : st.mma.instrs)
+        inside(m.d_alloc, m.d_taddr, static_cast<uint32_t>(layout_b && m.m == 128 ? m.n / 2 : m.n));
       for (const auto* d : {&st.ld, &st.st.dst})
         for (const auto& f : d->frags) {
           CHECK(isa::decode_tmem(f.taddr).lane / 32 == static_cast<uint32_t>(f.warp % 4));
@@ -763,10 +766,18 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
          P["ops"][1]["per_cta"] = {144, 0};
        },
        "OP-MMA-SHAPE", "/program/ops/2/b"},
-      {[](json& j) {
+      {[](json& j) {  // a dense pair with 64 rows per CTA is layout B, not F
+         j["program"]["smem"]["a"]["shape"] = {64, 64};
+         j["program"]["ops"][0]["per_cta"] = {64, 0};
          j["program"]["tmem"]["acc"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {0, 128}}}}}}, {"layout", "layout_f::16"}}}};
        },
-       "PAIR-MMA", "/program/ops/2/d"},
+       "OP-MMA-D", "/program/ops/2/d"},
+      {[](json& j) {  // layout B is a dense pair's: not the sparse M = 128 (layout C)
+         j["program"]["tmem"]["acc"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {0, 64}}}}}}, {"layout", "layout_b"}}}};
+         j["program"]["cta_group"] = 1;
+         for (auto& o : j["program"]["ops"]) o.erase("per_cta");
+       },
+       "OP-MMA-D", "/program/ops/2/d"},
   };
   for (const auto& c : cases) {
     json j = json::parse(src);
@@ -790,6 +801,57 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
     CHECK(isa::decode_tmem(in.meta_taddr).lane == 16u);
   }
   CHECK(refmodel::replay_program(pc, 23).ok);
+  // The dense M = 128 pair: layout B (§9.7.16.10.5.2). idesc M = 128, N = 2 x 128 rows of B; D's
+  // 256 elements per row in 128 columns, the second half in lanes 64-127, which warps 2 and 3 read.
+  const std::string srcb = support::slurp(support::source_root() + "/specs/prog_pair_bf16_m128_layout_b.json");
+  const plan::Plan pb = plan_of(json::parse(srcb));
+  const plan::Step* mb = first(pb, plan::StepKind::mma);
+  REQUIRE(mb);
+  for (const auto& in : mb->mma.instrs) {
+    CHECK((plan::encoded(in.idesc) >> 24 & 0x1F) == 128u >> 4);
+    CHECK((plan::encoded(in.idesc) >> 17 & 0x3F) == 256u >> 3);
+    CHECK(isa::decode_tmem(in.d_taddr).lane == 0u);
+  }
+  const plan::Step* lb = first(pb, plan::StepKind::tmem_ld);
+  REQUIRE(lb);
+  std::set<int> lb_warps;
+  for (const auto& f : lb->ld.frags) {
+    lb_warps.insert(f.warp);
+    CHECK(f.row0 == 32 * (f.warp % 2));
+    CHECK(f.elem0 == (f.warp >= 2 ? 128 : 0));
+  }
+  CHECK(lb_warps == std::set<int>{0, 1, 2, 3});
+  CHECK(refmodel::replay_program(pb, 25).ok);
+  plan::Plan bad3 = pb;  // read the halves swapped: the model sees D's columns out of place
+  for (auto& st : bad3.program->steps)
+    for (auto* d : {&st.ld, &st.store.src})
+      for (auto& f : d->frags) f.elem0 = f.warp >= 2 ? 0 : 128;
+  CHECK_FALSE(refmodel::replay_program(bad3, 25).ok);
+  {
+    json j = json::parse(srcb);  // tcgen05.st into another layout-B view and back: the halves stay in place
+    auto& P = j["program"];
+    P["tmem"]["t"]["columns"] = 256;
+    P["tmem"]["acc2"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {128, 256}}}}}}, {"layout", "layout_b"}}}};
+    P["ops"].insert(P["ops"].begin() + 6, json{{"op", "tmem_store"}, {"regs", "r"}, {"dst", "acc2"}});
+    P["ops"].insert(P["ops"].begin() + 7, json{{"op", "tmem_load"}, {"src", "acc2"}, {"regs", "r2"}});
+    P["ops"][8]["regs"] = "r2";
+    const plan::Plan pst = plan_of(j);
+    const refmodel::Result rr = refmodel::replay_program(pst, 27);
+    std::string errs;
+    for (const auto& e : rr.errors) errs += e + "\n";
+    CHECK_MESSAGE(rr.ok, errs);
+  }
+  {
+    json j = json::parse(srcb);  // A in tensor memory with layout B: not planned
+    auto& P = j["program"];
+    P["tmem"]["t"]["columns"] = 256;
+    P["tmem"]["a_t"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {128, 144}}}}}}, {"dtype", "bf16"}, {"packing", 2}, {"layout", "layout_b"}}}};
+    P["ops"].insert(P["ops"].begin() + 2, json{{"op", "copy"}, {"src", "a"}, {"dst", "a_t"}});
+    P["ops"][3]["a"] = "a_t";
+    Checked r = check(j);
+    CHECK_MESSAGE(r.has("CP-SHAPE", "/program/ops/2/dst"), r.all());
+    CHECK_MESSAGE(r.has("OP-MMA-A-TMEM", "/program/ops/3/a"), r.all());
+  }
   // Block-scaled pairs: refused with the reason, at the mma's "scale".
   json s = json::parse(support::slurp(support::source_root() + "/specs/prog_mxf8f6f4_sm100a.json"));
   s["program"]["cta_group"] = 2;

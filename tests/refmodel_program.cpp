@@ -79,9 +79,12 @@ struct View {
   int rpb() const {
     return layout == TmemLayout::rows ? lanes : (layout == TmemLayout::warpx4 ? 32 : 64);  // layout F: 64 rows
   }
-  int64_t row_elems() const { return int64_t{cols} / (rows / rpb()) * packing; }
-  // Every lane holding row r, and the column / bit of element e.
-  std::vector<int> lanes_of(int r) const {
+  // Elements of a row's block of columns; layout B (§9.7.16.10.5.2, docs/architecture.md item 7)
+  // holds a row in two lane halves at the same columns: twice as many.
+  int64_t block_elems() const { return int64_t{cols} / (rows / rpb()) * packing; }
+  int64_t row_elems() const { return block_elems() * (layout == TmemLayout::layout_b ? 2 : 1); }
+  // Every lane holding element e of row r, and the column / bit of element e.
+  std::vector<int> lanes_of(int r, int64_t e) const {
     const int x = r % rpb();
     switch (layout) {
       case TmemLayout::rows: return {lane + x};
@@ -91,10 +94,15 @@ struct View {
       // §9.7.16.10.5.6 (docs/architecture.md item 7): rows in 16-lane pieces, one per quarter.
       case TmemLayout::layout_f_0: return {x % 16 + 32 * (x / 16)};
       case TmemLayout::layout_f_16: return {x % 16 + 32 * (x / 16) + 16};
+      // §9.7.16.10.5.2 (docs/architecture.md item 7): the first half of a row at lane r, the second at 64 + r.
+      case TmemLayout::layout_b: return {x + (e >= block_elems() ? 64 : 0)};
     }
     return {};
   }
-  int column_of(int r, int64_t e) const { return col + r / rpb() * (cols / (rows / rpb())) + static_cast<int>(e / packing); }
+  int column_of(int r, int64_t e) const {
+    const int64_t in_half = layout == TmemLayout::layout_b ? e % block_elems() : e;
+    return col + r / rpb() * (cols / (rows / rpb())) + static_cast<int>(in_half / packing);
+  }
   int bit_of(int64_t e) const { return static_cast<int>(e % packing) * (32 / packing); }
 };
 
@@ -393,16 +401,23 @@ struct Model {
         default: K = 32;
       }
       if (sparse) K *= 2;
-      // Table 39 / §9.7.16.10.5: a pair is M = 256 (layout A) or, sparse, M = 128 (layout C).
-      if (M != in.m || (pair ? !(M == 256 || (M == 128 && sparse)) : (M != 128 && M != 64)) || N != in.n)
+      // Table 39 / §9.7.16.10.5: a pair is M = 256 (layout A) or M = 128 (layout B dense, C sparse).
+      if (M != in.m || (pair ? (M != 256 && M != 128) : (M != 128 && M != 64)) || N != in.n)
         fail("idesc shape " + std::to_string(M) + "x" + std::to_string(N) + " is not the planned one");
       const int Mc = pair ? M / 2 : M;  // rows of this CTA
       const uint32_t dl = in.d_taddr >> 16, dc = in.d_taddr & 0xFFFF;
       // Data-path layouts (§9.7.16.10.5): M = 128 (layout D) row i in lane i; M = 64 (layout F)
       // row i in lane i % 16 + 32 (i / 16) after the address's lane alignment, 0 or 16 (A too).
       // A pair's sparse M = 128 is layout C: layout F's organization in each CTA (§9.7.16.10.5).
-      if (Mc == 64 ? (dl != 0 && dl != 16) : dl != 0) fail("D address lane " + std::to_string(dl) + " is no lane alignment of the layout");
+      // A pair's dense M = 128 is layout B (§9.7.16.10.5.2): 64 rows per CTA, row i's columns n < N/2
+      // at lane i, the rest at lane 64 + i, column n - N/2; lane alignment 0.
+      const bool layout_b = pair && M == 128 && !sparse;
+      if (Mc == 64 && !layout_b ? (dl != 0 && dl != 16) : dl != 0) fail("D address lane " + std::to_string(dl) + " is no lane alignment of the layout");
       auto row_lane = [Mc](uint32_t base, int i) { return static_cast<int>(base) + (Mc == 64 ? i % 16 + 32 * (i / 16) : i); };
+      auto d_bit = [&](int i, int n) {
+        if (layout_b) return tbit(i + (n >= N / 2 ? 64 : 0), static_cast<int>(dc) + n % (N / 2), 0);
+        return tbit(row_lane(dl, i), static_cast<int>(dc) + n, 0);
+      };
       Mem& D = tmem[in.d_alloc];
       if (sparse) {
         check_metadata(m, in, w, Mc, dl, row_lane);
@@ -458,7 +473,7 @@ struct Model {
             if (!a || !b || !sa || !sb) acc.reset();
             else *acc += *a * *b * *sa * *sb;
           }
-          const uint64_t at = tbit(row_lane(dl, i), static_cast<int>(dc) + n, 0);
+          const uint64_t at = d_bit(i, n);
           if (in.enable_input_d) {
             auto old = read(D, at);
             if (acc && old) *acc += *old;
@@ -601,7 +616,7 @@ struct Model {
       for (int64_t e = 0; e < m.cols; ++e) {
         std::optional<double> x;
         bool first = true;
-        for (int lane : v.lanes_of(r)) {
+        for (int lane : v.lanes_of(r, e)) {
           auto y = read(t, tbit(lane, v.column_of(r, e), v.bit_of(e)));
           if (first) x = y;
           else if (!y || !x || *x != *y) x.reset();
@@ -618,7 +633,7 @@ struct Model {
     const int bits = 32 / v.packing;
     for (int r = 0; r < m.rows; ++r)
       for (int64_t e = 0; e < m.cols; ++e)
-        for (int lane : v.lanes_of(r)) {
+        for (int lane : v.lanes_of(r, e)) {
           const uint64_t at = tbit(lane, v.column_of(r, e), v.bit_of(e));
           for (auto it = t.lower_bound(at); it != t.end() && it->first < at + uint64_t(bits);) it = t.erase(it);
           if (auto x = m.at(r, e)) t[at] = {*x, vbits(v.dtype)};
@@ -742,7 +757,7 @@ struct Model {
       for (int64_t e = 0; e < m.cols; ++e) {
         const auto want = m.at(r, e);
         if (!want) continue;
-        for (int lane : v.lanes_of(r)) {
+        for (int lane : v.lanes_of(r, e)) {
           auto got = read(t, tbit(lane, v.column_of(r, e), v.bit_of(e)));
           ++res.elements_checked;
           if (!got || *got != *want) {

@@ -60,7 +60,10 @@ struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of
 // .cta_group::1 keeps D (and A, and the metadata): 64 rows in 16-lane pieces, one per 32-lane
 // quarter, row r at lane 32 (r / 16) + r % 16 + the lane alignment (0 or 16, the table of
 // §9.7.16.10.5), so that warp w reaches rows 16 (w % 4) .. +15 with the 16-lane tcgen05.ld shapes.
-enum class TmemLayout : uint8_t { rows, warpx2_02_13, warpx2_01_23, warpx4, layout_f_0, layout_f_16 };
+// `layout_b` is data-path layout B (§9.7.16.10.5.2), where a dense M = 128 tcgen05.mma of a CTA
+// pair keeps each CTA's 64 rows of D: the first half of a row's elements in lanes 0-63 (row r at
+// lane r), the second half in lanes 64-127 (row r at lane 64 + r), at the same columns.
+enum class TmemLayout : uint8_t { rows, warpx2_02_13, warpx2_01_23, warpx4, layout_f_0, layout_f_16, layout_b };
 // The lane alignment of a layout-F view (0 or 16); -1 for the other layouts.
 inline int layout_f_alignment(TmemLayout l) {
   return l == TmemLayout::layout_f_0 ? 0 : l == TmemLayout::layout_f_16 ? 16 : -1;

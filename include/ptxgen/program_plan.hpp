@@ -37,7 +37,10 @@ struct ResolvedView {
   int rows_per_block() const;          // lanes (rows layout), 64 (warpx2), 32 (warpx4)
   int blocks() const { return rows / rows_per_block(); }
   uint32_t block_columns() const { return columns / static_cast<uint32_t>(blocks()); }
-  int64_t row_elements() const { return int64_t{block_columns()} * packing; }
+  // Layout B holds a row in two lane halves: twice the elements of its columns.
+  int64_t row_elements() const { return int64_t{block_columns()} * packing * (layout == spec::TmemLayout::layout_b ? 2 : 1); }
+  // Elements of a row before its second lane half (layout B: lanes 64-127); 0 for other layouts.
+  int64_t half_elements() const { return layout == spec::TmemLayout::layout_b ? int64_t{block_columns()} * packing : 0; }
   // Allocation lanes holding logical row `r` (every replica); its block is r / rows_per_block().
   std::vector<uint32_t> lanes_of_row(int r) const;
   // Logical row (within its block) that allocation lane `l` holds, or -1.

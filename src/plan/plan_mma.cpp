@@ -135,32 +135,43 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
     return std::nullopt;
   }
   // D's data-path layout (§9.7.16.10.5) fixes the instruction M: all 128 lanes in the rows layout
-  // for M = 128 (layout D, row i in lane i), layout F for M = 64 (16 rows per 32-lane quarter).
+  // for M = 128 (layout D, row i in lane i; a pair's M = 256, layout A), layout F for M = 64 (16
+  // rows per 32-lane quarter; a pair's sparse M = 128, layout C), layout B for a pair's dense M =
+  // 128 (64 rows per CTA, each row's second half of N in lanes 64-127).
   const int f_align = spec::layout_f_alignment(x.d->layout);
   const bool m64 = f_align >= 0;
-  if (x.d->packing != 1 || !(m64 || (x.d->layout == spec::TmemLayout::rows && x.d->lanes == 128))) {
+  const bool lb = x.d->layout == spec::TmemLayout::layout_b;
+  const bool pair = c.prog.cta_group == 2;
+  if (x.d->packing != 1 || !(m64 || lb || (x.d->layout == spec::TmemLayout::rows && x.d->lanes == 128))) {
     c.problem("OP-MMA-D", o.d.ptr,
               "D lives one element per 32-bit column (§9.7.16.10.4.1), in a data-path layout of §9.7.16.10.5: 128 lanes, "
               "row i in lane i (layout D, M = 128), or layout F (M = 64: row i in lane 32 (i / 16) + i % 16 + an "
-              "alignment of 0 or 16); \"" + o.d.name + "\" is " + x.d->describe(),
+              "alignment of 0 or 16)" + std::string(pair ? ", or in a pair layout B (dense M = 128)" : "") + "; \"" + o.d.name +
+                  "\" is " + x.d->describe(),
               {"use an unpacked (packing 1) view of all 128 lanes in the rows layout",
                "or, for M = 64, cast such a view to \"layout\": \"layout_f::0\" (or \"layout_f::16\")"});
     return std::nullopt;
   }
-  // A CTA pair (§9.7.16.5): CTA 0 issues .cta_group::2 for both. ptxgen plans the pair's M = 256
-  // (layout A, §9.7.16.10.5: each CTA keeps its 128 rows of D, row i in lane i, all N columns) and
-  // the sparse M = 128 (layout C: "4x1, 1/2 datapath utilized", lane alignment 0 or 16, the
-  // organization of layout F, which a layout-F view of each CTA's 64 rows describes).
-  const bool pair = c.prog.cta_group == 2;
-  if (pair && ((m64 && !m.sparse) || m.scaled)) {
-    c.problem("PAIR-MMA", m.scaled ? o.scale_ptr : o.d.ptr,
-              m.scaled ? "ptxgen does not plan block-scaled MMAs for a CTA pair at the program level yet: which CTA's tensor "
-                         "memory holds B's scale factors for the N half the other CTA holds is not stated by the ISA"
-                       : "a dense CTA pair with 64 rows of D in each CTA is M = 128 in layout B (§9.7.16.10.5.2: \"2x2\", "
-                         "half of D's columns folded into lanes 64-127), which no ptxgen view layout describes yet; a "
-                         "layout-F view in a pair is layout C, the sparse M = 128",
-              {m.scaled ? "use \"cta_group\": 1 for block-scaled MMAs (the gemm level plans block-scaled pairs too)"
-                        : "use a rows view of 128 lanes for D in each CTA (M = 256 per pair), or a sparse A"});
+  // Layout B is a pair's dense M = 128 only; layout F in a pair is the sparse M = 128 (layout C).
+  if ((lb && (!pair || m.sparse)) || (pair && m64 && !m.sparse)) {
+    c.problem("OP-MMA-D", o.d.ptr,
+              lb ? (pair ? "layout B is the dense M = 128 of a CTA pair (§9.7.16.10.5.2); a sparse pair's M = 128 keeps D in "
+                           "layout C, layout F's half-datapath organization (§9.7.16.10.5.3)"
+                         : "layout B is where a CTA pair's dense M = 128 keeps D (§9.7.16.10.5.2); this program is one CTA")
+                 : "a CTA pair's dense M = 128 keeps each CTA's 64 rows of D in layout B (§9.7.16.10.5.2: the second half "
+                   "of N in lanes 64-127); layout F in a pair is the sparse M = 128 (layout C)",
+              {lb ? (pair ? "cast D to \"layout\": \"layout_f::0\" (or \"layout_f::16\") for the sparse M = 128"
+                          : "use a rows view (M = 128) or a layout-F view (M = 64), or make the program a pair")
+                  : "cast D to \"layout\": \"layout_b\" (64 rows; its columns hold half of N)"});
+    return std::nullopt;
+  }
+  // A CTA pair (§9.7.16.5): CTA 0 issues .cta_group::2 for both; each CTA supplies its rows of A
+  // and half of B's rows. Block scaling in a pair is not planned (see PAIR-MMA).
+  if (pair && m.scaled) {
+    c.problem("PAIR-MMA", o.scale_ptr,
+              "ptxgen does not plan block-scaled MMAs for a CTA pair at the program level yet: which CTA's tensor memory "
+              "holds B's scale factors for the N half the other CTA holds is not stated by the ISA",
+              {"use \"cta_group\": 1 for block-scaled MMAs"});
     return std::nullopt;
   }
   // Majors and swizzles (Tables 51, 54).
@@ -217,7 +228,7 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
               {"use 128 rows of A and a rows-layout accumulator of 128 lanes"});
     return std::nullopt;
   }
-  const int m_instr = m64 ? 64 : 128;            // rows of each CTA per instruction
+  const int m_instr = m64 || lb ? 64 : 128;        // rows of each CTA per instruction
   const int m_idesc = pair ? 2 * m_instr : m_instr;  // the instruction's M (§9.7.16.10.1 Table 39)
   if (M % m_instr != 0) {
     c.problem("OP-MMA-SHAPE", o.a.ptr,
@@ -226,6 +237,14 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
     return std::nullopt;
   }
   const int mg = M / m_instr;
+  if (x.a_view && lb) {
+    c.problem("OP-MMA-A-TMEM", o.a.ptr,
+              "A in tensor memory for a pair's dense M = 128 (layout B) is not planned: the ISA shows where that A sits "
+              "only in a figure, and CUTLASS duplicates it across the lane halves (TmemAllocMode::Duplicated); ptxgen "
+              "plans A from shared memory there",
+              {"load A into a shared-memory tile", "or use M = 256 per pair (128 rows of A in each CTA's tensor memory)"});
+    return std::nullopt;
+  }
   if (x.a_view) {
     // A in tensor memory sits like D: row i in lane i (layout D), or layout F at D's lane
     // alignment for M = 64 (§9.7.16.10.5: "must use the same Tensor Memory lane alignment across

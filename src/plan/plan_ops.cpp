@@ -258,6 +258,9 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const spec::Op& o, std::ve
     ch.shapes = {CpShape::s64x128b_01_23};
   } else if (v->layout == TmemLayout::warpx4) {
     ch.shapes = {CpShape::s32x128b_warpx4};
+  } else if (v->layout == TmemLayout::layout_b) {
+    why = "no shape writes layout B's two lane halves of a row; layout B is where a pair's dense M = 128 tcgen05.mma "
+          "leaves D (§9.7.16.10.5.2): read it with tmem_load, or copy into a rows view";
   } else if (spec::layout_f_alignment(v->layout) >= 0) {
     // §9.7.16.9.2: every shape writes whole 32-lane quarters (or lanes 0, 32, 64, 96); none
     // writes 16-lane pieces. Copying 128 rows into a rows view that a layout-F view casts reaches
@@ -368,9 +371,12 @@ std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& 
     else if (replicated) q[i] = {32 * i, 32 * i + 32};
     else q[i] = {std::max(v.lane, 32 * i), std::min(v.lane + v.lanes, 32 * i + 32)};
   }
+  // What a quarter's lanes hold: rows, or for layout B (§9.7.16.10.5.2) rows of one lane half
+  // (row r's first half at lane r, its second at lane 64 + r): counted as 64 * half + row.
+  const bool layout_b = v.layout == spec::TmemLayout::layout_b;
   auto rows_of = [&](uint32_t qi) {
     std::set<int> r;
-    for (uint32_t l = q[qi].first; l < q[qi].second; ++l) r.insert(v.row_of_lane(l));
+    for (uint32_t l = q[qi].first; l < q[qi].second; ++l) r.insert(layout_b ? static_cast<int>(l) : v.row_of_lane(l));
     return r;
   };
   const int nwarps = c.prog.threads / 32;
@@ -410,7 +416,7 @@ std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& 
       }
     }
   }
-  if (static_cast<int>(covered.size()) != v.rows_per_block()) {
+  if (static_cast<int>(covered.size()) != v.rows_per_block() * (layout_b ? 2 : 1)) {
     std::string miss;
     for (uint32_t i = 0; i < 4; ++i) {
       if (q[i].first >= q[i].second) continue;
@@ -503,7 +509,7 @@ std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& 
           f.first_reg = next;
           f.regs = regs;
           f.row0 = v.row_of_lane(l) + b * rpb;
-          f.elem0 = int64_t{col} * v.packing;
+          f.elem0 = int64_t{col} * v.packing + (l >= 64 ? v.half_elements() : 0);
           next += regs;
           d.frags.push_back(f);
         }

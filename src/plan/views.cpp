@@ -25,7 +25,8 @@ int ResolvedView::rows_per_block() const {
     case TmemLayout::warpx2_01_23: return 64;
     case TmemLayout::warpx4: return 32;
     case TmemLayout::layout_f_0:
-    case TmemLayout::layout_f_16: return 64;
+    case TmemLayout::layout_f_16:
+    case TmemLayout::layout_b: return 64;
   }
   return static_cast<int>(lanes);
 }
@@ -40,6 +41,7 @@ std::vector<uint32_t> ResolvedView::lanes_of_row(int r) const {
     case TmemLayout::layout_f_0:
     case TmemLayout::layout_f_16:  // §9.7.16.10.5.6: 16 rows per 32-lane quarter, after the alignment
       return {32 * (rr / 16) + rr % 16 + static_cast<uint32_t>(spec::layout_f_alignment(layout))};
+    case TmemLayout::layout_b: return {rr, rr + 64};  // §9.7.16.10.5.2: the two halves of the row
   }
   return {};
 }
@@ -55,6 +57,7 @@ int ResolvedView::row_of_lane(uint32_t l) const {
       const uint32_t a = static_cast<uint32_t>(spec::layout_f_alignment(layout));
       return (l < 128 && l % 32 >= a && l % 32 < a + 16) ? static_cast<int>(16 * (l / 32) + l % 32 - a) : -1;
     }
+    case TmemLayout::layout_b: return l < 128 ? static_cast<int>(l % 64) : -1;
   }
   return -1;
 }

@@ -25,6 +25,7 @@ std::string_view name(TmemLayout l) {
     case TmemLayout::warpx4: return "warpx4";
     case TmemLayout::layout_f_0: return "layout_f::0";
     case TmemLayout::layout_f_16: return "layout_f::16";
+    case TmemLayout::layout_b: return "layout_b";
   }
   return "?";
 }
@@ -59,7 +60,8 @@ const Choices<TmemLayout> kLayouts = {{"rows", TmemLayout::rows},
                                       {"warpx2::01_23", TmemLayout::warpx2_01_23},
                                       {"warpx4", TmemLayout::warpx4},
                                       {"layout_f::0", TmemLayout::layout_f_0},
-                                      {"layout_f::16", TmemLayout::layout_f_16}};
+                                      {"layout_f::16", TmemLayout::layout_f_16},
+                                      {"layout_b", TmemLayout::layout_b}};
 
 class Parser {
  public:
