@@ -842,7 +842,13 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
     CHECK_MESSAGE(rr.ok, errs);
   }
   {
-    json j = json::parse(srcb);  // A in tensor memory with layout B: not planned
+    // A in tensor memory for layout B: each CTA's 64 rows twice, a warpx2::02_13 view
+    // (prog_pair_bf16_m128_a_tmem, replayed with every spec); a layout-B A view is none of that.
+    const plan::Plan pa = plan_of(json::parse(support::slurp(support::source_root() + "/specs/prog_pair_bf16_m128_a_tmem.json")));
+    const plan::Step* cpa = first(pa, plan::StepKind::cp);
+    REQUIRE(cpa);
+    for (const auto& c : cpa->cps) CHECK(c.shape == isa::CpShape::s64x128b_02_13);
+    json j = json::parse(srcb);
     auto& P = j["program"];
     P["tmem"]["t"]["columns"] = 256;
     P["tmem"]["a_t"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {128, 144}}}}}}, {"dtype", "bf16"}, {"packing", 2}, {"layout", "layout_b"}}}};
@@ -852,9 +858,17 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
     CHECK_MESSAGE(r.has("CP-SHAPE", "/program/ops/2/dst"), r.all());
     CHECK_MESSAGE(r.has("OP-MMA-A-TMEM", "/program/ops/3/a"), r.all());
   }
-  // Block-scaled pairs: refused with the reason, at the mma's "scale".
-  json s = json::parse(support::slurp(support::source_root() + "/specs/prog_mxf8f6f4_sm100a.json"));
-  s["program"]["cta_group"] = 2;
+  // Block-scaled pairs at M = 256: A's factors per CTA, B's for all of N in each CTA; the model
+  // replays it. At the pair's M = 128 (layout B): refused with the reason, at the mma's "scale".
+  const std::string srcs = support::slurp(support::source_root() + "/specs/prog_pair_mxf8f6f4_m256.json");
+  const plan::Plan ps = plan_of(json::parse(srcs));
+  for (const auto& in : first(ps, plan::StepKind::mma)->mma.instrs)
+    CHECK((plan::encoded(in.idesc) >> 27 & 3) == 256u >> 7);  // Table 44: block-scaled M >> 7 in bits 27-28
+  CHECK(refmodel::replay_program(ps, 29).ok);
+  json s = json::parse(srcs);
+  auto& S = s["program"];
+  S["smem"]["a"]["shape"] = {64, 128};
+  S["tmem"]["acc"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {0, 64}}}}}}, {"layout", "layout_b"}}}};
   Checked rs = check(s);
   CHECK_MESSAGE(rs.has("PAIR-MMA", "/program/ops/6/scale"), rs.all());
   // cta_group is 1 or 2.

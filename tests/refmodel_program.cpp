@@ -436,8 +436,13 @@ struct Model {
         const int tb_ = 32 / av.packing;
         const uint32_t al = in.a_taddr >> 16, ac = in.a_taddr & 0xFFFF;
         if (al != dl) fail("A and D addresses differ in lane alignment (§9.7.16.10.5)");
-        A = [&, tb_, al, ac](int i, int k) {
-          return read(tmem[in.a_alloc], tbit(row_lane(al, i), static_cast<int>(ac) + k * tb_ / 32, k * tb_ % 32));
+        A = [&, tb_, al, ac, layout_b](int i, int k) -> std::optional<double> {
+          const int c = static_cast<int>(ac) + k * tb_ / 32, b = k * tb_ % 32;
+          if (!layout_b) return read(tmem[in.a_alloc], tbit(row_lane(al, i), c, b));
+          // Layout B: A's row i at lanes i and 64 + i (what .64x128b.warpx2::02_13 writes); both must hold it.
+          auto x = read(tmem[in.a_alloc], tbit(i, c, b)), y = read(tmem[in.a_alloc], tbit(64 + i, c, b));
+          if (!x || !y || *x != *y) return std::nullopt;
+          return x;
         };
       } else {
         const auto& at = tile_of(o.a.name);
@@ -737,7 +742,7 @@ struct Model {
           if (o.scale_a) {  // one factor per `vec` elements of K (Table 56)
             const int g = static_cast<int>(k / o.vec);
             sa = logical_sf(SA, A.rows, m, g);
-            sb = logical_sf(SB, B.rows, static_cast<int>(n), g);
+            sb = logical_sf(SB, pair ? B0.rows + B1.rows : B.rows, static_cast<int>(n), g);  // a pair: all of N
           }
           if (!a || !b || !sa || !sb) acc.reset();
           else *acc += *a * *b * *sa * *sb;

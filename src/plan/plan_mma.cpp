@@ -166,12 +166,14 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
     return std::nullopt;
   }
   // A CTA pair (§9.7.16.5): CTA 0 issues .cta_group::2 for both; each CTA supplies its rows of A
-  // and half of B's rows. Block scaling in a pair is not planned (see PAIR-MMA).
-  if (pair && m.scaled) {
+  // and half of B's rows. Block scaling at M = 256: each CTA's scale-factor views hold A's factors
+  // for its own rows and B's for all of N (docs/architecture.md, ISA reading 13). At M = 128
+  // (layout B) where B's factors sit is not planned.
+  if (pair && m.scaled && lb) {
     c.problem("PAIR-MMA", o.scale_ptr,
-              "ptxgen does not plan block-scaled MMAs for a CTA pair at the program level yet: which CTA's tensor memory "
-              "holds B's scale factors for the N half the other CTA holds is not stated by the ISA",
-              {"use \"cta_group\": 1 for block-scaled MMAs"});
+              "ptxgen does not plan block-scaled MMAs for a pair's M = 128 (layout B): where each CTA's tensor memory "
+              "holds B's scale factors for that layout is not stated by the ISA",
+              {"use M = 256 per pair (128 rows of A and a 128-lane rows D in each CTA)", "or \"cta_group\": 1"});
     return std::nullopt;
   }
   // Majors and swizzles (Tables 51, 54).
@@ -237,31 +239,28 @@ std::optional<MmaStep> plan_mma(Ctx& c, const spec::Op& o) {
     return std::nullopt;
   }
   const int mg = M / m_instr;
-  if (x.a_view && lb) {
-    c.problem("OP-MMA-A-TMEM", o.a.ptr,
-              "A in tensor memory for a pair's dense M = 128 (layout B) is not planned: the ISA shows where that A sits "
-              "only in a figure, and CUTLASS duplicates it across the lane halves (TmemAllocMode::Duplicated); ptxgen "
-              "plans A from shared memory there",
-              {"load A into a shared-memory tile", "or use M = 256 per pair (128 rows of A in each CTA's tensor memory)"});
-    return std::nullopt;
-  }
   if (x.a_view) {
     // A in tensor memory sits like D: row i in lane i (layout D), or layout F at D's lane
     // alignment for M = 64 (§9.7.16.10.5: "must use the same Tensor Memory lane alignment across
     // matrices A, D and the sparsity metadata").
     const int want_pack = 32 / isa::tmem_bits(m.kind, ta);
-    const bool lanes_ok = m64 ? x.a_view->layout == x.d->layout
-                              : (x.a_view->layout == spec::TmemLayout::rows && x.a_view->lanes == 128);
+    // Layout B (a pair's dense M = 128): each CTA's 64 rows of A twice, row i at lanes i and 64 + i,
+    // which is what tcgen05.cp .64x128b.warpx2::02_13 writes (docs/architecture.md, ISA reading 13).
+    const bool lanes_ok = m64  ? x.a_view->layout == x.d->layout
+                          : lb ? x.a_view->layout == spec::TmemLayout::warpx2_02_13
+                               : (x.a_view->layout == spec::TmemLayout::rows && x.a_view->lanes == 128);
     if (!lanes_ok || x.a_view->blocks() != mg || x.a_view->packing != want_pack) {
       c.problem("OP-MMA-A-TMEM", o.a.ptr,
                 "A in tensor memory is row i where D's row i is (" +
                     (m64 ? "layout " + std::string(spec::name(x.d->layout)) + ", D's layout and lane alignment, §9.7.16.10.5"
+                     : lb ? std::string("lanes i and 64 + i for layout B's D: a warpx2::02_13 view")
                          : std::string("lane i of 128")) +
                     "), K along the columns, packed " + s(want_pack) + " elements per column for " + kn(m.kind) +
                     " (§9.7.16.10.4.3-5), one " + s(m_instr) + "-row block per M group; \"" + o.a.name + "\" is " +
                     x.a_view->describe(),
                 {"cast the view to packing " + s(want_pack) +
-                 (m64 ? " in layout " + std::string(spec::name(x.d->layout)) : std::string(" over 128 lanes")) +
+                 (m64 ? " in layout " + std::string(spec::name(x.d->layout))
+                  : lb ? std::string(" in layout warpx2::02_13") : std::string(" over 128 lanes")) +
                  ", with \"rows\": " + s(M)});
       return std::nullopt;
     }
