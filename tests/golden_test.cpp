@@ -69,6 +69,13 @@ TEST_CASE("ptxas assembles every golden for its target") {
       static const std::regex mma("\\b(UTC[A-Z]*MMA|HGMMA|QGMMA|IGMMA)\\b");
       const auto count = std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), mma), std::sregex_iterator());
       CHECK(count == want);
+      // A program's TMA loads: one UTMALDG per planned box (its plain loads issue none).
+      if (p.program) {
+        long boxes = 0;
+        for (const auto& st : p.program->steps) boxes += static_cast<long>(st.load.boxes.size());
+        static const std::regex tma("\\bUTMALDG\\b");
+        CHECK(std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), tma), std::sregex_iterator()) == boxes);
+      }
     }
   }
   std::filesystem::remove_all(tmp);

@@ -879,3 +879,124 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
   CHECK(r3.all().find("/program/cta_group") != std::string::npos);
 }
 }
+
+TEST_SUITE("program") {
+TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the proxy order after plain stores") {
+  // The example's A (128 x 64 bf16, 128-byte swizzle) by TMA: one box of 128 bytes x 128 rows.
+  json j = base();
+  j["program"]["ops"][0]["via"] = "tma";
+  {
+    const plan::Plan p = plan_of(j);
+    const plan::Step* ld = first(p, plan::StepKind::load);
+    REQUIRE(ld);
+    REQUIRE(ld->load.tma);
+    CHECK(ld->load.barrier == "ptxgen_load0");
+    CHECK(ld->load.map.param == "tmap_0");
+    CHECK(ld->load.map.unit == 1);
+    CHECK(ld->load.map.dim_inner == 128);
+    CHECK(ld->load.map.dim_outer == 128);
+    CHECK(ld->load.map.stride_bytes == 128);
+    CHECK(ld->load.map.box_inner == 128);
+    CHECK(ld->load.map.box_outer == 128);
+    CHECK(ld->load.map.swizzle == isa::Swizzle::b128);
+    REQUIRE(ld->load.boxes.size() == 1);
+    const auto* a = &p.program->smem[0];
+    for (const auto& t : p.program->smem)
+      if (t.name == "a") a = &t;
+    CHECK(ld->load.boxes[0].smem == a->offset);
+    CHECK(ld->load.boxes[0].c0 == 0);
+    CHECK(ld->load.boxes[0].c1 == 0);
+    // B stays a plain load; one tensor map, after the three globals' addresses.
+    const plan::Step* ld_b = first(p, plan::StepKind::load, 1);
+    REQUIRE(ld_b);
+    CHECK_FALSE(ld_b->load.tma);
+    REQUIRE(p.program->tensor_maps.size() == 1);
+    const json m = json::parse(plan::manifest(p));
+    REQUIRE(m["params"].size() == 4);
+    CHECK(m["params"][3]["name"] == "tmap_0");
+    CHECK(m["params"][3]["kind"] == "tensor_map");
+    CHECK(m["tensor_maps"][0]["data_type"] == "CU_TENSOR_MAP_DATA_TYPE_UINT8");
+    CHECK(m["tensor_maps"][0]["global_dims"] == json::array({128, 128}));
+    CHECK(m["tensor_maps"][0]["box_dims"] == json::array({128, 128}));
+    CHECK(m["tensor_maps"][0]["swizzle"] == "CU_TENSOR_MAP_SWIZZLE_128B");
+    const std::string ptx = emit::ptx(p);
+    CHECK(ptx.find(".param .align 64 .b8 tmap_0[128]") != std::string::npos);
+    CHECK(ptx.find("mbarrier.arrive.expect_tx.shared::cta.b64") != std::string::npos);
+    CHECK(ptx.find(", 16384;") != std::string::npos);  // the tile's bytes
+    CHECK(ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") != std::string::npos);
+    CHECK(refmodel::replay_program(p, 5).ok);
+  }
+  // A tile taller than a box: the largest height of at most 256 rows that divides 264 and keeps
+  // every box 128-byte aligned (a multiple of 8 rows of 16 bytes) is 88.
+  {
+    json t = base();
+    auto& g = t["program"];
+    g["globals"]["X"] = {{"dtype", "bf16"}, {"shape", {264, 8}}};
+    g["smem"]["x"] = {{"dtype", "bf16"}, {"shape", {264, 8}}, {"swizzle", 0}};
+    g["ops"].insert(g["ops"].begin(), json{{"op", "load"}, {"src", "X"}, {"dst", "x"}, {"via", "tma"}});
+    const plan::Plan p = plan_of(t);
+    const plan::Step* ld = first(p, plan::StepKind::load);
+    REQUIRE(ld);
+    CHECK(ld->load.map.box_outer == 88);
+    CHECK(ld->load.map.box_inner == 16);
+    REQUIRE(ld->load.boxes.size() == 3);
+    for (int i = 0; i < 3; ++i) {
+      CHECK(ld->load.boxes[i].c1 == 88 * i);
+      CHECK(ld->load.boxes[i].smem - ld->load.boxes[0].smem == 88u * 16u * static_cast<uint32_t>(i));
+    }
+    // No swizzle asks only 16-byte alignment of a tile, TMA 128: the tile and the run-time base.
+    for (const auto& s : p.program->smem)
+      if (s.name == "x") {
+        CHECK(s.align == 128);
+        CHECK(s.offset % 128 == 0);
+      }
+    CHECK(p.program->smem_align >= 128);
+    g["smem"]["x"]["align"] = 16;
+    Checked r = check(t);
+    CHECK_MESSAGE(r.has("SMEM-ALIGN", "/program/smem/x/align"), r.all());
+  }
+  // Plain stores to shared memory, then a TMA load into the same tile: a sync with
+  // fence.proxy.async between them (§9.7.16.6.5).
+  {
+    json t = base();
+    t["program"]["ops"].insert(t["program"]["ops"].begin() + 1, json{{"op", "load"}, {"src", "A"}, {"dst", "a"}, {"via", "tma"}});
+    const plan::Plan p = plan_of(t);
+    REQUIRE(p.program->steps.size() > 2);
+    CHECK(p.program->steps[0].kind == plan::StepKind::load);
+    CHECK(p.program->steps[1].kind == plan::StepKind::sync);
+    CHECK(p.program->steps[1].proxy_fence);
+    CHECK(p.program->steps[2].load.tma);
+    const std::string ptx = emit::ptx(p);
+    const size_t fence = ptx.find("fence.proxy.async");
+    REQUIRE(fence != std::string::npos);
+    CHECK(fence < ptx.find("cp.async.bulk.tensor"));
+  }
+  // The spec: "via" is ld or tma, on loads only, and round-trips.
+  {
+    json t = base();
+    t["program"]["ops"][0]["via"] = "bulk";
+    CHECK(check(t).has("SPEC-ENUM", "/program/ops/0/via"));
+    t = base();
+    t["program"]["ops"][7]["via"] = "tma";
+    CHECK(check(t).has("SPEC-UNKNOWN-KEY", "/program/ops/7/via"));
+    Checked c = check(j);
+    REQUIRE(c.spec);
+    const json back = json::parse(spec::to_json(*c.spec));
+    CHECK(back["program"]["ops"][0]["via"] == "tma");
+    CHECK_FALSE(back["program"]["ops"][1].contains("via"));
+  }
+}
+
+TEST_CASE("names beginning ptxgen_ are the planner's: a user's barrier or register set there is refused") {
+  json j = base();
+  j["program"]["ops"][4]["barrier"] = "ptxgen_done";
+  j["program"]["ops"][5]["barrier"] = "ptxgen_done";
+  j["program"]["ops"][6]["regs"] = "ptxgen_st0";
+  j["program"]["ops"][7]["regs"] = "ptxgen_st0";
+  Checked r = check(j);
+  CHECK_FALSE(r.spec);
+  CHECK_MESSAGE(r.has("PROGRAM-NAME", "/program/ops/4/barrier"), r.all());
+  CHECK_MESSAGE(r.has("PROGRAM-NAME", "/program/ops/6/regs"), r.all());
+  CHECK(r.all().find("ptxgen keeps") != std::string::npos);
+}
+}

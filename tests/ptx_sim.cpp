@@ -63,7 +63,48 @@ struct Machine {
   Thread out;
   int lds = 0;
 
+  std::map<uint64_t, std::string> tmap_at;
+
   Machine(Kernel& kk, int t, uint32_t tmem_base) : k(kk), tid(t), next_col(tmem_base) {}
+
+  // A tiled 2-D box: row y of the box holds box[0] elements from global row c1 + y, starting at
+  // element c0; rows land one after another at dstMem. The swizzle moves each 16-byte cell of a
+  // 128-byte shared-memory line (PTX ISA 5.5.7, the tables): cell c of line l goes to cell
+  // c ^ (l mod (span / 16)) -- in atoms of `atom` bytes, so with 32-byte atomicity pairs of cells
+  // move together and the pattern has span / atom rows.
+  void tma(const std::vector<std::string>& a) {
+    const uint64_t dst = addr(a[0]);
+    const auto inner = split_args(a[1].substr(1, a[1].size() - 2));
+    const TensorMap& m = k.tensor_maps.at(tmap_at.at(u(inner.at(0))));
+    const auto coords = vec_items(inner.at(1));
+    const int64_t c0 = static_cast<int32_t>(u(coords.at(0))), c1 = static_cast<int32_t>(u(coords.at(1)));
+    const uint64_t row_bytes = uint64_t{m.box[0]} * static_cast<uint64_t>(m.unit);
+    if (dst % 128) throw std::runtime_error("TMA destination not 128-byte aligned");
+    if (c0 < 0 || c1 < 0 || static_cast<uint64_t>(c0) + m.box[0] > m.dims[0] || static_cast<uint64_t>(c1) + m.box[1] > m.dims[1])
+      throw std::runtime_error("TMA box leaves the tensor (the kernel would read zero fill)");
+    for (uint64_t y = 0; y < m.box[1]; ++y)
+      for (uint64_t x = 0; x < row_bytes; x += 16) {
+        const uint64_t g = m.global + (static_cast<uint64_t>(c1) + y) * m.stride + static_cast<uint64_t>(c0) * static_cast<uint64_t>(m.unit) + x;
+        uint64_t sh = dst + y * row_bytes + x;
+        if (m.swizzle) {
+          const uint64_t line = sh / 128, atoms = 128 / static_cast<uint64_t>(m.atom);
+          const uint64_t cell = (sh % 128) / static_cast<uint64_t>(m.atom);
+          const uint64_t period = static_cast<uint64_t>(m.swizzle / m.atom);
+          const uint64_t moved = (cell ^ (line % period)) % atoms;
+          sh = line * 128 + moved * static_cast<uint64_t>(m.atom) + sh % static_cast<uint64_t>(m.atom);
+        }
+        SharedWrite w;
+        w.addr = sh;
+        for (uint64_t i = 0; i < 4; ++i) {
+          Token t;
+          t.kind = 1;
+          t.addr = g + 4 * i;
+          w.from.push_back(t);
+        }
+        out.shared.push_back(w);
+      }
+    out.complete_tx[addr(a[2])] += row_bytes * m.box[1];
+  }
 
   uint64_t imm(const std::string& s) const {
     if (s == "%tid.x") return static_cast<uint64_t>(tid);
@@ -210,6 +251,16 @@ struct Machine {
       out.global.push_back(g);
       return;
     }
+    if (op == "mov.b64" && k.tensor_maps.count(a[1])) {  // the parameter's address stands for the map
+      tmap_at[0xC0DE0000ull + tmap_at.size() * 0x100] = a[1];
+      return set(a[0], 0xC0DE0000ull + (tmap_at.size() - 1) * 0x100, true);
+    }
+    if (op == "cvta.param.u64") return set(a[0], u(a[1]), true);
+    if (op == "mbarrier.arrive.expect_tx.shared::cta.b64") {
+      out.expect_tx[addr(a[1])] += u(a[2]);
+      return;
+    }
+    if (op == "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") return tma(a);
     if (op == "mbarrier.try_wait.parity.shared::cta.b64") {
       pred[a[0]] = true;
       return;
@@ -269,7 +320,7 @@ Thread run(const std::string& ptx, int tid, Kernel& k, uint32_t tmem_base) {
   std::string line;
   bool body = false, header = false;
   int n = 0;
-  static const std::regex param("\\.param \\.u64 (\\w+)");
+  static const std::regex param("\\.param (?:\\.u64|\\.align 64 \\.b8) (\\w+)");
   while (std::getline(in, line)) {
     ++n;
     const auto c = line.find("//");

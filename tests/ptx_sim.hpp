@@ -1,5 +1,7 @@
 // A small interpreter for the PTX the program emitter writes, run thread by thread: integer and
-// address arithmetic, branches, loads, stores and special registers are executed; tcgen05.*
+// address arithmetic, branches, loads, stores and special registers are executed, TMA boxes
+// (cp.async.bulk.tensor) are expanded into the shared-memory writes the tensor map and its swizzle
+// (PTX ISA 5.5.7) make of them; tcgen05.*
 // instructions are recorded with their operand values. Values loaded from global memory or tensor
 // memory are symbolic tokens that follow moves, splits and conversions to the stores that write them.
 // It lets tests check what the emitted code does against the plan, which the plan-level reference
@@ -48,13 +50,26 @@ struct GlobalWrite {
 
 struct Thread {
   std::vector<Tcgen05> tc;
+  std::map<uint64_t, uint64_t> expect_tx, complete_tx;  // per mbarrier address: bytes armed / delivered by TMA
   std::vector<SharedWrite> shared;
   std::vector<GlobalWrite> global;
   std::map<int, int> ld_of_line;  // tcgen05.ld line -> index
 };
 
+// A CUtensorMap parameter as the manifest describes it (tiled, rank 2, no interleave, no OOB).
+struct TensorMap {
+  uint64_t global = 0;           // the tensor's base address
+  int unit = 1;                  // bytes per element of the map
+  uint64_t dims[2] = {0, 0};     // elements, rows
+  uint64_t stride = 0;           // bytes between rows
+  uint32_t box[2] = {0, 0};
+  int swizzle = 0;               // span in bytes: 0 (none), 32, 64, 128
+  int atom = 16;                 // swizzle atomicity in bytes (32 for 128B_ATOM_32B)
+};
+
 struct Kernel {
   std::vector<std::string> params;
+  std::map<std::string, TensorMap> tensor_maps;  // by parameter name
   uint64_t smem_symbol = 0;       // the address ptxgen_smem is given
   std::map<std::string, uint64_t> param_values;
   // Shared-memory words tcgen05.alloc wrote, shared by the threads of the CTA: run the allocating

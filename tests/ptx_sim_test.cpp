@@ -3,12 +3,17 @@
 // thread issues the planned tcgen05.cp/mma with the planned addresses and descriptors, each warp
 // issues its tcgen05.ld/st with the lane of its own quarter in the address, the stores write every
 // register element at its row and column, and tcgen05.st moves the elements the loads brought.
+// TMA loads run through the tensor maps the manifest describes: the boxes land where the plain
+// loads would put each chunk, and each mbarrier is armed with exactly the bytes its boxes bring.
+// Every program runs a second time with all its loads switched to TMA.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "ptx_sim.hpp"
+#include "ptxgen/emit.hpp"
 #include "refmodel.hpp"
 #include "support.hpp"
 
@@ -39,12 +44,19 @@ TEST_SUITE("program") {
 TEST_CASE("the emitted program kernels, run thread by thread, do what their plans say") {
   int n = 0;
   for (const auto& file : support::spec_files()) {
-    const spec::Spec s = support::checked_spec(support::slurp(file));
-    if (!s.program) continue;
+  // Each program twice: as shipped (its golden), and with every load by TMA (emitted here).
+  for (const bool all_tma : {false, true}) {
+    nlohmann::json doc = nlohmann::json::parse(support::slurp(file));
+    if (!doc.contains("program")) break;
     CAPTURE(file);
+    CAPTURE(all_tma);
+    if (all_tma)
+      for (auto& o : doc["program"]["ops"])
+        if (o["op"] == "load") o["via"] = "tma";
+    const spec::Spec s = support::checked_spec(doc.dump());
     const plan::Plan p = plan::make_plan(s);
     const plan::ProgramPlan& pp = *p.program;
-    const std::string ptx = support::slurp(support::source_root() + "/golden/" + support::stem(file) + ".ptx");
+    const std::string ptx = all_tma ? emit::ptx(p) : support::slurp(support::source_root() + "/golden/" + support::stem(file) + ".ptx");
     // A CTA pair: both CTAs run, each with its own shared memory (its own Kernel); CTA 0's thread 0
     // issues every tcgen05.cp/mma/commit, and CTA 1's loads and stores sit per_cta further on.
     for (int rank = 0; rank < pp.cta_group; ++rank) {
@@ -56,6 +68,31 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
     for (size_t i = 0; i < pp.globals.size(); ++i) {
       ex.gbase[pp.globals[i].name] = uint64_t{0x10000000} * (i + 1);
       k.param_values["p_" + pp.globals[i].name] = ex.gbase[pp.globals[i].name];
+    }
+    // The tensor maps a host would encode from the manifest.
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    for (const auto& t : manifest.value("tensor_maps", nlohmann::json::array())) {
+      ptxsim::TensorMap m;
+      m.global = ex.gbase.at(t.at("tensor").get<std::string>());
+      const std::string type = t.at("data_type"), sw = t.at("swizzle");
+      m.unit = type == "CU_TENSOR_MAP_DATA_TYPE_UINT32" ? 4 : 1;
+      REQUIRE((m.unit == 4 || type == "CU_TENSOR_MAP_DATA_TYPE_UINT8"));
+      m.dims[0] = t.at("global_dims")[0];
+      m.dims[1] = t.at("global_dims")[1];
+      m.stride = t.at("global_strides_bytes")[0];
+      m.box[0] = t.at("box_dims")[0];
+      m.box[1] = t.at("box_dims")[1];
+      REQUIRE(m.box[0] * m.unit % 16 == 0);
+      REQUIRE(m.box[0] <= 256);
+      REQUIRE(m.box[1] <= 256);
+      const std::map<std::string, std::pair<int, int>> modes = {
+          {"CU_TENSOR_MAP_SWIZZLE_NONE", {0, 16}},  {"CU_TENSOR_MAP_SWIZZLE_32B", {32, 16}},
+          {"CU_TENSOR_MAP_SWIZZLE_64B", {64, 16}},  {"CU_TENSOR_MAP_SWIZZLE_128B", {128, 16}},
+          {"CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B", {128, 32}}};
+      REQUIRE(modes.count(sw));
+      std::tie(m.swizzle, m.atom) = modes.at(sw);
+      if (m.swizzle) REQUIRE(m.box[0] * m.unit <= static_cast<uint32_t>(m.swizzle));  // the inner box fits the span
+      k.tensor_maps[t.at("param").get<std::string>()] = m;
     }
     ex.base = (k.smem_symbol + pp.smem_align - 1) / pp.smem_align * pp.smem_align;
     ex.dbase = (ex.base >> 4) & 0x3FFF;
@@ -87,6 +124,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
     std::sort(want_sh.begin(), want_sh.end());
     std::sort(got_sh.begin(), got_sh.end());
     CHECK(want_sh == got_sh);
+    for (const auto& t : th) CHECK(t.expect_tx == t.complete_tx);
 
     // 2. One thread issues the planned tcgen05.cp, tcgen05.mma and tcgen05.commit.
     std::vector<std::vector<uint64_t>> want_is, got_is;
@@ -222,7 +260,8 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
       }
     }
     }  // rank
-    ++n;
+    n += all_tma ? 0 : 1;
+  }
   }
   CHECK(n >= 20);
 }

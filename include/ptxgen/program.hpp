@@ -108,6 +108,10 @@ struct Op {
   std::array<int64_t, 2> per_cta{0, 0};
   std::string per_cta_ptr;
   bool has_per_cta = false;
+  // load: "via": "tma" -- one thread issues cp.async.bulk.tensor boxes and all threads wait on an
+  // mbarrier the planner adds; "ld" (the default) -- every thread moves 16-byte chunks.
+  bool tma = false;
+  std::string via_ptr;
   std::optional<std::array<int64_t, 2>> rows, cols;  // copy: source rows / columns (K elements)
   std::string rows_ptr, cols_ptr;
   // mma

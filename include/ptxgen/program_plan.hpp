@@ -99,6 +99,25 @@ std::string_view name(StepKind k);
 // Global -> shared memory with plain loads: each thread moves 16-byte chunks. A chunk is a
 // 16-byte piece of a row of the box arrangement TMA would write (§9.7.16.3.3 canonical layouts):
 // `box_rows` rows of `row_bytes` bytes, boxes of `box_bytes` bytes side by side.
+// The tensor map a TMA load reads through: a `.param .align 64 .b8 PARAM[128]` kernel parameter the
+// host encodes with cuTensorMapEncodeTiled as the manifest says. The global tensor is seen as
+// `dim_outer` rows of `dim_inner` elements of `unit` bytes (a byte copy, whatever the dtype: loads
+// move storage bytes, rule LOAD-DTYPE), boxes of `box_inner` x `box_outer`.
+struct ProgramTensorMap {
+  std::string param, global;
+  int unit = 1;                      // 1 (UINT8), or 4 (UINT32) for the 32-byte-atom swizzle
+  int64_t dim_inner = 0, dim_outer = 0, stride_bytes = 0;
+  int box_inner = 0, box_outer = 0;
+  isa::Swizzle swizzle = isa::Swizzle::none;
+};
+
+// One cp.async.bulk.tensor of a TMA load: the box lands `smem` bytes from the aligned base; its
+// first element is at tensor-map coordinates (c0 elements of the map, c1 rows).
+struct TmaBox {
+  uint32_t smem = 0;
+  int64_t c0 = 0, c1 = 0;
+};
+
 struct LoadStep {
   std::string global, tile;
   int64_t row0 = 0, col0 = 0;      // first global row / column
@@ -111,6 +130,13 @@ struct LoadStep {
   int box_bytes = 16;              // swizzle width (16 without swizzle)
   isa::Swizzle swizzle = isa::Swizzle::none;
   uint32_t chunks = 0;             // 16-byte chunks in all
+  // "via": "tma": thread 0 (of each CTA) arms `barrier` with the tile's bytes and issues `boxes`;
+  // every thread waits for phase 0 of `barrier`. The same arrangement, written by the hardware.
+  bool tma = false;
+  ProgramTensorMap map;
+  std::string barrier;
+  std::vector<TmaBox> boxes;
+  int64_t cta_c0 = 0, cta_c1 = 0;  // a CTA pair: CTA r's coordinates are r * (cta_c0, cta_c1) further on
 };
 
 struct CpInstr {
@@ -235,6 +261,7 @@ struct ProgramPlan {
   std::vector<SmemPlacement> smem;
   std::vector<AllocPlacement> allocs;
   std::vector<BarrierPlacement> barriers;
+  std::vector<ProgramTensorMap> tensor_maps;  // kernel parameters after the globals' addresses, in op order
   std::map<std::string, ResolvedView> views;
   std::map<std::string, int> reg_counts;  // registers per thread of each register set (largest definition)
   uint32_t smem_align = 16;               // the dynamic base is rounded up to this at run time

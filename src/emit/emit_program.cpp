@@ -5,8 +5,9 @@
 // -- of CTA 0 in a pair -- for tcgen05.cp/mma/commit, the listed warps for tcgen05.ld/st and
 // stores); the epilogue deallocates. In a pair every thread sync is a cluster barrier: CTA 0's
 // tcgen05.cp/mma read the peer's shared and tensor memory (§9.7.16.5). Global memory is reached
-// with plain 16-byte loads and per-element stores through .u64 kernel parameters (docs/spec.md,
-// "What the kernel does"); CTA 1 of a pair offsets them by the ops' "per_cta".
+// with plain 16-byte loads (or, "via": "tma", cp.async.bulk.tensor through CUtensorMap parameters)
+// and per-element stores through .u64 kernel parameters (docs/spec.md, "What the kernel does");
+// CTA 1 of a pair offsets them by the ops' "per_cta".
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -62,11 +63,18 @@ class ProgramEmitter {
     if (pair()) o += "// a CTA pair: launch one cluster of 2 x 1 x 1 CTAs; CTA 0 issues .cta_group::2 for both\n";
     o += "// parameters: one .u64 global address per tensor, in this order:";
     for (const auto& g : p_.globals) o += " " + g.name;
+    if (!p_.tensor_maps.empty()) {
+      o += "\n// then one CUtensorMap (by value) per TMA load, as the manifest describes it:";
+      for (const auto& m : p_.tensor_maps) o += " " + m.param + " (" + m.global + ")";
+    }
     o += "\n//\n\n.version " + s(p_.ptx_version / 10) + "." + s(p_.ptx_version % 10) + "\n.target " + std::string(t.name) +
          "\n.address_size 64\n\n.extern .shared .align 16 .b8 ptxgen_smem[];\n\n";
     o += ".visible .entry " + pl_.spec.name + "(";
-    for (size_t i = 0; i < p_.globals.size(); ++i) o += std::string(i ? "," : "") + "\n\t.param .u64 " + param(p_.globals[i].name);
-    o += p_.globals.empty() ? ")\n" : "\n)\n";
+    std::vector<std::string> ps;
+    for (const auto& g : p_.globals) ps.push_back(".param .u64 " + param(g.name));
+    for (const auto& m : p_.tensor_maps) ps.push_back(".param .align 64 .b8 " + m.param + "[128]");
+    for (size_t i = 0; i < ps.size(); ++i) o += std::string(i ? "," : "") + "\n\t" + ps[i];
+    o += ps.empty() ? ")\n" : "\n)\n";
     o += ".reqntid " + s(p_.threads) + ", 1, 1\n";
     if (pair()) o += ".reqnctapercluster 2, 1, 1\n";
     o += "{\n";
@@ -142,6 +150,12 @@ class ProgramEmitter {
       w_.ins("cvta.to.global.u64 " + r + ", " + r);
       gbase_[g.name] = r;
     }
+    for (const auto& m : p_.tensor_maps) {  // the generic address of the parameter (PTX ISA 9.7.9.27.1.2: tensorMap)
+      const std::string r = w_.r64();
+      w_.ins("mov.b64 " + r + ", " + m.param);
+      w_.ins("cvta.param.u64 " + r + ", " + r);
+      tmap_[m.param] = r;
+    }
     for (const auto& b : p_.barriers) {
       const std::string r = w_.r32();
       w_.ins("add.u32 " + r + ", " + base_ + ", " + s(b.offset), "mbarrier " + b.name);
@@ -208,7 +222,10 @@ class ProgramEmitter {
     w_.comment(ascii("[" + s(i) + "] " + std::string(name(st.kind)) + " (" + where + "): " + st.why));
     const std::string L = "$L_s" + s(i);
     switch (st.kind) {
-      case StepKind::load: load(st.load, L); break;
+      case StepKind::load:
+        if (st.load.tma) tma_load(st.load, L);
+        else load(st.load, L);
+        break;
       case StepKind::sync:
         if (st.proxy_fence) w_.ins("fence.proxy.async.shared::cta");
         thread_sync();
@@ -302,6 +319,30 @@ class ProgramEmitter {
     w_.ins("add.u32 " + i + ", " + i + ", " + s(p_.threads));
     w_.ins("bra " + L + "_loop");
     w_.label(L + "_done");
+  }
+
+  // TMA (PTX ISA 9.7.9.27.1.2): thread 0 of each CTA arms the load's own mbarrier with the tile's
+  // bytes and issues the boxes; the hardware writes them swizzled on the shared address (PTX ISA
+  // 5.5.7), the arrangement the plain loads write by hand. Every thread waits for phase 0.
+  void tma_load(const LoadStep& l, const std::string& L) {
+    const std::string& bar = bar_.at(l.barrier);
+    const std::string dst = w_.r32(), c0 = w_.r32(), c1 = w_.r32(), p = w_.pred();
+    w_.ins("@" + not_t0_ + " bra " + L + "_issued");
+    w_.ins("mbarrier.arrive.expect_tx.shared::cta.b64 _, [" + bar + "], " + s(int64_t{l.chunks} * 16),
+           "the tile's bytes complete the phase");
+    for (const auto& b : l.boxes) {
+      w_.ins("add.u32 " + dst + ", " + base_ + ", " + s(b.smem));
+      if (pair() && l.cta_c0) w_.ins("mad.lo.u32 " + c0 + ", " + rank_ + ", " + s(l.cta_c0) + ", " + s(b.c0), "CTA 1: per_cta further on");
+      else w_.ins("mov.b32 " + c0 + ", " + s(b.c0));
+      if (pair() && l.cta_c1) w_.ins("mad.lo.u32 " + c1 + ", " + rank_ + ", " + s(l.cta_c1) + ", " + s(b.c1), "CTA 1: per_cta further on");
+      else w_.ins("mov.b32 " + c1 + ", " + s(b.c1));
+      w_.ins("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [" + dst + "], [" +
+             tmap_.at(l.map.param) + ", {" + c0 + ", " + c1 + "}], [" + bar + "]");
+    }
+    w_.label(L + "_issued");
+    w_.label(L + "_wait");
+    w_.ins("mbarrier.try_wait.parity.shared::cta.b64 " + p + ", [" + bar + "], 0");
+    w_.ins("@!" + p + " bra " + L + "_wait");
   }
 
   void mma(const MmaStep& m, const std::string& L) {
@@ -505,7 +546,7 @@ class ProgramEmitter {
   PtxWriter w_;
   std::string tid_, warp_, lane_, base_, not_t0_, not_issuer_, rank_, rank64_, dbase_;
   std::map<int, std::string> warp_p_;
-  std::map<std::string, std::string> gbase_, bar_, tmem_base_;
+  std::map<std::string, std::string> gbase_, bar_, tmem_base_, tmap_;
   std::map<std::string, std::vector<std::string>> regs_;
 };
 

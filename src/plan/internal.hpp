@@ -1,6 +1,7 @@
 // Pieces shared by the planner's files (not part of the stage's interface).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -24,5 +25,13 @@ std::optional<std::string> derive_wgmma(const spec::Spec& s, Shapes& sh);
 void plan_tcgen05(Plan& p);  // steps 3-4 and the tcgen05 kernel roles and epilogue
 void plan_wgmma(Plan& p);    // steps 3-4 and the wgmma kernel roles
 void plan_tma(Plan& p);      // tensor maps and per-stage loads (both engines)
+// The largest divisor of `extent` that is at most 256 (a TMA box dimension's limit) and a
+// multiple of `step`; 0 if none.
+int box_extent(int extent, int step);
+// A manifest's tensor map: the arguments of cuTensorMapEncodeTiled for a 2-D map (dims and box in
+// elements of `data_type`, innermost first; no interleave, unit element strides, no OOB fill mode).
+nlohmann::ordered_json tensor_map_entry(const std::string& param, const std::string& tensor, const std::string& data_type,
+                                        int64_t dim_inner, int64_t dim_outer, int64_t stride_bytes, int box_inner,
+                                        int box_outer, isa::Swizzle swizzle);
 
 }  // namespace ptxgen::plan::detail

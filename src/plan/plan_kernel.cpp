@@ -11,13 +11,44 @@ namespace detail {
 
 namespace {
 
-// The largest divisor of `extent` that is at most 256 (a TMA box dimension's limit) and a
-// multiple of `step`.
+// The CUtensorMapSwizzle enumerator a manifest names for a shared-memory swizzle.
+std::string cu_swizzle(isa::Swizzle s) {
+  switch (s) {
+    case isa::Swizzle::none: return "CU_TENSOR_MAP_SWIZZLE_NONE";
+    case isa::Swizzle::b32: return "CU_TENSOR_MAP_SWIZZLE_32B";
+    case isa::Swizzle::b64: return "CU_TENSOR_MAP_SWIZZLE_64B";
+    case isa::Swizzle::b128: return "CU_TENSOR_MAP_SWIZZLE_128B";
+    case isa::Swizzle::b128_base32b: return "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B";
+  }
+  return "?";
+}
+
+}  // namespace
+
+nlohmann::ordered_json tensor_map_entry(const std::string& param, const std::string& tensor, const std::string& data_type,
+                                        int64_t dim_inner, int64_t dim_outer, int64_t stride_bytes, int box_inner,
+                                        int box_outer, isa::Swizzle swizzle) {
+  return {{"param", param},
+          {"tensor", tensor},
+          {"data_type", data_type},
+          {"rank", 2},
+          {"global_dims", {dim_inner, dim_outer}},
+          {"global_strides_bytes", {stride_bytes}},
+          {"box_dims", {box_inner, box_outer}},
+          {"element_strides", {1, 1}},
+          {"interleave", "CU_TENSOR_MAP_INTERLEAVE_NONE"},
+          {"swizzle", cu_swizzle(swizzle)},
+          {"l2_promotion", "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"},
+          {"oob_fill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"}};
+}
+
 int box_extent(int extent, int step) {
   for (int d = std::min(extent, 256); d > 0; --d)
     if (extent % d == 0 && d % step == 0) return d;
   return 0;
 }
+
+namespace {
 
 // Boxes are one swizzle width (16 bytes without swizzle) of the contiguous dimension by whole
 // rows: exactly the arrangement isa::make_tile_layout describes (src/isa/layout.cpp).
@@ -82,16 +113,6 @@ std::string cu_data_type(isa::DType t, int smem_bits) {
   }
 }
 
-std::string cu_swizzle(isa::Swizzle s) {
-  switch (s) {
-    case isa::Swizzle::none: return "CU_TENSOR_MAP_SWIZZLE_NONE";
-    case isa::Swizzle::b32: return "CU_TENSOR_MAP_SWIZZLE_32B";
-    case isa::Swizzle::b64: return "CU_TENSOR_MAP_SWIZZLE_64B";
-    case isa::Swizzle::b128: return "CU_TENSOR_MAP_SWIZZLE_128B";
-    case isa::Swizzle::b128_base32b: return "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B";
-  }
-  return "?";
-}
 
 }  // namespace
 
@@ -141,18 +162,9 @@ std::string manifest(const Plan& p) {
   ojson maps = ojson::array();
   for (const TensorMap& t : k.tensor_maps) {
     const OperandTile& op = t.tensor == 'A' ? p.shapes.a : p.shapes.b;
-    maps.push_back({{"param", t.param},
-                    {"tensor", std::string(1, t.tensor)},
-                    {"data_type", cu_data_type(t.dtype, op.layout.bits)},
-                    {"rank", 2},
-                    {"global_dims", {t.dim_inner, t.dim_outer}},
-                    {"global_strides_bytes", {t.stride_bytes}},
-                    {"box_dims", {t.box_inner, t.box_outer}},
-                    {"element_strides", {1, 1}},
-                    {"interleave", "CU_TENSOR_MAP_INTERLEAVE_NONE"},
-                    {"swizzle", cu_swizzle(t.swizzle)},
-                    {"l2_promotion", "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"},
-                    {"oob_fill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"}});
+    maps.push_back(detail::tensor_map_entry(t.param, std::string(1, t.tensor), cu_data_type(t.dtype, op.layout.bits),
+                                            t.dim_inner, t.dim_outer, t.stride_bytes, t.box_inner, t.box_outer,
+                                            t.swizzle));
   }
   j["tensor_maps"] = maps;
   return j.dump(2) + "\n";

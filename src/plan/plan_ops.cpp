@@ -3,8 +3,10 @@
 // tcgen05.ld / tcgen05.st (warps, shape, .num, packing, §9.7.16.8) and global stores. Each reason
 // a step cannot be planned is a Problem under its rule id.
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 
+#include "internal.hpp"
 #include "program_internal.hpp"
 #include "ptxgen/diag.hpp"
 
@@ -100,6 +102,52 @@ Cell frag_cell(const LdInstr& f, int t, int reg, int elems_per_reg) {
 }
 
 // ---- load -----------------------------------------------------------------------------------
+namespace {
+
+// "via": "tma": the arrangement of `l` as cp.async.bulk.tensor boxes. A box is one swizzle width
+// (16 bytes without swizzle) of the row by up to 256 rows (the box-dimension limit), the same
+// boxes the plain loads fill; each starts 128-byte aligned in shared memory (TMA's requirement), so
+// the rows of a box are a multiple of 128 / width. The map sees the global tensor as bytes (or
+// 4-byte words for the 32-byte-atom swizzle): coordinates are signed 32-bit and dimensions at most
+// 2^32, so a row may hold at most 2^31 - 1 of them.
+bool plan_tma_load(Ctx& c, const spec::Op& o, int gbits, LoadStep& l) {
+  ProgramTensorMap& m = l.map;
+  m.global = l.global;
+  m.unit = l.swizzle == isa::Swizzle::b128_base32b ? 4 : 1;
+  m.stride_bytes = l.global_row_bytes;
+  m.dim_inner = l.global_row_bytes / m.unit;
+  if (m.dim_inner > INT32_MAX) {
+    c.problem("LOAD-TMA", o.via_ptr,
+              "rows of \"" + l.global + "\" are " + s(l.global_row_bytes) + " bytes: a TMA load addresses them in " +
+                  (m.unit == 1 ? "bytes" : "4-byte words") + " with signed 32-bit coordinates, at most 2^31 - 1",
+              {"describe the part of the tensor the kernel reads (narrower rows)", "or load with \"via\": \"ld\""});
+    return false;
+  }
+  m.dim_outer = c.globals.at(l.global)->rows;
+  m.box_inner = l.box_bytes / m.unit;
+  m.swizzle = l.swizzle;
+  const int step = 128 / l.box_bytes;
+  m.box_outer = detail::box_extent(l.box_rows, step);
+  if (!m.box_outer) {
+    c.problem("LOAD-TMA", o.via_ptr,
+              "the tile \"" + l.tile + "\" has " + s(l.box_rows) + " rows of " + s(l.box_bytes) +
+                  "-byte boxes: no box height of at most 256 rows divides them and starts every box 128-byte aligned "
+                  "(a multiple of " + s(step) + " rows)",
+              {"give the tile a row count that is a multiple of " + s(step), "or load with \"via\": \"ld\""});
+    return false;
+  }
+  l.tma = true;
+  for (int q = 0; q < l.row_bytes / l.box_bytes; ++q)
+    for (int r0 = 0; r0 < l.box_rows; r0 += m.box_outer)
+      l.boxes.push_back({l.tile_offset + static_cast<uint32_t>((int64_t{q} * l.box_rows + r0) * l.box_bytes),
+                         (l.col0_bytes + int64_t{q} * l.box_bytes) / m.unit, l.row0 + r0});
+  l.cta_c1 = o.per_cta[0];
+  l.cta_c0 = o.per_cta[1] * gbits / 8 / m.unit;  // LOAD-ALIGN: a multiple of 16 bytes
+  return true;
+}
+
+}  // namespace
+
 std::optional<LoadStep> plan_load(Ctx& c, const spec::Op& o) {
   const spec::GlobalTensor* g = c.global(o.src, "load source");
   const SmemPlacement* t = c.tile(o.dst, "load destination");
@@ -159,6 +207,7 @@ std::optional<LoadStep> plan_load(Ctx& c, const spec::Op& o) {
   l.box_bytes = isa::bytes(t->layout.swizzle);
   l.swizzle = t->layout.swizzle;
   l.chunks = static_cast<uint32_t>(int64_t{l.box_rows} * l.row_bytes / 16);
+  if (o.tma && !plan_tma_load(c, o, gbits, l)) return std::nullopt;
   return l;
 }
 

@@ -72,6 +72,14 @@ void declarations(Ctx& c) {
                 {"rename it"});
       return;
     }
+    // The planner adds barriers and register sets of its own (ptxgen_done, ptxgen_load3, ptxgen_st5):
+    // a user's name among them would share their mbarrier phases or registers.
+    if (n.rfind("ptxgen_", 0) == 0) {
+      c.problem("PROGRAM-NAME", ptr,
+                "\"" + n + "\" begins with \"ptxgen_\", which ptxgen keeps for the barriers and register sets it adds",
+                {"rename it"});
+      return;
+    }
     auto [it, fresh] = seen.emplace(n, what);
     if (!fresh && it->second != what)
       c.problem("PROGRAM-NAME", ptr, "\"" + n + "\" names both " + it->second + " and " + what,
@@ -126,13 +134,20 @@ void declarations(Ctx& c) {
                 {"use a smaller swizzle", "or a shape of whole swizzle atoms (8 rows of the swizzle width, K-major)"});
       continue;
     }
-    const uint32_t want = std::max<uint32_t>(16, static_cast<uint32_t>(isa::pattern_bytes(t.swizzle)));
+    uint32_t want = std::max<uint32_t>(16, static_cast<uint32_t>(isa::pattern_bytes(t.swizzle)));
+    // A TMA load's boxes start 128-byte aligned in shared memory (LOAD-TMA), so its tile does too.
+    const bool tma_dst = std::any_of(p.ops.begin(), p.ops.end(), [&](const spec::Op& o) {
+      return o.kind == spec::OpKind::load && o.tma && o.dst.name == t.name;
+    });
+    if (tma_dst) want = std::max<uint32_t>(want, 128);
     sp.align = t.align ? t.align : want;
     if (!pow2(sp.align) || sp.align < want) {
       c.problem("SMEM-ALIGN", t.align_ptr,
                 "align = " + s(t.align) + ": \"" + t.name + "\" needs a power of two of at least " + s(want) +
-                    " bytes (the " + std::string(isa::name(t.swizzle)) +
-                    " pattern starts there, so descriptors carry base offset 0; Table 41)",
+                    (want == 128 && isa::pattern_bytes(t.swizzle) < 128
+                         ? " bytes (a TMA load writes it in boxes that start 128-byte aligned)"
+                         : " bytes (the " + std::string(isa::name(t.swizzle)) +
+                               " pattern starts there, so descriptors carry base offset 0; Table 41)"),
                 {"use \"align\": " + s(want) + " or a larger power of two, or omit it"});
       continue;
     }
@@ -183,6 +198,7 @@ class Sequencer {
     return std::move(steps_);
   }
   std::set<std::string> barriers;
+  std::vector<ProgramTensorMap> tensor_maps;
   bool internal_barrier = false;
   std::map<std::string, int> reg_counts;
 
@@ -311,6 +327,26 @@ class Sequencer {
         auto l = plan_load(c_, o);
         loaded_.insert(o.dst.name);
         if (!l) return;
+        if (l->tma) {
+          // Plain stores to shared memory before it are ordered before the async proxy's writes
+          // (fence.proxy.async and a sync, §9.7.16.6.5), should they overlap.
+          enter(Exec::all, {}, generic_smem_writes_);
+          l->map.param = "tmap_" + s(i);
+          l->barrier = "ptxgen_load" + s(i);
+          barriers.insert(l->barrier);
+          tensor_maps.push_back(l->map);
+          st.kind = StepKind::load;
+          st.load = *l;
+          st.why = "global \"" + l->global + "\" -> shared \"" + l->tile + "\" by TMA: thread 0" +
+                   (c_.prog.cta_group > 1 ? " of each CTA" : "") + " issues " + s(static_cast<int64_t>(l->boxes.size())) +
+                   " cp.async.bulk.tensor box(es) completing on the mbarrier \"" + l->barrier +
+                   "\", and all threads wait for it";
+          steps_.push_back(st);
+          // Each thread saw the bytes arrive; CTA 0's tcgen05 reads of the peer's tile still need the
+          // cluster barrier.
+          if (c_.prog.cta_group > 1) clean_ = false;
+          return;
+        }
         enter(Exec::all, {});
         st.kind = StepKind::load;
         st.load = *l;
@@ -571,6 +607,7 @@ ProgramAnalysis analyze_program(const spec::Spec& spec) {
   p.cta_group = c.prog.cta_group;
   p.views = c.views;
   p.reg_counts = seq.reg_counts;
+  p.tensor_maps = seq.tensor_maps;
   for (const auto& g : c.prog.globals)
     p.globals.push_back({g.name, g.dtype, spec::storage_bits(g.dtype, g.format), g.rows, g.cols});
   // Shared memory: the tiles (placed before planning), then 8-byte mbarriers, then the 4-byte

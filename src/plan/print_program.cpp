@@ -3,6 +3,7 @@
 // instruction's shape, descriptor (field by field in JSON) and tensor-memory address.
 #include <nlohmann/json.hpp>
 
+#include "internal.hpp"
 #include "ptxgen/plan.hpp"
 
 namespace ptxgen::plan {
@@ -116,6 +117,12 @@ std::string program_text(const Plan& pl) {
         o += "      " + s(l.chunks) + " chunks of 16 B: " + s(l.box_rows) + " rows of " + s(l.row_bytes) + " B from (" + s(l.row0) +
              ", " + s(l.col0) + "), boxes " + s(l.box_bytes) + " B wide, " + std::string(isa::name(l.swizzle)) + " swizzle" +
              (p.cta_group == 2 ? "; CTA 1 reads " + s(l.cta_bytes) + " B further on" : "") + "\n";
+        if (l.tma) {
+          o += "      TMA through " + l.map.param + " (" + (l.map.unit == 4 ? "4-byte words" : "bytes") + ", box " + s(l.map.box_inner) +
+               " x " + s(l.map.box_outer) + "), mbarrier " + l.barrier + (p.cta_group == 2 ? "; CTA 1 at +(" + s(l.cta_c0) + ", " + s(l.cta_c1) + ")" : "") + "\n";
+          for (const auto& b : l.boxes)
+            o += "        box -> shared +" + s(b.smem) + " from row " + s(b.c1) + ", " + (l.map.unit == 4 ? "word " : "byte ") + s(b.c0) + "\n";
+        }
         break;
       }
       case StepKind::cp:
@@ -201,6 +208,12 @@ std::string program_json(const Plan& pl) {
         x["load"] = {{"global", st.load.global}, {"tile", st.load.tile}, {"row0", st.load.row0}, {"col0", st.load.col0},
                      {"chunks", st.load.chunks}};
         if (p.cta_group == 2) x["load"]["cta_bytes"] = st.load.cta_bytes;
+        if (st.load.tma) {
+          ojson bx = ojson::array();
+          for (const auto& b : st.load.boxes) bx.push_back({{"smem", b.smem}, {"coords", {b.c0, b.c1}}});
+          x["load"]["tma"] = {{"tensor_map", st.load.map.param}, {"barrier", st.load.barrier}, {"boxes", bx}};
+          if (p.cta_group == 2) x["load"]["tma"]["cta_coords"] = {st.load.cta_c0, st.load.cta_c1};
+        }
         break;
       case StepKind::cp: {
         ojson a = ojson::array();
@@ -263,6 +276,7 @@ std::string program_manifest(const Plan& pl) {
   j["dynamic_shared_memory_bytes"] = p.smem_bytes;
   ojson params = ojson::array();
   for (const auto& g : p.globals) params.push_back({{"name", param_name(g.name)}, {"kind", "global_pointer"}, {"tensor", g.name}});
+  for (const auto& m : p.tensor_maps) params.push_back({{"name", m.param}, {"kind", "tensor_map"}, {"tensor", m.global}});
   j["params"] = params;
   ojson tensors = ojson::object();
   for (const auto& g : p.globals) {
@@ -277,6 +291,17 @@ std::string program_manifest(const Plan& pl) {
     tensors[g.name] = t;
   }
   j["tensors"] = tensors;
+  // A TMA load's map: a byte copy (rows of bytes, or of 4-byte words for the 32-byte-atom swizzle),
+  // whatever the dtype; the host encodes it with cuTensorMapEncodeTiled from these fields.
+  if (!p.tensor_maps.empty()) {
+    ojson maps = ojson::array();
+    for (const auto& m : p.tensor_maps)
+      maps.push_back(detail::tensor_map_entry(m.param, m.global,
+                                              m.unit == 4 ? "CU_TENSOR_MAP_DATA_TYPE_UINT32" : "CU_TENSOR_MAP_DATA_TYPE_UINT8",
+                                              m.dim_inner, m.dim_outer, m.stride_bytes, m.box_inner, m.box_outer,
+                                              m.swizzle));
+    j["tensor_maps"] = maps;
+  }
   return j.dump(2) + "\n";
 }
 

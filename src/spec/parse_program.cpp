@@ -320,6 +320,10 @@ class Parser {
             o.per_cta = *a;
             o.has_per_cta = true;
           }
+        if (o.kind == OpKind::load) {
+          o.via_ptr = r.ptr("via");
+          if (auto v = r.choice("via", false, Choices<bool>{{"ld", false}, {"tma", true}})) o.tma = *v;
+        }
         break;
       case OpKind::copy:
         o.src = ref(r, "src", true);
@@ -483,6 +487,7 @@ std::string program_to_json(const Program& p) {
         put("dst", o.dst);
         x["at"] = {o.at[0], o.at[1]};
         if (o.has_per_cta) x["per_cta"] = {o.per_cta[0], o.per_cta[1]};
+        if (o.tma) x["via"] = "tma";
         break;
       case OpKind::copy:
         put("src", o.src);
