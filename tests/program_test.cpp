@@ -919,6 +919,16 @@ TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the pr
     CHECK(m["tensor_maps"][0]["global_dims"] == json::array({128, 128}));
     CHECK(m["tensor_maps"][0]["box_dims"] == json::array({128, 128}));
     CHECK(m["tensor_maps"][0]["swizzle"] == "CU_TENSOR_MAP_SWIZZLE_128B");
+    // `plan --json` carries the boxes and the arrangement they fill (tools/h200-tma.py reads both).
+    const json pj = json::parse(plan::to_json(p));
+    const json& jl = pj["steps"][0]["load"];
+    CHECK(jl["tma"]["tensor_map"] == "tmap_0");
+    CHECK(jl["tma"]["boxes"] == json::array({{{"smem", a->offset}, {"coords", {0, 0}}}}));
+    CHECK(jl["arrangement"]["rows"] == 128);
+    CHECK(jl["arrangement"]["row_bytes"] == 128);
+    CHECK(jl["arrangement"]["box_bytes"] == 128);
+    CHECK(jl["arrangement"]["swizzle"] == "128B");
+    CHECK(jl["arrangement"]["tile_offset"] == a->offset);
     const std::string ptx = emit::ptx(p);
     CHECK(ptx.find(".param .align 64 .b8 tmap_0[128]") != std::string::npos);
     CHECK(ptx.find("mbarrier.arrive.expect_tx.shared::cta.b64") != std::string::npos);

@@ -207,6 +207,12 @@ std::string program_json(const Plan& pl) {
       case StepKind::load:
         x["load"] = {{"global", st.load.global}, {"tile", st.load.tile}, {"row0", st.load.row0}, {"col0", st.load.col0},
                      {"chunks", st.load.chunks}};
+        // The arrangement (§9.7.16.3.3): `rows` rows of `row_bytes`, in columns `box_bytes` wide, each
+        // column rows x box_bytes long, from `tile_offset`; global row r at r x `global_row_bytes`.
+        x["load"]["arrangement"] = {{"tile_offset", st.load.tile_offset}, {"rows", st.load.box_rows},
+                                    {"row_bytes", st.load.row_bytes}, {"box_bytes", st.load.box_bytes},
+                                    {"swizzle", std::string(isa::name(st.load.swizzle))},
+                                    {"global_row_bytes", st.load.global_row_bytes}, {"col0_bytes", st.load.col0_bytes}};
         if (p.cta_group == 2) x["load"]["cta_bytes"] = st.load.cta_bytes;
         if (st.load.tma) {
           ojson bx = ojson::array();
