@@ -53,8 +53,8 @@ std::vector<std::string> vec_items(const std::string& s) {  // "{a, b}" -> [a, b
 bool starts(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
 struct Machine {
-  std::vector<Ins> code;
-  std::map<std::string, size_t> labels;
+  const std::vector<Ins>& code;
+  const std::map<std::string, size_t>& labels;
   std::map<std::string, Val> reg;
   std::map<std::string, bool> pred;
   Kernel& k;
@@ -65,7 +65,8 @@ struct Machine {
 
   std::map<uint64_t, std::string> tmap_at;
 
-  Machine(Kernel& kk, int t, uint32_t tmem_base) : k(kk), tid(t), next_col(tmem_base) {}
+  Machine(Kernel& kk, int t, uint32_t tmem_base, const std::vector<Ins>& c, const std::map<std::string, size_t>& l)
+      : code(c), labels(l), k(kk), tid(t), next_col(tmem_base) {}
 
   // A tiled 2-D box: row y of the box holds box[0] elements from global row c1 + y, starting at
   // element c0; rows land one after another at dstMem. The swizzle moves each 16-byte cell of a
@@ -314,8 +315,21 @@ struct Machine {
 
 }  // namespace
 
-Thread run(const std::string& ptx, int tid, Kernel& k, uint32_t tmem_base) {
-  Machine m(k, tid, tmem_base);
+namespace {
+
+// The parsed body of a kernel: every thread of a run shares it (the last one parsed is kept).
+struct Parsed {
+  std::string ptx;
+  std::vector<std::string> params;
+  std::vector<Ins> code;
+  std::map<std::string, size_t> labels;
+};
+
+const Parsed& parse(const std::string& ptx) {
+  static Parsed last;
+  if (!last.code.empty() && last.ptx == ptx) return last;
+  Parsed p;
+  p.ptx = ptx;
   std::istringstream in(ptx);
   std::string line;
   bool body = false, header = false;
@@ -330,13 +344,13 @@ Thread run(const std::string& ptx, int tid, Kernel& k, uint32_t tmem_base) {
     if (starts(line, ".visible .entry")) header = true;
     if (header && !body) {
       std::smatch mm;
-      if (std::regex_search(line, mm, param)) k.params.push_back(mm[1]);
+      if (std::regex_search(line, mm, param)) p.params.push_back(mm[1]);
       if (line == "{") body = true;
       continue;
     }
     if (!body || line == "}" || line[0] == '.') continue;
     if (line.back() == ':') {
-      m.labels[line.substr(0, line.size() - 1)] = m.code.size();
+      p.labels[line.substr(0, line.size() - 1)] = p.code.size();
       continue;
     }
     Ins ins;
@@ -350,8 +364,18 @@ Thread run(const std::string& ptx, int tid, Kernel& k, uint32_t tmem_base) {
     const auto sp = line.find_first_of(" \t");
     ins.op = line.substr(0, sp);
     if (sp != std::string::npos) ins.args = split_args(line.substr(sp));
-    m.code.push_back(ins);
+    p.code.push_back(ins);
   }
+  last = std::move(p);
+  return last;
+}
+
+}  // namespace
+
+Thread run(const std::string& ptx, int tid, Kernel& k, uint32_t tmem_base) {
+  const Parsed& parsed = parse(ptx);
+  if (k.params.empty()) k.params = parsed.params;
+  Machine m(k, tid, tmem_base, parsed.code, parsed.labels);
   size_t pc = 0, steps = 0;
   while (pc < m.code.size()) {
     if (++steps > 50'000'000) throw std::runtime_error("ptx_sim: no end");
