@@ -103,6 +103,11 @@ int code_sm90(Swizzle s);      // 0, 3, 2, 1 ; -1 for 128B_base32B (absent on sm
 std::optional<Swizzle> swizzle_from_code_sm90(int code);
 // Bytes after which the swizzle pattern repeats (Table 41): 1024 / 512 / 256; 16 for none.
 int pattern_bytes(Swizzle s);
+// cp.async.bulk.tensor (TMA): the shared-memory destination of a box starts on a 128-byte boundary
+// (CUDA C++ Programming Guide, TMA alignment; the swizzle follows the absolute address, §5.5.7
+// "swizzle base offset"), and each box dimension is at most 256 elements (cuTensorMapEncodeTiled).
+constexpr int kTmaSmemAlign = 128;
+constexpr int kTmaBoxMax = 256;
 
 // ---------------------------------------------------------------------------------------------
 // One named bit field of an encoded word, for printing and JSON.

@@ -96,9 +96,11 @@ struct BarrierPlacement {
 enum class StepKind : uint8_t { load, sync, cp, mma, tmem_ld, tmem_st, wait_ld, wait_st, store, commit, wait };
 std::string_view name(StepKind k);
 
-// Global -> shared memory with plain loads: each thread moves 16-byte chunks. A chunk is a
-// 16-byte piece of a row of the box arrangement TMA would write (§9.7.16.3.3 canonical layouts):
-// `box_rows` rows of `row_bytes` bytes, boxes of `box_bytes` bytes side by side.
+// The names the planner gives the barriers and register sets it adds: "ptxgen_" + what (+ the op's
+// index), e.g. ptxgen_done, ptxgen_load3, ptxgen_st5. A spec may not use the prefix (PROGRAM-NAME).
+inline constexpr std::string_view kPlannerPrefix = "ptxgen_";
+std::string planner_name(std::string_view what, int op = -1);
+
 // The tensor map a TMA load reads through: a `.param .align 64 .b8 PARAM[128]` kernel parameter the
 // host encodes with cuTensorMapEncodeTiled as the manifest says. The global tensor is seen as
 // `dim_outer` rows of `dim_inner` elements of `unit` bytes (a byte copy, whatever the dtype: loads
@@ -118,6 +120,9 @@ struct TmaBox {
   int64_t c0 = 0, c1 = 0;
 };
 
+// Global -> shared memory with plain loads: each thread moves 16-byte chunks. A chunk is a
+// 16-byte piece of a row of the box arrangement TMA would write (§9.7.16.3.3 canonical layouts):
+// `box_rows` rows of `row_bytes` bytes, boxes of `box_bytes` bytes side by side.
 struct LoadStep {
   std::string global, tile;
   int64_t row0 = 0, col0 = 0;      // first global row / column

@@ -330,12 +330,15 @@ class ProgramEmitter {
     w_.ins("@" + not_t0_ + " bra " + L + "_issued");
     w_.ins("mbarrier.arrive.expect_tx.shared::cta.b64 _, [" + bar + "], " + s(int64_t{l.chunks} * 16),
            "the tile's bytes complete the phase");
+    // A coordinate: the box's, and in a pair CTA r's r * per_cta further on.
+    auto coord = [&](const std::string& r, int64_t v, int64_t per_cta) {
+      if (pair() && per_cta) w_.ins("mad.lo.u32 " + r + ", " + rank_ + ", " + s(per_cta) + ", " + s(v), "CTA 1: per_cta further on");
+      else w_.ins("mov.b32 " + r + ", " + s(v));
+    };
     for (const auto& b : l.boxes) {
       w_.ins("add.u32 " + dst + ", " + base_ + ", " + s(b.smem));
-      if (pair() && l.cta_c0) w_.ins("mad.lo.u32 " + c0 + ", " + rank_ + ", " + s(l.cta_c0) + ", " + s(b.c0), "CTA 1: per_cta further on");
-      else w_.ins("mov.b32 " + c0 + ", " + s(b.c0));
-      if (pair() && l.cta_c1) w_.ins("mad.lo.u32 " + c1 + ", " + rank_ + ", " + s(l.cta_c1) + ", " + s(b.c1), "CTA 1: per_cta further on");
-      else w_.ins("mov.b32 " + c1 + ", " + s(b.c1));
+      coord(c0, b.c0, l.cta_c0);
+      coord(c1, b.c1, l.cta_c1);
       w_.ins("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [" + dst + "], [" +
              tmap_.at(l.map.param) + ", {" + c0 + ", " + c1 + "}], [" + bar + "]");
     }
@@ -391,7 +394,7 @@ class ProgramEmitter {
   void tmem_st(int i, const TmemStStep& t, const std::string& L) {
     const auto& src = regs_.at(t.src.name);
     static const std::vector<std::string> none;
-    const std::string tmp = "ptxgen_st" + s(pl_.program->steps[static_cast<size_t>(i)].op);
+    const std::string tmp = plan::planner_name("st", pl_.program->steps[static_cast<size_t>(i)].op);
     const auto& dst = t.direct ? none : regs_.at(tmp);
     // Per warp: build the registers tcgen05.st moves from the ones tcgen05.ld filled (the planner
     // checked that every thread of the warp finds its elements in the same registers), then store.

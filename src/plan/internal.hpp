@@ -25,8 +25,8 @@ std::optional<std::string> derive_wgmma(const spec::Spec& s, Shapes& sh);
 void plan_tcgen05(Plan& p);  // steps 3-4 and the tcgen05 kernel roles and epilogue
 void plan_wgmma(Plan& p);    // steps 3-4 and the wgmma kernel roles
 void plan_tma(Plan& p);      // tensor maps and per-stage loads (both engines)
-// The largest divisor of `extent` that is at most 256 (a TMA box dimension's limit) and a
-// multiple of `step`; 0 if none.
+// The largest divisor of `extent` that is at most isa::kTmaBoxMax (a TMA box dimension's limit)
+// and a multiple of `step`; 0 if none.
 int box_extent(int extent, int step);
 // A manifest's tensor map: the arguments of cuTensorMapEncodeTiled for a 2-D map (dims and box in
 // elements of `data_type`, innermost first; no interleave, unit element strides, no OOB fill mode).

@@ -43,7 +43,7 @@ nlohmann::ordered_json tensor_map_entry(const std::string& param, const std::str
 }
 
 int box_extent(int extent, int step) {
-  for (int d = std::min(extent, 256); d > 0; --d)
+  for (int d = std::min(extent, isa::kTmaBoxMax); d > 0; --d)
     if (extent % d == 0 && d % step == 0) return d;
   return 0;
 }

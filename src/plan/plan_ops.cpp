@@ -126,12 +126,13 @@ bool plan_tma_load(Ctx& c, const spec::Op& o, int gbits, LoadStep& l) {
   m.dim_outer = c.globals.at(l.global)->rows;
   m.box_inner = l.box_bytes / m.unit;
   m.swizzle = l.swizzle;
-  const int step = 128 / l.box_bytes;
+  const int step = isa::kTmaSmemAlign / l.box_bytes;
   m.box_outer = detail::box_extent(l.box_rows, step);
   if (!m.box_outer) {
     c.problem("LOAD-TMA", o.via_ptr,
               "the tile \"" + l.tile + "\" has " + s(l.box_rows) + " rows of " + s(l.box_bytes) +
-                  "-byte boxes: no box height of at most 256 rows divides them and starts every box 128-byte aligned "
+                  "-byte boxes: no box height of at most " + s(isa::kTmaBoxMax) +
+                  " rows divides them and starts every box " + s(isa::kTmaSmemAlign) + "-byte aligned "
                   "(a multiple of " + s(step) + " rows)",
               {"give the tile a row count that is a multiple of " + s(step), "or load with \"via\": \"ld\""});
     return false;

@@ -14,6 +14,10 @@
 
 namespace ptxgen::plan {
 
+std::string planner_name(std::string_view what, int op) {
+  return std::string(kPlannerPrefix) + std::string(what) + (op >= 0 ? std::to_string(op) : "");
+}
+
 std::string_view name(StepKind k) {
   switch (k) {
     case StepKind::load: return "load";
@@ -72,11 +76,12 @@ void declarations(Ctx& c) {
                 {"rename it"});
       return;
     }
-    // The planner adds barriers and register sets of its own (ptxgen_done, ptxgen_load3, ptxgen_st5):
-    // a user's name among them would share their mbarrier phases or registers.
-    if (n.rfind("ptxgen_", 0) == 0) {
+    // The planner adds barriers and register sets of its own (planner_name): a user's name among
+    // them would share their mbarrier phases or registers.
+    if (n.rfind(kPlannerPrefix, 0) == 0) {
       c.problem("PROGRAM-NAME", ptr,
-                "\"" + n + "\" begins with \"ptxgen_\", which ptxgen keeps for the barriers and register sets it adds",
+                "\"" + n + "\" begins with \"" + std::string(kPlannerPrefix) +
+                    "\", which ptxgen keeps for the barriers and register sets it adds",
                 {"rename it"});
       return;
     }
@@ -139,13 +144,13 @@ void declarations(Ctx& c) {
     const bool tma_dst = std::any_of(p.ops.begin(), p.ops.end(), [&](const spec::Op& o) {
       return o.kind == spec::OpKind::load && o.tma && o.dst.name == t.name;
     });
-    if (tma_dst) want = std::max<uint32_t>(want, 128);
+    if (tma_dst) want = std::max<uint32_t>(want, isa::kTmaSmemAlign);
     sp.align = t.align ? t.align : want;
     if (!pow2(sp.align) || sp.align < want) {
       c.problem("SMEM-ALIGN", t.align_ptr,
                 "align = " + s(t.align) + ": \"" + t.name + "\" needs a power of two of at least " + s(want) +
-                    (want == 128 && isa::pattern_bytes(t.swizzle) < 128
-                         ? " bytes (a TMA load writes it in boxes that start 128-byte aligned)"
+                    (isa::pattern_bytes(t.swizzle) < isa::kTmaSmemAlign && want == isa::kTmaSmemAlign
+                         ? " bytes (a TMA load writes it in boxes that start " + s(isa::kTmaSmemAlign) + "-byte aligned)"
                          : " bytes (the " + std::string(isa::name(t.swizzle)) +
                                " pattern starts there, so descriptors carry base offset 0; Table 41)"),
                 {"use \"align\": " + s(want) + " or a larger power of two, or omit it"});
@@ -327,33 +332,28 @@ class Sequencer {
         auto l = plan_load(c_, o);
         loaded_.insert(o.dst.name);
         if (!l) return;
+        // TMA: plain stores to shared memory before it are ordered before the async proxy's writes
+        // (fence.proxy.async and a sync, §9.7.16.6.5), should they overlap.
+        enter(Exec::all, {}, l->tma && generic_smem_writes_);
         if (l->tma) {
-          // Plain stores to shared memory before it are ordered before the async proxy's writes
-          // (fence.proxy.async and a sync, §9.7.16.6.5), should they overlap.
-          enter(Exec::all, {}, generic_smem_writes_);
           l->map.param = "tmap_" + s(i);
-          l->barrier = "ptxgen_load" + s(i);
+          l->barrier = planner_name("load", i);
           barriers.insert(l->barrier);
           tensor_maps.push_back(l->map);
-          st.kind = StepKind::load;
-          st.load = *l;
-          st.why = "global \"" + l->global + "\" -> shared \"" + l->tile + "\" by TMA: thread 0" +
-                   (c_.prog.cta_group > 1 ? " of each CTA" : "") + " issues " + s(static_cast<int64_t>(l->boxes.size())) +
-                   " cp.async.bulk.tensor box(es) completing on the mbarrier \"" + l->barrier +
-                   "\", and all threads wait for it";
-          steps_.push_back(st);
-          // Each thread saw the bytes arrive; CTA 0's tcgen05 reads of the peer's tile still need the
-          // cluster barrier.
-          if (c_.prog.cta_group > 1) clean_ = false;
-          return;
         }
-        enter(Exec::all, {});
         st.kind = StepKind::load;
         st.load = *l;
-        st.why = "global \"" + l->global + "\" -> shared \"" + l->tile + "\" by all threads, 16-byte chunks";
+        st.why = "global \"" + l->global + "\" -> shared \"" + l->tile + "\" " +
+                 (l->tma ? "by TMA: thread 0" + std::string(c_.prog.cta_group > 1 ? " of each CTA" : "") + " issues " +
+                               s(static_cast<int64_t>(l->boxes.size())) +
+                               " cp.async.bulk.tensor box(es) completing on the mbarrier \"" + l->barrier +
+                               "\", and all threads wait for it"
+                         : "by all threads, 16-byte chunks");
         steps_.push_back(st);
-        generic_smem_writes_ = true;
-        clean_ = false;
+        // After a TMA load each thread has seen the bytes arrive (the mbarrier wait); in a pair CTA 0's
+        // tcgen05 reads of the peer's tile still need the cluster barrier.
+        if (!l->tma) generic_smem_writes_ = true;
+        if (!l->tma || c_.prog.cta_group > 1) clean_ = false;
         return;
       }
       case spec::OpKind::copy: {
@@ -419,7 +419,7 @@ class Sequencer {
         pending_st_ = true;
         st_sources_.insert(o.regs.name);
         st_regions_.push_back(r);
-        if (!t->direct) reg_counts["ptxgen_st" + s(i)] = t->dst.regs;
+        if (!t->direct) reg_counts[planner_name("st", i)] = t->dst.regs;
         clean_ = false;
         st.kind = StepKind::tmem_st;
         st.st = *t;
@@ -556,16 +556,17 @@ class Sequencer {
     if (!async_.empty()) {
       // The kernel's own commit and wait: no tensor memory is deallocated under a running MMA.
       internal_barrier = true;
-      barriers.insert("ptxgen_done");
+      const std::string done = planner_name("done");
+      barriers.insert(done);
       enter(Exec::issuer, {});
       Step c;
       c.kind = StepKind::commit;
-      c.bar.barrier = "ptxgen_done";
+      c.bar.barrier = done;
       c.why = "tcgen05 work still in flight at the end: commit it before tensor memory is deallocated";
       steps_.push_back(c);
       Step w;
       w.kind = StepKind::wait;
-      w.bar.barrier = "ptxgen_done";
+      w.bar.barrier = done;
       w.why = "wait for it";
       steps_.push_back(w);
       exec_ = Exec::all;
