@@ -130,12 +130,19 @@ TEST_CASE("plan text and JSON are deterministic and name every descriptor field"
   CHECK(a.exit_code == 0);
   CHECK(a.output == b.output);
   const auto j = nlohmann::json::parse(a.output);
-  const auto& mma = j["issue_order"][0];
-  CHECK(mma["b_desc"]["fields"].contains("stride_byte_offset"));
-  CHECK(mma["b_desc"]["fields"]["version"]["raw"] == 1);
-  CHECK(mma["a_tmem"]["column"] == 256);
-  CHECK(j["instruction_descriptors"][0]["fields"]["m_dim"]["value"] == "M=128");
+  CHECK(j["format"] == ptxgen::emit::kPlanJsonFormat);
+  // The MMA role's K loop: its first mma step's first instruction.
+  nlohmann::json mma;
+  for (const auto& r : j["roles"])
+    if (r["name"] == "mma")
+      for (const auto& st : r["steps"][0]["body"])
+        if (st["step"] == "mma" && mma.is_null()) mma = st["mma"]["instrs"][0];
+  REQUIRE_FALSE(mma.is_null());
+  CHECK(mma["b"]["fields"].contains("stride_byte_offset"));
+  CHECK(mma["b"]["fields"]["version"]["raw"] == 1);
+  CHECK(mma["a"]["column"] == 256);  // A in tensor memory after D's 2 x 128 columns
+  CHECK(mma["idesc"]["fields"]["m_dim"]["value"] == "M=128");
   Run text = ptxgen_run({"plan", spec("gemm_bf16_a_tmem_m256")});
-  CHECK(text.output.find("Step 4. Issue order") != std::string::npos);
+  CHECK(text.output.find("Role \"mma\": warp 5, one thread") != std::string::npos);
 }
 }

@@ -6,6 +6,9 @@
 // own (32-bit) types.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -30,56 +33,72 @@ struct Types {
 // Checks one planned spec against the 64-bit recomputation; returns how many numbers it checked.
 int check_fits(const spec::Spec& s) {
   const spec::Gemm& g = *s.gemm;
-  const plan::Plan p = plan::make_plan(s);
-  const plan::Shapes& sh = p.shapes;
+  const plan::Plan p = support::plan_of(s);
   const auto& t = isa::target_info(s.target);
+  const bool tc = t.tcgen05;
   int n = 0;
-  // Shared memory, recomputed: stages of A and B (each rounded to 1024), 2*stages+2 mbarriers (full
-  // and empty per stage, accumulator ready, A free), the
-  // 4-byte TMEM slot, rounded to 16, plus 1024 bytes of alignment slack.
-  const int64_t a_bytes = isa::tile_bytes(g.tile.m / g.cta_group, g.tile.k, sh.a.layout.bits);
-  const int64_t b_bytes = isa::tile_bytes(g.tile.n / g.cta_group, g.tile.k, sh.b.layout.bits);
-  const int64_t stage = round_up(a_bytes, 1024) + round_up(b_bytes, 1024);
-  const int64_t dynamic = 1024 + round_up(stage * g.stages + 8 * (2 * g.stages + 2) + 4, 16);
-  CHECK(int64_t{sh.a.layout.bytes} == a_bytes);
-  CHECK(int64_t{sh.b.layout.bytes} == b_bytes);
-  CHECK(int64_t{sh.smem.stage_bytes} == stage);
-  CHECK(int64_t{sh.smem.dynamic_bytes} == dynamic);
+  std::map<std::string, const plan::SmemPlacement*> tiles;
+  for (const auto& x : p.smem) tiles[x.name] = &x;
+  REQUIRE(tiles.size() == 2);
+  const plan::SmemPlacement& ta = *tiles.at("a");
+  const plan::SmemPlacement& tb = *tiles.at("b");
+  // Shared memory, recomputed: the ring of A's stages, then B's, each stage on its swizzle
+  // pattern's boundary (at least 128 bytes, TMA's), the mbarriers (full and empty per stage, the
+  // accumulator's, A's free one), the 4-byte TMEM slot, rounded to 16, plus the alignment slack.
+  auto align = [](isa::Swizzle sw) { return std::max<int64_t>(128, isa::pattern_bytes(sw)); };
+  const int64_t a_al = align(g.swizzle_a), b_al = align(g.swizzle_b);
+  const int64_t a_bytes = isa::tile_bytes(ta.layout.mn, g.tile.k, ta.bits);
+  const int64_t b_bytes = isa::tile_bytes(g.tile.n / g.cta_group, g.tile.k, tb.bits);
+  const int64_t a_stage = round_up(a_bytes, a_al), b_stage = round_up(b_bytes, b_al);
+  const int64_t b_off = round_up(a_stage * g.stages, b_al);
+  const int64_t bars = 2 * g.stages + (tc ? 1 + (g.a_source == spec::ASource::tmem ? 1 : 0) : 0);
+  const int64_t dynamic = std::max(a_al, b_al) + round_up(round_up(b_off + b_stage * g.stages, 8) + 8 * bars + (tc ? 4 : 0), 16);
+  CHECK(int64_t{ta.layout.bytes} == a_bytes);
+  CHECK(int64_t{tb.layout.bytes} == b_bytes);
+  CHECK(int64_t{ta.stage_bytes} == a_stage);
+  CHECK(int64_t{tb.offset} == b_off);
+  CHECK(int64_t{p.smem_bytes} == dynamic);
   CHECK(dynamic <= t.smem_per_block_max);
   CHECK(dynamic < kDescRange);  // so every shared-memory address a descriptor takes fits 18 bits
   // expect-tx: one stage's bytes per CTA; a pair's leader may expect both CTAs' stages.
   CHECK((a_bytes + b_bytes) * g.cta_group <= kTxCountMax);
-  n += 7;
-  // Descriptors: what is encoded decodes to the same byte values (nothing lost in 14 bits).
-  auto same = [&](const isa::SmemDesc& d) {
-    const auto back = isa::decode_smem_desc(plan::encoded(d), isa::DescFormat::sm100);
+  n += 8;
+  // Descriptors: what is encoded decodes to the same byte values (nothing lost in 14 bits), for
+  // the last stage of the ring too.
+  const auto format = tc ? isa::DescFormat::sm100 : isa::DescFormat::sm90;
+  auto same = [&](const isa::SmemDesc& d, const plan::SmemPlacement& tile) {
+    const auto back = isa::decode_smem_desc(plan::encoded(d), format);
     CHECK(back.desc.start_address == d.start_address);
     CHECK(back.desc.lbo == d.lbo);
     CHECK(back.desc.sbo == d.sbo);
-    CHECK(int64_t{d.start_address} + int64_t{sh.smem.stage_bytes} * (g.stages - 1) < kDescRange);
+    CHECK(int64_t{d.start_address} + int64_t{tile.stage_bytes} * (g.stages - 1) < kDescRange);
     n += 4;
   };
-  for (const auto& c : p.copies) same(c.src);
-  for (const auto& m : p.mmas) {
-    if (!m.a_tmem) same(m.a_desc);
-    same(m.b_desc);
-    // TMEM addresses: lane < 128, column inside the allocation (<= 512, the 16-bit column field).
-    for (uint32_t addr : {m.d_tmem, m.a_tmem ? m.a_tmem_addr : 0u}) {
-      const isa::TmemAddr a = isa::decode_tmem(addr);
-      CHECK(a.lane < 128);
-      CHECK(a.column < sh.tmem.alloc_columns);
+  const uint32_t cols = p.allocs.empty() ? 0 : p.allocs[0].columns;
+  for (const plan::Step* st : support::all_steps(p)) {
+    for (const auto& c : st->cps) same(c.src, ta);
+    for (const auto& m : st->mma.instrs) {
+      if (!m.a_tmem && !(st->mma.engine == ir::Engine::wgmma && st->mma.a_registers)) same(m.a_desc, ta);
+      same(m.b_desc, tb);
+      if (!tc) continue;
+      // TMEM addresses: lane < 128, column inside the allocation (<= 512, the 16-bit column field).
+      for (uint32_t addr : {m.d_taddr, m.a_tmem ? m.a_taddr : 0u}) {
+        const isa::TmemAddr a = isa::decode_tmem(addr);
+        CHECK(a.lane < 128);
+        CHECK(a.column < cols);
+        n += 2;
+      }
+      const isa::InstrDesc id = isa::decode_idesc(plan::encoded(m.idesc), st->mma.kind);
+      CHECK(static_cast<int>(id.n) == m.n);
+      CHECK(static_cast<int>(id.m) == m.m);
       n += 2;
     }
-    const isa::InstrDesc id = isa::decode_idesc(plan::encoded(p.idescs.at(static_cast<size_t>(m.idesc))), sh.kind);
-    CHECK(static_cast<int>(id.n) == m.n);
-    CHECK(static_cast<int>(id.m) == m.m);
-    n += 2;
   }
-  CHECK(sh.tmem.alloc_columns <= static_cast<uint32_t>(t.tmem_columns));
+  CHECK(cols <= static_cast<uint32_t>(t.tmem_columns));
   // The grid, recomputed (m, n < 2^31, tiles >= 1, cta_group <= 2, clusters <= 16: below 2^37).
   const int64_t x = round_up((g.n + g.tile.n - 1) / g.tile.n * g.cta_group, g.cluster[0]);
   const int64_t y = round_up((g.m + g.tile.m - 1) / g.tile.m, g.cluster[1]);
-  const plan::Grid grid = plan::grid(g);
+  const plan::Grid grid = p.launch;
   CHECK(grid.x == x);
   CHECK(grid.y == y);
   CHECK(grid.x <= kGridX);
@@ -221,7 +240,7 @@ TEST_CASE("LAUNCH-GRID: at the y limit, one past it, and rounded up to whole clu
   j["gemm"]["tile"] = {{"m", 256}, {"n", 16}, {"k", 64}};
   j["gemm"]["cta_group"] = 2;
   j["gemm"]["cluster"] = {2, 1, 1};
-  const plan::Grid g = plan::grid(*support::checked_spec(j.dump()).gemm);
+  const plan::Grid g = support::plan_of(support::checked_spec(j.dump())).launch;
   CHECK(g.x == 268435456);
 }
 }
@@ -241,7 +260,8 @@ TEST_CASE("SMEM-BUDGET holds for wgmma too: 4 stages of 48 KB fit sm_90a, 5 do n
   REQUIRE(over.list().size() == 1);
   CHECK(over.list()[0].rule == "SMEM-BUDGET");
   CHECK(over.list()[0].pointer == "/gemm/stages");
-  CHECK(over.list()[0].message.find("need 246896 bytes of shared memory; a CTA on sm_90a gets at most 232448") !=
+  // 5 x (16384 + 32768) bytes of stages, 10 mbarriers (80 bytes), 1024 of alignment slack.
+  CHECK(over.list()[0].message.find("need 246864 bytes of shared memory; a CTA on sm_90a gets at most 232448") !=
         std::string::npos);
 }
 }

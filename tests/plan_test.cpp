@@ -15,77 +15,131 @@ using namespace ptxgen;
 
 namespace {
 
-void check_plan_invariants(const plan::Plan& p) {
-  const auto& sh = p.shapes;
-  const auto& g = *p.spec.gemm;
-  // Coverage: every (M group, N group) receives K steps 0..k_steps-1 exactly once, in order.
-  std::map<std::pair<int, int>, std::vector<int>> ks;
-  int n_total = 0;
-  for (int n : sh.n_groups) n_total += n;
-  CHECK(n_total == g.tile.n);
-  CHECK(sh.m_groups * sh.m_instr == g.tile.m);
-  CHECK(sh.k_steps * sh.k_instr == g.tile.k);
-  for (const auto& m : p.mmas) ks[{m.mi, m.ni}].push_back(m.ki);
-  CHECK(ks.size() == static_cast<size_t>(sh.m_groups) * sh.n_groups.size());
-  for (const auto& [key, v] : ks) {
-    REQUIRE(v.size() == static_cast<size_t>(sh.k_steps));
-    for (int i = 0; i < sh.k_steps; ++i) CHECK(v[static_cast<size_t>(i)] == i);
-  }
-  const bool wgmma = sh.engine == plan::Engine::wgmma;
+const plan::RolePlan* role(const plan::Plan& p, const std::string& name) {
+  for (const auto& r : p.roles)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+// The steps of a role's K loop (the role's first step).
+const std::vector<plan::Step>& loop_body(const plan::Plan& p, const std::string& name) {
+  const plan::RolePlan* r = role(p, name);
+  REQUIRE(r);
+  REQUIRE(!r->steps.empty());
+  REQUIRE(r->steps[0].kind == plan::StepKind::loop);
+  return r->steps[0].body;
+}
+
+std::vector<const plan::MmaInstr*> mma_instrs(const plan::Plan& p) {
+  std::vector<const plan::MmaInstr*> out;
+  for (const auto& st : loop_body(p, p.engine == ir::Engine::wgmma ? "consumer" : "mma"))
+    for (const auto& in : st.mma.instrs) out.push_back(&in);
+  return out;
+}
+
+void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
+  const bool wgmma = p.engine == ir::Engine::wgmma;
   const auto format = wgmma ? isa::DescFormat::sm90 : isa::DescFormat::sm100;
-  for (const auto& m : p.mmas) {
-    for (const isa::SmemDesc* sd : {&m.a_desc, &m.b_desc}) {
-      if (sd == &m.a_desc && m.a_tmem) continue;
+  // Every mma op: each (M group, N group) receives its K steps 0..k_steps-1 exactly once, in order.
+  for (const auto& st : loop_body(p, wgmma ? "consumer" : "mma")) {
+    if (st.kind != plan::StepKind::mma) continue;
+    std::map<std::pair<int, int>, std::vector<int>> ks;
+    for (const auto& m : st.mma.instrs) ks[{m.mi, m.ni}].push_back(m.ki);
+    REQUIRE(!ks.empty());
+    const size_t steps = ks.begin()->second.size();
+    CHECK(steps * static_cast<size_t>(st.mma.instrs[0].k) == static_cast<size_t>(g.tile.k));
+    for (const auto& [key, v] : ks) {
+      REQUIRE(v.size() == steps);
+      for (size_t i = 0; i < steps; ++i) CHECK(v[i] == static_cast<int>(i));
+    }
+    CHECK(st.mma.first_iteration_overwrites);
+  }
+  for (const plan::MmaInstr* m : mma_instrs(p)) {
+    for (const isa::SmemDesc* sd : {&m->a_desc, &m->b_desc}) {
+      if (sd == &m->a_desc && (m->a_tmem || m->a_tile.empty())) continue;
       auto back = isa::decode_smem_desc(plan::encoded(*sd), format);
       CHECK(back.problems.empty());
       CHECK(back.desc.start_address == sd->start_address);
       CHECK(back.desc.base_offset == 0);
-      CHECK(back.desc.start_address < sh.smem.dynamic_bytes);
+      CHECK(back.desc.start_address < p.smem_bytes);
     }
-    CHECK(m.first == (m.ki == 0));
+    CHECK(m->enable_input_d == (m->ki > 0));
   }
-  // TMA: the loads of one stage fill each operand tile exactly.
-  CHECK(p.kernel.tx_bytes == sh.a.layout.bytes + sh.b.layout.bytes);
+  // TMA: the loads of one stage fill each operand tile exactly, and the stage's barrier expects
+  // their bytes (a pair's CTA 0 both CTAs').
+  uint32_t tile_bytes = 0, armed = 0, loaded = 0;
+  for (const auto& t : p.smem) tile_bytes += t.layout.bytes;
+  for (const auto& st : loop_body(p, "producer")) {
+    if (st.kind == plan::StepKind::expect_tx) armed += st.bar.tx_bytes;
+    if (st.kind == plan::StepKind::load) loaded += st.load.chunks * 16;
+  }
+  CHECK(armed == loaded * static_cast<uint32_t>(p.cta_group));
+  const bool lane_ordered = !wgmma && g.a_source == spec::ASource::tmem && isa::instr_m_for_tile(*isa::unscaled_kind(g.a.dtype, g.b.dtype), 1, static_cast<int>(g.tile.m)) == 64 && g.cta_group == 1;
+  if (!lane_ordered) CHECK(loaded == tile_bytes);  // layout F slabs leave the rows of absent pieces unloaded
   if (wgmma) {
-    for (const auto& m : p.mmas) {
-      CHECK(m.m == 64);
-      CHECK(isa::wgmma_legal_n(sh.kind, m.n));
+    for (const plan::MmaInstr* m : mma_instrs(p)) {
+      CHECK(m->m == 64);
+      CHECK(isa::wgmma_legal_n(*isa::wgmma_kind(g.a.dtype, g.b.dtype), m->n));
     }
-    CHECK(p.kernel.threads == 128 * sh.m_groups + 32);
+    CHECK(p.threads == 128 * static_cast<int>(g.tile.m / 64) + 32);
+    CHECK(p.allocs.empty());
     return;
   }
   // Each MMA: the instruction descriptor decodes to its shape, and is legal per Table 39.
-  for (const auto& m : p.mmas) {
-    const isa::InstrDesc d = isa::decode_idesc(plan::encoded(p.idescs.at(static_cast<size_t>(m.idesc))), sh.kind);
-    CHECK(static_cast<int>(d.m) == m.m);
-    CHECK(static_cast<int>(d.n) == m.n);
-    CHECK(isa::legal_m(sh.kind, sh.cta_group, m.m));
-    CHECK(isa::legal_n(sh.kind, sh.cta_group, g.b.major == isa::Major::mn && sh.b.layout.bits == 8, m.n));
+  const isa::Kind kind = *isa::unscaled_kind(g.a.dtype, g.b.dtype);
+  for (const plan::MmaInstr* m : mma_instrs(p)) {
+    const isa::InstrDesc d = isa::decode_idesc(plan::encoded(m->idesc), kind);
+    CHECK(static_cast<int>(d.m) == m->m);
+    CHECK(static_cast<int>(d.n) == m->n);
+    CHECK(isa::legal_m(kind, p.cta_group, m->m));
+    CHECK(isa::legal_n(kind, p.cta_group, g.b.major == isa::Major::mn && isa::smem_bits(kind, g.b.dtype) == 8, m->n));
     CHECK(d.transpose_a == (g.a.major == isa::Major::mn));
     CHECK(d.transpose_b == (g.b.major == isa::Major::mn));
   }
-  // Tensor memory: regions pairwise disjoint (lanes x columns) and inside the allocation.
-  const auto& regs = sh.tmem.regions;
-  CHECK(sh.tmem.alloc_columns >= 32);
-  CHECK(sh.tmem.alloc_columns <= 512);
-  CHECK((sh.tmem.alloc_columns & (sh.tmem.alloc_columns - 1)) == 0);
-  for (size_t i = 0; i < regs.size(); ++i) {
-    CHECK(regs[i].column + regs[i].columns <= sh.tmem.alloc_columns);
-    for (size_t j = i + 1; j < regs.size(); ++j) {
-      const bool cols = regs[i].column < regs[j].column + regs[j].columns && regs[j].column < regs[i].column + regs[i].columns;
-      const auto a = plan::lane_mask(regs[i]), b = plan::lane_mask(regs[j]);
-      const bool lanes = (a[0] & b[0]) || (a[1] & b[1]);
-      CHECK_MESSAGE(!(cols && lanes), "TMEM regions " << i << " and " << j << " overlap");
+  // Tensor memory: one allocation; the accumulator pieces and A pairwise disjoint (lanes x
+  // columns) and inside it.
+  REQUIRE(p.allocs.size() == 1);
+  const uint32_t cols = p.allocs[0].columns;
+  CHECK(cols >= 32);
+  CHECK(cols <= 512);
+  CHECK((cols & (cols - 1)) == 0);
+  std::vector<const plan::ResolvedView*> regions;
+  for (const auto& [n, v] : p.views)
+    if ((n[0] == 'd' && n.find('_') == std::string::npos && n != "d_all") || n == "a_tmem" ||
+        (n.rfind("a_slab", 0) == 0 && n.find("_f") != std::string::npos))
+      regions.push_back(&v);
+  auto lanes_of = [](const plan::ResolvedView& v) {
+    std::set<uint32_t> l;
+    for (int r = 0; r < v.rows; ++r)
+      for (uint32_t x : v.lanes_of_row(r % v.rows_per_block())) l.insert(x);
+    return l;
+  };
+  for (size_t i = 0; i < regions.size(); ++i) {
+    CHECK(regions[i]->column + regions[i]->columns <= cols);
+    for (size_t j = i + 1; j < regions.size(); ++j) {
+      const auto& a = *regions[i];
+      const auto& b = *regions[j];
+      const bool col = a.column < b.column + b.columns && b.column < a.column + a.columns;
+      if (!col) continue;
+      const auto la = lanes_of(a), lb = lanes_of(b);
+      bool shared = false;
+      for (uint32_t x : la) shared |= lb.count(x) > 0;
+      CHECK_MESSAGE(!shared, "tensor-memory regions " << a.describe() << " and " << b.describe() << " overlap");
     }
   }
-  // Shared memory: tiles of every stage disjoint, 1024-aligned, under the barriers.
-  for (size_t s = 0; s < sh.smem.a_offset.size(); ++s) {
-    CHECK(sh.smem.a_offset[s] % 1024 == 0);
-    CHECK(sh.smem.b_offset[s] % 1024 == 0);
-    CHECK(sh.smem.a_offset[s] + sh.a.layout.bytes <= sh.smem.b_offset[s]);
-    CHECK(sh.smem.b_offset[s] + sh.b.layout.bytes <= sh.smem.barriers_offset);
+  // Shared memory: the tiles' rings disjoint and aligned to their swizzle pattern (Table 41).
+  for (size_t i = 0; i < p.smem.size(); ++i) {
+    const auto& a = p.smem[i];
+    CHECK(a.offset % static_cast<uint32_t>(std::max(16, isa::pattern_bytes(a.layout.swizzle))) == 0);
+    CHECK(a.stage_bytes % a.align == 0);
+    for (size_t j = 0; j < i; ++j) {
+      const auto& b = p.smem[j];
+      CHECK((a.offset >= b.offset + b.stage_bytes * static_cast<uint32_t>(b.stages) || b.offset >= a.offset + a.stage_bytes * static_cast<uint32_t>(a.stages)));
+    }
   }
 }
+
+refmodel::Result replayed(const support::Planned& p, unsigned seed) { return refmodel::replay(p, *p.spec.gemm, seed); }
 
 }  // namespace
 
@@ -96,10 +150,10 @@ TEST_CASE("every shipped spec: plan invariants and the reference model") {
     CAPTURE(f);
     const spec::Spec s = support::checked_spec(support::slurp(f));
     if (!s.gemm) continue;  // program specs: tests/program_test.cpp
-    const plan::Plan p = plan::make_plan(s);
-    check_plan_invariants(p);
+    const support::Planned p = support::plan_of(s);
+    check_plan_invariants(p, *s.gemm);
     for (unsigned seed : {1u, 2u}) {
-      const refmodel::Result r = refmodel::replay(p, seed);
+      const refmodel::Result r = replayed(p, seed);
       std::string errs;
       for (const auto& e : r.errors) errs += e + "\n";
       CHECK_MESSAGE(r.ok, errs);
@@ -149,9 +203,9 @@ TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays corr
                 continue;
               }
               CAPTURE(j.dump());
-              const plan::Plan p = plan::make_plan(*c.parsed.spec);
-              check_plan_invariants(p);
-              const refmodel::Result r = refmodel::replay(p, 7);
+              const support::Planned p = support::plan_of(*c.parsed.spec);
+              check_plan_invariants(p, *c.parsed.spec->gemm);
+              const refmodel::Result r = replayed(p, 7);
               std::string errs;
               for (const auto& e : r.errors) errs += e + "\n";
               REQUIRE_MESSAGE(r.ok, errs);
@@ -165,35 +219,67 @@ TEST_CASE("several M tiles with A in tensor memory: each M group reads its own A
   const std::string text = R"({"ptxgen":1,"name":"k","target":"sm_100a","gemm":{"m":1024,"n":1024,"k":1024,
     "a":{"dtype":"bf16","major":"k"},"b":{"dtype":"bf16","major":"k"},"d":{"dtype":"bf16"},"accumulator":"f32",
     "tile":{"m":384,"n":64,"k":64},"stages":2,"a_source":"tmem"}})";
-  const plan::Plan p = plan::make_plan(support::checked_spec(text));
-  REQUIRE(p.shapes.m_groups == 3);
+  const support::Planned p = support::plan_of(support::checked_spec(text));
   // D: 3 x 64 columns; A: 3 x (64 x 16 / 32 = 32) columns after them.
   std::set<uint32_t> a_cols;
-  for (const auto& m : p.mmas) {
-    REQUIRE(m.a_tmem);
-    const isa::TmemAddr a = isa::decode_tmem(m.a_tmem_addr);
+  for (const plan::MmaInstr* m : mma_instrs(p)) {
+    REQUIRE(m->a_tmem);
+    const isa::TmemAddr a = isa::decode_tmem(m->a_taddr);
     CHECK(a.lane == 0);
-    CHECK(a.column == 192u + 32u * static_cast<uint32_t>(m.mi) + 8u * static_cast<uint32_t>(m.ki));
+    CHECK(a.column == 192u + 32u * static_cast<uint32_t>(m->mi) + 8u * static_cast<uint32_t>(m->ki));
     a_cols.insert(a.column);
-    const isa::TmemAddr d = isa::decode_tmem(m.d_tmem);
-    CHECK(d.column == 64u * static_cast<uint32_t>(m.mi));
+    const isa::TmemAddr d = isa::decode_tmem(m->d_taddr);
+    CHECK(d.column == 64u * static_cast<uint32_t>(m->mi));
   }
   CHECK(a_cols.size() == 12);
-  CHECK(p.copies.size() == 12);  // 3 M groups x 4 chunks of 128 rows x 256 bits
-  CHECK(p.shapes.tmem.alloc_columns == 512);
+  size_t copies = 0;
+  for (const auto& st : loop_body(p, "mma")) copies += st.cps.size();
+  CHECK(copies == 12);  // 3 M groups x 4 chunks of 128 rows x 256 bits
+  CHECK(p.allocs.at(0).columns == 512);
+  CHECK(replayed(p, 3).ok);
 }
 
-TEST_CASE("M=64 groups pair up in layout F's two lane alignments") {
+TEST_CASE("M=64 groups pair up in layout F's two lane alignments; a group left over halves its N there") {
+  auto plan_m = [](int m, int n, const char* a_source) {
+    const std::string text = R"({"ptxgen":1,"name":"k","target":"sm_100a","gemm":{"m":1024,"n":1024,"k":1024,
+      "a":{"dtype":"bf16","major":"k"},"b":{"dtype":"bf16","major":"k"},"d":{"dtype":"bf16"},"accumulator":"f32",
+      "tile":{"m":)" + std::to_string(m) + R"(,"n":)" + std::to_string(n) + R"(,"k":64},"stages":2,"a_source":")" + a_source + R"("}})";
+    return support::plan_of(support::checked_spec(text));
+  };
+  for (const char* src : {"smem", "tmem"}) {
+    CAPTURE(src);
+    // 192 rows: groups 0 and 1 share columns 0-127 at lanes 0 and 16 of each quarter; group 2 splits
+    // its N into halves at columns 128-191, lane 0 for N 0-63 and lane 16 for N 64-127.
+    const support::Planned p = plan_m(192, 128, src);
+    std::vector<std::pair<uint32_t, uint32_t>> placed;  // (lane, column) of each mma op's D, in op order
+    int ops = 0;
+    for (const auto& st : loop_body(p, "mma")) {
+      if (st.kind != plan::StepKind::mma) continue;
+      ++ops;
+      const plan::MmaInstr& m = st.mma.instrs.front();
+      CHECK(m.m == 64);
+      CHECK(m.n == (ops <= 2 ? 128 : 64));
+      const isa::TmemAddr d = isa::decode_tmem(m.d_taddr);
+      placed.push_back({d.lane, d.column});
+    }
+    CHECK(placed == std::vector<std::pair<uint32_t, uint32_t>>{{0, 0}, {16, 0}, {0, 128}, {16, 128}});
+    CHECK(replayed(p, 5).ok);
+    // One M = 64 group of N = 256 in 128 columns (a peer's planner's count), N = 512 in 256.
+    CHECK(plan_m(64, 256, src).allocs.at(0).columns == 128u * (std::string(src) == "tmem" ? 2u : 1u));
+    CHECK(plan_m(64, 512, "smem").allocs.at(0).columns == 256);
+    CHECK(replayed(plan_m(64, 256, src), 6).ok);
+  }
+}
+
+TEST_CASE("A in tensor memory at a pair's M = 128 (layout B): each CTA's rows at lanes r and 64 + r") {
   const std::string text = R"({"ptxgen":1,"name":"k","target":"sm_100a","gemm":{"m":1024,"n":1024,"k":1024,
     "a":{"dtype":"bf16","major":"k"},"b":{"dtype":"bf16","major":"k"},"d":{"dtype":"bf16"},"accumulator":"f32",
-    "tile":{"m":192,"n":128,"k":64},"stages":2}})";
-  const plan::Plan p = plan::make_plan(support::checked_spec(text));
-  REQUIRE(p.shapes.m_instr == 64);
-  for (const auto& m : p.mmas) {
-    const isa::TmemAddr d = isa::decode_tmem(m.d_tmem);
-    CHECK(d.lane == (m.mi % 2 ? 16u : 0u));
-    CHECK(d.column == (m.mi / 2) * 128u);
-  }
-  CHECK(p.shapes.tmem.used_columns == 256);
+    "tile":{"m":128,"n":128,"k":64},"stages":2,"a_source":"tmem","cta_group":2,"cluster":[2,1,1]}})";
+  const support::Planned p = support::plan_of(support::checked_spec(text));
+  bool warpx2 = false;
+  for (const auto& st : loop_body(p, "mma"))
+    for (const auto& c : st.cps) warpx2 |= c.shape == isa::CpShape::s64x128b_02_13;
+  CHECK(warpx2);
+  CHECK(replayed(p, 9).ok);
 }
 }

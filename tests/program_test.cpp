@@ -49,14 +49,14 @@ Checked check(const json& j) {
   return c;
 }
 
-plan::Plan plan_of(const json& j) {
+support::Planned plan_of(const json& j) {
   Checked c = check(j);
   REQUIRE_MESSAGE(c.spec, c.all());
-  return plan::make_plan(*c.spec);
+  return support::plan_of(*c.spec);
 }
 
 const plan::Step* first(const plan::Plan& p, plan::StepKind k, int nth = 0) {
-  for (const auto& s : p.program->steps)
+  for (const auto& s : p.roles[0].steps)
     if (s.kind == k && nth-- == 0) return &s;
   return nullptr;
 }
@@ -93,12 +93,12 @@ TEST_CASE("views resolve through chains of any depth, inline and named") {
   }
   // Inline: a cast of a slice of a cast of an alias.
   t["deep"] = {{"cast", {{"of", {{"slice", {{"of", {{"cast", {{"of", {{"alias", prev}}}, {"dtype", "bf16"}}}}}, {"lanes", {32, 96}}, {"columns", {2, 10}}}}}}, {"packing", 2}}}};
-  const plan::Plan p = plan_of(j);
-  const auto& v = p.program->views.at(prev);
+  const support::Planned p = plan_of(j);
+  const auto& v = p.views.at(prev);
   CHECK(v.column == 20);
   CHECK(v.columns == 236);
   CHECK(v.chain.size() == 41);
-  const auto& d = p.program->views.at("deep");
+  const auto& d = p.views.at("deep");
   CHECK(d.alloc == "t");
   CHECK(d.lane == 32);
   CHECK(d.lanes == 64);
@@ -108,7 +108,7 @@ TEST_CASE("views resolve through chains of any depth, inline and named") {
   CHECK(d.packing == 2);
   CHECK(d.rows == 64);
   CHECK(d.row_elements() == 16);
-  CHECK(refmodel::check_views(p).empty());
+  CHECK(refmodel::check_views(p, p.spec).empty());
 }
 
 TEST_CASE("view problems point at the link: unknown names, cycles, ranges, packing, layout, rows") {
@@ -168,14 +168,14 @@ TEST_CASE("tcgen05.cp: the shape for 128, 64 and 32 rows, and 4; replication; no
       continue;
     }
     REQUIRE_MESSAGE(r.spec, r.all());
-    const plan::Plan p = plan::make_plan(*r.spec);
+    const support::Planned p = support::plan_of(*r.spec);
     const plan::Step* cp = first(p, plan::StepKind::cp);
     REQUIRE(cp);
     CHECK(cp->cps.size() == c.instrs);
     CHECK(cp->cps[0].shape == *c.shape);
     if (c.rows == 128) CHECK(cp->cps[1].shape == CpShape::s128x128b);
     for (const auto& ci : cp->cps) CHECK(isa::decode_tmem(ci.taddr).lane == 0);  // multicast patterns start at lane 0
-    const refmodel::Result m = refmodel::replay_program(p, 3);
+    const refmodel::Result m = refmodel::replay_program(p, p.spec, 3);
     std::string errs;
     for (const auto& e : m.errors) errs += e + "\n";
     CHECK_MESSAGE(m.ok, errs);
@@ -184,12 +184,12 @@ TEST_CASE("tcgen05.cp: the shape for 128, 64 and 32 rows, and 4; replication; no
   // A 4-row source refreshes lanes 0, 32, 64 and 96 (.4x256b).
   json j = copy_program(8, 16, bf16_slice(0, 128, 0, 8), 32);
   j["program"]["ops"][1]["rows"] = {4, 8};
-  const plan::Plan p = plan_of(j);
+  const support::Planned p = plan_of(j);
   const plan::Step* cp = first(p, plan::StepKind::cp);
   REQUIRE(cp->cps.size() == 1);
   CHECK(cp->cps[0].shape == isa::CpShape::s4x256b);
   CHECK(plan::encoded(cp->cps[0].src) % (1u << 14) == 4u * 32 / 16);  // starts at row 4 of the 32-byte rows
-  CHECK(refmodel::replay_program(p, 1).ok);
+  CHECK(refmodel::replay_program(p, p.spec, 1).ok);
 }
 
 TEST_CASE("a multicast copy into a lane slice refuses to overwrite another view's lanes") {
@@ -205,7 +205,7 @@ TEST_CASE("a multicast copy into a lane slice refuses to overwrite another view'
 
 TEST_CASE("tcgen05.ld/st: one warp per quarter, lane bits in the address, .num and Table 49") {
   json j = base();
-  const plan::Plan p = plan_of(j);
+  const support::Planned p = plan_of(j);
   const plan::Step* ld = first(p, plan::StepKind::tmem_ld);
   REQUIRE(ld);
   std::set<int> warps;
@@ -220,10 +220,10 @@ TEST_CASE("tcgen05.ld/st: one warp per quarter, lane bits in the address, .num a
   // Warps of another warpgroup reach the same quarters.
   j["program"]["threads"] = 256;
   j["program"]["ops"][6]["warps"] = {7, 4, 5, 6};
-  const plan::Plan p2 = plan_of(j);
+  const support::Planned p2 = plan_of(j);
   for (const auto& f : first(p2, plan::StepKind::tmem_ld)->ld.frags)
     CHECK(isa::decode_tmem(f.taddr).lane == static_cast<uint32_t>(32 * (f.warp % 4)));
-  CHECK(refmodel::replay_program(p2, 5).ok);
+  CHECK(refmodel::replay_program(p2, p2.spec, 5).ok);
   // Table 49 limits.
   for (auto [shape_, num_, ok] : {std::tuple{"16x128b", 32, true}, {"16x128b", 128, false}, {"16x256b", 16, true},
                                   {"16x256b", 64, false}, {"32x32b", 128, true}, {"16x64b", 128, false}, {"16x64b", 64, true}}) {
@@ -242,8 +242,8 @@ TEST_CASE("tcgen05.ld/st: one warp per quarter, lane bits in the address, .num a
 }
 
 TEST_CASE("wait::ld before registers are used or reused; wait::st before threads synchronize") {
-  const plan::Plan p = plan_of(base());
-  const auto& st = p.program->steps;
+  const support::Planned p = plan_of(base());
+  const auto& st = p.roles[0].steps;
   size_t ld = 0, wait = 0, store = 0;
   for (size_t i = 0; i < st.size(); ++i) {
     if (st[i].kind == plan::StepKind::tmem_ld) ld = i;
@@ -254,9 +254,9 @@ TEST_CASE("wait::ld before registers are used or reused; wait::st before threads
   CHECK(wait < store);
   // P over S: tcgen05.ld of S, tcgen05.st of P into the same cells, tcgen05.mma reading P.
   const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/prog_view_chain_p_over_s.json"));
-  const plan::Plan q = plan::make_plan(s);
+  const support::Planned q = support::plan_of(s);
   std::vector<plan::StepKind> kinds;
-  for (const auto& x : q.program->steps) kinds.push_back(x.kind);
+  for (const auto& x : q.roles[0].steps) kinds.push_back(x.kind);
   auto at = [&](plan::StepKind k, size_t from) {
     for (size_t i = from; i < kinds.size(); ++i)
       if (kinds[i] == k) return i;
@@ -282,14 +282,14 @@ TEST_CASE("block scaling: scale-factor IDs and columns per K step for 1X, 2X and
   for (const auto& c : cases) {
     CAPTURE(c.spec);
     const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + c.spec + ".json"));
-    const plan::Plan p = plan::make_plan(s);
+    const support::Planned p = support::plan_of(s);
     const plan::Step* m = first(p, plan::StepKind::mma);
     REQUIRE(m);
     REQUIRE(m->mma.instrs.size() == c.ids.size());
     const uint32_t base_col = m->mma.instrs[0].sfa_taddr & 0xFFFF;
     for (size_t i = 0; i < c.ids.size(); ++i) {
       const auto& in = m->mma.instrs[i];
-      const auto ids = isa::legal_sf_ids(m->mma.factors_per_instr);
+      const auto ids = isa::legal_sf_ids(m->mma.scale.factors);
       CHECK(std::find(ids.begin(), ids.end(), in.idesc.a_sf_id) != ids.end());
       CHECK(in.idesc.a_sf_id == c.ids[i]);
       CHECK(in.idesc.b_sf_id == c.ids[i]);
@@ -305,15 +305,17 @@ TEST_CASE("block scaling: scale-factor IDs and columns per K step for 1X, 2X and
 TEST_CASE("spellings per target: .scale_vec::NX on sm_100a/sm_110a, .blockN elsewhere; PTX versions") {
   auto mma_of = [](const char* name) {
     const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + std::string(name) + ".json"));
-    return plan::make_plan(s);
+    return support::plan_of(s);
   };
-  const plan::Plan a = mma_of("prog_mxf8f6f4_sm100a"), f = mma_of("prog_mxf8f6f4_sm100f"), n = mma_of("prog_mxf4nvf4_ue4m3_sm100a");
-  CHECK(first(a, plan::StepKind::mma)->mma.scale_qualifier == ".scale_vec::1X");
-  CHECK(first(f, plan::StepKind::mma)->mma.scale_qualifier == ".block32");
-  CHECK(first(n, plan::StepKind::mma)->mma.scale_qualifier == ".scale_vec::4X");
-  CHECK(a.program->ptx_version == 86);
-  CHECK(f.program->ptx_version == 88);
-  CHECK(n.program->ptx_version == 87);  // .kind::mxf4nvf4 and .scale_vec::4X are PTX ISA 8.7
+  const support::Planned a = mma_of("prog_mxf8f6f4_sm100a"), f = mma_of("prog_mxf8f6f4_sm100f"), n = mma_of("prog_mxf4nvf4_ue4m3_sm100a");
+  // The spelling table writes the .scale_vectorsize per target (emit/spelling.cpp).
+  auto spelled = [](const support::Planned& p) { return std::string(emit::plan_text(p)); };
+  CHECK(spelled(a).find(".block_scale.scale_vec::1X") != std::string::npos);
+  CHECK(spelled(f).find(".block_scale.block32") != std::string::npos);
+  CHECK(spelled(n).find(".block_scale.scale_vec::4X") != std::string::npos);
+  CHECK(support::ptx_version(a) == 86);
+  CHECK(support::ptx_version(f) == 88);
+  CHECK(support::ptx_version(n) == 87);  // .kind::mxf4nvf4 and .scale_vec::4X are PTX ISA 8.7
 }
 
 TEST_CASE("sparsity: the selector picks a column of an even pair for f16/tf32, two columns per step otherwise") {
@@ -322,11 +324,11 @@ TEST_CASE("sparsity: the selector picks a column of an even pair for f16/tf32, t
     const std::string name = name_;  // CAPTURE's lambda cannot capture a structured binding (clang 14)
     CAPTURE(name);
     const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + std::string(name) + ".json"));
-    const plan::Plan p = plan::make_plan(s);
+    const support::Planned p = support::plan_of(s);
     const plan::Step* m = first(p, plan::StepKind::mma);
     REQUIRE(m);
     const uint32_t c0 = m->mma.instrs[0].meta_taddr & 0xFFFF;
-    const uint32_t mcols = m->mma.instrs.back().mi > 0 ? p.program->views.at("meta").block_columns() : 0;
+    const uint32_t mcols = m->mma.instrs.back().mi > 0 ? p.views.at("meta").block_columns() : 0;
     for (const auto& in : m->mma.instrs) {
       CHECK(in.idesc.sparse);
       // The metadata address carries D's lane field: 0, or layout F's alignment (§9.7.16.10.8.5).
@@ -380,7 +382,7 @@ TEST_CASE("bad input: a diagnostic with a pointer, exit 1, nothing written") {
 TEST_CASE("every problem the program analysis reports is a rule of the table with an example") {
   const std::regex id("problem\\(\"([A-Z0-9-]+)\"");
   std::set<std::string> ids;
-  for (const char* f : {"views.cpp", "plan_ops.cpp", "plan_mma.cpp", "plan_program.cpp"}) {
+  for (const char* f : {"views.cpp", "ops.cpp", "mma.cpp", "order.cpp", "kernel.cpp"}) {
     const std::string src = support::slurp(support::source_root() + "/src/plan/" + f);
     for (auto it = std::sregex_iterator(src.begin(), src.end(), id); it != std::sregex_iterator(); ++it) ids.insert((*it)[1]);
   }
@@ -400,39 +402,39 @@ TEST_CASE("every shipped program spec: views, invariants, and the reference mode
     const spec::Spec s = support::checked_spec(support::slurp(f));
     if (!s.program) continue;
     CAPTURE(f);
-    const plan::Plan p = plan::make_plan(s);
-    for (const auto& e : refmodel::check_views(p)) FAIL_CHECK(e);
+    const support::Planned p = support::plan_of(s);
+    for (const auto& e : refmodel::check_views(p, p.spec)) FAIL_CHECK(e);
     // Every tensor-memory address inside its allocation; tcgen05.ld/st in the warp's quarter.
     std::map<std::string, uint32_t> cols;
-    for (const auto& a : p.program->allocs) cols[a.name] = a.columns;
+    for (const auto& a : p.allocs) cols[a.name] = a.columns;
     uint32_t sum = 0;
-    for (const auto& a : p.program->allocs) {
+    for (const auto& a : p.allocs) {
       CHECK((a.columns & (a.columns - 1)) == 0);
       CHECK(a.columns >= 32);
       sum += a.columns;
     }
     CHECK(sum <= 512);
-    for (size_t i = 1; i < p.program->allocs.size(); ++i) CHECK(p.program->allocs[i].columns <= p.program->allocs[i - 1].columns);
+    for (size_t i = 1; i < p.allocs.size(); ++i) CHECK(p.allocs[i].columns <= p.allocs[i - 1].columns);
     auto inside = [&](const std::string& alloc, uint32_t addr, uint32_t width) {
       CHECK(isa::decode_tmem(addr).lane < 128);
       CHECK(isa::decode_tmem(addr).column + width <= cols.at(alloc));
     };
-    for (const auto& st : p.program->steps) {
+    for (const auto& st : p.roles[0].steps) {
       for (const auto& c : st.cps) inside(c.alloc, c.taddr, static_cast<uint32_t>(isa::info(c.shape).bits / 32));
       // A pair's dense M = 128 (layout B, §9.7.16.10.5.2) folds N into N / 2 columns of both lane halves.
-      const bool layout_b = p.program->cta_group == 2 && !st.mma.sparse;
+      const bool layout_b = p.cta_group == 2 && !st.mma.sparse;
       for (const auto& m : st.mma.instrs)
         inside(m.d_alloc, m.d_taddr, static_cast<uint32_t>(layout_b && m.m == 128 ? m.n / 2 : m.n));
       for (const auto* d : {&st.ld, &st.st.dst})
         for (const auto& f : d->frags) {
           CHECK(isa::decode_tmem(f.taddr).lane / 32 == static_cast<uint32_t>(f.warp % 4));
-          CHECK(f.warp < p.program->threads / 32);
+          CHECK(f.warp < p.threads / 32);
           CHECK(isa::ld_regs(f.shape, f.num) == f.regs);
         }
     }
     // One seed per spec, different from spec to spec: a second replay of every spec doubled the
     // suite's time (about 10 s of CPU) for little; the operands differ across specs anyway.
-    const refmodel::Result r = refmodel::replay_program(p, 1u + static_cast<unsigned>(n));
+    const refmodel::Result r = refmodel::replay_program(p, p.spec, 1u + static_cast<unsigned>(n));
     std::string errs;
     for (const auto& e : r.errors) errs += e + "\n";
     CHECK_MESSAGE(r.ok, errs);
@@ -460,7 +462,7 @@ json m64_program(const char* layout = "layout_f::0") {
 
 TEST_CASE("sparse M = 64: metadata in D's layout F and lane alignment, every row's lanes replayed") {
   const std::string src = support::slurp(support::source_root() + "/specs/prog_sparse_m64_f16.json");
-  const plan::Plan p = plan_of(json::parse(src));
+  const support::Planned p = plan_of(json::parse(src));
   const plan::Step* m = first(p, plan::StepKind::mma);
   REQUIRE(m);
   REQUIRE(m->mma.instrs.size() == 2);  // K = 64: two sparse K = 32 steps of f16
@@ -473,12 +475,12 @@ TEST_CASE("sparse M = 64: metadata in D's layout F and lane alignment, every row
     CHECK(isa::decode_tmem(in.meta_taddr).column == 64u);  // one even pair: selector 0, then 1
     CHECK((plan::encoded(in.idesc) & 3u) == static_cast<uint32_t>(in.ki));
   }
-  CHECK(refmodel::replay_program(p, 13).ok);
+  CHECK(refmodel::replay_program(p, p.spec, 13).ok);
   // The model sees metadata read at the wrong alignment, or from lanes the copy did not write.
-  plan::Plan bad = p;
-  for (auto& st : bad.program->steps)
+  support::Planned bad = p;
+  for (auto& st : bad.roles[0].steps)
     for (auto& in : st.mma.instrs) in.meta_taddr = isa::encode(isa::TmemAddr{0, isa::decode_tmem(in.meta_taddr).column});
-  CHECK_FALSE(refmodel::replay_program(bad, 13).ok);
+  CHECK_FALSE(refmodel::replay_program(bad, bad.spec, 13).ok);
   json j = json::parse(src);  // 64 rows of metadata copied: lanes 16-31 of each quarter stay empty
   j["program"]["tmem"]["meta"]["cast"]["layout"] = "layout_f::0";
   Checked r = check(j);
@@ -496,7 +498,7 @@ TEST_CASE("M = 64: layout F views, the idesc M field, the lane alignment in the 
     const std::string layout = layout_;
     const uint32_t align = align_;
     CAPTURE(layout);
-    const plan::Plan p = plan_of(m64_program(layout_));
+    const support::Planned p = plan_of(m64_program(layout_));
     const plan::Step* mma = first(p, plan::StepKind::mma);
     REQUIRE(mma);
     REQUIRE(mma->mma.instrs.size() == 4);  // K = 64: four K = 16 steps, one M group, one N group
@@ -516,7 +518,7 @@ TEST_CASE("M = 64: layout F views, the idesc M field, the lane alignment in the 
       CHECK(f.row0 == 16 * (f.warp % 4));
     }
     CHECK(warps == std::set<int>{0, 1, 2, 3});
-    CHECK(refmodel::replay_program(p, 7).ok);
+    CHECK(refmodel::replay_program(p, p.spec, 7).ok);
   }
   {  // tcgen05.st into a layout-F view at the other alignment, and back: rows land where the ld finds them
     json j = m64_program();
@@ -525,11 +527,11 @@ TEST_CASE("M = 64: layout F views, the idesc M field, the lane alignment in the 
     p["ops"].push_back({{"op", "tmem_store"}, {"dst", "c"}, {"regs", "r"}, {"shape", "16x128b"}});
     p["ops"].push_back({{"op", "tmem_load"}, {"src", "c"}, {"regs", "r2"}, {"shape", "16x128b"}});
     p["ops"].push_back({{"op", "store"}, {"regs", "r2"}, {"dst", "D"}, {"at", {64, 0}}});
-    const plan::Plan pst = plan_of(j);
+    const support::Planned pst = plan_of(j);
     const plan::Step* st = first(pst, plan::StepKind::tmem_st);
     REQUIRE(st);
     for (const auto& f : st->st.dst.frags) CHECK(isa::decode_tmem(f.taddr).lane == 32u * static_cast<uint32_t>(f.warp % 4) + 16u);
-    CHECK(refmodel::replay_program(pst, 11).ok);
+    CHECK(refmodel::replay_program(pst, pst.spec, 11).ok);
   }
   // What stays refused, each at its rule.
   struct Case {
@@ -579,9 +581,9 @@ TEST_CASE("M = 64: layout F views, the idesc M field, the lane alignment in the 
     cases.push_back({j, "OP-MMA-A-TMEM", "/program/ops/3/a"});
     json k = j;  // the same alignment plans, and the model replays it
     k["program"]["tmem"]["a_f"]["cast"]["layout"] = "layout_f::16";
-    const plan::Plan pk = plan_of(k);
+    const support::Planned pk = plan_of(k);
     for (const auto& in : first(pk, plan::StepKind::mma)->mma.instrs) CHECK(isa::decode_tmem(in.a_taddr).lane == 16u);
-    CHECK(refmodel::replay_program(pk, 9).ok);
+    CHECK(refmodel::replay_program(pk, pk.spec, 9).ok);
   }
   // Block-scaled kinds: M = 128 only at .cta_group::1 (Table 39). Sparse M = 64 with its metadata
   // still in a 128-lane rows view: the metadata must sit in D's layout F (§9.7.16.10.8.5).
@@ -606,16 +608,16 @@ TEST_CASE("M = 64: layout F views, the idesc M field, the lane alignment in the 
 }
 
 TEST_CASE("launch manifest of a program: one CTA, the .entry's parameters in order, every tensor") {
-  const plan::Plan p = plan_of(base());
+  const support::Planned p = plan_of(base());
   const json m = json::parse(plan::manifest(p));
   CHECK(m["level"] == "program");
   CHECK(m["grid"] == json::array({1, 1, 1}));
-  const plan::Grid g = plan::grid(p);
+  const plan::Grid g = p.launch;
   CHECK(g.x == 1);
   CHECK(g.y == 1);
   CHECK(g.z == 1);
-  CHECK(m["block"] == json::array({p.program->threads, 1, 1}));
-  CHECK(m["dynamic_shared_memory_bytes"] == p.program->smem_bytes);
+  CHECK(m["block"] == json::array({p.threads, 1, 1}));
+  CHECK(m["dynamic_shared_memory_bytes"] == p.smem_bytes);
   // The parameters in the order the .entry declares them.
   const std::string ptx = emit::ptx(p);
   size_t at = ptx.find(".entry");
@@ -627,7 +629,7 @@ TEST_CASE("launch manifest of a program: one CTA, the .entry's parameters in ord
     CHECK(x["kind"] == "global_pointer");
     CHECK(m["tensors"].contains(x["tensor"].get<std::string>()));
   }
-  CHECK(m["params"].size() == p.program->globals.size());
+  CHECK(m["params"].size() == p.globals.size());
   CHECK(m["tensors"]["A"]["shape"] == json::array({128, 64}));
 }
 
@@ -695,8 +697,8 @@ TEST_CASE("ptxas: every cp/ld/st spelling the tables produce assembles; the vari
 TEST_SUITE("program") {
 TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_cta offsets, cluster launch") {
   const std::string src = support::slurp(support::source_root() + "/specs/prog_pair_bf16_m256.json");
-  const plan::Plan p = plan_of(json::parse(src));
-  REQUIRE(p.program->cta_group == 2);
+  const support::Planned p = plan_of(json::parse(src));
+  REQUIRE(p.cta_group == 2);
   const plan::Step* m = first(p, plan::StepKind::mma);
   REQUIRE(m);
   REQUIRE(m->mma.instrs.size() == 4);  // K = 64: four K = 16 steps, one M group, one N group
@@ -706,8 +708,8 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
     CHECK((plan::encoded(in.idesc) >> 17 & 0x3F) == 128u >> 3);  // N = 2 x 64 rows of B per CTA
     // B from row 0 of each CTA's tile: the descriptor addresses the issuing CTA's and the peer's
     // shared memory at the same offset.
-    const auto* b = &p.program->smem[0];
-    for (const auto& t : p.program->smem)
+    const auto* b = &p.smem[0];
+    for (const auto& t : p.smem)
       if (t.name == "b") b = &t;
     CHECK(in.b_desc.start_address == b->offset + 32u * static_cast<uint32_t>(in.ki));  // K advances 32 B per step
   }
@@ -728,17 +730,17 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
   CHECK(ptx.find("barrier.cluster.arrive.release.aligned") != std::string::npos);
   CHECK(ptx.find("cta_group::1") == std::string::npos);  // §9.7.16: one cta_group per kernel
   CHECK(ptx.find("bar.sync") == std::string::npos);
-  CHECK(refmodel::replay_program(p, 21).ok);
+  CHECK(refmodel::replay_program(p, p.spec, 21).ok);
 
   // The model catches CTA 1 reading the wrong rows, and B's halves read from the wrong rows.
-  plan::Plan bad = p;
-  for (auto& st : bad.program->steps)
+  support::Planned bad = p;
+  for (auto& st : bad.roles[0].steps)
     if (st.kind == plan::StepKind::load && st.load.tile == "b") st.load.cta_bytes = 0;
-  CHECK_FALSE(refmodel::replay_program(bad, 21).ok);
-  plan::Plan bad2 = p;
-  for (auto& st : bad2.program->steps)
+  CHECK_FALSE(refmodel::replay_program(bad, bad.spec, 21).ok);
+  support::Planned bad2 = p;
+  for (auto& st : bad2.roles[0].steps)
     for (auto& in : st.mma.instrs) in.b_desc.start_address += 8 * 128;  // 8 rows further into B
-  CHECK_FALSE(refmodel::replay_program(bad2, 21).ok);
+  CHECK_FALSE(refmodel::replay_program(bad2, bad2.spec, 21).ok);
 
   // Refusals: CTA 1 outside the tensor, a pair N of two instructions, block scaling, per_cta in one CTA.
   struct Case {
@@ -789,7 +791,7 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
   }
   // The sparse M = 128 pair: layout C, layout F's organization in each CTA (§9.7.16.10.5): idesc M
   // = 128, 64 rows per CTA, D's and the metadata's addresses at the view's alignment.
-  const plan::Plan pc = plan_of(json::parse(support::slurp(support::source_root() + "/specs/prog_pair_sparse_m128_e4m3.json")));
+  const support::Planned pc = plan_of(json::parse(support::slurp(support::source_root() + "/specs/prog_pair_sparse_m128_e4m3.json")));
   const plan::Step* mc = first(pc, plan::StepKind::mma);
   REQUIRE(mc);
   REQUIRE(mc->mma.instrs.size() == 2);
@@ -800,11 +802,11 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
     CHECK(isa::decode_tmem(in.d_taddr).lane == 16u);
     CHECK(isa::decode_tmem(in.meta_taddr).lane == 16u);
   }
-  CHECK(refmodel::replay_program(pc, 23).ok);
+  CHECK(refmodel::replay_program(pc, pc.spec, 23).ok);
   // The dense M = 128 pair: layout B (§9.7.16.10.5.2). idesc M = 128, N = 2 x 128 rows of B; D's
   // 256 elements per row in 128 columns, the second half in lanes 64-127, which warps 2 and 3 read.
   const std::string srcb = support::slurp(support::source_root() + "/specs/prog_pair_bf16_m128_layout_b.json");
-  const plan::Plan pb = plan_of(json::parse(srcb));
+  const support::Planned pb = plan_of(json::parse(srcb));
   const plan::Step* mb = first(pb, plan::StepKind::mma);
   REQUIRE(mb);
   for (const auto& in : mb->mma.instrs) {
@@ -821,12 +823,12 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
     CHECK(f.elem0 == (f.warp >= 2 ? 128 : 0));
   }
   CHECK(lb_warps == std::set<int>{0, 1, 2, 3});
-  CHECK(refmodel::replay_program(pb, 25).ok);
-  plan::Plan bad3 = pb;  // read the halves swapped: the model sees D's columns out of place
-  for (auto& st : bad3.program->steps)
+  CHECK(refmodel::replay_program(pb, pb.spec, 25).ok);
+  support::Planned bad3 = pb;  // read the halves swapped: the model sees D's columns out of place
+  for (auto& st : bad3.roles[0].steps)
     for (auto* d : {&st.ld, &st.store.src})
       for (auto& f : d->frags) f.elem0 = f.warp >= 2 ? 0 : 128;
-  CHECK_FALSE(refmodel::replay_program(bad3, 25).ok);
+  CHECK_FALSE(refmodel::replay_program(bad3, bad3.spec, 25).ok);
   {
     json j = json::parse(srcb);  // tcgen05.st into another layout-B view and back: the halves stay in place
     auto& P = j["program"];
@@ -835,8 +837,8 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
     P["ops"].insert(P["ops"].begin() + 6, json{{"op", "tmem_store"}, {"regs", "r"}, {"dst", "acc2"}});
     P["ops"].insert(P["ops"].begin() + 7, json{{"op", "tmem_load"}, {"src", "acc2"}, {"regs", "r2"}});
     P["ops"][8]["regs"] = "r2";
-    const plan::Plan pst = plan_of(j);
-    const refmodel::Result rr = refmodel::replay_program(pst, 27);
+    const support::Planned pst = plan_of(j);
+    const refmodel::Result rr = refmodel::replay_program(pst, pst.spec, 27);
     std::string errs;
     for (const auto& e : rr.errors) errs += e + "\n";
     CHECK_MESSAGE(rr.ok, errs);
@@ -844,7 +846,7 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
   {
     // A in tensor memory for layout B: each CTA's 64 rows twice, a warpx2::02_13 view
     // (prog_pair_bf16_m128_a_tmem, replayed with every spec); a layout-B A view is none of that.
-    const plan::Plan pa = plan_of(json::parse(support::slurp(support::source_root() + "/specs/prog_pair_bf16_m128_a_tmem.json")));
+    const support::Planned pa = plan_of(json::parse(support::slurp(support::source_root() + "/specs/prog_pair_bf16_m128_a_tmem.json")));
     const plan::Step* cpa = first(pa, plan::StepKind::cp);
     REQUIRE(cpa);
     for (const auto& c : cpa->cps) CHECK(c.shape == isa::CpShape::s64x128b_02_13);
@@ -861,10 +863,10 @@ TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_c
   // Block-scaled pairs at M = 256: A's factors per CTA, B's for all of N in each CTA; the model
   // replays it. At the pair's M = 128 (layout B): refused with the reason, at the mma's "scale".
   const std::string srcs = support::slurp(support::source_root() + "/specs/prog_pair_mxf8f6f4_m256.json");
-  const plan::Plan ps = plan_of(json::parse(srcs));
+  const support::Planned ps = plan_of(json::parse(srcs));
   for (const auto& in : first(ps, plan::StepKind::mma)->mma.instrs)
     CHECK((plan::encoded(in.idesc) >> 27 & 3) == 256u >> 7);  // Table 44: block-scaled M >> 7 in bits 27-28
-  CHECK(refmodel::replay_program(ps, 29).ok);
+  CHECK(refmodel::replay_program(ps, ps.spec, 29).ok);
   json s = json::parse(srcs);
   auto& S = s["program"];
   S["smem"]["a"]["shape"] = {64, 128};
@@ -886,7 +888,7 @@ TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the pr
   json j = base();
   j["program"]["ops"][0]["via"] = "tma";
   {
-    const plan::Plan p = plan_of(j);
+    const support::Planned p = plan_of(j);
     const plan::Step* ld = first(p, plan::StepKind::load);
     REQUIRE(ld);
     REQUIRE(ld->load.tma);
@@ -900,8 +902,8 @@ TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the pr
     CHECK(ld->load.map.box_outer == 128);
     CHECK(ld->load.map.swizzle == isa::Swizzle::b128);
     REQUIRE(ld->load.boxes.size() == 1);
-    const auto* a = &p.program->smem[0];
-    for (const auto& t : p.program->smem)
+    const auto* a = &p.smem[0];
+    for (const auto& t : p.smem)
       if (t.name == "a") a = &t;
     CHECK(ld->load.boxes[0].smem == a->offset);
     CHECK(ld->load.boxes[0].c0 == 0);
@@ -910,7 +912,7 @@ TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the pr
     const plan::Step* ld_b = first(p, plan::StepKind::load, 1);
     REQUIRE(ld_b);
     CHECK_FALSE(ld_b->load.tma);
-    REQUIRE(p.program->tensor_maps.size() == 1);
+    REQUIRE(p.tensor_maps.size() == 1);
     const json m = json::parse(plan::manifest(p));
     REQUIRE(m["params"].size() == 4);
     CHECK(m["params"][3]["name"] == "tmap_0");
@@ -920,8 +922,8 @@ TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the pr
     CHECK(m["tensor_maps"][0]["box_dims"] == json::array({128, 128}));
     CHECK(m["tensor_maps"][0]["swizzle"] == "CU_TENSOR_MAP_SWIZZLE_128B");
     // `plan --json` carries the boxes and the arrangement they fill (tools/h200-tma.py reads both).
-    const json pj = json::parse(plan::to_json(p));
-    const json& jl = pj["steps"][0]["load"];
+    const json pj = json::parse(emit::plan_json(p));
+    const json& jl = pj["roles"][0]["steps"][0]["load"];
     CHECK(jl["tma"]["tensor_map"] == "tmap_0");
     CHECK(jl["tma"]["boxes"] == json::array({{{"smem", a->offset}, {"coords", {0, 0}}}}));
     CHECK(jl["arrangement"]["rows"] == 128);
@@ -934,7 +936,7 @@ TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the pr
     CHECK(ptx.find("mbarrier.arrive.expect_tx.shared::cta.b64") != std::string::npos);
     CHECK(ptx.find(", 16384;") != std::string::npos);  // the tile's bytes
     CHECK(ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") != std::string::npos);
-    CHECK(refmodel::replay_program(p, 5).ok);
+    CHECK(refmodel::replay_program(p, p.spec, 5).ok);
   }
   // A tile taller than a box: the largest height of at most 256 rows that divides 264 and keeps
   // every box 128-byte aligned (a multiple of 8 rows of 16 bytes) is 88.
@@ -944,7 +946,7 @@ TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the pr
     g["globals"]["X"] = {{"dtype", "bf16"}, {"shape", {264, 8}}};
     g["smem"]["x"] = {{"dtype", "bf16"}, {"shape", {264, 8}}, {"swizzle", 0}};
     g["ops"].insert(g["ops"].begin(), json{{"op", "load"}, {"src", "X"}, {"dst", "x"}, {"via", "tma"}});
-    const plan::Plan p = plan_of(t);
+    const support::Planned p = plan_of(t);
     const plan::Step* ld = first(p, plan::StepKind::load);
     REQUIRE(ld);
     CHECK(ld->load.map.box_outer == 88);
@@ -955,12 +957,12 @@ TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the pr
       CHECK(ld->load.boxes[i].smem - ld->load.boxes[0].smem == 88u * 16u * static_cast<uint32_t>(i));
     }
     // No swizzle asks only 16-byte alignment of a tile, TMA 128: the tile and the run-time base.
-    for (const auto& s : p.program->smem)
+    for (const auto& s : p.smem)
       if (s.name == "x") {
         CHECK(s.align == 128);
         CHECK(s.offset % 128 == 0);
       }
-    CHECK(p.program->smem_align >= 128);
+    CHECK(p.smem_align >= 128);
     g["smem"]["x"]["align"] = 16;
     Checked r = check(t);
     CHECK_MESSAGE(r.has("SMEM-ALIGN", "/program/smem/x/align"), r.all());
@@ -970,12 +972,12 @@ TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the pr
   {
     json t = base();
     t["program"]["ops"].insert(t["program"]["ops"].begin() + 1, json{{"op", "load"}, {"src", "A"}, {"dst", "a"}, {"via", "tma"}});
-    const plan::Plan p = plan_of(t);
-    REQUIRE(p.program->steps.size() > 2);
-    CHECK(p.program->steps[0].kind == plan::StepKind::load);
-    CHECK(p.program->steps[1].kind == plan::StepKind::sync);
-    CHECK(p.program->steps[1].proxy_fence);
-    CHECK(p.program->steps[2].load.tma);
+    const support::Planned p = plan_of(t);
+    REQUIRE(p.roles[0].steps.size() > 2);
+    CHECK(p.roles[0].steps[0].kind == plan::StepKind::load);
+    CHECK(p.roles[0].steps[1].kind == plan::StepKind::sync);
+    CHECK(p.roles[0].steps[1].proxy_fence);
+    CHECK(p.roles[0].steps[2].load.tma);
     const std::string ptx = emit::ptx(p);
     const size_t fence = ptx.find("fence.proxy.async");
     REQUIRE(fence != std::string::npos);

@@ -54,8 +54,8 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
       for (auto& o : doc["program"]["ops"])
         if (o["op"] == "load") o["via"] = "tma";
     const spec::Spec s = support::checked_spec(doc.dump());
-    const plan::Plan p = plan::make_plan(s);
-    const plan::ProgramPlan& pp = *p.program;
+    const plan::Plan p = support::plan_of(s);
+    const plan::Plan& pp = p;
     const std::string ptx = all_tma ? emit::ptx(p) : support::slurp(support::source_root() + "/golden/" + support::stem(file) + ".ptx");
     // A CTA pair: both CTAs run, each with its own shared memory (its own Kernel); CTA 0's thread 0
     // issues every tcgen05.cp/mma/commit, and CTA 1's loads and stores sit per_cta further on.
@@ -106,14 +106,14 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
 
     // 1. Loads: every 16-byte chunk of each tile from its place in the global tensor.
     std::vector<std::pair<uint64_t, uint64_t>> want_sh, got_sh;
-    for (const auto& st : pp.steps) {
+    for (const auto& st : pp.roles[0].steps) {
       if (st.kind != plan::StepKind::load) continue;
       const auto& l = st.load;
       const int code = l.swizzle == isa::Swizzle::none ? 0 : l.swizzle == isa::Swizzle::b32 ? 6 : l.swizzle == isa::Swizzle::b64 ? 4 : l.swizzle == isa::Swizzle::b128 ? 2 : 1;
       for (int r = 0; r < l.box_rows; ++r)
         for (int b = 0; b < l.row_bytes; b += 16) {
           const uint32_t off = l.tile_offset + static_cast<uint32_t>((b / l.box_bytes) * l.box_rows * l.box_bytes + r * l.box_bytes + b % l.box_bytes);
-          want_sh.push_back({ex.base + refmodel::swizzle(code, off), ex.gbase.at(l.global) + static_cast<uint64_t>((l.row0 + r) * l.global_row_bytes + l.col0_bytes + b + rank * l.cta_bytes)});
+          want_sh.push_back({ex.base + refmodel::swizzle(code, off), ex.gbase.at(l.global) + static_cast<uint64_t>((l.row0.base + r) * l.global_row_bytes + l.col0_bytes + b + rank * l.cta_bytes)});
         }
     }
     for (const auto& t : th)
@@ -128,7 +128,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
 
     // 2. One thread issues the planned tcgen05.cp, tcgen05.mma and tcgen05.commit.
     std::vector<std::vector<uint64_t>> want_is, got_is;
-    for (const auto& st : pp.steps) {
+    for (const auto& st : pp.roles[0].steps) {
       for (const auto& c : st.cps) want_is.push_back({ex.tbase.at(c.alloc) + c.taddr, ex.dbase + plan::encoded(c.src)});
       for (const auto& m : st.mma.instrs) {
         std::vector<uint64_t> v{ex.tbase.at(m.d_alloc) + m.d_taddr,
@@ -165,7 +165,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
     for (int t = 0; t < pp.threads; ++t) {
       const int w = t / 32;
       std::vector<std::tuple<const plan::RegDef*, const plan::LdInstr*, bool>> want;
-      for (const auto& st : pp.steps) {
+      for (const auto& st : pp.roles[0].steps) {
         if (st.kind == plan::StepKind::tmem_ld)
           for (const auto& f : st.ld.frags)
             if (f.warp == w) want.push_back({&st.ld, &f, false});
@@ -194,7 +194,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
       // The thread's most recent load of each register set, at each store.
       std::map<std::string, std::vector<std::pair<int, const plan::LdInstr*>>> latest;
       int ld_index = 0;
-      for (const auto& st : pp.steps) {
+      for (const auto& st : pp.roles[0].steps) {
         if (st.kind == plan::StepKind::tmem_ld) {
           auto& v = latest[st.ld.name];
           v.clear();
@@ -211,8 +211,8 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
           for (int j = 0; j < f->regs; ++j)
             for (int e = 0; e < g.src.elems_per_reg; ++e) {
               const auto [row, c] = logical(*f, g.src.view_packing, t % 32, j, e);
-              want_st.push_back({ex.gbase.at(g.global) + static_cast<uint64_t>(((g.row0 + rank * g.cta_row + row) * gp->cols +
-                                                                                 g.col0 + rank * g.cta_col + c) * eb),
+              want_st.push_back({ex.gbase.at(g.global) + static_cast<uint64_t>(((g.row0.base + rank * g.cta_row + row) * gp->cols +
+                                                                                 g.col0.base + rank * g.cta_col + c) * eb),
                                  li, j, e});
             }
       }
@@ -234,7 +234,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
     // 5. tcgen05.st moves, in each cell, the element the loads brought for it (converted when planned).
     for (int t = 0; t < pp.threads; ++t) {
       std::vector<std::pair<const plan::TmemStStep*, const plan::LdInstr*>> sts;
-      for (const auto& st : pp.steps)
+      for (const auto& st : pp.roles[0].steps)
         if (st.kind == plan::StepKind::tmem_st)
           for (const auto& f : st.st.dst.frags)
             if (f.warp == t / 32) sts.push_back({&st.st, &f});

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <climits>
+#include <map>
 #include <random>
 #include <stdexcept>
 
@@ -162,23 +163,35 @@ struct Cells {
 
 }  // namespace
 
-Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
+Result replay(const ptxgen::plan::Plan& p, const ptxgen::spec::Gemm& g, unsigned seed) {
   using namespace ptxgen;
   Result res;
-  const plan::Shapes& sh = p.shapes;
-  const spec::Gemm& g = *p.spec.gemm;
-  const int cta = sh.cta_group;
+  const int cta = p.cta_group;
   const int tm = static_cast<int>(g.tile.m), tn = static_cast<int>(g.tile.n), tk = static_cast<int>(g.tile.k);
+  const int a_rows = tm / cta, b_rows = tn / cta;
   auto fail = [&](const std::string& e) {
     if (res.errors.size() < 8) res.errors.push_back(e);
   };
+  const bool wgmma = p.engine == ir::Engine::wgmma;
+  const plan::RolePlan* producer = nullptr;
+  const plan::RolePlan* issuer = nullptr;
+  const plan::RolePlan* epilogue = nullptr;
+  for (const auto& r : p.roles) {
+    if (r.name == "producer") producer = &r;
+    if (r.name == "mma" || r.name == "consumer") issuer = &r;
+    if (r.name == "epilogue" || r.name == "consumer") epilogue = &r;
+  }
+  if (!producer || !issuer || !epilogue || producer->steps.empty() || producer->steps[0].kind != plan::StepKind::loop ||
+      issuer->steps.empty() || issuer->steps[0].kind != plan::StepKind::loop) {
+    fail("the plan has no producer loop and MMA loop");
+    return res;
+  }
 
+  // The logical CTA tile (all CTAs of a pair): A is tm x tk, B is tn x tk (N rows), small integers.
   std::mt19937 rng(seed);
   std::vector<int> A(static_cast<size_t>(tm) * tk), B(static_cast<size_t>(tn) * tk);
   for (auto& x : A) x = static_cast<int>(rng() % 7) - 3;
   for (auto& x : B) x = static_cast<int>(rng() % 7) - 3;
-
-  // Fill each CTA's shared memory (stage 0) as TMA would.
   auto swz_of = [](isa::Swizzle s) {
     switch (s) {
       case isa::Swizzle::b32: return 6;
@@ -188,28 +201,38 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
       default: return 0;
     }
   };
-  const int a_layout = swz_of(g.swizzle_a), b_layout = swz_of(g.swizzle_b);
-  const int a_bits = sh.a.layout.bits, b_bits = sh.b.layout.bits;
+  std::map<std::string, const plan::SmemPlacement*> tiles;
+  for (const auto& t : p.smem) tiles[t.name] = &t;
+
+  // Shared memory of each CTA, stage 0 of the first K block, as TMA writes each planned load: the
+  // load's rows of the CTA's part of the operand (a row-placed load puts them at tile_row0 on).
   std::vector<Smem> smem(static_cast<size_t>(cta));
-  const int a_rows = tm / cta, b_rows = tn / cta;
-  for (int v = 0; v < cta; ++v) {
-    for (int r = 0; r < a_rows; ++r)
-      for (int k = 0; k < tk; ++k) {
-        const uint32_t off = tma_offset(g.a.major == isa::Major::k, swizzle_bytes_of(a_layout), a_layout == 1, a_bits,
-                                        sh.a.layout.mn, tk, r, k);
-        const uint32_t addr = swizzle(a_layout, sh.smem.a_offset[0] + off);
-        if (!smem[v].put(addr, (v * a_rows + r) * tk + k)) fail("A elements collide in shared memory");
-      }
-    for (int r = 0; r < b_rows; ++r)
-      for (int k = 0; k < tk; ++k) {
-        const uint32_t off = tma_offset(g.b.major == isa::Major::k, swizzle_bytes_of(b_layout), b_layout == 1, b_bits,
-                                        sh.b.layout.mn, tk, r, k);
-        const uint32_t addr = swizzle(b_layout, sh.smem.b_offset[0] + off);
-        if (!smem[v].put(addr, -1 - ((v * b_rows + r) * tk + k))) fail("B elements collide in shared memory");
-      }
+  for (const auto& st : producer->steps[0].body) {
+    if (st.kind != plan::StepKind::load) continue;
+    const plan::LoadStep& l = st.load;
+    const bool is_a = l.global == "A";
+    const spec::Operand& op = is_a ? g.a : g.b;
+    const plan::SmemPlacement& t = *tiles.at(l.tile);
+    const int layout = swz_of(t.layout.swizzle);
+    const bool kc = op.major == isa::Major::k;
+    const int rows = kc ? l.box_rows : t.layout.mn;  // MN rows of the operand this load brings
+    for (int v = 0; v < cta; ++v)
+      for (int r = 0; r < rows; ++r)
+        for (int k = 0; k < tk; ++k) {
+          // The operand row (CTA-local) and the tile row it lands in.
+          const int src_row = kc ? static_cast<int>(l.row0.base) + r : r;
+          const int tile_row = kc ? l.tile_row0 + r : r;
+          const uint32_t off = tma_offset(kc, swizzle_bytes_of(layout), layout == 1, t.bits, t.layout.mn, tk, tile_row, k);
+          const uint32_t addr = swizzle(layout, t.offset + off);
+          const int row_in_tile = v * (is_a ? a_rows : b_rows) + src_row;
+          const int id = row_in_tile * tk + k;
+          if (!smem[static_cast<size_t>(v)].put(addr, is_a ? id : -1 - id))
+            fail(std::string(is_a ? "A" : "B") + " elements collide in shared memory");
+        }
   }
   auto read = [&](int v, uint32_t addr, bool want_a) -> int {
-    const int id = addr < smem[v].id.size() ? smem[v].id[addr] : kNone;
+    const auto& sm = smem[static_cast<size_t>(v)];
+    const int id = addr < sm.id.size() ? sm.id[addr] : kNone;
     if (id == kNone || (id >= 0) != want_a) {
       fail(std::string("MMA reads ") + (want_a ? "A" : "B") + " at shared address " + std::to_string(addr) +
            ", where TMA wrote no such element");
@@ -221,157 +244,172 @@ Result replay(const ptxgen::plan::Plan& p, unsigned seed) {
   // Tensor memory of each CTA: (lane, column) -> value; A in TMEM holds element values.
   std::vector<Cells> tmem(static_cast<size_t>(cta), Cells(128, 512));
   std::vector<Cells> tmem_a(static_cast<size_t>(cta), Cells(128, 512, 4));
-
-  // tcgen05.cp .128x256b: 128 rows x 32 bytes from a K-major source into 128 lanes x 8 columns.
-  for (const auto& c : p.copies) {
-    const Desc d = decode_desc(plan::encoded(c.src), false);
-    if (d.base_offset != 0) fail("copy source has a base offset");
-    const uint32_t lane0 = c.dst_tmem >> 16, col0 = c.dst_tmem & 0xFFFF;
-    const int per32 = 32 / a_bits;
-    for (int v = 0; v < cta; ++v)
-      for (int row = 0; row < 128; ++row)
-        for (int j = 0; j < 256 / a_bits; ++j) {
-          const uint32_t addr = swizzle(d.layout, d.start + canonical(d, false, a_bits, row, j));
-          tmem_a[v].write(lane0 + static_cast<uint32_t>(row), col0 + static_cast<uint32_t>(j / per32),
-                          static_cast<uint32_t>(j % per32), read(v, addr, true));
-        }
-  }
-
-  const bool wgmma = sh.engine == plan::Engine::wgmma;
+  const int a_bits = tiles.at("a")->bits, b_bits = tiles.at("b")->bits;
   // wgmma: each warpgroup's accumulator in registers, by (row of the CTA tile, column of the tile).
   Cells regs(static_cast<uint32_t>(tm), static_cast<uint32_t>(tn));
-  for (const auto& m : p.mmas) {
-    // The instruction's shape: from the instruction descriptor (tcgen05) or the plan (wgmma,
-    // whose shape is in the opcode).
-    Idesc id{};
-    if (wgmma) {
-      id.m = m.m;
-      id.n = m.n;
-      id.ta = g.a.major == isa::Major::mn;
-      id.tb = g.b.major == isa::Major::mn;
-    } else {
-      id = decode_idesc(plan::encoded(p.idescs[static_cast<size_t>(m.idesc)]));
+
+  for (const auto& st : issuer->steps[0].body) {
+    // tcgen05.cp (§9.7.16.9.2): .128x256b / .128x128b write source row r to lane r; .64x128b
+    // .warpx2::02_13 writes it to lanes r and 64 + r. Each CTA its own shared into its own tensor memory.
+    for (const auto& c : st.cps) {
+      const Desc d = decode_desc(plan::encoded(c.src), false);
+      if (d.base_offset != 0) fail("copy source has a base offset");
+      const uint32_t lane0 = c.taddr >> 16, col0 = c.taddr & 0xFFFF;
+      const int per32 = 32 / a_bits;
+      int src_rows = 128, width = 256;
+      bool twice = false;
+      if (c.shape == isa::CpShape::s128x128b) width = 128;
+      else if (c.shape == isa::CpShape::s64x128b_02_13) src_rows = 64, width = 128, twice = true;
+      else if (c.shape != isa::CpShape::s128x256b) fail("a tcgen05.cp shape the model does not replay");
+      for (int v = 0; v < cta; ++v)
+        for (int row = 0; row < src_rows; ++row)
+          for (int j = 0; j < width / a_bits; ++j) {
+            const uint32_t addr = swizzle(d.layout, d.start + canonical(d, false, a_bits, row, j));
+            // Rows no load wrote (a layout-F slab's lanes of a piece that does not exist) copy
+            // nothing the model knows: their cells stay unwritten, and an MMA reading them fails.
+            const auto& ids = smem[static_cast<size_t>(v)].id;
+            if (addr >= ids.size() || ids[addr] == kNone) continue;
+            const int x = read(v, addr, true);
+            for (uint32_t rep = 0; rep < (twice ? 2u : 1u); ++rep)
+              tmem_a[static_cast<size_t>(v)].write(lane0 + static_cast<uint32_t>(row) + 64 * rep, col0 + static_cast<uint32_t>(j / per32),
+                                                   static_cast<uint32_t>(j % per32), x);
+          }
     }
-    const int k_instr = 256 / (wgmma ? isa::value_bits(g.a.dtype) : type_bits(sh.kind, id.atype));
-    const Desc bd = decode_desc(plan::encoded(m.b_desc), wgmma);
-    const int m_cta = id.m / cta;      // rows of A (and D) per CTA
-    const int n_cta = id.n / cta;      // rows of B per CTA
-    const uint32_t d_lane = m.d_tmem >> 16, d_col = m.d_tmem & 0xFFFF;
-    int n0 = 0;  // the N group's first column (wgmma)
-    for (int j = 0; j < m.ni; ++j) n0 += sh.n_groups[static_cast<size_t>(j)];
-    for (int v = 0; v < cta; ++v) {
-      // B of the whole instruction: CTA w holds rows [w*n_cta, (w+1)*n_cta) of the N group.
-      std::vector<int> bv(static_cast<size_t>(id.n) * k_instr);
-      for (int w = 0; w < cta; ++w)
-        for (int n = 0; n < n_cta; ++n)
-          for (int j = 0; j < k_instr; ++j)
-            bv[static_cast<size_t>(w * n_cta + n) * k_instr + j] =
-                read(w, swizzle(bd.layout, bd.start + canonical(bd, id.tb, b_bits, n, j)), false);
-      for (int i = 0; i < m_cta; ++i) {
-        std::vector<int> av(static_cast<size_t>(k_instr));
-        for (int j = 0; j < k_instr; ++j) {
-          if (m.a_tmem) {
-            const int per32 = 32 / a_bits;
-            const uint32_t lane = (m.a_tmem_addr >> 16) + static_cast<uint32_t>(i);
-            const uint32_t col = (m.a_tmem_addr & 0xFFFF) + static_cast<uint32_t>(j / per32);
-            if (!tmem_a[v].written(lane, col, static_cast<uint32_t>(j % per32)))
-              fail("MMA reads A from tensor memory no copy wrote");
-            else
-              av[static_cast<size_t>(j)] = static_cast<int>(*tmem_a[v].at(lane, col, static_cast<uint32_t>(j % per32)));
-          } else {
-            const Desc ad = decode_desc(plan::encoded(m.a_desc), wgmma);
-            av[static_cast<size_t>(j)] = read(v, swizzle(ad.layout, ad.start + canonical(ad, id.ta, a_bits, i, j)), true);
-          }
-        }
-        for (int n = 0; n < id.n; ++n) {
-          long acc = 0;
-          for (int j = 0; j < k_instr; ++j) acc += long{av[static_cast<size_t>(j)]} * bv[static_cast<size_t>(n) * k_instr + j];
-          if (wgmma) {
-            const uint32_t r = static_cast<uint32_t>(m.mi * 64 + i), c = static_cast<uint32_t>(n0 + n);
-            const long prev = m.first || !regs.written(r, c) ? 0 : *regs.at(r, c);
-            regs.write(r, c, 0, prev + acc);
-            continue;
-          }
-          // Data-path layouts (§9.7.16.10.5): where row i, column n of D lands in this CTA.
-          uint32_t lane, col;
-          if (cta == 1 && id.m == 64) {  // layout F: 16 rows per 32-lane quarter, from alignment d_lane
-            lane = static_cast<uint32_t>((i % 16) + 32 * (i / 16)) + d_lane;
-            col = d_col + static_cast<uint32_t>(n);
-          } else if (cta == 2 && id.m == 128) {  // layout B: N halves in lanes 0-63 / 64-127
-            lane = static_cast<uint32_t>(i + (n >= id.n / 2 ? 64 : 0)) + d_lane;
-            col = d_col + static_cast<uint32_t>(n % (id.n / 2));
-          } else {  // layouts D (M=128) and A (M=256, 128 rows per CTA)
-            lane = static_cast<uint32_t>(i) + d_lane;
-            col = d_col + static_cast<uint32_t>(n);
-          }
-          if (!tmem[v].at(lane, col)) {
-            fail("an MMA writes outside tensor memory (lane " + std::to_string(lane) + ", column " + std::to_string(col) + ")");
-            continue;
-          }
-          const long prev = m.first || !tmem[v].written(lane, col) ? 0 : *tmem[v].at(lane, col);
-          tmem[v].write(lane, col, 0, prev + acc);
-        }
+    if (st.kind != plan::StepKind::mma) continue;
+    const plan::MmaStep& ms = st.mma;
+    for (const auto& m : ms.instrs) {
+      Idesc id{};
+      if (wgmma) {
+        id.m = m.m;
+        id.n = m.n;
+        id.ta = g.a.major == isa::Major::mn;
+        id.tb = g.b.major == isa::Major::mn;
+      } else {
+        id = decode_idesc(plan::encoded(m.idesc));
       }
+      const int k_instr = 256 / (wgmma ? isa::value_bits(g.a.dtype) : type_bits(ms.kind, id.atype));
+      const Desc bd = decode_desc(plan::encoded(m.b_desc), wgmma);
+      const int m_cta = id.m / cta;  // rows of A (and D) per CTA
+      const int n_cta = id.n / cta;  // rows of B per CTA
+      const uint32_t d_lane = m.d_taddr >> 16, d_col = m.d_taddr & 0xFFFF;
+      int n0 = 0;  // wgmma: the N group's first column
+      for (const auto& x : ms.instrs)
+        if (x.ki == m.ki && x.ni < m.ni) n0 += x.n;
+      const int warpgroups = wgmma ? tm / 64 : 1;
+      for (int v = 0; v < cta; ++v)
+        for (int wg = 0; wg < warpgroups; ++wg) {
+          // B of the whole instruction: CTA w holds rows [w*n_cta, (w+1)*n_cta) of the N group.
+          std::vector<int> bv(static_cast<size_t>(id.n) * k_instr);
+          for (int w = 0; w < cta; ++w)
+            for (int n = 0; n < n_cta; ++n)
+              for (int j = 0; j < k_instr; ++j)
+                bv[static_cast<size_t>(w * n_cta + n) * k_instr + j] =
+                    read(w, swizzle(bd.layout, bd.start + canonical(bd, id.tb, b_bits, n, j)), false);
+          for (int i = 0; i < m_cta; ++i) {
+            // A's row i sits where D's row i does (§9.7.16.10.5); layout F from the lane alignment.
+            uint32_t a_lane = static_cast<uint32_t>(i);
+            if (cta == 1 && id.m == 64) a_lane = static_cast<uint32_t>((i % 16) + 32 * (i / 16));
+            std::vector<int> av(static_cast<size_t>(k_instr));
+            for (int j = 0; j < k_instr; ++j) {
+              if (m.a_tmem) {
+                const int per32 = 32 / a_bits;
+                const uint32_t lane = (m.a_taddr >> 16) + a_lane;
+                const uint32_t col = (m.a_taddr & 0xFFFF) + static_cast<uint32_t>(j / per32);
+                if (!tmem_a[static_cast<size_t>(v)].written(lane, col, static_cast<uint32_t>(j % per32)))
+                  fail("MMA reads A from tensor memory no copy wrote");
+                else
+                  av[static_cast<size_t>(j)] = static_cast<int>(*tmem_a[static_cast<size_t>(v)].at(lane, col, static_cast<uint32_t>(j % per32)));
+              } else {
+                Desc ad = decode_desc(plan::encoded(m.a_desc), wgmma);
+                ad.start += static_cast<uint32_t>(wg) * ms.a_warpgroup_stride;  // warpgroup wg's rows
+                av[static_cast<size_t>(j)] = read(v, swizzle(ad.layout, ad.start + canonical(ad, id.ta, a_bits, i, j)), true);
+              }
+            }
+            for (int n = 0; n < id.n; ++n) {
+              long acc = 0;
+              for (int j = 0; j < k_instr; ++j) acc += long{av[static_cast<size_t>(j)]} * bv[static_cast<size_t>(n) * k_instr + j];
+              if (wgmma) {
+                const uint32_t r = static_cast<uint32_t>(wg * 64 + i), c = static_cast<uint32_t>(n0 + n);
+                const long prev = !m.enable_input_d || !regs.written(r, c) ? 0 : *regs.at(r, c);
+                regs.write(r, c, 0, prev + acc);
+                continue;
+              }
+              // Data-path layouts (§9.7.16.10.5): where row i, column n of D lands in this CTA.
+              uint32_t lane, col;
+              if (cta == 1 && id.m == 64) {  // layout F: 16 rows per 32-lane quarter, from alignment d_lane
+                lane = static_cast<uint32_t>((i % 16) + 32 * (i / 16)) + d_lane;
+                col = d_col + static_cast<uint32_t>(n);
+              } else if (cta == 2 && id.m == 128) {  // layout B: N halves in lanes 0-63 / 64-127
+                lane = static_cast<uint32_t>(i + (n >= id.n / 2 ? 64 : 0)) + d_lane;
+                col = d_col + static_cast<uint32_t>(n % (id.n / 2));
+              } else {  // layouts D (M=128) and A (M=256, 128 rows per CTA)
+                lane = static_cast<uint32_t>(i) + d_lane;
+                col = d_col + static_cast<uint32_t>(n);
+              }
+              Cells& tc = tmem[static_cast<size_t>(v)];
+              if (!tc.at(lane, col)) {
+                fail("an MMA writes outside tensor memory (lane " + std::to_string(lane) + ", column " + std::to_string(col) + ")");
+                continue;
+              }
+              const long prev = !m.enable_input_d || !tc.written(lane, col) ? 0 : *tc.at(lane, col);
+              tc.write(lane, col, 0, prev + acc);
+            }
+          }
+        }
     }
   }
 
-  // Read D back: wgmma from the registers; tcgen05 through the planned epilogue (each
-  // tcgen05.ld.32x32b: warp w, thread t reads lane 32w+t), and compare every element of the CTA
-  // tile with the plain GEMM. Rows are CTA-local (CTA v holds A rows v*a_rows..), columns are the
-  // N tile's (a pair's B halves: CTA w holds columns w*tile.n/2..).
+  // Read D back and compare every element of the CTA tile with the plain GEMM. Rows are the tile's
+  // (CTA v's stores carry v x the rank part of their origin), columns the N tile's.
   std::vector<int> covered(static_cast<size_t>(tm) * tn, 0);
-  auto check = [&](int v, int row, int col, long got) {
-    if (row < 0 || row >= a_rows || col < 0 || col >= tn) {
+  auto check = [&](int row, int col, long got) {
+    if (row < 0 || row >= tm || col < 0 || col >= tn) {
       fail("a value lands outside the tile: row " + std::to_string(row) + ", column " + std::to_string(col));
       return;
     }
-    const int a_index = v * a_rows + row;
-    const int w = col / (tn / cta), b_index = w * b_rows + col % (tn / cta);
+    // Column col of the N tile: in a pair, CTA w holds B rows w * tn/2 .. of it.
     long want = 0;
-    for (int k = 0; k < tk; ++k)
-      want += long{A[static_cast<size_t>(a_index) * tk + k]} * B[static_cast<size_t>(b_index) * tk + k];
+    for (int k = 0; k < tk; ++k) want += long{A[static_cast<size_t>(row) * tk + k]} * B[static_cast<size_t>(col) * tk + k];
     if (got != want)
-      fail("D(" + std::to_string(a_index) + "," + std::to_string(col) + ") = " + std::to_string(got) + ", expected " +
-           std::to_string(want));
-    ++covered[static_cast<size_t>(a_index) * tn + col];
+      fail("D(" + std::to_string(row) + "," + std::to_string(col) + ") = " + std::to_string(got) + ", expected " + std::to_string(want));
+    ++covered[static_cast<size_t>(row) * tn + col];
     ++res.elements_checked;
   };
-  if (wgmma) {
-    for (uint32_t r = 0; r < regs.rows; ++r)
-      for (uint32_t c = 0; c < regs.cols; ++c)
-        if (regs.written(r, c)) check(0, static_cast<int>(r), static_cast<int>(c), *regs.at(r, c));
-  } else {
-    for (const auto& e : p.kernel.epilogue)
-      for (int v = 0; v < cta; ++v)
-        for (int w = 0; w < 4; ++w)
-          for (int t = 0; t < 32; ++t)
-            for (int j = 0; j < e.num; ++j) {
-              const uint32_t lane = static_cast<uint32_t>(32 * w + t), col = e.column + static_cast<uint32_t>(j);
-              int row = -1, c = e.col_base + j;
-              switch (p.kernel.layout) {
-                case plan::Layout::D:
-                case plan::Layout::A: row = e.row_base + 32 * w + t; break;
-                case plan::Layout::F:
-                  row = t < 16 ? e.row_base + 16 * w + t : (e.row_base2 < 0 ? -1 : e.row_base2 + 16 * w + t - 16);
-                  break;
-                case plan::Layout::B:
-                  row = e.row_base + 32 * (w % 2) + t;
-                  c = (w < 2 ? e.col_base : e.col_base2) + j;
-                  break;
-              }
-              if (row < 0) continue;  // lanes the layout leaves empty
-              if (!tmem[v].written(lane, col)) {
-                fail("the epilogue reads lane " + std::to_string(lane) + ", column " + std::to_string(col) +
-                     " that no MMA wrote");
-                continue;
-              }
-              check(v, row, c, *tmem[v].at(lane, col));
+  const plan::RegDef* loaded = nullptr;
+  for (const auto& st : epilogue->steps) {
+    if (st.kind == plan::StepKind::tmem_ld) loaded = &st.ld;
+    if (st.kind != plan::StepKind::store) continue;
+    const plan::StoreStep& sto = st.store;
+    if (wgmma) {
+      for (uint32_t r = 0; r < regs.rows; ++r)
+        for (uint32_t c = 0; c < regs.cols; ++c)
+          if (regs.written(r, c)) check(static_cast<int>(sto.row0.base + r), static_cast<int>(sto.col0.base + c), *regs.at(r, c));
+      continue;
+    }
+    if (!loaded) {
+      fail("a store of registers no tcgen05.ld loaded");
+      continue;
+    }
+    for (int v = 0; v < cta; ++v)
+      for (const auto& f : loaded->frags)
+        for (int t = 0; t < 32; ++t)
+          for (int j = 0; j < f.regs; ++j) {
+            int dl = 0, dc = 0;
+            bool half = false;
+            tmem_cell(f.shape, t, j, dl, dc, half);
+            const uint32_t lane = (f.taddr >> 16) + static_cast<uint32_t>(dl), col = (f.taddr & 0xFFFF) + static_cast<uint32_t>(dc);
+            if (!tmem[static_cast<size_t>(v)].written(lane, col)) {
+              fail("the epilogue reads lane " + std::to_string(lane) + ", column " + std::to_string(col) + " that no MMA wrote");
+              continue;
             }
+            const int row = static_cast<int>(sto.row0.base + v * sto.row0.rank) + f.row0 + dl;
+            const int c = static_cast<int>(sto.col0.base + f.elem0) + dc;
+            check(row, c, *tmem[static_cast<size_t>(v)].at(lane, col));
+          }
   }
   for (size_t i = 0; i < covered.size(); ++i)
     if (covered[i] != 1) {
-      fail("tile element (" + std::to_string(i / tn) + "," + std::to_string(i % tn) + ") stored " +
-           std::to_string(covered[i]) + " times");
+      fail("tile element (" + std::to_string(i / tn) + "," + std::to_string(i % tn) + ") stored " + std::to_string(covered[i]) + " times");
       break;
     }
   res.ok = res.errors.empty();

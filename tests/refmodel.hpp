@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ptxgen/plan.hpp"
+#include "ptxgen/spec.hpp"
 
 namespace refmodel {
 
@@ -22,19 +23,21 @@ struct Result {
   long elements_checked = 0;
 };
 
-// Replays every tcgen05.cp and tcgen05.mma of the plan on random integer operands.
-Result replay(const ptxgen::plan::Plan& p, unsigned seed);
+// Replays a gemm kernel's plan for one CTA tile and its first K block on random integer operands:
+// the producer's TMA loads into shared memory (stage 0), every tcgen05.cp and tcgen05.mma (or wgmma)
+// of the MMA loop, and the epilogue's tcgen05.ld fragments and stores; compares with a plain GEMM.
+Result replay(const ptxgen::plan::Plan& p, const ptxgen::spec::Gemm& g, unsigned seed);
 
 // Replays a program-level plan (tests/refmodel_program.cpp): loads, every tcgen05.cp (the lanes
 // each shape writes, decompression), tcgen05.mma (dense and block-scaled; sparse: metadata
 // addressing only), tcgen05.ld/st fragments and stores, on random operands, and compares every
 // copied, stored and accumulated view and every global tensor with a logical evaluation of the ops.
-Result replay_program(const ptxgen::plan::Plan& p, unsigned seed);
+Result replay_program(const ptxgen::plan::Plan& p, const ptxgen::spec::Spec& s, unsigned seed);
 // The cell thread t's register j moves with a tcgen05.ld/st of this shape (.x1 repeated): lane and
 // column from taddr; `half`: relative to the second base of .16x32bx2 (CUTLASS TMEM traits).
 void tmem_cell(ptxgen::isa::LdShape s, int t, int j, int& lane, int& col, bool& half);
 // Resolves the program's views independently and lists where the plan's resolution differs.
-std::vector<std::string> check_views(const ptxgen::plan::Plan& p);
+std::vector<std::string> check_views(const ptxgen::plan::Plan& p, const ptxgen::spec::Spec& s);
 
 // Pieces, exposed for unit tests.
 // Byte offset at which a TMA box arrangement puts element (row, col) of an operand tile:

@@ -229,7 +229,7 @@ struct Model {
   std::map<std::string, Matrix> lg, ltile, lregs;
   std::map<std::string, isa::DType> reg_type;
 
-  Model(const plan::Plan& p, Result& r) : plan(p), prog(*p.spec.program), views(*p.spec.program), res(r) {}
+  Model(const plan::Plan& p, const spec::Spec& sp, Result& r) : plan(p), prog(*sp.program), views(*sp.program), res(r) {}
 
   // A CTA pair keeps two of everything but global memory: the members above are the current
   // CTA's, `peer` holds the other's, and switch_to swaps them.
@@ -270,7 +270,7 @@ struct Model {
     throw std::runtime_error("no tile " + n);
   }
   uint32_t tile_offset(const std::string& n) const {
-    for (const auto& t : plan.program->smem)
+    for (const auto& t : plan.smem)
       if (t.name == n) return t.offset;
     throw std::runtime_error("tile not placed " + n);
   }
@@ -376,7 +376,7 @@ struct Model {
   // descriptor or address; B's N columns are the n / 2 rows the descriptor gives in CTA 0, then the
   // same rows in CTA 1; D goes to each CTA's own tensor memory.
   void mma(const plan::MmaStep& m, const spec::Op& o) {
-    const int ctas = plan.program->cta_group;
+    const int ctas = plan.cta_group;
     for (int v = 0; v < ctas; ++v) {
       switch_to(v);
       mma_in_cta(m, o, ctas == 2);
@@ -452,7 +452,7 @@ struct Model {
       }
       // Scale factors (§9.7.16.10.7): row r's in lane r % 32 of every quarter, column + r / 32, the byte
       // the SF ID selects plus the factor's index within the instruction (CUTLASS tmem_sf_frg).
-      const int nsf = m.factors_per_instr;
+      const int nsf = m.scale.factors;
       auto sf = [&](const std::string& alloc, uint32_t addr, unsigned id, int r, int k) -> std::optional<double> {
         if (!scaled) return 1.0;
         const int byte = static_cast<int>(id) + k / (K / nsf);
@@ -597,7 +597,7 @@ struct Model {
           for (int e = 0; e < s.src.elems_per_reg; ++e) {
             const int row = f.row0 + lane;
             const int64_t ec = f.elem0 + c * (f.pack ? 1 : s.src.view_packing) + e;
-            const uint64_t idx = uint64_t(s.row0 + cur * s.cta_row + row) * uint64_t(g.cols) + uint64_t(s.col0 + cur * s.cta_col + ec);
+            const uint64_t idx = uint64_t(s.row0.base + cur * s.cta_row + row) * uint64_t(g.cols) + uint64_t(s.col0.base + cur * s.cta_col + ec);
             const uint64_t at = elem_bit(g.dtype, g.format, idx);
             std::optional<double> v;
             if (it != rs.end()) v = read(it->second, uint64_t(e * s.src.elem_bits));
@@ -716,7 +716,7 @@ struct Model {
     Matrix A = a_view ? read_view(o.a.name) : ltile[o.a.name];
     Matrix& B = ltile[o.b.name];
     // A pair (docs/spec.md "CTA pairs"): D's column n < N / 2 is CTA 0's B row n, the rest CTA 1's.
-    const bool pair = plan.program->cta_group == 2;
+    const bool pair = plan.cta_group == 2;
     Matrix& B0 = pair && cur == 1 ? peer.ltile[o.b.name] : B;
     Matrix& B1 = pair && cur == 0 ? peer.ltile[o.b.name] : B;
     auto b_at = [&](int64_t n, int64_t k) -> std::optional<double> {
@@ -793,16 +793,16 @@ struct Model {
 
   void run(unsigned seed) {
     init(seed);
-    const int ctas = plan.program->cta_group;
+    const int ctas = plan.cta_group;
     for (size_t i = 0; i < prog.ops.size(); ++i) {
       const spec::Op& o = prog.ops[i];
       // The ops run in both CTAs of a pair; a pair's tcgen05.mma is one instruction for both.
       if (o.kind == spec::OpKind::mma)
-        for (const auto& s : plan.program->steps)
+        for (const auto& s : plan.roles[0].steps)
           if (s.op == static_cast<int>(i) && s.kind == plan::StepKind::mma) mma(s.mma, o);
       for (int r = 0; r < ctas; ++r) {
         switch_to(r);
-        for (const auto& s : plan.program->steps) {
+        for (const auto& s : plan.roles[0].steps) {
           if (s.op != static_cast<int>(i)) continue;
           switch (s.kind) {
             case plan::StepKind::load: load(o, s.load); break;
@@ -830,10 +830,10 @@ struct Model {
 
 void tmem_cell(isa::LdShape s, int t, int j, int& lane, int& col, bool& half) { cell(s, t, j, lane, col, half); }
 
-Result replay_program(const ptxgen::plan::Plan& p, unsigned seed) {
+Result replay_program(const ptxgen::plan::Plan& p, const ptxgen::spec::Spec& s, unsigned seed) {
   Result res;
   try {
-    Model m(p, res);
+    Model m(p, s, res);
     m.run(seed);
   } catch (const std::exception& e) {
     res.errors.push_back(std::string("model: ") + e.what());
@@ -842,13 +842,13 @@ Result replay_program(const ptxgen::plan::Plan& p, unsigned seed) {
   return res;
 }
 
-std::vector<std::string> check_views(const ptxgen::plan::Plan& p) {
+std::vector<std::string> check_views(const ptxgen::plan::Plan& p, const ptxgen::spec::Spec& s) {
   std::vector<std::string> out;
-  Views vs(*p.spec.program);
+  Views vs(*s.program);
   for (const auto& n : vs.names()) {
     const View v = vs.get(n);
-    auto it = p.program->views.find(n);
-    if (it == p.program->views.end()) {
+    auto it = p.views.find(n);
+    if (it == p.views.end()) {
       out.push_back("view " + n + " missing from the plan");
       continue;
     }

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "ptxgen/emit.hpp"
+#include "ptxgen/lower.hpp"
 #include "ptxgen/plan.hpp"
 #include "ptxgen/rules.hpp"
 
@@ -49,6 +51,37 @@ inline ptxgen::spec::Spec checked_spec(const std::string& text) {
   for (const auto& x : d.list()) msgs += ptxgen::format_text(x, "spec", nullptr);
   REQUIRE_MESSAGE(c.ok, msgs);
   return *c.parsed.spec;
+}
+
+// The plan of a checked spec (lowered into the kernel IR, then planned), with the spec it came
+// from: the reference models evaluate what the spec says, independently of the lowering.
+struct Planned : ptxgen::plan::Plan {
+  ptxgen::spec::Spec spec;
+};
+inline Planned plan_of(const ptxgen::spec::Spec& s) {
+  Planned p;
+  static_cast<ptxgen::plan::Plan&>(p) = ptxgen::plan::make_plan(ptxgen::lower::lower(s));
+  p.spec = s;
+  return p;
+}
+
+// The PTX ISA version (major * 10 + minor) the emitted module declares.
+inline int ptx_version(const ptxgen::plan::Plan& p) {
+  const auto v = ptxgen::emit::ptx_version(p);
+  return v.major * 10 + v.minor;
+}
+
+// Every step of every role, loop bodies included, in order.
+inline std::vector<const ptxgen::plan::Step*> all_steps(const ptxgen::plan::Plan& p) {
+  std::vector<const ptxgen::plan::Step*> out;
+  auto walk = [&](auto&& self, const std::vector<ptxgen::plan::Step>& ss) -> void {
+    for (const auto& s : ss) {
+      out.push_back(&s);
+      self(self, s.body);
+    }
+  };
+  for (const auto& r : p.roles) walk(walk, r.steps);
+  return out;
 }
 
 }  // namespace support

@@ -86,7 +86,7 @@ def prepare():
         plan = json.loads(run_ptxgen("plan", "--json", spec))
         maps = {m["param"]: m for m in manifest["tensor_maps"]}
         ranks = manifest["cluster"][0]
-        for st in plan["steps"]:
+        for st in plan["roles"][0]["steps"]:
             if st["step"] != "load":
                 continue
             ld = st["load"]

@@ -1,209 +1,381 @@
-// ptxgen/plan.hpp — the plan: a checked spec with every choice made and every address resolved.
+// ptxgen/plan.hpp — the planned kernel: an IR kernel (ptxgen/ir.hpp) with every choice made and
+// every address resolved.
 //
-// Planning runs in four visible steps (Mosaic GPU's order): (1) shapes and types, (2) instruction
-// shapes, (3) descriptors, (4) issue order; then the kernel around them (TMA boxes, pipeline,
-// epilogue map, launch geometry). Steps 1-2 plus the memory maps form the `Shapes` that the rule
-// table's budget checks also read, so the two can never disagree.
+// The planner (src/plan/) resolves the tensor-memory views through their chains (views.cpp),
+// places shared memory, tensor-memory allocations and mbarriers (kernel.cpp), plans each op into
+// instructions with every descriptor, tensor-memory address, shape and register resolved
+// (load.cpp, copy.cpp, mma.cpp, lanes.cpp), and orders them (order.cpp): for the program level's
+// single role it inserts the syncs and waits the ISA's memory model needs (§9.7.16.6), each saying
+// why it is there. No PTX spelling lives here: the emitter's tables spell every instruction.
+//
+// `analyze` is also what the rule table runs for the ops it verifies: every reason a kernel has no
+// plan is a Problem under a rule id of the table (docs/architecture.md says which rules read
+// which planned numbers).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ptxgen/ir.hpp"
 #include "ptxgen/isa.hpp"
-#include "ptxgen/program_plan.hpp"
-#include "ptxgen/spec.hpp"
 
 namespace ptxgen::plan {
 
-// tcgen05.mma (sm_100a family, accumulators in tensor memory) or wgmma.mma_async (sm_90a,
-// accumulators in registers).
-enum class Engine : uint8_t { tcgen05, wgmma };
+// A tensor-memory view resolved through its chain of slices, casts and aliases.
+struct ResolvedView {
+  std::string name;                    // "" for an inline view
+  std::string alloc;                   // the allocation it lies in
+  uint32_t lane = 0, lanes = 128;      // physical lanes [lane, lane + lanes)
+  uint32_t column = 0, columns = 0;    // physical 32-bit columns, relative to the allocation base
+  isa::DType dtype = isa::DType::f32;  // element type
+  int packing = 1;                     // elements per 32-bit column
+  ir::TmemLayout layout = ir::TmemLayout::rows;
+  int rows = 128;                      // logical rows (several blocks of rows_per_block(), side by side)
+  std::vector<std::string> chain;      // allocation first, one entry per link
 
-// One operand's tile in shared memory (per CTA, per stage).
-struct OperandTile {
-  char name = 'A';            // 'A' or 'B'
+  int rows_per_block() const;          // lanes (rows layout), 64 (warpx2, layout F, layout B), 32 (warpx4)
+  int blocks() const { return rows / rows_per_block(); }
+  uint32_t block_columns() const { return columns / static_cast<uint32_t>(blocks()); }
+  // Layout B holds a row in two lane halves: twice the elements of its columns.
+  int64_t row_elements() const { return int64_t{block_columns()} * packing * (layout == ir::TmemLayout::layout_b ? 2 : 1); }
+  // Elements of a row before its second lane half (layout B: lanes 64-127); 0 for other layouts.
+  int64_t half_elements() const { return layout == ir::TmemLayout::layout_b ? int64_t{block_columns()} * packing : 0; }
+  // Allocation lanes holding logical row `r` (every replica); its block is r / rows_per_block().
+  std::vector<uint32_t> lanes_of_row(int r) const;
+  // Logical row (within its block) that allocation lane `l` holds, or -1.
+  int row_of_lane(uint32_t l) const;
+  std::string describe() const;        // "t lanes 0-127 columns 0-127, f32 x1, rows, 128 rows"
+};
+
+struct Problem {
+  std::string rule;     // rule id of the table
+  std::string pointer;  // where in the spec
+  std::string message;
+  std::vector<std::string> help;
+};
+
+struct ViewResolution {
+  std::map<std::string, ResolvedView> views;  // named views that resolve
+  std::vector<Problem> problems;
+};
+ViewResolution resolve_views(const std::vector<ir::TmemView>& views);
+
+// ---- Memory ------------------------------------------------------------------------------------
+struct GlobalParam {  // a global tensor: its .param .u64 address (if the kernel takes one) and shape
+  std::string name;
+  std::string param;  // "" when the kernel reaches it only through tensor maps
+  isa::DType dtype = isa::DType::f32;
+  int bits = 32;      // storage bits per element
+  int64_t rows = 0, cols = 0, ld = 0;
+  std::string rows_param, cols_param, ld_param;
+  ir::SubByte format = ir::SubByte::padded;
+  bool output = false;
+  std::array<std::string, 2> dims;
+};
+
+struct SmemPlacement {
+  std::string name;
   isa::DType dtype = isa::DType::bf16;
-  isa::TileLayout layout;     // rows along M (A) or N (B) held by this CTA, K columns
+  int bits = 16;                       // storage bits per element
+  isa::TileLayout layout;              // mn = rows, k = cols
+  uint32_t offset = 0;                 // stage 0, from the aligned dynamic base
+  uint32_t align = 16;
+  int stages = 1;
+  uint32_t stage_bytes = 0;            // from one stage to the next
 };
 
-struct SmemMap {
-  uint32_t align = 1024;                // the dynamic base is rounded up to this at run time
-  std::vector<uint32_t> a_offset;       // per stage, from the aligned base
-  std::vector<uint32_t> b_offset;
-  uint32_t stage_bytes = 0;
-  uint32_t barriers_offset = 0;         // mbarriers (8 B each) after the stages:
-  int barriers = 0;                     //   full[stages], empty[stages], accumulator-ready, A-free
-  uint32_t tmem_slot_offset = 0;        // where tcgen05.alloc writes the TMEM address
-  uint32_t dynamic_bytes = 0;           // what the launch must request (includes align slack)
-  uint32_t full_bar(int s) const { return barriers_offset + 8u * static_cast<uint32_t>(s); }
-  uint32_t empty_bar(int s) const { return barriers_offset + 8u * static_cast<uint32_t>(stages() + s); }
-  uint32_t acc_bar() const { return barriers_offset + 8u * static_cast<uint32_t>(2 * stages()); }
-  uint32_t a_free_bar() const { return barriers_offset + 8u * static_cast<uint32_t>(2 * stages() + 1); }
-  int stages() const { return static_cast<int>(a_offset.size()); }
+struct AllocPlacement {  // one tcgen05.alloc, in issue order (column counts never increase)
+  std::string name;
+  uint32_t columns = 0;
+  uint32_t slot_offset = 0;  // shared-memory word tcgen05.alloc writes the address to
 };
 
-// A region of tensor memory: columns [column, column + columns) of lanes [lane, lane + lanes), or,
-// for the half-datapath layout F (M=64, cta_group::1), of lanes [32q + lane, 32q + lane + 16) for
-// q = 0..3 (lane is the layout's alignment, 0 or 16; PTX ISA 9.1 §9.7.16.10.5).
-struct TmemRegion {
-  std::string what;  // "D" or "A"
-  int mi = 0, ni = 0, ki = 0;
-  uint32_t lane = 0, lanes = 0, column = 0, columns = 0;
-  bool half_datapath = false;
-};
-// The lanes a region touches, as a 128-bit set (bit i = lane i).
-std::array<uint64_t, 2> lane_mask(const TmemRegion& r);
-
-struct TmemMap {
-  uint32_t used_columns = 0;   // highest column used + 1
-  uint32_t alloc_columns = 0;  // power of two in [32, 512] for tcgen05.alloc (0: none needed)
-  std::vector<TmemRegion> regions;
+struct BarrierPlacement {
+  std::string name;
+  uint32_t offset = 0;  // stage s at offset + 8 s
+  int count = 1;
+  int stages = 1;
 };
 
-struct Shapes {
-  Engine engine = Engine::tcgen05;
-  isa::Kind kind = isa::Kind::f16;
-  int cta_group = 1;
-  int m_instr = 128;            // M of one instruction (the pair's M for cta_group::2)
-  int m_groups = 1;             // instruction groups along the CTA tile's M
-  int m_per_cta = 128;          // rows of D one CTA holds per M group
-  std::vector<int> n_groups;    // N of each instruction group (pair N for cta_group::2)
-  int k_instr = 16;             // K of one instruction (elements)
-  int k_steps = 1;              // instructions along tile.k
-  OperandTile a, b;
-  bool a_in_tmem = false;
-  bool a_in_registers = false;  // wgmma: A fragments loaded from shared memory into registers
-  SmemMap smem;
-  TmemMap tmem;                 // tcgen05 only
-  int acc_registers = 0;        // wgmma: 32-bit accumulator registers per thread
-};
+// The names the planner and the lowerings give the barriers, register sets and views they add:
+// "ptxgen_" + what (+ an index), e.g. ptxgen_done, ptxgen_load3, ptxgen_st5. A spec may not use the
+// prefix (PROGRAM-NAME).
+inline constexpr std::string_view kPlannerPrefix = "ptxgen_";
+std::string planner_name(std::string_view what, int index = -1);
 
-// Steps 1-2 and the memory maps. Returns a reason when the spec has no plan (the rule table
-// reports that case first, with its own rule id).
-struct Derived {
-  std::optional<Shapes> shapes;
-  std::string why_not;
-};
-Derived derive(const spec::Spec& s);
+// The kernel parameter holding a program-level global tensor's address.
+inline std::string param_name(const std::string& global) { return "p_" + global; }
 
-// Step 3 products.
-struct Copy {  // tcgen05.cp of A into tensor memory
-  int mi = 0, ki = 0;
-  std::string shape;           // e.g. "128x256b"
-  isa::SmemDesc src;           // start address relative to the aligned base, stage 0
-  uint32_t dst_tmem = 0;       // relative to the allocation base
-};
+// ---- Steps -------------------------------------------------------------------------------------
+enum class StepKind : uint8_t { load, sync, cp, mma, tmem_ld, tmem_st, wait_ld, wait_st, store, commit, wait, arrive,
+                                expect_tx, mma_wait, loop };
+std::string_view name(StepKind k);
 
-struct Mma {
-  int mi = 0, ni = 0, ki = 0;  // M group, N group, K step
-  int m = 0, n = 0, k = 0;     // instruction shape
-  bool a_tmem = false;
-  isa::SmemDesc a_desc;        // when A is in shared memory (start relative to the aligned base, stage 0)
-  uint32_t a_tmem_addr = 0;    // when A is in tensor memory (relative to the allocation base)
-  isa::SmemDesc b_desc;
-  uint32_t d_tmem = 0;         // tcgen05: relative to the allocation base
-  int acc_reg = 0;             // wgmma: first accumulator register of this N group
-  int idesc = 0;               // tcgen05: index into Plan::idescs
-  bool first = false;          // first K step of its accumulator (D = A*B on the first K block)
-};
-
-// ---- The kernel around the MMAs -------------------------------------------------------------
-
-// A TMA tensor map the host creates (cuTensorMapEncodeTiled) and passes by value.
+// The tensor map a TMA load reads through: a `.param .align 64 .b8 PARAM[128]` kernel parameter the
+// host encodes with cuTensorMapEncodeTiled as the manifest says. The global tensor is seen as
+// `dim_outer` rows of `dim_inner` elements of the map's data type (a byte copy, or 4-byte words for
+// the 32-byte-atom swizzle; or the tensor's own type where the lowering asks for it), boxes of
+// `box_inner` x `box_outer`.
 struct TensorMap {
-  std::string param;           // kernel parameter name
-  char tensor = 'A';           // 'A' or 'B'
-  isa::DType dtype = isa::DType::bf16;
-  bool k_contiguous = true;    // the global tensor's contiguous dimension is K
-  int64_t dim_inner = 0;       // elements along the contiguous dimension
-  int64_t dim_outer = 0;
-  int64_t stride_bytes = 0;    // between consecutive outer indices
-  int box_inner = 0;           // box, in elements
-  int box_outer = 0;
+  std::string param, global;
+  std::string tensor;                // what the manifest calls the tensor ("A", or the global's name)
+  std::string data_type;             // the CUtensorMapDataType enumerator
+  int unit = 1;                      // bytes per map element (0 for the 4- and 6-bit types)
+  int64_t dim_inner = 0, dim_outer = 0, stride_bytes = 0;
+  int box_inner = 0, box_outer = 0;
   isa::Swizzle swizzle = isa::Swizzle::none;
 };
 
-// One cp.async.bulk.tensor per stage: a box placed at `smem_offset` of the operand's stage tile,
-// whose global coordinates are the CTA tile's origin plus (inner, outer) in elements.
-struct TmaLoad {
-  char tensor = 'A';
-  uint32_t smem_offset = 0;
-  int inner = 0;
-  int outer = 0;
+// One cp.async.bulk.tensor of a TMA load: the box lands `smem` bytes from the aligned base (stage 0);
+// its first element is at tensor-map coordinates (c0 elements of the map, c1 rows) plus the load's
+// run-time origin.
+struct TmaBox {
+  uint32_t smem = 0;
+  int64_t c0 = 0, c1 = 0;
 };
 
-// tcgen05 epilogue: one tcgen05.ld.32x32b.xN by every epilogue warp (warp w reads lanes
-// 32w..32w+31 of its quarter, PTX ISA 9.1 §9.7.16.8.1), thread t of warp w receiving lane 32w+t.
-struct EpilogueLoad {
-  int region = 0;              // index into tmem.regions of the first D region read
-  uint32_t column = 0;         // TMEM column (relative to the allocation) of the first value
-  int num = 0;                 // columns = registers per thread (.xN)
-  // Where lane 32w+t, register j lands in this CTA's tile of D:
-  //   layout D/A: row = row_base + 32w + t, col = col_base + j
-  //   layout F:   t < 16: row = row_base + 16w + t; t >= 16: row = row_base2 + 16w + t - 16
-  //   layout B:   warps 0-1: row = 32w + t, col = col_base + j; warps 2-3: row = 32(w-2) + t, col = col_base2 + j
-  int row_base = 0, row_base2 = -1;  // row_base2 < 0: lanes 16-31 (layout F) hold nothing
-  int col_base = 0, col_base2 = 0;
+// Global -> shared memory. Plain loads: each thread moves 16-byte chunks, each a 16-byte piece of a
+// row of the box arrangement TMA would write (§9.7.16.3.3 canonical layouts): `box_rows` rows of
+// `row_bytes` bytes, boxes of `box_bytes` bytes side by side. TMA: thread 0 (of each CTA) issues
+// `boxes` through `map`, completing on `barrier`.
+struct LoadStep {
+  std::string global, tile;
+  ir::Affine row0, col0;           // first global row / column (elements)
+  int64_t global_row_bytes = 0;    // bytes between global rows
+  int64_t col0_bytes = 0;          // of the constant part of col0
+  int64_t cta_bytes = 0;           // plain loads in a pair: CTA r reads from r * cta_bytes further on
+  uint32_t tile_offset = 0;        // the first byte written (stage 0)
+  int tile_row0 = 0;               // first tile row written (a row-placed load; 0 for the whole tile)
+  int box_rows = 0;                // rows of the arrangement (tile rows if K-major, tile cols if MN-major)
+  int row_bytes = 0;               // bytes of one such row
+  int box_bytes = 16;              // swizzle width (16 without swizzle)
+  int column_bytes = 0;            // bytes of one box column of the whole tile (box_bytes x all its rows)
+  isa::Swizzle swizzle = isa::Swizzle::none;
+  uint32_t chunks = 0;             // 16-byte chunks in all
+  bool tma = false;
+  TensorMap map;
+  std::string barrier;
+  ir::Phase phase;                 // which stage of the barrier ring (the tile's ring)
+  bool to_leader = false;          // a pair's pipelined load completes on CTA 0's barrier
+  bool arm = true;                 // TMA: the load arms its own barrier with its bytes (else an expect_tx did)
+  std::vector<TmaBox> boxes;
+  int64_t cta_c0 = 0, cta_c1 = 0;  // a CTA pair: CTA r's coordinates are r * (cta_c0, cta_c1) further on
+  // Run-time parts of the coordinates (elements of the map): m_tile, n_tile, k_block multiples.
+  ir::Affine c0_rt, c1_rt;
 };
 
-enum class Layout : uint8_t { D, A, F, B };  // the data-path layout of the accumulator
-
-struct Kernel {
-  int threads = 0;
-  int consumer_warpgroups = 0;     // wgmma: warpgroups 0..n-1 each own 64 rows
-  int producer_warp = 0;           // issues the TMA loads (one thread)
-  int mma_warp = -1;               // tcgen05: issues tcgen05.cp/mma (one thread), allocates TMEM
-  int max_registers = 255;         // .maxnreg
-  std::array<int, 3> cluster{1, 1, 1};
-  std::vector<TensorMap> tensor_maps;
-  std::vector<TmaLoad> loads;      // per stage, issue order
-  uint32_t tx_bytes = 0;           // bytes the loads of one stage bring into one CTA
-  Layout layout = Layout::D;       // tcgen05
-  std::vector<EpilogueLoad> epilogue;
+struct CpInstr {
+  isa::CpShape shape = isa::CpShape::s128x256b;
+  isa::CpDecompress decompress = isa::CpDecompress::none;
+  isa::SmemDesc src;               // start relative to the aligned shared-memory base (stage 0)
+  std::string tile;                // the source tile (its stage offset is added at run time)
+  std::string alloc;
+  uint32_t taddr = 0;              // relative to the allocation base
+  int src_row = 0;                 // first source row (in the tile)
+  int src_col = 0;                 // first source element column (in the tile)
+  int dst_row = 0;                 // first logical destination row, block included
+  int64_t dst_elem = 0;            // first logical destination element column (within the row block)
 };
 
-struct Plan {
-  spec::Spec spec;
-  Shapes shapes;
-  std::vector<isa::InstrDesc> idescs;
-  std::vector<Copy> copies;  // issue order, before the MMAs that read them
-  std::vector<Mma> mmas;     // issue order (step 4)
-  Kernel kernel;
-  std::optional<ProgramPlan> program;  // program-level specs: the whole plan (the members above stay empty)
+// The .scale_vectorsize of a block-scaled MMA: `factors` scale factors per row per instruction
+// (the N of .scale_vec::NX), blocks of `vec` elements; the emitter spells it per target.
+struct ScaleVec {
+  int factors = 0;
+  int vec = 32;
 };
 
-// The launch grid of the gemm kernel: one CTA per output tile (cta_group CTAs per tile along M);
-// x = tiles along N times cta_group, y = tiles along M, z = the cluster's z, each rounded up to whole clusters (a
-// grid is made of whole clusters). 64-bit: M and N reach 2^31-1, so an extent can pass 32 bits
-// before the rule LAUNCH-GRID refuses it.
+struct MmaInstr {
+  int mi = 0, ni = 0, ki = 0;
+  int m = 0, n = 0, k = 0;
+  isa::InstrDesc idesc;            // tcgen05
+  bool a_tmem = false;
+  isa::SmemDesc a_desc;
+  std::string a_tile, b_tile;      // tiles the descriptors start in (ring stage added at run time)
+  std::string a_alloc;
+  uint32_t a_taddr = 0;
+  isa::SmemDesc b_desc;
+  std::string d_alloc;
+  uint32_t d_taddr = 0;
+  int acc_reg = 0;                 // wgmma: first accumulator register of this N group
+  bool enable_input_d = true;      // false: D = A x B (in a loop, only in iteration 0: see MmaStep)
+  // block scaling
+  std::string sfa_alloc, sfb_alloc;
+  uint32_t sfa_taddr = 0, sfb_taddr = 0;
+  // sparsity
+  std::string meta_alloc;
+  uint32_t meta_taddr = 0;
+};
+
+struct MmaStep {
+  ir::Engine engine = ir::Engine::tcgen05;
+  isa::Kind kind = isa::Kind::f16;
+  bool sparse = false;
+  bool scaled = false;
+  ScaleVec scale;
+  isa::DType scale_dtype = isa::DType::ue8m0;
+  bool first_iteration_overwrites = false;  // in a loop: enable_input_d false only in iteration 0
+  // wgmma: the operand types, accumulator register set, A from registers (fragments of `a_tile`)
+  isa::DType a_dtype = isa::DType::bf16, b_dtype = isa::DType::bf16, acc_dtype = isa::DType::f32;
+  bool a_major_mn = false, b_major_mn = false;
+  std::string acc_regs;
+  bool a_registers = false;
+  int warpgroup_rows = 64;         // wgmma: the rows of A each warpgroup of the role reads (instrs are warpgroup 0's)
+  uint32_t a_warpgroup_stride = 0; // wgmma: bytes from one warpgroup's A rows to the next's
+  std::vector<MmaInstr> instrs;    // issue order: K step outermost, then M group, then N group
+};
+
+// One tcgen05.ld / tcgen05.st instruction of one warp. Thread t's register `first_reg + j` moves
+// the cell isa::ld_cell(shape, t, j) relative to taddr (two columns with .pack/.unpack).
+struct LdInstr {
+  int warp = 0;
+  isa::LdShape shape = isa::LdShape::s32x32b;
+  int num = 1;
+  bool pack = false;     // .pack::16b / .unpack::16b
+  int split = 0;         // .16x32bx2: immHalfSplitoff in columns
+  std::string alloc;
+  uint32_t taddr = 0;    // lane << 16 | column, relative to the allocation base; the lane is in the warp's quarter
+  int first_reg = 0;
+  int regs = 0;
+  int row0 = 0;          // logical row (block included) at taddr's lane
+  int64_t elem0 = 0;     // logical element column at taddr's column
+};
+
+// The registers of a register set: as the tcgen05.ld instructions of a tmem_load defined them, or a
+// wgmma accumulator (§9.7.15.5.1.1: warp q of a warpgroup, lane l, register pair i of N group g
+// holds rows 16q + l/4 + 8 (i % 2), columns n0(g) + 8 (i / 2) + 2 (l % 4) + {0, 1}).
+struct RegDef {
+  std::string name;
+  isa::DType dtype = isa::DType::f32;
+  int elems_per_reg = 1;    // elements each 32-bit register holds
+  int elem_bits = 32;       // bits of one element in the register (16 when two 16-bit values share it)
+  int regs = 0;             // registers per thread
+  int rows = 0;             // logical shape of the view it was loaded from
+  int64_t row_elements = 0;
+  int view_packing = 1;     // packing of the view (elements per column)
+  std::vector<LdInstr> frags;
+  bool wgmma = false;       // a wgmma accumulator: `groups` are the N groups, rows 64 per warpgroup
+  std::vector<int> groups;
+};
+
+// tcgen05.st source: element e of store register j is element `elem` of set register `reg`,
+// converted when the types differ.
+struct StSource {
+  int reg = 0;
+  int elem = 0;
+};
+
+struct TmemStStep {
+  RegDef src;                              // the register set stored
+  RegDef dst;                              // the tcgen05.st instructions (frags) and their layout
+  std::vector<std::vector<std::vector<StSource>>> sources;  // [store instruction][register][element]
+  bool convert = false;                     // f32 -> f16/bf16 (cvt.rn)
+  bool direct = false;                      // every register moves as loaded: tcgen05.st takes the set's own registers
+};
+
+struct StoreStep {
+  RegDef src;
+  std::string global;
+  ir::Affine row0, col0;
+  int64_t cta_row = 0, cta_col = 0;  // constant parts of the per-rank offsets (a pair's per_cta)
+  isa::DType to = isa::DType::f32;
+  int64_t global_cols = 0;           // the row stride in elements (static)
+  std::string ld_param;              // the row stride at run time ("n"), if not static
+  bool clip = false;                 // elements at or past the run-time extents are not written
+  std::string rows_param, cols_param;
+};
+
+struct BarrierStep {
+  std::string barrier;
+  ir::Phase phase;      // in a loop: the ring position and phase of iteration kb - lag
+  int parity = 0;       // outside a loop: the phase parity a wait waits for
+  uint32_t tx_bytes = 0;  // expect_tx: bytes armed (per CTA; a pair's leader arms both CTAs')
+  bool pair_multicast = false;  // commit: arrive on the barrier in both CTAs of the pair
+  bool leader_only = false;
+  int pending = 0;      // mma_wait
+};
+
+struct Step {
+  StepKind kind = StepKind::sync;
+  int op = -1;            // the op it implements (index in its role); -1 when the planner inserted it
+  std::string ptr;        // the op's JSON pointer ("inserted" for planner steps)
+  std::string why;        // what the step does and, for inserted steps, why the ISA needs it
+  bool proxy_fence = false;  // sync: generic-proxy shared-memory writes precede it (fence.proxy.async)
+  LoadStep load;
+  std::vector<CpInstr> cps;
+  MmaStep mma;
+  RegDef ld;              // tmem_ld: the register set loaded
+  TmemStStep st;
+  StoreStep store;
+  BarrierStep bar;
+  // loop: max(1, ceil(k_param / block)) iterations (or `trips`), over `body`
+  std::string k_param;
+  int64_t block = 0, trips = 0;
+  std::vector<Step> body;
+};
+
+struct RolePlan {
+  std::string name;
+  int first_warp = 0, warps = 1;
+  bool single_thread = false;
+  bool leader_cta_only = false;
+  int max_registers = 0;
+  std::vector<Step> steps;
+};
+
 struct Grid {
   int64_t x = 1, y = 1, z = 1;
 };
-Grid grid(const spec::Gemm& g);
 
-// Plans a spec that passed the rule check. Throws std::logic_error on internal inconsistencies.
-Plan make_plan(const spec::Spec& s);
-// make_plan for a program-level spec (plan/plan_program.cpp).
-Plan make_program_plan(const spec::Spec& s);
+struct Plan {
+  std::string name;
+  isa::Arch target = isa::Arch::sm_100a;
+  ir::Engine engine = ir::Engine::tcgen05;
+  std::string source;                     // "gemm" / "program" (header comment)
+  std::string summary;                    // one line on what the kernel computes (header comment)
+  int threads = 128;
+  int cta_group = 1;                      // 2: CTA pairs (.cta_group::2)
+  std::array<int, 3> cluster{1, 1, 1};
+  int max_registers = 255;
+  int alloc_warp = 0;
+  ir::Grid grid;
+  Grid launch;                            // the grid of the spec's own problem sizes
+  std::vector<ir::SizeParam> size_params;
+  std::vector<GlobalParam> globals;
+  std::vector<SmemPlacement> smem;
+  std::vector<AllocPlacement> allocs;
+  std::vector<BarrierPlacement> barriers;
+  std::vector<TensorMap> tensor_maps;     // kernel parameters after the globals' addresses
+  std::map<std::string, ResolvedView> views;
+  std::map<std::string, int> reg_counts;  // registers per thread of each register set (largest definition)
+  uint32_t smem_align = 16;               // the dynamic base is rounded up to this at run time
+  uint32_t smem_bytes = 0;                // dynamic shared memory the launch requests
+  uint32_t tmem_columns = 0;              // sum of the allocations
+  int ptx_version = 86;                   // major * 10 + minor
+  std::vector<RolePlan> roles;
+  std::vector<std::string> view_order;    // named views in declaration order (for the printers)
+  int mma_instructions() const;           // tcgen05.mma / wgmma instructions (one warpgroup's for wgmma)
+  int tma_boxes() const;                  // cp.async.bulk.tensor instructions
+};
 
-// The launch grid of a plan: the gemm's above; one CTA for a program (plan/plan_program.cpp).
-Grid grid(const Plan& p);
-
-// `ptxgen plan` text and `--json`; the launch manifest.
-std::string to_text(const Plan& p);
-std::string to_json(const Plan& p);
-std::string manifest(const Plan& p);
-// The same for a program-level plan (plan/print_program.cpp); manifest() and grid() dispatch to
-// them.
-std::string program_text(const Plan& p);
-std::string program_json(const Plan& p);
-std::string program_manifest(const Plan& p);
+struct Analysis {
+  std::vector<Problem> problems;   // non-empty: no plan
+  std::optional<Plan> plan;
+};
+// Plans the kernel or says why it cannot (every reason under a rule id).
+Analysis analyze(const ir::Kernel& k);
+// Plans a kernel that passed the rule check. Throws std::logic_error on internal inconsistencies.
+Plan make_plan(const ir::Kernel& k);
 
 // Encoded words.
 uint64_t encoded(const isa::SmemDesc& d);
 uint32_t encoded(const isa::InstrDesc& d);
+
+// The launch manifest a host program reads (entry, parameters, grid, block, cluster, shared
+// memory, tensors and tensor maps).
+std::string manifest(const Plan& p);
 
 }  // namespace ptxgen::plan

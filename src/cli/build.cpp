@@ -14,6 +14,7 @@
 #include "output.hpp"
 #include "ptxgen/emit.hpp"
 #include "ptxgen/io.hpp"
+#include "ptxgen/lower.hpp"
 #include "ptxgen/plan.hpp"
 
 namespace ptxgen::cli {
@@ -106,7 +107,7 @@ std::string fatbin_manifest(const Loaded& l, const BuildPaths& p) {
   j["entries"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < l.specs.size(); ++i) {
     // Each entry is the target's launch manifest (what a one-target build writes) and its files.
-    const plan::Plan plan = plan::make_plan(l.specs[i]);
+    const plan::Plan plan = plan::make_plan(lower::lower(l.specs[i]));
     const emit::PtxVersion v = emit::ptx_version(plan);
     auto e = nlohmann::ordered_json::parse(plan::manifest(plan));
     e["ptx"] = base_name(p.targets[i].ptx);
@@ -162,7 +163,7 @@ int build(const Loaded& l, const BuildOptions& o) {
     const spec::Spec& s = l.specs[i];
     const std::string t = target_name(s);
     const std::string& ptx_path = paths.targets[i].ptx;
-    const std::string ptx_text = emit::ptx(plan::make_plan(s));
+    const std::string ptx_text = emit::ptx(plan::make_plan(lower::lower(s)));
     io::TempFile* ptx = nullptr;
     if (ptx_path.empty() || ptx_path == "-") {
       if (!(ptx = scratch_file(io::temp_dir() + "/" + s.name + "." + t + ".ptx"))) return unwritable(scratch.back()->error());
@@ -233,7 +234,7 @@ int build(const Loaded& l, const BuildOptions& o) {
     if (!bin.ok) return unwritable(bin.error);
     outs.add("-", bin.data);
   } else {
-    const std::string manifest = fat ? fatbin_manifest(l, paths) : plan::manifest(plan::make_plan(l.specs.front()));
+    const std::string manifest = fat ? fatbin_manifest(l, paths) : plan::manifest(plan::make_plan(lower::lower(l.specs.front())));
     if (auto err = outs.add(paths.manifest, manifest)) return unwritable(*err);
   }
   if (auto err = outs.commit()) return unwritable(*err);

@@ -12,6 +12,7 @@
 #include "load.hpp"
 #include "output.hpp"
 #include "ptxgen/emit.hpp"
+#include "ptxgen/lower.hpp"
 #include "ptxgen/plan.hpp"
 #include "ptxgen/rules.hpp"
 
@@ -152,15 +153,15 @@ int main(int argc, char** argv) {
       return kOk;
     }
     if (*plan_cmd) {
-      const plan::Plan p = plan::make_plan(s);
-      return deliver(text, out, json ? plan::to_json(p) : plan::to_text(p),
+      const plan::Plan p = plan::make_plan(lower::lower(s));
+      return deliver(text, out, json ? emit::plan_json(p) : emit::plan_text(p),
                      std::string("ptxgen plan") + (json ? " --json" : "") + producer, l.inputs);
     }
     if (*emit_cmd)
-      return deliver(text, out.empty() ? s.name + ".ptx" : out, emit::ptx(plan::make_plan(s)), "ptxgen emit" + producer,
+      return deliver(text, out.empty() ? s.name + ".ptx" : out, emit::ptx(plan::make_plan(lower::lower(s))), "ptxgen emit" + producer,
                      l.inputs);
     if (*manifest_cmd)
-      return deliver(text, out.empty() ? s.name + ".manifest.json" : out, plan::manifest(plan::make_plan(s)),
+      return deliver(text, out.empty() ? s.name + ".manifest.json" : out, plan::manifest(plan::make_plan(lower::lower(s))),
                      "ptxgen manifest" + producer, l.inputs);
     if (*build_cmd) return build(l, bo);
   } catch (const std::exception& e) {

@@ -1,9 +1,12 @@
-// Pieces shared by the planner's files (not part of the stage's interface).
+// Shared by the planner's files (not part of the stage's interface): the analysis context (what is
+// declared, placed and resolved, where problems go) and the per-op planners.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "ptxgen/plan.hpp"
 
@@ -11,27 +14,82 @@ namespace ptxgen::plan::detail {
 
 uint32_t round_up(uint32_t v, uint32_t a);
 
-// Lays out one operand tile of `rows` x tile.k; returns why it cannot be laid out.
-std::optional<std::string> operand_tile(OperandTile& t, char name, const spec::Operand& op, isa::Swizzle sw,
-                                        int bits, int rows, int tile_k);
-// Stages of A and B, each tile on a 1024-byte boundary, then the mbarriers and the TMEM slot.
-std::optional<std::string> smem_map(Shapes& sh, int64_t stages);
-// A descriptor for the sub-matrix of `t` starting at (row0, k0) in the stage at `stage_offset`.
-isa::SmemDesc operand_desc(const OperandTile& t, isa::DescFormat f, uint32_t stage_offset, int row0, int k0);
+// A rectangle of one allocation's lanes x columns; a layout-F view's region keeps only the
+// 16-lane piece of each 32-lane quarter at its alignment (so the two alignments share columns).
+struct Region {
+  std::string alloc;
+  uint32_t lane0 = 0, lane1 = 0, col0 = 0, col1 = 0;
+  int piece = -1;  // -1: every lane of [lane0, lane1); 0 or 16: lanes l with l % 32 in [piece, piece + 16)
+  bool has_lane(uint32_t l) const {
+    return l >= lane0 && l < lane1 && (piece < 0 || (l % 32 >= static_cast<uint32_t>(piece) && l % 32 < static_cast<uint32_t>(piece) + 16));
+  }
+};
+bool overlap(const Region& a, const Region& b);
+Region region_of(const ResolvedView& v);  // every lane the view's rows occupy (replicas included)
+std::string describe(const Region& r);
 
-// Engine-specific steps.
-std::optional<std::string> derive_tcgen05(const spec::Spec& s, Shapes& sh);
-std::optional<std::string> derive_wgmma(const spec::Spec& s, Shapes& sh);
-void plan_tcgen05(Plan& p);  // steps 3-4 and the tcgen05 kernel roles and epilogue
-void plan_wgmma(Plan& p);    // steps 3-4 and the wgmma kernel roles
-void plan_tma(Plan& p);      // tensor maps and per-stage loads (both engines)
+struct Ctx {
+  const ir::Kernel& k;
+  const isa::TargetInfo& target;
+  std::vector<Problem> problems;
+  std::set<std::string> reported;
+
+  std::map<std::string, const ir::Global*> globals;
+  std::set<std::string> oversized;                       // globals GLOBAL-SIZE refused: no offsets computed
+  std::map<std::string, const ir::Tile*> tiles;
+  std::map<std::string, SmemPlacement> placed;          // tiles with a canonical layout
+  std::set<std::string> view_names;                      // every declared view
+  std::map<std::string, ResolvedView> views;             // views that resolve
+  std::map<std::string, RegDef> regs;                    // latest definition of each register set
+  std::map<std::string, int> barrier_stages;             // declared barriers' ring sizes
+
+  explicit Ctx(const ir::Kernel& kernel);
+  void problem(const std::string& rule, const std::string& ptr, const std::string& msg,
+               std::vector<std::string> help = {});
+
+  // Operand lookups: NAME-UNKNOWN for names declared nowhere, OP-OPERAND for the wrong kind;
+  // nullptr without a report for names whose own declaration is already in error.
+  const ir::Global* global(const ir::Ref& r, const std::string& role);
+  const SmemPlacement* tile(const ir::Ref& r, const std::string& role);
+  const ResolvedView* view(const ir::Ref& r, const std::string& role);
+  std::string kind_of(const std::string& name) const;  // "a global tensor", ... or ""
+  bool pair() const { return k.cta_group == 2; }
+};
+
+// Declarations checked and placed: names, global sizes, tile layouts and alignments, allocations,
+// views (kernel.cpp).
+void declarations(Ctx& c);
+
+std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o);
+// tcgen05.cp instructions; `collateral` receives the lanes the multicast also writes outside the view.
+std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vector<Region>& collateral);
+std::optional<MmaStep> plan_mma(Ctx& c, const ir::Op& o);
+std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o);  // wgmma.cpp
+// The tcgen05.ld (or .st) instructions covering a view: warps, shape, .num, (un)packing.
+std::optional<RegDef> plan_lanes(Ctx& c, const ir::Op& o, const ResolvedView& v);
+std::optional<TmemStStep> plan_tmem_store(Ctx& c, const ir::Op& o, const RegDef& src, const ResolvedView& v);
+std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src);
+
+// Logical element column of element `e` of register `reg` (0-based within a fragment) for thread t.
+struct Cell {
+  int row = 0;
+  int64_t elem = 0;  // first element column
+  uint32_t lane = 0, column = 0;  // tensor-memory cell (allocation-relative) of the first element
+};
+Cell frag_cell(const LdInstr& f, int t, int reg, int elems_per_reg);
+
+// The ops of every role in order, with the steps the ISA needs between them (order.cpp). Adds the
+// barriers and register sets it needs; reports ORDER-* problems for the planner-ordered role.
+struct Ordered {
+  std::vector<RolePlan> roles;
+  std::set<std::string> barriers;            // every barrier a step names
+  std::vector<TensorMap> tensor_maps;
+  std::map<std::string, int> reg_counts;
+};
+Ordered order(Ctx& c);
+
 // The largest divisor of `extent` that is at most isa::kTmaBoxMax (a TMA box dimension's limit)
 // and a multiple of `step`; 0 if none.
 int box_extent(int extent, int step);
-// A manifest's tensor map: the arguments of cuTensorMapEncodeTiled for a 2-D map (dims and box in
-// elements of `data_type`, innermost first; no interleave, unit element strides, no OOB fill mode).
-nlohmann::ordered_json tensor_map_entry(const std::string& param, const std::string& tensor, const std::string& data_type,
-                                        int64_t dim_inner, int64_t dim_outer, int64_t stride_bytes, int box_inner,
-                                        int box_outer, isa::Swizzle swizzle);
 
 }  // namespace ptxgen::plan::detail

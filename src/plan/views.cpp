@@ -11,7 +11,7 @@
 #include <functional>
 #include <set>
 
-#include "ptxgen/program_plan.hpp"
+#include "ptxgen/plan.hpp"
 
 namespace ptxgen::plan {
 
@@ -90,11 +90,11 @@ std::string list(const std::vector<int>& v) {
 
 class Resolver {
  public:
-  explicit Resolver(const spec::Program& p) : p_(p) {
-    for (size_t i = 0; i < p.views.size(); ++i)
-      if (!p.views[i].name.empty()) named_[p.views[i].name] = static_cast<int>(i);
-    memo_.resize(p.views.size());
-    state_.assign(p.views.size(), 0);
+  explicit Resolver(const std::vector<TmemView>& views) : views_(views) {
+    for (size_t i = 0; i < views.size(); ++i)
+      if (!views[i].name.empty()) named_[views[i].name] = static_cast<int>(i);
+    memo_.resize(views.size());
+    state_.assign(views.size(), 0);
   }
 
   ViewResolution run() {
@@ -113,7 +113,7 @@ class Resolver {
   }
 
   std::string label(int i) const {
-    const auto& v = p_.views[static_cast<size_t>(i)];
+    const auto& v = views_[static_cast<size_t>(i)];
     return v.name.empty() ? "(inline view at " + v.ptr + ")" : v.name;
   }
 
@@ -122,7 +122,7 @@ class Resolver {
     if (state_[static_cast<size_t>(i)] == 1) return std::nullopt;  // reported by the caller (cycle)
     state_[static_cast<size_t>(i)] = 1;
     stack_.push_back(i);
-    auto r = link(p_.views[static_cast<size_t>(i)]);
+    auto r = link(views_[static_cast<size_t>(i)]);
     stack_.pop_back();
     state_[static_cast<size_t>(i)] = 2;
     memo_[static_cast<size_t>(i)] = r;
@@ -268,7 +268,7 @@ class Resolver {
     return false;
   }
 
-  const spec::Program& p_;
+  const std::vector<TmemView>& views_;
   std::map<std::string, int> named_;
   std::vector<std::optional<ResolvedView>> memo_;
   std::vector<int> state_;  // 0 new, 1 on the stack, 2 done
@@ -279,6 +279,6 @@ class Resolver {
 
 }  // namespace
 
-ViewResolution resolve_views(const spec::Program& p) { return Resolver(p).run(); }
+ViewResolution resolve_views(const std::vector<TmemView>& views) { return Resolver(views).run(); }
 
 }  // namespace ptxgen::plan

@@ -3,6 +3,8 @@
 #include <string>
 
 #include "context.hpp"
+#include <algorithm>
+
 #include "ptxgen/plan.hpp"
 
 namespace ptxgen::rules {
@@ -136,20 +138,6 @@ void check_mma_a_tmem_major(const Context& c, Diagnostics& d) {
       .help = {"store A as M x K with K contiguous (\"major\": \"k\")", "or keep A in shared memory (\"a_source\": \"smem\")"};
 }
 
-void check_mma_a_tmem_m(const Context& c, Diagnostics& d) {
-  const spec::Gemm* g = tc(c);
-  if (!g || !c.kind || g->a_source != spec::ASource::tmem) return;
-  const int m = isa::instr_m_for_tile(*c.kind, g->cta_group, static_cast<int>(g->tile.m));
-  if (m == 0 || m == 128 * g->cta_group) return;
-  d.error("MMA-A-TMEM-M", "/gemm/tile/m",
-          "A in tensor memory with M=" + num(m) + " per instruction at cta_group::" + num(g->cta_group) +
-              " would use a half-datapath layout (" + (g->cta_group == 1 ? "F" : "B") +
-              "), whose lane placement for A the ISA gives only as a figure; ptxgen places A in tensor "
-              "memory with the full-datapath layouts (M=128 per CTA)")
-      .help = {"use a tile.m that is a multiple of " + num(128 * g->cta_group),
-               "or keep A in shared memory (\"a_source\": \"smem\"), which takes M=" + num(m)};
-}
-
 void check_mma_m(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = tc(c);
   if (!g || !c.kind) return;
@@ -275,18 +263,20 @@ void check_tma_stride(const Context& c, Diagnostics& d) {
 
 void check_tmem_budget(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = tc(c);
-  if (!g || d.has_errors()) return;
-  const plan::Derived dv = plan::derive(c.spec);
-  if (!dv.shapes) return;
-  const plan::TmemMap& t = dv.shapes->tmem;
-  if (t.used_columns <= static_cast<uint32_t>(c.target.tmem_columns)) return;
-  auto& diag = d.error("TMEM-BUDGET", "/gemm/tile/n",
-                       "the plan needs " + num(t.used_columns) + " tensor-memory columns; a CTA has " +
-                           num(c.target.tmem_columns));
+  if (!g) return;
+  const plan::Analysis* a = lowered(c, d);
+  if (!a) return;
+  // The columns the lowering placed: the end of the last slice of the allocation.
+  uint32_t used = 0;
   std::string table;
-  for (const auto& r : t.regions)
-    table += (table.empty() ? "" : ", ") + r.what + "(m" + num(r.mi) + (r.what == "D" ? ",n" + num(r.ni) : "") +
-             ")=" + num(r.columns);
+  for (const auto& v : c.kernel->views)
+    if (v.kind == ir::TmemView::Kind::slice && v.of.name == "tmem" && v.cols && (v.name.rfind("_cells") == v.name.size() - 6)) {
+      used = std::max<uint32_t>(used, static_cast<uint32_t>((*v.cols)[1]));
+      table += (table.empty() ? "" : ", ") + v.name.substr(0, v.name.size() - 6) + "=" + num((*v.cols)[1] - (*v.cols)[0]);
+    }
+  if (used <= static_cast<uint32_t>(c.target.tmem_columns)) return;
+  auto& diag = d.error("TMEM-BUDGET", "/gemm/tile/n",
+                       "the plan needs " + num(used) + " tensor-memory columns; a CTA has " + num(c.target.tmem_columns));
   diag.help = {"columns: " + table,
                "reduce tile.n or tile.m (each M group holds its own accumulator columns)",
                g->a_source == spec::ASource::tmem ? "or keep A in shared memory" : "or use cta_group 2 with M=256 to split rows across the pair"};
@@ -296,19 +286,24 @@ void check_smem_budget(const Context& c, Diagnostics& d) {
   // Both engines: the wgmma pipeline holds its stages in shared memory too (fuzz finding: sm_90a
   // specs with 5 stages of 48 KB passed the check and failed at launch).
   const spec::Gemm* g = c.gemm;
-  if (!g || d.has_errors()) return;
-  const plan::Derived dv = plan::derive(c.spec);
-  if (!dv.shapes) return;
-  const plan::SmemMap& m = dv.shapes->smem;
+  if (!g) return;
+  const plan::Analysis* a = lowered(c, d);
+  if (!a || !a->plan) return;
+  const plan::Plan& p = *a->plan;
   const int64_t max = c.target.smem_per_block_max;
-  if (m.dynamic_bytes <= max) return;
-  const int64_t fixed = m.dynamic_bytes - int64_t{m.stage_bytes} * g->stages;
-  const int64_t fit = (max - fixed) / std::max<int64_t>(1, m.stage_bytes);
+  if (p.smem_bytes <= max) return;
+  int64_t stage = 0, tiles = 0;
+  std::string parts;
+  for (const auto& t : p.smem) {
+    stage += t.stage_bytes;
+    tiles += int64_t{t.stage_bytes} * t.stages;
+    parts += std::string(parts.empty() ? "" : " + ") + t.name + " " + num(t.layout.bytes);
+  }
+  const int64_t fixed = p.smem_bytes - tiles;
+  const int64_t fit = (max - fixed) / std::max<int64_t>(1, stage);
   auto& diag = d.error("SMEM-BUDGET", "/gemm/stages",
-                       num(g->stages) + " stages of " + num(m.stage_bytes) + " bytes (A " +
-                           num(dv.shapes->a.layout.bytes) + " + B " + num(dv.shapes->b.layout.bytes) +
-                           ") plus " + num(fixed) + " bytes of barriers and alignment need " +
-                           num(m.dynamic_bytes) + " bytes of shared memory; a CTA on " +
+                       num(g->stages) + " stages of " + num(stage) + " bytes (" + parts + ") plus " + num(fixed) +
+                           " bytes of barriers and alignment need " + num(p.smem_bytes) + " bytes of shared memory; a CTA on " +
                            std::string(c.target.name) + " gets at most " + num(max));
   diag.help = {fit > 0 ? "use \"stages\": " + num(fit) + " or fewer" : "reduce the tile: one stage does not fit",
                "or shrink tile.k (each stage holds tile.k columns of A and B)"};

@@ -1,8 +1,8 @@
 // The program level's checks. The analysis that resolves views and plans each op
-// (plan::analyze_program) is the check: every reason a program has no plan is a Problem under a
+// (plan::analyze of the lowered kernel) is the check: every reason a program has no plan is a Problem under a
 // rule id of this table, with the pointer of the field to change. Each check here reports the
 // problems of its own rule, so the table binds id, explanation, examples and check as for every
-// other rule (the same deliberate edge as the budget checks, which call plan::derive).
+// other rule. The budget rules read the analysis's memory map (the same numbers the plan uses).
 #include <algorithm>
 #include <cctype>
 
@@ -19,8 +19,12 @@ std::string rule_id(std::string_view fn) {
 }
 
 void report(const Context& c, Diagnostics& d, const std::string& id) {
-  if (!c.program) return;
-  for (const auto& p : c.program->problems)
+  // A lowered gemm has problems only where the template's own rules (budgets included, which
+  // run first) already refused the spec.
+  if (c.gemm && d.has_errors()) return;
+  const plan::Analysis* a = lowered(c, d);
+  if (!a) return;
+  for (const auto& p : a->problems)
     if (p.rule == id) d.error(p.rule, p.pointer, p.message).help = p.help;
 }
 
@@ -30,5 +34,31 @@ void report(const Context& c, Diagnostics& d, const std::string& id) {
   void check_##n(const Context& c, Diagnostics& d) { report(c, d, rule_id(#n)); }
 PTXGEN_PROGRAM_CHECKS(PTXGEN_DEFINE_CHECK)
 #undef PTXGEN_DEFINE_CHECK
+
+}  // namespace ptxgen::rules
+
+namespace ptxgen::rules {
+
+// Budgets (program level): the memory map of the analysis.
+void check_tmem_alloc_total(const Context& c, Diagnostics& d) {
+  if (!c.spec.program || !c.target.tcgen05) return;  // elsewhere PROGRAM-TARGET says all there is
+  const plan::Analysis* a = lowered(c, d);
+  if (!a || !a->plan || a->plan->allocs.empty() || a->plan->tmem_columns <= static_cast<uint32_t>(c.target.tmem_columns)) return;
+  d.error("TMEM-ALLOC-TOTAL", c.kernel->tmem_ptr,
+          "the allocations take " + std::to_string(a->plan->tmem_columns) + " tensor-memory columns; a CTA has " +
+              std::to_string(c.target.tmem_columns) + " (§9.7.16.1), and a tcgen05.alloc beyond them blocks forever")
+      .help = {"share columns through slices and aliases of fewer allocations"};
+}
+
+void check_program_smem_budget(const Context& c, Diagnostics& d) {
+  if (!c.spec.program || !c.target.tcgen05) return;
+  const plan::Analysis* a = lowered(c, d);
+  if (!a || !a->plan || a->plan->smem_bytes <= static_cast<uint32_t>(c.target.smem_per_block_max)) return;
+  d.error("PROGRAM-SMEM-BUDGET", c.kernel->smem_ptr,
+          "the tiles, barriers and allocation words need " + std::to_string(a->plan->smem_bytes) +
+              " bytes of shared memory with alignment slack; a CTA on " + std::string(c.target.name) + " gets at most " +
+              std::to_string(c.target.smem_per_block_max))
+      .help = {"use smaller tiles, or reuse one tile for several loads"};
+}
 
 }  // namespace ptxgen::rules

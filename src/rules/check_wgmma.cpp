@@ -97,18 +97,18 @@ void check_wgmma_swizzle(const Context& c, Diagnostics& d) {
 void check_wgmma_registers(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = wg(c);
   if (!g || d.has_errors()) return;
-  const plan::Derived dv = plan::derive(c.spec);
-  if (!dv.shapes) return;
-  const plan::Plan p = plan::make_plan(c.spec);
+  const plan::Analysis* an = lowered(c, d);
+  if (!an || !c.kernel) return;
   // Accumulators (and A fragments, when A comes from registers) plus about 24 registers of
   // addressing and loop state must fit the per-thread share of the register file (.maxnreg).
-  const int a_regs = dv.shapes->a_in_registers ? 4 * dv.shapes->k_steps : 0;
-  const int need = dv.shapes->acc_registers + a_regs + 24;
-  if (need <= p.kernel.max_registers) return;
+  const int64_t acc = g->accumulator == isa::DType::f16 ? g->tile.n / 4 : g->tile.n / 2;
+  const int64_t k_steps = g->tile.k / (256 / isa::value_bits(g->a.dtype));
+  const int64_t a_regs = g->a_source == spec::ASource::registers ? 4 * k_steps : 0;
+  const int64_t need = acc + a_regs + 24;
+  if (need <= c.kernel->max_registers) return;
   d.error("WGMMA-REGISTERS", "/gemm/tile/n",
-          "each consumer thread needs " + num(dv.shapes->acc_registers) + " accumulator" +
-              (a_regs ? " and " + num(a_regs) + " A-fragment" : std::string()) + " registers (+~24), but " +
-              num(p.kernel.threads) + " threads get at most " + num(p.kernel.max_registers) + " each")
+          "each consumer thread needs " + num(acc) + " accumulator" + (a_regs ? " and " + num(a_regs) + " A-fragment" : std::string()) +
+              " registers (+~24), but " + num(c.kernel->threads) + " threads get at most " + num(c.kernel->max_registers) + " each")
       .help = {"reduce tile.n (accumulators: tile.n/2 per thread for f32 and s32, tile.n/4 for f16)",
                "or reduce tile.m (one warpgroup of 128 threads per 64 rows)"};
 }

@@ -3,8 +3,9 @@
 
 #include <optional>
 
+#include "ptxgen/ir.hpp"
 #include "ptxgen/isa.hpp"
-#include "ptxgen/program_plan.hpp"
+#include "ptxgen/plan.hpp"
 #include "ptxgen/spec.hpp"
 
 namespace ptxgen::rules {
@@ -14,8 +15,17 @@ struct Context {
   const spec::Gemm* gemm = nullptr;      // the gemm template, if that is what the spec uses
   const isa::TargetInfo& target;
   std::optional<isa::Kind> kind;         // the unscaled tcgen05 kind of A and B, if any
-  const plan::ProgramAnalysis* program = nullptr;  // the program level's analysis, if that is what the spec uses
+  // The kernel IR (lower::lower) and the planner's analysis of it (plan::analyze): the program
+  // level's rules report what the analysis finds, the budget rules read its numbers. A program is
+  // lowered at once; the gemm template only once its own rules passed (the lowering makes choices
+  // and refuses nothing, so it runs only on specs the template's rules accept): see lowered().
+  mutable std::optional<ir::Kernel> kernel;
+  mutable std::optional<plan::Analysis> analysis;
+  mutable bool lowering_tried = false;
 };
+
+// The kernel and its analysis, or nullptr while the spec has errors the lowering cannot take.
+const plan::Analysis* lowered(const Context& c, const Diagnostics& d);
 
 // Checks, in table order (src/rules/check_gemm.cpp).
 void check_target_a_tmem(const Context&, Diagnostics&);
@@ -27,7 +37,6 @@ void check_mma_accumulator(const Context&, Diagnostics&);
 void check_mma_major(const Context&, Diagnostics&);
 void check_mma_swizzle_atomicity(const Context&, Diagnostics&);
 void check_mma_a_tmem_major(const Context&, Diagnostics&);
-void check_mma_a_tmem_m(const Context&, Diagnostics&);
 void check_mma_m(const Context&, Diagnostics&);
 void check_mma_n(const Context&, Diagnostics&);
 void check_mma_k(const Context&, Diagnostics&);
@@ -45,11 +54,13 @@ void check_tma_stride(const Context&, Diagnostics&);
   X(ld_regs) X(st_regs) X(st_dtype) X(store_dtype) X(store_bounds) X(op_mma_kind) X(op_mma_format)      \
   X(op_mma_target) X(op_mma_accum) X(op_mma_d) X(op_mma_major) X(op_mma_swizzle) X(op_mma_shape)         \
   X(op_mma_a_tmem) X(op_mma_scale_vec) X(op_mma_scale) X(op_mma_sparse) X(op_mma_overlap)               \
-  X(order_unwritten) X(order_incomplete) X(order_barrier) X(tmem_alloc_total) X(program_smem_budget)  \
+  X(order_unwritten) X(order_incomplete) X(order_barrier)                                              \
   X(pair_per_cta) X(pair_store_overlap) X(pair_mma) X(global_size)
 #define PTXGEN_DECLARE_CHECK(n) void check_##n(const Context&, Diagnostics&);
 PTXGEN_PROGRAM_CHECKS(PTXGEN_DECLARE_CHECK)
 #undef PTXGEN_DECLARE_CHECK
+void check_tmem_alloc_total(const Context&, Diagnostics&);
+void check_program_smem_budget(const Context&, Diagnostics&);
 void check_tmem_budget(const Context&, Diagnostics&);
 void check_smem_budget(const Context&, Diagnostics&);
 // src/rules/check_wgmma.cpp

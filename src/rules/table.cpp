@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "context.hpp"
+#include "ptxgen/lower.hpp"
 #include "ptxgen/rules.hpp"
 
 namespace ptxgen::rules {
@@ -244,11 +245,6 @@ const std::vector<Rule> kTable = {
  "Choosing a_source tmem for an M-major A.",
  {"store A K-major", "or keep A in shared memory, where M-major is allowed"},
  R"({"gemm": {"a_source": "tmem", "a": {"major": "m"}}})", "/gemm/a/major", false, R"({"gemm": {"a_source": "tmem"}})", check_mma_a_tmem_major},
-{"MMA-A-TMEM-M", "A in tensor memory with a half-datapath M", "PTX ISA 9.1 §9.7.16.10.5 (layouts F and B)",
- "M=64 at cta_group::1 (layout F) and M=128 at cta_group::2 (layout B) use half of the tensor-core data path; which lanes must hold A's rows is given only by figures the ISA text does not carry, so ptxgen places A in tensor memory only with the full-datapath layouts (128 rows per CTA).",
- "A tile of 64 rows (or 128 for a CTA pair) with a_source tmem.",
- {"use a tile.m that is a multiple of 128 (256 for cta_group 2)", "or keep A in shared memory"},
- R"({"gemm": {"a_source": "tmem", "tile": {"m": 64}}})", "/gemm/tile/m", false, R"({"gemm": {"a_source": "tmem"}})", check_mma_a_tmem_m},
 
 // ---- Shapes -------------------------------------------------------------------------------------
 {"MMA-M", "tile.m is not a multiple of a legal instruction M", "PTX ISA 9.1 §9.7.16.2.1 Table 39",
@@ -347,6 +343,16 @@ const std::vector<Rule> kTable = {
  {"use a taller tile.m", "or split the problem along M into several launches"},
  R"({"gemm": {"m": 2147483392}})", "/gemm/m", false, R"({"gemm": {"m": 8388480}})", check_launch_grid},
 // ---- Program level (docs/spec.md "The program level"; examples patch the program example) -------
+{"TMEM-BUDGET", "the plan needs more tensor memory than a CTA has", "PTX ISA 9.1 §9.7.16.1 (512 columns x 128 lanes); §9.7.16.7.1 (tcgen05.alloc)",
+ "Accumulators take one 32-bit column per N element per M group (half of N per CTA for M=128 pairs); A in tensor memory takes tile.k x bits / 32 columns per M group. The allocation is a power of two of at least 32 and at most 512 columns.",
+ "Large tiles (256 x 512), or A in tensor memory beside a wide accumulator.",
+ {"reduce tile.n or tile.m", "or split rows across a CTA pair (cta_group 2, M=256)"},
+ R"({"gemm": {"tile": {"m": 256, "n": 512}, "stages": 2}})", "/gemm/tile/n", false, R"({"gemm": {"tile": {"m": 128, "n": 512}, "stages": 2}})", check_tmem_budget},
+{"SMEM-BUDGET", "the pipeline needs more shared memory than a CTA gets", "CUDA: 227 KB of shared memory per block on sm_90 and sm_100; PTX ISA 9.1 Table 41 (1024-byte alignment)",
+ "Every stage holds one tile of A and one of B (each rounded to 1024 bytes, where swizzle patterns start), plus mbarriers, the TMEM address slot and 1024 bytes to align the dynamic base at run time.",
+ "Deep pipelines of large tiles.",
+ {"use fewer stages", "or a smaller tile.k"},
+ R"({"gemm": {"stages": 8}})", "/gemm/stages", false, R"({"gemm": {"stages": 4}})", check_smem_budget},
 {"SPEC-VIEW", "a tensor-memory view is not one of allocation, slice, cast, alias", "(docs/spec.md); PTX ISA 9.1 §9.7.16.7.1",
  "Each entry under /program/tmem is exactly one of: an allocation ({\"columns\": N}), a slice, a cast or an alias of another view. Allocations become tcgen05.alloc instructions and need a name, so they cannot be written inline.",
  "A view object with two kinds of members, or an inline {\"columns\": N} inside a chain.",
@@ -468,12 +474,12 @@ const std::vector<Rule> kTable = {
  "A 96-lane slice; 64 lanes starting at lane 16; a source with more rows than the destination.",
  {"copy 128, 64, 32 or 4 rows into a destination the message lists"},
  R"({"program": {"tmem": {"a_t": {"cast": {"of": {"slice": {"lanes": [0, 96]}}}}}}})", "/program/ops/2/dst", false, "{\"program\": {}}", check_cp_shape},
-{"CP-MULTICAST-OVERLAP", "a multicasting tcgen05.cp would overwrite another view", "PTX ISA 9.1 §9.7.16.9.2 (.warpx2, .warpx4)",
- "A 64-row copy into lanes 0-63 uses .64x128b.warpx2::02_13, which also writes the rows to lanes 64-127; a 32-row copy into one quarter uses .warpx4, which writes all four. Those lanes of the same columns must not hold another view the program uses.",
- "An accumulator in lanes 64-127 of the columns a 64-row copy targets in lanes 0-63.",
- {"use other columns for the other view", "or copy into a replicated view that owns all the lanes"},
- R"({"program": {"globals": {"H": {"dtype": "bf16", "shape": [64, 64]}}, "smem": {"h": {"dtype": "bf16", "shape": [64, 64], "swizzle": 128}}, "tmem": {"top": {"cast": {"of": {"slice": {"of": "t", "lanes": [0, 64], "columns": [160, 192]}}, "dtype": "bf16", "packing": 2}}, "low": {"slice": {"of": "t", "lanes": [64, 128], "columns": [160, 192]}}}, "ops": [{"op": "load", "src": "H", "dst": "h"}, {"op": "copy", "src": "h", "dst": "top"}, {"op": "tmem_store", "dst": "low", "regs": "q"}]}})", "/program/ops/1/dst", false,
- R"({"program": {"globals": {"H": {"dtype": "bf16", "shape": [64, 64]}}, "smem": {"h": {"dtype": "bf16", "shape": [64, 64], "swizzle": 128}}, "tmem": {"top": {"cast": {"of": {"slice": {"of": "t", "lanes": [0, 64], "columns": [160, 192]}}, "dtype": "bf16", "packing": 2}}}, "ops": [{"op": "load", "src": "H", "dst": "h"}, {"op": "copy", "src": "h", "dst": "top"}]}})", check_cp_multicast_overlap},
+{"CP-MULTICAST-OVERLAP", "a multicasting tcgen05.cp clobbers data still to be read", "PTX ISA 9.1 §9.7.16.9.2 (.warpx2, .warpx4)",
+ "A 64-row copy into lanes 0-63 uses .64x128b.warpx2::02_13, which also writes the rows to lanes 64-127; a 32-row copy into one quarter uses .warpx4, which writes all four. What those lanes of the same columns hold is overwritten: that is refused only when a later op reads those cells before anything writes them again (the data was live). Reusing the lanes of a view whose data was already read (copy, wait, read, then copy the next block) is the normal use of per-warpgroup views.",
+ "A view in lanes 64-127 that is read after a 64-row copy into lanes 0-63 of the same columns.",
+ {"read the other view before the copy", "use other columns for the other view", "or copy into a replicated view that owns all the lanes"},
+ R"({"program": {"globals": {"H": {"dtype": "bf16", "shape": [64, 64]}}, "smem": {"h": {"dtype": "bf16", "shape": [64, 64], "swizzle": 128}}, "tmem": {"top": {"cast": {"of": {"slice": {"of": "t", "lanes": [0, 64], "columns": [160, 192]}}, "dtype": "bf16", "packing": 2}}, "low": {"cast": {"of": {"slice": {"of": "t", "lanes": [64, 128], "columns": [160, 192]}}, "dtype": "bf16", "packing": 2}}}, "ops": [{"op": "load", "src": "H", "dst": "h"}, {"op": "copy", "src": "h", "dst": "low"}, {"op": "commit", "barrier": "b1"}, {"op": "wait", "barrier": "b1"}, {"op": "copy", "src": "h", "dst": "top"}, {"op": "commit", "barrier": "b2"}, {"op": "wait", "barrier": "b2"}, {"op": "tmem_load", "src": "low", "regs": "q"}]}})", "/program/ops/4/dst", false,
+ R"({"program": {"globals": {"H": {"dtype": "bf16", "shape": [64, 64]}}, "smem": {"h": {"dtype": "bf16", "shape": [64, 64], "swizzle": 128}}, "tmem": {"top": {"cast": {"of": {"slice": {"of": "t", "lanes": [0, 64], "columns": [160, 192]}}, "dtype": "bf16", "packing": 2}}, "low": {"cast": {"of": {"slice": {"of": "t", "lanes": [64, 128], "columns": [160, 192]}}, "dtype": "bf16", "packing": 2}}}, "ops": [{"op": "load", "src": "H", "dst": "h"}, {"op": "copy", "src": "h", "dst": "low"}, {"op": "commit", "barrier": "b1"}, {"op": "wait", "barrier": "b1"}, {"op": "tmem_load", "src": "low", "regs": "q"}, {"op": "copy", "src": "h", "dst": "top"}, {"op": "commit", "barrier": "b2"}, {"op": "wait", "barrier": "b2"}, {"op": "tmem_load", "src": "top", "regs": "q2"}]}})", check_cp_multicast_overlap},
 {"LD-WARPS", "the listed warps cannot reach the view's lanes", "PTX ISA 9.1 §9.7.16.8.1 (access restrictions)",
  "Warp w of a warpgroup reaches lanes 32*(w%4) to 32*(w%4)+31 with tcgen05.ld/st, and no others. The warps of a tmem_load or tmem_store must exist, each reach some of the view's lanes, and together reach every row once.",
  "Warps 0-2 for a 128-lane accumulator; warp 4 in a 128-thread kernel.",
@@ -654,16 +660,7 @@ const std::vector<Rule> kTable = {
  R"({"program": {"globals": {"A": {"dtype": "e4m3", "shape": [128, 128]}, "B": {"dtype": "e2m3", "shape": [128, 128]}, "SFA": {"dtype": "ue8m0", "shape": [64, 16]}, "SFB": {"dtype": "ue8m0", "shape": [32, 16]}, "D": {"dtype": "f32", "shape": [128, 128]}}, "smem": {"a": {"dtype": "e4m3", "shape": [64, 128], "swizzle": 128}, "b": {"dtype": "e2m3", "shape": [64, 128], "swizzle": 128}, "sfa_s": {"dtype": "ue8m0", "shape": [32, 16]}, "sfb_s": {"dtype": "ue8m0", "shape": [32, 16]}}, "tmem": {"t": {"columns": 512}, "acc": {"slice": null, "cast": {"of": {"slice": {"of": "t", "columns": [0, 64]}}, "layout": "layout_b"}}, "sfa": {"cast": {"of": {"slice": {"of": "t", "columns": [128, 132]}}, "dtype": "ue8m0", "packing": 4, "layout": "warpx4"}}, "sfb": {"cast": {"of": {"slice": {"of": "t", "columns": [132, 136]}}, "dtype": "ue8m0", "packing": 4, "layout": "warpx4"}}}, "ops": [{"op": "load", "src": "A", "dst": "a", "per_cta": [64, 0]}, {"op": "load", "src": "B", "dst": "b", "per_cta": [64, 0]}, {"op": "load", "src": "SFA", "dst": "sfa_s", "per_cta": [32, 0]}, {"op": "load", "src": "SFB", "dst": "sfb_s"}, {"op": "copy", "src": "sfa_s", "dst": "sfa"}, {"op": "copy", "src": "sfb_s", "dst": "sfb"}, {"op": "mma", "a": "a", "b": "b", "d": "acc", "scale": {"a": "sfa", "b": "sfb", "vec": 32}}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "d"}, {"op": "store", "regs": "d", "dst": "D", "per_cta": [64, 0]}], "cta_group": 2}})", "/program/ops/6/scale", false,
  R"({"program": {"globals": {"A": {"dtype": "e4m3", "shape": [256, 128]}, "B": {"dtype": "e2m3", "shape": [128, 128]}, "SFA": {"dtype": "ue8m0", "shape": [64, 16]}, "SFB": {"dtype": "ue8m0", "shape": [32, 16]}, "D": {"dtype": "f32", "shape": [256, 128]}}, "smem": {"a": {"dtype": "e4m3", "shape": [128, 128], "swizzle": 128}, "b": {"dtype": "e2m3", "shape": [64, 128], "swizzle": 128}, "sfa_s": {"dtype": "ue8m0", "shape": [32, 16]}, "sfb_s": {"dtype": "ue8m0", "shape": [32, 16]}}, "tmem": {"t": {"columns": 512}, "acc": {"cast": {"of": {"slice": {"of": "t", "columns": [0, 128]}}, "rows": 128}, "slice": null}, "sfa": {"cast": {"of": {"slice": {"of": "t", "columns": [128, 132]}}, "dtype": "ue8m0", "packing": 4, "layout": "warpx4"}}, "sfb": {"cast": {"of": {"slice": {"of": "t", "columns": [132, 136]}}, "dtype": "ue8m0", "packing": 4, "layout": "warpx4"}}}, "ops": [{"op": "load", "src": "A", "dst": "a", "per_cta": [128, 0]}, {"op": "load", "src": "B", "dst": "b", "per_cta": [64, 0]}, {"op": "load", "src": "SFA", "dst": "sfa_s", "per_cta": [32, 0]}, {"op": "load", "src": "SFB", "dst": "sfb_s"}, {"op": "copy", "src": "sfa_s", "dst": "sfa"}, {"op": "copy", "src": "sfb_s", "dst": "sfb"}, {"op": "mma", "a": "a", "b": "b", "d": "acc", "scale": {"a": "sfa", "b": "sfb", "vec": 32}}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "d"}, {"op": "store", "regs": "d", "dst": "D", "per_cta": [128, 0]}], "cta_group": 2}})", check_pair_mma},
 // ---- Budgets (last: they skip when earlier rules found errors) -------------------------------
-{"TMEM-BUDGET", "the plan needs more tensor memory than a CTA has", "PTX ISA 9.1 §9.7.16.1 (512 columns x 128 lanes); §9.7.16.7.1 (tcgen05.alloc)",
- "Accumulators take one 32-bit column per N element per M group (half of N per CTA for M=128 pairs); A in tensor memory takes tile.k x bits / 32 columns per M group. The allocation is a power of two of at least 32 and at most 512 columns.",
- "Large tiles (256 x 512), or A in tensor memory beside a wide accumulator.",
- {"reduce tile.n or tile.m", "or split rows across a CTA pair (cta_group 2, M=256)"},
- R"({"gemm": {"tile": {"m": 256, "n": 512}, "stages": 2}})", "/gemm/tile/n", false, R"({"gemm": {"tile": {"m": 128, "n": 512}, "stages": 2}})", check_tmem_budget},
-{"SMEM-BUDGET", "the pipeline needs more shared memory than a CTA gets", "CUDA: 227 KB of shared memory per block on sm_90 and sm_100; PTX ISA 9.1 Table 41 (1024-byte alignment)",
- "Every stage holds one tile of A and one of B (each rounded to 1024 bytes, where swizzle patterns start), plus mbarriers, the TMEM address slot and 1024 bytes to align the dynamic base at run time.",
- "Deep pipelines of large tiles.",
- {"use fewer stages", "or a smaller tile.k"},
- R"({"gemm": {"stages": 8}})", "/gemm/stages", false, R"({"gemm": {"stages": 4}})", check_smem_budget},
+
 };
 // clang-format on
 
@@ -689,15 +686,20 @@ std::string bad_document(const Rule& r) {
 }
 std::string good_document(const Rule& r) { return patched(r.good); }
 
+const plan::Analysis* lowered(const Context& c, const Diagnostics& d) {
+  if (!c.lowering_tried && (c.spec.program || !d.has_errors())) {
+    c.lowering_tried = true;
+    c.kernel = lower::lower(c.spec);
+    c.analysis = plan::analyze(*c.kernel);
+  }
+  return c.analysis ? &*c.analysis : nullptr;
+}
+
 void check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
-  Context c{s, g, isa::target_info(s.target), std::nullopt};
+  Context c{s, g, isa::target_info(s.target), std::nullopt, std::nullopt, std::nullopt, false};
   if (g) c.kind = isa::unscaled_kind(g->a.dtype, g->b.dtype);
-  plan::ProgramAnalysis program;
-  if (s.program) {
-    program = plan::analyze_program(s);
-    c.program = &program;
-  }
+  if (s.program) lowered(c, diags);
   for (const auto& r : kTable)
     if (r.check) r.check(c, diags);
 }

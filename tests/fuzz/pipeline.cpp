@@ -16,6 +16,7 @@
 #include <map>
 
 #include "ptxgen/emit.hpp"
+#include "ptxgen/lower.hpp"
 #include "ptxgen/plan.hpp"
 #include "ptxgen/rules.hpp"
 
@@ -49,27 +50,28 @@ std::optional<std::string> check_diagnostics(const Diagnostics& d, const rules::
   return std::nullopt;
 }
 
-// A program's plan: every placement inside the budgets it was checked against, tiles apart and
-// aligned, views, tensor-memory addresses and descriptors inside what they point into.
-std::optional<std::string> check_program_plan(const plan::Plan& pl) {
-  const plan::ProgramPlan& p = *pl.program;
-  const auto& t = isa::target_info(pl.spec.target);
-  if (!t.tcgen05) return "a program plan for a target without tcgen05";
+// A plan: every placement inside the budgets it was checked against, tiles (and their rings)
+// apart and aligned, views, tensor-memory addresses and descriptors inside what they point into.
+std::optional<std::string> check_plan(const plan::Plan& p) {
+  const auto& t = isa::target_info(p.target);
+  if (p.engine == ir::Engine::tcgen05 && !t.tcgen05) return "a tcgen05 plan for a target without tcgen05";
+  if (p.engine == ir::Engine::wgmma && !p.allocs.empty()) return "a wgmma plan with tensor memory";
   if (p.smem_bytes > static_cast<uint32_t>(t.smem_per_block_max))
-    return "program exceeds the target's shared memory: " + std::to_string(p.smem_bytes);
+    return "the plan exceeds the target's shared memory: " + std::to_string(p.smem_bytes);
   const uint32_t usable = p.smem_bytes - p.smem_align;  // the rest is slack for aligning the base
+  auto extent = [](const plan::SmemPlacement& x) { return x.stages > 1 ? x.stage_bytes * static_cast<uint32_t>(x.stages) : x.layout.bytes; };
   for (size_t i = 0; i < p.smem.size(); ++i) {
     const auto& a = p.smem[i];
-    if (a.offset % a.align != 0 || a.align > p.smem_align) return "tile " + a.name + " is not aligned";
-    if (a.offset + a.layout.bytes > usable) return "tile " + a.name + " outside the shared memory requested";
+    if (a.offset % a.align != 0 || a.align > p.smem_align || (a.stages > 1 && a.stage_bytes % a.align != 0))
+      return "tile " + a.name + " is not aligned";
+    if (a.offset + extent(a) > usable) return "tile " + a.name + " outside the shared memory requested";
     for (size_t j = 0; j < i; ++j) {
       const auto& b = p.smem[j];
-      if (a.offset < b.offset + b.layout.bytes && b.offset < a.offset + a.layout.bytes)
-        return "tiles " + b.name + " and " + a.name + " overlap";
+      if (a.offset < b.offset + extent(b) && b.offset < a.offset + extent(a)) return "tiles " + b.name + " and " + a.name + " overlap";
     }
   }
   for (const auto& b : p.barriers)
-    if (b.offset % 8 != 0 || b.offset + 8 > usable) return "mbarrier " + b.name + " misplaced";
+    if (b.offset % 8 != 0 || b.offset + 8u * static_cast<uint32_t>(b.stages) > usable) return "mbarrier " + b.name + " misplaced";
   std::map<std::string, uint32_t> cols;
   uint32_t total = 0, last = ~0u;
   for (const auto& a : p.allocs) {
@@ -94,12 +96,26 @@ std::optional<std::string> check_program_plan(const plan::Plan& pl) {
     const isa::TmemAddr a = isa::decode_tmem(addr);
     return it != cols.end() && a.column < it->second && a.lane < static_cast<uint32_t>(isa::kTmemLanes);
   };
-  for (const auto& st : p.steps) {
+  std::vector<const plan::Step*> steps;
+  auto walk = [&](auto&& self, const std::vector<plan::Step>& ss) -> void {
+    for (const auto& x : ss) {
+      steps.push_back(&x);
+      self(self, x.body);
+    }
+  };
+  for (const auto& r : p.roles) walk(walk, r.steps);
+  for (const plan::Step* sp : steps) {
+    const plan::Step& st = *sp;
     for (const auto& c : st.cps) {
       (void)plan::encoded(c.src);  // throws when a field does not fit
       if (!inside(c.alloc, c.taddr)) return "tcgen05.cp outside its allocation";
     }
     for (const auto& m : st.mma.instrs) {
+      if (st.mma.engine == ir::Engine::wgmma) {
+        if (!st.mma.a_registers) (void)plan::encoded(m.a_desc);
+        (void)plan::encoded(m.b_desc);
+        continue;
+      }
       if (!m.a_tmem) (void)plan::encoded(m.a_desc);
       else if (!inside(m.a_alloc, m.a_taddr)) return "tcgen05.mma A outside its allocation";
       (void)plan::encoded(m.b_desc);
@@ -116,39 +132,14 @@ std::optional<std::string> check_program_plan(const plan::Plan& pl) {
   return std::nullopt;
 }
 
-std::optional<std::string> check_plan(const plan::Plan& p) {
-  if (p.program) return check_program_plan(p);
-  const auto& t = isa::target_info(p.spec.target);
-  const plan::Shapes& sh = p.shapes;
-  if (sh.smem.dynamic_bytes > static_cast<uint32_t>(t.smem_per_block_max))
-    return "plan exceeds the target's shared memory: " + std::to_string(sh.smem.dynamic_bytes);
-  const uint32_t cols = sh.tmem.alloc_columns;
-  if (sh.engine == plan::Engine::wgmma) {
-    if (cols != 0 || !sh.tmem.regions.empty()) return "a wgmma plan with tensor memory";
-  } else if (cols < 32 || cols > static_cast<uint32_t>(t.tmem_columns) || (cols & (cols - 1)) != 0)
-    return "tcgen05.alloc of " + std::to_string(cols) + " columns";
-  for (const auto& r : sh.tmem.regions)
-    if (r.column + r.columns > cols || r.lane + r.lanes > static_cast<uint32_t>(isa::kTmemLanes))
-      return "TMEM region " + r.what + " outside the allocation";
-  for (size_t s = 0; s < sh.smem.a_offset.size(); ++s)
-    if (sh.smem.b_offset[s] + sh.b.layout.bytes > sh.smem.barriers_offset ||
-        sh.smem.a_offset[s] + sh.a.layout.bytes > sh.smem.b_offset[s])
-      return "shared-memory stages overlap";
-  for (const auto& m : p.mmas) {
-    if (!m.a_tmem) (void)plan::encoded(m.a_desc);  // throws when a field does not fit
-    (void)plan::encoded(m.b_desc);
-  }
-  return std::nullopt;
-}
-
 struct Outputs {
   std::string ptx, plan_json, plan_text, manifest;
 };
 
 Outputs outputs(const spec::Spec& s) {
-  const plan::Plan p = plan::make_plan(s);
+  const plan::Plan p = plan::make_plan(lower::lower(s));
   if (auto bad = check_plan(p)) throw std::logic_error(*bad);
-  return {emit::ptx(p), plan::to_json(p), plan::to_text(p), plan::manifest(p)};
+  return {emit::ptx(p), emit::plan_json(p), emit::plan_text(p), plan::manifest(p)};
 }
 
 std::optional<std::string> run(std::string_view input) {

@@ -317,7 +317,18 @@ int main(int argc, char** argv) {
   }
   if (maps.size() != 2) die(2, "the manifest must have two tensor maps");
   uint32_t um = static_cast<uint32_t>(m), un = static_cast<uint32_t>(n), uk = static_cast<uint32_t>(k);
-  void* args[] = {&maps[0], &maps[1], &dd, &um, &un, &uk};
+  // The parameters in the manifest's order: D's address, the tensor maps, the sizes.
+  std::vector<void*> args;
+  size_t next_map = 0;
+  for (const json& prm : man.at("params")) {
+    const std::string kind = prm.at("kind"), name = prm.at("name");
+    if (kind == "tensor_map") args.push_back(&maps.at(next_map++));
+    else if (kind == "global_pointer") args.push_back(&dd);
+    else if (name == "m") args.push_back(&um);
+    else if (name == "n") args.push_back(&un);
+    else if (name == "k") args.push_back(&uk);
+    else die(2, "the manifest names a parameter the launcher does not know: " + name);
+  }
 
   // Grid for this problem, by the manifest's rule: x walks N tiles (cta_group CTAs each), y walks
   // M tiles, both rounded up to whole clusters.
@@ -344,7 +355,7 @@ int main(int argc, char** argv) {
   cfg.attrs = &attr;
   cfg.numAttrs = cx * cy * cz > 1 ? 1 : 0;
 
-  CK(cuLaunchKernelEx(&cfg, fn, args, nullptr));
+  CK(cuLaunchKernelEx(&cfg, fn, args.data(), nullptr));
   sync_with_timeout(stream);
 
   std::vector<char> hd(d_bytes + guard);
@@ -458,7 +469,7 @@ int main(int argc, char** argv) {
     }
     return median(ms);
   };
-  const double ms = time_it([&] { CK(cuLaunchKernelEx(&cfg, fn, args, nullptr)); });
+  const double ms = time_it([&] { CK(cuLaunchKernelEx(&cfg, fn, args.data(), nullptr)); });
   // cuBLAS on the same inputs, writing its standard output type for them (16-bit inputs: the same
   // 16-bit type; tf32: f32; s8: s32): the comparison is the same GEMM at cuBLAS's own epilogue.
   double blas_ms = -1;

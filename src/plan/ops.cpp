@@ -4,10 +4,12 @@
 // a step cannot be planned is a Problem under its rule id.
 #include <algorithm>
 #include <cstdint>
+#include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "internal.hpp"
-#include "program_internal.hpp"
+
 #include "ptxgen/diag.hpp"
 
 namespace ptxgen::plan::detail {
@@ -27,9 +29,9 @@ bool overlap(const Region& a, const Region& b) {
 }
 
 Region region_of(const ResolvedView& v) {
-  const bool replicated = v.layout != spec::TmemLayout::rows;
+  const bool replicated = v.layout != ir::TmemLayout::rows;
   return {v.alloc, replicated ? 0u : v.lane, replicated ? 128u : v.lane + v.lanes, v.column, v.column + v.columns,
-          spec::layout_f_alignment(v.layout)};
+          ir::layout_f_alignment(v.layout)};
 }
 
 std::string describe(const Region& r) {
@@ -38,11 +40,20 @@ std::string describe(const Region& r) {
   return lanes + " of columns " + s(r.col0) + "-" + s(r.col1 - 1) + " of " + r.alloc;
 }
 
-Ctx::Ctx(const spec::Spec& s_, const spec::Program& p) : spec(s_), prog(p), target(isa::target_info(s_.target)) {
-  for (const auto& g : p.globals) globals[g.name] = &g;
-  for (const auto& t : p.smem) tiles[t.name] = &t;
-  for (const auto& v : p.views)
+uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+int box_extent(int extent, int step) {
+  for (int d = std::min(extent, isa::kTmaBoxMax); d > 0; --d)
+    if (extent % d == 0 && d % step == 0) return d;
+  return 0;
+}
+
+Ctx::Ctx(const ir::Kernel& kernel) : k(kernel), target(isa::target_info(kernel.target)) {
+  for (const auto& g : k.globals) globals[g.name] = &g;
+  for (const auto& t : k.tiles) tiles[t.name] = &t;
+  for (const auto& v : k.views)
     if (!v.name.empty()) view_names.insert(v.name);
+  for (const auto& b : k.barriers) barrier_stages[b.name] = b.stages;
 }
 
 void Ctx::problem(const std::string& rule, const std::string& ptr, const std::string& msg, std::vector<std::string> help) {
@@ -57,7 +68,7 @@ std::string Ctx::kind_of(const std::string& n) const {
 }
 
 namespace {
-bool unknown(Ctx& c, const spec::Ref& r, const std::string& role, const std::string& want, const char* where) {
+bool unknown(Ctx& c, const ir::Ref& r, const std::string& role, const std::string& want, const char* where) {
   const std::string k = c.kind_of(r.name);
   if (k.empty()) {
     c.problem("NAME-UNKNOWN", r.ptr, "\"" + r.name + "\" (" + role + ") is not declared",
@@ -72,18 +83,18 @@ bool unknown(Ctx& c, const spec::Ref& r, const std::string& role, const std::str
 }
 }  // namespace
 
-const spec::GlobalTensor* Ctx::global(const spec::Ref& r, const std::string& role) {
+const ir::Global* Ctx::global(const ir::Ref& r, const std::string& role) {
   if (unknown(*this, r, role, "a global tensor", "/program/globals") || oversized.count(r.name)) return nullptr;
   return globals.at(r.name);
 }
 
-const SmemPlacement* Ctx::tile(const spec::Ref& r, const std::string& role) {
+const SmemPlacement* Ctx::tile(const ir::Ref& r, const std::string& role) {
   if (unknown(*this, r, role, "a shared-memory tile", "/program/smem")) return nullptr;
   auto it = placed.find(r.name);
   return it == placed.end() ? nullptr : &it->second;
 }
 
-const ResolvedView* Ctx::view(const spec::Ref& r, const std::string& role) {
+const ResolvedView* Ctx::view(const ir::Ref& r, const std::string& role) {
   if (unknown(*this, r, role, "a tensor-memory view", "/program/tmem")) return nullptr;
   auto it = views.find(r.name);
   return it == views.end() ? nullptr : &it->second;
@@ -104,18 +115,47 @@ Cell frag_cell(const LdInstr& f, int t, int reg, int elems_per_reg) {
 // ---- load -----------------------------------------------------------------------------------
 namespace {
 
+// The CUtensorMapDataType of a typed map: the tensor's own element type; 4- and 6-bit types are
+// unpacked by TMA into the 8-bit containers of their 16-element groups (or kept two per byte).
+std::string cu_data_type(isa::DType t, int smem_bits) {
+  switch (t) {
+    case isa::DType::f16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+    case isa::DType::bf16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+    case isa::DType::tf32: return "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32";
+    case isa::DType::f32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+    case isa::DType::e2m1: return smem_bits == 8 ? "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B" : "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B";
+    case isa::DType::e2m3:
+    case isa::DType::e3m2: return "CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B";
+    default: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";  // e4m3, e5m2, s8, u8, scale factors, metadata: bytes
+  }
+}
+
 // "via": "tma": the arrangement of `l` as cp.async.bulk.tensor boxes. A box is one swizzle width
 // (16 bytes without swizzle) of the row by up to 256 rows (the box-dimension limit), the same
 // boxes the plain loads fill; each starts 128-byte aligned in shared memory (TMA's requirement), so
-// the rows of a box are a multiple of 128 / width. The map sees the global tensor as bytes (or
+// the rows of a box are a multiple of 128 / width. A byte map sees the global tensor as bytes (or
 // 4-byte words for the 32-byte-atom swizzle): coordinates are signed 32-bit and dimensions at most
-// 2^32, so a row may hold at most 2^31 - 1 of them.
-bool plan_tma_load(Ctx& c, const spec::Op& o, int gbits, LoadStep& l) {
-  ProgramTensorMap& m = l.map;
+// 2^32, so a row may hold at most 2^31 - 1 of them. A typed map counts elements of the tensor's type.
+bool plan_tma_load(Ctx& c, const ir::Op& o, const ir::Global& g, int gbits, int tbits, LoadStep& l) {
+  TensorMap& m = l.map;
   m.global = l.global;
-  m.unit = l.swizzle == isa::Swizzle::b128_base32b ? 4 : 1;
+  m.tensor = g.name;
+  m.swizzle = l.swizzle;
   m.stride_bytes = l.global_row_bytes;
-  m.dim_inner = l.global_row_bytes / m.unit;
+  // Map elements per box byte, as a fraction: elements = bytes * num / den.
+  int64_t num = 1, den = 1;
+  if (g.typed_map) {
+    m.data_type = cu_data_type(g.dtype, tbits);
+    m.unit = gbits >= 8 ? gbits / 8 : 0;
+    m.dim_inner = g.cols;
+    num = 8;
+    den = tbits;  // a box row of box_bytes bytes in shared memory holds box_bytes * 8 / tbits elements
+  } else {
+    m.unit = l.swizzle == isa::Swizzle::b128_base32b ? 4 : 1;
+    m.data_type = m.unit == 4 ? "CU_TENSOR_MAP_DATA_TYPE_UINT32" : "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+    m.dim_inner = l.global_row_bytes / m.unit;
+    den = m.unit;
+  }
   if (m.dim_inner > INT32_MAX) {
     c.problem("LOAD-TMA", o.via_ptr,
               "rows of \"" + l.global + "\" are " + s(l.global_row_bytes) + " bytes: a TMA load addresses them in " +
@@ -123,11 +163,10 @@ bool plan_tma_load(Ctx& c, const spec::Op& o, int gbits, LoadStep& l) {
               {"describe the part of the tensor the kernel reads (narrower rows)", "or load with \"via\": \"ld\""});
     return false;
   }
-  m.dim_outer = c.globals.at(l.global)->rows;
-  m.box_inner = l.box_bytes / m.unit;
-  m.swizzle = l.swizzle;
+  m.dim_outer = g.rows;
+  m.box_inner = static_cast<int>(l.box_bytes * num / den);
   const int step = isa::kTmaSmemAlign / l.box_bytes;
-  m.box_outer = detail::box_extent(l.box_rows, step);
+  m.box_outer = box_extent(l.box_rows, step);
   if (!m.box_outer) {
     c.problem("LOAD-TMA", o.via_ptr,
               "the tile \"" + l.tile + "\" has " + s(l.box_rows) + " rows of " + s(l.box_bytes) +
@@ -138,23 +177,34 @@ bool plan_tma_load(Ctx& c, const spec::Op& o, int gbits, LoadStep& l) {
     return false;
   }
   l.tma = true;
+  // The constant part of the column origin, in map elements.
+  const int64_t col0 = g.typed_map ? l.col0.base : l.col0_bytes / m.unit;
   for (int q = 0; q < l.row_bytes / l.box_bytes; ++q)
     for (int r0 = 0; r0 < l.box_rows; r0 += m.box_outer)
-      l.boxes.push_back({l.tile_offset + static_cast<uint32_t>((int64_t{q} * l.box_rows + r0) * l.box_bytes),
-                         (l.col0_bytes + int64_t{q} * l.box_bytes) / m.unit, l.row0 + r0});
-  l.cta_c1 = o.per_cta[0];
-  l.cta_c0 = o.per_cta[1] * gbits / 8 / m.unit;  // LOAD-ALIGN: a multiple of 16 bytes
+      l.boxes.push_back({l.tile_offset + static_cast<uint32_t>(int64_t{q} * l.column_bytes + int64_t{r0} * l.box_bytes),
+                         col0 + int64_t{q} * l.box_bytes * num / den, l.row0.base + r0});
+  // Run-time parts: in a typed map the column Affine counts elements; in a byte map bytes (the
+  // rank part of a pair's per_cta, LOAD-ALIGN: a multiple of 16 bytes).
+  l.cta_c1 = o.at[0].rank;
+  l.cta_c0 = g.typed_map ? o.at[1].rank : o.at[1].rank * gbits / 8 / m.unit;
+  l.c1_rt = o.at[0];
+  l.c0_rt = o.at[1];
+  l.c1_rt.base = l.c0_rt.base = l.c1_rt.rank = l.c0_rt.rank = 0;
+  if (!g.typed_map && (l.c0_rt.m_tile || l.c0_rt.n_tile || l.c0_rt.k_block))
+    throw std::logic_error("a byte map with a run-time column origin");
   return true;
 }
 
 }  // namespace
 
-std::optional<LoadStep> plan_load(Ctx& c, const spec::Op& o) {
-  const spec::GlobalTensor* g = c.global(o.src, "load source");
+std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o) {
+  const ir::Global* g = c.global(o.src, "load source");
   const SmemPlacement* t = c.tile(o.dst, "load destination");
   if (!g || !t) return std::nullopt;
-  const int gbits = spec::storage_bits(g->dtype, g->format);
-  if (g->dtype != t->dtype || gbits != t->bits) {
+  const int gbits = g->bits ? g->bits : spec::storage_bits(g->dtype, g->format);
+  // A typed map's TMA unpacks dense 4- and 6-bit elements into 8-bit containers (16U4/16U6 types).
+  const bool unpacks = g->typed_map && gbits < 8 && t->bits == 8 && isa::value_bits(g->dtype) == gbits;
+  if (g->dtype != t->dtype || (gbits != t->bits && !unpacks)) {
     c.problem("LOAD-DTYPE", o.dst.ptr,
               "load copies bytes: the global tensor \"" + g->name + "\" holds " + dt(g->dtype) + " (" + s(gbits) +
                   " bits each), the tile \"" + t->name + "\" " + dt(t->dtype) + " (" + s(t->bits) + " bits each)",
@@ -168,12 +218,17 @@ std::optional<LoadStep> plan_load(Ctx& c, const spec::Op& o) {
   l.col0 = o.at[1];
   const bool kmaj = t->layout.major == isa::Major::k;
   // A K-major tile reads rows of the global as its rows; an MN-major tile reads rows of the
-  // global (K of them) as its columns (docs/spec.md).
-  const int64_t grows = kmaj ? t->layout.mn : t->layout.k, gcols = kmaj ? t->layout.k : t->layout.mn;
-  // A pair's CTA 1 reads at + per_cta (both below 2^31, so no sum overflows).
-  const int ctas = c.prog.cta_group;
-  for (int r = 0; r < ctas; ++r) {
-    const int64_t r0 = l.row0 + r * o.per_cta[0], c0 = l.col0 + r * o.per_cta[1];
+  // global (K of them) as its columns (docs/spec.md). A row-placed load writes some of the rows.
+  const bool placed_rows = o.tile_row0 >= 0;
+  if (placed_rows && !kmaj) throw std::logic_error("a row-placed load into an MN-major tile");
+  const int64_t grows = placed_rows ? o.load_rows : (kmaj ? t->layout.mn : t->layout.k);
+  const int64_t gcols = kmaj ? t->layout.k : t->layout.mn;
+  // Static extents: the load must lie inside the tensor (a pair's CTA 1 at + per_cta; both below
+  // 2^31, so no sum overflows). Run-time extents: TMA zero-fills what lies outside.
+  const bool runtime = !g->rows_param.empty() || !g->cols_param.empty();
+  const int ctas = c.k.cta_group;
+  for (int r = 0; r < ctas && !runtime; ++r) {
+    const int64_t r0 = l.row0.base + r * o.at[0].rank, c0 = l.col0.base + r * o.at[1].rank;
     if (r0 + grows > g->rows || c0 + gcols > g->cols) {
       c.problem("LOAD-BOUNDS", r ? o.per_cta_ptr : o.at_ptr,
                 "the tile \"" + t->name + "\" (" + (kmaj ? "K" : "MN") + "-major) reads global rows " + range(r0, r0 + grows) +
@@ -184,31 +239,37 @@ std::optional<LoadStep> plan_load(Ctx& c, const spec::Op& o) {
       return std::nullopt;
     }
   }
-  l.global_row_bytes = g->cols * gbits / 8;
-  l.col0_bytes = l.col0 * gbits / 8;
-  if (ctas > 1 && o.per_cta[1] * gbits % 128 != 0) {
-    c.problem("LOAD-ALIGN", o.per_cta_ptr + "/1",
-              "loads move 16-byte chunks: CTA 1's tile starts " + s(o.per_cta[1] * gbits) +
-                  " bits further into a row than CTA 0's; that must be a multiple of 128",
-              {"make per_cta's column a multiple of " + s(128 / gbits) + " elements"});
-    return std::nullopt;
+  const int64_t ld = g->ld ? g->ld : g->cols;
+  l.global_row_bytes = ld * gbits / 8;
+  l.col0_bytes = l.col0.base * gbits / 8;
+  if (!g->typed_map) {
+    if (ctas > 1 && o.at[1].rank * gbits % 128 != 0) {
+      c.problem("LOAD-ALIGN", o.per_cta_ptr + "/1",
+                "loads move 16-byte chunks: CTA 1's tile starts " + s(o.at[1].rank * gbits) +
+                    " bits further into a row than CTA 0's; that must be a multiple of 128",
+                {"make per_cta's column a multiple of " + s(128 / gbits) + " elements"});
+      return std::nullopt;
+    }
+    l.cta_bytes = o.at[0].rank * l.global_row_bytes + o.at[1].rank * gbits / 8;
+    if (g->cols * gbits % 128 != 0 || l.col0.base * gbits % 128 != 0) {
+      c.problem("LOAD-ALIGN", g->cols * gbits % 128 != 0 ? g->ptr + "/shape/1" : o.at_ptr + "/1",
+                "loads move 16-byte chunks: rows of \"" + g->name + "\" are " + s(g->cols * gbits) +
+                    " bits apart and the tile starts " + s(l.col0.base * gbits) + " bits into a row; both must be multiples of 128",
+                {"pad the global rows to a multiple of 16 bytes", "start the tile at a column that is a multiple of " +
+                                                                      s(128 / gbits) + " elements"});
+      return std::nullopt;
+    }
   }
-  l.cta_bytes = o.per_cta[0] * l.global_row_bytes + o.per_cta[1] * gbits / 8;
-  if (g->cols * gbits % 128 != 0 || l.col0 * gbits % 128 != 0) {
-    c.problem("LOAD-ALIGN", g->cols * gbits % 128 != 0 ? g->ptr + "/shape/1" : o.at_ptr + "/1",
-              "loads move 16-byte chunks: rows of \"" + g->name + "\" are " + s(g->cols * gbits) +
-                  " bits apart and the tile starts " + s(l.col0 * gbits) + " bits into a row; both must be multiples of 128",
-              {"pad the global rows to a multiple of 16 bytes", "start the tile at a column that is a multiple of " +
-                                                                    s(128 / gbits) + " elements"});
-    return std::nullopt;
-  }
-  l.tile_offset = t->offset;
+  l.box_bytes = isa::bytes(t->layout.swizzle);
+  l.tile_row0 = placed_rows ? o.tile_row0 : 0;
+  l.column_bytes = (kmaj ? t->layout.mn : t->layout.k) * l.box_bytes;
+  l.tile_offset = t->offset + static_cast<uint32_t>(l.tile_row0 * l.box_bytes);
   l.box_rows = static_cast<int>(grows);
   l.row_bytes = static_cast<int>(gcols * t->bits / 8);
-  l.box_bytes = isa::bytes(t->layout.swizzle);
   l.swizzle = t->layout.swizzle;
   l.chunks = static_cast<uint32_t>(int64_t{l.box_rows} * l.row_bytes / 16);
-  if (o.tma && !plan_tma_load(c, o, gbits, l)) return std::nullopt;
+  l.to_leader = o.to_leader;
+  if ((o.tma || g->typed_map) && !plan_tma_load(c, o, *g, gbits, t->bits, l)) return std::nullopt;
   return l;
 }
 
@@ -227,7 +288,7 @@ std::string fits_text() {
 
 }  // namespace
 
-std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const spec::Op& o, std::vector<Region>& collateral) {
+std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vector<Region>& collateral) {
   const SmemPlacement* t = c.tile(o.src, "copy source");
   const ResolvedView* v = c.view(o.dst, "copy destination");
   if (!t || !v) return std::nullopt;
@@ -292,7 +353,7 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const spec::Op& o, std::ve
   // Shape: from the rows copied and the lanes the destination holds them in.
   CpChoice ch;
   using isa::CpShape;
-  using spec::TmemLayout;
+  using ir::TmemLayout;
   std::string why;
   const int vrows = v->rows;
   if (R == 4) {
@@ -311,7 +372,7 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const spec::Op& o, std::ve
   } else if (v->layout == TmemLayout::layout_b) {
     why = "no shape writes layout B's two lane halves of a row; layout B is where a pair's dense M = 128 tcgen05.mma "
           "leaves D (§9.7.16.10.5.2): read it with tmem_load, or copy into a rows view";
-  } else if (spec::layout_f_alignment(v->layout) >= 0) {
+  } else if (ir::layout_f_alignment(v->layout) >= 0) {
     // §9.7.16.9.2: every shape writes whole 32-lane quarters (or lanes 0, 32, 64, 96); none
     // writes 16-lane pieces. Copying 128 rows into a rows view that a layout-F view casts reaches
     // the same cells (source row 32 (r / 16) + r % 16 + alignment is row r).
@@ -377,6 +438,7 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const spec::Op& o, std::ve
       CpInstr ci;
       ci.shape = shape;
       ci.decompress = dec;
+      ci.tile = t->name;
       ci.src_row = static_cast<int>(rows[0]) + b * rpb;
       ci.src_col = static_cast<int>(cols[0] + bit / t->bits);
       const int r8 = ci.src_row % 8;
@@ -398,8 +460,8 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const spec::Op& o, std::ve
 }
 
 // ---- tcgen05.ld / tcgen05.st ----------------------------------------------------------------
-std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& v) {
-  const bool load = o.kind == spec::OpKind::tmem_load;
+std::optional<RegDef> plan_lanes(Ctx& c, const ir::Op& o, const ResolvedView& v) {
+  const bool load = o.kind == ir::OpKind::tmem_load;
   const char* ins = load ? "tcgen05.ld" : "tcgen05.st";
   const isa::LdShape shape = o.shape.value_or(isa::LdShape::s32x32b);
   const isa::LdShapeInfo& si = isa::info(shape);
@@ -412,8 +474,8 @@ std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& 
     return std::nullopt;
   }
   // Lanes each quarter holds (§9.7.16.8.1: warp w reaches lanes 32*(w%4) .. +31).
-  const bool replicated = v.layout != spec::TmemLayout::rows;
-  const int f_align = spec::layout_f_alignment(v.layout);
+  const bool replicated = v.layout != ir::TmemLayout::rows;
+  const int f_align = ir::layout_f_alignment(v.layout);
   std::array<std::pair<uint32_t, uint32_t>, 4> q{};
   for (uint32_t i = 0; i < 4; ++i) {
     // Layout F (§9.7.16.10.5.6): the quarter's 16-lane piece at the alignment, for the 16-lane shapes.
@@ -423,13 +485,13 @@ std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& 
   }
   // What a quarter's lanes hold: rows, or for layout B (§9.7.16.10.5.2) rows of one lane half
   // (row r's first half at lane r, its second at lane 64 + r): counted as 64 * half + row.
-  const bool layout_b = v.layout == spec::TmemLayout::layout_b;
+  const bool layout_b = v.layout == ir::TmemLayout::layout_b;
   auto rows_of = [&](uint32_t qi) {
     std::set<int> r;
     for (uint32_t l = q[qi].first; l < q[qi].second; ++l) r.insert(layout_b ? static_cast<int>(l) : v.row_of_lane(l));
     return r;
   };
-  const int nwarps = c.prog.threads / 32;
+  const int nwarps = c.k.threads / 32;
   std::vector<int> warps = o.warps;
   if (warps.empty()) {
     std::set<int> seen;
@@ -447,7 +509,7 @@ std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& 
     const std::string wp = o.warps.empty() ? o.ptr : ptr_join(o.warps_ptr, i);
     const uint32_t qi = static_cast<uint32_t>(w % 4);
     if (w >= nwarps) {
-      c.problem("LD-WARPS", wp, "warp " + s(w) + " does not exist: the kernel has " + s(c.prog.threads) + " threads (" + s(nwarps) + " warps)",
+      c.problem("LD-WARPS", wp, "warp " + s(w) + " does not exist: the kernel has " + s(c.k.threads) + " threads (" + s(nwarps) + " warps)",
                 {"list warps below " + s(nwarps) + ", or raise \"threads\""});
       return std::nullopt;
     }
@@ -574,7 +636,7 @@ std::optional<RegDef> plan_lanes(Ctx& c, const spec::Op& o, const ResolvedView& 
   return d;
 }
 
-std::optional<TmemStStep> plan_tmem_store(Ctx& c, const spec::Op& o, const RegDef& src, const ResolvedView& v) {
+std::optional<TmemStStep> plan_tmem_store(Ctx& c, const ir::Op& o, const RegDef& src, const ResolvedView& v) {
   if (src.rows != v.rows || src.row_elements != v.row_elements()) {
     c.problem("ST-REGS", o.dst.ptr,
               "the registers \"" + src.name + "\" hold " + s(src.rows) + " rows of " + s(src.row_elements) + " elements; \"" +
@@ -646,20 +708,25 @@ std::optional<TmemStStep> plan_tmem_store(Ctx& c, const spec::Op& o, const RegDe
   return st;
 }
 
-std::optional<StoreStep> plan_store(Ctx& c, const spec::Op& o, const RegDef& src) {
-  const spec::GlobalTensor* g = c.global(o.dst, "store destination");
+std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) {
+  const ir::Global* g = c.global(o.dst, "store destination");
   if (!g) return std::nullopt;
   const bool same = g->dtype == src.dtype && isa::value_bits(g->dtype) >= 8;
-  const bool narrow = src.dtype == isa::DType::f32 && (g->dtype == isa::DType::bf16 || g->dtype == isa::DType::f16);
+  const bool narrow = (src.dtype == isa::DType::f32 && (g->dtype == isa::DType::bf16 || g->dtype == isa::DType::f16)) ||
+                      // a clipped store (the gemm template's D) also widens or converts from the accumulator
+                      (o.clip && (g->dtype == isa::DType::f32 || g->dtype == isa::DType::f16 || g->dtype == isa::DType::bf16) &&
+                       (src.dtype == isa::DType::f16 || src.dtype == isa::DType::s32 || src.dtype == isa::DType::f32));
   if (!same && !narrow) {
     c.problem("STORE-DTYPE", o.dst.ptr,
               "store writes the registers' " + dt(src.dtype) + " elements (or converts f32 to f16/bf16); \"" + g->name +
                   "\" is " + dt(g->dtype) + (isa::value_bits(g->dtype) < 8 ? ", which has no per-element store" : ""));
     return std::nullopt;
   }
-  const int ctas = c.prog.cta_group;
-  for (int r = 0; r < ctas; ++r) {
-    const int64_t r0 = o.at[0] + r * o.per_cta[0], c0 = o.at[1] + r * o.per_cta[1];
+  const int ctas = c.k.cta_group;
+  // A clipped store lies where its CTA's tile does; elements at or past the run-time extents are
+  // not written. Otherwise the registers must fit the (static) tensor.
+  for (int r = 0; r < ctas && !o.clip; ++r) {
+    const int64_t r0 = o.at[0].base + r * o.at[0].rank, c0 = o.at[1].base + r * o.at[1].rank;
     if (r0 + src.rows > g->rows || c0 + src.row_elements > g->cols) {
       c.problem("STORE-BOUNDS", r ? o.per_cta_ptr : o.at_ptr,
                 "the registers hold " + s(src.rows) + " x " + s(src.row_elements) + " elements; stored at (" + s(r0) + ", " +
@@ -669,10 +736,10 @@ std::optional<StoreStep> plan_store(Ctx& c, const spec::Op& o, const RegDef& src
     }
   }
   // Both CTAs of a pair run the store: their elements must not overlap (the values differ).
-  if (ctas > 1 && o.per_cta[0] < src.rows && o.per_cta[1] < src.row_elements) {
+  if (ctas > 1 && !o.clip && o.at[0].rank < src.rows && o.at[1].rank < src.row_elements) {
     c.problem("PAIR-STORE-OVERLAP", o.has_per_cta ? o.per_cta_ptr : o.ptr,
               "both CTAs of the pair store " + s(src.rows) + " x " + s(src.row_elements) + " elements, CTA 1 at (" +
-                  s(o.per_cta[0]) + ", " + s(o.per_cta[1]) + ") from CTA 0's start: the two regions overlap, and which "
+                  s(o.at[0].rank) + ", " + s(o.at[1].rank) + ") from CTA 0's start: the two regions overlap, and which "
                   "CTA's values land there is a race",
               {"set \"per_cta\": [" + s(src.rows) + ", 0] (CTA 1 below CTA 0) or [0, " + s(src.row_elements) +
                "] (beside it)"});
@@ -683,10 +750,14 @@ std::optional<StoreStep> plan_store(Ctx& c, const spec::Op& o, const RegDef& src
   st.global = g->name;
   st.row0 = o.at[0];
   st.col0 = o.at[1];
-  st.cta_row = o.per_cta[0];
-  st.cta_col = o.per_cta[1];
+  st.cta_row = o.at[0].rank;
+  st.cta_col = o.at[1].rank;
   st.to = g->dtype;
-  st.global_cols = g->cols;
+  st.global_cols = g->ld ? g->ld : g->cols;
+  st.ld_param = g->ld_param;
+  st.clip = o.clip;
+  st.rows_param = g->rows_param;
+  st.cols_param = g->cols_param;
   return st;
 }
 

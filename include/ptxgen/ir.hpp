@@ -1,0 +1,234 @@
+// ptxgen/ir.hpp — the kernel IR: what every front end lowers into, and all the planner reads.
+//
+//   spec.json --parse--> Spec --lower--> ir::Kernel --check--> ir::Kernel + Diagnostics --plan--> Plan --emit--> PTX
+//                                 (lower/gemm.cpp: the gemm template; lower/program.cpp: the program level)
+//
+// A kernel is buffers and roles. Buffers: global tensors (kernel parameters), shared-memory tiles
+// (a ring of `stages` copies when a loop cycles through them), tensor-memory allocations and views
+// of them (slice / cast / alias to any depth, resolved by the planner), mbarriers (a ring of them
+// beside a ring of tiles). Roles: sets of warps that run their own list of nodes at the same time
+// as the other roles; a node is an op or a loop of ops. One role of all warps is the program level
+// (the planner orders its ops and inserts the syncs between the threads that run them); several
+// roles are a warp-specialized kernel whose lowering synchronizes them through the IR's mbarriers
+// (waits, arrivals, tcgen05.commit), as a hand-written pipelined kernel does.
+//
+// Where a node touches a position in memory, it says so as an Affine: a constant plus multiples of
+// the CTA's output tile (a grid of tiles over run-time problem sizes), the loop's K block and the
+// CTA's rank in its pair. The planner resolves everything that is constant; the emitter computes the
+// rest at run time from %ctaid, %cluster_ctarank and the loop counter.
+//
+// No PTX spelling lives here: ops name what they do (mma, copy, tmem_load, ...); the emitter's
+// spelling tables (src/emit/spelling.cpp) say how each is written for each target.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptxgen/isa.hpp"
+#include "ptxgen/program.hpp"
+
+namespace ptxgen::ir {
+
+// The tensor-memory vocabulary is the program level's own (ptxgen/program.hpp): a view chain
+// link is an allocation, a slice, a cast or an alias, each remembering its JSON pointer.
+using spec::Ref;
+using spec::SubByte;
+using spec::TmemLayout;
+using spec::TmemView;
+using spec::layout_f_alignment;
+
+// tcgen05.mma (sm_100a family: D in tensor memory, one thread issues) or wgmma.mma_async (sm_90a:
+// D in the registers of a warpgroup, which issues together).
+enum class Engine : uint8_t { tcgen05, wgmma };
+
+// ---- Positions ---------------------------------------------------------------------------------
+// value = base + m_tile * (this CTA's tile row in the grid) + n_tile * (its tile column)
+//              + k_block * (the enclosing loop's iteration) + rank * (%cluster_ctarank & 1 in a pair)
+struct Affine {
+  int64_t base = 0, m_tile = 0, n_tile = 0, k_block = 0, rank = 0;
+  bool constant() const { return !m_tile && !n_tile && !k_block && !rank; }
+};
+
+// The launch grid: one CTA (or one pair) for a program, or one CTA (pair) per output tile of an
+// M x N problem whose sizes are kernel parameters. `m_param`/`n_param` name the u32 parameters.
+struct Grid {
+  bool tiled = false;
+  int64_t tile_m = 0, tile_n = 0;   // rows and columns of the output each CTA pair (or CTA) computes
+  int64_t tile_k = 0;               // the K block of the loop over K
+  std::string m_param, n_param;     // run-time extents (tiled only)
+};
+
+// A u32 kernel parameter: a problem size the kernel takes at run time, and the spec's value of it.
+struct SizeParam {
+  std::string name;
+  int64_t value = 0;
+};
+
+// ---- Buffers -----------------------------------------------------------------------------------
+// A kernel parameter: a row-major 2-D array (`cols` contiguous) of `rows` x `cols` elements, `ld`
+// elements from one row to the next. Extents named by a parameter (`rows_param`, ...) are the
+// problem's at run time; `rows`/`cols` are then the spec's sizes (what the rules and the plan check).
+struct Global {
+  std::string name, ptr, format_ptr;
+  isa::DType dtype = isa::DType::bf16;
+  SubByte format = SubByte::padded;
+  int64_t rows = 0, cols = 0, ld = 0;
+  std::string rows_param, cols_param, ld_param;  // "" : static
+  bool output = false;                           // written by the kernel (the manifest says so)
+  std::string param;      // the .u64 address parameter; "" when only tensor maps reach the tensor
+  // Bits one element occupies in global memory (0: spec::storage_bits of dtype and format). The gemm
+  // template's 4- and 6-bit operands are dense (4 or 6 bits) and their TMA loads unpack them.
+  int bits = 0;
+  // TMA loads see the tensor as elements of its own type (the CUtensorMapDataType of the dtype),
+  // not as bytes: what the gemm template's host code encodes.
+  bool typed_map = false;
+  // The names of the logical dimensions the manifest gives (a gemm operand: "m", "k"); the first
+  // is the rows' if it equals rows_param, else the tensor is stored transposed. Empty: rows, cols.
+  std::array<std::string, 2> dims;
+};
+
+// A shared-memory tile: an M (or N) x K operand in a canonical layout (§9.7.16.3.3), rows along M
+// or N, cols along K. `stages` > 1: a ring of that many copies that a loop cycles through.
+struct Tile {
+  std::string name, ptr;
+  isa::DType dtype = isa::DType::bf16;
+  SubByte format = SubByte::padded;
+  int rows = 0, cols = 0;
+  isa::Major major = isa::Major::k;
+  isa::Swizzle swizzle = isa::Swizzle::none;
+  uint32_t align = 0;  // bytes; 0: derived from the swizzle pattern (and TMA)
+  int stages = 1;
+  std::string align_ptr, swizzle_ptr, major_ptr, format_ptr, shape_ptr;
+};
+
+// An mbarrier (§9.7.13.15): `count` arrivals complete a phase (plus the transaction bytes armed by
+// expect_tx). `stages` > 1: one per stage of a ring.
+struct Barrier {
+  std::string name;
+  int count = 1;
+  int stages = 1;
+};
+
+// ---- Ops ---------------------------------------------------------------------------------------
+enum class OpKind : uint8_t {
+  load,        // global -> shared tile: plain 16-byte loads of every thread, or TMA boxes (via_tma)
+  copy,        // shared tile -> tensor-memory view (tcgen05.cp)
+  mma,         // D (+)= A x B: tcgen05.mma, or wgmma with D a register set
+  tmem_load,   // tensor-memory view -> register set (tcgen05.ld)
+  tmem_store,  // register set -> tensor-memory view (tcgen05.st)
+  store,       // register set -> global tensor
+  commit,      // tcgen05.commit: the barrier's next phase completes when the issued tcgen05 work does
+  wait,        // every thread of the role waits for a phase of the barrier
+  arrive,      // every thread of the role arrives on the barrier
+  expect_tx,   // one thread arrives and arms the barrier with the bytes of the loads that follow
+  mma_wait,    // wgmma: wait until at most `pending` wgmma groups of this warpgroup are in flight
+};
+std::string_view name(OpKind k);
+
+// Which stage of a ring, and which phase of a barrier, an op inside a loop uses: those of iteration
+// kb - lag (of a ring of S stages, the barrier's or the tile's: position (kb - lag) % S, phase
+// ((kb - lag) / S) & 1, flipped by `flip`). Iterations kb < lag skip the op. Outside a loop the
+// phase is `flip` (0 or 1) and the stage 0.
+struct Phase {
+  int lag = 0;
+  bool flip = false;
+};
+
+struct Op {
+  OpKind kind = OpKind::load;
+  std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
+  Ref src, dst, regs, barrier;
+  Ref a, b, d, scale_a, scale_b, metadata;
+  // load / store: first row and column in the global tensor
+  std::array<Affine, 2> at{};
+  std::string at_ptr, per_cta_ptr;
+  bool has_per_cta = false;
+  // load
+  bool tma = false;
+  std::string via_ptr;
+  bool to_leader = false;  // a pair's pipelined load: its bytes complete on CTA 0's barrier
+  std::string map_param;   // the tensor-map parameter ("" : the planner names it tmap_N)
+  int tile_row0 = -1;      // a row-placed load: it writes tile rows [tile_row0, tile_row0 + load_rows)
+  int load_rows = 0;
+  // copy: source rows / columns
+  std::optional<std::array<int64_t, 2>> rows, cols;
+  std::string rows_ptr, cols_ptr;
+  // mma: A and B may be a range of their tile's rows (an instruction group the lowering places)
+  std::optional<std::array<int, 2>> a_rows, b_rows;
+  bool accumulate = false;    // D += A x B from the first instruction on
+  bool accumulate_after_first_iteration = false;  // inside a loop: D = A x B in iteration 0, += after
+  // wgmma: D is the register set `d` of this type; A may come from registers (loaded from the tile)
+  isa::DType acc_dtype = isa::DType::f32;
+  bool a_registers = false;
+  int vec = 32;
+  std::string vec_ptr, scale_ptr, sparse_ptr, kind_ptr;
+  std::optional<isa::Kind> kind_override;
+  // tmem_load / tmem_store
+  std::optional<isa::LdShape> shape;
+  std::optional<int> num;
+  bool pack = false;
+  std::vector<int> warps;
+  std::string shape_ptr, num_ptr, pack_ptr, warps_ptr;
+  // store: clip to the global's run-time extents (elements past them are not written)
+  bool clip = false;
+  // wait / arrive / commit / expect_tx / loads and mmas on ring tiles
+  Phase phase;
+  int pending = 0;         // mma_wait
+  bool leader_only = false;  // expect_tx / commit in a pair: CTA 0 only (or both CTAs' barriers)
+};
+
+// A loop over the K blocks of the problem: max(1, ceil(k / block)) iterations with `k_param` the
+// run-time K, or `trips` iterations when it is static. Ops inside see the iteration as k_block.
+struct Loop {
+  std::string k_param;
+  int64_t block = 0;
+  int64_t trips = 0;
+  std::vector<Op> body;
+};
+
+struct Node {
+  bool is_loop = false;
+  Op op;
+  Loop loop;
+};
+
+// Warps [first_warp, first_warp + warps) run `nodes`. `issue`: what one op of the role is run by
+// when the instruction is issued by a single thread (lane 0 of the first warp; of CTA 0 in a pair).
+// `max_registers`: the role's setmaxnreg budget (0: the kernel's .maxnreg).
+struct Role {
+  std::string name;
+  int first_warp = 0, warps = 1;
+  bool single_thread = false;  // the role is one thread (lane 0 of its first warp)
+  bool leader_cta_only = false;  // in a pair, only CTA 0 runs the role (tcgen05.mma issue)
+  int max_registers = 0;
+  std::vector<Node> nodes;
+};
+
+struct Kernel {
+  std::string name;
+  isa::Arch target = isa::Arch::sm_100a;
+  Engine engine = Engine::tcgen05;
+  std::string source;           // "gemm" or "program": for the header comment only
+  int threads = 128;
+  std::string threads_ptr;
+  int cta_group = 1;            // 2: a CTA pair (§9.7.16.5) issuing .cta_group::2
+  std::string cta_group_ptr;
+  std::array<int, 3> cluster{1, 1, 1};
+  int max_registers = 255;      // .maxnreg (255: none)
+  int alloc_warp = 0;           // allocates and frees tensor memory
+  Grid grid;
+  std::vector<SizeParam> size_params;  // u32 kernel parameters after the tensors ("m", "n", "k")
+  std::vector<Global> globals;
+  std::vector<Tile> tiles;
+  std::vector<TmemView> views;  // named (in name order) and inline views
+  std::vector<Barrier> barriers;  // declared by the lowering; the planner adds those it needs
+  std::vector<Role> roles;
+  std::string smem_ptr = "/program/smem", tmem_ptr = "/program/tmem";  // where the budgets point
+  // A single role whose ops the planner orders (the program level), or roles the lowering ordered.
+  bool planner_orders() const { return roles.size() == 1; }
+};
+
+}  // namespace ptxgen::ir

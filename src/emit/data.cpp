@@ -1,0 +1,507 @@
+// Data movement: global -> shared loads (plain 16-byte loads or TMA boxes), tcgen05.cp,
+// tcgen05.ld/st, and stores of register sets to global memory (per element at static positions,
+// or clipped to run-time extents with pairs of elements per store).
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "emitter.hpp"
+
+namespace ptxgen::emit::detail {
+
+namespace {
+std::string s(int64_t v) { return std::to_string(v); }
+}  // namespace
+
+// Plain loads of 16-byte chunks into the box arrangement of the canonical layout, swizzled on
+// the address (Swizzle<B,4,3>: bits 7.. XOR into bits 4..; 32-byte atomicity: bits 7-8 into 5-6).
+void Emitter::load(const plan::LoadStep& l, const std::string& L) {
+  auto fixed = [](const ir::Affine& a) { return !a.m_tile && !a.n_tile && !a.k_block; };  // a pair's rank: cta_bytes
+  if (!fixed(l.row0) || !fixed(l.col0) || tiles.at(l.tile)->stages > 1) throw std::logic_error("plain loads at run-time positions");
+  const std::string i = w.r32(), row = w.r32(), chunk = w.r32(), q = w.r32(), m = w.r32(), off = w.r32(), x = w.r32();
+  const std::string g = w.r64(), go = w.r64(), gc = w.r64(), done = w.pred();
+  std::vector<std::string> v;
+  for (int k = 0; k < 4; ++k) v.push_back(w.r32());
+  const std::string vec = "{" + v[0] + ", " + v[1] + ", " + v[2] + ", " + v[3] + "}";
+  const int cpr = l.row_bytes / 16, cpb = l.box_bytes / 16;
+  w.ins("add.s64 " + g + ", " + gbase.at(l.global) + ", " + hex(static_cast<uint64_t>(l.row0.base * l.global_row_bytes + l.col0_bytes)),
+        "first byte of the tile in \"" + l.global + "\"");
+  if (pair() && l.cta_bytes) w.ins("mad.lo.s64 " + g + ", " + rank64 + ", " + s(l.cta_bytes) + ", " + g, "CTA 1: per_cta further on");
+  w.ins("mov.u32 " + i + ", " + tid);
+  w.label(L + "_loop");
+  w.ins("setp.ge.u32 " + done + ", " + i + ", " + s(l.chunks));
+  w.ins("@" + done + " bra " + L + "_done");
+  w.ins("div.u32 " + row + ", " + i + ", " + s(cpr));
+  w.ins("rem.u32 " + chunk + ", " + i + ", " + s(cpr));
+  w.ins("cvt.u64.u32 " + go + ", " + row);
+  w.ins("mul.lo.u64 " + go + ", " + go + ", " + s(l.global_row_bytes));
+  w.ins("mul.wide.u32 " + gc + ", " + chunk + ", 16");
+  w.ins("add.s64 " + go + ", " + go + ", " + gc);
+  w.ins("add.s64 " + go + ", " + go + ", " + g);
+  w.ins("ld.global.v4.b32 " + vec + ", [" + go + "]");
+  w.ins("div.u32 " + q + ", " + chunk + ", " + s(cpb), "box");
+  w.ins("rem.u32 " + m + ", " + chunk + ", " + s(cpb), "16-byte piece of the box row");
+  w.ins("mul.lo.u32 " + off + ", " + q + ", " + s(l.column_bytes));
+  w.ins("mad.lo.u32 " + off + ", " + row + ", " + s(l.box_bytes) + ", " + off);
+  w.ins("mad.lo.u32 " + off + ", " + m + ", 16, " + off);
+  w.ins("add.u32 " + off + ", " + off + ", " + s(l.tile_offset));
+  int mask = 0, shift = 4;
+  switch (l.swizzle) {
+    case isa::Swizzle::b128: mask = 7; break;
+    case isa::Swizzle::b64: mask = 3; break;
+    case isa::Swizzle::b32: mask = 1; break;
+    case isa::Swizzle::b128_base32b: mask = 3, shift = 5; break;
+    case isa::Swizzle::none: break;
+  }
+  if (mask) {
+    w.ins("shr.u32 " + x + ", " + off + ", 7");
+    w.ins("and.b32 " + x + ", " + x + ", " + s(mask));
+    w.ins("shl.b32 " + x + ", " + x + ", " + s(shift));
+    w.ins("xor.b32 " + off + ", " + off + ", " + x, std::string(isa::name(l.swizzle)) + " swizzle");
+  }
+  w.ins("add.u32 " + off + ", " + off + ", " + base);
+  w.ins("st.shared.v4.b32 [" + off + "], " + vec);
+  w.ins("add.u32 " + i + ", " + i + ", " + s(p.threads));
+  w.ins("bra " + L + "_loop");
+  w.label(L + "_done");
+}
+
+// TMA (PTX ISA 9.7.9.27.1.2): one thread (of each CTA) issues the boxes; the hardware writes them
+// swizzled on the shared address (PTX ISA 5.5.7), the arrangement the plain loads write by hand.
+// A load that arms its own barrier also waits for it (every thread, phase 0); a pipeline's load
+// completes on its stage's barrier, armed by the expect_tx before it and waited on by the consumer.
+void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
+  const std::string dst = w.r32(), c0 = w.r32(), c1 = w.r32(), pr = w.pred();
+  const plan::SmemPlacement& t = *tiles.at(l.tile);
+  std::string b = barrier_addr(l.barrier, l.phase);
+  if (guarded()) w.ins("@" + not_t0 + " bra " + L + "_issued");
+  if (l.arm)
+    w.ins(spell::mbarrier_expect_tx() + " _, [" + b + "], " + s(int64_t{l.chunks} * 16), "the tile's bytes complete the phase");
+  if (l.to_leader && pair()) {
+    // Both CTAs' boxes complete on CTA 0's barrier (.cta_group::2 lets it be the peer's).
+    const std::string remote = w.r32();
+    w.ins("mapa.shared::cluster.u32 " + remote + ", " + b + ", " + (cta_even.empty() ? "0" : cta_even), "CTA 0's barrier");
+    b = remote;
+  }
+  const bool runtime = !l.c0_rt.constant() || !l.c1_rt.constant();
+  std::string stage_off;
+  if (t.stages > 1 && loop.active) {
+    stage_off = w.r32();
+    w.ins("mad.lo.u32 " + stage_off + ", " + loop.ring.at(t.stages).first + ", " + s(t.stage_bytes) + ", " + base,
+          "\"" + l.tile + "\"'s stage");
+  }
+  std::string r0, r1;
+  if (runtime) {
+    r0 = affine(l.c0_rt);
+    r1 = affine(l.c1_rt);
+  }
+  // A coordinate: the box's, the run-time origin's, and in a pair CTA r's r * per_cta further on.
+  auto coord = [&](const std::string& r, int64_t v, int64_t per_cta, const std::string& rt) {
+    if (!rt.empty()) {
+      w.ins("add.u32 " + r + ", " + rt + ", " + s(v));
+      if (pair() && per_cta) w.ins("mad.lo.u32 " + r + ", " + rank + ", " + s(per_cta) + ", " + r, "CTA 1: further on");
+    } else if (pair() && per_cta) {
+      w.ins("mad.lo.u32 " + r + ", " + rank + ", " + s(per_cta) + ", " + s(v), "CTA 1: per_cta further on");
+    } else {
+      w.ins("mov.b32 " + r + ", " + s(v));
+    }
+  };
+  for (const auto& bx : l.boxes) {
+    w.ins("add.u32 " + dst + ", " + (stage_off.empty() ? base : stage_off) + ", " + s(bx.smem));
+    coord(c0, bx.c0, l.cta_c0, r0);
+    coord(c1, bx.c1, l.cta_c1, r1);
+    w.ins(spell::tma_load(l.to_leader && pair()) + " [" + dst + "], [" + tmap.at(l.map.param) + ", {" + c0 + ", " + c1 + "}], [" + b + "]");
+  }
+  if (guarded()) w.label(L + "_issued");
+  if (!l.arm) return;
+  w.label(L + "_wait");
+  w.ins(spell::mbarrier_try_wait() + " " + pr + ", [" + b + "], 0");
+  w.ins("@!" + pr + " bra " + L + "_wait");
+}
+
+void Emitter::cp(const plan::Step& st, const std::string& L) {
+  if (guarded()) w.ins("@" + not_issuer + " bra " + L + "_done");
+  for (const auto& c : st.cps) {
+    const std::string d = desc(c.src, c.tile);
+    w.ins(spell::cp(c.shape, c.decompress, p.cta_group) + " " + tmem(c.alloc, c.taddr) + ", " + d);
+  }
+  if (guarded()) w.label(L + "_done");
+}
+
+// tcgen05.ld: each warp its own instructions, the lane bits of taddr in its own quarter.
+void Emitter::ld(const plan::RegDef& d, const std::vector<std::string>& rs, const std::string& L) {
+  std::map<int, std::vector<const plan::LdInstr*>> by_warp;
+  for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
+  for (const auto& [wi, fs] : by_warp) {
+    const std::string skip = L + "_w" + s(wi);
+    w.ins("@" + warp_pred(wi) + " bra " + skip);
+    for (const plan::LdInstr* f : fs) {
+      std::string v = "{";
+      for (int j = 0; j < f->regs; ++j) v += (j ? ", " : "") + rs.at(static_cast<size_t>(f->first_reg + j));
+      v += "}";
+      const std::string split = f->shape == isa::LdShape::s16x32bx2 ? ", " + s(f->split) : "";
+      w.ins(spell::ld(f->shape, f->num, f->pack) + " " + v + ", " + tmem(f->alloc, f->taddr) + split);
+    }
+    w.label(skip);
+  }
+}
+
+// The 16-bit value of element `elem` of a register holding `epr` elements of `bits` each.
+std::string Emitter::half(const std::string& r, int elem, int epr) {
+  const std::string lo = w.r16(), hi = w.r16();
+  w.ins("mov.b32 {" + lo + ", " + hi + "}, " + r);
+  return (epr == 2 && elem == 1) ? hi : lo;
+}
+
+void Emitter::tmem_st(const plan::Step& step, const std::string& L) {
+  const plan::TmemStStep& t = step.st;
+  const auto& src = regs.at(t.src.name);
+  static const std::vector<std::string> none;
+  const std::string tmp = plan::planner_name("st", step.op);
+  const auto& dst = t.direct ? none : regs.at(tmp);
+  // Per warp: build the registers tcgen05.st moves from the ones tcgen05.ld filled (the planner
+  // checked that every thread of the warp finds its elements in the same registers), then store.
+  std::map<int, std::vector<size_t>> by_warp;
+  for (size_t k = 0; k < t.dst.frags.size(); ++k) by_warp[t.dst.frags[k].warp].push_back(k);
+  for (const auto& [wi, ks] : by_warp) {
+    const std::string skip = L + "_w" + s(wi);
+    w.ins("@" + warp_pred(wi) + " bra " + skip);
+    for (size_t k : ks) {
+      const plan::LdInstr& f = t.dst.frags[k];
+      std::vector<std::string> operands;
+      for (int j = 0; j < f.regs; ++j) {
+        const auto& el = t.sources.at(k).at(static_cast<size_t>(j));
+        if (t.direct) {  // the register already holds exactly what this one moves
+          operands.push_back(src.at(static_cast<size_t>(el[0].reg)));
+          continue;
+        }
+        const std::string& out = dst.at(static_cast<size_t>(f.first_reg + j));
+        operands.push_back(out);
+        std::vector<std::string> parts;
+        for (const auto& e : el) {
+          const std::string& in = src.at(static_cast<size_t>(e.reg));
+          if (t.convert) {
+            const std::string h = w.r16();
+            w.ins("cvt.rn." + std::string(isa::name(t.dst.dtype)) + ".f32 " + h + ", " + in);
+            parts.push_back(h);
+          } else if (t.src.elem_bits == 16 && t.dst.elem_bits == 16) {
+            parts.push_back(half(in, e.elem, t.src.elems_per_reg));
+          }
+        }
+        if (parts.empty()) w.ins("mov.b32 " + out + ", " + src.at(static_cast<size_t>(el[0].reg)));
+        else if (parts.size() == 2) w.ins("mov.b32 " + out + ", {" + parts[0] + ", " + parts[1] + "}");
+        else w.ins("cvt.u32.u16 " + out + ", " + parts[0], "one 16-bit element in the low half (unpacked)");
+      }
+      std::string v = "{";
+      for (size_t j = 0; j < operands.size(); ++j) v += (j ? ", " : "") + operands[j];
+      v += "}";
+      const std::string split = f.shape == isa::LdShape::s16x32bx2 ? ", " + s(f.split) : "";
+      w.ins(spell::st(f.shape, f.num, f.pack) + " " + tmem(f.alloc, f.taddr) + split + ", " + v);
+    }
+    w.label(skip);
+  }
+}
+
+// The thread part of a fragment's cells (isa::ld_cell with register 0) as a byte offset into
+// a row-major global tensor: lane part * row stride + column part * bytes per column.
+std::string Emitter::thread_offset(const plan::LdInstr& f, int64_t stride, int64_t col_bytes) {
+  const std::string tr = w.r32(), tc = w.r32(), t64 = w.r64();
+  switch (f.shape) {
+    case isa::LdShape::s32x32b:  // lane t, column 0
+      w.ins("mul.lo.u32 " + tr + ", " + lane + ", " + s(stride));
+      break;
+    case isa::LdShape::s16x64b:  // lane t/4 + 8(t%2), column (t/2)%2
+      w.ins("shr.u32 " + tr + ", " + lane + ", 2");
+      w.ins("and.b32 " + tc + ", " + lane + ", 1");
+      w.ins("mad.lo.u32 " + tr + ", " + tc + ", 8, " + tr);
+      w.ins("mul.lo.u32 " + tr + ", " + tr + ", " + s(stride));
+      w.ins("bfe.u32 " + tc + ", " + lane + ", 1, 1");
+      w.ins("mad.lo.u32 " + tr + ", " + tc + ", " + s(col_bytes) + ", " + tr);
+      break;
+    case isa::LdShape::s16x128b:  // lane t/4, column t%4
+    case isa::LdShape::s16x256b:  // lane t/4, column 2(t%4)
+      w.ins("shr.u32 " + tr + ", " + lane + ", 2");
+      w.ins("mul.lo.u32 " + tr + ", " + tr + ", " + s(stride));
+      w.ins("and.b32 " + tc + ", " + lane + ", 3");
+      w.ins("mad.lo.u32 " + tr + ", " + tc + ", " + s(col_bytes * (f.shape == isa::LdShape::s16x256b ? 2 : 1)) + ", " + tr);
+      break;
+    case isa::LdShape::s16x32bx2:  // lane t%16; threads 16-31 at + immHalfSplitoff columns
+      w.ins("and.b32 " + tr + ", " + lane + ", 15");
+      w.ins("mul.lo.u32 " + tr + ", " + tr + ", " + s(stride));
+      w.ins("shr.u32 " + tc + ", " + lane + ", 4");
+      // split counts tensor-memory columns; col_bytes counts register columns (two with .pack)
+      w.ins("mad.lo.u32 " + tr + ", " + tc + ", " + s(f.split * (f.pack ? col_bytes / 2 : col_bytes)) + ", " + tr);
+      break;
+  }
+  w.ins("cvt.u64.u32 " + t64 + ", " + tr);
+  return t64;
+}
+
+// Stores: thread t's register j holds (row, element) = fragment origin + cell(t, 0) + cell(0, j);
+// the thread part is computed once per warp and shape, the register part is an offset.
+void Emitter::store(const plan::StoreStep& st, const std::string& L) {
+  const plan::RegDef& d = st.src;
+  const auto& rs = regs.at(d.name);
+  const int eb = isa::value_bits(st.to) / 8;
+  const int64_t stride = st.global_cols * eb;
+  const bool convert = d.dtype != st.to;
+  const int per_col = d.view_packing;  // elements per tensor-memory column (1 with .pack::16b)
+  std::map<int, std::vector<const plan::LdInstr*>> by_warp;
+  for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
+  for (const auto& [wi, fs] : by_warp) {
+    const std::string skip = L + "_w" + s(wi);
+    w.ins("@" + warp_pred(wi) + " bra " + skip);
+    std::map<std::tuple<int, int, bool>, std::string> thread_part;
+    for (const plan::LdInstr* f : fs) {
+      // Bytes per register column: .pack registers span two columns of one element each.
+      const int64_t col_bytes = (f->pack ? 2 : per_col) * eb;
+      auto key = std::make_tuple(static_cast<int>(f->shape), f->split, f->pack);
+      if (!thread_part.count(key)) thread_part[key] = thread_offset(*f, stride, col_bytes);
+      const std::string a = w.r64();
+      const int64_t origin = (st.row0.base + f->row0) * stride + (st.col0.base + f->elem0) * eb;
+      w.ins("add.s64 " + a + ", " + gbase.at(st.global) + ", " + hex(static_cast<uint64_t>(origin)));
+      if (pair() && (st.cta_row || st.cta_col))
+        w.ins("mad.lo.s64 " + a + ", " + rank64 + ", " + s(st.cta_row * stride + st.cta_col * eb) + ", " + a, "CTA 1: per_cta further on");
+      w.ins("add.s64 " + a + ", " + a + ", " + thread_part[key]);
+      // A register's elements are adjacent in the row: one 32-bit store when they fill it and sit aligned.
+      const bool whole = !convert && d.elem_bits * d.elems_per_reg == 32 && d.elems_per_reg > 1 && stride % 4 == 0 &&
+                         ((st.col0.base + f->elem0) * eb) % 4 == 0;
+      for (int j = 0; j < f->regs; ++j) {
+        const isa::LdCell c = isa::ld_cell(f->shape, 0, j);
+        const int64_t col = f->pack ? 2 * c.column : c.column;
+        const std::string& r = rs.at(static_cast<size_t>(f->first_reg + j));
+        const int64_t reg_off = c.lane * stride + col * (f->pack ? 1 : per_col) * eb;
+        auto addr = [&](int e) {
+          const int64_t off = reg_off + int64_t{e} * eb;
+          return "[" + a + (off ? "+" + s(off) : "") + "]";
+        };
+        if (whole || (d.elem_bits == 32 && !convert)) {
+          w.ins("st.global.b32 " + addr(0) + ", " + r);
+          continue;
+        }
+        std::vector<std::string> halves;
+        if (d.elem_bits == 16) {
+          const std::string lo = w.r16(), hi = w.r16();
+          w.ins("mov.b32 {" + lo + ", " + hi + "}, " + r);
+          halves = {lo, hi};
+        }
+        for (int e = 0; e < d.elems_per_reg; ++e) {
+          if (convert) {
+            const std::string h = w.r16();
+            w.ins("cvt.rn." + std::string(isa::name(st.to)) + ".f32 " + h + ", " + r);
+            w.ins("st.global.b16 " + addr(e) + ", " + h);
+          } else if (d.elem_bits == 16) {
+            w.ins("st.global.b16 " + addr(e) + ", " + halves[static_cast<size_t>(e)]);
+          } else {
+            const std::string b = w.r32(), h = w.r16();
+            w.ins("bfe.u32 " + b + ", " + r + ", " + s(e * d.elem_bits) + ", " + s(d.elem_bits));
+            w.ins("cvt.u16.u32 " + h + ", " + b);
+            w.ins("st.global.b8 " + addr(e) + ", " + h);
+          }
+        }
+      }
+    }
+    w.label(skip);
+  }
+}
+
+namespace {
+// The value as an f32 register, from the register's 32-bit form (f32 or s32 bits, or an f16 in
+// the low half: tcgen05 D is unpacked, PTX ISA 9.1 §9.7.16.10.4.1).
+std::string to_f32(PtxWriter& w, isa::DType from, const std::string& x) {
+  if (from == isa::DType::f32) return x;
+  const std::string f = w.r32();
+  if (from == isa::DType::s32) {
+    w.ins("cvt.rn.f32.s32 " + f + ", " + x);
+  } else {
+    const std::string h = w.r16();
+    w.ins("cvt.u16.u32 " + h + ", " + x);
+    w.ins("cvt.f32.f16 " + f + ", " + h);
+  }
+  return f;
+}
+}  // namespace
+
+// Stores elements (row, col) and (row, col + 1) of the register set: both at once when aligned
+// and in bounds, else each that is in bounds (row < rows, col < cols at run time). `x`/`y` are
+// 32-bit registers, or `packed` an .f16x2 register holding both (wgmma f16 accumulators).
+void Emitter::store_pair(const plan::StoreStep& st, const std::string& x, const std::string& y, const std::string& packed,
+                         const std::string& row, const std::string& col) {
+  const isa::DType from = st.src.dtype, out = st.to;
+  const int es = isa::value_bits(out) / 8;
+  const std::string& rows = size.at(st.rows_param);
+  const std::string& cols = size.at(st.cols_param);
+  const std::string ld = st.ld_param.empty() ? s(st.global_cols) : size.at(st.ld_param);
+  const std::string c1 = w.r32(), p0 = w.pred(), p1 = w.pred(), pv = w.pred(), ps0 = w.pred(), ps1 = w.pred();
+  const std::string rowok = w.pred(), t = w.r32();
+  w.ins("setp.lt.u32 " + rowok + ", " + row + ", " + rows);
+  w.ins("setp.lt.and.u32 " + p0 + ", " + col + ", " + cols + ", " + rowok);
+  w.ins("add.u32 " + c1 + ", " + col + ", 1");
+  w.ins("setp.lt.and.u32 " + p1 + ", " + c1 + ", " + cols + ", " + rowok);
+  // A two-element store is aligned when the row stride is even (the column is even, D row-major).
+  if (st.ld_param.empty()) {
+    w.ins("setp.eq.and.u32 " + pv + ", " + s(st.global_cols % 2) + ", 0, " + p1);
+  } else {
+    w.ins("and.b32 " + t + ", " + ld + ", 1");
+    w.ins("setp.eq.and.u32 " + pv + ", " + t + ", 0, " + p1);
+  }
+  w.ins("and.pred " + ps0 + ", " + p0 + ", !" + pv);
+  w.ins("and.pred " + ps1 + ", " + p1 + ", !" + pv);
+  const std::string addr = w.r64(), idx = w.r64();
+  w.ins("mul.wide.u32 " + idx + ", " + row + ", " + ld);
+  w.ins("cvt.u64.u32 " + addr + ", " + col);
+  w.ins("add.u64 " + idx + ", " + idx + ", " + addr);
+  w.ins("mad.lo.u64 " + addr + ", " + idx + ", " + s(es) + ", " + gbase.at(st.global));
+  std::string fx, fy;
+  if (!packed.empty()) {
+    const std::string lo = w.r16(), hi = w.r16();
+    w.ins("mov.b32 {" + lo + ", " + hi + "}, " + packed);
+    if (out == isa::DType::f16) {
+      w.ins("@" + pv + " st.global.b32 [" + addr + "], " + packed);
+      w.ins("@" + ps0 + " st.global.b16 [" + addr + "], " + lo);
+      w.ins("@" + ps1 + " st.global.b16 [" + addr + "+2], " + hi);
+      return;
+    }
+    fx = w.r32();
+    fy = w.r32();
+    w.ins("cvt.f32.f16 " + fx + ", " + lo);
+    w.ins("cvt.f32.f16 " + fy + ", " + hi);
+  } else if (out == isa::DType::s32) {  // s32 accumulators only (rule-checked)
+    w.ins("@" + pv + " st.global.v2.s32 [" + addr + "], {" + x + ", " + y + "}");
+    w.ins("@" + ps0 + " st.global.s32 [" + addr + "], " + x);
+    w.ins("@" + ps1 + " st.global.s32 [" + addr + "+4], " + y);
+    return;
+  } else if (out == isa::DType::f16 && from == isa::DType::f16) {
+    const std::string hx = w.r16(), hy = w.r16(), pk = w.r32();
+    w.ins("cvt.u16.u32 " + hx + ", " + x);
+    w.ins("cvt.u16.u32 " + hy + ", " + y);
+    w.ins("mov.b32 " + pk + ", {" + hx + ", " + hy + "}");
+    w.ins("@" + pv + " st.global.b32 [" + addr + "], " + pk);
+    w.ins("@" + ps0 + " st.global.b16 [" + addr + "], " + hx);
+    w.ins("@" + ps1 + " st.global.b16 [" + addr + "+2], " + hy);
+    return;
+  } else {
+    fx = to_f32(w, from, x);
+    fy = to_f32(w, from, y);
+  }
+  if (out == isa::DType::f32) {
+    w.ins("@" + pv + " st.global.v2.f32 [" + addr + "], {" + fx + ", " + fy + "}");
+    w.ins("@" + ps0 + " st.global.f32 [" + addr + "], " + fx);
+    w.ins("@" + ps1 + " st.global.f32 [" + addr + "+4], " + fy);
+    return;
+  }
+  const std::string pk = w.r32(), h0 = w.r16(), h1 = w.r16();
+  w.ins(std::string(out == isa::DType::bf16 ? "cvt.rn.bf16x2.f32 " : "cvt.rn.f16x2.f32 ") + pk + ", " + fy + ", " + fx);
+  w.ins("@" + pv + " st.global.b32 [" + addr + "], " + pk);
+  w.ins("mov.b32 {" + h0 + ", " + h1 + "}, " + pk);
+  w.ins("@" + ps0 + " st.global.b16 [" + addr + "], " + h0);
+  w.ins("@" + ps1 + " st.global.b16 [" + addr + "+2], " + h1);
+}
+
+// A store clipped to the run-time extents: each thread's elements in pairs of adjacent columns,
+// at the tile's run-time origin plus the fragment's cell.
+void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
+  const plan::RegDef& d = st.src;
+  const auto& rs = regs.at(d.name);
+  const std::string row0 = affine(st.row0), col0 = affine(st.col0);
+  if (d.wgmma) {
+    // §9.7.15.5.1.1: warp q of the warpgroup, lane l: register pair i of an N group holds rows
+    // 16q + l/4 + 8 (i % 2) and columns 8 (i / 2) + 2 (l % 4) + {0, 1} of its warpgroup's 64 rows.
+    const std::string q = w.r32(), wg = w.r32(), r0 = w.r32(), r8 = w.r32(), c0 = w.r32(), t = w.r32();
+    w.ins("sub.u32 " + wg + ", " + warp + ", " + s(role ? role->first_warp : 0));
+    w.ins("and.b32 " + q + ", " + wg + ", 3");
+    w.ins("shr.u32 " + wg + ", " + wg + ", 2");
+    w.ins("shr.u32 " + t + ", " + lane + ", 2");
+    w.ins("mad.lo.u32 " + r0 + ", " + q + ", 16, " + t);
+    w.ins("mad.lo.u32 " + r0 + ", " + wg + ", 64, " + r0);
+    w.ins("add.u32 " + r0 + ", " + r0 + ", " + row0);
+    w.ins("add.u32 " + r8 + ", " + r0 + ", 8");
+    w.ins("and.b32 " + t + ", " + lane + ", 3");
+    w.ins("mad.lo.u32 " + c0 + ", " + t + ", 2, " + col0);
+    const bool packed = d.dtype == isa::DType::f16;
+    int n0 = 0;
+    size_t reg = 0;
+    for (int ng : d.groups) {
+      for (int i = 0; i < ng / 4; ++i) {
+        const std::string col = w.r32();
+        w.ins("add.u32 " + col + ", " + c0 + ", " + s(n0 + 8 * (i / 2)));
+        const std::string& row = i % 2 ? r8 : r0;
+        if (packed) store_pair(st, "", "", rs.at(reg + static_cast<size_t>(i)), row, col);
+        else store_pair(st, rs.at(reg + 2 * static_cast<size_t>(i)), rs.at(reg + 2 * static_cast<size_t>(i) + 1), "", row, col);
+      }
+      reg += static_cast<size_t>(packed ? ng / 4 : ng / 2);
+      n0 += ng;
+    }
+    return;
+  }
+  // tcgen05.ld fragments: thread t of warp w, register j holds the cell (row, element) of
+  // isa::ld_cell relative to the fragment's origin; adjacent registers of one row pair up.
+  std::map<int, std::vector<const plan::LdInstr*>> by_warp;
+  for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
+  // Warps whose fragments differ only in the rows they hold (row0 = r0 + R (w - w0)) share one
+  // copy of the code, the row offset computed from the warp index.
+  std::vector<int> ws;
+  for (const auto& [wi, fs] : by_warp) ws.push_back(wi);
+  int step = 0;
+  bool uniform = ws.size() > 1;
+  for (size_t i = 1; uniform && i < ws.size(); ++i) {
+    const auto& a = by_warp.at(ws[0]);
+    const auto& b = by_warp.at(ws[i]);
+    uniform = a.size() == b.size() && ws[i] == ws[0] + static_cast<int>(i);
+    for (size_t k = 0; uniform && k < a.size(); ++k) {
+      const int dr = b[k]->row0 - a[k]->row0;
+      if (i == 1 && k == 0) step = dr;
+      uniform = a[k]->shape == b[k]->shape && a[k]->num == b[k]->num && a[k]->regs == b[k]->regs &&
+                a[k]->first_reg == b[k]->first_reg && a[k]->elem0 == b[k]->elem0 && dr == step * static_cast<int>(i);
+    }
+  }
+  auto emit_frags = [&](const std::vector<const plan::LdInstr*>& fs, const std::string& wrow) {
+    for (const plan::LdInstr* f : fs) {
+      if (f->pack || d.elems_per_reg != 1) throw std::logic_error("a clipped store of packed registers");
+      const std::string tr = w.r32(), tc = w.r32();
+      switch (f->shape) {
+        case isa::LdShape::s32x32b:  // lane t, column 0
+          w.ins("add.u32 " + tr + ", " + row0 + ", " + lane);
+          w.ins("mov.u32 " + tc + ", " + col0);
+          break;
+        case isa::LdShape::s16x256b: {  // lane t/4, column 2(t%4)
+          const std::string x = w.r32();
+          w.ins("shr.u32 " + x + ", " + lane + ", 2");
+          w.ins("add.u32 " + tr + ", " + row0 + ", " + x);
+          w.ins("and.b32 " + x + ", " + lane + ", 3");
+          w.ins("mad.lo.u32 " + tc + ", " + x + ", 2, " + col0);
+          break;
+        }
+        default: throw std::logic_error("a clipped store of an unsupported tcgen05.ld shape");
+      }
+      if (!wrow.empty()) w.ins("add.u32 " + tr + ", " + tr + ", " + wrow, "the rows of this warp");
+      for (int j = 0; j + 1 < f->regs; j += 2) {
+        const isa::LdCell c = isa::ld_cell(f->shape, 0, j), c1 = isa::ld_cell(f->shape, 0, j + 1);
+        if (c1.lane != c.lane || c1.column != c.column + 1) throw std::logic_error("registers of a pair are not adjacent");
+        const std::string row = w.r32(), col = w.r32();
+        w.ins("add.u32 " + row + ", " + tr + ", " + s(f->row0 + c.lane));
+        w.ins("add.u32 " + col + ", " + tc + ", " + s(f->elem0 + c.column));
+        store_pair(st, rs.at(static_cast<size_t>(f->first_reg + j)), rs.at(static_cast<size_t>(f->first_reg + j + 1)), "", row, col);
+      }
+    }
+  };
+  if (uniform) {
+    const std::string out = w.pred(), below = w.pred(), wrow = w.r32();
+    w.ins("setp.lt.u32 " + below + ", " + warp + ", " + s(ws.front()));
+    w.ins("setp.gt.or.u32 " + out + ", " + warp + ", " + s(ws.back()) + ", " + below);
+    w.ins("@" + out + " bra " + L + "_w");
+    w.ins("sub.u32 " + wrow + ", " + warp + ", " + s(ws.front()));
+    w.ins("mul.lo.u32 " + wrow + ", " + wrow + ", " + s(step), s(step) + " rows per warp");
+    emit_frags(by_warp.at(ws.front()), wrow);
+    w.label(L + "_w");
+    return;
+  }
+  for (const auto& [wi, fs] : by_warp) {
+    const std::string skip = L + "_w" + s(wi);
+    w.ins("@" + warp_pred(wi) + " bra " + skip);
+    emit_frags(fs, "");
+    w.label(skip);
+  }
+}
+
+}  // namespace ptxgen::emit::detail

@@ -1,0 +1,96 @@
+// The emitter's state (internal to the emit stage): one planned kernel in, PTX text out. The
+// prologue (emitter.cpp) defines the registers everything else uses; each role's steps follow,
+// loops and barriers (emitter.cpp), data movement (data.cpp), MMAs (mma.cpp); every mnemonic comes
+// from the spelling tables (spelling.hpp).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ptx_writer.hpp"
+#include "ptxgen/emit.hpp"
+#include "spelling.hpp"
+
+namespace ptxgen::emit::detail {
+
+// PTX is ASCII (ptxas refuses other bytes, even in comments): the plan's notes cite sections as
+// "§9.7.16.6", written here "PTX ISA 9.7.16.6".
+std::string ascii(const std::string& t);
+
+// The registers of the loop an op runs in: iteration kb, and per ring size the stage and phase.
+struct LoopRegs {
+  bool active = false;
+  std::string kb;
+  std::map<int, std::pair<std::string, std::string>> ring;  // ring size -> (stage, phase)
+  std::string acc_on, always;                               // predicates: kb != 0, true
+};
+
+struct Emitter {
+  explicit Emitter(const plan::Plan& p);
+  std::string run();
+
+  const plan::Plan& p;
+  const isa::TargetInfo& target;
+  PtxWriter w;
+  int label_ = 0;
+  // Prologue registers.
+  std::string tid, warp, lane, base, not_t0, not_issuer, rank, rank64, dbase, desc_base32, m_tile, n_tile, cta_even;
+  std::map<int, std::string> warp_p;
+  std::map<std::string, std::string> gbase, bar, tmem_base, tmap, size;
+  std::map<std::string, std::vector<std::string>> regs;
+  std::map<std::string, const plan::SmemPlacement*> tiles;
+  std::map<std::string, const plan::BarrierPlacement*> bars;
+  LoopRegs loop;
+  const plan::RolePlan* role = nullptr;
+
+  bool pair() const { return p.cta_group == 2; }
+  std::string cgq() const { return ".cta_group::" + std::to_string(p.cta_group); }
+  std::string label() { return "$L_s" + std::to_string(label_++); }
+  const std::string& warp_pred(int wi);
+  // The issuing thread's guard: a role of all threads leaves one thread (of CTA 0 in a pair) to
+  // issue tcgen05.cp/mma/commit; a single-thread role is that thread already.
+  bool guarded() const { return role && !role->single_thread; }
+
+  // emitter.cpp
+  std::string header() const;
+  void prologue();
+  void roles();
+  void teardown_single();
+  void steps(const std::vector<plan::Step>& ss);
+  void step(const plan::Step& st);
+  void thread_sync();
+  void loop_step(const plan::Step& st);
+  // The stage and phase registers of iteration kb - lag of a ring of `ring` stages (outside a
+  // loop: stage 0, phase = parity given).
+  std::pair<std::string, std::string> stage_phase(const ir::Phase& ph, int ring);
+  std::string barrier_addr(const std::string& name, const ir::Phase& ph);
+  void wait(const plan::Step& st, const std::string& L);
+  void commit(const plan::Step& st, const std::string& L);
+  // A register holding the Affine's value (32-bit).
+  std::string affine(const ir::Affine& a, int64_t scale = 1);
+  // The 16-byte-unit start offset of a tile's current stage, for descriptors (a ring) or "".
+  std::string stage_units(const std::string& tile);
+  std::string tmem(const std::string& alloc, uint32_t rel) const;
+  std::string desc(const isa::SmemDesc& d, const std::string& tile);
+
+  // data.cpp
+  void load(const plan::LoadStep& l, const std::string& L);
+  void tma_load(const plan::LoadStep& l, const std::string& L);
+  void cp(const plan::Step& st, const std::string& L);
+  void ld(const plan::RegDef& d, const std::vector<std::string>& rs, const std::string& L);
+  void tmem_st(const plan::Step& st, const std::string& L);
+  void store(const plan::StoreStep& st, const std::string& L);
+  void clipped_store(const plan::StoreStep& st, const std::string& L);
+  std::string half(const std::string& r, int elem, int epr);
+  std::string thread_offset(const plan::LdInstr& f, int64_t stride, int64_t col_bytes);
+  void store_pair(const plan::StoreStep& st, const std::string& x, const std::string& y, const std::string& packed,
+                  const std::string& row, const std::string& col);
+
+  // mma.cpp
+  void mma(const plan::MmaStep& m, const std::string& L);
+  void wgmma(const plan::MmaStep& m, const std::string& L);
+  void a_fragments(const plan::MmaStep& m, const std::vector<std::string>& out);
+};
+
+}  // namespace ptxgen::emit::detail

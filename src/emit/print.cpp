@@ -1,0 +1,385 @@
+// `ptxgen plan`: resources (globals, tiles and their rings, allocations, every view with the chain
+// it resolved through, barriers, registers), then each role's steps in order (loops with their
+// bodies) with each instruction's spelling, shape, descriptor (field by field in JSON) and
+// tensor-memory address. The JSON form is documented field by field in docs/plan-json.md.
+#include <nlohmann/json.hpp>
+
+#include "emitter.hpp"
+
+namespace ptxgen::emit {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+using namespace plan;
+
+std::string s(int64_t v) { return std::to_string(v); }
+std::string dt(isa::DType t) { return std::string(isa::name(t)); }
+
+std::string taddr(const std::string& alloc, uint32_t a) {
+  const isa::TmemAddr t = isa::decode_tmem(a);
+  return "[" + alloc + " + " + isa::hex32(a) + " (lane " + s(t.lane) + ", column " + s(t.column) + ")]";
+}
+
+ojson fields_json(const std::vector<isa::Field>& fs) {
+  ojson j = ojson::object();
+  for (const auto& f : fs)
+    j[f.name] = {{"bits", f.lo == f.hi ? s(f.lo) : s(f.lo) + "-" + s(f.hi)}, {"raw", f.raw}, {"value", f.value}};
+  return j;
+}
+
+ojson tmem_json(const std::string& alloc, uint32_t a) {
+  const isa::TmemAddr t = isa::decode_tmem(a);
+  return {{"alloc", alloc}, {"hex", isa::hex32(a)}, {"lane", t.lane}, {"column", t.column}};
+}
+
+ojson desc_json(const isa::SmemDesc& d, const std::string& tile) {
+  ojson j = {{"hex", isa::hex64(encoded(d))}, {"start_relative_to", "aligned shared-memory base"},
+             {"fields", fields_json(isa::fields(d))}};
+  if (!tile.empty()) j["tile"] = tile;
+  return j;
+}
+
+// An Affine as text: "128 + 256 m_tile + 64 k_block".
+std::string affine_text(const ir::Affine& a) {
+  std::string o = s(a.base);
+  auto term = [&](int64_t c, const char* n) {
+    if (c) o += " + " + s(c) + " " + n;
+  };
+  term(a.m_tile, "m_tile");
+  term(a.n_tile, "n_tile");
+  term(a.k_block, "k_block");
+  term(a.rank, "rank");
+  return o;
+}
+
+ojson affine_json(const ir::Affine& a) {
+  return {{"base", a.base}, {"m_tile", a.m_tile}, {"n_tile", a.n_tile}, {"k_block", a.k_block}, {"rank", a.rank}};
+}
+
+std::string phase_text(const ir::Phase& ph) {
+  return "iteration kb" + (ph.lag ? " - " + s(ph.lag) : std::string()) + (ph.flip ? ", phase flipped" : "");
+}
+
+ojson phase_json(const ir::Phase& ph) { return {{"lag", ph.lag}, {"flip", ph.flip}}; }
+
+void ld_lines(std::string& o, const std::string& ind, const RegDef& d, bool st) {
+  for (const auto& f : d.frags) {
+    o += ind + "  warp " + s(f.warp) + ": " + (st ? spell::st(f.shape, f.num, f.pack) : spell::ld(f.shape, f.num, f.pack)) + " " +
+         taddr(f.alloc, f.taddr) + (f.split ? ", split " + s(f.split) : "") + "\n";
+    o += ind + "    regs " + s(f.first_reg) + "-" + s(f.first_reg + f.regs - 1) + ", rows from " + s(f.row0) +
+         ", elements from " + s(f.elem0) + "\n";
+  }
+}
+
+ojson ld_json(const RegDef& d) {
+  ojson j = {{"regs", d.name}, {"dtype", dt(d.dtype)}, {"elements_per_register", d.elems_per_reg},
+             {"registers_per_thread", d.regs}, {"rows", d.rows}, {"row_elements", d.row_elements}};
+  ojson fr = ojson::array();
+  for (const auto& f : d.frags)
+    fr.push_back({{"warp", f.warp}, {"shape", std::string(isa::info(f.shape).name)}, {"num", f.num}, {"pack", f.pack},
+                  {"split", f.split}, {"taddr", tmem_json(f.alloc, f.taddr)}, {"first_reg", f.first_reg},
+                  {"regs", f.regs}, {"row0", f.row0}, {"elem0", f.elem0}});
+  j["instructions"] = fr;
+  if (d.wgmma) j["wgmma_groups"] = d.groups;
+  return j;
+}
+
+struct Printer {
+  const Plan& pl;
+  const isa::TargetInfo& t;
+  std::string o;
+  int index = 0;
+
+  std::string mma_name(const MmaStep& m, int n) const {
+    return m.engine == ir::Engine::wgmma ? spell::wgmma(m, n) : spell::mma(m, pl.cta_group, t);
+  }
+
+  void steps(const std::vector<Step>& ss, const std::string& ind) {
+    for (const Step& st : ss) step(st, ind);
+  }
+
+  void step(const Step& st, const std::string& ind) {
+    o += ind + "[" + s(index++) + "] " + std::string(name(st.kind)) + "  (" + st.ptr + ")\n";
+    o += ind + "    " + st.why + "\n";
+    const std::string in2 = ind + "    ";
+    switch (st.kind) {
+      case StepKind::load: {
+        const auto& l = st.load;
+        o += in2 + s(l.chunks) + " chunks of 16 B: " + s(l.box_rows) + " rows of " + s(l.row_bytes) + " B from (" +
+             affine_text(l.row0) + ", " + affine_text(l.col0) + "), boxes " + s(l.box_bytes) + " B wide, " +
+             std::string(isa::name(l.swizzle)) + " swizzle" + (pl.cta_group == 2 && !l.tma ? "; CTA 1 reads " + s(l.cta_bytes) + " B further on" : "") + "\n";
+        if (l.tma) {
+          o += in2 + spell::tma_load(l.to_leader && pl.cta_group == 2) + "\n";
+          o += in2 + "through " + l.map.param + " (" + l.map.data_type + ", box " + s(l.map.box_inner) + " x " + s(l.map.box_outer) +
+               "), mbarrier " + l.barrier + (l.to_leader && pl.cta_group == 2 ? " of CTA 0" : "") +
+               (pl.cta_group == 2 ? "; CTA 1 at +(" + s(l.cta_c0) + ", " + s(l.cta_c1) + ")" : "") + "\n";
+          for (const auto& b : l.boxes)
+            o += in2 + "  box -> shared +" + s(b.smem) + " from row " + s(b.c1) + ", element " + s(b.c0) + " of the map\n";
+        }
+        break;
+      }
+      case StepKind::cp:
+        for (const auto& c : st.cps)
+          o += in2 + spell::cp(c.shape, c.decompress, pl.cta_group) + " " + taddr(c.alloc, c.taddr) + " <- " +
+               isa::hex64(encoded(c.src)) + " (\"" + c.tile + "\" rows from " + s(c.src_row) + ", column " + s(c.src_col) + ")\n";
+        break;
+      case StepKind::mma: {
+        const auto& m = st.mma;
+        if (m.engine == ir::Engine::tcgen05)
+          o += in2 + mma_name(m, 0) + (m.scaled ? ", " + s(m.scale.factors) + " scale factor(s) per row per instruction" : "") + "\n";
+        else
+          o += in2 + "each warpgroup of the role: its 64 rows of A" + (m.a_registers ? " (from registers)" : "") + " into registers \"" +
+               m.acc_regs + "\"\n";
+        for (const auto& in : m.instrs) {
+          o += in2 + "m" + s(in.mi) + " n" + s(in.ni) + " k" + s(in.ki) + " " + s(in.m) + "x" + s(in.n) + "x" + s(in.k);
+          if (m.engine == ir::Engine::wgmma) {
+            o += " " + mma_name(m, in.n) + "\n" + in2 + "  a=" + (m.a_registers ? std::string("registers") : isa::hex64(encoded(in.a_desc))) +
+                 " b=" + isa::hex64(encoded(in.b_desc)) + " acc registers from " + s(in.acc_reg) + "\n";
+            continue;
+          }
+          o += (in.enable_input_d ? " accumulate" : m.first_iteration_overwrites ? " overwrite in iteration 0" : " overwrite") + std::string("\n");
+          o += in2 + "  d=" + taddr(in.d_alloc, in.d_taddr) + " idesc=" + isa::hex32(encoded(in.idesc)) + "\n";
+          o += in2 + "  a=" + (in.a_tmem ? taddr(in.a_alloc, in.a_taddr) : isa::hex64(encoded(in.a_desc))) + " b=" + isa::hex64(encoded(in.b_desc)) + "\n";
+          if (m.scaled)
+            o += in2 + "  sfa=" + taddr(in.sfa_alloc, in.sfa_taddr) + " id " + s(in.idesc.a_sf_id) + " sfb=" + taddr(in.sfb_alloc, in.sfb_taddr) +
+                 " id " + s(in.idesc.b_sf_id) + "\n";
+          if (m.sparse) o += in2 + "  meta=" + taddr(in.meta_alloc, in.meta_taddr) + " selector " + s(in.idesc.sparse_selector) + "\n";
+        }
+        break;
+      }
+      case StepKind::tmem_ld: ld_lines(o, in2, st.ld, false); break;
+      case StepKind::tmem_st: ld_lines(o, in2, st.st.dst, true); break;
+      case StepKind::store:
+        o += in2 + st.store.src.name + " (" + dt(st.store.src.dtype) + ") -> " + st.store.global + " (" + dt(st.store.to) + ") at (" +
+             affine_text(st.store.row0) + ", " + affine_text(st.store.col0) + ")" +
+             (st.store.clip ? ", clipped to " + st.store.rows_param + " x " + st.store.cols_param : "") + "\n";
+        break;
+      case StepKind::commit:
+        o += in2 + spell::commit(pl.cta_group, st.bar.pair_multicast) + " [" + st.bar.barrier + "]" +
+             (st.bar.phase.lag || st.bar.phase.flip ? " (" + phase_text(st.bar.phase) + ")" : "") + "\n";
+        break;
+      case StepKind::wait:
+        o += in2 + spell::mbarrier_try_wait() + " [" + st.bar.barrier + "], " +
+             (st.bar.phase.lag || st.bar.phase.flip || st.bar.parity == 0 ? "parity of " + phase_text(st.bar.phase) : "parity " + s(st.bar.parity)) + "\n";
+        break;
+      case StepKind::arrive:
+      case StepKind::expect_tx:
+        o += in2 + (st.kind == StepKind::arrive ? spell::mbarrier_arrive() : spell::mbarrier_expect_tx()) + " [" + st.bar.barrier + "]" +
+             (st.kind == StepKind::expect_tx ? ", " + s(st.bar.tx_bytes) + " bytes" : "") + " (" + phase_text(st.bar.phase) + ")\n";
+        break;
+      case StepKind::mma_wait: o += in2 + spell::wgmma_wait() + " " + s(st.bar.pending) + "\n"; break;
+      case StepKind::sync:
+        o += in2 + (st.proxy_fence ? spell::proxy_fence() + "; " : "") + spell::fence_before() + "; " +
+             (pl.cta_group == 2 ? spell::cluster_arrive(true) + "; " + spell::cluster_wait(true) : spell::bar_sync() + " 0") + "; " +
+             spell::fence_after() + "\n";
+        break;
+      case StepKind::loop: steps(st.body, ind + "    "); break;
+      case StepKind::wait_ld: o += in2 + spell::wait_ld() + "\n"; break;
+      case StepKind::wait_st: o += in2 + spell::wait_st() + "\n"; break;
+    }
+  }
+};
+
+}  // namespace
+
+std::string plan_text(const Plan& pl) {
+  const auto& t = isa::target_info(pl.target);
+  const PtxVersion v = ptx_version(pl);
+  Printer pr{pl, t, "", 0};
+  std::string& o = pr.o;
+  o += "plan for \"" + pl.name + "\" (" + std::string(t.name) + ", PTX ISA " + s(v.major) + "." + s(v.minor) + "): " +
+       s(pl.threads) + " threads" + (pl.cta_group == 2 ? " in each CTA of a pair (CTA 0 issues .cta_group::2)" : "") + ", " +
+       (pl.roles.size() == 1 ? "one role the planner orders" : s(static_cast<int64_t>(pl.roles.size())) + " warp-specialized roles") + "\n";
+  if (!pl.summary.empty()) o += "  " + pl.summary + "\n";
+  o += "  launch: grid " + s(pl.launch.x) + " x " + s(pl.launch.y) + " x " + s(pl.launch.z) + " for the spec's sizes, cluster " +
+       s(pl.cluster[0]) + " x " + s(pl.cluster[1]) + " x " + s(pl.cluster[2]) +
+       (pl.max_registers < 255 ? ", .maxnreg " + s(pl.max_registers) : "") + "\n";
+  if (pl.grid.tiled)
+    o += "  grid of output tiles " + s(pl.grid.tile_m) + " x " + s(pl.grid.tile_n) + " over " + pl.grid.m_param + " x " + pl.grid.n_param +
+         ", K blocks of " + s(pl.grid.tile_k) + "\n";
+  o += "\nResources\n";
+  for (const auto& g : pl.globals)
+    o += "  global   " + g.name + ": " + dt(g.dtype) + " [" + (g.rows_param.empty() ? s(g.rows) : g.rows_param + "=" + s(g.rows)) + " x " +
+         (g.cols_param.empty() ? s(g.cols) : g.cols_param + "=" + s(g.cols)) + "] row-major, " + s(g.bits) + " bits per element, ld " +
+         (g.ld_param.empty() ? s(g.ld) : g.ld_param) + (g.param.empty() ? " (tensor maps only)" : ", param " + g.param) + "\n";
+  for (const auto& sm : pl.smem) {
+    const auto& l = sm.layout;
+    o += "  smem     " + sm.name + ": " + dt(sm.dtype) + " " + s(l.mn) + " x " + s(l.k) + " " + (l.major == isa::Major::k ? "K" : "MN") +
+         "-major " + std::string(isa::name(l.swizzle)) + " at " + s(sm.offset) + " (" + s(l.bytes) + " B, align " + s(sm.align) +
+         (sm.stages > 1 ? ", a ring of " + s(sm.stages) + " stages " + s(sm.stage_bytes) + " B apart" : "") + ")\n";
+    o += "           atom " + s(l.atom_mn) + " x " + s(l.atom_k) + ", LBO " + s(l.lbo) + " B, SBO " + s(l.sbo) + " B\n";
+  }
+  for (size_t i = 0; i < pl.allocs.size(); ++i)
+    o += "  tmem     " + pl.allocs[i].name + ": tcgen05.alloc #" + s(static_cast<int64_t>(i)) + " of " + s(pl.allocs[i].columns) +
+         " columns, address word at " + s(pl.allocs[i].slot_offset) + "\n";
+  for (const auto& n : pl.view_order) {
+    const ResolvedView& v = pl.views.at(n);
+    o += "  view     " + n + " = " + v.describe() + "\n";
+    for (const auto& c : v.chain) o += "             <- " + c + "\n";
+  }
+  for (const auto& b : pl.barriers)
+    o += "  mbarrier " + b.name + " at " + s(b.offset) + (b.stages > 1 ? ", " + s(b.stages) + " stages" : "") + ", " + s(b.count) +
+         " arrival(s) per phase\n";
+  for (const auto& [n, c] : pl.reg_counts) o += "  regs     " + n + ": " + s(c) + " per thread\n";
+  o += "  shared memory: " + s(pl.smem_bytes) + " B dynamic (base rounded up to " + s(pl.smem_align) +
+       " B at run time); tensor memory: " + s(pl.tmem_columns) + " columns\n";
+  for (const auto& r : pl.roles) {
+    o += "\nRole \"" + r.name + "\": warp" + (r.warps > 1 ? "s " + s(r.first_warp) + "-" + s(r.first_warp + r.warps - 1) : " " + s(r.first_warp)) +
+         (r.single_thread ? ", one thread" : "") + (r.leader_cta_only && pl.cta_group == 2 ? ", CTA 0 of the pair" : "") +
+         (r.max_registers ? ", setmaxnreg " + s(r.max_registers) : "") + "\n";
+    pr.steps(r.steps, "  ");
+  }
+  return o;
+}
+
+namespace {
+
+ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
+  ojson x = {{"step", std::string(name(st.kind))}, {"op", st.op}, {"pointer", st.ptr}, {"why", st.why}};
+  switch (st.kind) {
+    case StepKind::load: {
+      const auto& l = st.load;
+      x["load"] = {{"global", l.global}, {"tile", l.tile}, {"row0", l.row0.base}, {"col0", l.col0.base},
+                   {"origin", {affine_json(l.row0), affine_json(l.col0)}}, {"chunks", l.chunks}};
+      // The arrangement (§9.7.16.3.3): `rows` rows of `row_bytes`, in columns `box_bytes` wide, each
+      // column `column_bytes` long, from `tile_offset`; global row r at r x `global_row_bytes`.
+      x["load"]["arrangement"] = {{"tile_offset", l.tile_offset}, {"rows", l.box_rows}, {"row_bytes", l.row_bytes},
+                                  {"box_bytes", l.box_bytes}, {"column_bytes", l.column_bytes},
+                                  {"swizzle", std::string(isa::name(l.swizzle))},
+                                  {"global_row_bytes", l.global_row_bytes}, {"col0_bytes", l.col0_bytes}};
+      if (pl.cta_group == 2) x["load"]["cta_bytes"] = l.cta_bytes;
+      if (l.tma) {
+        ojson bx = ojson::array();
+        for (const auto& b : l.boxes) bx.push_back({{"smem", b.smem}, {"coords", {b.c0, b.c1}}});
+        x["load"]["tma"] = {{"instruction", spell::tma_load(l.to_leader && pl.cta_group == 2)}, {"tensor_map", l.map.param},
+                            {"barrier", l.barrier}, {"phase", phase_json(l.phase)}, {"arms_barrier", l.arm},
+                            {"to_leader", l.to_leader}, {"boxes", bx}};
+        if (pl.cta_group == 2) x["load"]["tma"]["cta_coords"] = {l.cta_c0, l.cta_c1};
+      }
+      break;
+    }
+    case StepKind::cp: {
+      ojson a = ojson::array();
+      for (const auto& c : st.cps)
+        a.push_back({{"instruction", spell::cp(c.shape, c.decompress, pl.cta_group)}, {"dst", tmem_json(c.alloc, c.taddr)},
+                     {"src", desc_json(c.src, c.tile)}, {"src_row", c.src_row}, {"src_col", c.src_col}});
+      x["cp"] = a;
+      break;
+    }
+    case StepKind::mma: {
+      const auto& m = st.mma;
+      ojson a = ojson::array();
+      for (const auto& in : m.instrs) {
+        ojson j = {{"mi", in.mi}, {"ni", in.ni}, {"ki", in.ki}, {"shape", {in.m, in.n, in.k}}, {"b", desc_json(in.b_desc, in.b_tile)},
+                   {"enable_input_d", in.enable_input_d}};
+        if (m.engine == ir::Engine::wgmma) {
+          j["instruction"] = spell::wgmma(m, in.n);
+          if (!m.a_registers) j["a"] = desc_json(in.a_desc, in.a_tile);
+          j["acc_reg"] = in.acc_reg;
+        } else {
+          j["idesc"] = {{"hex", isa::hex32(encoded(in.idesc))}, {"fields", fields_json(isa::fields(in.idesc))}};
+          j["d"] = tmem_json(in.d_alloc, in.d_taddr);
+          if (in.a_tmem) j["a"] = tmem_json(in.a_alloc, in.a_taddr);
+          else j["a"] = desc_json(in.a_desc, in.a_tile);
+          if (m.scaled) {
+            j["scale_a"] = tmem_json(in.sfa_alloc, in.sfa_taddr);
+            j["scale_b"] = tmem_json(in.sfb_alloc, in.sfb_taddr);
+          }
+          if (m.sparse) j["metadata"] = tmem_json(in.meta_alloc, in.meta_taddr);
+        }
+        a.push_back(j);
+      }
+      x["mma"] = {{"engine", m.engine == ir::Engine::wgmma ? "wgmma" : "tcgen05"}, {"instrs", a},
+                  {"first_iteration_overwrites", m.first_iteration_overwrites}};
+      if (m.engine == ir::Engine::tcgen05) x["mma"]["instruction"] = spell::mma(m, pl.cta_group, t);
+      else x["mma"]["accumulator"] = {{"regs", m.acc_regs}, {"dtype", dt(m.acc_dtype)}, {"a_from_registers", m.a_registers},
+                                      {"a_warpgroup_stride", m.a_warpgroup_stride}};
+      break;
+    }
+    case StepKind::tmem_ld: x["ld"] = ld_json(st.ld); break;
+    case StepKind::tmem_st: x["st"] = ld_json(st.st.dst); break;
+    case StepKind::store:
+      x["store"] = {{"regs", st.store.src.name}, {"global", st.store.global}, {"row0", st.store.row0.base}, {"col0", st.store.col0.base},
+                    {"origin", {affine_json(st.store.row0), affine_json(st.store.col0)}}, {"clip", st.store.clip}};
+      if (pl.cta_group == 2) x["store"]["per_cta"] = {st.store.cta_row, st.store.cta_col};
+      break;
+    case StepKind::commit:
+    case StepKind::wait:
+    case StepKind::arrive:
+    case StepKind::expect_tx:
+      x["barrier"] = {{"name", st.bar.barrier}, {"parity", st.bar.parity}, {"phase", phase_json(st.bar.phase)}};
+      if (st.kind == StepKind::expect_tx) x["barrier"]["tx_bytes"] = st.bar.tx_bytes;
+      break;
+    case StepKind::mma_wait: x["pending"] = st.bar.pending; break;
+    case StepKind::sync: x["proxy_fence"] = st.proxy_fence; break;
+    case StepKind::loop: {
+      x["loop"] = {{"k_param", st.k_param}, {"block", st.block}, {"trips", st.trips}};
+      ojson b = ojson::array();
+      for (const auto& y : st.body) b.push_back(step_json(pl, t, y));
+      x["body"] = b;
+      break;
+    }
+    default: break;
+  }
+  return x;
+}
+
+}  // namespace
+
+std::string plan_json(const Plan& p) {
+  const auto& t = isa::target_info(p.target);
+  const PtxVersion v = ptx_version(p);
+  ojson j;
+  j["format"] = kPlanJsonFormat;
+  j["name"] = p.name;
+  j["target"] = std::string(t.name);
+  j["ptx_version"] = s(v.major) + "." + s(v.minor);
+  j["engine"] = p.engine == ir::Engine::wgmma ? "wgmma" : "tcgen05";
+  j["threads"] = p.threads;
+  j["cta_group"] = p.cta_group;
+  j["cluster"] = p.cluster;
+  j["grid"] = {p.launch.x, p.launch.y, p.launch.z};
+  if (p.grid.tiled) j["tiles"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}, {"m_param", p.grid.m_param}, {"n_param", p.grid.n_param}};
+  ojson g = ojson::array();
+  for (const auto& x : p.globals)
+    g.push_back({{"name", x.name}, {"param", x.param}, {"dtype", dt(x.dtype)}, {"rows", x.rows}, {"cols", x.cols}, {"ld", x.ld},
+                 {"rows_param", x.rows_param}, {"cols_param", x.cols_param}});
+  j["params"] = g;
+  ojson sz = ojson::array();
+  for (const auto& z : p.size_params) sz.push_back({{"name", z.name}, {"value", z.value}});
+  j["sizes"] = sz;
+  ojson sm = ojson::array();
+  for (const auto& x : p.smem)
+    sm.push_back({{"name", x.name}, {"offset", x.offset}, {"align", x.align}, {"bytes", x.layout.bytes}, {"lbo", x.layout.lbo},
+                  {"sbo", x.layout.sbo}, {"swizzle", std::string(isa::name(x.layout.swizzle))}, {"stages", x.stages},
+                  {"stage_bytes", x.stage_bytes}});
+  j["smem"] = sm;
+  ojson al = ojson::array();
+  for (const auto& a : p.allocs) al.push_back({{"name", a.name}, {"columns", a.columns}, {"slot_offset", a.slot_offset}});
+  j["allocations"] = al;
+  ojson vs = ojson::object();
+  for (const auto& n : p.view_order) {
+    const ResolvedView& v = p.views.at(n);
+    vs[n] = {{"alloc", v.alloc},       {"lane", v.lane},       {"lanes", v.lanes}, {"column", v.column},
+             {"columns", v.columns},   {"dtype", dt(v.dtype)}, {"packing", v.packing},
+             {"layout", std::string(spec::name(v.layout))}, {"rows", v.rows}, {"chain", v.chain}};
+  }
+  j["views"] = vs;
+  ojson bs = ojson::array();
+  for (const auto& b : p.barriers) bs.push_back({{"name", b.name}, {"offset", b.offset}, {"count", b.count}, {"stages", b.stages}});
+  j["barriers"] = bs;
+  j["shared_memory_bytes"] = p.smem_bytes;
+  j["tensor_memory_columns"] = p.tmem_columns;
+  ojson roles = ojson::array();
+  for (const auto& r : p.roles) {
+    ojson steps = ojson::array();
+    for (const auto& st : r.steps) steps.push_back(step_json(p, t, st));
+    roles.push_back({{"name", r.name}, {"first_warp", r.first_warp}, {"warps", r.warps}, {"single_thread", r.single_thread},
+                     {"leader_cta_only", r.leader_cta_only}, {"max_registers", r.max_registers}, {"steps", steps}});
+  }
+  j["roles"] = roles;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace ptxgen::emit

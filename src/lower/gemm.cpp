@@ -1,0 +1,571 @@
+// The gemm template into the kernel IR: D[M,N] = A[M,K] . B[K,N] as a warp-specialized pipelined
+// kernel over a grid of output tiles.
+//
+//   tensors   A, B through tensor maps (TMA zero-fills past the run-time extents), D through its
+//             address, stores clipped to m x n; the kernel takes m, n, k at run time
+//   memory    a ring of `stages` shared-memory stages of A's and B's tiles, with full[s] (the
+//             stage's bytes arrived) and empty[s] (its MMAs completed) mbarriers; tcgen05: the
+//             accumulator (and A, for a_source tmem) in tensor memory; wgmma: in registers
+//   roles     tcgen05: warps 0-3 read D back and store it; warp 4 (one thread) loads; warp 5 (one
+//             thread, CTA 0 of a pair) copies A into tensor memory and issues the MMAs
+//             wgmma:   warpgroups 0..W-1 each issue the MMAs of their 64 rows and store them;
+//             warp 4W (one thread) loads
+//
+// Where D and A sit in tensor memory follows the data-path layouts of §9.7.16.10.5: layout D
+// (M = 128, row i in lane i) and the pair's layout A (M = 256) keep each M group's N columns side
+// by side; the pair's layout B (dense M = 128) keeps each M group's N/2 columns with the second
+// half of N in lanes 64-127. Layout F (M = 64) keeps 64 rows in a 16-lane piece of every 32-lane
+// quarter at a lane alignment of 0 or 16, so two pieces share columns: M groups pair up (group 2j
+// at alignment 0, 2j + 1 at 16), and a group left over splits its N in halves at the two alignments
+// when both halves are legal instruction widths, which halves its columns. A in tensor memory for
+// layout F is copied (.128x256b) from 128-row slabs whose rows TMA places in lane order: lane
+// 32q + 16h + i holds row 16q + i of the piece at alignment 16h (docs/architecture.md).
+#include <algorithm>
+#include <stdexcept>
+
+#include "ptxgen/lower.hpp"
+
+namespace ptxgen::lower {
+
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+uint32_t pow2_at_least_32(uint32_t v) {
+  uint32_t p = 32;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+const char* kPtr = "/gemm";
+
+ir::TmemView alloc_view(const std::string& name, int columns) {
+  ir::TmemView v;
+  v.kind = ir::TmemView::Kind::alloc;
+  v.name = name;
+  v.ptr = kPtr;
+  v.columns = columns;
+  return v;
+}
+
+ir::TmemView slice_view(const std::string& name, const std::string& of, std::optional<std::array<int64_t, 2>> lanes,
+                        std::array<int64_t, 2> cols) {
+  ir::TmemView v;
+  v.kind = ir::TmemView::Kind::slice;
+  v.name = name;
+  v.ptr = kPtr;
+  v.of = {of, kPtr};
+  v.lanes = lanes;
+  v.cols = cols;
+  return v;
+}
+
+ir::TmemView cast_view(const std::string& name, const std::string& of, std::optional<isa::DType> dtype, std::optional<int> packing,
+                       std::optional<ir::TmemLayout> layout, std::optional<int> rows) {
+  ir::TmemView v;
+  v.kind = ir::TmemView::Kind::cast;
+  v.name = name;
+  v.ptr = kPtr;
+  v.of = {of, kPtr};
+  v.dtype = dtype;
+  v.packing = packing;
+  v.layout = layout;
+  v.rows = rows;
+  return v;
+}
+
+ir::Op op(ir::OpKind k) {  // an op of the template: its pointer is the template's
+  ir::Op o;
+  o.kind = k;
+  o.ptr = kPtr;
+  return o;
+}
+
+ir::Op barrier_op(ir::OpKind k, const std::string& bar, int lag = 0, bool flip = false) {
+  ir::Op o = op(k);
+  o.barrier = {bar, kPtr};
+  o.phase.lag = lag;
+  o.phase.flip = flip;
+  return o;
+}
+
+ir::Node node(ir::Op o) {
+  ir::Node n;
+  n.op = std::move(o);
+  return n;
+}
+
+// One mma op of the tile: rows [row0, row0 + rows) of this CTA's A (every M group: `blocks` of
+// them), columns [n0, n0 + n) of the instruction N, D in tensor memory from `column` (blocks of
+// `block_cols` columns side by side), at layout F's `alignment` (or -1).
+struct Piece {
+  int mi = -1;  // layout F: the M group; -1: every M group
+  int row0 = 0, rows = 0, blocks = 1;
+  int n0 = 0, n = 0;
+  uint32_t column = 0, block_cols = 0;
+  int alignment = -1;
+};
+
+struct Gemm {
+  const spec::Spec& spec;
+  const spec::Gemm& g;
+  ir::Kernel k;
+  isa::Kind kind = isa::Kind::f16;
+  int cta = 1, tm = 0, tn = 0, tk = 0, stages = 1;
+  int m_instr = 128, mg = 1, rows_cta = 128;  // instruction M, M groups, rows of D per CTA per M group
+  bool a_tmem = false;
+  ir::TmemLayout layout = ir::TmemLayout::rows;  // D's data-path layout (rows: D or A)
+  std::vector<Piece> pieces;
+  uint32_t d_columns = 0, a_columns = 0;
+
+  Gemm(const spec::Spec& s) : spec(s), g(*s.gemm) {}
+
+  void globals() {
+    // A is M x K: K-major is row-major (rows m, cols k), M-major stored K x M. B is K x N: K-major
+    // is stored N x K, N-major row-major. D is row-major M x N.
+    auto operand = [&](const char* name, const spec::Operand& op, bool k_major, const char* mn) {
+      ir::Global x;
+      x.name = name;
+      x.ptr = std::string(kPtr) + "/" + (name[0] == 'A' ? "a" : "b");
+      x.dtype = op.dtype;
+      x.bits = isa::value_bits(op.dtype);  // dense in global memory; TMA unpacks 4/6-bit types
+      x.typed_map = true;
+      const int64_t mn_size = name[0] == 'A' ? g.m : g.n;
+      x.rows = k_major ? mn_size : g.k;
+      x.cols = k_major ? g.k : mn_size;
+      x.rows_param = k_major ? mn : "k";
+      x.cols_param = k_major ? "k" : mn;
+      x.ld = spec::leading_dimension(op, x.cols);
+      x.dims = name[0] == 'A' ? std::array<std::string, 2>{"m", "k"} : std::array<std::string, 2>{"k", "n"};
+      k.globals.push_back(x);
+    };
+    operand("A", g.a, g.a.major == isa::Major::k, "m");
+    operand("B", g.b, g.b.major == isa::Major::k, "n");
+    ir::Global d;
+    d.name = "D";
+    d.ptr = std::string(kPtr) + "/d";
+    d.dtype = g.d;
+    d.rows = g.m;
+    d.cols = g.n;
+    d.ld = g.n;
+    d.rows_param = "m";
+    d.cols_param = "n";
+    d.ld_param = "n";
+    d.param = "d";
+    d.output = true;
+    d.dims = {"m", "n"};
+    k.globals.push_back(d);
+    k.size_params = {{"m", g.m}, {"n", g.n}, {"k", g.k}};
+  }
+
+  ir::Tile tile(const char* name, const spec::Operand& op, isa::Swizzle sw, int rows, int bits) {
+    ir::Tile t;
+    t.name = name;
+    t.ptr = std::string(kPtr) + "/tile";
+    t.dtype = op.dtype;
+    t.format = ir::SubByte::padded;  // 4/6-bit types sit in 8-bit containers (f8f6f4); others are whole bytes
+    t.rows = rows;
+    t.cols = tk;
+    t.major = op.major;
+    t.swizzle = sw;
+    t.stages = stages;
+    t.swizzle_ptr = std::string(kPtr) + "/swizzle/" + (name[0] == 'a' ? "a" : "b");
+    t.major_ptr = std::string(kPtr) + "/" + (name[0] == 'a' ? "a" : "b") + "/major";
+    t.shape_ptr = std::string(kPtr) + "/tile";
+    if (bits != spec::storage_bits(op.dtype, ir::SubByte::padded)) throw std::logic_error("tile bits");
+    return t;
+  }
+
+  // The TMA loads of one stage (loads of each operand, completing on full[stage]).
+  std::vector<ir::Op> loads() {
+    std::vector<ir::Op> out;
+    auto load = [&](const char* global, const char* tile, const char* map, std::array<ir::Affine, 2> at) {
+      ir::Op o = op(ir::OpKind::load);
+      o.src = {global, kPtr};
+      o.dst = {tile, kPtr};
+      o.tma = true;
+      o.map_param = map;
+      o.barrier = {"full", kPtr};
+      o.to_leader = cta == 2;
+      o.at = at;
+      return o;
+    };
+    // This CTA's rows of A: the tile's M rows, the pair's CTA r the half from r * tm / 2.
+    ir::Affine a_mn, b_mn, kk;
+    a_mn.m_tile = tm;
+    a_mn.rank = cta == 2 ? tm / 2 : 0;
+    b_mn.n_tile = tn;
+    b_mn.rank = cta == 2 ? tn / 2 : 0;
+    kk.k_block = tk;
+    const bool ak = g.a.major == isa::Major::k, bk = g.b.major == isa::Major::k;
+    if (a_tmem && layout_f()) {
+      // Slab j holds the pieces of alignment 0 and 16: lane 32q + 16h + i <- row 16q + i of the
+      // piece's M group (row-placed loads of 16 rows).
+      for (const Piece& pc : pieces) {
+        const int slab = slab_of(pc);
+        for (int q = 0; q < 4; ++q) {
+          ir::Affine r = a_mn;
+          r.base = pc.row0 + 16 * q;
+          ir::Op o = load("A", "a", "tmap_a", {r, kk});
+          o.tile_row0 = 128 * slab + 32 * q + pc.alignment;
+          o.load_rows = 16;
+          out.push_back(o);
+        }
+      }
+    } else {
+      out.push_back(load("A", "a", "tmap_a", ak ? std::array<ir::Affine, 2>{a_mn, kk} : std::array<ir::Affine, 2>{kk, a_mn}));
+    }
+    out.push_back(load("B", "b", "tmap_b", bk ? std::array<ir::Affine, 2>{b_mn, kk} : std::array<ir::Affine, 2>{kk, b_mn}));
+    return out;
+  }
+
+  bool layout_f() const { return layout == ir::TmemLayout::layout_f_0; }
+  int slab_of(const Piece& pc) const { return pc.mi / 2; }
+
+  // The mma ops of the tile and their tensor-memory columns.
+  void place_pieces() {
+    const bool b8mn = g.b.major == isa::Major::mn && isa::smem_bits(kind, g.b.dtype) == 8;
+    const int align = g.b.major == isa::Major::mn ? atom_mn_b() : 8;
+    if (layout_f()) {
+      // M = 64: pairs of M groups share columns at alignments 0 and 16; a group left over splits
+      // its N in halves at the two alignments when both are legal widths (Table 39).
+      const bool fold = mg % 2 == 1 && tn % 2 == 0 && tn / 2 % align == 0 && !isa::split_n(kind, 1, b8mn, tn / 2, align).empty();
+      for (int mi = 0; mi < mg; ++mi) {
+        const uint32_t col = static_cast<uint32_t>(mi / 2) * static_cast<uint32_t>(tn);
+        if (mi == mg - 1 && mg % 2 == 1 && fold) {
+          pieces.push_back({mi, 64 * mi, 64, 1, 0, tn / 2, col, static_cast<uint32_t>(tn / 2), 0});
+          pieces.push_back({mi, 64 * mi, 64, 1, tn / 2, tn / 2, col, static_cast<uint32_t>(tn / 2), 16});
+          d_columns = std::max<uint32_t>(d_columns, col + static_cast<uint32_t>(tn / 2));
+        } else {
+          pieces.push_back({mi, 64 * mi, 64, 1, 0, tn, col, static_cast<uint32_t>(tn), mi % 2 ? 16 : 0});
+          d_columns = std::max<uint32_t>(d_columns, col + static_cast<uint32_t>(tn));
+        }
+      }
+      return;
+    }
+    // Layouts D and A: each M group's N columns side by side; layout B: N/2 columns each. One mma
+    // op reads every M group (K step outermost, then M group, then N group); a pair's op is one
+    // instruction wide in N (its two CTAs' halves of B would interleave in D otherwise), so a pair
+    // has one op per N group, each with its M groups' blocks.
+    std::vector<std::pair<int, int>> nps;  // (n0, n)
+    if (cta == 2) {
+      int n0 = 0;
+      for (int n : isa::split_n(kind, 2, b8mn, tn, align * 2)) {
+        nps.push_back({n0, n});
+        n0 += n;
+      }
+    } else {
+      nps.push_back({0, tn});
+    }
+    uint32_t col = 0;
+    for (auto [n0, n] : nps) {
+      const uint32_t per = static_cast<uint32_t>(layout == ir::TmemLayout::layout_b ? n / 2 : n);
+      pieces.push_back({-1, 0, rows_cta * mg, mg, n0, n, col, per, -1});
+      col += per * static_cast<uint32_t>(mg);
+    }
+    d_columns = col;
+  }
+
+  int atom_mn_b() const {
+    isa::TileLayout l;
+    l.major = g.b.major;
+    l.swizzle = g.swizzle_b;
+    l.bits = isa::smem_bits(kind, g.b.dtype);
+    l.mn = tn / cta;
+    l.k = tk;
+    if (isa::make_tile_layout(l)) return 8;
+    return l.atom_mn;
+  }
+
+  void tcgen05() {
+    kind = *isa::unscaled_kind(g.a.dtype, g.b.dtype);
+    m_instr = isa::instr_m_for_tile(kind, cta, tm);
+    mg = tm / m_instr;
+    rows_cta = m_instr / cta;
+    if (cta == 1) layout = m_instr == 64 ? ir::TmemLayout::layout_f_0 : ir::TmemLayout::rows;
+    else layout = m_instr == 256 ? ir::TmemLayout::rows : ir::TmemLayout::layout_b;
+    a_tmem = g.a_source == spec::ASource::tmem;
+    place_pieces();
+    const int abits = isa::smem_bits(kind, g.a.dtype), bbits = isa::smem_bits(kind, g.b.dtype);
+    // Layout F with A in tensor memory: 128-row slabs of lane-ordered rows (see the top).
+    const int slabs = (mg + 1) / 2;
+    const int a_rows = a_tmem && layout_f() ? 128 * slabs : tm / cta;
+    k.tiles.push_back(tile("a", g.a, g.swizzle_a, a_rows, abits));
+    k.tiles.push_back(tile("b", g.b, g.swizzle_b, tn / cta, bbits));
+    // Tensor memory: D's pieces, then A.
+    const int a_pack = 32 / isa::tmem_bits(kind, g.a.dtype);
+    const int a_block_cols = tk / a_pack;
+    const int a_blocks = layout_f() ? slabs : mg;
+    if (a_tmem) a_columns = static_cast<uint32_t>(a_block_cols * a_blocks);
+    const isa::DType acc = g.accumulator;
+    k.views.push_back(alloc_view("tmem", static_cast<int>(pow2_at_least_32(d_columns + a_columns))));
+    k.views.back().dtype = acc;  // every slice of it holds accumulators but A's, which are cast
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const Piece& pc = pieces[i];
+      const std::string d = "d" + s(static_cast<int64_t>(i));
+      k.views.push_back(slice_view(d + "_cells", "tmem", std::nullopt, {pc.column, pc.column + pc.block_cols * static_cast<uint32_t>(pc.blocks)}));
+      std::optional<ir::TmemLayout> lay;
+      std::optional<int> rows;
+      if (layout_f()) lay = pc.alignment ? ir::TmemLayout::layout_f_16 : ir::TmemLayout::layout_f_0;
+      if (layout == ir::TmemLayout::layout_b) lay = ir::TmemLayout::layout_b;
+      if (pc.blocks > 1) rows = pc.rows;
+      k.views.push_back(cast_view(d, d + "_cells", acc, 1, lay, rows));
+    }
+    if (a_tmem) {
+      // A's rows where D's are: layouts D and A one 128-lane block per M group; layout B each CTA's
+      // 64 rows at lanes r and 64 + r (.64x128b.warpx2::02_13); layout F a slab per pair of groups.
+      const uint32_t c0 = d_columns;
+      k.views.push_back(slice_view("a_cells", "tmem", std::nullopt, {c0, c0 + a_columns}));
+      if (layout_f()) {
+        for (int j = 0; j < slabs; ++j) {
+          const uint32_t cj = c0 + static_cast<uint32_t>(a_block_cols * j);
+          const std::string sl = "a_slab" + s(j);
+          k.views.push_back(slice_view(sl + "_cells", "tmem", std::nullopt, {cj, cj + static_cast<uint32_t>(a_block_cols)}));
+          k.views.push_back(cast_view(sl, sl + "_cells", g.a.dtype, a_pack, std::nullopt, std::nullopt));
+          for (int h : {0, 16})
+            k.views.push_back(cast_view(sl + "_f" + s(h), sl, std::nullopt, std::nullopt,
+                                        h ? ir::TmemLayout::layout_f_16 : ir::TmemLayout::layout_f_0, std::nullopt));
+        }
+      } else {
+        std::optional<ir::TmemLayout> lay;
+        if (layout == ir::TmemLayout::layout_b) lay = ir::TmemLayout::warpx2_02_13;
+        k.views.push_back(cast_view("a_tmem", "a_cells", g.a.dtype, a_pack, lay,
+                                    mg > 1 ? std::optional<int>((layout == ir::TmemLayout::layout_b ? 64 : 128) * mg) : std::nullopt));
+      }
+    }
+    k.barriers = {{"full", 1, stages}, {"empty", 1, stages}, {"acc", 1, 1}};
+    if (a_tmem) k.barriers.push_back({"a_free", 1, 1});
+
+    // Roles.
+    ir::Role epi, prod, mma_role;
+    epi.name = "epilogue";
+    epi.first_warp = 0;
+    epi.warps = 4;
+    prod.name = "producer";
+    prod.first_warp = 4;
+    prod.single_thread = true;
+    mma_role.name = "mma";
+    mma_role.first_warp = 5;
+    mma_role.single_thread = true;
+    mma_role.leader_cta_only = true;
+
+    ir::Loop pl;
+    pl.k_param = "k";
+    pl.block = tk;
+    pl.body.push_back(barrier_op(ir::OpKind::wait, "empty", 0, true));  // the first pass finds every stage empty
+    ir::Op ex = barrier_op(ir::OpKind::expect_tx, "full");
+    ex.leader_only = cta == 2;
+    pl.body.push_back(ex);
+    for (auto& o : loads()) pl.body.push_back(o);
+    prod.nodes.push_back(loop_node(pl));
+
+    ir::Loop ml;
+    ml.k_param = "k";
+    ml.block = tk;
+    ml.body.push_back(barrier_op(ir::OpKind::wait, "full"));
+    if (a_tmem) {
+      // A in tensor memory is single-buffered: the next K block's copy waits until the MMAs that
+      // read this one completed (tcgen05.mma then tcgen05.cp is not ordered, §9.7.16.6.2).
+      ml.body.push_back(barrier_op(ir::OpKind::wait, "a_free", 1));
+      ir::Op cpy = op(ir::OpKind::copy);
+      cpy.src = {"a", kPtr};
+      if (layout_f()) {
+        for (int j = 0; j < slabs; ++j) {
+          ir::Op c = cpy;
+          c.rows = std::array<int64_t, 2>{128 * j, 128 * j + 128};
+          c.dst = {"a_slab" + s(j), kPtr};
+          ml.body.push_back(c);
+        }
+      } else {
+        cpy.dst = {"a_tmem", kPtr};
+        ml.body.push_back(cpy);
+      }
+    }
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const Piece& pc = pieces[i];
+      ir::Op m = op(ir::OpKind::mma);
+      m.d = {"d" + s(static_cast<int64_t>(i)), kPtr};
+      m.b = {"b", kPtr};
+      m.accumulate_after_first_iteration = true;
+      if (a_tmem) m.a = {layout_f() ? "a_slab" + s(slab_of(pc)) + "_f" + s(pc.alignment) : std::string("a_tmem"), kPtr};
+      else m.a = {"a", kPtr};
+      if (!a_tmem && pc.mi >= 0 && (mg > 1 || pieces.size() > 1)) m.a_rows = std::array<int, 2>{pc.row0, pc.row0 + pc.rows};
+      // B's rows of this op (each CTA of a pair holds half of N).
+      if (pc.n != tn) m.b_rows = std::array<int, 2>{pc.n0 / cta, (pc.n0 + pc.n) / cta};
+      ml.body.push_back(m);
+    }
+    ml.body.push_back(barrier_op(ir::OpKind::commit, "empty"));
+    if (a_tmem) ml.body.push_back(barrier_op(ir::OpKind::commit, "a_free"));
+    mma_role.nodes.push_back(loop_node(ml));
+    // The accumulator is complete when every MMA issued so far is.
+    mma_role.nodes.push_back(node(barrier_op(ir::OpKind::commit, "acc")));
+
+    epi.nodes.push_back(node(barrier_op(ir::OpKind::wait, "acc")));
+    epilogue(epi);
+    std::sort(k.views.begin(), k.views.end(), [](const ir::TmemView& a, const ir::TmemView& b) { return a.name < b.name; });
+
+    k.roles = {epi, prod, mma_role};
+    k.threads = 192;
+    k.alloc_warp = 5;
+  }
+
+  static ir::Node loop_node(ir::Loop l) {
+    ir::Node n;
+    n.is_loop = true;
+    n.op = op(ir::OpKind::wait);
+    n.loop = std::move(l);
+    return n;
+  }
+
+  // tcgen05 epilogue: every M group of every piece in chunks of at most 32 columns, read by warps
+  // 0-3 (tcgen05.ld reaches a warp's own 32-lane quarter, §9.7.16.8.1) and stored to D, clipped.
+  void epilogue(ir::Role& epi) {
+    int chunk_id = 0;
+    // Columns [c0, c1) of `cells` (a rows view), lanes [l0, l1), to D's row `row` and column `col`.
+    auto chunks = [&](const std::string& cells, int c0, int c1, int l0, int l1, const ir::Affine& row, int64_t col,
+                      std::optional<isa::LdShape> shape) {
+      for (int c = c0; c < c1;) {
+        int num = 32;
+        while (num > c1 - c) num >>= 1;
+        const std::string name = "chunk" + s(chunk_id++);
+        if (l0 || l1 != 128) k.views.push_back(slice_view(name, cells, std::array<int64_t, 2>{l0, l1}, {c, c + num}));
+        else k.views.push_back(slice_view(name, cells, std::nullopt, {c, c + num}));
+        ir::Op ld = op(ir::OpKind::tmem_load);
+        ld.src = {name, kPtr};
+        ld.regs = {"acc_regs", kPtr};
+        ld.shape = shape;
+        epi.nodes.push_back(node(ld));
+        ir::Op st = op(ir::OpKind::store);
+        st.regs = {"acc_regs", kPtr};
+        st.dst = {"D", kPtr};
+        st.clip = true;
+        st.at[0] = row;
+        st.at[1].n_tile = tn;
+        st.at[1].base = col + (c - c0);
+        epi.nodes.push_back(node(st));
+        c += num;
+      }
+    };
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const Piece& pc = pieces[i];
+      const std::string d = "d" + s(static_cast<int64_t>(i));
+      if (layout_f()) {
+        // 16-lane pieces: .16x256b, each thread two adjacent columns of a row per register pair.
+        ir::Affine row;
+        row.m_tile = tm;
+        row.base = pc.row0;
+        chunks(d, 0, pc.n, 0, 128, row, pc.n0, isa::LdShape::s16x256b);
+        continue;
+      }
+      for (int mi = 0; mi < pc.blocks; ++mi) {
+        ir::Affine row;
+        row.m_tile = tm;
+        row.rank = cta == 2 ? tm / 2 : 0;
+        row.base = rows_cta * mi;
+        const int b0 = static_cast<int>(pc.block_cols) * mi;
+        if (cta == 1) {
+          chunks(d + "_cells", b0, b0 + pc.n, 0, 128, row, pc.n0, std::nullopt);
+        } else if (layout == ir::TmemLayout::rows) {
+          // Layout A: instruction column j < N/2 came from CTA 0's B rows n0/2 + j, the rest from CTA 1's.
+          chunks(d + "_cells", b0, b0 + pc.n / 2, 0, 128, row, pc.n0 / 2, std::nullopt);
+          chunks(d + "_cells", b0 + pc.n / 2, b0 + pc.n, 0, 128, row, tn / 2 + pc.n0 / 2, std::nullopt);
+        } else {
+          // Layout B: lanes 0-63 hold row r's first N/2 columns, lanes 64-127 its second N/2; read
+          // each half through a rows view of its 64 lanes.
+          chunks(d + "_cells", b0, b0 + pc.n / 2, 0, 64, row, pc.n0 / 2, std::nullopt);
+          chunks(d + "_cells", b0, b0 + pc.n / 2, 64, 128, row, tn / 2 + pc.n0 / 2, std::nullopt);
+        }
+      }
+    }
+  }
+
+  void wgmma() {
+    kind = *isa::wgmma_kind(g.a.dtype, g.b.dtype);
+    const int warpgroups = tm / 64;
+    k.tiles.push_back(tile("a", g.a, g.swizzle_a, tm, isa::value_bits(g.a.dtype)));
+    k.tiles.push_back(tile("b", g.b, g.swizzle_b, tn, isa::value_bits(g.b.dtype)));
+    const int consumers = 128 * warpgroups;
+    k.barriers = {{"full", 1, stages}, {"empty", consumers, stages}};
+    const bool a_regs = g.a_source == spec::ASource::registers;
+    ir::Role cons, prod;
+    cons.name = "consumer";
+    cons.first_warp = 0;
+    cons.warps = 4 * warpgroups;
+    prod.name = "producer";
+    prod.first_warp = 4 * warpgroups;
+    prod.single_thread = true;
+    ir::Loop pl;
+    pl.k_param = "k";
+    pl.block = tk;
+    pl.body.push_back(barrier_op(ir::OpKind::wait, "empty", 0, true));
+    pl.body.push_back(barrier_op(ir::OpKind::expect_tx, "full"));
+    for (auto& o : loads()) pl.body.push_back(o);
+    prod.nodes.push_back(loop_node(pl));
+    ir::Loop cl;
+    cl.k_param = "k";
+    cl.block = tk;
+    cl.body.push_back(barrier_op(ir::OpKind::wait, "full"));
+    ir::Op m = op(ir::OpKind::mma);
+    m.a = {"a", kPtr};
+    m.b = {"b", kPtr};
+    m.d = {"acc", kPtr};
+    m.acc_dtype = g.accumulator;
+    m.a_registers = a_regs;
+    m.accumulate_after_first_iteration = true;
+    cl.body.push_back(m);
+    // At most one wgmma group in flight: the previous K block's stage is no longer read, and is
+    // released; with one stage, or A in registers (rewritten next block), the group completes first.
+    ir::Op wt = op(ir::OpKind::mma_wait);
+    const bool serial = stages == 1 || a_regs;
+    wt.pending = serial ? 0 : 1;
+    cl.body.push_back(wt);
+    cl.body.push_back(barrier_op(ir::OpKind::arrive, "empty", serial ? 0 : 1));
+    cons.nodes.push_back(loop_node(cl));
+    ir::Op w0 = op(ir::OpKind::mma_wait);
+    w0.pending = 0;
+    cons.nodes.push_back(node(w0));
+    ir::Op st = op(ir::OpKind::store);
+    st.regs = {"acc", kPtr};
+    st.dst = {"D", kPtr};
+    st.clip = true;
+    st.at[0].m_tile = tm;
+    st.at[1].n_tile = tn;
+    cons.nodes.push_back(node(st));
+    k.roles = {cons, prod};
+    k.threads = 128 * warpgroups + 32;
+    // An SM's 64K registers are four banks of 16K, one per warp scheduler, and warps are spread over
+    // the schedulers round-robin, so the busiest scheduler holds ceil(warps / 4) warps; registers are
+    // allocated per thread in units of 8 (docs/architecture.md, ISA reading 10).
+    const int warps = k.threads / 32;
+    k.max_registers = std::min(255, 16384 / (32 * ((warps + 3) / 4)) / 8 * 8);
+  }
+
+  ir::Kernel run() {
+    k.name = spec.name;
+    k.target = spec.target;
+    k.source = "gemm";
+    cta = g.cta_group;
+    tm = static_cast<int>(g.tile.m);
+    tn = static_cast<int>(g.tile.n);
+    tk = static_cast<int>(g.tile.k);
+    stages = static_cast<int>(g.stages);
+    k.cta_group = cta;
+    k.cta_group_ptr = std::string(kPtr) + "/cta_group";
+    k.cluster = {static_cast<int>(g.cluster[0]), static_cast<int>(g.cluster[1]), static_cast<int>(g.cluster[2])};
+    k.grid = {true, tm, tn, tk, "m", "n"};
+    k.smem_ptr = std::string(kPtr) + "/stages";
+    k.tmem_ptr = std::string(kPtr) + "/tile/n";
+    globals();
+    const bool tc = isa::target_info(spec.target).tcgen05;
+    k.engine = tc ? ir::Engine::tcgen05 : ir::Engine::wgmma;
+    if (tc) tcgen05();
+    else wgmma();
+    return std::move(k);
+  }
+};
+
+}  // namespace
+
+ir::Kernel lower_gemm(const spec::Spec& s) { return Gemm(s).run(); }
+
+}  // namespace ptxgen::lower

@@ -1,0 +1,126 @@
+// The program level into the kernel IR: one role of all warps running the ops in the order
+// listed (the planner orders them and inserts the syncs between their threads), each global
+// tensor a .u64 parameter of static shape, each TMA load its own tensor map.
+#include "ptxgen/lower.hpp"
+
+namespace ptxgen::lower {
+
+namespace {
+
+ir::Op lower_op(const spec::Op& o) {
+  ir::Op x;
+  switch (o.kind) {
+    case spec::OpKind::load: x.kind = ir::OpKind::load; break;
+    case spec::OpKind::copy: x.kind = ir::OpKind::copy; break;
+    case spec::OpKind::mma: x.kind = ir::OpKind::mma; break;
+    case spec::OpKind::tmem_load: x.kind = ir::OpKind::tmem_load; break;
+    case spec::OpKind::tmem_store: x.kind = ir::OpKind::tmem_store; break;
+    case spec::OpKind::store: x.kind = ir::OpKind::store; break;
+    case spec::OpKind::commit: x.kind = ir::OpKind::commit; break;
+    case spec::OpKind::wait: x.kind = ir::OpKind::wait; break;
+  }
+  x.ptr = o.ptr;
+  x.src = o.src;
+  x.dst = o.dst;
+  x.regs = o.regs;
+  x.barrier = o.barrier;
+  x.a = o.a;
+  x.b = o.b;
+  x.d = o.d;
+  x.scale_a = o.scale_a;
+  x.scale_b = o.scale_b;
+  x.metadata = o.metadata;
+  // A pair's CTA r works at `at` + r * per_cta.
+  x.at[0].base = o.at[0];
+  x.at[1].base = o.at[1];
+  x.at[0].rank = o.per_cta[0];
+  x.at[1].rank = o.per_cta[1];
+  x.at_ptr = o.at_ptr;
+  x.per_cta_ptr = o.per_cta_ptr;
+  x.has_per_cta = o.has_per_cta;
+  x.tma = o.tma;
+  x.via_ptr = o.via_ptr;
+  x.rows = o.rows;
+  x.cols = o.cols;
+  x.rows_ptr = o.rows_ptr;
+  x.cols_ptr = o.cols_ptr;
+  x.accumulate = o.accumulate;
+  x.vec = o.vec;
+  x.vec_ptr = o.vec_ptr;
+  x.scale_ptr = o.scale_ptr;
+  x.sparse_ptr = o.sparse_ptr;
+  x.kind_override = o.kind_override;
+  x.kind_ptr = o.kind_ptr;
+  x.shape = o.shape;
+  x.num = o.num;
+  x.pack = o.pack;
+  x.warps = o.warps;
+  x.shape_ptr = o.shape_ptr;
+  x.num_ptr = o.num_ptr;
+  x.pack_ptr = o.pack_ptr;
+  x.warps_ptr = o.warps_ptr;
+  return x;
+}
+
+}  // namespace
+
+ir::Kernel lower_program(const spec::Spec& s) {
+  const spec::Program& p = *s.program;
+  ir::Kernel k;
+  k.name = s.name;
+  k.target = s.target;
+  k.engine = ir::Engine::tcgen05;
+  k.source = "program";
+  k.threads = p.threads;
+  k.threads_ptr = p.threads_ptr;
+  k.cta_group = p.cta_group;
+  k.cta_group_ptr = p.cta_group_ptr;
+  k.cluster = {p.cta_group, 1, 1};  // a pair is one cluster of two CTAs
+  for (const auto& g : p.globals) {
+    ir::Global x;
+    x.name = g.name;
+    x.ptr = g.ptr;
+    x.format_ptr = g.format_ptr;
+    x.dtype = g.dtype;
+    x.format = g.format;
+    x.rows = g.rows;
+    x.cols = g.cols;
+    x.ld = g.cols;
+    x.param = "p_" + g.name;  // the .u64 address parameter
+    k.globals.push_back(x);
+  }
+  for (const auto& t : p.smem) {
+    ir::Tile x;
+    x.name = t.name;
+    x.ptr = t.ptr;
+    x.dtype = t.dtype;
+    x.format = t.format;
+    x.rows = t.rows;
+    x.cols = t.cols;
+    x.major = t.major;
+    x.swizzle = t.swizzle;
+    x.align = t.align;
+    x.align_ptr = t.align_ptr;
+    x.swizzle_ptr = t.swizzle_ptr;
+    x.major_ptr = t.major_ptr;
+    x.format_ptr = t.format_ptr;
+    x.shape_ptr = t.ptr + "/shape";
+    k.tiles.push_back(x);
+  }
+  k.views = p.views;
+  ir::Role all;
+  all.name = "all";
+  all.first_warp = 0;
+  all.warps = (p.threads + 31) / 32;
+  for (const auto& o : p.ops) {
+    ir::Node n;
+    n.op = lower_op(o);
+    all.nodes.push_back(n);
+  }
+  k.roles.push_back(all);
+  return k;
+}
+
+ir::Kernel lower(const spec::Spec& s) { return s.program ? lower_program(s) : lower_gemm(s); }
+
+}  // namespace ptxgen::lower

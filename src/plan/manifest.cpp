@@ -1,0 +1,125 @@
+// The launch manifest a host program reads: entry, parameters in order, grid, block, cluster,
+// dynamic shared memory, every tensor (dtype, shape, layout) and the arguments of
+// cuTensorMapEncodeTiled for every tensor map (docs/build.md, "The manifest").
+#include <nlohmann/json.hpp>
+
+#include "internal.hpp"
+
+namespace ptxgen::plan {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// The CUtensorMapSwizzle enumerator a manifest names for a shared-memory swizzle.
+std::string cu_swizzle(isa::Swizzle s) {
+  switch (s) {
+    case isa::Swizzle::none: return "CU_TENSOR_MAP_SWIZZLE_NONE";
+    case isa::Swizzle::b32: return "CU_TENSOR_MAP_SWIZZLE_32B";
+    case isa::Swizzle::b64: return "CU_TENSOR_MAP_SWIZZLE_64B";
+    case isa::Swizzle::b128: return "CU_TENSOR_MAP_SWIZZLE_128B";
+    case isa::Swizzle::b128_base32b: return "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B";
+  }
+  return "?";
+}
+
+// A manifest's tensor map: the arguments of cuTensorMapEncodeTiled for a 2-D map (dims and box in
+// elements of `data_type`, innermost first; no interleave, unit element strides, no OOB fill mode).
+ojson tensor_map_entry(const TensorMap& m) {
+  return {{"param", m.param},
+          {"tensor", m.tensor},
+          {"data_type", m.data_type},
+          {"rank", 2},
+          {"global_dims", {m.dim_inner, m.dim_outer}},
+          {"global_strides_bytes", {m.stride_bytes}},
+          {"box_dims", {m.box_inner, m.box_outer}},
+          {"element_strides", {1, 1}},
+          {"interleave", "CU_TENSOR_MAP_INTERLEAVE_NONE"},
+          {"swizzle", cu_swizzle(m.swizzle)},
+          {"l2_promotion", "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"},
+          {"oob_fill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"}};
+}
+
+std::string dt(isa::DType t) { return std::string(isa::name(t)); }
+
+// The accumulator type of the kernel's MMAs (D's view, or the wgmma register set).
+std::optional<isa::DType> accumulator(const Plan& p) {
+  for (const auto& r : p.roles)
+    for (const auto& s : r.steps)
+      for (const Step* x : {&s}) {
+        auto find = [&](const Step& st) -> std::optional<isa::DType> {
+          if (st.kind != StepKind::mma) return std::nullopt;
+          if (st.mma.engine == ir::Engine::wgmma) return st.mma.acc_dtype;
+          if (st.mma.instrs.empty()) return std::nullopt;
+          for (const auto& [n, v] : p.views)
+            if (v.alloc == st.mma.instrs[0].d_alloc) return v.dtype == isa::DType::f32 || v.dtype == isa::DType::f16 || v.dtype == isa::DType::s32 ? std::optional(v.dtype) : std::nullopt;
+          return std::nullopt;
+        };
+        if (auto t = find(*x)) return t;
+        for (const auto& b : x->body)
+          if (auto t = find(b)) return t;
+      }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string manifest(const Plan& p) {
+  ojson j;
+  j["ptxgen"] = 1;
+  j["entry"] = p.name;
+  j["target"] = std::string(isa::target_info(p.target).name);
+  if (p.grid.tiled) {
+    ojson problem = ojson::object();
+    for (const auto& s : p.size_params) problem[s.name] = s.value;
+    j["problem"] = problem;
+    j["tile"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}};
+    j["cta_group"] = p.cta_group;
+    if (auto acc = accumulator(p)) j["accumulator"] = dt(*acc);
+    j["grid_rule"] = "x = ceil(" + p.grid.n_param + " / tile.n) * cta_group, y = ceil(" + p.grid.m_param +
+                     " / tile.m), each rounded up to the cluster; the kernel takes its sizes as parameters";
+    j["requirements"] = "outputs 16-byte aligned; inputs as the tensor maps describe (row strides multiples of 16 bytes)";
+  } else {
+    // One CTA of `threads` threads runs the whole program (no %ctaid), or one cluster of two for a
+    // CTA pair (%cluster_ctarank picks the half).
+    j["level"] = "program";
+    j["requirements"] = "every tensor row-major, rows tightly packed (leading dimension = columns), its address 16-byte aligned";
+  }
+  j["block"] = {p.threads, 1, 1};
+  j["grid"] = {p.launch.x, p.launch.y, p.launch.z};
+  j["cluster"] = p.cluster;
+  j["dynamic_shared_memory_bytes"] = p.smem_bytes;
+  ojson params = ojson::array();
+  for (const auto& g : p.globals)
+    if (!g.param.empty()) params.push_back({{"name", g.param}, {"kind", "global_pointer"}, {"tensor", g.name}});
+  for (const auto& m : p.tensor_maps) params.push_back({{"name", m.param}, {"kind", "tensor_map"}, {"tensor", m.global}});
+  for (const auto& s : p.size_params) params.push_back({{"name", s.name}, {"kind", "u32"}});
+  j["params"] = params;
+  ojson tensors = ojson::object();
+  for (const auto& g : p.globals) {
+    ojson t = {{"dtype", dt(g.dtype)}};
+    if (!p.grid.tiled) {
+      t["storage_bits"] = g.bits;
+      // 4- and 6-bit types: padded (16 elements, then padding to 16 bytes: 8 bits per element on
+      // average; ptxgen/program.hpp) or, e2m1 only, packed two per byte.
+      if (isa::value_bits(g.dtype) < 8) t["format"] = g.bits < 8 ? "packed" : "padded";
+    }
+    // Logical dimensions: stored as rows x cols, or transposed (a gemm operand's M x K stored K x M).
+    const bool named = !g.dims[0].empty();
+    const bool transposed = named && g.dims[0] != g.rows_param;
+    t["shape"] = transposed ? ojson{g.cols, g.rows} : ojson{g.rows, g.cols};
+    t["dims"] = named ? ojson{g.dims[0], g.dims[1]} : ojson{"rows", "cols"};
+    t["contiguous"] = named ? (transposed ? g.dims[0] : g.dims[1]) : "cols";
+    t["leading_dimension"] = g.ld;
+    tensors[g.name] = t;
+  }
+  j["tensors"] = tensors;
+  if (!p.tensor_maps.empty() || p.grid.tiled) {
+    ojson maps = ojson::array();
+    for (const auto& m : p.tensor_maps) maps.push_back(tensor_map_entry(m));
+    j["tensor_maps"] = maps;
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace ptxgen::plan

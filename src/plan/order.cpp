@@ -1,0 +1,624 @@
+// Ordering: each role's ops planned in order into steps, with what the tcgen05 memory model needs
+// between them (§9.7.16.6).
+//
+// A role the planner orders (the program level's one role of all warps) gets thread syncs with
+// tcgen05.fence::before/after_thread_sync when the threads that run the next op change,
+// fence.proxy.async after generic shared-memory writes that tcgen05.cp/mma read, and the order
+// rules: nothing read before it is written, nothing an asynchronous tcgen05.cp/mma writes read (or
+// overwritten) before a commit and a wait made its completion visible, a multicast copy clobbers
+// no data still to be read. Roles a lowering ordered through mbarriers get only what concerns one
+// role's own registers: tcgen05.wait::ld/st before registers are used or reused.
+#include <algorithm>
+#include <stdexcept>
+
+#include "internal.hpp"
+
+namespace ptxgen::plan::detail {
+
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+struct Async {  // a tcgen05.cp or tcgen05.mma not yet known to be complete
+  int op = 0;
+  const char* what = "tcgen05.mma";
+  std::vector<Region> writes, reads;
+  std::set<std::string> tiles;
+  std::string d_key;     // mma: its accumulator and shapes (tcgen05.mma pipelines with the same ones)
+  std::string barrier;   // committed to
+};
+
+struct BarrierState {
+  int commits = 0, waits = 0;
+  bool outstanding = false;
+};
+
+enum class Exec { none, all, issuer, warps };
+
+// The tensor-memory regions an op reads and writes (for the liveness of multicast copies).
+struct Access {
+  std::vector<Region> reads, writes;
+};
+
+class Sequencer {
+ public:
+  Sequencer(Ctx& c, const ir::Role& role, bool ordered, Ordered& out) : c_(c), role_(role), ordered_(ordered), out_(out) {
+    for (const auto& n : role.nodes)
+      if (!n.is_loop) ops_.push_back(&n.op);
+      else
+        for (const auto& o : n.loop.body) ops_.push_back(&o);
+  }
+
+  std::vector<Step> run() {
+    int i = 0;
+    for (const auto& n : role_.nodes) {
+      if (!n.is_loop) {
+        op(i++, n.op, steps_);
+        continue;
+      }
+      Step lp;
+      lp.kind = StepKind::loop;
+      lp.ptr = n.op.ptr;
+      lp.k_param = n.loop.k_param;
+      lp.block = n.loop.block;
+      lp.trips = n.loop.trips;
+      lp.why = n.loop.k_param.empty() ? s(n.loop.trips) + " iterations"
+                                      : "one iteration per K block of " + s(n.loop.block) + ": max(1, ceil(" + n.loop.k_param +
+                                            " / " + s(n.loop.block) + "))";
+      for (const auto& o : n.loop.body) op(i++, o, lp.body);
+      // The registers a loop iteration loaded are reused by the next one.
+      wait_ld("the next iteration reuses these registers (§9.7.16.6.4.5)", lp.body);
+      steps_.push_back(std::move(lp));
+    }
+    finish();
+    return std::move(steps_);
+  }
+
+ private:
+  std::string at(int i) const { return ops_.at(static_cast<size_t>(i))->ptr; }
+
+  void incomplete(const std::string& ptr, const std::string& what, const Async& a, const std::string& verb) {
+    c_.problem("ORDER-INCOMPLETE", ptr,
+               what + " " + verb + " what the " + a.what + " of " + at(a.op) +
+                   " is still working on: its completion is visible only after a commit and a wait on that barrier "
+                   "(§9.7.16.6.4.2)",
+               {"insert {\"op\": \"commit\", \"barrier\": B} and {\"op\": \"wait\", \"barrier\": B} before it"});
+  }
+
+  bool written(const Region& r) const {
+    for (const auto& w : written_)
+      if (overlap(w, r)) return true;
+    return false;
+  }
+
+  // Reads of tensor memory: written before, and not by a tcgen05 op still in flight (except the
+  // pipelined pairs of §9.7.16.6.2: tcgen05.cp -> tcgen05.mma, and tcgen05.mma -> tcgen05.mma on
+  // the same accumulator with the same shape).
+  void read_tmem(const ir::Ref& ref, const ResolvedView* v, const std::string& what, bool by_mma, const std::string& d_key = "") {
+    if (!v || !ordered_) return;
+    const Region r = region_of(*v);
+    if (!written(r)) {
+      c_.problem("ORDER-UNWRITTEN", ref.ptr, what + " reads \"" + ref.name + "\" (" + describe(r) + "), which no earlier op writes",
+                 {"copy, store or compute it first: ops run in the order listed"});
+      return;
+    }
+    for (const auto& a : async_)
+      for (const auto& w : a.writes)
+        if (overlap(w, r)) {
+          const bool pipelined = by_mma && (std::string(a.what) == "tcgen05.cp" || (!d_key.empty() && a.d_key == d_key));
+          if (!pipelined) return incomplete(ref.ptr, what, a, "reads");
+        }
+  }
+
+  void write_tmem(const ir::Ref& ref, const Region& r, const std::string& what, bool by_mma, const std::string& d_key = "") {
+    if (!ordered_) return;
+    for (const auto& a : async_) {
+      for (const auto& rd : a.reads)
+        if (overlap(rd, r)) return incomplete(ref.ptr, what, a, "overwrites");
+      for (const auto& w : a.writes)
+        if (overlap(w, r)) {
+          const bool pipelined = by_mma && (std::string(a.what) == "tcgen05.cp" || a.d_key == d_key);
+          if (!pipelined) return incomplete(ref.ptr, what, a, "overwrites");
+        }
+    }
+  }
+
+  void read_tile(const ir::Ref& ref, const std::string& what) {
+    if (!ordered_ || !c_.tiles.count(ref.name)) return;
+    if (!loaded_.count(ref.name))
+      c_.problem("ORDER-UNWRITTEN", ref.ptr, what + " reads the tile \"" + ref.name + "\" before any load fills it",
+                 {"load it first: ops run in the order listed"});
+  }
+
+  const RegDef* regs(const ir::Ref& r, const std::string& what) {
+    auto it = c_.regs.find(r.name);
+    if (it == c_.regs.end()) {
+      if (!regs_seen_.count(r.name))
+        c_.problem("ORDER-UNWRITTEN", r.ptr, what + " uses the registers \"" + r.name + "\" before a tmem_load fills them",
+                   {"load them with {\"op\": \"tmem_load\", \"regs\": \"" + r.name + "\", ...} first"});
+      return nullptr;
+    }
+    return &it->second;
+  }
+
+  // Steps the planner inserts.
+  void wait_ld(const std::string& why, std::vector<Step>& out) {
+    if (pending_ld_.empty()) return;
+    Step st;
+    st.kind = StepKind::wait_ld;
+    st.ptr = "inserted";
+    st.why = why;
+    out.push_back(st);
+    pending_ld_.clear();
+  }
+  void wait_st(const std::string& why, std::vector<Step>& out) {
+    if (!pending_st_) return;
+    Step st;
+    st.kind = StepKind::wait_st;
+    st.ptr = "inserted";
+    st.why = why;
+    out.push_back(st);
+    pending_st_ = false;
+    st_sources_.clear();
+    st_regions_.clear();
+  }
+  // The threads of the next op differ from those of the last: unless nothing since the last sync
+  // (or mbarrier wait of all threads) needs ordering, synchronize. Only in a role the planner
+  // orders: a lowering's roles synchronize through their mbarriers.
+  void enter(Exec e, const std::vector<int>& warps, std::vector<Step>& out, bool force = false) {
+    const bool same = e == exec_ && (e != Exec::warps || warps == exec_warps_);
+    if (ordered_ && exec_ != Exec::none && (!same || force) && !clean_) {
+      // §9.7.16.6.4.4: tcgen05.ld/st complete (wait) before the threads synchronize;
+      // §9.7.16.6.3: fence::before_thread_sync ... barrier ... fence::after_thread_sync.
+      wait_ld("the tcgen05.ld of these threads complete before other threads go on (§9.7.16.6.4.4)", out);
+      wait_st("the tcgen05.st of these threads complete before other threads go on (§9.7.16.6.4.4)", out);
+      Step st;
+      st.kind = StepKind::sync;
+      st.ptr = "inserted";
+      st.proxy_fence = generic_smem_writes_;
+      st.why = std::string("the next op runs on other threads") +
+               (generic_smem_writes_ ? "; shared memory written by plain stores becomes visible to the async proxy that "
+                                       "tcgen05.cp/mma read it through (fence.proxy.async, §9.7.16.6.5)"
+                                     : "");
+      out.push_back(st);
+      generic_smem_writes_ = false;
+      clean_ = true;
+    }
+    exec_ = e;
+    exec_warps_ = warps;
+  }
+
+  static std::vector<int> warps_of(const RegDef& d) {
+    std::set<int> w;
+    for (const auto& f : d.frags) w.insert(f.warp);
+    return {w.begin(), w.end()};
+  }
+
+  const ResolvedView* known_view(const ir::Ref& r) const {
+    auto it = c_.views.find(r.name);
+    return (r && it != c_.views.end()) ? &it->second : nullptr;
+  }
+
+  // The tensor memory op `o` reads and writes (the views that resolve).
+  Access access(const ir::Op& o) const {
+    Access a;
+    auto add = [&](std::vector<Region>& to, const ir::Ref& r) {
+      if (const ResolvedView* v = known_view(r)) to.push_back(region_of(*v));
+    };
+    switch (o.kind) {
+      case ir::OpKind::copy: add(a.writes, o.dst); break;
+      case ir::OpKind::mma:
+        for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata}) add(a.reads, *r);
+        if (o.accumulate) add(a.reads, o.d);
+        add(a.writes, o.d);
+        break;
+      case ir::OpKind::tmem_load: add(a.reads, o.src); break;
+      case ir::OpKind::tmem_store: add(a.writes, o.dst); break;
+      default: break;
+    }
+    return a;
+  }
+
+  // A multicast tcgen05.cp also writes `col`, lanes outside its destination. That is harmless where
+  // what those lanes hold is dead: no later op reads it before something writes it again. Refused
+  // only when a later op reads cells the copy clobbered (data still to be read).
+  void check_collateral(int i, const ir::Op& o, const Region& col) {
+    std::vector<Region> rewritten;
+    for (size_t j = static_cast<size_t>(i) + 1; j < ops_.size(); ++j) {
+      const ir::Op& later = *ops_[j];
+      const Access a = access(later);
+      for (const auto& r : a.reads) {
+        if (!overlap(r, col)) continue;
+        bool covered = false;
+        for (const auto& w : rewritten)
+          covered |= w.alloc == r.alloc && w.lane0 <= std::max(r.lane0, col.lane0) &&
+                     w.lane1 >= std::min(r.lane1, col.lane1) && w.col0 <= std::max(r.col0, col.col0) &&
+                     w.col1 >= std::min(r.col1, col.col1) && w.piece < 0;
+        if (covered) continue;
+        const ir::Ref* name = &later.src;
+        for (const ir::Ref* x : {&later.src, &later.a, &later.d, &later.scale_a, &later.scale_b, &later.metadata})
+          if (const ResolvedView* v = known_view(*x); v && overlap(region_of(*v), col)) name = x;
+        c_.problem("CP-MULTICAST-OVERLAP", o.dst.ptr,
+                   "the tcgen05.cp multicast into \"" + o.dst.name + "\" also writes " + describe(col) + ", which \"" +
+                       name->name + "\" holds and " + later.ptr + " reads afterwards",
+                   {"place the other view elsewhere, read it before the copy, or copy into a replicated view (cast "
+                    "with layout warpx2::02_13, warpx2::01_23 or warpx4) that owns all the lanes the shape writes"});
+        return;
+      }
+      for (const auto& w : a.writes) rewritten.push_back(w);
+    }
+  }
+
+  void op(int i, const ir::Op& o, std::vector<Step>& out) {
+    Step st;
+    st.op = i;
+    st.ptr = o.ptr;
+    switch (o.kind) {
+      case ir::OpKind::load: {
+        if (ordered_)
+          for (const auto& a : async_)
+            if (a.tiles.count(o.dst.name)) incomplete(o.dst.ptr, "load", a, "overwrites");
+        auto l = plan_load(c_, o);
+        loaded_.insert(o.dst.name);
+        if (!l) return;
+        // TMA: plain stores to shared memory before it are ordered before the async proxy's writes
+        // (fence.proxy.async and a sync, §9.7.16.6.5), should they overlap.
+        enter(Exec::all, {}, out, l->tma && generic_smem_writes_);
+        if (l->tma) {
+          l->map.param = o.map_param.empty() ? "tmap_" + s(i) : o.map_param;
+          if (o.barrier) {  // a pipeline's stage barrier, armed by an expect_tx before the loads
+            l->barrier = o.barrier.name;
+            l->phase = o.phase;
+            l->arm = false;
+          } else {
+            l->barrier = planner_name("load", i);
+          }
+          out_.barriers.insert(l->barrier);
+          out_.tensor_maps.push_back(l->map);
+        }
+        st.kind = StepKind::load;
+        st.load = *l;
+        st.why = "global \"" + l->global + "\" -> shared \"" + l->tile + "\" " +
+                 (l->tma ? "by TMA: thread 0" + std::string(c_.pair() && l->arm ? " of each CTA" : "") + " issues " +
+                               s(static_cast<int64_t>(l->boxes.size())) +
+                               " cp.async.bulk.tensor box(es) completing on the mbarrier \"" + l->barrier + "\"" +
+                               (l->arm ? ", and all threads wait for it" : "")
+                         : "by all threads, 16-byte chunks");
+        out.push_back(st);
+        // After a TMA load each thread has seen the bytes arrive (the mbarrier wait); in a pair CTA 0's
+        // tcgen05 reads of the peer's tile still need the cluster barrier.
+        if (!l->tma) generic_smem_writes_ = true;
+        if (!l->tma || c_.pair()) clean_ = false;
+        return;
+      }
+      case ir::OpKind::copy: {
+        read_tile(o.src, "copy");
+        std::vector<Region> collateral;
+        auto cps = plan_copy(c_, o, collateral);
+        const ResolvedView* v = c_.views.count(o.dst.name) ? &c_.views.at(o.dst.name) : nullptr;
+        if (!v) return;
+        Region r = region_of(*v);
+        write_tmem(o.dst, r, "copy", false);
+        for (const auto& col : collateral) {
+          write_tmem(o.dst, col, "the multicast of this copy", false);  // lanes an unfinished op still uses
+          if (ordered_) check_collateral(i, o, col);
+        }
+        written_.push_back(r);
+        Async a;
+        a.op = i;
+        a.what = "tcgen05.cp";
+        a.writes = {r};
+        a.writes.insert(a.writes.end(), collateral.begin(), collateral.end());
+        a.tiles = {o.src.name};
+        async_.push_back(a);
+        if (!cps) return;
+        enter(Exec::issuer, {}, out);
+        st.kind = StepKind::cp;
+        st.cps = *cps;
+        st.why = "shared \"" + o.src.name + "\" -> tensor memory \"" + o.dst.name + "\", issued by one thread";
+        out.push_back(st);
+        return;
+      }
+      case ir::OpKind::mma: return mma(i, o, st, out);
+      case ir::OpKind::tmem_load: {
+        const ResolvedView* v = c_.view(o.src, "tmem_load source");
+        regs_seen_.insert(o.regs.name);
+        if (!v) return;
+        read_tmem(o.src, v, "tmem_load", false);
+        auto d = plan_lanes(c_, o, *v);
+        if (!d) return;
+        enter(Exec::warps, warps_of(*d), out);
+        if (pending_ld_.count(o.regs.name))
+          wait_ld("the registers \"" + o.regs.name + "\" are about to be reused (§9.7.16.6.4.5)", out);
+        if (st_sources_.count(o.regs.name))
+          wait_st("the registers \"" + o.regs.name + "\" feed a tcgen05.st that has not completed", out);
+        for (const auto& r : st_regions_)
+          if (overlap(r, region_of(*v))) wait_st("tcgen05.ld reads cells a tcgen05.st of these warps wrote (§9.7.16.6.4.2)", out);
+        c_.regs[o.regs.name] = *d;
+        out_.reg_counts[o.regs.name] = std::max(out_.reg_counts[o.regs.name], d->regs);
+        pending_ld_.insert(o.regs.name);
+        clean_ = false;
+        st.kind = StepKind::tmem_ld;
+        st.ld = *d;
+        st.why = "tensor memory \"" + o.src.name + "\" -> registers \"" + o.regs.name + "\"";
+        out.push_back(st);
+        return;
+      }
+      case ir::OpKind::tmem_store: {
+        const RegDef* src = regs(o.regs, "tmem_store");
+        const ResolvedView* v = c_.view(o.dst, "tmem_store destination");
+        if (!v) return;
+        const Region r = region_of(*v);
+        write_tmem(o.dst, r, "tmem_store", false);
+        written_.push_back(r);
+        if (!src) return;
+        auto t = plan_tmem_store(c_, o, *src, *v);
+        if (!t) return;
+        enter(Exec::warps, warps_of(t->dst), out);
+        if (pending_ld_.count(o.regs.name)) wait_ld("tcgen05.st reads the registers \"" + o.regs.name + "\" (§9.7.16.8.5)", out);
+        pending_st_ = true;
+        st_sources_.insert(o.regs.name);
+        st_regions_.push_back(r);
+        if (!t->direct) out_.reg_counts[planner_name("st", i)] = t->dst.regs;
+        clean_ = false;
+        st.kind = StepKind::tmem_st;
+        st.st = *t;
+        st.why = "registers \"" + o.regs.name + "\" -> tensor memory \"" + o.dst.name + "\"" + (t->convert ? ", converted" : "");
+        out.push_back(st);
+        return;
+      }
+      case ir::OpKind::store: {
+        const RegDef* src = regs(o.regs, "store");
+        if (!src) return;
+        auto t = plan_store(c_, o, *src);
+        if (!t) return;
+        enter(Exec::warps, warps_of(src->frags.empty() ? RegDef{} : *src), out);
+        if (pending_ld_.count(o.regs.name)) wait_ld("the registers \"" + o.regs.name + "\" are read (§9.7.16.8.5)", out);
+        clean_ = false;
+        st.kind = StepKind::store;
+        st.store = *t;
+        st.why = "registers \"" + o.regs.name + "\" -> global \"" + t->global + "\"" +
+                 (t->clip ? ", clipped to the run-time extents" : "");
+        out.push_back(st);
+        return;
+      }
+      case ir::OpKind::commit: return commit(i, o, out);
+      case ir::OpKind::wait: return wait(i, o, out);
+      case ir::OpKind::arrive:
+      case ir::OpKind::expect_tx:
+      case ir::OpKind::mma_wait: return barrier_op(i, o, out);
+    }
+  }
+
+  // The lowering's own barrier ops (warp-specialized roles).
+  void barrier_op(int i, const ir::Op& o, std::vector<Step>& out) {
+    Step st;
+    st.op = i;
+    st.ptr = o.ptr;
+    st.bar.barrier = o.barrier.name;
+    st.bar.phase = o.phase;
+    st.bar.leader_only = o.leader_only;
+    if (o.kind == ir::OpKind::mma_wait) {
+      st.kind = StepKind::mma_wait;
+      st.bar.pending = o.pending;
+      st.why = "wait until at most " + s(o.pending) + " wgmma group(s) of this warpgroup are in flight (§9.7.15.7)";
+      out.push_back(st);
+      return;
+    }
+    out_.barriers.insert(o.barrier.name);
+    if (o.kind == ir::OpKind::arrive) {
+      st.kind = StepKind::arrive;
+      st.why = "every thread of the role arrives on \"" + o.barrier.name + "\"";
+    } else {
+      // The bytes of the TMA loads that follow in this block and complete on the same barrier.
+      uint32_t bytes = 0;
+      bool seen = false;
+      for (const ir::Op* x : ops_) {
+        if (x == &o) seen = true;
+        else if (seen && x->kind == ir::OpKind::load && x->barrier.name == o.barrier.name) {
+          const SmemPlacement* t = c_.placed.count(x->dst.name) ? &c_.placed.at(x->dst.name) : nullptr;
+          if (!t) continue;
+          const int rows = x->tile_row0 >= 0 ? x->load_rows : (t->layout.major == isa::Major::k ? t->layout.mn : t->layout.k);
+          const int row_bytes = (t->layout.major == isa::Major::k ? t->layout.k : t->layout.mn) * t->bits / 8;
+          bytes += static_cast<uint32_t>(rows * row_bytes);
+        } else if (seen && x->kind != ir::OpKind::load) {
+          break;
+        }
+      }
+      st.kind = StepKind::expect_tx;
+      // A pair's loads all complete on CTA 0's barrier: it expects both CTAs' bytes.
+      st.bar.tx_bytes = bytes * (o.leader_only && c_.pair() ? 2u : 1u);
+      st.why = "arm \"" + o.barrier.name + "\" with the " + s(st.bar.tx_bytes) + " bytes the TMA loads bring";
+    }
+    out.push_back(st);
+  }
+
+  void mma(int i, const ir::Op& o, Step& st, std::vector<Step>& out) {
+    read_tile(o.a, "mma");
+    read_tile(o.b, "mma");
+    auto m = plan_mma(c_, o);
+    if (c_.k.engine == ir::Engine::wgmma) {
+      if (!m) return;
+      // The accumulator registers the wgmmas define (§9.7.15.5.1.1).
+      RegDef d;
+      d.name = o.d.name;
+      d.dtype = o.acc_dtype;
+      d.wgmma = true;
+      d.elems_per_reg = o.acc_dtype == isa::DType::f16 ? 2 : 1;
+      d.elem_bits = isa::value_bits(o.acc_dtype);
+      for (const auto& in : m->instrs)
+        if (in.ki == 0) d.groups.push_back(in.n);
+      int n = 0;
+      for (int g : d.groups) n += g;
+      d.regs = o.acc_dtype == isa::DType::f16 ? n / 4 : n / 2;
+      d.rows = 64;
+      d.row_elements = n;
+      c_.regs[o.d.name] = d;
+      out_.reg_counts[o.d.name] = std::max(out_.reg_counts[o.d.name], d.regs);
+      if (m->a_registers) out_.reg_counts[planner_name("afrag")] = 4 * static_cast<int>(m->instrs.size() / d.groups.size());
+      st.kind = StepKind::mma;
+      st.mma = *m;
+      st.why = "D \"" + o.d.name + "\" " + (o.accumulate ? "+=" : "=") + " A \"" + o.a.name + "\" x B \"" + o.b.name +
+               "\" (wgmma, each warpgroup its 64 rows)";
+      out.push_back(st);
+      return;
+    }
+    const ResolvedView* d = known_view(o.d);
+    std::string key;
+    if (d) {
+      key = describe(region_of(*d));
+      if (m)
+        for (const auto& in : m->instrs)
+          if (in.ki == 0) key += "|" + s(in.m) + "x" + s(in.n);
+    }
+    for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata}) read_tmem(*r, known_view(*r), "mma", true, "");
+    if (o.accumulate) read_tmem(o.d, d, "mma with \"accumulate\": true", true, key);
+    Async a;
+    a.op = i;
+    if (d) {
+      write_tmem(o.d, region_of(*d), "mma", true, key);
+      written_.push_back(region_of(*d));
+      a.writes = {region_of(*d)};
+    }
+    for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata})
+      if (const ResolvedView* v = known_view(*r)) a.reads.push_back(region_of(*v));
+    a.tiles = {o.a.name, o.b.name};
+    a.d_key = key;
+    async_.push_back(a);
+    if (!m) return;
+    enter(Exec::issuer, {}, out);
+    st.kind = StepKind::mma;
+    st.mma = *m;
+    st.why = "D \"" + o.d.name + "\" " + (o.accumulate ? "+=" : "=") + " A \"" + o.a.name + "\" x B \"" + o.b.name + "\"";
+    out.push_back(st);
+  }
+
+  void commit(int i, const ir::Op& o, std::vector<Step>& out) {
+    const ir::Ref& b = o.barrier;
+    BarrierState& bs = bars_[b.name];
+    out_.barriers.insert(b.name);
+    if (ordered_ && bs.outstanding) {
+      c_.problem("ORDER-BARRIER", b.ptr,
+                 "a second commit to \"" + b.name + "\" before a wait on the first: the waits could not tell the two "
+                 "phases of the mbarrier apart",
+                 {"wait on \"" + b.name + "\" between the commits, or commit to another barrier"});
+      return;
+    }
+    for (auto& a : async_)
+      if (a.barrier.empty()) a.barrier = b.name;
+    bs.outstanding = true;
+    ++bs.commits;
+    enter(Exec::issuer, {}, out);
+    Step st;
+    st.op = i;
+    st.ptr = o.ptr;
+    st.kind = StepKind::commit;
+    st.bar.barrier = b.name;
+    st.bar.phase = o.phase;
+    st.bar.pair_multicast = c_.pair();
+    st.why = "the mbarrier \"" + b.name + "\" tracks every tcgen05.cp/mma issued so far (§9.7.16.12.1)";
+    out.push_back(st);
+  }
+
+  void wait(int i, const ir::Op& o, std::vector<Step>& out) {
+    const ir::Ref& b = o.barrier;
+    BarrierState& bs = bars_[b.name];
+    out_.barriers.insert(b.name);
+    if (ordered_ && !bs.outstanding) {
+      c_.problem("ORDER-BARRIER", b.ptr,
+                 "wait on \"" + b.name + "\" with no commit to it before (since the last wait): the wait would never end",
+                 {"commit the tcgen05 work to \"" + b.name + "\" first"});
+      return;
+    }
+    bs.outstanding = false;
+    Step st;
+    st.op = i;
+    st.ptr = o.ptr;
+    st.kind = StepKind::wait;
+    st.bar.barrier = b.name;
+    st.bar.phase = o.phase;
+    st.bar.parity = ordered_ ? bs.waits % 2 : (o.phase.flip ? 1 : 0);
+    ++bs.waits;
+    std::vector<Async> left;
+    for (auto& a : async_)
+      if (a.barrier != b.name) left.push_back(a);
+    async_ = left;
+    enter(Exec::all, {}, out, true);  // what these threads did before must be ordered too
+    clean_ = true;  // every thread passed the mbarrier and tcgen05.fence::after_thread_sync
+    st.why = ordered_ ? "all threads wait for phase " + s(bs.waits - 1) + " of \"" + b.name +
+                            "\", then tcgen05.fence::after_thread_sync orders what follows after the tracked work (§9.7.16.6.4.2)"
+                      : "the role waits for \"" + b.name + "\"";
+    out.push_back(st);
+    exec_ = Exec::all;
+  }
+
+  void finish() {
+    if (ordered_ && !async_.empty()) {
+      // The kernel's own commit and wait: no tensor memory is deallocated under a running MMA.
+      const std::string done = planner_name("done");
+      out_.barriers.insert(done);
+      enter(Exec::issuer, {}, steps_);
+      Step c;
+      c.kind = StepKind::commit;
+      c.ptr = "inserted";
+      c.bar.barrier = done;
+      c.bar.pair_multicast = c_.pair();
+      c.why = "tcgen05 work still in flight at the end: commit it before tensor memory is deallocated";
+      steps_.push_back(c);
+      Step w;
+      w.kind = StepKind::wait;
+      w.ptr = "inserted";
+      w.bar.barrier = done;
+      w.why = "wait for it";
+      steps_.push_back(w);
+      exec_ = Exec::all;
+    }
+    wait_ld("the kernel ends: every tcgen05.ld completes", steps_);
+    wait_st("the kernel ends: every tcgen05.st completes", steps_);
+    if (!ordered_) return;
+    Step st;
+    st.kind = StepKind::sync;
+    st.ptr = "inserted";
+    st.why = "all threads are done with tensor memory before warp 0 deallocates it (§9.7.16.7.1)";
+    steps_.push_back(st);
+  }
+
+  Ctx& c_;
+  const ir::Role& role_;
+  const bool ordered_;
+  Ordered& out_;
+  std::vector<const ir::Op*> ops_;  // every op of the role in order (loop bodies inlined)
+  std::vector<Step> steps_;
+  std::vector<Async> async_;
+  std::vector<Region> written_;
+  std::set<std::string> loaded_, regs_seen_, pending_ld_, st_sources_;
+  std::vector<Region> st_regions_;
+  bool pending_st_ = false;
+  bool generic_smem_writes_ = false;
+  bool clean_ = true;  // nothing since the last sync needs ordering across threads
+  std::map<std::string, BarrierState> bars_;
+  Exec exec_ = Exec::none;
+  std::vector<int> exec_warps_;
+};
+
+}  // namespace
+
+Ordered order(Ctx& c) {
+  Ordered out;
+  const bool ordered = c.k.planner_orders();
+  for (const auto& r : c.k.roles) {
+    RolePlan rp;
+    rp.name = r.name;
+    rp.first_warp = r.first_warp;
+    rp.warps = r.warps;
+    rp.single_thread = r.single_thread;
+    rp.leader_cta_only = r.leader_cta_only;
+    rp.max_registers = r.max_registers;
+    Sequencer seq(c, r, ordered, out);
+    rp.steps = seq.run();
+    out.roles.push_back(std::move(rp));
+  }
+  return out;
+}
+
+}  // namespace ptxgen::plan::detail

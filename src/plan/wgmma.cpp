@@ -1,0 +1,80 @@
+// The mma op on sm_90a: wgmma.mma_async, in the same four steps as tcgen05.mma's (mma.cpp). The
+// role's warpgroups each own 64 rows of A and all of N; the accumulators live in each thread's
+// registers (PTX ISA 9.1 §9.7.15.5.1.1). The template rules (WGMMA-*) have refused every
+// combination the instruction lacks before the lowering made this op, so the steps only derive.
+#include <stdexcept>
+
+#include "internal.hpp"
+
+namespace ptxgen::plan::detail {
+
+namespace {
+
+isa::SmemDesc desc90(const SmemPlacement& t, int mn0, int k0) {
+  isa::SmemDesc d;
+  d.format = isa::DescFormat::sm90;
+  d.start_address = t.offset + isa::tile_offset(t.layout, mn0, k0);
+  d.lbo = t.layout.lbo;
+  d.sbo = t.layout.sbo;
+  d.swizzle = t.layout.swizzle;
+  return d;
+}
+
+}  // namespace
+
+std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o) {
+  const SmemPlacement* a = c.tile(o.a, "wgmma A");
+  const SmemPlacement* b = c.tile(o.b, "wgmma B");
+  if (!a || !b) return std::nullopt;
+  MmaStep m;
+  m.engine = ir::Engine::wgmma;
+  // Step 1: types. f16 stands for f16.f16 / bf16.bf16, f8f6f4 for e4m3/e5m2 in any mix, i8 for s8/u8.
+  const auto kind = isa::wgmma_kind(a->dtype, b->dtype);
+  if (!kind) throw std::logic_error("wgmma op on types without a wgmma variant");
+  m.kind = *kind;
+  m.a_dtype = a->dtype;
+  m.b_dtype = b->dtype;
+  m.acc_regs = o.d.name;
+  m.a_registers = o.a_registers;
+  m.acc_dtype = o.acc_dtype;
+  m.a_major_mn = a->layout.major == isa::Major::mn;
+  m.b_major_mn = b->layout.major == isa::Major::mn;
+  m.first_iteration_overwrites = o.accumulate_after_first_iteration;
+  // Step 2: instruction shapes. M is 64 per warpgroup; K is 256 bits of a row; N groups split
+  // the tile's N (§9.7.15.2).
+  const int k_instr = 256 / isa::value_bits(a->dtype);
+  const std::vector<int> ng = isa::wgmma_split_n(m.kind, b->layout.mn);
+  if (ng.empty() || a->layout.k % k_instr != 0) throw std::logic_error("wgmma op without legal instruction shapes");
+  const int ks = a->layout.k / k_instr;
+  m.warpgroup_rows = 64;
+  // Steps 3-4: per K step and N group, warpgroup 0's wgmma; warpgroup w reads A from row 64 w on,
+  // which the emitter adds to the descriptor's start (a_warpgroup_stride bytes per warpgroup).
+  m.a_warpgroup_stride = isa::tile_offset(a->layout, 64, 0);
+  for (int w = 1; w * 64 < a->layout.mn; ++w)
+    if (isa::tile_offset(a->layout, 64 * w, 0) != static_cast<uint32_t>(w) * m.a_warpgroup_stride)
+      throw std::logic_error("warpgroups' A rows are not evenly spaced in the tile");
+  const bool f16acc = o.acc_dtype == isa::DType::f16;
+  for (int ki = 0; ki < ks; ++ki) {
+    int n0 = 0, reg = 0;
+    for (size_t ni = 0; ni < ng.size(); ++ni) {
+      MmaInstr in;
+      in.ni = static_cast<int>(ni);
+      in.ki = ki;
+      in.m = 64;
+      in.n = ng[ni];
+      in.k = k_instr;
+      in.a_tile = a->name;
+      in.b_tile = b->name;
+      in.a_desc = desc90(*a, 0, ki * k_instr);
+      in.b_desc = desc90(*b, n0, ki * k_instr);
+      in.acc_reg = reg;
+      in.enable_input_d = ki > 0 || o.accumulate;
+      m.instrs.push_back(in);
+      n0 += in.n;
+      reg += f16acc ? in.n / 4 : in.n / 2;  // §9.7.15.5.1.1: N/2 registers of .f32/.s32, N/4 of .f16x2
+    }
+  }
+  return m;
+}
+
+}  // namespace ptxgen::plan::detail
