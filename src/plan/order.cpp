@@ -19,9 +19,12 @@ namespace {
 
 std::string s(int64_t v) { return std::to_string(v); }
 
-struct Async {  // a tcgen05.cp or tcgen05.mma not yet known to be complete
+enum class AsyncKind { copy, mma };
+std::string_view name(AsyncKind k) { return k == AsyncKind::copy ? "copy (tcgen05.cp)" : "mma (tcgen05.mma)"; }
+
+struct Async {  // a copy or mma not yet known to be complete
   int op = 0;
-  const char* what = "tcgen05.mma";
+  AsyncKind what = AsyncKind::mma;
   std::vector<Region> writes, reads;
   std::set<std::string> tiles;
   std::string d_key;     // mma: its accumulator and shapes (tcgen05.mma pipelines with the same ones)
@@ -79,7 +82,7 @@ class Sequencer {
 
   void incomplete(const std::string& ptr, const std::string& what, const Async& a, const std::string& verb) {
     c_.problem("ORDER-INCOMPLETE", ptr,
-               what + " " + verb + " what the " + a.what + " of " + at(a.op) +
+               what + " " + verb + " what the " + std::string(name(a.what)) + " of " + at(a.op) +
                    " is still working on: its completion is visible only after a commit and a wait on that barrier "
                    "(§9.7.16.6.4.2)",
                {"insert {\"op\": \"commit\", \"barrier\": B} and {\"op\": \"wait\", \"barrier\": B} before it"});
@@ -105,7 +108,7 @@ class Sequencer {
     for (const auto& a : async_)
       for (const auto& w : a.writes)
         if (overlap(w, r)) {
-          const bool pipelined = by_mma && (std::string(a.what) == "tcgen05.cp" || (!d_key.empty() && a.d_key == d_key));
+          const bool pipelined = by_mma && (a.what == AsyncKind::copy || (!d_key.empty() && a.d_key == d_key));
           if (!pipelined) return incomplete(ref.ptr, what, a, "reads");
         }
   }
@@ -117,7 +120,7 @@ class Sequencer {
         if (overlap(rd, r)) return incomplete(ref.ptr, what, a, "overwrites");
       for (const auto& w : a.writes)
         if (overlap(w, r)) {
-          const bool pipelined = by_mma && (std::string(a.what) == "tcgen05.cp" || a.d_key == d_key);
+          const bool pipelined = by_mma && (a.what == AsyncKind::copy || a.d_key == d_key);
           if (!pipelined) return incomplete(ref.ptr, what, a, "overwrites");
         }
     }
@@ -306,7 +309,7 @@ class Sequencer {
         written_.push_back(r);
         Async a;
         a.op = i;
-        a.what = "tcgen05.cp";
+        a.what = AsyncKind::copy;
         a.writes = {r};
         a.writes.insert(a.writes.end(), collateral.begin(), collateral.end());
         a.tiles = {o.src.name};
