@@ -283,3 +283,27 @@ TEST_CASE("A in tensor memory at a pair's M = 128 (layout B): each CTA's rows at
   CHECK(replayed(p, 9).ok);
 }
 }
+
+TEST_SUITE("plan") {
+TEST_CASE("N groups of one K step and M group share A through the collector buffer: fill, use, lastuse") {
+  const std::string text = R"({"ptxgen":1,"name":"k","target":"sm_100a","gemm":{"m":1024,"n":1024,"k":1024,
+    "a":{"dtype":"bf16","major":"k"},"b":{"dtype":"bf16","major":"k"},"d":{"dtype":"bf16"},"accumulator":"f32",
+    "tile":{"m":128,"n":264,"k":64},"stages":2}})";
+  const support::Planned p = support::plan_of(support::checked_spec(text));
+  std::vector<plan::Collector> seen;
+  for (const plan::MmaInstr* m : mma_instrs(p)) seen.push_back(m->collector);
+  REQUIRE(seen.size() == 8);  // 4 K steps x N groups 256 + 8
+  for (size_t i = 0; i < seen.size(); ++i)
+    CHECK(seen[i] == (i % 2 == 0 ? plan::Collector::fill : plan::Collector::lastuse));
+  // One N group: no qualifier (the default .collector::a::discard).
+  const std::string one = R"({"ptxgen":1,"name":"k","target":"sm_100a","gemm":{"m":1024,"n":1024,"k":1024,
+    "a":{"dtype":"bf16","major":"k"},"b":{"dtype":"bf16","major":"k"},"d":{"dtype":"bf16"},"accumulator":"f32",
+    "tile":{"m":128,"n":256,"k":64},"stages":2}})";
+  for (const plan::MmaInstr* m : mma_instrs(support::plan_of(support::checked_spec(one)))) CHECK(m->collector == plan::Collector::discard);
+  // The emitter spells each from the table: the PTX carries the qualifiers in that order.
+  const std::string ptx = emit::ptx(p);
+  const auto fill = ptx.find("tcgen05.mma.cta_group::1.kind::f16.collector::a::fill [");
+  REQUIRE(fill != std::string::npos);
+  CHECK(ptx.find("tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse [", fill) != std::string::npos);
+}
+}

@@ -188,8 +188,14 @@ struct ScaleVec {
   int vec = 32;
 };
 
+// How an MMA uses the collector buffer for A (§9.7.16.10.9.1, .collector_usage): discard (the
+// default), fill (A read from memory is kept), use (A read from the buffer a fill left), lastuse
+// (read from it, then discarded).
+enum class Collector : uint8_t { discard, fill, use, lastuse };
+
 struct MmaInstr {
   int mi = 0, ni = 0, ki = 0;
+  Collector collector = Collector::discard;
   int m = 0, n = 0, k = 0;
   isa::InstrDesc idesc;            // tcgen05
   bool a_tmem = false;

@@ -12,8 +12,8 @@ std::string s(int64_t v) { return std::to_string(v); }
 
 void Emitter::mma(const plan::MmaStep& m, const std::string& L) {
   if (guarded()) w.ins("@" + not_issuer + " bra " + L + "_done");
-  const std::string op = spell::mma(m, p.cta_group, target);
   for (const auto& in : m.instrs) {
+    const std::string op = spell::mma(m, p.cta_group, target, in.collector);
     const std::string a = in.a_tmem ? tmem(in.a_alloc, in.a_taddr) : desc(in.a_desc, in.a_tile);
     const std::string b = desc(in.b_desc, in.b_tile);
     std::string args = tmem(in.d_alloc, in.d_taddr) + ", " + a + ", " + b;

@@ -138,7 +138,8 @@ struct Printer {
                  " b=" + isa::hex64(encoded(in.b_desc)) + " acc registers from " + s(in.acc_reg) + "\n";
             continue;
           }
-          o += (in.enable_input_d ? " accumulate" : m.first_iteration_overwrites ? " overwrite in iteration 0" : " overwrite") + std::string("\n");
+          o += (in.enable_input_d ? " accumulate" : m.first_iteration_overwrites ? " overwrite in iteration 0" : " overwrite") +
+               std::string(in.collector != Collector::discard ? ", " + spell::mma(m, pl.cta_group, t, in.collector) : "") + "\n";
           o += in2 + "  d=" + taddr(in.d_alloc, in.d_taddr) + " idesc=" + isa::hex32(encoded(in.idesc)) + "\n";
           o += in2 + "  a=" + (in.a_tmem ? taddr(in.a_alloc, in.a_taddr) : isa::hex64(encoded(in.a_desc))) + " b=" + isa::hex64(encoded(in.b_desc)) + "\n";
           if (m.scaled)
@@ -278,6 +279,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
           if (!m.a_registers) j["a"] = desc_json(in.a_desc, in.a_tile);
           j["acc_reg"] = in.acc_reg;
         } else {
+          j["instruction"] = spell::mma(m, pl.cta_group, t, in.collector);
           j["idesc"] = {{"hex", isa::hex32(encoded(in.idesc))}, {"fields", fields_json(isa::fields(in.idesc))}};
           j["d"] = tmem_json(in.d_alloc, in.d_taddr);
           if (in.a_tmem) j["a"] = tmem_json(in.a_alloc, in.a_taddr);

@@ -27,11 +27,14 @@ const std::vector<Family>& families() {
 }
 
 // ---- tcgen05 ------------------------------------------------------------------------------------
-std::string mma(const plan::MmaStep& m, int cta_group, const isa::TargetInfo& t) {
-  // §9.7.16.10.9.1: tcgen05.mma{.sp}.cta_group.kind{.block_scale{.scale_vectorsize}}; the scale
-  // vector size as the target spells it (isa::scale_vec_qualifier).
+std::string mma(const plan::MmaStep& m, int cta_group, const isa::TargetInfo& t, plan::Collector c) {
+  // §9.7.16.10.9.1: tcgen05.mma{.sp}.cta_group.kind{.block_scale{.scale_vectorsize}}{.collector_usage};
+  // the scale vector size as the target spells it (isa::scale_vec_qualifier); no collector
+  // qualifier is .collector::a::discard.
+  static const char* const kCollector[] = {"", ".collector::a::fill", ".collector::a::use", ".collector::a::lastuse"};
   return std::string("tcgen05.mma") + (m.sparse ? ".sp" : "") + cg(cta_group) + ".kind::" + std::string(isa::name(m.kind)) +
-         (m.scaled ? ".block_scale" + isa::scale_vec_qualifier(m.scale.factors, m.scale.vec, t) : "");
+         (m.scaled ? ".block_scale" + isa::scale_vec_qualifier(m.scale.factors, m.scale.vec, t) : "") +
+         kCollector[static_cast<int>(c)];
 }
 
 int mma_min_ptx(const plan::MmaStep& m, const isa::TargetInfo& t) {

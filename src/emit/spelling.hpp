@@ -24,7 +24,9 @@ struct Family {
 const std::vector<Family>& families();
 
 // tcgen05 (§9.7.16)
-std::string mma(const plan::MmaStep& m, int cta_group, const isa::TargetInfo& t);  // tcgen05.mma[.sp].cta_group::N.kind::K[.block_scale.scale_vec]
+// tcgen05.mma[.sp].cta_group::N.kind::K[.block_scale.scale_vec][.collector::a::OP]
+std::string mma(const plan::MmaStep& m, int cta_group, const isa::TargetInfo& t,
+                plan::Collector c = plan::Collector::discard);
 int mma_min_ptx(const plan::MmaStep& m, const isa::TargetInfo& t);
 std::string cp(isa::CpShape s, isa::CpDecompress d, int cta_group);
 std::string ld(isa::LdShape s, int num, bool pack);      // tcgen05.ld.sync.aligned.SHAPE.xN[.pack::16b].b32

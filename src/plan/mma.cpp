@@ -504,12 +504,17 @@ MmaInstr step3_descriptors(const Mma& q, int mi, int ni, int n0, int ki) {
 // ---- Step 4: issue order ------------------------------------------------------------------------
 // K step outermost, then M group, then N group: consecutive MMAs share A, and every accumulator
 // receives its K steps in order (§9.7.16.6.2: tcgen05.mma to one accumulator pipeline in order).
+// The N groups of one (K step, M group) read the same A back to back: the first fills the
+// collector buffer, the next use it, the last uses and discards it (§9.7.16.10.9.1).
 void step4_issue(Mma& q) {
   for (int ki = 0; ki < q.ks; ++ki)
     for (int mi = 0; mi < q.mg; ++mi) {
       int n0 = 0;
       for (size_t ni = 0; ni < q.ng.size(); ++ni) {
-        q.m.instrs.push_back(step3_descriptors(q, mi, static_cast<int>(ni), n0, ki));
+        MmaInstr in = step3_descriptors(q, mi, static_cast<int>(ni), n0, ki);
+        if (q.ng.size() > 1)
+          in.collector = ni == 0 ? Collector::fill : ni + 1 == q.ng.size() ? Collector::lastuse : Collector::use;
+        q.m.instrs.push_back(in);
         n0 += q.ng[ni];
       }
     }
