@@ -232,7 +232,8 @@ std::string ptx_tcgen05(const plan::Plan& p) {
   w.ins("@" + not_mma + " bra " + to_epi);
   w.comment(pair ? "MMA issuer: lane 0 of warp 5 in the even CTA of the pair." : "MMA issuer: lane 0 of warp 5.");
   const std::string skip_mma = w.pred();
-  if (pair) w.ins("or.pred " + skip_mma + ", " + c.odd + ", " + not_lane0);
+  // The lane test is made here: the producer's predicate is written only on the producer's path.
+  if (pair) w.ins("setp.ne.or.u32 " + skip_mma + ", " + c.lane + ", 0, " + c.odd);
   else w.ins("setp.ne.u32 " + skip_mma + ", " + c.lane + ", 0");
   w.ins("@" + skip_mma + " bra " + teardown);
   mma_loop(w, p, c, tmem);
