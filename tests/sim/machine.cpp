@@ -359,6 +359,15 @@ void Machine::collective_do(Thread& t, const Ins& in) {
       const uint64_t a = same(in.o[0], "addresses"), n = same(in.o[1], "column counts");
       auto it = std::find(c.allocations.begin(), c.allocations.end(), std::pair<uint32_t, uint32_t>{static_cast<uint32_t>(a), static_cast<uint32_t>(n)});
       if (it == c.allocations.end()) fail(&t, "tcgen05.dealloc of " + hex(a) + ", " + std::to_string(n) + " columns: no such allocation");
+      if (opt.race_checks)
+        for (uint32_t lane = 0; lane < kLanes; ++lane)
+          for (uint32_t j = 0; j < n; ++j) {
+            const uint32_t u = lane * kColumns + it->first + j;
+            if (c.tm_w[u] || c.tm_r[u])
+              fail(&t, "race: tcgen05.dealloc frees tensor memory (lane " + std::to_string(lane) + ", column " +
+                           std::to_string(it->first + j) + ") that an asynchronous operation issued at ptx line " +
+                           std::to_string(c.tm_line[u]) + " still uses (no wait for its commit)");
+          }
       for (uint32_t j = 0; j < n; ++j) c.allocated[it->first + j] = 0;
       c.allocations.erase(it);
       return;
