@@ -15,6 +15,16 @@ constexpr uint32_t kLanes = 128, kColumns = 512;
 // shared::cluster window).
 constexpr uint32_t kClusterTagShift = 24;
 
+inline uint64_t mask(int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
+inline int64_t sext(uint64_t v, int bits) {
+  if (bits >= 64) return static_cast<int64_t>(v);
+  const uint64_t m = uint64_t{1} << (bits - 1);
+  v &= mask(bits);
+  return static_cast<int64_t>((v ^ m) - m);
+}
+std::string hex(uint64_t v);
+extern const bool kTrace;
+
 struct Mbar {
   uint32_t expected = 0, pending = 0;
   int64_t tx = 0;
