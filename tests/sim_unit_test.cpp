@@ -186,6 +186,26 @@ $L_end:
   CHECK(r.error.find("thread 1 ") != std::string::npos);
 }
 
+TEST_CASE("sim: elect.sync elects the lowest lane of the member mask in each warp") {
+  const std::string body = R"(
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r0, %tid.x;
+	elect.sync %r1|%p1, 0xFFFFFFF0;
+	selp.b32 %r2, 1, 0, %p1;
+	mad.lo.u32 %r3, %r1, 2, %r2;
+	mul.wide.u32 %rd2, %r0, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.b32 [%rd3], %r3;
+	ret;
+)";
+  Run r = run(body, 64);
+  REQUIRE_MESSAGE(r.error.empty(), r.error);
+  for (int t = 0; t < 64; ++t) {
+    CAPTURE(t);
+    CHECK(word(r, t) == 4 * 2 + (t % 32 == 4 ? 1u : 0u));
+  }
+}
+
 TEST_CASE("sim: element formats (PTX ISA 5.2.3)") {
   using namespace ksim::num;
   CHECK(decode(kE4M3, 0x7E) == 448);              // the largest e4m3

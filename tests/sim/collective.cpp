@@ -113,6 +113,22 @@ void Machine::collective_do(Thread& t, const Ins& in) {
       return;
     }
     case Op::tc_relinquish: c.relinquished = true; return;
+    case Op::elect: {
+      const uint64_t mask32 = same(in.o[1], "member masks") & 0xFFFFFFFFu;
+      if (!mask32) fail(&t, "elect.sync with an empty member mask");
+      uint32_t leader = 0;
+      while (!((mask32 >> leader) & 1)) ++leader;
+      for (uint32_t l = 0; l < 32; ++l) {
+        Thread& x = threads[base + l];
+        if (in.o[0].kind == Opnd::reg) {
+          x.r[in.o[0].r] = leader;
+          x.d[in.o[0].r] = 1;
+        }
+        x.r[in.o[2].r] = l == leader;
+        x.d[in.o[2].r] = 1;
+      }
+      return;
+    }
     default: fail(&t, "not a warp collective");
   }
 }

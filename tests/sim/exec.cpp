@@ -61,6 +61,11 @@ void Machine::run_thread(Thread& t) {
                            : ((A(1) & mask(bits)) * (A(2) & mask(bits))) & mask(2 * bits));
         break;
       case Op::mad_lo: set(A(1) * A(2) + A(3)); break;
+      case Op::mad_wide:
+        put(in.o[0].r, ((sgn ? static_cast<uint64_t>(sext(A(1), bits) * sext(A(2), bits)) : (A(1) & mask(bits)) * (A(2) & mask(bits))) +
+                        A(3)) & mask(2 * bits));
+        break;
+      case Op::neg: set(0 - A(1)); break;
       case Op::div:
       case Op::rem: {
         if ((A(2) & mask(bits)) == 0) fail(&t, "integer division by zero");
@@ -251,12 +256,12 @@ void Machine::run_thread(Thread& t) {
         break;
       }
       case Op::mbar_arrive: {
-        const auto [cta, off] = shared(t, addr_of(t, in.o[1]), false, 8);
+        const auto [cta, off] = shared(t, addr_of(t, in.o[1]), in.cmp == sp_shared_cluster, 8);
         uint32_t count = 1;
         int64_t tx = 0;
         if (in.pack) tx = static_cast<int64_t>(A(2) & 0xFFFFFFFFu);
         else if (in.nops == 3) count = static_cast<uint32_t>(A(2));
-        if (in.o[0].kind == Opnd::reg) put(in.o[0].r, mbar(&t, cta, off).phase);  // the state token
+        if (in.o[0].kind == Opnd::reg) put(in.o[0].r, mbar(&t, cta, off).phase);  // the state token (a remote arrive returns none)
         mbar_arrive(cta, off, count, tx, &t, nullptr);
         break;
       }
@@ -300,6 +305,7 @@ void Machine::run_thread(Thread& t) {
   async.push_back(std::move(a));
         break;
       }
+      case Op::elect:
       case Op::bar_warp_sync:
       case Op::tc_alloc:
       case Op::tc_dealloc:

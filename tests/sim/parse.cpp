@@ -284,7 +284,7 @@ struct Parser {
     const std::vector<std::string> mods(parts.begin() + 1, parts.end());
     auto last_type = [&]() { return type_of(mods.back()); };
     for (size_t i = 0; i < args.size() && i < 8; ++i) {
-      if (base == "bra" || base == "cp") break;
+      if (base == "bra" || base == "cp" || base == "elect") break;
       in.o[i] = operand(args[i]);
     }
     if (args.size() > 8) fail("too many operands");
@@ -295,7 +295,7 @@ struct Parser {
     static const std::map<std::string, Op> alu = {
         {"add", Op::add}, {"sub", Op::sub}, {"div", Op::div}, {"rem", Op::rem}, {"min", Op::min}, {"max", Op::max},
         {"and", Op::and_}, {"or", Op::or_}, {"xor", Op::xor_}, {"shl", Op::shl}, {"shr", Op::shr}, {"not", Op::not_},
-        {"bfe", Op::bfe}, {"selp", Op::selp}};
+        {"bfe", Op::bfe}, {"selp", Op::selp}, {"neg", Op::neg}};
     if (base == "mov") {
       in.ty = last_type();
       need(2);
@@ -303,14 +303,14 @@ struct Parser {
     } else if (alu.count(base)) {
       in.op = alu.at(base);
       in.ty = last_type();
-      need(in.op == Op::not_ ? 2 : (in.op == Op::bfe || in.op == Op::selp) ? 4 : 3);
+      need(in.op == Op::not_ || in.op == Op::neg ? 2 : (in.op == Op::bfe || in.op == Op::selp) ? 4 : 3);
       if (in.ty.cls == Cls::f) fail("floating-point arithmetic is not simulated");
     } else if (base == "mul" || base == "mad") {
       in.ty = last_type();
       const std::string& mode = mods.at(0);
       if (base == "mad") {
-        if (mode != "lo") fail("only mad.lo");
-        in.op = Op::mad_lo;
+        if (mode != "lo" && mode != "wide") fail("only mad.lo and mad.wide");
+        in.op = mode == "lo" ? Op::mad_lo : Op::mad_wide;
         need(4);
       } else {
         in.op = mode == "lo" ? Op::mul_lo : mode == "hi" ? Op::mul_hi : mode == "wide" ? Op::mul_wide : Op::nop;
@@ -369,12 +369,23 @@ struct Parser {
       } else {
         fail("unsupported barrier");
       }
+    } else if (base == "elect") {
+      // elect.sync d|p, membermask: the lowest lane of the mask is the leader (a warp collective here).
+      if (!has(mods, "sync") || args.size() != 2) fail("bad elect.sync");
+      const auto bar = args[0].find('|');
+      if (bar == std::string::npos) fail("elect.sync needs d|p");
+      in.op = Op::elect;
+      in.collective = 1;
+      in.o[0] = operand(trim(args[0].substr(0, bar)));
+      in.o[2] = operand(trim(args[0].substr(bar + 1)));
+      in.o[1] = operand(args[1]);
     } else if (base == "fence") {
       in.op = Op::nop;
     } else if (base == "mbarrier") {
       const std::string& what = mods.at(0);
       in.cmp = space_of(mods);
-      if (in.cmp != sp_shared_cta && in.cmp != sp_none) fail("mbarrier outside .shared::cta is not simulated");
+      if (in.cmp != sp_shared_cta && in.cmp != sp_none && !(what == "arrive" && in.cmp == sp_shared_cluster))
+        fail("mbarrier outside .shared::cta is not simulated (but a remote arrive on .shared::cluster)");
       if (what == "init") {
         in.op = Op::mbar_init;
         need(2);
@@ -396,6 +407,7 @@ struct Parser {
       if (!has(mods, "mbarrier::complete_tx::bytes") || !has(mods, "global")) fail("unsupported TMA completion");
       in.op = Op::tma_load;
       in.cta_group = has(mods, "cta_group::2") ? 2 : 1;
+      if (has(mods, "L2::cache_hint") && args.size() == 4) args.pop_back();  // a hint, not a semantics
       need(3);
       // [dst], [tmap, {c0, c1}], [mbar]
       const std::string inner = trim(args[1].substr(1, args[1].size() - 2));
