@@ -26,6 +26,12 @@ void Machine::tma_issue(Thread& t, const Ins& in) {
   a.v[3] = reg(t, c[1]) & 0xFFFFFFFFu;
   const uint32_t row_bytes = m.smem_bits == 8 && m.elem_bits < 8 ? m.box[0] / 16 * 16 : m.box[0] * static_cast<uint32_t>(m.elem_bits) / 8;
   const uint32_t bytes = row_bytes * m.box[1];
+  // The box as cuTensorMapEncodeTiled takes it: at most 256 per dimension, rows whole 16 bytes (the
+  // padded types: whole groups of 16 elements), within the swizzle span.
+  if (m.box[0] == 0 || m.box[1] == 0 || m.box[0] > 256 || m.box[1] > 256) fail(&t, "TMA box dimensions outside 1..256");
+  if (row_bytes % 16 || (m.smem_bits == 8 && m.elem_bits < 8 && m.box[0] % 16) || (m.elem_bits * m.box[0]) % 8)
+    fail(&t, "TMA box row of " + std::to_string(row_bytes) + " bytes is not whole 16-byte pieces");
+  if (m.swizzle && row_bytes > static_cast<uint32_t>(m.swizzle)) fail(&t, "TMA box row wider than its swizzle span");
   const auto [dcta, doff] = shared(t, addr_of(t, in.o[0]), true, bytes);
   const auto [bcta, boff] = shared(t, addr_of(t, in.o[3]), true, 8);
   if (doff % 128) fail(&t, "TMA destination " + hex(doff) + " not 128-byte aligned");
