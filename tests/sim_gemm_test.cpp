@@ -13,7 +13,7 @@
 
 using namespace ptxgen;
 
-TEST_SUITE("sim") {
+TEST_SUITE("sim_gemm") {
 TEST_CASE("every tcgen05 GEMM golden, simulated whole on several tiles and edges, computes D = A * B") {
   int specs = 0;
   for (const auto& file : support::spec_files()) {

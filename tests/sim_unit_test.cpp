@@ -29,7 +29,7 @@ Run run(const std::string& body, uint32_t threads, const std::vector<uint32_t>& 
   Run r;
   r.in = r.g.alloc(4096, 0);
   r.out = r.g.alloc(4096, 0);
-  std::memcpy(r.g.at(r.in).data(), input.data(), input.size() * 4);
+  if (!input.empty()) std::memcpy(r.g.at(r.in).data(), input.data(), input.size() * 4);
   const std::string ptx = std::string(kHeader) + ".visible .entry k(\n\t.param .u64 in,\n\t.param .u64 out\n)\n{\n" +
                           "\t.reg .pred %p<16>;\n\t.reg .b16 %rs<16>;\n\t.reg .b32 %r<32>;\n\t.reg .b64 %rd<16>;\n" + body + "}\n";
   ksim::Launch l;
