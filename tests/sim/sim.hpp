@@ -14,6 +14,9 @@
 // race checks name it directly. Anything the simulator cannot account for is an Error: a deadlock
 // (naming the blocked threads and where), an unknown instruction, an access outside memory or the
 // allocated tensor memory, a race, a misused barrier.
+//
+// Debugging: KSIM_TRACE=1 prints every asynchronous operation's issue and completion and every
+// mbarrier arrival on stderr; the sim suites take KSIM_ONLY=<spec stem> to run one spec.
 #pragma once
 
 #include <array>
