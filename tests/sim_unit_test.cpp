@@ -170,6 +170,38 @@ $L_wait:
   CHECK(r.error.find("thread 32 (warp 1, lane 0)") != std::string::npos);
 }
 
+TEST_CASE("sim: waits written as other loops (a branch out and back, a poll) wait for the arrival") {
+  for (const char* wait : {"@%p1 bra $L_done;\n\tbra $L_wait;", "add.u32 %r5, %r5, 1;\n\t@!%p1 bra $L_wait;"}) {
+    CAPTURE(std::string(wait));
+    const std::string body = std::string(R"(
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r0, %tid.x;
+	mov.u32 %r1, ptxgen_smem;
+	mov.u32 %r5, 0;
+	setp.ne.u32 %p0, %r0, 0;
+	@%p0 bra $L_init_done;
+	mbarrier.init.shared::cta.b64 [%r1], 1;
+$L_init_done:
+	bar.sync 0;
+	setp.eq.u32 %p2, %r0, 32;
+	@%p2 bra $L_arrive;
+	@%p0 bra $L_done;
+$L_wait:
+	mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;
+	)") + wait + R"(
+	bra $L_done;
+$L_arrive:
+	mbarrier.arrive.shared::cta.b64 _, [%r1];
+$L_done:
+	st.global.b32 [%rd1], 1;
+	ret;
+)";
+    Run r = run(body, 64);
+    CHECK_MESSAGE(r.error.empty(), r.error);
+    CHECK(word(r, 0) == 1);
+  }
+}
+
 TEST_CASE("sim: reading a register no instruction on the thread's path wrote is an error") {
   const std::string body = R"(
 	mov.u32 %r0, %tid.x;

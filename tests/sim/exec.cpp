@@ -280,6 +280,16 @@ void Machine::run_thread(Thread& t) {
           m.waiters.push_back(static_cast<uint32_t>(&t - threads.data()));
           return;
         }
+        if (!done) {  // a poll in some other loop: time passes (the oldest asynchronous operation completes), the thread yields
+          if (!async.empty()) {
+            Async a = std::move(async.front());
+            async.pop_front();
+            complete(a);
+          }
+          ++t.pc;
+          wake(static_cast<uint32_t>(&t - threads.data()));
+          return;
+        }
         break;
       }
       case Op::tma_load: tma_issue(t, in); break;

@@ -52,12 +52,15 @@ Machine::Machine(const Kernel& kk, const Launch& l, Global& g, const Options& o,
       throw Error("launch: parameter " + p->name + (p->is_tensor_map ? " is not a tensor map" : " must be a tensor map"));
     if (p->is_tensor_map) param_maps[i] = &p->map;
   }
+  // A try_wait whose failure only loops back to it (`@!p bra self`, or `@p bra out; bra self`)
+  // blocks the thread until the barrier moves on.
   spin_.assign(k.code.size(), 0);
   for (size_t i = 0; i + 1 < k.code.size(); ++i) {
     const Ins& a = k.code[i];
     const Ins& b = k.code[i + 1];
-    if (a.op == Op::mbar_try_wait && b.op == Op::bra && b.guard == static_cast<int32_t>(a.o[0].r) && b.guard_neg &&
-        b.o[0].r == i)
+    if (a.op != Op::mbar_try_wait || b.op != Op::bra || b.guard != static_cast<int32_t>(a.o[0].r)) continue;
+    if (b.guard_neg && b.o[0].r == i) spin_[i] = 1;
+    if (!b.guard_neg && i + 2 < k.code.size() && k.code[i + 2].op == Op::bra && k.code[i + 2].guard < 0 && k.code[i + 2].o[0].r == i)
       spin_[i] = 1;
   }
 }

@@ -135,6 +135,7 @@ class Machine {
   void tc_complete(Async& a);
   void tc_ld(Thread& t, const Ins& in, uint32_t taddr);
   void tc_st(Thread& t, const Ins& in, uint32_t taddr);
+  void complete(Async& a);
 
  private:
   void run_thread(Thread& t);
@@ -142,7 +143,6 @@ class Machine {
   void collective_do(Thread& t, const Ins& in);
   void tma_issue(Thread& t, const Ins& in);
   void tma_complete(Async& a);
-  void complete(Async& a);
   [[noreturn]] void deadlock() const;
   std::deque<uint32_t> runnable_;
   std::vector<uint32_t> warp_arrived_;
