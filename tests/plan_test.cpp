@@ -299,7 +299,8 @@ TEST_CASE("N groups of one K step and M group share A through the collector buff
   const std::string one = R"({"ptxgen":1,"name":"k","target":"sm_100a","gemm":{"m":1024,"n":1024,"k":1024,
     "a":{"dtype":"bf16","major":"k"},"b":{"dtype":"bf16","major":"k"},"d":{"dtype":"bf16"},"accumulator":"f32",
     "tile":{"m":128,"n":256,"k":64},"stages":2}})";
-  for (const plan::MmaInstr* m : mma_instrs(support::plan_of(support::checked_spec(one)))) CHECK(m->collector == plan::Collector::discard);
+  const support::Planned p1 = support::plan_of(support::checked_spec(one));
+  for (const plan::MmaInstr* m : mma_instrs(p1)) CHECK(m->collector == plan::Collector::discard);
   // The emitter spells each from the table: the PTX carries the qualifiers in that order.
   const std::string ptx = emit::ptx(p);
   const auto fill = ptx.find("tcgen05.mma.cta_group::1.kind::f16.collector::a::fill [");

@@ -171,7 +171,7 @@ void Emitter::prologue() {
     rank = w.r32();
     rank64 = w.r64();
     not_issuer = w.pred();
-    const std::string odd = w.pred();
+    odd = w.pred();
     if (ctas == 2) {
       w.ins("mov.u32 " + rank + ", %cluster_ctarank", "0 or 1 in the pair");
     } else {
@@ -291,7 +291,8 @@ void Emitter::roles() {
     w.ins("@" + out + " bra " + next);
     if (r.single_thread) {
       const std::string skip = w.pred();
-      if (r.leader_cta_only && pair()) w.ins("setp.ne.or.u32 " + skip + ", " + lane + ", 0, " + not_issuer);
+      // In a pair only CTA 0's lane 0 (CTA 1's lanes join the teardown).
+      if (r.leader_cta_only && pair()) w.ins("setp.ne.or.u32 " + skip + ", " + lane + ", 0, " + odd);
       else w.ins("setp.ne.u32 " + skip + ", " + lane + ", 0");
       w.ins("@" + skip + " bra " + teardown);
     }
@@ -369,8 +370,10 @@ void Emitter::step(const plan::Step& st) {
     }
     case StepKind::expect_tx: {
       // One thread arms the barrier; in a pair only CTA 0, for both CTAs' bytes.
-      const bool guard = guarded() || (st.bar.leader_only && pair());
-      const std::string& who = pair() && st.bar.leader_only ? not_issuer : not_t0;
+      // A single-thread role is that thread already: only CTA 1's skips the leader's arming.
+      const bool leader = st.bar.leader_only && pair();
+      const bool guard = guarded() || leader;
+      const std::string& who = guarded() ? (leader ? not_issuer : not_t0) : odd;
       if (guard) w.ins("@" + who + " bra " + L + "_done");
       w.ins(spell::mbarrier_expect_tx() + " _, [" + barrier_addr(st.bar.barrier, st.bar.phase) + "], " + s(st.bar.tx_bytes));
       if (guard) w.label(L + "_done");
@@ -457,7 +460,7 @@ std::pair<std::string, std::string> Emitter::stage_phase(const ir::Phase& ph, in
   }
   if (ph.flip) {
     const std::string f = w.r32();
-    w.ins("xor.b32 " + f + ", " + pa + ", 1");
+    w.ins("xor.b32 " + f + ", " + pa + ", 1", "the phase before: a fresh barrier's first wait passes");
     pa = f;
   }
   return {st, pa};

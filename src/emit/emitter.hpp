@@ -35,7 +35,7 @@ struct Emitter {
   PtxWriter w;
   int label_ = 0;
   // Prologue registers.
-  std::string tid, warp, lane, base, not_t0, not_issuer, rank, rank64, dbase, desc_base32, m_tile, n_tile, cta_even;
+  std::string tid, warp, lane, base, not_t0, not_issuer, odd, rank, rank64, dbase, desc_base32, m_tile, n_tile, cta_even;
   std::map<int, std::string> warp_p;
   std::map<std::string, std::string> gbase, bar, tmem_base, tmap, size;
   std::map<std::string, std::vector<std::string>> regs;

@@ -277,7 +277,16 @@ class Sequencer {
             l->barrier = planner_name("load", i);
           }
           out_.barriers.insert(l->barrier);
-          out_.tensor_maps.push_back(l->map);
+          // Loads through one map (a lowering's row-placed loads of one tensor) share its parameter.
+          bool known = false;
+          for (const auto& m : out_.tensor_maps)
+            if (m.param == l->map.param) {
+              known = true;
+              if (m.dim_inner != l->map.dim_inner || m.box_inner != l->map.box_inner || m.box_outer != l->map.box_outer ||
+                  m.swizzle != l->map.swizzle || m.global != l->map.global)
+                throw std::logic_error("two loads through one tensor map parameter with different maps");
+            }
+          if (!known) out_.tensor_maps.push_back(l->map);
         }
         st.kind = StepKind::load;
         st.load = *l;

@@ -1,0 +1,334 @@
+// The interpreter: one thread runs until it blocks, exits or reaches a warp collective.
+#include "machine.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "num.hpp"
+
+namespace ksim {
+
+// ---- the interpreter ------------------------------------------------------------------------------
+void Machine::run_thread(Thread& t) {
+  uint64_t* R = t.r;
+  const Ins* code = k.code.data();
+  const size_t n = k.code.size();
+  for (;;) {
+    if (t.pc >= n) fail(&t, "ran past the end of the kernel");
+    if (++stats.instructions > opt.max_instructions)
+      fail(&t, "the kernel does not end (" + std::to_string(opt.max_instructions) + " instructions)");
+    const Ins& in = code[t.pc];
+    if (in.guard >= 0 && ((reg(t, static_cast<uint32_t>(in.guard)) != 0) == in.guard_neg)) {
+      ++t.pc;
+      continue;
+    }
+    const int bits = in.ty.bits;
+    const bool sgn = in.ty.cls == Cls::s;
+    auto A = [&](int i) { return val(t, in.o[i]); };
+    auto put = [&](uint32_t slot, uint64_t v) {
+      R[slot] = v;
+      t.d[slot] = 1;
+    };
+    auto set = [&](uint64_t v) { put(in.o[0].r, v & mask(bits)); };
+    switch (in.op) {
+      case Op::mov: set(A(1)); break;
+      case Op::mov_pack: {
+        const uint32_t* s = &k.pool[in.o[1].r];
+        const int w = bits / in.o[1].count;
+        uint64_t v = 0;
+        for (int i = in.o[1].count - 1; i >= 0; --i) v = (v << w) | (reg(t, s[i]) & mask(w));
+        set(v);
+        break;
+      }
+      case Op::mov_unpack: {
+        const uint32_t* d = &k.pool[in.o[0].r];
+        const int w = bits / in.o[0].count;
+        const uint64_t v = A(1);
+        for (int i = 0; i < in.o[0].count; ++i)
+          if (d[i] != kSinkSlot) put(d[i], (v >> (w * i)) & mask(w));
+        break;
+      }
+      case Op::add: set(A(1) + A(2)); break;
+      case Op::sub: set(A(1) - A(2)); break;
+      case Op::mul_lo: set(A(1) * A(2)); break;
+      case Op::mul_hi:
+        if (bits == 64) fail(&t, "mul.hi.64 is not simulated");
+        set(sgn ? static_cast<uint64_t>((sext(A(1), bits) * sext(A(2), bits)) >> bits) : ((A(1) & mask(bits)) * (A(2) & mask(bits))) >> bits);
+        break;
+      case Op::mul_wide:
+        put(in.o[0].r, sgn ? static_cast<uint64_t>(sext(A(1), bits) * sext(A(2), bits)) & mask(2 * bits)
+                           : ((A(1) & mask(bits)) * (A(2) & mask(bits))) & mask(2 * bits));
+        break;
+      case Op::mad_lo: set(A(1) * A(2) + A(3)); break;
+      case Op::mad_wide:
+        put(in.o[0].r, ((sgn ? static_cast<uint64_t>(sext(A(1), bits) * sext(A(2), bits)) : (A(1) & mask(bits)) * (A(2) & mask(bits))) +
+                        A(3)) & mask(2 * bits));
+        break;
+      case Op::neg: set(0 - A(1)); break;
+      case Op::div:
+      case Op::rem: {
+        if ((A(2) & mask(bits)) == 0) fail(&t, "integer division by zero");
+        if (sgn) {
+          const int64_t x = sext(A(1), bits), y = sext(A(2), bits);
+          set(static_cast<uint64_t>(in.op == Op::div ? x / y : x % y));
+        } else {
+          const uint64_t x = A(1) & mask(bits), y = A(2) & mask(bits);
+          set(in.op == Op::div ? x / y : x % y);
+        }
+        break;
+      }
+      case Op::min:
+      case Op::max: {
+        const bool lt = sgn ? sext(A(1), bits) < sext(A(2), bits) : (A(1) & mask(bits)) < (A(2) & mask(bits));
+        set((lt == (in.op == Op::min)) ? A(1) : A(2));
+        break;
+      }
+      case Op::and_: set(A(1) & A(2)); break;
+      case Op::or_: set(A(1) | A(2)); break;
+      case Op::xor_: set(A(1) ^ A(2)); break;
+      case Op::not_: set(in.ty.cls == Cls::pred ? !A(1) : ~A(1)); break;
+      case Op::shl: {
+        const uint64_t s = A(2) & 0xFFFFFFFFu;
+        set(s >= static_cast<uint64_t>(bits) ? 0 : A(1) << s);
+        break;
+      }
+      case Op::shr: {
+        const uint64_t s = std::min<uint64_t>(A(2) & 0xFFFFFFFFu, static_cast<uint64_t>(bits));
+        if (sgn) set(static_cast<uint64_t>(sext(A(1), bits) >> std::min<uint64_t>(s, static_cast<uint64_t>(bits - 1))));
+        else set(s >= static_cast<uint64_t>(bits) ? 0 : (A(1) & mask(bits)) >> s);
+        break;
+      }
+      case Op::bfe: {
+        const uint64_t pos = A(2) & 0xFF, len = A(3) & 0xFF, x = A(1) & mask(bits);
+        uint64_t v = 0;
+        if (len) {
+          v = pos >= static_cast<uint64_t>(bits) ? 0 : x >> pos;
+          v &= mask(static_cast<int>(std::min<uint64_t>(len, 64)));
+          if (sgn) v = static_cast<uint64_t>(sext(v, static_cast<int>(std::min<uint64_t>(len, static_cast<uint64_t>(bits)))));
+        }
+        set(v);
+        break;
+      }
+      case Op::selp: set(A(3) ? A(1) : A(2)); break;
+      case Op::setp: {
+        const uint64_t x = A(1), y = A(2);
+        bool r = false;
+        if (in.ty.cls == Cls::f) fail(&t, "floating-point setp is not simulated");
+        const bool lt = sgn ? sext(x, bits) < sext(y, bits) : (x & mask(bits)) < (y & mask(bits));
+        const bool eq = (x & mask(bits)) == (y & mask(bits));
+        switch (in.cmp) {
+          case 0: r = eq; break;
+          case 1: r = !eq; break;
+          case 2: r = lt; break;
+          case 3: r = lt || eq; break;
+          case 4: r = !lt && !eq; break;
+          default: r = !lt; break;
+        }
+        if (in.boolop) {
+          const bool c = A(3) != 0;
+          r = in.boolop == 1 ? (r && c) : in.boolop == 2 ? (r || c) : (r != c);
+        }
+        put(in.o[0].r, r);
+        break;
+      }
+      case Op::cvt: {
+        const Ty d = in.ty, s = in.ty2;
+        const uint64_t x = A(1);
+        if (d.cls != Cls::f && s.cls != Cls::f) {  // integer widths: sign- or zero-extend the source, truncate to the destination
+          const uint64_t v = s.cls == Cls::s ? static_cast<uint64_t>(sext(x, s.bits)) : (x & mask(s.bits));
+          put(in.o[0].r, v & mask(d.bits));
+        } else if (d.cls == Cls::f && (d.fmt & 16) && s.cls == Cls::f && s.bits == 32) {  // .f16x2/.bf16x2 from two f32: a upper, b lower
+          const num::Format& f = (d.fmt & 15) == 1 ? num::kF16 : num::kBF16;
+          const uint32_t hi = num::encode_rn(f, num::f32_of(static_cast<uint32_t>(x)));
+          const uint32_t lo = num::encode_rn(f, num::f32_of(static_cast<uint32_t>(A(2))));
+          put(in.o[0].r, (uint64_t{hi} << 16) | lo);
+        } else if (d.cls == Cls::f && d.bits == 16 && s.cls == Cls::f && s.bits == 32) {
+          put(in.o[0].r, num::encode_rn(d.fmt == 1 ? num::kF16 : num::kBF16, num::f32_of(static_cast<uint32_t>(x))));
+        } else if (d.cls == Cls::f && d.bits == 32 && s.cls == Cls::f && s.bits == 16) {
+          put(in.o[0].r, num::bits_of(static_cast<float>(s.fmt == 1 ? num::f16(static_cast<uint32_t>(x)) : num::bf16(static_cast<uint32_t>(x)))));
+        } else if (d.cls == Cls::f && d.bits == 32 && (s.cls == Cls::s || s.cls == Cls::u) && s.bits <= 32) {
+          const double v = s.cls == Cls::s ? static_cast<double>(sext(x, s.bits)) : static_cast<double>(x & mask(s.bits));
+          put(in.o[0].r, num::bits_of(static_cast<float>(v)));  // round to nearest even
+        } else {
+          fail(&t, "this cvt is not simulated");
+        }
+        break;
+      }
+      case Op::cvta: put(in.o[0].r, A(1)); break;
+      case Op::mapa: {
+        const uint64_t rank = A(2) & 0xFFFFFFFFu;
+        if (rank >= ctas.size()) fail(&t, "mapa to CTA rank " + std::to_string(rank) + " outside the cluster");
+        const uint64_t a = A(1) & 0xFFFFFFFFu;
+        const uint64_t off = (a >> kClusterTagShift) ? a & ((1u << kClusterTagShift) - 1) : a;
+        put(in.o[0].r, ((rank + 1) << kClusterTagShift) | off);
+        break;
+      }
+      case Op::ld:
+      case Op::st: {
+        const bool ld = in.op == Op::ld;
+        const Opnd& mo = ld ? in.o[1] : in.o[0];
+        const Opnd& vo = ld ? in.o[0] : in.o[1];
+        const uint32_t eb = static_cast<uint32_t>(bits) / 8, nb = eb * in.vec;
+        uint8_t* p = nullptr;
+        if (in.cmp == sp_param) {
+          if (!ld || mo.kind != Opnd::param) fail(&t, "bad ld.param");
+          const auto& pd = k.params[mo.r];
+          if (pd.tensor_map) fail(&t, "ld.param of a tensor map is not simulated");
+          uint64_t v = 0;
+          for (const auto& x : launch.params)
+            if (x.name == pd.name) v = x.value;
+          put(vo.r, v & mask(bits));
+          break;
+        }
+        const uint64_t a = addr_of(t, mo);
+        if (a % eb) fail(&t, "misaligned " + std::string(ld ? "load" : "store") + " at " + hex(a));
+        if (in.cmp == sp_global) {
+          p = global.find(a, nb);
+          if (!p) fail(&t, "global access at " + hex(a) + " (" + std::to_string(nb) + " bytes) outside every buffer");
+        } else {
+          const auto [cta, off] = shared(t, a, in.cmp == sp_shared_cluster, nb);
+          if (opt.race_checks) {
+            Region r{cta, !ld, false, {}};
+            for (uint32_t u = off / 16; u <= (off + nb - 1) / 16; ++u) r.units.push_back(u);
+            check_region(r, &t, ld ? "ld.shared" : "st.shared");
+          }
+          p = smem_ptr(cta, off, nb, nullptr, &t);
+        }
+        for (uint32_t e = 0; e < in.vec; ++e) {
+          const uint32_t s = vo.kind == Opnd::vec ? k.pool[vo.r + e] : vo.r;
+          if (ld) {
+            uint64_t v = 0;
+            for (uint32_t i = 0; i < eb; ++i) v |= uint64_t{p[e * eb + i]} << (8 * i);
+            if (s != kSinkSlot) put(s, v);
+          } else {
+            const uint64_t v = vo.kind == Opnd::vec ? reg(t, s) : val(t, vo);
+            for (uint32_t i = 0; i < eb; ++i) p[e * eb + i] = static_cast<uint8_t>(v >> (8 * i));
+          }
+        }
+        break;
+      }
+      case Op::bra: t.pc = in.o[0].r; continue;
+      case Op::ret: t.st = Thread::exited; return;
+      case Op::bar_sync: {
+        Cta& c = ctas[t.cta];
+        if (val(t, in.o[0]) != 0) fail(&t, "only barrier 0 is simulated");
+        ++t.pc;
+        t.st = Thread::at_bar;
+        c.bar_waiters.push_back(static_cast<uint32_t>(&t - threads.data()));
+        if (++c.bar_arrived == launch.threads) {
+          c.bar_arrived = 0;
+          for (uint32_t w : c.bar_waiters) wake(w);
+          c.bar_waiters.clear();
+        }
+        return;
+      }
+      case Op::cluster_arrive:
+        if (t.cluster_arrived) fail(&t, "barrier.cluster.arrive twice without a wait");
+        t.cluster_arrived = true;
+        t.cluster_phase = cluster_phase_;
+        if (++cluster_arrived_ == threads.size()) {
+          cluster_arrived_ = 0;
+          ++cluster_phase_;
+          for (uint32_t w : cluster_waiters_) wake(w);
+          cluster_waiters_.clear();
+        }
+        break;
+      case Op::cluster_wait:
+        if (!t.cluster_arrived) fail(&t, "barrier.cluster.wait without an arrive");
+        if (cluster_phase_ > t.cluster_phase) {
+          t.cluster_arrived = false;
+          break;
+        }
+        t.st = Thread::at_cluster;
+        cluster_waiters_.push_back(static_cast<uint32_t>(&t - threads.data()));
+        return;
+      case Op::nop: break;
+      case Op::mbar_init: {
+        const auto [cta, off] = shared(t, addr_of(t, in.o[0]), false, 8);
+        if (off % 8) fail(&t, "mbarrier not 8-byte aligned");
+        const uint64_t n = A(1) & 0xFFFFFFFFu;
+        if (n < 1 || n >= (1u << 20)) fail(&t, "mbarrier expected count out of range");
+        Mbar& m = ctas[cta].mbars[off];
+        if (!m.waiters.empty()) fail(&t, "mbarrier.init of a barrier threads wait on");
+        m = Mbar{};
+        m.expected = m.pending = static_cast<uint32_t>(n);
+        break;
+      }
+      case Op::mbar_arrive: {
+        const auto [cta, off] = shared(t, addr_of(t, in.o[1]), in.cmp == sp_shared_cluster, 8);
+        uint32_t count = 1;
+        int64_t tx = 0;
+        if (in.pack) tx = static_cast<int64_t>(A(2) & 0xFFFFFFFFu);
+        else if (in.nops == 3) count = static_cast<uint32_t>(A(2));
+        if (in.o[0].kind == Opnd::reg) put(in.o[0].r, mbar(&t, cta, off).phase);  // the state token (a remote arrive returns none)
+        mbar_arrive(cta, off, count, tx, &t, nullptr);
+        break;
+      }
+      case Op::mbar_try_wait: {
+        const auto [cta, off] = shared(t, addr_of(t, in.o[1]), false, 8);
+        Mbar& m = mbar(&t, cta, off);
+        const uint64_t parity = A(2) & 1;
+        const bool done = (m.phase & 1) != parity;  // the phase with this parity has completed
+        put(in.o[0].r, done);
+        if (kTrace) std::fprintf(stderr, "  try_wait cta %u tid %u off %x parity %lu phase %lu -> %d\n", t.cta, t.tid, off, (unsigned long)parity, (unsigned long)m.phase, done);
+        if (!done && spin_[t.pc]) {  // block here until the barrier moves on
+          t.st = Thread::at_mbar;
+          t.wait_cta = cta;
+          t.wait_addr = off;
+          t.wait_parity = static_cast<uint32_t>(parity);
+          m.waiters.push_back(static_cast<uint32_t>(&t - threads.data()));
+          return;
+        }
+        if (!done) {  // a poll in some other loop: time passes (the oldest asynchronous operation completes), the thread yields
+          if (!async.empty()) {
+            Async a = std::move(async.front());
+            async.pop_front();
+            complete(a);
+          }
+          ++t.pc;
+          wake(static_cast<uint32_t>(&t - threads.data()));
+          return;
+        }
+        break;
+      }
+      case Op::tma_load: tma_issue(t, in); break;
+      case Op::tc_mma:
+        tc_issue_mma(t, in);
+        ++stats.mma;
+        break;
+      case Op::tc_cp: tc_issue_cp(t, in); break;
+      case Op::tc_commit: {
+        Async a;
+        a.kind = Async::commit;
+        a.ins = &in;
+        a.cta = t.cta;
+        const auto [cta, off] = shared(t, addr_of(t, in.o[0]), true, 8);
+        uint64_t m = uint64_t{1} << cta;
+        if (in.multicast) {
+          m = A(1) & 0xFFFF;
+          if (m >> ctas.size()) fail(&t, "tcgen05.commit ctaMask names CTAs outside the cluster");
+        }
+        a.v[0] = off;  // the same offset in every CTA the mask names (§9.7.16.12.1)
+        a.v[1] = m;
+        trace_issue(a);
+  async.push_back(std::move(a));
+        break;
+      }
+      case Op::elect:
+      case Op::bar_warp_sync:
+      case Op::tc_alloc:
+      case Op::tc_dealloc:
+      case Op::tc_relinquish:
+      case Op::tc_ld:
+      case Op::tc_st:
+      case Op::tc_wait_ld:
+      case Op::tc_wait_st:
+        if (!collective(t, in)) return;
+        continue;
+    }
+    ++t.pc;
+  }
+}
+
+}  // namespace ksim

@@ -1,0 +1,87 @@
+// The simulator's decoded kernel (parse.cpp writes it, machine.cpp and tcgen05.cpp run it).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim.hpp"
+
+namespace ksim {
+
+enum class Op : uint8_t {
+  mov, mov_pack, mov_unpack, add, sub, neg, mul_lo, mul_hi, mul_wide, mad_lo, mad_wide, div, rem, min, max, and_, or_, xor_, not_,
+  shl, shr, bfe, selp, setp, cvt, cvta, mapa, ld, st, bra, ret, bar_sync, bar_warp_sync, cluster_arrive, cluster_wait,
+  nop, mbar_init, mbar_arrive, mbar_try_wait, tma_load, tc_alloc, tc_dealloc, tc_relinquish, tc_ld, tc_st,
+  tc_wait_ld, tc_wait_st, tc_cp, tc_mma, tc_commit, elect,
+};
+
+// Instruction types: bits and class.
+enum class Cls : uint8_t { b, u, s, f, pred };
+struct Ty {
+  Cls cls = Cls::b;
+  uint8_t bits = 32;
+  uint8_t fmt = 0;  // floats: 0 f32/f64, 1 f16, 2 bf16; cvt .x2 packs: bit 4
+};
+
+enum Special : uint32_t {
+  sp_tid_x, sp_tid_y, sp_tid_z, sp_ntid_x, sp_ntid_y, sp_ntid_z, sp_ctaid_x, sp_ctaid_y, sp_ctaid_z, sp_nctaid_x,
+  sp_nctaid_y, sp_nctaid_z, sp_cluster_ctarank, sp_cluster_nctarank, sp_cluster_ctaid_x, sp_cluster_ctaid_y,
+  sp_cluster_ctaid_z, sp_cluster_nctaid_x, sp_cluster_nctaid_y, sp_cluster_nctaid_z, sp_clusterid_x, sp_clusterid_y,
+  sp_clusterid_z, sp_laneid, sp_warpid, sp_smem_symbol, sp_param0  // sp_param0 + i: the address of parameter i
+};
+
+struct Opnd {
+  enum Kind : uint8_t { none, reg, immediate, special, vec, mem, param, sink, label };
+  Kind kind = none;
+  bool neg = false;   // !%p
+  uint8_t count = 0;  // vec: elements
+  uint32_t r = 0;     // reg: slot; vec: first index into Kernel::pool; special: Special; mem: base slot or kNoReg; param/label: index
+  int64_t imm = 0;    // immediate: value; mem: offset; mem with kind param base: see Ins
+};
+constexpr uint32_t kNoReg = 0xFFFFFFFFu;
+constexpr uint32_t kSinkSlot = 0xFFFFFFFEu;  // "_" in a vector
+
+// State spaces of ld/st and address operands.
+enum Space : uint8_t { sp_none, sp_global, sp_shared_cta, sp_shared_cluster, sp_param };
+
+struct Ins {
+  Op op = Op::nop;
+  Ty ty, ty2;           // result type; cvt: source type
+  uint8_t cmp = 0;      // setp: 0 eq 1 ne 2 lt 3 le 4 gt 5 ge; ld/st/tma/mbar: Space
+  uint8_t boolop = 0;   // setp: 0 none 1 and 2 or 3 xor
+  uint8_t vec = 1;      // ld/st: elements
+  uint8_t cta_group = 1;
+  uint8_t nops = 0;
+  bool guard_neg = false;
+  int32_t guard = -1;   // predicate slot or -1
+  // tcgen05: ld/st shape (0 32x32b, 1 16x64b, 2 16x128b, 3 16x256b, 4 16x32bx2), .num, pack;
+  // cp shape (0 128x256b, 1 128x128b, 2 4x256b, 3 64x128b.warpx2::02_13, 4 ::01_23, 5 32x128b.warpx4) and
+  // decompression (1 b4x16_p64, 2 b6x16_p32); mma: kind (0 f16, 1 tf32, 2 f8f6f4, 3 i8, 4 mxf8f6f4, 5 mxf4,
+  // 6 mxf4nvf4), sparse, scale factors per instruction given by the spelling (0: by kind, .blockN).
+  uint8_t shape = 0, num = 0, pack = 0, kind = 0, sparse = 0, scaled = 0, sf_vec = 0, decompress = 0, multicast = 0;
+  uint8_t collector = 0;  // tcgen05.mma .collector::a:: 0 discard, 1 fill, 2 use, 3 lastuse
+  uint8_t collective = 0;  // a .sync.aligned warp collective
+  Opnd o[8];
+  uint32_t line = 0;
+};
+
+struct ParamDecl {
+  std::string name;
+  int bytes = 8;     // .u32: 4, .u64: 8, .b8 x[128]: 128
+  bool tensor_map = false;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<Ins> code;
+  std::vector<uint32_t> pool;  // vector operands' register slots
+  std::vector<ParamDecl> params;
+  std::vector<std::string> text;  // source line per instruction, for messages
+  std::vector<std::string> slot_names;
+  uint32_t slots = 0;
+  uint32_t reqntid = 0;
+  std::array<uint32_t, 3> reqnctapercluster{0, 0, 0};
+  int cta_group = 0;  // of every tcgen05 instruction (0: none)
+};
+
+}  // namespace ksim

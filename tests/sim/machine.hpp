@@ -1,0 +1,161 @@
+// The running state of one cluster (machine.cpp: threads, barriers, memories, TMA; tcgen05.cpp:
+// the tensor-core operations).
+#pragma once
+
+#include <deque>
+#include <unordered_map>
+
+#include "internal.hpp"
+
+namespace ksim {
+
+constexpr uint32_t kLanes = 128, kColumns = 512;
+// A shared::cluster address names its CTA in bits 24+ (rank + 1); below 2^24 it is the executing
+// CTA's own shared::cta address (PTX ISA 9.1 §5.1.7: the shared::cta window lies inside the
+// shared::cluster window).
+constexpr uint32_t kClusterTagShift = 24;
+
+inline uint64_t mask(int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
+inline int64_t sext(uint64_t v, int bits) {
+  if (bits >= 64) return static_cast<int64_t>(v);
+  const uint64_t m = uint64_t{1} << (bits - 1);
+  v &= mask(bits);
+  return static_cast<int64_t>((v ^ m) - m);
+}
+std::string hex(uint64_t v);
+extern const bool kTrace;
+
+struct Mbar {
+  uint32_t expected = 0, pending = 0;
+  int64_t tx = 0;
+  uint64_t phase = 0;  // completed phases: the current phase's parity is phase & 1
+  std::vector<uint32_t> waiters;
+};
+
+struct Cta {
+  uint32_t rank = 0;
+  std::array<uint32_t, 3> ctaid{0, 0, 0}, cluster_ctaid{0, 0, 0};
+  std::vector<uint8_t> smem;  // the shared::cta window [0, symbol + dynamic bytes)
+  uint32_t smem_lo = 0;       // the extern array's start: below it nothing is allocated
+  std::unordered_map<uint32_t, Mbar> mbars;
+  std::vector<uint32_t> tmem = std::vector<uint32_t>(kLanes * kColumns, 0xFFBADBADu);  // lane * 512 + column
+  std::array<uint8_t, kColumns> allocated{};
+  std::vector<std::pair<uint32_t, uint32_t>> allocations;  // (column, columns)
+  bool relinquished = false;
+  // The collector buffer of A (§9.7.16.10.9.1): valid after a .collector::a::fill, holding the A it
+  // read (its descriptor or tensor-memory address); use and lastuse need it valid for that same A.
+  bool collector_valid = false;
+  uint64_t collector_a = 0;
+  uint32_t last_alloc = kColumns;
+  uint32_t bar_arrived = 0;
+  std::vector<uint32_t> bar_waiters;
+  // Race bookkeeping: asynchronous operations in flight per 16-byte shared-memory chunk and per
+  // tensor-memory cell (writers, readers), and the line of the last one registered.
+  std::vector<uint16_t> sm_w, sm_r, tm_w, tm_r;
+  std::vector<uint32_t> sm_line, tm_line;
+};
+
+struct PendingLd {
+  uint32_t slot, value;
+};
+struct PendingSt {
+  uint32_t cta, cell, value;
+};
+
+struct Thread {
+  uint32_t cta = 0, tid = 0, pc = 0;
+  enum St : uint8_t { ready, at_mbar, at_bar, at_cluster, at_collective, exited } st = ready;
+  bool queued = false, cluster_arrived = false;
+  uint64_t cluster_phase = 0;
+  uint32_t wait_cta = 0, wait_addr = 0, wait_parity = 0;
+  uint64_t* r = nullptr;
+  uint8_t* d = nullptr;  // per register: written on this thread's path
+  std::vector<PendingLd> lds;
+  std::vector<PendingSt> sts;
+};
+
+// A region an asynchronous operation reads or writes, registered at issue, released at completion.
+struct Region {
+  uint32_t cta;
+  bool write, tmem;
+  std::vector<uint32_t> units;  // 16-byte chunks of shared memory, or tensor-memory cells
+};
+
+struct Async {
+  enum Kind : uint8_t { tma, mma, cp, commit } kind;
+  const Ins* ins = nullptr;
+  uint32_t cta = 0;  // the issuing CTA
+  uint64_t v[8] = {};
+  const TensorMap* map = nullptr;
+  std::vector<Region> regions;
+};
+
+class Machine {
+ public:
+  Machine(const Kernel& k, const Launch& l, Global& g, const Options& o, Stats& s);
+  void run_cluster(const std::array<uint32_t, 3>& cluster_id);
+
+  // ---- shared by machine.cpp and tcgen05.cpp --------------------------------------------------
+  const Kernel& k;
+  const Launch& launch;
+  Global& global;
+  const Options& opt;
+  Stats& stats;
+  std::vector<Cta> ctas;
+  std::vector<Thread> threads;
+  std::vector<uint64_t> regs;
+  std::deque<Async> async;
+  std::vector<const TensorMap*> param_maps;  // by parameter index
+
+  [[noreturn]] void fail(const Thread* t, const std::string& why) const;
+  [[noreturn]] void fail_async(const Async& a, const std::string& why) const;
+  std::string where(const Thread& t) const;
+
+  uint64_t val(const Thread& t, const Opnd& o) const;
+  uint64_t reg(const Thread& t, uint32_t slot) const {
+    if (!t.d[slot]) undefined(t, slot);
+    return t.r[slot];
+  }
+  [[noreturn]] void undefined(const Thread& t, uint32_t slot) const;
+  uint64_t special(const Thread& t, uint32_t id) const;
+  uint64_t addr_of(const Thread& t, const Opnd& o) const;  // a mem operand's address
+  // A shared address (shared::cta or shared::cluster) as (CTA index, offset), checked.
+  std::pair<uint32_t, uint32_t> shared(const Thread& t, uint64_t a, bool cluster, uint32_t bytes) const;
+  uint8_t* smem_ptr(uint32_t cta, uint32_t off, uint32_t bytes, const Async* a, const Thread* t) const;
+  Mbar& mbar(const Thread* t, uint32_t cta, uint32_t off);
+  void mbar_arrive(uint32_t cta, uint32_t off, uint32_t count, int64_t tx, const Thread* t, const Async* a);
+  void wake(uint32_t thread);
+
+  // Tensor memory: a cell (lane, column) of CTA `cta`, allocated (checked).
+  uint32_t& tcell(uint32_t cta, uint32_t lane, uint32_t col, const Thread* t, const Async* a);
+  void check_region(const Region& r, const Thread* t, const char* what);
+  void hold(Async& a, Region&& r);
+  void release(Async& a);
+  void trace_issue(const Async& a) const;
+
+  // tcgen05.cpp
+  void tc_issue_mma(Thread& t, const Ins& in);
+  void tc_issue_cp(Thread& t, const Ins& in);
+  void tc_complete(Async& a);
+  void tc_ld(Thread& t, const Ins& in, uint32_t taddr);
+  void tc_st(Thread& t, const Ins& in, uint32_t taddr);
+  void complete(Async& a);
+
+ private:
+  void run_thread(Thread& t);
+  bool collective(Thread& t, const Ins& in);  // false: blocked until the warp arrives
+  void collective_do(Thread& t, const Ins& in);
+  void tma_issue(Thread& t, const Ins& in);
+  void tma_complete(Async& a);
+  [[noreturn]] void deadlock() const;
+  std::deque<uint32_t> runnable_;
+  std::vector<uint32_t> warp_arrived_;
+  uint32_t cluster_arrived_ = 0;
+  uint64_t cluster_phase_ = 0;
+  std::vector<uint32_t> cluster_waiters_;
+  std::array<uint32_t, 3> cluster_id_{0, 0, 0};
+  std::vector<uint8_t> spin_;
+  std::vector<uint8_t> defined_;  // per instruction: a try_wait whose failure only loops back to it
+};
+
+}  // namespace ksim

@@ -1,0 +1,49 @@
+// Every tcgen05 GEMM golden, run whole by the kernel simulator (tests/sim/) on random inputs of
+// its operand types: several M and N tiles, more K blocks than pipeline stages (the ring wraps and
+// every barrier changes phase), and edges in all three dimensions (m, n, k not multiples of the
+// tile; k's tail is TMA zero fill); see simtest::gemm_sizes. D is compared with a float64 product computed here, within a
+// bound derived from the accumulator and D's type (exact for s32).
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "sim_gemm.hpp"
+#include "support.hpp"
+
+using namespace ptxgen;
+
+TEST_SUITE("sim_gemm") {
+TEST_CASE("every tcgen05 GEMM golden, simulated whole on several tiles and edges, computes D = A * B") {
+  int specs = 0;
+  for (const auto& file : support::spec_files()) {
+    const std::string text = support::slurp(file);
+    const auto doc = nlohmann::json::parse(text);
+    if (!doc.contains("gemm") || doc.at("target") == "sm_90a") continue;
+    if (const char* only = std::getenv("KSIM_ONLY"); only && support::stem(file) != only) continue;  // debugging one spec
+    CAPTURE(file);
+    const spec::Spec s = support::checked_spec(text);
+    const plan::Plan p = support::plan_of(s);
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    const std::string ptx = support::slurp(support::source_root() + "/golden/" + support::stem(file) + ".ptx");
+    const ksim::KernelPtr k = ksim::parse(ptx);
+    std::string line;
+    for (const auto& size : simtest::gemm_sizes(manifest, doc.at("gemm").value("stages", 1))) {
+      CAPTURE(size[0]);
+      CAPTURE(size[1]);
+      CAPTURE(size[2]);
+      const simtest::GemmResult r = simtest::run_gemm(*k, manifest, size[0], size[1], size[2], 1234 + static_cast<unsigned>(specs));
+      CHECK_MESSAGE(r.error.empty(), r.error);
+      CHECK(r.checked == size[0] * size[1]);
+      CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "  %ldx%ldx%ld (%lu CTAs): max |err| %.2g (%.2g of the bound)", static_cast<long>(size[0]),
+                    static_cast<long>(size[1]), static_cast<long>(size[2]), static_cast<unsigned long>(r.ctas), r.max_err, r.worst);
+      line += buf;
+    }
+    std::printf("sim %-34s%s\n", support::stem(file).c_str(), line.c_str());
+    ++specs;
+  }
+  if (!std::getenv("KSIM_ONLY")) CHECK(specs >= 30);
+}
+}

@@ -1,0 +1,157 @@
+// The simulator must catch broken kernels: each mutation of an emitted kernel's PTX (a
+// descriptor field, a barrier phase, a loop bound, an instruction-descriptor bit, a dropped wait,
+// commit or deallocation) makes the simulation fail, and the test asserts how: the simulator's
+// named error, or D differing from the float64 product beyond its bound. Every pattern must match
+// the golden, so that an emitter change that moves it fails here rather than silently testing
+// nothing.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <regex>
+
+#include "sim_gemm.hpp"
+#include "sim_program.hpp"
+#include "support.hpp"
+
+using namespace ptxgen;
+
+namespace {
+
+// Replaces the n-th match (n = -1: every match) of `re` in `text` by `fmt`; REQUIREs a match.
+std::string mutate(const std::string& text, const std::string& re, const std::string& fmt, int n = 0) {
+  const std::regex r(re);
+  std::string out;
+  int i = 0;
+  auto begin = std::sregex_iterator(text.begin(), text.end(), r);
+  size_t last = 0;
+  for (auto it = begin; it != std::sregex_iterator(); ++it, ++i) {
+    if (n >= 0 && i != n) continue;
+    out += text.substr(last, static_cast<size_t>(it->position()) - last);
+    out += it->format(fmt);
+    last = static_cast<size_t>(it->position() + it->length());
+  }
+  REQUIRE_MESSAGE(i > (n < 0 ? 0 : n), "the pattern /" << re << "/ no longer matches the golden (occurrence " << n << ")");
+  out += text.substr(last);
+  return out;
+}
+
+struct Mutation {
+  const char* what;
+  const char* re;
+  const char* fmt;
+  int n;               // which match (-1: all)
+  const char* expect;  // a substring of the simulator's error, or "" for a numeric mismatch
+  const char* also;    // a second substring the error must carry ("" none)
+};
+
+void check(const Mutation& mu, const std::string& error, double worst, const std::string& where) {
+  const std::string what = mu.what;
+  CAPTURE(what);
+  std::printf("sim mutation: %s\n    caught: %s\n", mu.what, (error.empty() ? "D differs: " + where : error.substr(0, 200)).c_str());
+  if (*mu.expect) {
+    CHECK_MESSAGE(error.find(mu.expect) != std::string::npos, "expected an error with \"" << std::string(mu.expect) << "\", got: " << (error.empty() ? "none (D matches, worst " + std::to_string(worst) + ")" : error));
+    if (*mu.also) CHECK_MESSAGE(error.find(mu.also) != std::string::npos, "the error lacks \"" << std::string(mu.also) << "\": " << error);
+  } else {
+    CHECK_MESSAGE(error.empty(), error);
+    CHECK_MESSAGE(worst > 1.0, "D still matches the product (worst " << worst << " of the bound)");
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("sim") {
+TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each for its reason") {
+  const std::string file = support::source_root() + "/specs/gemm_bf16_tn_128x256x64.json";
+  const std::string text = support::slurp(file);
+  const plan::Plan p = support::plan_of(support::checked_spec(text));
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
+  const std::string golden = support::slurp(support::source_root() + "/golden/gemm_bf16_tn_128x256x64.ptx");
+  // One tile, six K blocks over four stages (the ring wraps), a partial last K block.
+  const int64_t m = 125, n = 252, k = 379;
+  {
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(golden), manifest, m, n, k, 7);
+    REQUIRE_MESSAGE(r.error.empty(), r.error);
+    REQUIRE(r.worst <= 1.0);  // the unmutated kernel passes
+  }
+  static const Mutation kMutations[] = {
+      {"A descriptor start +32 bytes (the first MMA reads the second K step)",
+       R"((add\.u32 %r\d+, %r\d+, 0)x00010000;(\s*// 0x4000404000010000))", "$1x00010002;$2", 0, "", ""},
+      {"descriptor bits 46-48 cleared", R"(mov\.b32 (%r\d+), 0x40004040;)", "mov.b32 $1, 0x40000040;", 0,
+       "bits 46-48 are not the fixed constant 0b001", ""},
+      {"producer's first pass waits for the empty barrier's phase 0 (parity not flipped)",
+       R"(xor\.b32 (%r\d+), (%r\d+), 1;(\s*// the phase before))", "mov.b32 $1, $2;$3", 0, "deadlock", "waits for the phase of parity 0"},
+      {"MMA issuer's full-barrier phase starts at 1 (passes before the loads land)",
+       R"((mov\.u32 %r\d+,) 0(;\s*// its phase))", "$1 1$2", 1,
+       "race: tcgen05.mma reads shared memory", "writes it"},
+      {"epilogue waits for the accumulator's parity 1 (reads before the MMAs complete)",
+       R"((mbarrier\.try_wait\.parity\.shared::cta\.b64 %p\d+, \[%r\d+\],) 0;)", "$1 1;", 0, "race: tcgen05.dealloc frees", ""},
+      {"K-block count rounded down (the partial last K block is dropped)", R"((add\.u32 %r\d+, %r\d+,) 63;(\s*div\.u32))", "$1 0;$2", -1, "", ""},
+      {"producer's ring wraps after 3 of 4 stages", R"((setp\.eq\.u32 %p\d+, %r\d+,) 4;)", "$1 3;", 0, "deadlock", ""},
+      {"instruction descriptor reserved bit 23 set", R"(0x08400490, %p)", "0x08c00490, %p", 0, "reserved bit(s) 23-23", ""},
+      {"instruction descriptor N = 128 (half of D never computed)", R"(0x08400490, %p)", "0x08200490, %p", -1, "", ""},
+      {"instruction descriptor transposes A", R"(0x08400490, %p)", "0x08408490, %p", -1, "", ""},
+      {"tcgen05.wait::ld dropped (registers used before they are valid)", R"(\ttcgen05\.wait::ld\.sync\.aligned;[^\n]*\n)", "", -1, "", ""},
+      {"MMA issuer does not spin on the full barrier",
+       R"((mbarrier\.try_wait\.parity\.shared::cta\.b64 (%p\d+), \[%r\d+\], %r\d+;\s*)@!%p\d+ bra \$L_s\d+_wait;)", "$1", 1,
+       "race: tcgen05.mma reads shared memory", ""},
+      {"producer does not spin on the empty barrier (overwrites stages in use)",
+       R"((mbarrier\.try_wait\.parity\.shared::cta\.b64 (%p\d+), \[%r\d+\], %r\d+;\s*)@!%p\d+ bra \$L_s\d+_wait;)", "$1", 0,
+       "more arrivals than the mbarrier", "mbarrier.arrive.expect_tx"},
+      {"the commit to the empty barrier dropped", R"(\ttcgen05\.commit[^\n]*\n)", "", 0, "deadlock", "mbarrier.try_wait"},
+      {"expect_tx 16 bytes short", R"((mbarrier\.arrive\.expect_tx\.shared::cta\.b64 _, \[%r\d+\],) 49152;)", "$1 49136;", 0, "deadlock",
+       "tx-count -16"},
+      {"epilogue warp 1 addresses lanes 16-47 (outside its quarter)", R"(\[(%r\d+)\+0x00200000\])", "[$1+0x00100000]", 0,
+       "outside warp quarter", ""},
+      {"tcgen05.dealloc dropped", R"(\ttcgen05\.dealloc[^\n]*\n)", "", 0, "exits with tensor memory allocated", ""},
+      {"mbarrier.init of the accumulator barrier dropped", R"(\tmbarrier\.init\.shared::cta\.b64 \[%r\d+\], 1;\n)", "", 0,
+       "uninitialized mbarrier", ""},
+  };
+  for (const Mutation& mu : kMutations) {
+    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
+    REQUIRE(ptx != golden);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, m, n, k, 7);
+    check(mu, r.error, r.worst, r.where);
+  }
+}
+
+TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") {
+  {  // A pair: the even CTA expects only its own bytes; the odd CTA's loads then land on a later phase.
+    const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_bf16_cta2_m256.json")));
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    const std::string golden = support::slurp(support::source_root() + "/golden/gemm_bf16_cta2_m256.ptx");
+    const Mutation mu{"the even CTA's expect_tx covers only its own loads",
+                      R"((mbarrier\.arrive\.expect_tx\.shared::cta\.b64 _, \[%r\d+\],) 65536;)", "$1 32768;", 0, "race", ""};
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(mutate(golden, mu.re, mu.fmt, mu.n)), manifest, 253, 252, 379, 3);
+    check(mu, r.error, r.worst, r.where);
+    const Mutation mu2{"the commit arrives in the even CTA only (ctaMask 1)", R"((mov\.u16 %rs\d+,) 3;)", "$1 1;", -1,
+                       "deadlock", ""};
+    const simtest::GemmResult r2 = simtest::run_gemm(*ksim::parse(mutate(golden, mu2.re, mu2.fmt, mu2.n)), manifest, 253, 252, 379, 3);
+    check(mu2, r2.error, r2.worst, r2.where);
+  }
+  struct ProgramMutation {
+    const char* spec;
+    Mutation mu;
+  };
+  static const ProgramMutation kPrograms[] = {
+      {"prog_sparse_f16",
+       {"sparsity selector 0 for the second K step (reads the first step's metadata)", R"(0x08200015, 1;)", "0x08200014, 1;", 0, "", ""}},
+      {"prog_mxf8f6f4_sm100a",
+       {"scale factor A ID 1 for the first K step (idesc bits 29-30: the next step's factors)", R"(0x08a00([0-9a-f]{3}), \[)",
+        "0x28a00$1, [", 0, "", ""}},
+      {"prog_sparse_tf32",
+       {"sparse A descriptor start +16 bytes", R"((add\.s64 %rd\d+, %rd\d+,) 0x4000404000010000;)", "$1 0x4000404000010001;", 0, "", ""}},
+  };
+  for (const auto& pm : kPrograms) {
+    const std::string spec_name = pm.spec;
+    CAPTURE(spec_name);
+    const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + pm.spec + ".json"));
+    const plan::Plan p = support::plan_of(s);
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    const std::string golden = support::slurp(support::source_root() + "/golden/" + pm.spec + ".ptx");
+    const std::string ptx = mutate(golden, pm.mu.re, pm.mu.fmt, pm.mu.n);
+    REQUIRE(ptx != golden);
+    const simtest::ProgramResult r = simtest::run_program(*ksim::parse(ptx), *s.program, manifest, 5);
+    check(pm.mu, r.error, r.worst, r.where);
+  }
+}
+}

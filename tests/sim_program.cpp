@@ -1,0 +1,381 @@
+// See sim_program.hpp. The reference: the ops of docs/spec.md ("The program level") evaluated
+// in float64 on the inputs the simulation got, tensor memory as element slots at the bit
+// addresses the views give (refmodel_views.hpp), every value carrying an error bound that the
+// f32 accumulation and each conversion widen.
+#include "sim_program.hpp"
+
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "refmodel_views.hpp"
+#include "sim_support.hpp"
+
+namespace simtest {
+
+using nlohmann::json;
+namespace spec = ptxgen::spec;
+using ptxgen::isa::DType;
+
+namespace {
+
+std::string dname(DType t) { return std::string(ptxgen::isa::name(t)); }
+bool is_float(DType t) {
+  return t == DType::f16 || t == DType::bf16 || t == DType::tf32 || t == DType::f32 || t == DType::e4m3 || t == DType::e5m2 ||
+         t == DType::e2m3 || t == DType::e3m2 || t == DType::e2m1 || t == DType::ue8m0 || t == DType::ue4m3;
+}
+double unit_roundoff(DType t) {
+  if (t == DType::bf16) return std::ldexp(1.0, -8);
+  if (t == DType::f16) return std::ldexp(1.0, -11);
+  return 0;  // f32 stores keep the f32 register; raw types are bits
+}
+
+struct Elem {
+  bool def = false;
+  double v = 0;       // the value (exact, before the conversions err accounts for)
+  uint32_t code = 0;  // its encoding in the slot (raw reads: casts to b8)
+  double err = 0;     // bound on |hardware value - v|
+};
+struct Matrix {
+  int rows = 0;
+  int64_t cols = 0;
+  std::vector<Elem> e;
+  Matrix() = default;
+  Matrix(int r, int64_t c) : rows(r), cols(c), e(static_cast<size_t>(r * c)) {}
+  Elem& at(int r, int64_t c) { return e[static_cast<size_t>(r * cols + c)]; }
+};
+
+// Bit address of element idx of a row-major array in its storage format (docs/spec.md globals).
+uint64_t elem_bit(DType t, spec::SubByte f, uint64_t idx) {
+  const int vb = ptxgen::isa::value_bits(t);
+  if (vb < 8 && !(t == DType::e2m1 && f == spec::SubByte::packed)) return idx / 16 * 128 + idx % 16 * static_cast<uint64_t>(vb);
+  return idx * static_cast<uint64_t>(vb < 8 ? 4 : vb);
+}
+
+struct Cta {  // one CTA's state in the evaluation
+  std::map<std::string, Matrix> tiles, regs;
+  std::map<std::string, std::map<uint64_t, Elem>> tmem;  // allocation -> bit address -> element starting there
+};
+
+struct Eval {
+  const spec::Program& p;
+  refmodel::Views views;
+  std::map<std::string, Matrix> g;   // globals (inputs: values; outputs: the reference)
+  std::map<std::string, DType> gtype;
+  std::vector<Cta> cta;
+  explicit Eval(const spec::Program& pp) : p(pp), views(pp), cta(static_cast<size_t>(pp.cta_group)) {}
+
+  const spec::SmemTile& tile(const std::string& n) const {
+    for (const auto& t : p.smem)
+      if (t.name == n) return t;
+    throw std::runtime_error("no tile " + n);
+  }
+  static uint64_t tbit(int lane, int col, int bit) { return (uint64_t(lane) * 512 + uint64_t(col)) * 32 + uint64_t(bit); }
+
+  Matrix read_view(int r, const std::string& n) {
+    const refmodel::View v = views.get(n);
+    Matrix m(v.rows, v.row_elems());
+    auto& t = cta[static_cast<size_t>(r)].tmem[v.alloc];
+    for (int row = 0; row < m.rows; ++row)
+      for (int64_t e = 0; e < m.cols; ++e) {
+        Elem x;
+        bool first = true;
+        for (int lane : v.lanes_of(row, e)) {  // every replica must hold the element
+          auto it = t.find(tbit(lane, v.column_of(row, e), v.bit_of(e)));
+          Elem y = it == t.end() ? Elem{} : it->second;
+          if (first) x = y;
+          else if (!y.def || !x.def || y.code != x.code) x.def = false;
+          first = false;
+        }
+        m.at(row, e) = x;
+      }
+    return m;
+  }
+  void write_view(int r, const std::string& n, Matrix& m) {
+    const refmodel::View v = views.get(n);
+    auto& t = cta[static_cast<size_t>(r)].tmem[v.alloc];
+    const int bits = 32 / v.packing;
+    for (int row = 0; row < m.rows; ++row)
+      for (int64_t e = 0; e < m.cols; ++e)
+        for (int lane : v.lanes_of(row, e)) {
+          const uint64_t at = tbit(lane, v.column_of(row, e), v.bit_of(e));
+          for (auto it = t.lower_bound(at); it != t.end() && it->first < at + uint64_t(bits);) it = t.erase(it);
+          if (m.at(row, e).def) t[at] = m.at(row, e);
+        }
+  }
+
+  // A value converted to `to` (cvt.rn for f16/bf16; the bits for raw types), with its bound.
+  static Elem convert(Elem x, DType to) {
+    if (!x.def) return x;
+    const double u = unit_roundoff(to);
+    if (to == DType::bf16 || to == DType::f16) {
+      x.err += u * (std::fabs(x.v) + x.err);
+      x.code = ksim::num::encode_rn(to == DType::bf16 ? ksim::num::kBF16 : ksim::num::kF16, x.v);
+    } else if (to == DType::f32) {
+      x.code = ksim::num::bits_of(static_cast<float>(x.v));
+    }
+    return x;
+  }
+  void load(int r, const spec::Op& o) {
+    const auto& t = tile(o.dst.name);
+    Matrix m(t.rows, t.cols);
+    Matrix& src = g.at(o.src.name);
+    const int r0 = static_cast<int>(o.at[0] + r * o.per_cta[0]);
+    const int64_t c0 = o.at[1] + r * o.per_cta[1];
+    for (int i = 0; i < t.rows; ++i)
+      for (int k = 0; k < t.cols; ++k)
+        m.at(i, k) = t.major == ptxgen::isa::Major::k ? src.at(r0 + i, c0 + k) : src.at(r0 + k, c0 + i);
+    cta[static_cast<size_t>(r)].tiles[o.dst.name] = m;
+  }
+
+  void copy(int r, const spec::Op& o) {
+    Matrix& src = cta[static_cast<size_t>(r)].tiles.at(o.src.name);
+    Matrix dst = read_view(r, o.dst.name);
+    const int r0 = o.rows ? static_cast<int>((*o.rows)[0]) : 0, r1 = o.rows ? static_cast<int>((*o.rows)[1]) : src.rows;
+    const int64_t c0 = o.cols ? (*o.cols)[0] : 0;
+    for (int row = r0; row < r1; ++row)
+      for (int64_t e = 0; e < dst.cols; ++e) {
+        const int dr = (r1 - r0 == 4) ? 32 * (row - r0) : row - r0;  // 4 rows (.4x256b): lanes 0, 32, 64, 96
+        dst.at(dr, e) = src.at(row, c0 + e);
+      }
+    write_view(r, o.dst.name, dst);
+  }
+
+  // The factor of row m, block gi of a scale view for an operand of R rows (docs/spec.md "Scale
+  // factors"): column (gi / 4) * 4 * ceil(R / 128) + m / 32, byte gi % 4, row m % 32.
+  static Elem sf(Matrix& v, int R, int m, int gi) {
+    const int64_t col = int64_t(gi / 4) * 4 * ((R + 127) / 128) + m / 32;
+    return v.at(m % 32, col * 4 + gi % 4);
+  }
+
+  void mma(int r, const spec::Op& o) {
+    Cta& c = cta[static_cast<size_t>(r)];
+    Matrix D = read_view(r, o.d.name);
+    const bool a_view = views.has(o.a.name);
+    Matrix A = a_view ? read_view(r, o.a.name) : c.tiles.at(o.a.name);
+    const DType at = a_view ? views.get(o.a.name).dtype : tile(o.a.name).dtype;
+    const bool pair = p.cta_group == 2;
+    Matrix& B0 = cta[0].tiles.at(o.b.name);
+    Matrix& B1 = pair ? cta[1].tiles.at(o.b.name) : B0;
+    const int64_t K = B0.cols;
+    auto b_at = [&](int64_t n) -> Matrix& { return !pair || n < B0.rows ? B0 : B1; };
+    auto b_row = [&](int64_t n) { return static_cast<int>(!pair || n < B0.rows ? n : n - B0.rows); };
+    // Sparse A (docs/spec.md; §9.7.16.10.8): row m's stored elements expanded through its metadata,
+    // one 4-bit index pair per chunk, the row's metadata elements (bytes) read low nibble first:
+    // 2:4 (1:2 for tf32; 4:8 in pairs for the packed e2m1 of the mxf4 kinds).
+    Matrix Afull = A;
+    if (o.metadata) {
+      Matrix M = read_view(r, o.metadata.name);
+      Afull = Matrix(A.rows, K);
+      const bool tf32 = at == DType::tf32;
+      const int u = (at == DType::e2m1 && tile_format(o.a.name) == spec::SubByte::packed) ? 2 : 1;
+      for (int m = 0; m < A.rows; ++m) {
+        for (int64_t k = 0; k < K; ++k) Afull.at(m, k) = Elem{true, 0, 0, 0};
+        const int64_t chunks = tf32 ? K / 2 : K / (4 * u);
+        for (int64_t q = 0; q < chunks; ++q) {
+          const Elem& mb = M.at(m, q / 2);
+          if (!mb.def) {
+            for (int64_t k = 0; k < K; ++k) Afull.at(m, k).def = false;
+            break;
+          }
+          const uint32_t nib = (mb.code >> (4 * (q % 2))) & 0xF;
+          if (tf32) {
+            Afull.at(m, 2 * q + (nib == 0xE ? 1 : 0)) = A.at(m, q);
+            continue;
+          }
+          const int i0 = static_cast<int>(nib & 3), i1 = static_cast<int>(nib >> 2);
+          for (int e = 0; e < u; ++e) {
+            Afull.at(m, q * 4 * u + i0 * u + e) = A.at(m, q * 2 * u + e);
+            Afull.at(m, q * 4 * u + i1 * u + e) = A.at(m, q * 2 * u + u + e);
+          }
+        }
+      }
+    }
+    Matrix SA, SB;
+    if (o.scale_a) {
+      SA = read_view(r, o.scale_a.name);
+      SB = read_view(r, o.scale_b.name);
+    }
+    // A factor covers `vec` elements of K, counted in A's stored elements when A is sparse: the
+    // block-scaled sparse instructions take one factor per instruction of K = 64 with vec 32
+    // (Table 56), as the planner issues them.
+    const int64_t block = o.metadata ? 2 * o.vec : o.vec;
+    // Each instruction (K >= 8) rounds D to its type: f32, or f16 for an f16 accumulator view.
+    const bool f16d = views.get(o.d.name).dtype == DType::f16;
+    const double u_acc = std::ldexp(1.0, f16d ? -11 : -24) * static_cast<double>(K / 8 + 2);
+    const int64_t brows = pair ? B0.rows + B1.rows : B0.rows;
+    for (int m = 0; m < D.rows; ++m)
+      for (int64_t n = 0; n < D.cols; ++n) {
+        Elem acc{true, 0, 0, 0};
+        double mag = 0;
+        for (int64_t k = 0; k < K && acc.def; ++k) {
+          const Elem& a = Afull.at(m, k);
+          const Elem& b = b_at(n).at(b_row(n), k);
+          double s = 1;
+          if (o.scale_a) {
+            const int gi = static_cast<int>(k / block);
+            const Elem x = sf(SA, A.rows, m, gi), y = sf(SB, static_cast<int>(brows), static_cast<int>(n), gi);
+            if (!x.def || !y.def) acc.def = false;
+            s = x.v * y.v;
+          }
+          if (!a.def || !b.def) acc.def = false;
+          acc.v += a.v * b.v * s;
+          mag += std::fabs(a.v * b.v * s);
+          acc.err += a.err * std::fabs(b.v * s);
+        }
+        if (o.accumulate) {
+          const Elem& old = D.at(m, n);
+          if (!old.def) acc.def = false;
+          acc.v += old.v;
+          acc.err += old.err;
+          mag += std::fabs(old.v);
+        }
+        if (at == DType::s8 || at == DType::u8) {  // .kind::i8: exact s32
+          acc.code = static_cast<uint32_t>(static_cast<int64_t>(acc.v));
+        } else {
+          acc.err += u_acc * mag;
+          acc.code = f16d ? ksim::num::encode_rn(ksim::num::kF16, acc.v) : ksim::num::bits_of(static_cast<float>(acc.v));
+        }
+        D.at(m, n) = acc;
+      }
+    write_view(r, o.d.name, D);
+  }
+
+  spec::SubByte tile_format(const std::string& n) const {
+    for (const auto& t : p.smem)
+      if (t.name == n) return t.format;
+    return spec::SubByte::padded;
+  }
+
+  void run() {
+    for (const auto& o : p.ops)
+      for (int r = 0; r < p.cta_group; ++r) {
+        Cta& c = cta[static_cast<size_t>(r)];
+        switch (o.kind) {
+          case spec::OpKind::load: load(r, o); break;
+          case spec::OpKind::copy: copy(r, o); break;
+          case spec::OpKind::mma:
+            // A pair's MMA reads both CTAs' B tiles: run it once both have loaded (ops run in
+            // order in both CTAs; the loads came earlier).
+            mma(r, o);
+            break;
+          case spec::OpKind::tmem_load: c.regs[o.regs.name] = read_view(r, o.src.name); break;
+          case spec::OpKind::tmem_store: {
+            Matrix m = c.regs.at(o.regs.name);
+            const DType to = views.get(o.dst.name).dtype;
+            for (auto& x : m.e) x = convert(x, to);
+            write_view(r, o.dst.name, m);
+            break;
+          }
+          case spec::OpKind::store: {
+            Matrix& regs = c.regs.at(o.regs.name);
+            Matrix& out = g.at(o.dst.name);
+            const DType to = gtype.at(o.dst.name);
+            for (int i = 0; i < regs.rows; ++i)
+              for (int64_t j = 0; j < regs.cols; ++j)
+                out.at(static_cast<int>(o.at[0] + r * o.per_cta[0]) + i, o.at[1] + r * o.per_cta[1] + j) = convert(regs.at(i, j), to);
+            break;
+          }
+          default: break;
+        }
+      }
+  }
+};
+
+}  // namespace
+
+ProgramResult run_program(const ksim::Kernel& k, const spec::Program& p, const json& mf, unsigned seed, const ksim::Options& o) {
+  ProgramResult res;
+  std::mt19937 rng(seed);
+  Eval ev(p);
+  std::map<std::string, bool> is_output;
+  bool tf32_sparse = false;
+  for (const auto& op : p.ops) {
+    if (op.kind == spec::OpKind::store) is_output[op.dst.name] = true;
+    if (op.kind == spec::OpKind::mma && op.metadata) {
+      const DType at = ev.views.has(op.a.name) ? ev.views.get(op.a.name).dtype : ev.tile(op.a.name).dtype;
+      tf32_sparse = tf32_sparse || at == DType::tf32;
+    }
+  }
+  ksim::Global gm;
+  std::map<std::string, uint64_t> addr;
+  for (const auto& gt : p.globals) {
+    const int sb = spec::storage_bits(gt.dtype, gt.format);
+    addr[gt.name] = gm.alloc(static_cast<size_t>((gt.rows * gt.cols * sb + 7) / 8), is_output[gt.name] ? 0xEE : 0x00);
+    ev.gtype[gt.name] = gt.dtype;
+    Matrix m(static_cast<int>(gt.rows), gt.cols);
+    if (!is_output[gt.name]) {
+      std::vector<uint8_t>& mem = gm.at(addr[gt.name]);
+      const Dtype dt = dtype(dname(gt.dtype));
+      for (int64_t i = 0; i < gt.rows * gt.cols; ++i) {
+        uint32_t b = dt.random(rng);
+        if (gt.dtype == DType::b8) {  // every nibble a valid sparsity index (the metadata; other bytes are bits anyway)
+          static const uint32_t pairs[] = {0x4, 0x8, 0xC, 0x9, 0xD, 0xE};
+          auto nib = [&]() { return tf32_sparse ? (rng() % 2 ? 0x4u : 0xEu) : pairs[rng() % 6]; };
+          b = nib() | nib() << 4;
+        }
+        put_bits(mem, elem_bit(gt.dtype, gt.format, static_cast<uint64_t>(i)), dt.bits, b);
+        m.e[static_cast<size_t>(i)] = Elem{true, dt.decode(b), b, 0};
+      }
+    }
+    ev.g[gt.name] = m;
+  }
+  ksim::Launch l;
+  l.threads = mf.at("block")[0];
+  l.dynamic_smem = mf.at("dynamic_shared_memory_bytes");
+  for (size_t i = 0; i < 3; ++i) {
+    l.cluster[i] = mf.at("cluster")[i];
+    l.grid[i] = mf.at("grid")[i];
+  }
+  for (const json& prm : mf.at("params")) {
+    const std::string name = prm.at("name"), tensor = prm.at("tensor");
+    if (prm.at("kind") == "tensor_map") {
+      for (const json& t : mf.at("tensor_maps"))
+        if (t.at("param") == name)
+          l.params.push_back(map_param(name, tensor_map(t, addr.at(tensor), t.at("global_dims")[0], t.at("global_dims")[1],
+                                                        t.at("global_strides_bytes")[0])));
+    } else {
+      l.params.push_back(value(name, addr.at(tensor)));
+    }
+  }
+  try {
+    res.stats = ksim::run(k, l, gm, o);
+  } catch (const ksim::Error& e) {
+    res.error = e.what();
+    return res;
+  }
+  ev.run();
+  for (const auto& gt : p.globals) {
+    if (!is_output[gt.name]) continue;
+    const std::vector<uint8_t>& mem = gm.at(addr[gt.name]);
+    const Dtype dt = dtype(dname(gt.dtype));
+    Matrix& want = ev.g.at(gt.name);
+    res.outputs += gt.rows * gt.cols;
+    for (int64_t i = 0; i < gt.rows * gt.cols; ++i) {
+      const Elem& w = want.e[static_cast<size_t>(i)];
+      if (!w.def) continue;  // nothing defined lands there (e.g. lanes a 4-row copy leaves unwritten)
+      const uint32_t b = get_bits(mem, elem_bit(gt.dtype, gt.format, static_cast<uint64_t>(i)), dt.bits);
+      double err, ratio;
+      if (is_float(gt.dtype)) {
+        err = std::fabs(dt.decode(b) - w.v);
+        const double bound = w.err + 1e-300;
+        ratio = std::isnan(err) ? INFINITY : err / bound;
+        if (!std::isnan(err) && err > res.max_err) res.max_err = err;
+      } else {
+        err = b == static_cast<uint32_t>(w.code & ((uint64_t{1} << dt.bits) - 1)) ? 0 : INFINITY;
+        ratio = err;
+      }
+      ++res.checked;
+      if (ratio > res.worst || std::isnan(ratio)) {
+        res.worst = std::isnan(ratio) ? INFINITY : ratio;
+        std::ostringstream s;
+        s << gt.name << "(" << i / gt.cols << "," << i % gt.cols << ") = " << dt.decode(b) << " (bits " << b << "), expected "
+          << w.v << " (bits " << w.code << ", bound " << w.err << ")";
+        res.where = s.str();
+      }
+    }
+  }
+  return res;
+}
+
+}  // namespace simtest
