@@ -10,7 +10,16 @@
 #   const unsigned char <library>_NAME_image[];  const size_t <library>_NAME_size;
 # and a table `const struct <library>_kernel <library>_kernels[]` of {name, entry, targets, image,
 # size} with `<library>_kernel_count` entries; <library>.h (include directory: OUTPUT_DIR) declares
-# them. The images are what cuModuleLoadData takes. The ptxgen command is ${PTXGEN_EXECUTABLE}
+# them. The images are what cuModuleLoadData takes.
+#
+# It also defines the INTERFACE library <library>_launch: link it and include <library>_launch.hpp,
+# the C++17 launch header `ptxgen build SPEC... --header` writes for the same specs and targets
+# (typed functions ptxgen::NAME(...) that check their arguments, load the module, encode the
+# tensor maps and launch; docs/build.md). It brings the include directory, C++17 and CUDA's
+# driver library (CUDA::cuda_driver, from find_package(CUDAToolkit) when the project has not
+# called it). The header is generated only when something links <library>_launch.
+#
+# The ptxgen command is ${PTXGEN_EXECUTABLE}
 # (find_package(ptxgen) sets it; from a source tree, set it to the built ptxgen and include() this
 # file). ptxgen writes a depfile, so a spec's build reruns exactly when something it read changed.
 # (Not cmake_minimum_required: in an included file it would reset the including project's policies.)
@@ -138,4 +147,28 @@ ${embed_list})
   add_library(${lib} STATIC "${dir}/${lib}.c")
   target_include_directories(${lib} PUBLIC "${dir}")
   target_compile_features(${lib} PRIVATE c_std_11)
+
+  # The launch header: one ptxgen command for every spec (each target's cubin embedded).
+  set(header "${dir}/${lib}_launch.hpp")
+  cmake_policy(PUSH)
+  cmake_policy(SET CMP0116 NEW)
+  add_custom_command(
+    OUTPUT "${header}"
+    COMMAND "${PTXGEN_EXECUTABLE}" build ${specs} ${target_args} --header "${header}" --depfile "${dir}/${lib}_launch.d" -q
+    DEPENDS ${specs} "${PTXGEN_EXECUTABLE}"
+    DEPFILE "${dir}/${lib}_launch.d"
+    COMMENT "ptxgen: ${lib}_launch.hpp"
+    VERBATIM)
+  cmake_policy(POP)
+  add_custom_target(${lib}_launch_header DEPENDS "${header}")
+  add_library(${lib}_launch INTERFACE)
+  add_dependencies(${lib}_launch ${lib}_launch_header)
+  target_include_directories(${lib}_launch INTERFACE "${dir}")
+  target_compile_features(${lib}_launch INTERFACE cxx_std_17)
+  if(NOT TARGET CUDA::cuda_driver)
+    find_package(CUDAToolkit QUIET)
+  endif()
+  if(TARGET CUDA::cuda_driver)
+    target_link_libraries(${lib}_launch INTERFACE CUDA::cuda_driver)
+  endif()
 endfunction()

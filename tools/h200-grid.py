@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Proof on hardware: a grid of sm_90a GEMM specs, run on an H200 with tools/launcher.
+"""Proof on hardware: a grid of sm_90a GEMM specs, run on an H200 through the generated launch header.
 
-  tools/h200-grid.py prepare [--only SUBSTR]   # here: write specs, build PTX, cubin and manifest per case
-                                               # into .device/grid/ (ignored by git, carried to the GPU)
-  tools/h200-grid.py run                       # on the GPU machine: build the launcher with nvcc, run
-                                               # every case, write $OUT/results.jsonl, print a table
+  tools/h200-grid.py prepare [--only SUBSTR]   # here: write the specs and build one launch header for all
+                                               # of them, .device/grid/kernels.hpp (ignored by git, carried)
+  tools/h200-grid.py run                       # on the GPU machine: build tools/launcher with nvcc against
+                                               # that header, run every case, then the header's refusals
+                                               # (--bad-input); write $OUT/results.jsonl, print a table
 
-Each case is a spec (a patch of the base below) and a problem size; the launcher fills fresh random
-inputs, checks every element against a float64 or cuBLAS reference, and times the kernel and
-cuBLAS (median of 30 launches after warm-up).
+Each case is a spec (a patch of the base below) and a problem size; the launcher calls the header's
+typed function for it (ptxgen::g_NAME: checks, module, tensor maps, cuLaunchKernelEx), fills fresh
+random inputs, checks every element against a float64 or cuBLAS reference, and times the kernel
+(a prepared launch, ptxgen::launch) and cuBLAS (median of 30 launches after warm-up).
 """
 import copy
 import json
@@ -132,10 +134,14 @@ def cases():
     return out
 
 
+# Specs for other targets in the same header: --bad-input checks that the header refuses them here.
+FOREIGN = ["gemm_bf16_tn_128x256x64"]  # sm_100a
+
+
 def prepare(only):
     ptxgen = os.environ.get("PTXGEN", os.path.join(ROOT, "build", "ptxgen"))
     os.makedirs(os.path.join(GRID, "specs"), exist_ok=True)
-    listed = []
+    listed, paths = [], []
     for name, patch in cases():
         if only and only not in name:
             continue
@@ -145,30 +151,35 @@ def prepare(only):
         path = os.path.join(GRID, "specs", name + ".json")
         with open(path, "w") as f:
             json.dump(spec, f, indent=1)
-        r = subprocess.run([ptxgen, "build", path, "-o", os.path.join(GRID, name + ".cubin")],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit("ptxgen build failed for %s:\n%s%s" % (name, r.stdout, r.stderr))
         listed.append(name)
+        paths.append(path)
+    paths += [os.path.join(ROOT, "specs", f + ".json") for f in FOREIGN]
+    header = os.path.join(GRID, "kernels.hpp")
+    r = subprocess.run([ptxgen, "build", *paths, "--header", header], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("ptxgen build --header failed:\n%s%s" % (r.stdout, r.stderr))
     with open(os.path.join(GRID, "cases.json"), "w") as f:
         json.dump(listed, f, indent=1)
-    print("prepared %d cases in %s" % (len(listed), GRID))
+    print("prepared %d cases in %s (%s: %d bytes)" % (len(listed), GRID, header, os.path.getsize(header)))
 
 
 def run():
     out_dir = os.environ.get("OUT", "/tmp")
-    launcher = "/tmp/ptxgen-launch"
-    b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-arch=sm_90", "-I" + os.path.join(ROOT, ".device", "include"),
-                        os.path.join(ROOT, "tools", "launcher", "launcher.cu"), "-o", launcher, "-lcuda", "-lcublas"],
-                       capture_output=True, text=True)
-    if b.returncode != 0:
-        sys.exit("building the launcher failed:\n" + b.stdout + b.stderr)
+    # $PTXGEN_LAUNCH: a launcher built elsewhere against the same header, used when it runs here.
+    launcher = os.environ.get("PTXGEN_LAUNCH", "")
+    if not launcher or subprocess.run([launcher, "--list"], capture_output=True).returncode != 0:
+        launcher = "/tmp/ptxgen-launch"
+        b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-arch=sm_90", "-I" + GRID,
+                            os.path.join(ROOT, "tools", "launcher", "launcher.cu"), "-o", launcher, "-lcuda",
+                            "-lcublas"], capture_output=True, text=True)
+        if b.returncode != 0:
+            sys.exit("building the launcher failed:\n" + b.stdout + b.stderr)
+    print("launcher: %s" % launcher, flush=True)
     names = json.load(open(os.path.join(GRID, "cases.json")))
     rows, failed = [], 0
     with open(os.path.join(out_dir, "results.jsonl"), "w") as log:
         for name in names:
-            r = subprocess.run([launcher, os.path.join(GRID, name + ".manifest.json"),
-                                os.path.join(GRID, name + ".cubin")], capture_output=True, text=True, timeout=300)
+            r = subprocess.run([launcher, "g_" + name], capture_output=True, text=True, timeout=300)
             line = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
             try:
                 res = json.loads(line)
@@ -181,6 +192,25 @@ def run():
             failed += not res.get("ok")
             rows.append(res)
             print(fmt(res), flush=True)
+        # What the header refuses on this GPU (null, misaligned, bad leading dimensions, sizes, no
+        # context, another context's stream, code for another target), and that nothing faulted.
+        r = subprocess.run([launcher, "--bad-input"], capture_output=True, text=True, timeout=300)
+        checks = []
+        for line in r.stdout.strip().splitlines():
+            try:
+                checks.append(json.loads(line))
+            except ValueError:
+                pass
+        for c in checks:
+            log.write(json.dumps(c) + "\n")
+        bad = [c for c in checks if "check" in c and not c["ok"]]
+        n = sum(1 for c in checks if "check" in c)
+        print("bad input: %d checks, %d failed (exit %d)%s" % (n, len(bad), r.returncode,
+                                                               "" if r.returncode == 0 else ": " + r.stderr.strip()[-300:]))
+        for c in checks:
+            if "check" in c:
+                print("  %-4s %-50s %s" % ("ok" if c["ok"] else "FAIL", c["check"], c["message"][:110]))
+        failed += r.returncode != 0 or n == 0
     print("%d cases, %d failed" % (len(rows), failed))
     return 1 if failed else 0
 

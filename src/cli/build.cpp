@@ -5,12 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
 
 #include "exit.hpp"
+#include "header.hpp"
 #include "output.hpp"
 #include "ptxgen/emit.hpp"
 #include "ptxgen/io.hpp"
@@ -43,9 +45,9 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 
 // A ptxas whose toolkit knows every target (io::ptxas_for checks the newest target's minimum, which
 // covers the others). Empty (message printed) when there is none.
-std::optional<std::string> usable_ptxas(const Loaded& l) {
+std::optional<std::string> usable_ptxas(const std::vector<spec::Spec>& specs) {
   const isa::TargetInfo* newest = nullptr;
-  for (const auto& s : l.specs) {
+  for (const auto& s : specs) {
     const auto& t = isa::target_info(s.target);
     if (!newest || t.cuda_min_major > newest->cuda_min_major ||
         (t.cuda_min_major == newest->cuda_min_major && t.cuda_min_minor > newest->cuda_min_minor))
@@ -66,6 +68,21 @@ void remove_stale(const BuildPaths& paths) {
   for (const auto& t : paths.targets) stale.push_back(t.report);
   for (const auto& f : stale)
     if (::unlink(f.c_str()) == 0) std::cerr << "note: removed " << f << " from an earlier build\n";
+}
+
+// Says why ptxas failed (killed, a non-zero exit, or no cubin), if it did.
+bool ptxas_failed(const io::Run& r, const std::string& ptxas, const std::string& cubin, int timeout,
+                  const std::string& shown) {
+  struct stat st {};
+  const bool wrote = ::stat(cubin.c_str(), &st) == 0 && st.st_size > 0;
+  if (!r.timed_out && r.exit_code == 0 && wrote) return false;
+  std::cerr << "error: " << ptxas << " ("
+            << (r.timed_out ? "killed after " + std::to_string(timeout) + " s (PTXGEN_PTXAS_TIMEOUT)"
+                : r.exit_code != 0 ? "exit " + std::to_string(r.exit_code)
+                                   : "exit 0 but no cubin written")
+            << ") on " << shown << ":\n"
+            << r.output;
+  return true;
 }
 
 std::string registers(const std::string& report) {
@@ -127,7 +144,7 @@ int build(const Loaded& l, const BuildOptions& o) {
   const bool primary_stdout = paths.primary == "-";
   const bool ptx_stdout = !fat && paths.targets.front().ptx == "-";
   std::ostream& status = primary_stdout || ptx_stdout ? std::cerr : std::cout;
-  const auto ptxas = usable_ptxas(l);
+  const auto ptxas = usable_ptxas(l.specs);
   if (!ptxas) return kToolchain;
   std::optional<std::string> fatbinary;
   if (fat && !(fatbinary = io::find_fatbinary(*ptxas))) {
@@ -191,15 +208,7 @@ int build(const Loaded& l, const BuildOptions& o) {
     }
     const std::string shown = ptx_path.empty() || ptx_path == "-" ? "the PTX" : ptx_path;
     replace_all(r.output, ptx->path(), shown);  // messages name the file the user will see
-    struct stat st {};
-    const bool wrote = ::stat(cubin->path().c_str(), &st) == 0 && st.st_size > 0;
-    if (r.timed_out || r.exit_code != 0 || !wrote) {
-      std::cerr << "error: " << *ptxas << " ("
-                << (r.timed_out ? "killed after " + std::to_string(timeout) + " s (PTXGEN_PTXAS_TIMEOUT)"
-                    : r.exit_code != 0 ? "exit " + std::to_string(r.exit_code)
-                                       : "exit 0 but no cubin written")
-                << ") on " << shown << ":\n"
-                << r.output;
+    if (ptxas_failed(r, *ptxas, cubin->path(), timeout, shown)) {
       // The PTX stays for the user to read; no cubin, report or manifest does.
       for (io::TempFile* f : ptx_files) (void)f->commit();
       if (!primary_stdout) remove_stale(paths);
@@ -250,6 +259,92 @@ int build(const Loaded& l, const BuildOptions& o) {
     for (const auto& t : paths.targets) status << "wrote " << t.report << " (ptxas resource report)\n";
     status << "wrote " << paths.manifest << (fat ? " (launch manifest, one entry per target)\n" : " (launch manifest)\n");
   }
+  if (!o.depfile.empty()) status << "wrote " << o.depfile << "\n";
+  return kOk;
+}
+
+}  // namespace ptxgen::cli
+
+namespace ptxgen::cli {
+
+namespace {
+
+// The tensors a kernel writes: D for the gemm template, every store's global for a program.
+std::vector<std::string> written(const spec::Spec& s) {
+  if (!s.program) return {"D"};
+  std::vector<std::string> out;
+  for (const auto& op : s.program->ops)
+    if (op.kind == spec::OpKind::store && std::find(out.begin(), out.end(), op.dst.name) == out.end())
+      out.push_back(op.dst.name);
+  return out;
+}
+
+}  // namespace
+
+int build_header(const std::vector<Loaded>& loaded, const BuildOptions& o, const std::string& producer) {
+  std::vector<spec::Spec> all;
+  std::vector<std::string> inputs;
+  for (const Loaded& l : loaded) {
+    all.insert(all.end(), l.specs.begin(), l.specs.end());
+    inputs.insert(inputs.end(), l.inputs.begin(), l.inputs.end());
+  }
+  std::ostream& status = o.header == "-" ? std::cerr : std::cout;
+  const auto ptxas = usable_ptxas(all);
+  if (!ptxas) return kToolchain;
+  Outputs outs;
+  if (!o.depfile.empty())
+    if (auto err = outs.set_depfile(o.depfile, o.header, inputs)) {
+      std::cerr << "error: " << *err << "; nothing written\n";
+      return kDepfile;
+    }
+  auto unwritable = [&](const std::string& why) {
+    std::cerr << "error: " << why << "\n";
+    return kInvalid;
+  };
+  const int timeout = io::ptxas_timeout_s();
+  std::vector<HeaderKernel> kernels;
+  std::string summary;
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    HeaderKernel hk;
+    hk.spec = loaded[i].inputs.empty() ? "standard input" : loaded[i].inputs.front();
+    hk.written = written(loaded[i].specs.front());
+    std::string targets;
+    for (const spec::Spec& s : loaded[i].specs) {
+      const std::string t = target_name(s);
+      const plan::Plan p = plan::make_plan(lower::lower(s));
+      // PTX and cubin are scratch files: the header holds the cubin, and nothing else is written.
+      io::TempFile ptx(io::temp_dir() + "/" + s.name + "." + t + ".ptx");
+      io::TempFile cubin(io::temp_dir() + "/" + s.name + "." + t + ".cubin");
+      if (!ptx.ok()) return unwritable(ptx.error());
+      if (!cubin.ok()) return unwritable(cubin.error());
+      if (auto err = ptx.write(emit::ptx(p))) return unwritable(*err);
+      io::Run r = io::run({*ptxas, "-arch=" + t, ptx.path(), "-o", cubin.path()}, timeout);
+      if (!r.launched) {
+        std::cerr << "error: " << r.error << "\n";
+        return kToolchain;
+      }
+      const std::string shown = "the PTX of " + hk.spec + " for " + t;
+      replace_all(r.output, ptx.path(), shown);
+      if (ptxas_failed(r, *ptxas, cubin.path(), timeout, shown)) return kToolchain;
+      const io::Read bin = io::read_file(cubin.path(), size_t{1} << 30);
+      if (!bin.ok) return unwritable(bin.error);
+      hk.images.push_back({plan::manifest(p), bin.data});
+      targets += (targets.empty() ? "" : ", ") + t;
+    }
+    summary += (summary.empty() ? "" : "; ") + loaded[i].specs.front().name + " for " + targets;
+    kernels.push_back(std::move(hk));
+  }
+  std::string text;
+  try {
+    text = launch_header(kernels, header_stem(o.header), producer);
+  } catch (const HeaderError& e) {
+    std::cerr << "error: " << e.what() << "; nothing written\n";
+    return kInvalid;
+  }
+  if (auto err = outs.add(o.header, text)) return unwritable(*err);
+  if (auto err = outs.commit()) return unwritable(*err);
+  if (o.quiet) return kOk;
+  status << "wrote " << (o.header == "-" ? "standard output" : o.header) << " (launch header: " << summary << ")\n";
   if (!o.depfile.empty()) status << "wrote " << o.depfile << "\n";
   return kOk;
 }

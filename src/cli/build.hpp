@@ -14,6 +14,7 @@ struct BuildOptions {
   std::string out_ptx;  // --ptx: one target only; default the cubin's name with .ptx
   std::string depfile;  // --depfile
   bool quiet = false;   // -q: nothing on standard output when it succeeds (build systems)
+  std::string header;   // --header: the launch header for every spec, and nothing else
 };
 
 // Every file a build writes, from the options and the targets (docs/build.md).
@@ -33,5 +34,10 @@ BuildPaths build_paths(const Loaded& l, const BuildOptions& o);
 std::string fatbin_manifest(const Loaded& l, const BuildPaths& p);
 
 int build(const Loaded& l, const BuildOptions& o);
+
+// `build SPEC... --header FILE`: each spec assembled for each target (no fatbinary: the header
+// holds each target's cubin and picks one by the device), the header written (src/cli/header.hpp)
+// with the depfile, and nothing else. `producer` is the command line, for the header's first line.
+int build_header(const std::vector<Loaded>& specs, const BuildOptions& o, const std::string& producer);
 
 }  // namespace ptxgen::cli

@@ -4,7 +4,7 @@
 // writing outputs (--check, --update, --depfile) output.cpp, and `build` build.cpp. The exit
 // codes are in exit.hpp.
 #include <CLI/CLI.hpp>
-
+#include <algorithm>
 #include <iostream>
 
 #include "build.hpp"
@@ -69,10 +69,27 @@ int main(int argc, char** argv) {
   add_text_output(emit_cmd, "output file (default: NAME.ptx; - for standard output)");
 
   BuildOptions bo;
+  std::vector<std::string> build_specs;
   auto* build_cmd = app.add_subcommand("build", "write the PTX and assemble it with ptxas into a cubin (or a fatbin)");
-  add_spec(build_cmd, "build for this target instead of the spec's; repeat it for a fatbin of several");
-  build_cmd->add_option("-o,--output", bo.out, "cubin file (default: NAME.cubin), or fatbin for several --target (NAME.fatbin)");
-  build_cmd->add_option("--ptx", bo.out_ptx, "PTX file (default: the cubin's name with .ptx; one --target only)");
+  build_cmd->add_option("spec", build_specs, "kernel spec (JSON); - reads standard input; several with --header")
+      ->required();
+  build_cmd->add_option("--diagnostics", src.diagnostics, "diagnostic format")->check(CLI::IsMember({"text", "json"}));
+  build_cmd
+      ->add_option("--target", src.targets,
+                   "build for this target instead of the spec's; repeat it for a fatbin of several")
+      ->allow_extra_args(false)
+      ->take_all()
+      ->type_name("TARGET");
+  auto* build_out = build_cmd->add_option(
+      "-o,--output", bo.out, "cubin file (default: NAME.cubin), or fatbin for several --target (NAME.fatbin)");
+  auto* build_ptx =
+      build_cmd->add_option("--ptx", bo.out_ptx, "PTX file (default: the cubin's name with .ptx; one --target only)");
+  build_cmd
+      ->add_option("--header", bo.header,
+                   "write only a C++ launch header for every spec and target (- for standard output)")
+      ->type_name("FILE")
+      ->excludes(build_out)
+      ->excludes(build_ptx);
   build_cmd->add_option("--depfile", bo.depfile, "write a Makefile-syntax depfile naming every input read")
       ->type_name("FILE");
   build_cmd->add_flag("-q,--quiet", bo.quiet, "print nothing when it succeeds");
@@ -142,6 +159,30 @@ int main(int argc, char** argv) {
       return usage("--depfile names the output it describes: give -o FILE, not -o -");
     if (*build_cmd && src.targets.size() > 1 && !bo.out_ptx.empty())
       return usage("--ptx names one PTX file; with several --target each target's PTX is named after -o");
+    if (*build_cmd && build_specs.size() > 1 && bo.header.empty())
+      return usage("build takes several specs only with --header FILE (one header for all of them)");
+    if (*build_cmd && bo.header == "-" && !bo.depfile.empty())
+      return usage("--depfile names the output it describes: give --header FILE, not --header -");
+    if (*build_cmd && std::count(build_specs.begin(), build_specs.end(), "-") > 1)
+      return usage("standard input (-) can be read for one spec only");
+    if (*build_cmd && !bo.header.empty()) {
+      // Every spec is read and checked (all their diagnostics shown) before anything is built.
+      std::vector<Loaded> loaded;
+      int exit = kOk;
+      for (const auto& path : build_specs) {
+        Source one = src;
+        one.path = path;
+        loaded.push_back(load(one));
+        if (loaded.back().exit == kUnknownTarget) return kUnknownTarget;
+        if (!exit) exit = loaded.back().exit;
+      }
+      if (exit) return exit;
+      std::string producer = "ptxgen build";
+      for (const auto& path : build_specs) producer += " " + path;
+      for (const auto& t : src.targets) producer += " --target " + t;
+      return build_header(loaded, bo, producer + " --header " + bo.header);
+    }
+    if (*build_cmd) src.path = build_specs.front();
 
     const Loaded l = load(src);
     if (l.exit) return l.exit;

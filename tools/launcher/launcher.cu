@@ -1,14 +1,20 @@
-// ptxgen-launch: runs a kernel ptxgen built, from its launch manifest, and checks and times it.
+// ptxgen-launch: runs the kernels of a ptxgen launch header on a GPU, through the header's own
+// typed launch functions, and checks and times them.
 //
-//   ptxgen-launch MANIFEST CUBIN [--m M --n N --k K] [--iters N] [--seed S] [--tolerance T]
+//   ptxgen-launch CASE [--m M --n N --k K] [--iters N] [--seed S] [--tolerance T]
+//   ptxgen-launch --list          the header's gemm kernels
+//   ptxgen-launch --bad-input     what the header refuses on this GPU, and that the context survives
 //
-// It reads the manifest (entry, parameters, grid/block/cluster, dynamic shared memory, tensor
-// maps), fills fresh random inputs, poisons D and a guard region after it, launches with
-// cuLaunchKernelEx, checks every element against a reference (float64 on the CPU for small
-// problems; cuBLAS for large ones where cuBLAS has the types, else a float64 GPU kernel), and
-// times the kernel and cuBLAS with CUDA events (median of --iters after warm-up). One JSON line on
-// stdout; exit 0 when the result is within tolerance, 1 when it is not, 2 on bad input, 3 on a
-// CUDA error (its name printed), 4 on a timeout (a kernel that does not finish in 20 s).
+// Built with the header it runs (nvcc -DPTXGEN_LAUNCH_HEADER='"kernels.hpp"' -I DIR, which
+// tools/h200-grid.py does): every gemm kernel the header holds is a CASE, named after its spec.
+// For a CASE it fills fresh random inputs, poisons D and a guard region after it, launches with
+// ptxgen::NAME(...) (the header checks the arguments, loads the module, encodes the tensor maps
+// and calls cuLaunchKernelEx), checks every element against a reference (float64 on the CPU for
+// small problems; cuBLAS for large ones where cuBLAS has the types, else a float64 GPU kernel), and
+// times ptxgen::launch of a prepared launch and cuBLAS with CUDA events (median of --iters after
+// warm-up). One JSON line on stdout; exit 0 when the result is within tolerance, 1 when it is not,
+// 2 on bad input, 3 on a CUDA error or a refused launch (the header's words printed), 4 on a
+// timeout (a kernel that does not finish in 20 s).
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -17,20 +23,26 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-using nlohmann::json;
+#ifndef PTXGEN_LAUNCH_HEADER
+#define PTXGEN_LAUNCH_HEADER "kernels.hpp"
+#endif
+#define PTXGEN_CUDA_TYPES 1  // the header's bf16, f16, e4m3, e5m2 are CUDA's own
+#include PTXGEN_LAUNCH_HEADER
+
+#ifndef PTXGEN_KERNELS_GEMMS
+#error "the launch header must be named kernels.hpp (its X-macro lists are PTXGEN_KERNELS_GEMMS / _PROGRAMS)"
+#endif
 
 namespace {
 
@@ -54,14 +66,12 @@ void check(cublasStatus_t r, const char* what) {
   die(3, std::string(what) + " failed: cuBLAS status " + std::to_string(static_cast<int>(r)));
 }
 #define CK(x) check((x), #x)
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) die(2, "cannot open " + path);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+// A call of the header: its CUresult, and its words when it refuses.
+#define CKH(x)                                                                    \
+  do {                                                                            \
+    const CUresult r_ = (x);                                                      \
+    if (r_ != CUDA_SUCCESS) die(3, std::string(#x) + ": " + ptxgen::last_error()); \
+  } while (0)
 
 // ---- element types --------------------------------------------------------------------------
 enum class T { f16, bf16, tf32, f32, e4m3, e5m2, s8, u8, s32 };
@@ -145,47 +155,6 @@ double load(T t, const void* p, size_t i) {
   return 0;
 }
 
-// A matrix as the manifest describes it: logical rows x cols, `contiguous` names which of the two
-// is contiguous, `ld` the elements between consecutive non-contiguous indices.
-struct Matrix {
-  T type;
-  int64_t rows, cols;
-  bool row_major;  // cols contiguous
-  int64_t ld;
-  size_t elements() const { return static_cast<size_t>(row_major ? rows * ld : cols * ld); }
-  size_t index(int64_t r, int64_t c) const {
-    return static_cast<size_t>(row_major ? r * ld + c : c * ld + r);
-  }
-};
-
-Matrix matrix(const json& t, int64_t rows, int64_t cols) {
-  Matrix m;
-  m.type = parse_type(t.at("dtype"));
-  m.rows = rows;
-  m.cols = cols;
-  const std::string contiguous = t.at("contiguous");
-  const std::vector<std::string> dims = t.at("dims");
-  m.row_major = contiguous == dims.at(1);
-  m.ld = m.row_major ? cols : rows;
-  return m;
-}
-
-CUtensorMapDataType cu_type(const std::string& s) {
-  if (s == "CU_TENSOR_MAP_DATA_TYPE_FLOAT16") return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  if (s == "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16") return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  if (s == "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32") return CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
-  if (s == "CU_TENSOR_MAP_DATA_TYPE_FLOAT32") return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  if (s == "CU_TENSOR_MAP_DATA_TYPE_UINT8") return CU_TENSOR_MAP_DATA_TYPE_UINT8;
-  die(2, "the launcher does not handle tensor-map type " + s);
-}
-CUtensorMapSwizzle cu_swizzle(const std::string& s) {
-  if (s == "CU_TENSOR_MAP_SWIZZLE_NONE") return CU_TENSOR_MAP_SWIZZLE_NONE;
-  if (s == "CU_TENSOR_MAP_SWIZZLE_32B") return CU_TENSOR_MAP_SWIZZLE_32B;
-  if (s == "CU_TENSOR_MAP_SWIZZLE_64B") return CU_TENSOR_MAP_SWIZZLE_64B;
-  if (s == "CU_TENSOR_MAP_SWIZZLE_128B") return CU_TENSOR_MAP_SWIZZLE_128B;
-  die(2, "the launcher does not handle swizzle " + s);
-}
-
 // A float64 reference on the GPU, for types cuBLAS's GemmEx does not take.
 __global__ void ref_gemm(const double* a, const double* b, double* d, int64_t m, int64_t n, int64_t k) {
   __shared__ double as[16][17], bs[16][17];
@@ -217,55 +186,81 @@ void sync_with_timeout(CUstream s) {
   }
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  if (argc < 3) die(2, "usage: ptxgen-launch MANIFEST CUBIN [--m M --n N --k K] [--iters N] [--seed S] [--tolerance T]");
-  const json man = json::parse(slurp(argv[1]), nullptr, false);
-  if (man.is_discarded()) die(2, std::string("cannot parse ") + argv[1]);
-  const std::string cubin = slurp(argv[2]);
-  int64_t m = man.at("problem").at("m"), n = man.at("problem").at("n"), k = man.at("problem").at("k");
+// A matrix as the header's KernelInfo describes it: logical rows x cols, row-major when its cols
+// are contiguous, `ld` the elements between consecutive non-contiguous indices.
+struct Matrix {
+  T type;
+  int64_t rows, cols;
+  bool row_major;
+  int64_t ld;
+  size_t elements() const { return static_cast<size_t>(row_major ? rows * ld : cols * ld); }
+  size_t index(int64_t r, int64_t c) const { return static_cast<size_t>(row_major ? r * ld + c : c * ld + r); }
+};
+
+// The device buffers and sizes a launch function takes.
+struct Bufs {
+  CUdeviceptr a = 0, b = 0, d = 0;
+  int64_t lda = 0, ldb = 0, m = 0, n = 0, k = 0;
+};
+
+struct Options {
+  int64_t m = 0, n = 0, k = 0;  // 0: the spec's
   int iters = 30;
   unsigned seed = 1;
   double tolerance = -1;
-  for (int i = 3; i + 1 < argc; i += 2) {
-    const std::string f = argv[i];
-    const long long v = std::atoll(argv[i + 1]);
-    if (f == "--m") m = v;
-    else if (f == "--n") n = v;
-    else if (f == "--k") k = v;
-    else if (f == "--iters") iters = static_cast<int>(v);
-    else if (f == "--seed") seed = static_cast<unsigned>(v);
-    else if (f == "--tolerance") tolerance = std::atof(argv[i + 1]);
-    else die(2, "unknown option " + f);
-  }
-  if (m < 1 || n < 1 || k < 1 || iters < 1) die(2, "sizes and --iters must be positive");
+};
 
+// Leading dimensions: the spec's at the spec's sizes; for other sizes the contiguous extent
+// rounded up to 16 bytes (the spec's default rule).
+Matrix operand(const ptxgen::TensorInfo& t, int64_t rows, int64_t cols, bool same) {
+  Matrix x{parse_type(t.dtype), rows, cols, t.cols_contiguous, 0};
+  const int64_t contiguous = x.row_major ? cols : rows, eb = static_cast<int64_t>(bytes_of(x.type));
+  x.ld = same ? t.ld : (contiguous * eb + 15) / 16 * 16 / eb;
+  return x;
+}
+
+// Fresh random inputs: floats uniform in [-1, 1) rounded to the type, integers in [-4, 4] (u8 0..8).
+// Returns the exact values, row-major (rows x cols).
+std::vector<double> fill(const Matrix& x, std::vector<char>& h, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> uf(-1.0, 1.0);
+  std::uniform_int_distribution<int> ui(-4, 4), uu(0, 8);
+  h.assign(x.elements() * bytes_of(x.type), 0);
+  std::vector<double> r(static_cast<size_t>(x.rows * x.cols));
+  for (int64_t i = 0; i < x.rows; ++i)
+    for (int64_t j = 0; j < x.cols; ++j) {
+      const double v = x.type == T::s8 ? ui(rng) : x.type == T::u8 ? uu(rng) : uf(rng);
+      r[static_cast<size_t>(i * x.cols + j)] = store(x.type, h.data(), x.index(i, j), v);
+    }
+  return r;
+}
+
+void cpu_gemm(const std::vector<double>& ra, const std::vector<double>& rb, std::vector<double>& ref, int64_t m,
+              int64_t n, int64_t k) {
+  ref.assign(size_t(m) * n, 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const double a = ra[size_t(i) * k + kk];
+      if (a == 0) continue;
+      const double* brow = &rb[size_t(kk) * n];
+      double* drow = &ref[size_t(i) * n];
+      for (int64_t j = 0; j < n; ++j) drow[j] += a * brow[j];
+    }
+}
+
+// Runs one gemm kernel of the header: `call` is ptxgen::NAME, `prepare` ptxgen::NAME_prepare.
+template <class Launch, class Call, class Prepare>
+int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const Options& opt) {
+  const int64_t m = opt.m ? opt.m : info.m, n = opt.n ? opt.n : info.n, k = opt.k ? opt.k : info.k;
+  const bool same = m == info.m && n == info.n && k == info.k;
   CK(cuInit(0));
   CUdevice dev;
   CK(cuDeviceGet(&dev, 0));
   CUcontext ctx;
   CK(cuDevicePrimaryCtxRetain(&ctx, dev));
   CK(cuCtxSetCurrent(ctx));
-  CUmodule mod;
-  CK(cuModuleLoadData(&mod, cubin.data()));
-  CUfunction fn;
-  const std::string entry = man.at("entry");
-  if (cuModuleGetFunction(&fn, mod, entry.c_str()) != CUDA_SUCCESS) die(2, "the cubin has no entry " + entry);
-  const int smem = man.at("dynamic_shared_memory_bytes");
-  CK(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
-
-  const json& ts = man.at("tensors");
-  Matrix A = matrix(ts.at("A"), m, k), B = matrix(ts.at("B"), k, n), D = matrix(ts.at("D"), m, n);
-  // Leading dimensions: the manifest's for its own problem; for other sizes, rows padded to 16
-  // bytes (the manifest's default).
-  const bool same = m == int64_t(man.at("problem").at("m")) && n == int64_t(man.at("problem").at("n")) &&
-                    k == int64_t(man.at("problem").at("k"));
-  for (auto [x, key] : {std::pair<Matrix*, const char*>{&A, "A"}, {&B, "B"}}) {
-    const int64_t contiguous = x->row_major ? x->cols : x->rows;
-    const int64_t eb = static_cast<int64_t>(bytes_of(x->type));
-    x->ld = same ? int64_t(ts.at(key).at("leading_dimension")) : (contiguous * eb + 15) / 16 * 16 / eb;
-  }
+  Matrix A = operand(info.tensors[0], m, k, same), B = operand(info.tensors[1], k, n, same);
+  Matrix D{parse_type(info.tensors[2].dtype), m, n, true, n};
   const size_t a_bytes = A.elements() * bytes_of(A.type), b_bytes = B.elements() * bytes_of(B.type);
   const size_t d_bytes = D.elements() * bytes_of(D.type), guard = 1 << 16;
   size_t free_b = 0, total_b = 0;
@@ -273,104 +268,38 @@ int main(int argc, char** argv) {
   if (a_bytes + b_bytes + 2 * (d_bytes + guard) + 8 * (size_t(m) * k + size_t(k) * n + size_t(m) * n) > free_b)
     die(2, "the problem does not fit in device memory (" + std::to_string(free_b >> 20) + " MiB free)");
 
-  // Fresh random inputs: floats uniform in [-1, 1) rounded to the type, integers in [-4, 4].
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> uf(-1.0, 1.0);
-  std::uniform_int_distribution<int> ui(-4, 4), uu(0, 8);
-  std::vector<char> ha(a_bytes, 0), hb(b_bytes, 0);
-  std::vector<double> ra(size_t(m) * k), rb(size_t(k) * n);  // exact values, row-major A[m][k], B[k][n]
-  auto fill = [&](Matrix& x, std::vector<char>& h, std::vector<double>& r, bool a_side) {
-    for (int64_t i = 0; i < x.rows; ++i)
-      for (int64_t j = 0; j < x.cols; ++j) {
-        const double v = x.type == T::s8 ? ui(rng) : x.type == T::u8 ? uu(rng) : uf(rng);
-        const double e = store(x.type, h.data(), x.index(i, j), v);
-        r[a_side ? size_t(i) * k + j : size_t(i) * n + j] = e;
-      }
-  };
-  fill(A, ha, ra, true);
-  fill(B, hb, rb, false);
-
-  CUdeviceptr da, db, dd;
-  CK(cuMemAlloc(&da, a_bytes));
-  CK(cuMemAlloc(&db, b_bytes));
-  CK(cuMemAlloc(&dd, d_bytes + guard));
-  CK(cuMemcpyHtoD(da, ha.data(), a_bytes));
-  CK(cuMemcpyHtoD(db, hb.data(), b_bytes));
-  CK(cuMemsetD8(dd, 0xFE, d_bytes + guard));  // poison: an improbable value in every type
-
-  // Tensor maps exactly as the manifest gives them, over this problem's sizes.
-  std::vector<CUtensorMap> maps;
-  for (const json& t : man.at("tensor_maps")) {
-    const bool is_a = t.at("tensor") == "A";
-    const Matrix& x = is_a ? A : B;
-    const bool k_contiguous = is_a ? x.row_major : !x.row_major;
-    cuuint64_t dims[2], strides[1];
-    dims[0] = static_cast<cuuint64_t>(k_contiguous ? k : (is_a ? m : n));
-    dims[1] = static_cast<cuuint64_t>(k_contiguous ? (is_a ? m : n) : k);
-    strides[0] = static_cast<cuuint64_t>(x.ld) * bytes_of(x.type);
-    cuuint32_t box[2] = {t.at("box_dims")[0], t.at("box_dims")[1]}, es[2] = {1, 1};
-    CUtensorMap map;
-    CK(cuTensorMapEncodeTiled(&map, cu_type(t.at("data_type")), 2, reinterpret_cast<void*>(is_a ? da : db), dims,
-                              strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, cu_swizzle(t.at("swizzle")),
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-    maps.push_back(map);
-  }
-  if (maps.size() != 2) die(2, "the manifest must have two tensor maps");
-  uint32_t um = static_cast<uint32_t>(m), un = static_cast<uint32_t>(n), uk = static_cast<uint32_t>(k);
-  // The parameters in the manifest's order: D's address, the tensor maps, the sizes.
-  std::vector<void*> args;
-  size_t next_map = 0;
-  for (const json& prm : man.at("params")) {
-    const std::string kind = prm.at("kind"), name = prm.at("name");
-    if (kind == "tensor_map") args.push_back(&maps.at(next_map++));
-    else if (kind == "global_pointer") args.push_back(&dd);
-    else if (name == "m") args.push_back(&um);
-    else if (name == "n") args.push_back(&un);
-    else if (name == "k") args.push_back(&uk);
-    else die(2, "the manifest names a parameter the launcher does not know: " + name);
-  }
-
-  // Grid for this problem, by the manifest's rule: x walks N tiles (cta_group CTAs each), y walks
-  // M tiles, both rounded up to whole clusters.
-  const int cx = man.at("cluster")[0], cy = man.at("cluster")[1], cz = man.at("cluster")[2];
-  const int64_t tm = man.at("tile").at("m"), tn = man.at("tile").at("n"), pairs = man.at("cta_group");
-  auto up = [](int64_t v, int64_t a) { return (v + a - 1) / a * a; };
-  const int64_t gx = up(std::max<int64_t>(1, (n + tn - 1) / tn) * pairs, cx), gy = up((m + tm - 1) / tm, cy);
-  CUlaunchConfig cfg{};
-  cfg.gridDimX = static_cast<unsigned>(gx);
-  cfg.gridDimY = static_cast<unsigned>(gy);
-  cfg.gridDimZ = static_cast<unsigned>(cz);
-  cfg.blockDimX = man.at("block")[0];
-  cfg.blockDimY = 1;
-  cfg.blockDimZ = 1;
-  cfg.sharedMemBytes = static_cast<unsigned>(smem);
+  std::mt19937_64 rng(opt.seed);
+  std::vector<char> ha, hb;
+  const std::vector<double> ra = fill(A, ha, rng), rb = fill(B, hb, rng);
+  Bufs bufs;
+  bufs.lda = A.ld, bufs.ldb = B.ld, bufs.m = m, bufs.n = n, bufs.k = k;
+  CK(cuMemAlloc(&bufs.a, a_bytes));
+  CK(cuMemAlloc(&bufs.b, b_bytes));
+  CK(cuMemAlloc(&bufs.d, d_bytes + guard));
+  CK(cuMemcpyHtoD(bufs.a, ha.data(), a_bytes));
+  CK(cuMemcpyHtoD(bufs.b, hb.data(), b_bytes));
+  CK(cuMemsetD8(bufs.d, 0xFE, d_bytes + guard));  // poison: an improbable value in every type
   CUstream stream;
   CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  cfg.hStream = stream;
-  CUlaunchAttribute attr{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = static_cast<unsigned>(cx);
-  attr.value.clusterDim.y = static_cast<unsigned>(cy);
-  attr.value.clusterDim.z = static_cast<unsigned>(cz);
-  cfg.attrs = &attr;
-  cfg.numAttrs = cx * cy * cz > 1 ? 1 : 0;
 
-  CK(cuLaunchKernelEx(&cfg, fn, args.data(), nullptr));
+  // The header's one-shot call: checks, the module for this context, tensor maps, launch.
+  CKH(call(bufs, stream));
   sync_with_timeout(stream);
 
   std::vector<char> hd(d_bytes + guard);
-  CK(cuMemcpyDtoH(hd.data(), dd, d_bytes + guard));
+  CK(cuMemcpyDtoH(hd.data(), bufs.d, d_bytes + guard));
   size_t guard_hit = 0;
   for (size_t i = d_bytes; i < d_bytes + guard; ++i) guard_hit += static_cast<unsigned char>(hd[i]) != 0xFE;
 
   // Reference.
-  std::vector<double> ref(size_t(m) * n, 0.0);
+  std::vector<double> ref;
   std::string ref_kind;
   const double work = double(m) * double(n) * double(k);
   cublasHandle_t blas;
   CK(cublasCreate(&blas));
   CK(cublasSetStream(blas, stream));
-  const bool blas_types = (A.type == B.type) && (A.type == T::bf16 || A.type == T::f16 || A.type == T::tf32 || A.type == T::s8);
+  const bool blas_types =
+      (A.type == B.type) && (A.type == T::bf16 || A.type == T::f16 || A.type == T::tf32 || A.type == T::s8);
   // cuBLAS is column-major: row-major D (M x N) is column-major D^T = B^T A^T.
   const cublasOperation_t opA = A.row_major ? CUBLAS_OP_N : CUBLAS_OP_T;
   const cublasOperation_t opB = B.row_major ? CUBLAS_OP_N : CUBLAS_OP_T;
@@ -385,26 +314,20 @@ int main(int argc, char** argv) {
   };
   if (work <= double(1u << 30)) {
     ref_kind = "float64 CPU";
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const double a = ra[size_t(i) * k + kk];
-        if (a == 0) continue;
-        const double* brow = &rb[size_t(kk) * n];
-        double* drow = &ref[size_t(i) * n];
-        for (int64_t j = 0; j < n; ++j) drow[j] += a * brow[j];
-      }
+    cpu_gemm(ra, rb, ref, m, n, k);
   } else if (blas_types) {
     ref_kind = A.type == T::s8 ? "cuBLAS s32" : "cuBLAS f32";
+    ref.assign(size_t(m) * n, 0.0);
     const bool integer = A.type == T::s8;
     CUdeviceptr dr;
     CK(cuMemAlloc(&dr, size_t(m) * n * 4));
     const float one = 1, zero = 0;
     const int32_t ione = 1, izero = 0;
     CK(cublasGemmEx(blas, opB, opA, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
-                    integer ? static_cast<const void*>(&ione) : &one, reinterpret_cast<void*>(db), cuda_type(B.type),
-                    static_cast<int>(B.ld), reinterpret_cast<void*>(da), cuda_type(A.type), static_cast<int>(A.ld),
-                    integer ? static_cast<const void*>(&izero) : &zero, reinterpret_cast<void*>(dr),
-                    integer ? CUDA_R_32I : CUDA_R_32F, static_cast<int>(n),
+                    integer ? static_cast<const void*>(&ione) : &one, reinterpret_cast<void*>(bufs.b),
+                    cuda_type(B.type), static_cast<int>(B.ld), reinterpret_cast<void*>(bufs.a), cuda_type(A.type),
+                    static_cast<int>(A.ld), integer ? static_cast<const void*>(&izero) : &zero,
+                    reinterpret_cast<void*>(dr), integer ? CUDA_R_32I : CUDA_R_32F, static_cast<int>(n),
                     integer ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     sync_with_timeout(stream);
     std::vector<float> hr(size_t(m) * n);
@@ -414,6 +337,7 @@ int main(int argc, char** argv) {
     CK(cuMemFree(dr));
   } else {
     ref_kind = "float64 GPU";
+    ref.assign(size_t(m) * n, 0.0);
     double *ga, *gb, *gd;
     CK(cudaMalloc(&ga, ra.size() * 8));
     CK(cudaMalloc(&gb, rb.size() * 8));
@@ -447,10 +371,11 @@ int main(int argc, char** argv) {
       max_abs = std::max(max_abs, std::fabs(v - r));
     }
   const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  if (tolerance < 0) tolerance = is_int(D.type) && is_int(A.type) ? 0.0 : 1e-2;
+  const double tolerance = opt.tolerance >= 0 ? opt.tolerance : is_int(D.type) && is_int(A.type) ? 0.0 : 1e-2;
   const bool ok = unwritten == 0 && nonfinite == 0 && guard_hit == 0 && rel <= tolerance;
 
-  // Timing: warm-up, then the median of `iters` launches, each between two events.
+  // Timing: warm-up, then the median of `iters` launches, each between two events. The kernel
+  // runs as the header launches it: a prepared launch (tensor maps encoded once) run by ptxgen::launch.
   CUevent e0, e1;
   CK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
   CK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
@@ -458,7 +383,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3; ++i) launch();
     sync_with_timeout(stream);
     std::vector<float> ms;
-    for (int i = 0; i < iters; ++i) {
+    for (int i = 0; i < opt.iters; ++i) {
       CK(cuEventRecord(e0, stream));
       launch();
       CK(cuEventRecord(e1, stream));
@@ -469,14 +394,16 @@ int main(int argc, char** argv) {
     }
     return median(ms);
   };
-  const double ms = time_it([&] { CK(cuLaunchKernelEx(&cfg, fn, args.data(), nullptr)); });
+  Launch prepared;
+  CKH(prepare(bufs, prepared));
+  const double ms = time_it([&] { CKH(ptxgen::launch(prepared, stream)); });
   // cuBLAS on the same inputs, writing its standard output type for them (16-bit inputs: the same
   // 16-bit type; tf32: f32; s8: s32): the comparison is the same GEMM at cuBLAS's own epilogue.
   double blas_ms = -1;
   if (blas_types) {
     const bool integer = A.type == T::s8;
     const T out_t = integer ? T::s32 : (A.type == T::tf32 ? T::f32 : A.type);
-    const bool f16acc = man.at("accumulator") == "f16";
+    const bool f16acc = std::string(info.accumulator) == "f16";
     CUdeviceptr dr;
     CK(cuMemAlloc(&dr, size_t(m) * n * bytes_of(out_t)));
     const float one = 1, zero = 0;
@@ -488,37 +415,211 @@ int main(int argc, char** argv) {
                                    : f16acc            ? CUBLAS_COMPUTE_16F
                                    : A.type == T::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                        : CUBLAS_COMPUTE_32F;
-    auto call = [&] {
+    auto blas_call = [&] {
       return cublasGemmEx(blas, opB, opA, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha,
-                          reinterpret_cast<void*>(db), cuda_type(B.type), static_cast<int>(B.ld),
-                          reinterpret_cast<void*>(da), cuda_type(A.type), static_cast<int>(A.ld), beta,
+                          reinterpret_cast<void*>(bufs.b), cuda_type(B.type), static_cast<int>(B.ld),
+                          reinterpret_cast<void*>(bufs.a), cuda_type(A.type), static_cast<int>(A.ld), beta,
                           reinterpret_cast<void*>(dr), cuda_type(out_t), static_cast<int>(n), ct, CUBLAS_GEMM_DEFAULT);
     };
-    if (call() == CUBLAS_STATUS_SUCCESS) blas_ms = time_it([&] { CK(call()); });
+    if (blas_call() == CUBLAS_STATUS_SUCCESS) blas_ms = time_it([&] { CK(blas_call()); });
     sync_with_timeout(stream);
     CK(cuMemFree(dr));
   }
   const double flops = 2.0 * work;
-  json out;
-  out["entry"] = entry;
-  out["m"] = m;
-  out["n"] = n;
-  out["k"] = k;
-  out["reference"] = ref_kind;
-  out["rel_err"] = rel;
-  out["max_abs_err"] = max_abs;
-  out["tolerance"] = tolerance;
-  out["unwritten"] = unwritten;
-  out["nonfinite"] = nonfinite;
-  out["guard_overwritten"] = guard_hit;
-  out["ms"] = ms;
-  out["tflops"] = flops / (ms * 1e-3) / 1e12;
-  if (blas_ms > 0) {
-    out["cublas_ms"] = blas_ms;
-    out["cublas_tflops"] = flops / (blas_ms * 1e-3) / 1e12;
-  }
-  out["ok"] = ok;
-  std::printf("%s\n", out.dump().c_str());
+  std::printf("{\"entry\": \"%s\", \"targets\": \"%s\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"reference\": \"%s\", "
+              "\"rel_err\": %.6g, \"max_abs_err\": %.6g, \"tolerance\": %g, \"unwritten\": %zu, \"nonfinite\": %zu, "
+              "\"guard_overwritten\": %zu, \"ms\": %.6g, \"tflops\": %.6g",
+              info.name, info.targets, static_cast<long long>(m), static_cast<long long>(n),
+              static_cast<long long>(k), ref_kind.c_str(), rel, max_abs, tolerance, unwritten, nonfinite, guard_hit,
+              ms, flops / (ms * 1e-3) / 1e12);
+  if (blas_ms > 0) std::printf(", \"cublas_ms\": %.6g, \"cublas_tflops\": %.6g", blas_ms, flops / (blas_ms * 1e-3) / 1e12);
+  std::printf(", \"launched_through\": \"ptxgen::%s / ptxgen::launch\", \"ok\": %s}\n", info.name, ok ? "true" : "false");
   cublasDestroy(blas);
   return ok ? 0 : 1;
+}
+
+// ---- --bad-input: what the header refuses on a real driver --------------------------------------
+
+int bad_failures = 0;
+
+void expect(const char* what, CUresult got, CUresult want, const char* words) {
+  const std::string msg = ptxgen::last_error();
+  const bool ok = got == want && (!words || msg.find(words) != std::string::npos);
+  std::printf("{\"check\": \"%s\", \"ok\": %s, \"result\": %d, \"want\": %d, \"message\": \"", what, ok ? "true" : "false",
+              static_cast<int>(got), static_cast<int>(want));
+  for (char c : msg) std::printf(c == '"' || c == '\\' ? "\\%c" : "%c", c);
+  std::printf("\"}\n");
+  bad_failures += !ok;
+}
+
+// The first gemm kernel of the header that runs here (sm_90a, bf16 in, bf16 out, K-major A and B),
+// and the first that does not (no sm_90a code).
+struct Gemm {
+  const ptxgen::KernelInfo* info = nullptr;
+  CUresult (*call)(const Bufs&, CUstream) = nullptr;
+};
+bool runs_here(const ptxgen::KernelInfo& i) { return std::strstr(i.targets, "sm_90a") != nullptr; }
+bool plain_bf16(const ptxgen::KernelInfo& i) {
+  return std::string(i.tensors[0].dtype) == "bf16" && std::string(i.tensors[1].dtype) == "bf16" &&
+         std::string(i.tensors[2].dtype) == "bf16" && i.tensors[0].cols_contiguous && !i.tensors[1].cols_contiguous;
+}
+
+int bad_input() {
+  Gemm here, foreign;
+#define FIND(NAME, TA, TB, TD)                                                                                  \
+  {                                                                                                             \
+    Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
+             return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b), \
+                                 b.ldb, ptxgen::device_pointer<TD>(b.d), b.m, b.n, b.k, s);                     \
+           }};                                                                                                  \
+    if (!here.info && runs_here(*g.info) && plain_bf16(*g.info)) here = g;                                      \
+    if (!foreign.info && !runs_here(*g.info)) foreign = g;                                                      \
+  }
+  PTXGEN_KERNELS_GEMMS(FIND)
+#undef FIND
+  if (!here.info || !foreign.info) die(2, "--bad-input needs a bf16 sm_90a gemm kernel and a kernel for another target");
+  CK(cuInit(0));
+  CUdevice dev;
+  CK(cuDeviceGet(&dev, 0));
+  CUcontext ctx;
+  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CK(cuCtxSetCurrent(ctx));
+  const int64_t m = 256, n = 256, k = 256;
+  std::mt19937_64 rng(7);
+  Matrix A{T::bf16, m, k, true, k}, B{T::bf16, k, n, false, k};
+  std::vector<char> ha, hb;
+  const std::vector<double> ra = fill(A, ha, rng), rb = fill(B, hb, rng);
+  std::vector<double> ref;
+  cpu_gemm(ra, rb, ref, m, n, k);
+  Bufs good;
+  good.lda = k, good.ldb = k, good.m = m, good.n = n, good.k = k;
+  CK(cuMemAlloc(&good.a, ha.size() + 256));
+  CK(cuMemAlloc(&good.b, hb.size()));
+  CK(cuMemAlloc(&good.d, size_t(m * n * 2)));
+  CK(cuMemcpyHtoD(good.a, ha.data(), ha.size()));
+  CK(cuMemcpyHtoD(good.b, hb.data(), hb.size()));
+  // The result of a launch with `b` in context `c` is right (and the context alive).
+  auto correct = [&](const Bufs& b, CUstream s) {
+    CK(cuMemsetD8(b.d, 0xFE, size_t(m * n * 2)));
+    const CUresult r = here.call(b, s);
+    if (r != CUDA_SUCCESS) return r;
+    sync_with_timeout(s);
+    std::vector<char> hd(size_t(m * n * 2));
+    CK(cuMemcpyDtoH(hd.data(), b.d, hd.size()));
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < m * n; ++i) {
+      const double v = load(T::bf16, hd.data(), size_t(i)), x = ref[size_t(i)];
+      num += (v - x) * (v - x);
+      den += x * x;
+    }
+    return std::sqrt(num / den) < 1e-2 ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+  };
+  CUstream s;
+  CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  const CUresult bad = CUDA_ERROR_INVALID_VALUE;
+  expect("a good launch", correct(good, s), CUDA_SUCCESS, nullptr);
+  Bufs x = good;
+  x.a = 0;
+  expect("null A", here.call(x, s), bad, "a (A, bf16) is a null pointer");
+  x = good, x.a += 2;
+  expect("misaligned A", here.call(x, s), bad, "is not 16-byte aligned");
+  x = good, x.d += 8;
+  expect("misaligned D", here.call(x, s), bad, "d (D, bf16) at");
+  x = good, x.lda = 260;
+  expect("lda whose rows are not 16-byte multiples apart", here.call(x, s), bad, "multiple of 16 bytes (lda a multiple of 8)");
+  x = good, x.ldb = 128;
+  expect("ldb < k", here.call(x, s), bad, "ldb = 128 is less than k = 256");
+  x = good, x.k = 0;
+  expect("k = 0", here.call(x, s), bad, "k = 0: the kernel takes sizes from 1 to 2^31-1");
+  x = good, x.m = int64_t{65535} * 128 * 2;
+  expect("m beyond the grid", here.call(x, s), bad, "CTAs along y");
+  x = good, x.n = int64_t{1} << 31;
+  expect("n beyond u32", here.call(x, s), bad, "n = 2147483648");
+  // sm_100a code on this sm_90 device.
+  expect("a kernel without code for this device", foreign.call(good, s), CUDA_ERROR_NO_BINARY_FOR_GPU,
+         "cannot run this kernel: the header holds code for");
+  // No current context; a stream of another context; a launch prepared in another context.
+  CK(cuCtxSetCurrent(nullptr));
+  expect("no current context", here.call(good, nullptr), CUDA_ERROR_INVALID_CONTEXT, "no CUDA context is current");
+  CK(cuCtxSetCurrent(ctx));
+  CUcontext other;
+  CUctxCreateParams params{};
+  CK(cuCtxCreate(&other, &params, 0, dev));  // current now
+  CUstream other_stream;
+  CK(cuStreamCreate(&other_stream, CU_STREAM_NON_BLOCKING));
+  CK(cuCtxSetCurrent(ctx));
+  expect("a stream of another context", here.call(good, other_stream), CUDA_ERROR_INVALID_CONTEXT,
+         "the stream belongs to another CUDA context");
+  // The module loads lazily in each context: the other context, first used by 8 threads at once.
+  Bufs og = good;
+  CK(cuCtxSetCurrent(other));
+  CK(cuMemAlloc(&og.a, ha.size()));
+  CK(cuMemAlloc(&og.b, hb.size()));
+  CK(cuMemAlloc(&og.d, size_t(m * n * 2)));
+  CK(cuMemcpyHtoD(og.a, ha.data(), ha.size()));
+  CK(cuMemcpyHtoD(og.b, hb.data(), hb.size()));
+  std::atomic<int> launched{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      CK(cuCtxSetCurrent(other));
+      if (here.call(og, other_stream) == CUDA_SUCCESS) ++launched;
+    });
+  for (auto& t : threads) t.join();
+  sync_with_timeout(other_stream);
+  ptxgen::detail::ok();  // what follows is this thread's count of the others' results
+  expect("8 threads' first launches in a fresh context", launched == 8 ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN,
+         CUDA_SUCCESS, nullptr);
+  expect("a good launch in the other context", correct(og, other_stream), CUDA_SUCCESS, nullptr);
+  CK(cuCtxSetCurrent(ctx));
+  // Every refusal above left the context as it was: the same launch is still right.
+  expect("a good launch after every refusal", correct(good, s), CUDA_SUCCESS, nullptr);
+  CK(cuCtxDestroy(other));
+  std::printf("{\"bad_input_failures\": %d}\n", bad_failures);
+  return bad_failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2)
+    die(2, "usage: ptxgen-launch CASE [--m M --n N --k K] [--iters N] [--seed S] [--tolerance T] | --list | --bad-input");
+  const std::string which = argv[1];
+  if (which == "--bad-input") return bad_input();
+  if (which == "--list") {
+#define LIST(NAME, TA, TB, TD) std::printf("%s\t%s\n", #NAME, ptxgen::NAME##_info.targets);
+    PTXGEN_KERNELS_GEMMS(LIST)
+#undef LIST
+    return 0;
+  }
+  Options opt;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string f = argv[i];
+    const long long v = std::atoll(argv[i + 1]);
+    if (f == "--m") opt.m = v;
+    else if (f == "--n") opt.n = v;
+    else if (f == "--k") opt.k = v;
+    else if (f == "--iters") opt.iters = static_cast<int>(v);
+    else if (f == "--seed") opt.seed = static_cast<unsigned>(v);
+    else if (f == "--tolerance") opt.tolerance = std::atof(argv[i + 1]);
+    else die(2, "unknown option " + f);
+  }
+  if (opt.m < 0 || opt.n < 0 || opt.k < 0 || opt.iters < 1) die(2, "sizes and --iters must be positive");
+#define CASE(NAME, TA, TB, TD)                                                                                     \
+  if (which == #NAME)                                                                                              \
+    return run_case<ptxgen::NAME##_launch>(                                                                        \
+        ptxgen::NAME##_info,                                                                                       \
+        [](const Bufs& b, CUstream s) {                                                                            \
+          return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b), \
+                              b.ldb, ptxgen::device_pointer<TD>(b.d), b.m, b.n, b.k, s);                           \
+        },                                                                                                         \
+        [](const Bufs& b, ptxgen::NAME##_launch& l) {                                                              \
+          return ptxgen::NAME##_prepare(ptxgen::device_pointer<const TA>(b.a), b.lda,                              \
+                                        ptxgen::device_pointer<const TB>(b.b), b.ldb,                              \
+                                        ptxgen::device_pointer<TD>(b.d), b.m, b.n, b.k, l);                        \
+        },                                                                                                         \
+        opt);
+  PTXGEN_KERNELS_GEMMS(CASE)
+#undef CASE
+  die(2, "the header has no gemm kernel " + which + " (--list lists them)");
 }

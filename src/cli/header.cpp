@@ -1,0 +1,585 @@
+// The launch header: the runtime (launch_runtime.inc, the same in every header), then per kernel
+// its cubins, tables read off its launch manifests, and typed functions over them.
+#include "header.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace ptxgen::cli {
+
+namespace {
+
+const char kRuntime[] =
+#include "launch_runtime.inc"
+    ;
+
+using ojson = nlohmann::ordered_json;
+
+// Names a kernel cannot take: C++'s keywords and alternative tokens, and what the header's
+// namespace already holds.
+const std::set<std::string>& reserved() {
+  static const std::set<std::string> r = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+      "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
+      "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+      "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+      "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return", "short",
+      "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+      "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+      "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      // the header's own names in namespace ptxgen
+      "f16", "bf16", "e4m3", "e5m2", "ue8m0", "ue4m3", "e2m1x2", "e2m3x16", "e3m2x16", "e2m1x16_padded",
+      "e2m3x16_padded", "e3m2x16_padded", "device_pointer", "TensorInfo", "KernelInfo", "last_error", "detail",
+      "Launch", "launch", "launch1", "std", "stream"};
+  return r;
+}
+
+// Why `name` cannot name a C++ entity of the header, if it cannot.
+std::string name_problem(const std::string& name) {
+  if (reserved().count(name)) return "is a C++ keyword or a name the header itself uses";
+  if (name.find("__") != std::string::npos || (name.size() > 1 && name[0] == '_' && std::isupper(name[1])))
+    return "is reserved to the C++ implementation (a double underscore, or an underscore and a capital)";
+  for (const char* p : {"CU_", "CUDA_", "PTXGEN_"})
+    if (name.rfind(p, 0) == 0)
+      return std::string("begins with ") + p + ", the prefix of cuda.h's and the header's macros";
+  return "";
+}
+
+// Storage bits of one element in global memory. Gemm tensors are packed (4- and 6-bit types
+// too: the 16U4/16U6 tensor-map types read packed global memory); program tensors say theirs.
+int gemm_bits(const std::string& dtype) {
+  static const std::map<std::string, int> bits = {{"f16", 16}, {"bf16", 16}, {"tf32", 32}, {"f32", 32},
+                                                  {"s32", 32}, {"e4m3", 8},  {"e5m2", 8},  {"s8", 8},
+                                                  {"u8", 8},   {"e2m3", 6},  {"e3m2", 6},  {"e2m1", 4}};
+  const auto it = bits.find(dtype);
+  if (it == bits.end()) throw std::logic_error("launch header: no storage size for gemm dtype " + dtype);
+  return it->second;
+}
+
+// The C++ type a tensor argument points to (the runtime's element types).
+std::string cpp_type(const std::string& dtype, int bits) {
+  static const std::map<std::string, std::string> whole = {
+      {"f16", "f16"},          {"bf16", "bf16"},      {"tf32", "float"},      {"f32", "float"},
+      {"s32", "std::int32_t"}, {"s8", "std::int8_t"}, {"u8", "std::uint8_t"}, {"b8", "std::uint8_t"},
+      {"e4m3", "e4m3"},        {"e5m2", "e5m2"},      {"ue8m0", "ue8m0"},     {"ue4m3", "ue4m3"}};
+  if (auto it = whole.find(dtype); it != whole.end()) return it->second;
+  if (dtype == "e2m1" && bits == 4) return "e2m1x2";
+  if ((dtype == "e2m3" || dtype == "e3m2") && bits == 6) return dtype + "x16";
+  if ((dtype == "e2m1" || dtype == "e2m3" || dtype == "e3m2") && bits == 8) return dtype + "x16_padded";
+  throw std::logic_error("launch header: no C++ type for dtype " + dtype + " at " + std::to_string(bits) + " bits");
+}
+
+// The same, as the X-macro lists name it (outside namespace ptxgen).
+std::string qualified(const std::string& t) {
+  if (t == "float") return t;
+  if (t.rfind("std::", 0) == 0) return "::" + t;
+  return "::ptxgen::" + t;
+}
+
+int unit_bits(const std::string& map_type) {
+  static const std::map<std::string, int> bits = {
+      {"UINT8", 8},         {"UINT16", 16},      {"UINT32", 32},       {"INT32", 32},
+      {"UINT64", 64},       {"INT64", 64},       {"FLOAT16", 16},      {"FLOAT32", 32},
+      {"FLOAT64", 64},      {"BFLOAT16", 16},    {"FLOAT32_FTZ", 32},  {"TFLOAT32", 32},
+      {"TFLOAT32_FTZ", 32}, {"16U4_ALIGN8B", 4}, {"16U4_ALIGN16B", 4}, {"16U6_ALIGN16B", 6}};
+  const std::string prefix = "CU_TENSOR_MAP_DATA_TYPE_";
+  const auto it = map_type.rfind(prefix, 0) == 0 ? bits.find(map_type.substr(prefix.size())) : bits.end();
+  if (it == bits.end()) throw std::logic_error("launch header: unknown tensor-map data type " + map_type);
+  return it->second;
+}
+
+// The compute capabilities (10 major + minor) a target's code runs on, and whether it is an 'a'
+// target of exactly one.
+struct RunsOn {
+  int cc[2];
+  bool exact;
+};
+RunsOn runs_on(const std::string& target) {
+  static const std::map<std::string, RunsOn> t = {{"sm_90a", {{90, 0}, true}},
+                                                  {"sm_100a", {{100, 0}, true}},
+                                                  {"sm_100f", {{100, 103}, false}},
+                                                  {"sm_103a", {{103, 0}, true}},
+                                                  {"sm_110a", {{110, 0}, true}}};
+  const auto it = t.find(target);
+  if (it == t.end()) throw std::logic_error("launch header: no compute capability known for " + target);
+  return it->second;
+}
+
+std::string quote(const std::string& s) { return "\"" + s + "\""; }
+
+// A path or other text in a // comment: printable ASCII only.
+std::string comment_text(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) out += c >= 32 && c < 127 ? static_cast<char>(c) : '?';
+  return out;
+}
+
+// The bytes as a string literal, 100 source characters a line: printable ASCII as itself (but
+// '"', '\\' and '?'), the rest as three-digit octal escapes, which cannot run into the next byte.
+// A string literal compiles many times faster than a brace list of numbers.
+std::string literal(const std::string& bytes) {
+  std::string out = "\"";
+  size_t line = 0;
+  for (unsigned char c : bytes) {
+    char buf[5];
+    if (c >= 32 && c < 127 && c != '"' && c != '\\' && c != '?') {
+      buf[0] = static_cast<char>(c);
+      buf[1] = 0;
+    } else {
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+    }
+    out += buf;
+    line += std::char_traits<char>::length(buf);
+    if (line >= 100) {
+      out += "\"\n\"";
+      line = 0;
+    }
+  }
+  return out + "\"";
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// One tensor argument, from the manifest's "tensors".
+struct Tensor {
+  std::string name, arg, dtype, format, type, ld_arg, contiguous_name;
+  int bits = 0;
+  int rows_size = -1, cols_size = -1;  // gemm: 0 m, 1 n, 2 k
+  int64_t rows = 0, cols = 0, ld = 0;
+  bool cols_contiguous = true, written = false, mapped = false;
+};
+
+struct Map {
+  int tensor = 0;
+  std::string type, interleave, swizzle, l2, oob;
+  int64_t box[2] = {0, 0}, element_strides[2] = {1, 1};
+};
+
+struct Param {
+  std::string kind;  // "tensor_map", "global_pointer", "u32"
+  int index = 0;
+  int offset = 0;
+};
+
+struct Entry {
+  std::string target, image;
+  int64_t block[3] = {1, 1, 1}, cluster[3] = {1, 1, 1}, grid[3] = {1, 1, 1};
+  int64_t shared = 0, tile_m = 0, tile_n = 0, cta_group = 0;
+  std::vector<Map> maps;
+};
+
+struct Kernel {
+  std::string name, spec, level, accumulator;
+  bool gemm = false;
+  int64_t problem[3] = {0, 0, 0};
+  std::vector<Tensor> tensors;
+  std::vector<Param> params;
+  int param_bytes = 0;
+  std::vector<Entry> entries;
+};
+
+int size_index(const std::string& dim) { return dim == "m" ? 0 : dim == "n" ? 1 : dim == "k" ? 2 : -1; }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+void need(bool ok, const Kernel& k, const std::string& what) {
+  if (!ok) throw std::logic_error("launch header: " + k.name + ": " + what);
+}
+
+// A program global's parameter name: its own, unless C++ or the header takes it.
+std::string arg_name(const std::string& name, std::set<std::string>& used) {
+  std::string a = name;
+  while (!name_problem(a).empty() || used.count(a)) a += "_";
+  used.insert(a);
+  return a;
+}
+
+Kernel read_kernel(const HeaderKernel& hk) {
+  Kernel k;
+  k.spec = hk.spec;
+  if (hk.images.empty()) throw std::logic_error("launch header: a kernel without images");
+  const ojson j0 = ojson::parse(hk.images.front().manifest);
+  k.name = j0.at("entry").get<std::string>();
+  k.level = j0.value("level", std::string("gemm"));
+  k.gemm = k.level == "gemm";
+  need(k.gemm || k.level == "program", k, "unknown level " + k.level);
+  if (k.gemm) {
+    k.accumulator = j0.at("accumulator").get<std::string>();
+    for (int i = 0; i < 3; ++i) k.problem[i] = j0.at("problem").at(std::string(1, "mnk"[i])).get<int64_t>();
+  }
+  // Tensors, in the manifest's order (gemm: A, B, D; programs: the globals in name order).
+  std::set<std::string> used;
+  for (const auto& [name, t] : j0.at("tensors").items()) {
+    Tensor x;
+    x.name = name;
+    x.dtype = t.at("dtype").get<std::string>();
+    x.format = t.value("format", std::string());
+    x.bits = k.gemm ? gemm_bits(x.dtype) : t.at("storage_bits").get<int>();
+    x.type = cpp_type(x.dtype, x.bits);
+    const auto dims = t.at("dims").get<std::vector<std::string>>();
+    need(dims.size() == 2, k, "tensor " + name + " is not two-dimensional");
+    x.rows = t.at("shape").at(0).get<int64_t>();
+    x.cols = t.at("shape").at(1).get<int64_t>();
+    x.cols_contiguous = t.at("contiguous").get<std::string>() == dims[1];
+    x.contiguous_name = x.cols_contiguous ? dims[1] : dims[0];
+    x.ld = t.at("leading_dimension").get<int64_t>();
+    if (k.gemm) {
+      x.rows_size = size_index(dims[0]);
+      x.cols_size = size_index(dims[1]);
+      need(x.rows_size >= 0 && x.cols_size >= 0, k, "tensor " + name + " has dims other than m, n, k");
+      x.arg = lower(name);
+      need(used.insert(x.arg).second, k, "two tensors named " + x.arg);
+    } else {
+      x.arg = arg_name(name, used);
+    }
+    x.written = std::find(hk.written.begin(), hk.written.end(), name) != hk.written.end();
+    k.tensors.push_back(x);
+  }
+  auto tensor_index = [&](const std::string& name) {
+    for (size_t i = 0; i < k.tensors.size(); ++i)
+      if (k.tensors[i].name == name) return static_cast<int>(i);
+    throw std::logic_error("launch header: " + k.name + ": a parameter names tensor " + name + ", which is not listed");
+  };
+  // The .param list: tensor maps (128 bytes, 64-byte aligned), addresses (u64), sizes (u32).
+  const ojson& params = j0.at("params");
+  for (const auto& p : params) {
+    Param x;
+    x.kind = p.at("kind").get<std::string>();
+    int align = 0, size = 0;
+    if (x.kind == "tensor_map") {
+      align = 64, size = 128;
+      k.tensors[static_cast<size_t>(tensor_index(p.at("tensor").get<std::string>()))].mapped = true;
+    } else if (x.kind == "global_pointer") {
+      align = 8, size = 8;
+      x.index = tensor_index(p.at("tensor").get<std::string>());
+    } else if (x.kind == "u32") {
+      align = 4, size = 4;
+      x.index = size_index(p.at("name").get<std::string>());
+      need(k.gemm && x.index >= 0, k, "a u32 parameter other than m, n, k");
+    } else {
+      need(false, k, "unknown parameter kind " + x.kind);
+    }
+    x.offset = static_cast<int>(round_up(k.param_bytes, align));
+    k.param_bytes = x.offset + size;
+    k.params.push_back(x);
+  }
+  need(!k.params.empty() && k.param_bytes < 65536, k, "a parameter list the header cannot lay out");
+  if (k.gemm)
+    for (auto& t : k.tensors)
+      if (t.mapped) t.ld_arg = "ld" + t.arg;
+  // One entry per target; each must have the same parameters (the launch functions are shared).
+  for (const HeaderImage& im : hk.images) {
+    const ojson j = ojson::parse(im.manifest);
+    need(j.at("entry") == k.name && j.at("params") == params && j.value("level", std::string("gemm")) == k.level, k,
+         "the targets' manifests differ in entry, level or parameters");
+    Entry e;
+    e.target = j.at("target").get<std::string>();
+    e.image = im.cubin;
+    for (int i = 0; i < 3; ++i) {
+      e.block[i] = j.at("block").at(i).get<int64_t>();
+      e.cluster[i] = j.at("cluster").at(i).get<int64_t>();
+      e.grid[i] = j.at("grid").at(i).get<int64_t>();
+    }
+    e.shared = j.at("dynamic_shared_memory_bytes").get<int64_t>();
+    if (k.gemm) {
+      e.tile_m = j.at("tile").at("m").get<int64_t>();
+      e.tile_n = j.at("tile").at("n").get<int64_t>();
+      e.cta_group = j.at("cta_group").get<int64_t>();
+      // The run-time grid rule (the manifest's grid_rule) must give the manifest's grid.
+      const int64_t g[3] = {round_up(ceil_div(k.problem[1], e.tile_n) * e.cta_group, e.cluster[0]),
+                            round_up(ceil_div(k.problem[0], e.tile_m), e.cluster[1]), e.cluster[2]};
+      need(g[0] == e.grid[0] && g[1] == e.grid[1] && g[2] == e.grid[2], k,
+           "the manifest's grid is not its grid_rule at the spec's sizes");
+    }
+    for (const auto& m : j.value("tensor_maps", ojson::array())) {
+      Map x;
+      const std::string tname = m.at("tensor").get<std::string>();
+      x.tensor = tensor_index(tname);
+      x.type = m.at("data_type").get<std::string>();
+      x.interleave = m.at("interleave").get<std::string>();
+      x.swizzle = m.at("swizzle").get<std::string>();
+      x.l2 = m.at("l2_promotion").get<std::string>();
+      x.oob = m.at("oob_fill").get<std::string>();
+      need(m.at("rank").get<int>() == 2, k, "a tensor map of rank other than 2");
+      for (int i = 0; i < 2; ++i) {
+        x.box[i] = m.at("box_dims").at(i).get<int64_t>();
+        x.element_strides[i] = m.at("element_strides").at(i).get<int64_t>();
+      }
+      // What the header encodes at run time must be the manifest's map at the spec's sizes.
+      const Tensor& t = k.tensors[static_cast<size_t>(x.tensor)];
+      const int64_t contiguous = t.cols_contiguous ? t.cols : t.rows, other = t.cols_contiguous ? t.rows : t.cols;
+      need(m.at("global_dims").at(0).get<int64_t>() * unit_bits(x.type) == contiguous * t.bits &&
+               m.at("global_dims").at(1).get<int64_t>() == other &&
+               m.at("global_strides_bytes").at(0).get<int64_t>() * 8 == t.ld * t.bits,
+           k, "tensor map of " + tname + " is not its tensor's extents and leading dimension");
+      e.maps.push_back(x);
+    }
+    k.entries.push_back(e);
+  }
+  // Tensor-map parameters index the entry's maps by position; check every entry has them in order.
+  int map_i = 0;
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (k.params[i].kind == "tensor_map") {
+      const std::string pname = params.at(i).at("name").get<std::string>();
+      for (size_t e = 0; e < hk.images.size(); ++e) {
+        const ojson j = ojson::parse(hk.images[e].manifest);
+        const ojson& maps = j.at("tensor_maps");
+        need(static_cast<size_t>(map_i) < maps.size() && maps.at(static_cast<size_t>(map_i)).at("param") == pname, k,
+             "tensor maps not in parameter order");
+      }
+      k.params[i].index = map_i++;
+    }
+  for (const Entry& e : k.entries) need(static_cast<int>(e.maps.size()) == map_i, k, "tensor maps without a parameter");
+  return k;
+}
+
+// "const bf16* a, std::int64_t lda, ..." or the argument names alone.
+std::string signature(const Kernel& k, bool with_ld, bool names_only) {
+  std::vector<std::string> parts;
+  for (const Tensor& t : k.tensors) {
+    parts.push_back(names_only ? t.arg : (t.written ? "" : "const ") + t.type + "* " + t.arg);
+    if (with_ld && !t.ld_arg.empty()) parts.push_back(names_only ? t.ld_arg : "::std::int64_t " + t.ld_arg);
+  }
+  if (k.gemm)
+    for (const char* s : {"m", "n", "k"})
+      parts.push_back(names_only ? std::string(s) : "::std::int64_t " + std::string(s));
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+// The tightly packed leading dimension of a gemm tensor: its contiguous extent.
+std::string tight_ld(const Tensor& t) { return t.contiguous_name; }
+
+std::string shape_words(const Kernel& k, const Tensor& t) {
+  if (!k.gemm) return std::to_string(t.rows) + " x " + std::to_string(t.cols);
+  return std::string(1, "mnk"[t.rows_size]) + " x " + std::string(1, "mnk"[t.cols_size]);
+}
+
+void write_doc(std::ostream& o, const Kernel& k) {
+  std::string targets;
+  for (const Entry& e : k.entries) targets += (targets.empty() ? "" : ", ") + e.target;
+  o << "// ---- " << k.name << " ";
+  o << std::string(k.name.size() < 88 ? 88 - k.name.size() : 2, '-') << "\n";
+  o << "// " << (k.gemm ? "D[m x n] = A[m x k] . B[k x n]" : "the program") << " of " << comment_text(k.spec)
+    << ", for " << targets << ".\n";
+  for (const Entry& e : k.entries) {
+    o << "//   " << e.target << ": " << e.block[0] << " threads a CTA, cluster " << e.cluster[0] << "x" << e.cluster[1]
+      << "x" << e.cluster[2] << ", " << e.shared << " bytes of dynamic shared memory";
+    if (k.gemm)
+      o << ", grid ceil(n/" << e.tile_n << ")" << (e.cta_group > 1 ? "*" + std::to_string(e.cta_group) : "")
+        << " x ceil(m/" << e.tile_m << ")";
+    else
+      o << ", grid " << e.grid[0] << "x" << e.grid[1] << "x" << e.grid[2];
+    o << "\n";
+  }
+  for (const Tensor& t : k.tensors) {
+    o << "//   " << t.arg << ": " << t.name << ", " << t.dtype << (t.format.empty() ? "" : " (" + t.format + ")")
+      << ", " << shape_words(k, t) << ", " << t.contiguous_name << " contiguous";
+    if (!t.ld_arg.empty())
+      o << ", leading dimension " << t.ld_arg << " >= " << t.contiguous_name << " elements";
+    else if (k.gemm)
+      o << ", leading dimension " << t.contiguous_name;
+    else
+      o << ", rows tightly packed";
+    o << (t.written ? "; written" : "") << "\n";
+  }
+  o << "//   every pointer 16-byte aligned (32 for 16U4_ALIGN16B/16U6 tensor maps); a tensor map's row stride a\n"
+       "//   multiple of 16 bytes";
+  if (k.gemm)
+    o << ";\n//   m, n, k from 1 to 2^31-1 (the spec's: " << k.problem[0] << " x " << k.problem[1] << " x "
+      << k.problem[2] << "); the short forms take the leading dimensions tightly packed";
+  o << ".\n";
+}
+
+void write_kernel(std::ostream& o, const Kernel& k) {
+  const std::string ns = "detail::k_" + k.name;
+  o << "\n";
+  write_doc(o, k);
+  o << "namespace detail {\nnamespace k_" << k.name << " {\n";
+  for (size_t e = 0; e < k.entries.size(); ++e) {
+    const Entry& x = k.entries[e];
+    o << "// " << x.target << " (" << x.image.size() << " bytes)\n";
+    o << "alignas(8) inline constexpr unsigned char image_" << e << "[] =\n" << literal(x.image) << ";\n";
+    if (!x.maps.empty()) {
+      o << "inline constexpr MapDesc maps_" << e << "[] = {\n";
+      for (const Map& m : x.maps)
+        o << "    {" << m.tensor << ", " << m.type << ", " << unit_bits(m.type) << ", {" << m.box[0] << ", " << m.box[1]
+          << "}, {" << m.element_strides[0] << ", " << m.element_strides[1] << "}, " << m.interleave << ", "
+          << m.swizzle << ", " << m.l2 << ", " << m.oob << ", " << quote(m.type) << "},\n";
+      o << "};\n";
+    }
+  }
+  o << "inline constexpr EntryDesc entries[] = {\n";
+  for (size_t e = 0; e < k.entries.size(); ++e) {
+    const Entry& x = k.entries[e];
+    const RunsOn r = runs_on(x.target);
+    o << "    {" << quote(x.target) << ", {" << r.cc[0] << ", " << r.cc[1] << "}, " << (r.exact ? "true" : "false")
+      << ", image_" << e << ", sizeof image_" << e << " - 1, {" << x.block[0] << ", " << x.block[1] << ", "
+      << x.block[2] << "}, {" << x.cluster[0] << ", " << x.cluster[1] << ", " << x.cluster[2] << "}, " << x.shared
+      << ", " << x.tile_m << ", " << x.tile_n << ", " << x.cta_group << ", {" << x.grid[0] << ", " << x.grid[1] << ", "
+      << x.grid[2] << "}, " << (x.maps.empty() ? "nullptr" : "maps_" + std::to_string(e)) << ", " << x.maps.size()
+      << "},\n";
+  }
+  o << "};\ninline constexpr TensorDesc tensors[] = {\n";
+  for (const Tensor& t : k.tensors)
+    o << "    {" << quote(t.arg) << ", " << quote(t.name) << ", " << quote(t.dtype) << ", " << t.bits << ", "
+      << t.rows_size << ", " << t.cols_size << ", " << t.rows << ", " << t.cols << ", "
+      << (t.cols_contiguous ? "true" : "false") << ", " << (t.ld_arg.empty() ? "nullptr" : quote(t.ld_arg)) << ", "
+      << quote(t.contiguous_name) << "},\n";
+  o << "};\ninline constexpr ParamDesc params[] = {\n";
+  for (const Param& p : k.params)
+    o << "    {"
+      << (p.kind == "tensor_map" ? "param_tensor_map"
+          : p.kind == "u32"      ? "param_u32"
+                                 : "param_pointer")
+      << ", " << p.index << ", " << p.offset << "},\n";
+  o << "};\n";
+  o << "inline constexpr KernelDesc kernel = {" << quote(k.name) << ", tensors, " << k.tensors.size() << ", "
+    << (k.gemm ? "gemm_sizes, 3" : "nullptr, 0") << ", params, " << k.params.size() << ", entries, " << k.entries.size()
+    << "};\n";
+  o << "inline ModuleCache& cache() {\n  static ModuleCache c;\n  return c;\n}\n";
+  o << "}  // namespace k_" << k.name << "\n}  // namespace detail\n\n";
+
+  // The public face: info, the launch type, check / prepare / launch.
+  std::string targets;
+  for (const Entry& e : k.entries) targets += (targets.empty() ? "" : ", ") + e.target;
+  o << "inline constexpr TensorInfo " << k.name << "_tensors[] = {\n";
+  for (const Tensor& t : k.tensors)
+    o << "    {" << quote(t.name) << ", " << quote(t.dtype) << ", " << quote(t.format) << ", " << t.rows << ", "
+      << t.cols << ", " << (t.cols_contiguous ? "true" : "false") << ", " << t.ld << ", "
+      << (t.written ? "true" : "false") << "},\n";
+  o << "};\n";
+  o << "inline constexpr KernelInfo " << k.name << "_info = {" << quote(k.name) << ", " << quote(k.level) << ", "
+    << quote(targets) << ", " << k.problem[0] << ", " << k.problem[1] << ", " << k.problem[2] << ", "
+    << quote(k.accumulator) << ", " << k.name << "_tensors, " << k.tensors.size() << "};\n";
+  o << "using " << k.name << "_launch = Launch<" << k.param_bytes << ", " << k.params.size() << ">;\n";
+
+  auto arrays = [&](bool with_ld) {
+    std::string s = "  const ::std::uint64_t ptxgen_p[] = {";
+    for (size_t i = 0; i < k.tensors.size(); ++i)
+      s += (i ? ", " : "") + std::string("detail::address(") + k.tensors[i].arg + ")";
+    s += "};\n  const ::std::int64_t ptxgen_ld[] = {";
+    for (size_t i = 0; i < k.tensors.size(); ++i)
+      s += (i ? ", " : "") + (with_ld && !k.tensors[i].ld_arg.empty() ? k.tensors[i].ld_arg : std::string("0"));
+    s += "};\n";
+    if (k.gemm) s += "  const ::std::int64_t ptxgen_s[] = {m, n, k};\n";
+    s += "  const detail::Args ptxgen_args{ptxgen_p, ptxgen_ld, " + std::string(k.gemm ? "ptxgen_s" : "nullptr") +
+         "};\n";
+    return s;
+  };
+  const std::string full = signature(k, true, false), names = signature(k, true, true);
+  const std::string sep = full.empty() ? "" : ", ";
+  o << "// The checks alone (no CUDA call): CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE and last_error().\n";
+  o << "inline ::CUresult " << k.name << "_check(" << full << ") {\n"
+    << arrays(true) << "  const ::CUresult ptxgen_r = detail::check(" << ns << "::kernel, ptxgen_args);\n"
+    << "  return ptxgen_r != CUDA_SUCCESS ? ptxgen_r : detail::ok();\n}\n";
+  o << "// Check, load the module for the current context, encode the tensor maps, lay out the parameters.\n";
+  o << "inline ::CUresult " << k.name << "_prepare(" << full << sep << k.name << "_launch& ptxgen_launch) {\n"
+    << arrays(true) << "  return detail::prepare(" << ns << "::kernel, " << ns
+    << "::cache(), ptxgen_args, ptxgen_launch, ptxgen_launch.params, ptxgen_launch.offsets);\n}\n";
+  o << "// Prepare and launch on `stream` (the current context's).\n";
+  o << "inline ::CUresult " << k.name << "(" << full << sep << "::CUstream stream) {\n"
+    << "  " << k.name << "_launch ptxgen_l;\n"
+    << "  const ::CUresult ptxgen_r = " << k.name << "_prepare(" << names << (names.empty() ? "" : ", ")
+    << "ptxgen_l);\n"
+    << "  return ptxgen_r != CUDA_SUCCESS ? ptxgen_r : launch(ptxgen_l, stream);\n}\n";
+  bool has_ld = false;
+  for (const Tensor& t : k.tensors) has_ld |= !t.ld_arg.empty();
+  if (has_ld) {
+    // The short forms: leading dimensions tightly packed.
+    std::string tight;
+    for (const Tensor& t : k.tensors) {
+      tight += (tight.empty() ? "" : ", ") + t.arg;
+      if (!t.ld_arg.empty()) tight += ", " + tight_ld(t);
+    }
+    tight += ", m, n, k";
+    const std::string shrt = signature(k, false, false);
+    std::string lds;
+    for (const Tensor& t : k.tensors)
+      if (!t.ld_arg.empty()) lds += (lds.empty() ? "" : ", ") + t.ld_arg + " = " + tight_ld(t);
+    o << "// The same with every leading dimension tightly packed (" << lds << ").\n";
+    o << "inline ::CUresult " << k.name << "_check(" << shrt << ") {\n  return " << k.name << "_check(" << tight
+      << ");\n}\n";
+    o << "inline ::CUresult " << k.name << "_prepare(" << shrt << ", " << k.name
+      << "_launch& ptxgen_launch) {\n  return " << k.name << "_prepare(" << tight << ", ptxgen_launch);\n}\n";
+    o << "inline ::CUresult " << k.name << "(" << shrt << ", ::CUstream stream) {\n  return " << k.name << "(" << tight
+      << ", stream);\n}\n";
+  }
+}
+
+}  // namespace
+
+std::string header_stem(const std::string& path) {
+  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  if (base == "-" || base.empty()) return "HEADER";
+  if (const auto dot = base.find('.'); dot != std::string::npos && dot > 0) base = base.substr(0, dot);
+  std::string out;
+  for (unsigned char c : base) out += std::isalnum(c) ? static_cast<char>(std::toupper(c)) : '_';
+  return out;
+}
+
+std::string launch_header(const std::vector<HeaderKernel>& hks, const std::string& stem, const std::string& producer) {
+  std::vector<Kernel> ks;
+  std::map<std::string, std::string> names;  // every name the header defines -> its kernel
+  for (const HeaderKernel& hk : hks) {
+    Kernel k = read_kernel(hk);
+    if (const std::string why = name_problem(k.name); !why.empty())
+      throw HeaderError("spec " + hk.spec + " is named \"" + k.name + "\", which " + why +
+                        ": the launch function cannot take that name; rename the spec");
+    for (const char* suffix : {"", "_check", "_prepare", "_launch", "_info", "_tensors"}) {
+      const std::string n = k.name + suffix;
+      if (auto it = names.find(n); it != names.end())
+        throw HeaderError(it->second == k.name ? "two specs are named \"" + k.name + "\" (" + hk.spec +
+                                                     " and another): one header holds one launch function per name"
+                                               : "kernels \"" + it->second + "\" and \"" + k.name +
+                                                     "\" would both define " + n + " in the header; rename one spec");
+      names[n] = k.name;
+    }
+    ks.push_back(std::move(k));
+  }
+
+  std::ostringstream o;
+  o << "// Generated by " << comment_text(producer) << ". Do not edit.\n"
+    << "//\n"
+    << "// Typed launch functions for ptxgen kernels, their cubins embedded: C++17, cuda.h and libcuda only.\n"
+    << "// Per kernel NAME (namespace ptxgen):\n"
+    << "//   CUresult NAME(tensors..., [leading dimensions], [m, n, k], CUstream);  check, load, encode, launch\n"
+    << "//   CUresult NAME_check(...);                     the argument checks alone, no CUDA call\n"
+    << "//   CUresult NAME_prepare(..., NAME_launch& l);   a launch to run with ptxgen::launch(l, stream)\n"
+    << "//   NAME_info                                     the manifest: tensors, dtypes, sizes, targets\n"
+    << "// A failing call returns its CUresult and ptxgen::last_error() says in words what was wrong.\n"
+    << "// Modules load lazily, once per CUDA context (thread-safe); the image for the context's device is\n"
+    << "// chosen by compute capability. docs/build.md (\"The launch header\") has the whole API.\n"
+    << "#pragma once\n"
+    << kRuntime;
+  o << "\n#if defined(__GNUC__)\n#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n"
+       "#endif\n";
+  o << "namespace ptxgen {\ninline namespace launch1 {\n";
+  for (const Kernel& k : ks) write_kernel(o, k);
+  o << "\n}  // namespace launch1\n}  // namespace ptxgen\n";
+  o << "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n\n";
+  // X-macro lists, for code that does the same for every kernel of the header.
+  o << "// X(NAME, A type, B type, D type) for each gemm kernel; X(NAME) for each program.\n";
+  o << "#define PTXGEN_" << stem << "_GEMMS(X)";
+  for (const Kernel& k : ks)
+    if (k.gemm)
+      o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
+        << qualified(k.tensors[2].type) << ")";
+  o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";
+  for (const Kernel& k : ks)
+    if (!k.gemm) o << " \\\n  X(" << k.name << ")";
+  o << "\n";
+  return o.str();
+}
+
+}  // namespace ptxgen::cli

@@ -1,0 +1,333 @@
+// Compiled by tests/header_test.cpp against the launch headers of every shipped spec (gemms.hpp:
+// specs/gemm_*.json, programs.hpp: specs/prog_*.json; multi.hpp: examples/torch/specs for sm_90a
+// and sm_100a) and the toolkit's stub libcuda, then run twice. Without a GPU: every launch function
+// is instantiated, every kernel's checks accept its spec's own arguments and refuse bad ones with
+// the words the header documents, and a launch that gets past the checks stops at the driver (the
+// stub) instead of launching. Run again over tests/header/fake_cuda.cpp (a stand-in libcuda.so.1
+// that records what it is asked), the path to cuLaunchKernelEx: the image chosen for the device,
+// modules loaded once per context, tensor maps, parameter buffer, grid and cluster.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "gemms.hpp"
+#include "multi.hpp"
+#include "programs.hpp"
+
+namespace {
+
+int failures = 0;
+
+void expect(const std::string& what, CUresult got, CUresult want, const char* words) {
+  const std::string msg = ptxgen::last_error();
+  if (got != want || (words && msg.find(words) == std::string::npos) || (!words && !msg.empty())) {
+    std::printf("FAIL %s: CUresult %d (want %d), \"%s\" (want \"%s\")\n", what.c_str(), static_cast<int>(got),
+                static_cast<int>(want), msg.c_str(), words ? words : "");
+    ++failures;
+  }
+}
+
+template <class T>
+T* at(std::uintptr_t address) {
+  return reinterpret_cast<T*>(address);
+}
+
+const std::uintptr_t kA = 0x100000, kB = 0x2000000, kD = 0x40000000;  // aligned stand-in device addresses
+
+// Every gemm kernel: its long form instantiated, its spec's own arguments accepted, a null A refused.
+#define GEMM(NAME, TA, TB, TD)                                                                                         \
+  {                                                                                                                    \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, std::int64_t, std::int64_t,          \
+                           std::int64_t, CUstream);                                                                    \
+    F f = &ptxgen::NAME;                                                                                               \
+    (void)f;                                                                                                           \
+    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                                 \
+    expect(#NAME " at its spec's sizes",                                                                               \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), i.m, \
+                                i.n, i.k),                                                                             \
+           CUDA_SUCCESS, nullptr);                                                                                     \
+    expect(#NAME " with a null A", ptxgen::NAME##_check(nullptr, at<const TB>(kB), at<TD>(kD), i.m, i.n, i.k),         \
+           CUDA_ERROR_INVALID_VALUE, "a (A, ");                                                                        \
+    ++gemms;                                                                                                           \
+  }
+
+// Every program: its functions instantiated; the checks accept aligned addresses, refuse a null one.
+#define PROGRAM(NAME)                                                                                         \
+  {                                                                                                           \
+    (void)&ptxgen::NAME;                                                                                      \
+    (void)&ptxgen::NAME##_prepare;                                                                            \
+    (void)&ptxgen::NAME##_check;                                                                              \
+    std::uint64_t p[64] = {};                                                                                 \
+    const std::int64_t ld[64] = {};                                                                           \
+    const auto& k = ptxgen::detail::k_##NAME::kernel;                                                         \
+    for (unsigned t = 0; t < k.tensor_count; ++t) p[t] = kA * (t + 1);                                        \
+    ptxgen::detail::ok(); /* detail::check leaves the words of an earlier failure */                          \
+    expect(#NAME " with aligned tensors", ptxgen::detail::check(k, {p, ld, nullptr}), CUDA_SUCCESS, nullptr); \
+    p[k.tensor_count - 1] = 0;                                                                                \
+    expect(#NAME " with a null tensor", ptxgen::detail::check(k, {p, ld, nullptr}), CUDA_ERROR_INVALID_VALUE, \
+           "is a null pointer");                                                                              \
+    ++programs;                                                                                               \
+  }
+
+// ---- Through the fake driver (tests/header/fake_cuda.cpp) ----------------------------------------
+
+template <class F>
+F sym(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+}
+
+void same(const std::string& what, long long got, long long want) {
+  if (got != want) {
+    std::printf("FAIL %s: %lld (want %lld)\n", what.c_str(), got, want);
+    ++failures;
+  }
+}
+
+template <class T>
+long long word(const unsigned char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return static_cast<long long>(v);
+}
+
+CUcontext ctx(std::uintptr_t i) { return reinterpret_cast<CUcontext>(i); }
+CUstream stream_of(std::uintptr_t c) { return reinterpret_cast<CUstream>((c << 8) | 0x10); }
+
+// Returns false when the driver is not the fake.
+bool fake_driver() {
+  auto set = sym<void (*)(CUcontext, int, int)>("fake_cuda_set");
+  if (!set) return false;
+  auto loaded = sym<int (*)()>("fake_cuda_modules_loaded");
+  auto launches = sym<int (*)()>("fake_cuda_launches");
+  auto config = sym<const CUlaunchConfig* (*)()>("fake_cuda_config");
+  auto expect_params = sym<void (*)(int)>("fake_cuda_expect_params");
+  auto params = sym<void** (*)()>("fake_cuda_params");
+  auto entry = sym<const char* (*)()>("fake_cuda_entry");
+  auto encodes = sym<int (*)()>("fake_cuda_encodes");
+  auto encode = sym<void (*)(int, void**, cuuint64_t*, cuuint64_t*, cuuint32_t*, int*, int*)>("fake_cuda_encode");
+  using ptxgen::bf16;
+  const bf16* a = at<const bf16>(kA);
+  const bf16* b = at<const bf16>(kB);
+  bf16* d = at<bf16>(kD);
+  auto map = [&](int i, std::uintptr_t address, long long d0, long long d1, long long stride, long long b0,
+                 long long b1, int type) {
+    void* p = nullptr;
+    cuuint64_t dims[2], st = 0;
+    cuuint32_t box[2];
+    int t = 0, sw = 0;
+    encode(i, &p, dims, &st, box, &t, &sw);
+    const std::string w = "tensor map " + std::to_string(i);
+    same(w + " address", static_cast<long long>(reinterpret_cast<std::uintptr_t>(p)), static_cast<long long>(address));
+    same(w + " dims[0]", static_cast<long long>(dims[0]), d0);
+    same(w + " dims[1]", static_cast<long long>(dims[1]), d1);
+    same(w + " stride", static_cast<long long>(st), stride);
+    same(w + " box[0]", box[0], b0);
+    same(w + " box[1]", box[1], b1);
+    same(w + " type", t, type);
+  };
+
+  // An sm_90a kernel on a compute capability 9.0 device: A 1000 x 1024, B 999 x 1024 with ldb 1032.
+  set(ctx(1), 90, 232448);
+  ptxgen::gemm_sm90_bf16_128x256x64_launch l;
+  expect("fake: prepare", ptxgen::gemm_sm90_bf16_128x256x64_prepare(a, 1024, b, 1032, d, 1000, 999, 1024, l),
+         CUDA_SUCCESS, nullptr);
+  same("fake: modules loaded", loaded(), 1);
+  same("fake: entry looked up", std::string(entry()) == "gemm_sm90_bf16_128x256x64", 1);
+  same("fake: grid x = ceil(999 / 256)", l.grid[0], 4);
+  same("fake: grid y = ceil(1000 / 128)", l.grid[1], 8);
+  same("fake: grid z", l.grid[2], 1);
+  same("fake: block", l.block[0], 288);
+  same("fake: shared bytes", l.shared_bytes, 197696);
+  same("fake: encodes", encodes(), 2);
+  map(0, kA, 1024, 1000, 2048, 64, 128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  map(1, kB, 1024, 999, 2064, 64, 256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  // The .param list, in the manifest's order: d, then tmap_a, tmap_b (128 bytes, 64-aligned), m, n, k.
+  const std::uint16_t offsets[] = {0, 64, 192, 320, 324, 328};
+  for (int i = 0; i < 6; ++i) same("fake: offset " + std::to_string(i), l.offsets[i], offsets[i]);
+  same("fake: d", word<std::uint64_t>(l.params + 0), static_cast<long long>(kD));
+  same("fake: tmap_a holds A's map", word<std::uint64_t>(l.params + 64), static_cast<long long>(kA));
+  same("fake: tmap_b holds B's map", word<std::uint64_t>(l.params + 192), static_cast<long long>(kB));
+  same("fake: m", word<std::uint32_t>(l.params + 320), 1000);
+  same("fake: n", word<std::uint32_t>(l.params + 324), 999);
+  same("fake: k", word<std::uint32_t>(l.params + 328), 1024);
+  expect_params(6);
+  expect("fake: launch", ptxgen::launch(l, stream_of(1)), CUDA_SUCCESS, nullptr);
+  same("fake: launches", launches(), 1);
+  const CUlaunchConfig& c = *config();
+  same("fake: gridDimX", c.gridDimX, 4);
+  same("fake: gridDimY", c.gridDimY, 8);
+  same("fake: blockDimX", c.blockDimX, 288);
+  same("fake: sharedMemBytes", c.sharedMemBytes, 197696);
+  same("fake: no cluster attribute", c.numAttrs, 0);
+  same("fake: stream", static_cast<long long>(reinterpret_cast<std::uintptr_t>(c.hStream)), 0x110);
+  for (int i = 0; i < 6; ++i)
+    same("fake: kernelParams[" + std::to_string(i) + "]",
+         static_cast<long long>(reinterpret_cast<std::uintptr_t>(params()[i])),
+         static_cast<long long>(reinterpret_cast<std::uintptr_t>(l.params + offsets[i])));
+  // One module per context: the same context again loads nothing, another context its own.
+  expect("fake: one-shot", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, 128, 256, 64, nullptr), CUDA_SUCCESS, nullptr);
+  same("fake: modules loaded, same context", loaded(), 1);
+  set(ctx(2), 90, 232448);
+  expect("fake: another context", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, 128, 256, 64, nullptr), CUDA_SUCCESS,
+         nullptr);
+  same("fake: modules loaded, two contexts", loaded(), 2);
+  expect("fake: launch prepared in another context", ptxgen::launch(l, nullptr), CUDA_ERROR_INVALID_CONTEXT,
+         "the current CUDA context is not the one the launch was prepared in");
+  expect("fake: another context's stream", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, 128, 256, 64, stream_of(1)),
+         CUDA_ERROR_INVALID_CONTEXT, "the stream belongs to another CUDA context than the current one");
+  set(nullptr, 90, 232448);
+  expect("fake: no context", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, 128, 256, 64, nullptr),
+         CUDA_ERROR_INVALID_CONTEXT, "no CUDA context is current on this thread");
+  // The image for the device: sm_90a code on a 10.0 device is refused; two targets, each its own.
+  set(ctx(3), 100, 232448);
+  expect("fake: sm_90a code on 10.0", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, 128, 256, 64, nullptr),
+         CUDA_ERROR_NO_BINARY_FOR_GPU,
+         "the current context's device (Fake GPU, compute capability 10.0) cannot run this kernel: the header holds "
+         "code for sm_90a only");
+  ptxgen::torch_linear_bf16_launch t;
+  expect("fake: sm_100a entry on 10.0", ptxgen::torch_linear_bf16_prepare(a, b, d, 128, 256, 64, t), CUDA_SUCCESS,
+         nullptr);
+  same("fake: sm_100a block", t.block[0], 192);
+  same("fake: sm_100a target", std::string(t.entry->target) == "sm_100a", 1);
+  set(ctx(4), 90, 232448);
+  expect("fake: sm_90a entry on 9.0", ptxgen::torch_linear_bf16_prepare(a, b, d, 128, 256, 64, t), CUDA_SUCCESS,
+         nullptr);
+  same("fake: sm_90a block", t.block[0], 288);
+  set(ctx(5), 103, 232448);
+  expect("fake: neither on 10.3", ptxgen::torch_linear_bf16_prepare(a, b, d, 128, 256, 64, t),
+         CUDA_ERROR_NO_BINARY_FOR_GPU, "the header holds code for sm_90a, sm_100a only");
+  set(ctx(6), 90, 100000);
+  expect("fake: too little shared memory", ptxgen::torch_linear_bf16_prepare(a, b, d, 128, 256, 64, t),
+         CUDA_ERROR_INVALID_VALUE,
+         "sm_90a needs 197696 bytes of dynamic shared memory per block; the device allows 100000");
+  // A 2 x 2 cluster: the grid in whole clusters, the cluster attribute set.
+  set(ctx(7), 100, 232448);
+  ptxgen::gemm_bf16_cluster_2x2_launch cl;
+  expect("fake: cluster prepare", ptxgen::gemm_bf16_cluster_2x2_prepare(a, b, d, 1000, 1100, 64, cl), CUDA_SUCCESS,
+         nullptr);
+  expect_params(6);
+  expect("fake: cluster launch", ptxgen::launch(cl, nullptr), CUDA_SUCCESS, nullptr);
+  same("fake: cluster gridDimX = 9 rounded to 2", config()->gridDimX, 10);
+  same("fake: cluster gridDimY = 8", config()->gridDimY, 8);
+  same("fake: cluster attribute", config()->numAttrs, 1);
+  same("fake: cluster attribute id", config()->attrs[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+  same("fake: cluster x", config()->attrs[0].value.clusterDim.x, 2);
+  same("fake: cluster y", config()->attrs[0].value.clusterDim.y, 2);
+  // A program: pointers in name order, then its TMA loads' maps, over the fixed shapes.
+  const int before = encodes();
+  ptxgen::prog_tma_pair_bf16_m256_launch pl;
+  expect("fake: program prepare", ptxgen::prog_tma_pair_bf16_m256_prepare(a, b, at<float>(kD), pl), CUDA_SUCCESS,
+         nullptr);
+  same("fake: program maps", encodes() - before, 2);
+  map(before, kA, 128, 256, 128, 128, 128, CU_TENSOR_MAP_DATA_TYPE_UINT8);  // A: 256 rows of 128 bytes
+  map(before + 1, kB, 128, 128, 128, 128, 64, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  const std::uint16_t poff[] = {0, 8, 16, 64, 192};
+  for (int i = 0; i < 5; ++i) same("fake: program offset " + std::to_string(i), pl.offsets[i], poff[i]);
+  same("fake: program p_D", word<std::uint64_t>(pl.params + 16), static_cast<long long>(kD));
+  same("fake: program tmap_1 holds B's map", word<std::uint64_t>(pl.params + 192), static_cast<long long>(kB));
+  expect_params(5);
+  expect("fake: program launch", ptxgen::launch(pl, nullptr), CUDA_SUCCESS, nullptr);
+  same("fake: program grid", config()->gridDimX, 2);
+  same("fake: program cluster", config()->attrs[0].value.clusterDim.x, 2);
+  same("fake: program block", config()->blockDimX, 128);
+  return true;
+}
+
+}  // namespace
+
+int main() {
+  int gemms = 0, programs = 0;
+  PTXGEN_GEMMS_GEMMS(GEMM)
+  PTXGEN_PROGRAMS_PROGRAMS(PROGRAM)
+
+  using ptxgen::bf16;
+  const bf16* a = at<const bf16>(kA);
+  const bf16* b = at<const bf16>(kB);
+  bf16* d = at<bf16>(kD);
+  // gemm_sm90_bf16_128x256x64: A m x k and B n x k, both K-major, D m x n.
+  auto sm90 = [&](const bf16* x, std::int64_t lda, const bf16* y, std::int64_t ldb, bf16* z, std::int64_t m,
+                  std::int64_t n,
+                  std::int64_t k) { return ptxgen::gemm_sm90_bf16_128x256x64_check(x, lda, y, ldb, z, m, n, k); };
+  const CUresult bad = CUDA_ERROR_INVALID_VALUE;
+  expect("good", sm90(a, 64, b, 64, d, 100, 100, 64), CUDA_SUCCESS, nullptr);
+  expect("null b", sm90(a, 64, nullptr, 64, d, 100, 100, 64), bad, "b (B, bf16) is a null pointer");
+  expect("null d", sm90(a, 64, b, 64, nullptr, 100, 100, 64), bad, "d (D, bf16) is a null pointer");
+  expect("misaligned a", sm90(a + 1, 64, b, 64, d, 100, 100, 64), bad,
+         "a (A, bf16) at 0x100002 is not 16-byte aligned");
+  expect("misaligned d", sm90(a, 64, b, 64, d + 4, 100, 100, 64), bad,
+         "d (D, bf16) at 0x40000008 is not 16-byte aligned");
+  expect("lda < k", sm90(a, 32, b, 64, d, 100, 100, 64), bad,
+         "lda = 32 is less than k = 64: the leading dimension of A counts the k elements of each of its 100 rows");
+  expect(
+      "lda stride", sm90(a, 100, b, 104, d, 100, 100, 100), bad,
+      "lda = 100 puts the rows of A 200 bytes apart: a tensor map's row stride must be a multiple of 16 bytes (lda a "
+      "multiple of 8)");
+  expect("short form, odd k", ptxgen::gemm_sm90_bf16_128x256x64_check(a, b, d, 100, 100, 100), bad,
+         "lda = 100 puts the rows of A 200 bytes apart");
+  expect("ldb huge", sm90(a, 64, b, std::int64_t{1} << 45, d, 100, 100, 64), bad, "ldb = 35184372088832 is beyond");
+  expect("ldb 2^40 bytes", sm90(a, 64, b, std::int64_t{1} << 39, d, 100, 100, 64), bad,
+         "2^40 bytes or more apart, beyond a tensor map's stride");
+  expect("m = 0", sm90(a, 64, b, 64, d, 0, 100, 64), bad, "m = 0: the kernel takes sizes from 1 to 2^31-1");
+  expect("k = 2^31", sm90(a, std::int64_t{1} << 31, b, std::int64_t{1} << 31, d, 100, 100, std::int64_t{1} << 31), bad,
+         "k = 2147483648: the kernel takes sizes from 1 to 2^31-1");
+  expect("grid y", sm90(a, 64, b, 64, d, 65535 * 128 + 1, 100, 64), bad,
+         "m = 8388481 needs 65536 CTAs along y, one per 128 rows (sm_90a); a grid has at most 65535: m <= 8388480");
+  expect("grid y at the limit", sm90(a, 64, b, 64, d, 65535 * 128, 100, 64), CUDA_SUCCESS, nullptr);
+  // M-major A and N-major B: the leading dimensions count m and n.
+  expect("lda < m (M-major A)", ptxgen::gemm_bf16_mn_major_128x256x64_check(a, 64, b, 256, d, 128, 256, 64), bad,
+         "lda = 64 is less than m = 128");
+  expect("ldb < n (N-major B)", ptxgen::gemm_bf16_mn_major_128x256x64_check(a, 128, b, 64, d, 128, 256, 64), bad,
+         "ldb = 64 is less than n = 256");
+  // 4-bit operands through CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: 32-byte aligned, K a multiple of 128.
+  using ptxgen::e2m1x2;
+  expect("e2m1 good", ptxgen::gemm_e2m1_e2m1_f8f6f4_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), d, 256, 256, 256),
+         CUDA_SUCCESS, nullptr);
+  expect("e2m1 16-byte aligned",
+         ptxgen::gemm_e2m1_e2m1_f8f6f4_check(at<const e2m1x2>(kA + 16), at<const e2m1x2>(kB), d, 256, 256, 256), bad,
+         "a (A, e2m1) at 0x100010 is not 32-byte aligned");
+  expect(
+      "e2m1 k = 192", ptxgen::gemm_e2m1_e2m1_f8f6f4_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), d, 256, 256, 192),
+      bad,
+      "a (A, e2m1): k = 192 is not a multiple of 128, which a CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B tensor map needs");
+  // Programs: fixed shapes, every tensor 16-byte aligned.
+  const float* none = nullptr;
+  (void)none;
+  expect("program null D", ptxgen::prog_tma_pair_bf16_m256_check(a, b, nullptr), bad, "D (f32) is a null pointer");
+  expect("program misaligned B", ptxgen::prog_tma_pair_bf16_m256_check(a, b + 2, at<float>(kD)), bad,
+         "B (bf16) at 0x2000004 is not 16-byte aligned");
+  expect("program good", ptxgen::prog_tma_pair_bf16_m256_check(a, b, at<float>(kD)), CUDA_SUCCESS, nullptr);
+
+  if (fake_driver()) {
+    std::printf("through the fake driver: %d gemm kernels, %d programs, %d failures\n", gemms, programs, failures);
+    return failures ? 1 : 0;
+  }
+  // An unprepared launch is refused; a launch that passes the checks stops at the driver: the stub
+  // (or, with a real driver, the missing context) -- never a kernel launch.
+  ptxgen::gemm_sm90_bf16_128x256x64_launch unprepared;
+  expect("unprepared launch", ptxgen::launch(unprepared, nullptr), CUDA_ERROR_INVALID_HANDLE, "was not prepared");
+  const CUresult r = ptxgen::gemm_sm90_bf16_128x256x64(a, 64, b, 64, d, 100, 100, 64, nullptr);
+  if (r == CUDA_ERROR_STUB_LIBRARY)
+    expect("stub driver", r, CUDA_ERROR_STUB_LIBRARY,
+           "cuCtxGetCurrent failed: CUresult 34 (the libcuda this program "
+           "loaded is the toolkit's stub: no CUDA driver is installed)");
+  else
+    expect("no context", r, CUDA_ERROR_INVALID_CONTEXT, "no CUDA context is current on this thread");
+  // A refused launch says nothing about other threads' calls.
+  expect("refused again", sm90(nullptr, 64, b, 64, d, 100, 100, 64), bad, "a (A, bf16) is a null pointer");
+  std::string other;
+  std::thread([&] {
+    other = ptxgen::last_error();
+    (void)sm90(a, 64, b, 64, d, 100, 100, 64);
+  }).join();
+  if (!other.empty()) {
+    std::printf("FAIL a new thread's last_error() is \"%s\"\n", other.c_str());
+    ++failures;
+  }
+  expect("still this thread's", CUDA_ERROR_INVALID_VALUE, bad, "a (A, bf16) is a null pointer");
+
+  std::printf("%d gemm kernels, %d programs, %d failures\n", gemms, programs, failures);
+  return failures ? 1 : 0;
+}

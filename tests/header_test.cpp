@@ -1,0 +1,182 @@
+// `ptxgen build SPEC... --header FILE`: the launch header. One header per level for every shipped
+// spec, compiled by g++ and clang at -Wall -Wextra -Werror (and more), linked against the
+// toolkit's stub libcuda and run (tests/header/kernels_test.cpp); the command line's failures.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cli_support.hpp"
+#include "ptxgen/io.hpp"
+
+using namespace support;
+using ptxgen::io::Run;
+
+namespace {
+
+// The CUDA toolkit's root (include/cuda.h, lib64/stubs/libcuda.so), from ptxas's directory.
+std::string cuda_root() {
+  const auto ptxas = ptxgen::io::find_ptxas();
+  REQUIRE_MESSAGE(ptxas, "ptxas not found: this test needs the CUDA toolkit");
+  const auto root = std::filesystem::path(*ptxas).parent_path().parent_path();
+  REQUIRE_MESSAGE(std::filesystem::exists(root / "include" / "cuda.h"), "no cuda.h beside " << *ptxas);
+  return root.string();
+}
+
+std::vector<std::string> specs_starting(const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& f : spec_files())
+    if (std::filesystem::path(f).filename().string().rfind(prefix, 0) == 0) out.push_back(f);
+  return out;
+}
+
+std::string dir_listing(const TempDir& t) {
+  std::string out;
+  for (const auto& e : t.entries()) out += e + " ";
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("header") {
+TEST_CASE(
+    "--header: every shipped spec's launch functions compile warning-free with g++ and clang, and check their "
+    "arguments") {
+  const std::string cuda = cuda_root();
+  TempDir t;
+  const auto gemms = specs_starting("gemm_"), programs = specs_starting("prog_");
+  REQUIRE(gemms.size() + programs.size() == spec_files().size());
+  std::vector<std::string> args{"build"};
+  args.insert(args.end(), gemms.begin(), gemms.end());
+  args.insert(args.end(), {"--header", t / "gemms.hpp", "-q"});
+  Run r = ptxgen_run(args);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  args = {"build"};
+  args.insert(args.end(), programs.begin(), programs.end());
+  args.insert(args.end(), {"--header", t / "programs.hpp", "--depfile", t / "programs.d"});
+  r = ptxgen_run(args);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  CHECK(r.output.find("wrote " + t / "programs.hpp" + " (launch header: prog_") == 0);
+  // The depfile names every spec the header was made of.
+  const std::string dep = slurp(t / "programs.d");
+  for (const auto& p : programs) CHECK(dep.find(p) != std::string::npos);
+
+  // The torch example's two kernels for two targets: the image is chosen by the device.
+  std::vector<std::string> torch{"build"};
+  for (const auto& e : std::filesystem::directory_iterator(source_root() + "/examples/torch/specs"))
+    torch.push_back(e.path().string());
+  std::sort(torch.begin() + 1, torch.end());
+  torch.insert(torch.end(), {"--target", "sm_90a", "--target", "sm_100a", "--header", t / "multi.hpp", "-q"});
+  r = ptxgen_run(torch);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+
+  // libcuda.so.1: the stub (stub/), or the fake driver (fake/), for running without a GPU.
+  std::filesystem::create_directories(t / "stub");
+  std::filesystem::create_symlink(cuda + "/lib64/stubs/libcuda.so", t / "stub/libcuda.so.1");
+  std::filesystem::create_directories(t / "fake");
+  Run fake = ptxgen::io::run({"/usr/bin/env", "g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC",
+                              "-shared", "-Wl,-soname,libcuda.so.1", "-I" + cuda + "/include",
+                              source_root() + "/tests/header/fake_cuda.cpp", "-o", t / "fake/libcuda.so.1"},
+                             300);
+  REQUIRE_MESSAGE(fake.exit_code == 0, fake.output);
+  const std::string src = source_root() + "/tests/header/kernels_test.cpp";
+  const std::vector<std::vector<std::string>> builds = {
+      {"g++", "-Wpedantic", "-Wshadow", "-Wconversion", "-I" + cuda + "/include"},
+      {"clang++", "-Wpedantic", "-Wshadow", "-Wconversion", "-I" + cuda + "/include"},
+      // CUDA's own f16/bf16/fp8 types (their headers' warnings are theirs: -isystem).
+      {"g++", "-DPTXGEN_CUDA_TYPES", "-isystem", cuda + "/include"},
+  };
+  for (const auto& b : builds) {
+    std::vector<std::string> cmd{"/usr/bin/env", b[0],      "-std=c++17", "-Wall",
+                                 "-Wextra",      "-Werror", "-O0",        "-pthread"};
+    cmd.insert(cmd.end(), b.begin() + 1, b.end());
+    const std::string exe = t / "kernels_test";
+    cmd.insert(cmd.end(), {"-I" + t.path.string(), src, "-L" + cuda + "/lib64/stubs", "-lcuda", "-ldl", "-o", exe});
+    std::string shown;
+    for (const auto& c : cmd) shown += c + " ";
+    CAPTURE(shown);
+    Run c = ptxgen::io::run(cmd, 300);
+    REQUIRE_MESSAGE(c.exit_code == 0, c.output);
+    CHECK_MESSAGE(c.output.empty(), c.output);  // not one warning
+    const std::string counts =
+        std::to_string(gemms.size()) + " gemm kernels, " + std::to_string(programs.size()) + " programs, 0 failures";
+    Run run = ptxgen::io::run({"/usr/bin/env", "LD_LIBRARY_PATH=" + t / "stub", exe}, 60);
+    CHECK_MESSAGE(run.exit_code == 0, run.output);
+    CHECK(run.output == counts + "\n");
+    run = ptxgen::io::run({"/usr/bin/env", "LD_LIBRARY_PATH=" + t / "fake", exe}, 60);
+    CHECK_MESSAGE(run.exit_code == 0, run.output);
+    CHECK(run.output == "through the fake driver: " + counts + "\n");
+  }
+}
+
+TEST_CASE("--header: the same specs give the same bytes; the header holds each target's cubin") {
+  TempDir t;
+  const std::string spec = spec_path("gemm_bf16_tn_128x256x64");
+  Run a = ptxgen_run({"build", spec, "--target", "sm_100a", "--target", "sm_90a", "--header", "-", "-q"});
+  REQUIRE_MESSAGE(a.exit_code == 0, a.output);
+  CHECK(a.output.find("// Generated by ptxgen build " + spec + " --target sm_100a --target sm_90a --header -.") == 0);
+  Run b = ptxgen_run({"build", spec, "--target", "sm_100a", "--target", "sm_90a", "--header", t / "k.hpp", "-q"});
+  REQUIRE_MESSAGE(b.exit_code == 0, b.output);
+  CHECK(b.output.empty());
+  CHECK(dir_listing(t) == "k.hpp ");  // the header alone: no cubin, PTX, manifest or fatbin
+  const std::string h = slurp(t / "k.hpp");
+  CHECK(h.find("// Generated by ptxgen build " + spec + " --target sm_100a --target sm_90a --header " +
+               t / "k.hpp") == 0);
+  // From another directory, the same header but for the command on its first line.
+  TempDir t2;
+  REQUIRE(
+      ptxgen_run({"build", spec, "--target", "sm_100a", "--target", "sm_90a", "--header", t2 / "k.hpp"}).exit_code ==
+      0);
+  const std::string h2 = slurp(t2 / "k.hpp");
+  CHECK(h.substr(h.find('\n')) == h2.substr(h2.find('\n')));
+  CHECK(h.find("{\"sm_100a\", {100, 0}, true, image_0") != std::string::npos);
+  CHECK(h.find("{\"sm_90a\", {90, 0}, true, image_1") != std::string::npos);
+  CHECK(h.find("#define PTXGEN_K_GEMMS(X) \\\n  X(gemm_bf16_tn_128x256x64, ::ptxgen::bf16, ::ptxgen::bf16, "
+               "::ptxgen::bf16)") != std::string::npos);
+}
+
+TEST_CASE("--header: a spec that fails its check, a name C++ cannot take, or a usage error writes nothing") {
+  TempDir t;
+  const std::string good = spec_path("gemm_sm90_bf16_128x256x64");
+  auto spec_named = [&](const std::string& file, const std::string& name) {
+    std::string text = slurp(good);
+    const std::string from = "\"name\": \"gemm_sm90_bf16_128x256x64\"";
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), "\"name\": \"" + name + "\"");
+    write(t / file, text);
+    return t / file;
+  };
+  write(t / "bad.json", R"({"ptxgen": 1, "name": "k", "target": "sm_90a", "gemm": {"m": 64}})");
+  const std::string bad = t / "bad.json";
+  Run r = ptxgen_run({"build", good, bad, "--header", t / "k.hpp", "--depfile", t / "k.d"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("nothing written") != std::string::npos);
+  CHECK(dir_listing(t) == "bad.json ");
+
+  const std::string kw = spec_named("kw.json", "launch");
+  r = ptxgen_run({"build", kw, "--header", t / "k.hpp"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("is named \"launch\", which is a C++ keyword or a name the header itself uses") !=
+        std::string::npos);
+  const std::string twice = spec_named("twice.json", "gemm_sm90_bf16_128x256x64");
+  r = ptxgen_run({"build", good, twice, "--header", t / "k.hpp"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("two specs are named \"gemm_sm90_bf16_128x256x64\"") != std::string::npos);
+  const std::string clash = spec_named("clash.json", "gemm_sm90_bf16_128x256x64_check");
+  r = ptxgen_run({"build", good, clash, "--header", t / "k.hpp"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("would both define gemm_sm90_bf16_128x256x64_check") != std::string::npos);
+  CHECK(dir_listing(t) == "bad.json clash.json kw.json twice.json ");
+
+  // Usage: several specs need --header; --header writes only the header.
+  r = ptxgen_run({"build", good, good});
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("several specs only with --header") != std::string::npos);
+  CHECK(ptxgen_run({"build", good, "--header", t / "k.hpp", "-o", t / "k.cubin"}).exit_code == 2);
+  CHECK(ptxgen_run({"build", good, "--header", t / "k.hpp", "--ptx", t / "k.ptx"}).exit_code == 2);
+  CHECK(ptxgen_run({"build", good, "--header", "-", "--depfile", t / "k.d"}).exit_code == 2);
+  CHECK(ptxgen_run({"build", "-", "-", "--header", t / "k.hpp"}).exit_code == 2);
+  CHECK(ptxgen_run({"build", good, "--target", "sm_99z", "--header", t / "k.hpp"}).exit_code == 7);
+  CHECK(dir_listing(t) == "bad.json clash.json kw.json twice.json ");
+}
+}
