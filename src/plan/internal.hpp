@@ -14,6 +14,10 @@ namespace ptxgen::plan::detail {
 
 uint32_t round_up(uint32_t v, uint32_t a);
 
+// The matrix descriptor of the sub-matrix of tile `t` from row `mn0` and K element `k0` (stage 0;
+// base offset 0: every tile starts on its swizzle pattern, Table 41), in the sm_100 or sm_90 format.
+isa::SmemDesc operand_desc(const SmemPlacement& t, isa::DescFormat f, int mn0, int k0);
+
 // A rectangle of one allocation's lanes x columns; a layout-F view's region keeps only the
 // 16-lane piece of each 32-lane quarter at its alignment (so the two alignments share columns).
 struct Region {

@@ -423,16 +423,6 @@ bool step2_shapes(Mma& q) {
 }
 
 // ---- Step 3: descriptors, tensor-memory addresses, scale-factor IDs, sparsity selectors --------
-isa::SmemDesc desc(const SmemPlacement& t, int mn0, int k0) {
-  isa::SmemDesc d;
-  d.format = isa::DescFormat::sm100;
-  d.start_address = t.offset + isa::tile_offset(t.layout, mn0, k0);
-  d.lbo = t.layout.lbo;
-  d.sbo = t.layout.sbo;
-  d.swizzle = t.layout.swizzle;
-  return d;
-}
-
 MmaInstr step3_descriptors(const Mma& q, int mi, int ni, int n0, int ki) {
   const Operands& x = q.x;
   const MmaStep& m = q.m;
@@ -458,7 +448,7 @@ MmaInstr step3_descriptors(const Mma& q, int mi, int ni, int n0, int ki) {
   if (!m.scaled) id.dtype = isa::idesc_dtype_code(q.acc);
   if (x.a_tile) {
     in.a_tile = x.a_tile->name;
-    in.a_desc = desc(*x.a_tile, q.a_row0 + mi * q.m_instr, ki * q.ka_instr);
+    in.a_desc = operand_desc(*x.a_tile, isa::DescFormat::sm100, q.a_row0 + mi * q.m_instr, ki * q.ka_instr);
   } else {
     in.a_tmem = true;
     in.a_alloc = x.a_view->alloc;
@@ -468,7 +458,7 @@ MmaInstr step3_descriptors(const Mma& q, int mi, int ni, int n0, int ki) {
     in.a_taddr = isa::encode(isa::TmemAddr{lane0, col});
   }
   in.b_tile = x.b->name;
-  in.b_desc = desc(*x.b, q.b_row0 + n0 / q.cg, ki * q.k_instr);
+  in.b_desc = operand_desc(*x.b, isa::DescFormat::sm100, q.b_row0 + n0 / q.cg, ki * q.k_instr);
   in.d_alloc = x.d->alloc;
   in.d_taddr = isa::encode(isa::TmemAddr{lane0, x.d->column + static_cast<uint32_t>(mi) * x.d->block_columns() + static_cast<uint32_t>(n0)});
   in.enable_input_d = ki > 0 || o.accumulate;

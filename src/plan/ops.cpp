@@ -42,6 +42,16 @@ std::string describe(const Region& r) {
 
 uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
+isa::SmemDesc operand_desc(const SmemPlacement& t, isa::DescFormat f, int mn0, int k0) {
+  isa::SmemDesc d;
+  d.format = f;
+  d.start_address = t.offset + isa::tile_offset(t.layout, mn0, k0);
+  d.lbo = t.layout.lbo;
+  d.sbo = t.layout.sbo;
+  d.swizzle = t.layout.swizzle;
+  return d;
+}
+
 int box_extent(int extent, int step) {
   for (int d = std::min(extent, isa::kTmaBoxMax); d > 0; --d)
     if (extent % d == 0 && d % step == 0) return d;

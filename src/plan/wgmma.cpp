@@ -8,19 +8,6 @@
 
 namespace ptxgen::plan::detail {
 
-namespace {
-
-isa::SmemDesc desc90(const SmemPlacement& t, int mn0, int k0) {
-  isa::SmemDesc d;
-  d.format = isa::DescFormat::sm90;
-  d.start_address = t.offset + isa::tile_offset(t.layout, mn0, k0);
-  d.lbo = t.layout.lbo;
-  d.sbo = t.layout.sbo;
-  d.swizzle = t.layout.swizzle;
-  return d;
-}
-
-}  // namespace
 
 std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o) {
   const SmemPlacement* a = c.tile(o.a, "wgmma A");
@@ -65,8 +52,8 @@ std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o) {
       in.k = k_instr;
       in.a_tile = a->name;
       in.b_tile = b->name;
-      in.a_desc = desc90(*a, 0, ki * k_instr);
-      in.b_desc = desc90(*b, n0, ki * k_instr);
+      in.a_desc = operand_desc(*a, isa::DescFormat::sm90, 0, ki * k_instr);
+      in.b_desc = operand_desc(*b, isa::DescFormat::sm90, n0, ki * k_instr);
       in.acc_reg = reg;
       in.enable_input_d = ki > 0 || o.accumulate;
       m.instrs.push_back(in);
