@@ -379,18 +379,30 @@ struct Model {
         return v;
       };
       const unsigned sfa_id = scaled ? static_cast<unsigned>(bitsof(w, 29, 30)) : 0, sfb_id = scaled ? static_cast<unsigned>(bitsof(w, 4, 5)) : 0;
+      // Each operand element once, scaled by its factor (a missing one poisons the products it is in).
+      std::vector<std::optional<double>> av(static_cast<size_t>(Mc) * K), bv(static_cast<size_t>(N) * K);
+      for (int i = 0; i < Mc; ++i)
+        for (int k = 0; k < K; ++k) {
+          auto a = A(i, k);
+          auto sa = sf(in.sfa_alloc, in.sfa_taddr, sfa_id, i, k);
+          if (a && sa) av[static_cast<size_t>(i) * K + k] = *a * *sa;
+        }
+      for (int n = 0; n < N; ++n)
+        for (int k = 0; k < K; ++k) {
+          // A pair: column n of B is row n % (N / 2) of CTA n / (N / 2)'s tile at the descriptor.
+          const int half = pair ? n / (N / 2) : cur;
+          auto b = read(half == cur ? smem : peer.smem, operand_bit(bd, tb, bc, bvb, pair ? n % (N / 2) : n, k));
+          auto sb = sf(in.sfb_alloc, in.sfb_taddr, sfb_id, n, k);
+          if (b && sb) bv[static_cast<size_t>(n) * K + k] = *b * *sb;
+        }
       for (int i = 0; i < Mc; ++i)
         for (int n = 0; n < N; ++n) {
           std::optional<double> acc = 0.0;
           for (int k = 0; k < K && acc; ++k) {
-            auto a = A(i, k);
-            // A pair: column n of B is row n % (N / 2) of CTA n / (N / 2)'s tile at the descriptor.
-            const int half = pair ? n / (N / 2) : cur;
-            auto b = read(half == cur ? smem : peer.smem, operand_bit(bd, tb, bc, bvb, pair ? n % (N / 2) : n, k));
-            auto sa = sf(in.sfa_alloc, in.sfa_taddr, sfa_id, i, k);
-            auto sb = sf(in.sfb_alloc, in.sfb_taddr, sfb_id, n, k);
-            if (!a || !b || !sa || !sb) acc.reset();
-            else *acc += *a * *b * *sa * *sb;
+            const auto& a = av[static_cast<size_t>(i) * K + k];
+            const auto& b = bv[static_cast<size_t>(n) * K + k];
+            if (!a || !b) acc.reset();
+            else *acc += *a * *b;
           }
           const uint64_t at = d_bit(i, n);
           if (in.enable_input_d) {

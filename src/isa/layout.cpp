@@ -1,6 +1,8 @@
 // Canonical shared-memory layouts (PTX ISA 9.1 §9.7.16.3.3; the same table for wgmma in
 // §9.7.15.5.1.2.1) and the LBO/SBO meaning of §9.7.16.3.1.1 (leading dimension byte offset) and
 // §9.7.16.3.2 (stride dimension byte offset), for tiles stored the way TMA boxes write them.
+#include <stdexcept>
+
 #include "ptxgen/isa.hpp"
 
 namespace ptxgen::isa {
@@ -70,8 +72,13 @@ uint32_t tile_offset(const TileLayout& t, int mn0, int k0) {
     return (kb / s) * static_cast<uint32_t>(t.mn) * s + kb % s + rows;
   }
   const uint32_t mn_atoms = static_cast<uint32_t>(mn0 / t.atom_mn);
-  if (t.swizzle == Swizzle::none) return mn_atoms * t.sbo + static_cast<uint32_t>(k0) * 16;
-  return mn_atoms * t.lbo + static_cast<uint32_t>(k0) * s;
+  // A start inside an MN atom (an 8-bit tile with 128-byte swizzle holds 128 rows per atom row, and
+  // an M = 64 group starts at row 64): a byte offset inside the swizzled row, as the K advance of a
+  // K-major tile is (the swizzle follows the address bits, docs/architecture.md item 3).
+  const int64_t in_atom = int64_t{mn0 % t.atom_mn} * t.bits / 8;
+  if (in_atom % 16 != 0) throw std::logic_error("a descriptor start inside a 16-byte MN column");
+  if (t.swizzle == Swizzle::none) return mn_atoms * t.sbo + static_cast<uint32_t>(k0) * 16 + static_cast<uint32_t>(in_atom);
+  return mn_atoms * t.lbo + static_cast<uint32_t>(k0) * s + static_cast<uint32_t>(in_atom);
 }
 
 }  // namespace ptxgen::isa
