@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <vector>
 #include <set>
 #include <string>
@@ -46,6 +47,7 @@ class Reader {
   }
 
   SourceMap positions;
+  Literals literals;
 
  private:
   std::string_view s_;
@@ -83,6 +85,11 @@ class Reader {
   void record(size_t at) {
     if (positions.size() >= kMaxPositions || position_bytes_ + path_.size() > kMaxPositionBytes) return;
     if (positions.emplace(path_, pos_at(at)).second) position_bytes_ += path_.size();
+  }
+  // The literal of a number not kept exactly, under the same budget (64 characters each at most).
+  void record_literal(std::string_view text) {
+    if (literals.size() >= kMaxPositions || position_bytes_ + path_.size() + text.size() > kMaxPositionBytes) return;
+    if (literals.emplace(path_, std::string(text)).second) position_bytes_ += path_.size() + text.size();
   }
 
   SourcePos pos_at(size_t at) const {
@@ -372,12 +379,23 @@ class Reader {
       auto ru = std::from_chars(b, e, uv);
       if (ru.ec == std::errc() && ru.ptr == e) return nlohmann::json(uv);
     }
-    // Non-integers, and integers beyond 64 bits, become doubles; the spec parser reports them
-    // as "not an integer" or "out of range". from_chars is locale-independent.
+    // Non-integers, and integers beyond 64 bits, become doubles, their literal kept for messages;
+    // the spec parser reports them as "not an integer" or "out of range". from_chars is
+    // locale-independent. Beyond a double's range: an overflow (1e400) is kept as the largest
+    // double of its sign (an integer, out of every range), an underflow (1e-400) as the smallest
+    // non-zero one (not an integer), never as each other.
     double d = 0;
     auto rd = std::from_chars(b, e, d);
     if (rd.ptr != e) return fail("SPEC-JSON", "malformed number");
-    if (rd.ec == std::errc::result_out_of_range) d = (*b == '-') ? -1e308 : 1e308;
+    if (rd.ec == std::errc::result_out_of_range) {
+      const bool negative = *b == '-';
+      const std::string_view lit(b, static_cast<size_t>(e - b));
+      const size_t ex = lit.find_first_of("eE");
+      const bool underflow = ex != std::string_view::npos && ex + 1 < lit.size() && lit[ex + 1] == '-';
+      d = underflow ? std::numeric_limits<double>::denorm_min() : std::numeric_limits<double>::max();
+      if (negative) d = -d;
+    }
+    record_literal(std::string_view(b, static_cast<size_t>(e - b)));
     return nlohmann::json(d);
   }
 };
@@ -395,6 +413,7 @@ JsonRead read_json(std::string_view text, const Limits& limits, Diagnostics& dia
   Reader rd(text, limits, diags);
   r.value = rd.document();
   r.positions = std::move(rd.positions);
+  r.literals = std::move(rd.literals);
   return r;
 }
 

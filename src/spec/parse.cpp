@@ -38,14 +38,13 @@ const std::initializer_list<isa::DType> kInputTypes = {
 
 constexpr int64_t kMaxExtent = (int64_t{1} << 31) - 1;
 
-void parse_operand(ObjReader& parent, std::string_view key, char mn_letter, Operand& out, bool& ok,
-                   Diagnostics& d) {
+void parse_operand(ObjReader& parent, std::string_view key, char mn_letter, Operand& out, bool& ok) {
   const json* o = parent.object(key, true);
   if (!o) {
     ok = false;
     return;
   }
-  ObjReader r(*o, parent.ptr(key), d);
+  ObjReader r(*o, parent.ptr(key), parent);
   auto t = r.choice("dtype", true, dtype_choices(kInputTypes));
   const std::string mn(1, mn_letter);
   auto m = r.choice<isa::Major>("major", true, {{"k", isa::Major::k}, {mn, isa::Major::mn}});
@@ -64,8 +63,9 @@ void parse_operand(ObjReader& parent, std::string_view key, char mn_letter, Oper
 }
 
 
-std::optional<Gemm> parse_gemm(const json& o, Diagnostics& d) {
-  ObjReader r(o, "/gemm", d);
+std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
+  Diagnostics& d = root.diags();
+  ObjReader r(o, "/gemm", root);
   Gemm g;
   bool ok = true;
   auto need = [&](auto opt, auto& dst) {
@@ -75,10 +75,10 @@ std::optional<Gemm> parse_gemm(const json& o, Diagnostics& d) {
   need(r.integer("m", true, 1, kMaxExtent), g.m);
   need(r.integer("n", true, 1, kMaxExtent), g.n);
   need(r.integer("k", true, 1, kMaxExtent), g.k);
-  parse_operand(r, "a", 'm', g.a, ok, d);
-  parse_operand(r, "b", 'n', g.b, ok, d);
+  parse_operand(r, "a", 'm', g.a, ok);
+  parse_operand(r, "b", 'n', g.b, ok);
   if (const json* dd = r.object("d", true)) {
-    ObjReader rd(*dd, r.ptr("d"), d);
+    ObjReader rd(*dd, r.ptr("d"), r);
     need(rd.choice("dtype", true,
                    dtype_choices({isa::DType::f32, isa::DType::f16, isa::DType::bf16, isa::DType::s32})),
          g.d);
@@ -89,7 +89,7 @@ std::optional<Gemm> parse_gemm(const json& o, Diagnostics& d) {
   need(r.choice("accumulator", true, dtype_choices({isa::DType::f32, isa::DType::f16, isa::DType::s32})),
        g.accumulator);
   if (const json* t = r.object("tile", true)) {
-    ObjReader rt(*t, r.ptr("tile"), d);
+    ObjReader rt(*t, r.ptr("tile"), r);
     need(rt.integer("m", true, 1, 1024), g.tile.m);
     need(rt.integer("n", true, 1, 1024), g.tile.n);
     need(rt.integer("k", true, 1, 1024), g.tile.k);
@@ -99,10 +99,10 @@ std::optional<Gemm> parse_gemm(const json& o, Diagnostics& d) {
   }
   if (r.has("stages")) need(r.integer("stages", false, 1, 32), g.stages);
   if (const json* s = r.object("swizzle", false)) {
-    ObjReader rs(*s, r.ptr("swizzle"), d);
+    ObjReader rs(*s, r.ptr("swizzle"), r);
     for (auto [key, dst] : {std::pair<const char*, isa::Swizzle*>{"a", &g.swizzle_a}, {"b", &g.swizzle_b}}) {
       if (const json* v = rs.any(key)) {
-        if (auto sw = swizzle_value(*v, rs.ptr(key), d)) *dst = *sw;
+        if (auto sw = swizzle_value(*v, rs.ptr(key), rs)) *dst = *sw;
         else ok = false;
       }
     }
@@ -114,7 +114,7 @@ std::optional<Gemm> parse_gemm(const json& o, Diagnostics& d) {
          g.a_source);
   if (r.has("cta_group")) {
     const json* cg = r.get("cta_group", false, json::value_t::number_integer, "an integer");
-    auto v = cg ? ObjReader::check_integer(*cg, r.ptr("cta_group"), "cta_group", 1, 2, d) : std::nullopt;
+    auto v = cg ? r.check_integer(*cg, r.ptr("cta_group"), "cta_group", 1, 2) : std::nullopt;
     if (v) g.cta_group = static_cast<int>(*v);
     else ok = false;
   }
@@ -132,7 +132,7 @@ std::optional<Gemm> parse_gemm(const json& o, Diagnostics& d) {
           ok = false;
           continue;
         }
-        auto v = ObjReader::check_integer((*c)[i], p, "cluster[" + std::to_string(i) + "]", 1, 16, d);
+        auto v = r.check_integer((*c)[i], p, "cluster[" + std::to_string(i) + "]", 1, 16);
         if (v) g.cluster[i] = *v;
         else ok = false;
       }
@@ -167,7 +167,7 @@ ParseResult parse(std::string_view text, Diagnostics& d, const Limits& limits) {
     d.error("SPEC-TYPE", "", "a spec is a JSON object, not " + json_type_name(root));
     return out;
   }
-  ObjReader r(root, "", d);
+  ObjReader r(root, "", d, &doc.literals);
   Spec s;
   if (auto v = r.integer("ptxgen", true, INT64_MIN, INT64_MAX)) {
     if (*v != 1)
@@ -195,9 +195,9 @@ ParseResult parse(std::string_view text, Diagnostics& d, const Limits& limits) {
     d.error("SPEC-TEMPLATE", "", has_gemm ? "a spec has exactly one of \"gemm\" or \"program\", not both"
                                           : "a spec needs one of \"gemm\" or \"program\"");
   } else if (has_gemm) {
-    if (const json* g = r.object("gemm", true)) s.gemm = parse_gemm(*g, d);
+    if (const json* g = r.object("gemm", true)) s.gemm = parse_gemm(*g, r);
   } else {
-    if (const json* p = r.object("program", true)) s.program = parse_program(*p, d);
+    if (const json* p = r.object("program", true)) s.program = parse_program(*p, d, &doc.literals);
   }
   r.finish();
   if (d.has_errors()) return out;

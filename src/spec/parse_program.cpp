@@ -65,10 +65,10 @@ const Choices<TmemLayout> kLayouts = {{"rows", TmemLayout::rows},
 
 class Parser {
  public:
-  explicit Parser(Diagnostics& d) : d_(d) {}
+  Parser(Diagnostics& d, const Literals* literals) : d_(d), lits_(literals) {}
 
   std::optional<Program> program(const json& o) {
-    ObjReader r(o, "/program", d_);
+    ObjReader r(o, "/program", d_, lits_);
     p_.threads_ptr = r.ptr("threads");
     if (r.has("threads"))
       if (auto v = r.integer("threads", false, 32, 1024)) p_.threads = static_cast<int>(*v);
@@ -115,7 +115,7 @@ class Parser {
         d_.error("SPEC-TYPE", p, quote(std::string(key)) + " holds integers, not " + json_type_name((*v)[i]));
         return std::nullopt;
       }
-      auto x = ObjReader::check_integer((*v)[i], p, std::string(key) + "[" + std::to_string(i) + "]", lo, hi, d_);
+      auto x = r.check_integer((*v)[i], p, std::string(key) + "[" + std::to_string(i) + "]", lo, hi);
       if (!x) return std::nullopt;
       out[i] = *x;
     }
@@ -123,7 +123,7 @@ class Parser {
   }
 
   void global(const std::string& n, const json& v, const std::string& at) {
-    ObjReader r(v, at, d_);
+    ObjReader r(v, at, d_, lits_);
     GlobalTensor g;
     g.name = n;
     g.ptr = at;
@@ -145,7 +145,7 @@ class Parser {
   }
 
   void tile(const std::string& n, const json& v, const std::string& at) {
-    ObjReader r(v, at, d_);
+    ObjReader r(v, at, d_, lits_);
     SmemTile t;
     t.name = n;
     t.ptr = at;
@@ -161,7 +161,7 @@ class Parser {
       if (auto m = r.choice<isa::Major>("major", false, {{"k", isa::Major::k}, {"mn", isa::Major::mn}})) t.major = *m;
     t.swizzle_ptr = r.ptr("swizzle");
     if (const json* s = r.any("swizzle"))
-      if (auto sw = swizzle_value(*s, r.ptr("swizzle"), d_)) t.swizzle = *sw;
+      if (auto sw = swizzle_value(*s, r.ptr("swizzle"), r)) t.swizzle = *sw;
     t.align_ptr = r.ptr("align");
     if (r.has("align"))
       if (auto a = r.integer("align", false, 1, 1 << 20)) t.align = static_cast<uint32_t>(*a);
@@ -180,7 +180,7 @@ class Parser {
 
   // One view object; returns its index in p_.views (or -1).
   int view(const json& v, const std::string& at) {
-    ObjReader r(v, at, d_);
+    ObjReader r(v, at, d_, lits_);
     TmemView x;
     x.ptr = at;
     const bool is_alloc = v.contains("columns");
@@ -201,7 +201,7 @@ class Parser {
     } else if (const json* s = r.any("slice")) {
       x.kind = TmemView::Kind::slice;
       if (!s->is_object()) return type_error(r.ptr("slice"), "\"slice\"", "an object", *s);
-      ObjReader rs(*s, r.ptr("slice"), d_);
+      ObjReader rs(*s, r.ptr("slice"), r);
       link(rs, x);
       x.lanes_ptr = rs.ptr("lanes");
       x.cols_ptr = rs.ptr("columns");
@@ -212,7 +212,7 @@ class Parser {
     } else if (const json* c = r.any("cast")) {
       x.kind = TmemView::Kind::cast;
       if (!c->is_object()) return type_error(r.ptr("cast"), "\"cast\"", "an object", *c);
-      ObjReader rc(*c, r.ptr("cast"), d_);
+      ObjReader rc(*c, r.ptr("cast"), r);
       link(rc, x);
       cast_fields(rc, x, true);
       rc.finish();
@@ -291,7 +291,7 @@ class Parser {
       d_.error("SPEC-TYPE", at, "an op is an object, not " + json_type_name(v));
       return;
     }
-    ObjReader r(v, at, d_);
+    ObjReader r(v, at, d_, lits_);
     Op o;
     o.ptr = at;
     const Choices<OpKind> kinds = {{"load", OpKind::load},           {"copy", OpKind::copy},
@@ -339,6 +339,13 @@ class Parser {
       case OpKind::commit:
       case OpKind::wait: o.barrier = ref(r, "barrier", true); break;
     }
+    // Not an unknown member like any other: say why an op has none.
+    if (r.any("cta_group"))
+      d_.error("SPEC-UNKNOWN-KEY", r.ptr("cta_group"),
+               "an op has no \"cta_group\": .cta_group is one value per kernel (PTX ISA 9.1 §9.7.16.9.2, §9.7.16.10.9.1, "
+               "§9.7.16.12.1: all tcgen05 instructions within a kernel must specify the same value for .cta_group)")
+          .help.push_back("set it once for the whole program: \"cta_group\": 2 at /program/cta_group (1, the default, "
+                          "is one CTA; 2 a CTA pair)");
     r.finish();
     p_.ops.push_back(o);
   }
@@ -350,7 +357,7 @@ class Parser {
     if (const json* acc = r.get("accumulate", false, json::value_t::boolean, "a boolean")) o.accumulate = acc->get<bool>();
     o.scale_ptr = r.ptr("scale");
     if (const json* s = r.object("scale", false)) {
-      ObjReader rs(*s, r.ptr("scale"), d_);
+      ObjReader rs(*s, r.ptr("scale"), r);
       o.scale_a = ref(rs, "a", true);
       o.scale_b = ref(rs, "b", true);
       o.vec_ptr = rs.ptr("vec");
@@ -360,7 +367,7 @@ class Parser {
     }
     o.sparse_ptr = r.ptr("sparse");
     if (const json* s = r.object("sparse", false)) {
-      ObjReader rs(*s, r.ptr("sparse"), d_);
+      ObjReader rs(*s, r.ptr("sparse"), r);
       o.metadata = ref(rs, "metadata", true);
       rs.finish();
     }
@@ -398,20 +405,21 @@ class Parser {
           d_.error("SPEC-TYPE", p, "warp numbers are integers, not " + json_type_name((*w)[i]));
           continue;
         }
-        if (auto x = ObjReader::check_integer((*w)[i], p, "warps[" + std::to_string(i) + "]", 0, 31, d_))
+        if (auto x = r.check_integer((*w)[i], p, "warps[" + std::to_string(i) + "]", 0, 31))
           o.warps.push_back(static_cast<int>(*x));
       }
     }
   }
 
   Diagnostics& d_;
+  const Literals* lits_ = nullptr;
   Program p_;
 };
 
 }  // namespace
 
-std::optional<Program> parse_program(const json& program, Diagnostics& d) {
-  return Parser(d).program(program);
+std::optional<Program> parse_program(const json& program, Diagnostics& d, const Literals* literals) {
+  return Parser(d, literals).program(program);
 }
 
 std::string program_to_json(const Program& p) {
