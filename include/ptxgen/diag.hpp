@@ -48,6 +48,10 @@ std::string format_text(const Diagnostic& d, std::string_view source, const Sour
 // One JSON object per line (rustc-like fields plus "rule" and "pointer").
 std::string format_json(const Diagnostic& d, std::string_view source, const SourceMap* map);
 
+// `s` with control characters (C0, DEL, C1) shown as JSON-style escapes: text from a spec or a
+// file name, safe to print to a terminal.
+std::string printable(std::string_view s);
+
 // JSON-pointer helpers.
 std::string ptr_join(std::string_view base, std::string_view key);
 std::string ptr_join(std::string_view base, size_t index);

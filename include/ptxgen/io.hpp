@@ -26,12 +26,27 @@ std::string temp_dir();
 // over the destination, so readers never see half a file. "-" writes standard output. Returns the
 // error message on failure (the destination is then untouched). There is no fsync: outputs are
 // build products a build regenerates, as compilers' are, and an fsync per file cost more than
-// generating the PTX (see tools/bench-build).
+// generating the PTX (see tools/bench-build). Destinations are those of TempFile below.
 std::optional<std::string> write_file_atomic(const std::string& path, std::string_view data);
 
-// A temporary file beside `destination` that is removed unless committed (renamed onto the
-// destination). It fails up front when the destination is a directory or its directory cannot
-// take a new file, so a command can reserve every output before it writes any.
+// Where a write to `path` lands: a symbolic link is followed to its target (the link stays, the
+// target is replaced; a dangling link's target is created), as `cmd > link` writes. The error when
+// the links loop.
+struct Destination {
+  std::string path;   // `path` with every link followed
+  std::string error;  // non-empty: the links loop (or are too deep)
+};
+Destination destination(const std::string& path);
+
+// True when `a` and `b` name the same existing file (through links), e.g. an output and the spec.
+bool same_file(const std::string& a, const std::string& b);
+
+// A temporary file for `destination` that is removed unless committed. A regular (or new) file is
+// staged beside the destination (its link target, see above) and renamed onto it, so readers never
+// see half a file. A device, FIFO or socket is never replaced: the data is staged in temp_dir()
+// and written into it in place at commit(), where a write error (ENOSPC on /dev/full) is reported.
+// It fails up front when the destination is a directory or its directory cannot take a new file,
+// so a command can reserve every output before it writes any.
 class TempFile {
  public:
   explicit TempFile(const std::string& destination);
@@ -43,15 +58,18 @@ class TempFile {
   bool ok() const { return error_.empty(); }
   const std::string& destination() const { return dest_; }
   std::optional<std::string> write(std::string_view data);  // appends to the temporary file
-  std::optional<std::string> commit();  // rename to the destination
+  std::optional<std::string> commit();  // rename to the destination (or write into it in place)
 
  private:
-  std::string dest_, path_, error_;
+  std::string shown_, dest_, path_, error_;
+  bool in_place_ = false;
   bool committed_ = false;
 };
 
-// Runs a program (no shell), capturing stdout and stderr together. With timeout_s > 0 the program
-// is killed (SIGKILL) once that many seconds have passed, and `timed_out` is set.
+// Runs a program (no shell), capturing stdout and stderr together. The program runs in a process
+// group of its own: with timeout_s > 0 the whole group (a wrapper script and what it started) is
+// killed (SIGKILL) once that many seconds have passed, and `timed_out` is set; so it is when
+// ptxgen itself is interrupted (SIGINT, SIGTERM, SIGHUP) while the program runs.
 struct Run {
   bool launched = false;
   bool timed_out = false;
@@ -86,7 +104,9 @@ struct Ptxas {
   std::string error;
 };
 Ptxas ptxas_for(std::string_view target, int min_major, int min_minor);
-// Seconds one ptxas run may take before it is killed: $PTXGEN_PTXAS_TIMEOUT, default 600.
-int ptxas_timeout_s();
+// Seconds one ptxas run may take before it is killed: $PTXGEN_PTXAS_TIMEOUT, default 600 when
+// unset. A value that is not a whole number of seconds from 1 to 2^31-1 (empty, "abc", "0", "-1")
+// is refused: nullopt, with the message in `error` (the CLI exits 2).
+std::optional<int> ptxas_timeout_s(std::string& error);
 
 }  // namespace ptxgen::io

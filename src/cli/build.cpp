@@ -61,13 +61,19 @@ std::optional<std::string> usable_ptxas(const std::vector<spec::Spec>& specs) {
   return p.path;
 }
 
-// After a failed ptxas no cubin may stay beside the PTX it would not match: this build's outputs
-// from an earlier run go too.
+// After a toolchain failure (exit 3) no cubin may stay beside a spec or PTX it would not match:
+// this build's outputs from an earlier run go too. Only regular files (through links: the file an
+// output link points to) are removed, never a device or FIFO an output names (-o /dev/null).
 void remove_stale(const BuildPaths& paths) {
   std::vector<std::string> stale{paths.primary, paths.manifest};  // not for -o -
   for (const auto& t : paths.targets) stale.push_back(t.report);
-  for (const auto& f : stale)
-    if (::unlink(f.c_str()) == 0) std::cerr << "note: removed " << f << " from an earlier build\n";
+  for (const auto& f : stale) {
+    if (f.empty() || f == "-") continue;
+    const io::Destination d = io::destination(f);
+    struct stat st {};
+    if (!d.error.empty() || ::lstat(d.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::unlink(d.path.c_str()) == 0) std::cerr << "note: removed " << f << " from an earlier build\n";
+  }
 }
 
 // Says why ptxas failed (killed, a non-zero exit, or no cubin), if it did.
@@ -144,14 +150,26 @@ int build(const Loaded& l, const BuildOptions& o) {
   const bool primary_stdout = paths.primary == "-";
   const bool ptx_stdout = !fat && paths.targets.front().ptx == "-";
   std::ostream& status = primary_stdout || ptx_stdout ? std::cerr : std::cout;
+  std::vector<std::string> all_outputs{paths.primary, paths.manifest, o.depfile};
+  for (const auto& t : paths.targets) all_outputs.insert(all_outputs.end(), {t.ptx, t.report});
+  if (auto err = overwrites_input(all_outputs, l.inputs)) {
+    std::cerr << "error: " << *err << "\n";
+    return kInvalid;
+  }
+  // Every exit 3 (toolchain missing, too old, hanging, failing) leaves no cubin, report or manifest
+  // of an earlier build (README: "no cubin is left").
+  auto toolchain_failed = [&] {
+    if (!primary_stdout) remove_stale(paths);
+    return kToolchain;
+  };
   const auto ptxas = usable_ptxas(l.specs);
-  if (!ptxas) return kToolchain;
+  if (!ptxas) return toolchain_failed();
   std::optional<std::string> fatbinary;
   if (fat && !(fatbinary = io::find_fatbinary(*ptxas))) {
     std::cerr << "error: fatbinary not found (looked beside " << *ptxas
               << ", in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)\n"
               << "  = help: a build for several --target values needs the CUDA toolkit's fatbinary\n";
-    return kToolchain;
+    return toolchain_failed();
   }
 
   Outputs outs;
@@ -174,7 +192,8 @@ int build(const Loaded& l, const BuildOptions& o) {
   };
   std::vector<io::TempFile*> ptx_files;  // committed even when ptxas refuses them
   std::vector<std::string> images, summary, reports;
-  const int timeout = io::ptxas_timeout_s();
+  std::string bad_timeout;  // refused before the build began (main.cpp: exit 2)
+  const int timeout = io::ptxas_timeout_s(bad_timeout).value_or(600);
   io::TempFile* last_cubin = nullptr;
   for (size_t i = 0; i < l.specs.size(); ++i) {
     const spec::Spec& s = l.specs[i];
@@ -204,15 +223,14 @@ int build(const Loaded& l, const BuildOptions& o) {
     io::Run r = io::run({*ptxas, "-arch=" + t, "-v", ptx->path(), "-o", cubin->path()}, timeout);
     if (!r.launched) {
       std::cerr << "error: " << r.error << "\n";
-      return kToolchain;
+      return toolchain_failed();
     }
     const std::string shown = ptx_path.empty() || ptx_path == "-" ? "the PTX" : ptx_path;
     replace_all(r.output, ptx->path(), shown);  // messages name the file the user will see
     if (ptxas_failed(r, *ptxas, cubin->path(), timeout, shown)) {
       // The PTX stays for the user to read; no cubin, report or manifest does.
       for (io::TempFile* f : ptx_files) (void)f->commit();
-      if (!primary_stdout) remove_stale(paths);
-      return kToolchain;
+      return toolchain_failed();
     }
     if (primary_stdout) reports.push_back(r.output);
     else if (auto err = outs.add(paths.targets[i].report, r.output)) return unwritable(*err);
@@ -232,7 +250,7 @@ int build(const Loaded& l, const BuildOptions& o) {
                 << (!r.launched ? "" : r.timed_out ? " (killed after " + std::to_string(timeout) + " s)"
                                                    : " (exit " + std::to_string(r.exit_code) + ")")
                 << ":\n" << (r.launched ? r.output : r.error + "\n");
-      return kToolchain;
+      return toolchain_failed();
     }
     image = fatbin;
   } else if (primary_stdout) {
@@ -301,7 +319,8 @@ int build_header(const std::vector<Loaded>& loaded, const BuildOptions& o, const
     std::cerr << "error: " << why << "\n";
     return kInvalid;
   };
-  const int timeout = io::ptxas_timeout_s();
+  std::string bad_timeout;  // refused with exit 2 before any build starts (cli/main.cpp)
+  const int timeout = io::ptxas_timeout_s(bad_timeout).value_or(600);
   std::vector<HeaderKernel> kernels;
   std::string summary;
   for (size_t i = 0; i < loaded.size(); ++i) {

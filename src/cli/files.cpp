@@ -82,18 +82,57 @@ std::string temp_dir() {
   return t && *t ? std::string(t) : std::string("/tmp");
 }
 
-TempFile::TempFile(const std::string& destination) : dest_(destination) {
-  struct stat st {};
-  if (::stat(destination.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    error_ = "cannot write " + destination + ": it is a directory";
-    return;
+Destination destination(const std::string& path) {
+  Destination d{path, ""};
+  // At most 40 links, as the kernel follows (ELOOP beyond).
+  for (int hops = 0; hops <= 40; ++hops) {
+    struct stat st {};
+    if (::lstat(d.path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return d;
+    std::vector<char> buf(static_cast<size_t>(st.st_size > 0 ? st.st_size : 255) + 1);
+    const ssize_t n = ::readlink(d.path.c_str(), buf.data(), buf.size());
+    if (n < 0 || static_cast<size_t>(n) >= buf.size()) {
+      d.error = os_error("cannot follow the link", path);
+      return d;
+    }
+    const std::string target(buf.data(), static_cast<size_t>(n));
+    d.path = target.front() == '/' ? target : dir_of(d.path) + "/" + target;
   }
-  std::string tmpl = dir_of(destination) + "/.ptxgen-XXXXXX";
+  d.error = "cannot write " + path + ": too many levels of symbolic links";
+  return d;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat x {}, y {};
+  return ::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+TempFile::TempFile(const std::string& destination) : shown_(destination), dest_(destination) {
+  struct stat st {};
+  if (::stat(destination.c_str(), &st) == 0) {  // through links
+    if (S_ISDIR(st.st_mode)) {
+      error_ = "cannot write " + shown_ + ": it is a directory";
+      return;
+    }
+    // A device, FIFO or socket (/dev/null, /dev/stdout, a named pipe): renaming a file over it
+    // would replace the node (as root, /dev/null itself). It is written in place at commit, opened
+    // by the name given, from a file staged in temp_dir().
+    in_place_ = !S_ISREG(st.st_mode);
+  }
+  if (!in_place_) {
+    const Destination d = io::destination(destination);
+    if (!d.error.empty()) {
+      error_ = d.error;
+      return;
+    }
+    dest_ = d.path;
+  }
+  const std::string dir = in_place_ ? temp_dir() : dir_of(dest_);
+  std::string tmpl = dir + "/.ptxgen-XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   const int fd = ::mkstemp(name.data());
   if (fd < 0) {
-    error_ = os_error("cannot create a file in", dir_of(destination));
+    error_ = os_error("cannot create a file in", dir);
     return;
   }
   ::close(fd);
@@ -101,16 +140,32 @@ TempFile::TempFile(const std::string& destination) : dest_(destination) {
 }
 
 TempFile::~TempFile() {
-  if (!path_.empty() && !committed_) ::unlink(path_.c_str());
+  if (!path_.empty() && (!committed_ || in_place_)) ::unlink(path_.c_str());
 }
 
 std::optional<std::string> TempFile::commit() {
   if (!ok()) return error_;
+  if (in_place_) {
+    // Into the node itself, as `cmd > /dev/null` writes: no O_TRUNC, O_CREAT or rename.
+    const Read staged = read_file(path_, size_t{1} << 34);
+    if (!staged.ok) return staged.error;
+    const int fd = ::open(dest_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return os_error("cannot write", shown_);
+    const bool written = write_all(fd, staged.data);
+    const int saved = errno;
+    const bool closed = ::close(fd) == 0;
+    if (!written || !closed) {
+      errno = written ? errno : saved;
+      return os_error("cannot write", shown_);
+    }
+    committed_ = true;
+    return std::nullopt;
+  }
   // mkstemp creates 0600; give the file the usual permissions of a build product.
   const mode_t mask = ::umask(0);
   ::umask(mask);
   ::chmod(path_.c_str(), 0666 & ~mask);
-  if (::rename(path_.c_str(), dest_.c_str()) != 0) return os_error("cannot write", dest_);
+  if (::rename(path_.c_str(), dest_.c_str()) != 0) return os_error("cannot write", shown_);
   committed_ = true;
   return std::nullopt;
 }
@@ -123,10 +178,10 @@ std::optional<std::string> TempFile::write(std::string_view data) {
   if (fd < 0) return os_error("cannot write", path_);
   const bool written = write_all(fd, data);
   const int saved = errno;
-  ::close(fd);
-  if (!written) {
-    errno = saved;
-    return os_error("cannot write", dest_);
+  const bool closed = ::close(fd) == 0;  // a full disk may only show here (NFS, quotas)
+  if (!written || !closed) {
+    errno = written ? errno : saved;
+    return os_error("cannot write", shown_);
   }
   return std::nullopt;
 }

@@ -13,6 +13,7 @@
 #include "output.hpp"
 #include "ptxgen/emit.hpp"
 #include "ptxgen/lower.hpp"
+#include "ptxgen/io.hpp"
 #include "ptxgen/plan.hpp"
 #include "ptxgen/rules.hpp"
 
@@ -159,6 +160,10 @@ int main(int argc, char** argv) {
       return usage("--depfile names the output it describes: give -o FILE, not -o -");
     if (*build_cmd && src.targets.size() > 1 && !bo.out_ptx.empty())
       return usage("--ptx names one PTX file; with several --target each target's PTX is named after -o");
+    if (*build_cmd) {
+      std::string why;
+      if (!io::ptxas_timeout_s(why)) return usage(why);
+    }
     if (*build_cmd && build_specs.size() > 1 && bo.header.empty())
       return usage("build takes several specs only with --header FILE (one header for all of them)");
     if (*build_cmd && bo.header == "-" && !bo.depfile.empty())

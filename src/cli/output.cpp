@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "exit.hpp"
+#include "ptxgen/diag.hpp"
 #include "ptxgen/textdiff.hpp"
 
 namespace ptxgen::cli {
@@ -34,8 +35,9 @@ io::TempFile* Outputs::reserve(const std::string& dest, std::string& error) {
 
 std::optional<std::string> Outputs::set_depfile(const std::string& path, const std::string& target,
                                                 const std::vector<std::string>& inputs) {
-  const auto text = depfile_text(target, inputs);
-  if (!text) return "cannot write depfile " + path + ": a path in it contains a newline";
+  std::string why;
+  const auto text = depfile_text(target, inputs, why);
+  if (!text) return "cannot write depfile " + path + ": " + why;
   depfile_ = std::make_unique<io::TempFile>(path);
   if (!depfile_->ok()) return depfile_->error();
   return depfile_->write(*text);
@@ -51,36 +53,69 @@ std::optional<std::string> Outputs::commit() {
 }
 
 namespace {
-// GCC's escaping (what Ninja's and Make's depfile readers undo): a space or '#' gets a backslash,
-// and the backslashes right before it are doubled; '$' is doubled.
-std::optional<std::string> escape(const std::string& path) {
+// Make and Ninja undo a depfile's escapes differently, so a path is written only in a spelling both
+// read back as the same path (tests/integration_test.cpp runs both): a space gets a backslash,
+// with the backslashes right before it doubled (both tools' 2N+1 rule); '#' and ':' a backslash;
+// '$' is doubled. Other paths are refused with the reason (`why`): control characters (a newline
+// ends the rule), characters Ninja's depfile lexer ends a path at (" & ' * ; < > ? ^ ` |) or that
+// Make gives a meaning (= an assignment, [ ] a glob, % a pattern in the target, ~ at the start a
+// home directory, a trailing ')' an archive member), a backslash before '#' or ':' or at the end
+// (the tools disagree on those runs), and ':' before a space or at the end (Ninja's target
+// separator).
+std::optional<std::string> escape(const std::string& path, bool target, std::string& why) {
+  auto refuse = [&](const std::string& what) -> std::optional<std::string> {
+    why = "the path " + printable(path) + " has " + what + ", which Make and Ninja cannot both read in a depfile";
+    return std::nullopt;
+  };
   std::string out;
   size_t backslashes = 0;
-  for (char c : path) {
-    if (c == '\n' || c == '\r') return std::nullopt;
-    if (c == ' ' || c == '\t' || c == '#') {
+  for (size_t i = 0; i < path.size(); ++i) {
+    const char c = path[i];
+    const auto u = static_cast<unsigned char>(c);
+    const char next = i + 1 < path.size() ? path[i + 1] : '\0';
+    if (u < 0x20 || u == 0x7f) return refuse(c == '\n' ? "a newline" : c == '\t' ? "a tab" : "a control character");
+    if (std::string_view("\"&'*;<>?^`|=[]").find(c) != std::string_view::npos) return refuse(std::string("'") + c + "'");
+    if (c == '%' && target) return refuse("'%' (Make would read the rule as a pattern rule)");
+    if (c == '~' && i == 0) return refuse("'~' at the start");
+    if (c == '\\' && (next == '#' || next == ':' || next == '\0')) return refuse(next ? std::string("'\\' before '") + next + "'" : "'\\' at the end");
+    if (c == ':' && (next == ' ' || next == '\0')) return refuse(next ? "':' before a space" : "':' at the end");
+    if (c == ' ') {
       out.append(backslashes + 1, '\\');
-      backslashes = 0;
+    } else if (c == '#' || c == ':') {
+      out += '\\';
     } else if (c == '$') {
       out += '$';
     }
     backslashes = c == '\\' ? backslashes + 1 : 0;
     out += c;
   }
+  if (!path.empty() && path.back() == ')' && path.find('(') != std::string::npos)
+    return refuse("'(' and a final ')' (Make would read an archive member)");
   return out;
 }
 }  // namespace
 
-std::optional<std::string> depfile_text(const std::string& target, const std::vector<std::string>& inputs) {
-  auto t = escape(target);
+std::optional<std::string> depfile_text(const std::string& target, const std::vector<std::string>& inputs, std::string& why) {
+  auto t = escape(target, true, why);
   if (!t) return std::nullopt;
   std::string out = *t + ":";
   for (const auto& in : inputs) {
-    auto e = escape(in);
+    auto e = escape(in, false, why);
     if (!e) return std::nullopt;
     out += " " + *e;
   }
   return out + "\n";
+}
+
+std::optional<std::string> overwrites_input(const std::vector<std::string>& outputs, const std::vector<std::string>& inputs) {
+  for (const auto& o : outputs) {
+    if (o.empty() || o == "-") continue;
+    for (const auto& in : inputs)
+      if (io::same_file(o, in))
+        return "refusing to write " + printable(o) + ": it is the spec " + printable(in) +
+               ", which the output would replace; nothing written";
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> depfile_usage_problem(const TextOutput& o, const std::string& dest) {
@@ -97,8 +132,14 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 || errno != ENOENT;
 }
 
-int check_golden(const TextOutput& o, const std::string& text, const std::string& producer) {
+int check_golden(const TextOutput& o, const std::string& text, const std::string& producer,
+                 const std::vector<std::string>& inputs) {
   const std::string& g = o.golden;
+  if (o.update)
+    if (auto err = overwrites_input({g}, inputs)) {
+      std::cerr << "error: --update: " << *err << "\n";
+      return kInvalid;
+    }
   if (o.update && !exists(g)) {
     if (auto err = io::write_file_atomic(g, text)) {
       std::cerr << "error: " << *err << "\n";
@@ -141,7 +182,11 @@ int check_golden(const TextOutput& o, const std::string& text, const std::string
 
 int deliver(const TextOutput& o, const std::string& dest, const std::string& text, const std::string& producer,
             const std::vector<std::string>& inputs) {
-  if (!o.golden.empty()) return check_golden(o, text, producer);
+  if (!o.golden.empty()) return check_golden(o, text, producer, inputs);
+  if (auto err = overwrites_input({dest, o.depfile}, inputs)) {
+    std::cerr << "error: " << *err << "\n";
+    return kInvalid;
+  }
   Outputs outs;
   if (!o.depfile.empty())
     if (auto err = outs.set_depfile(o.depfile, dest, inputs)) {

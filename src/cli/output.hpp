@@ -33,9 +33,14 @@ class Outputs {
   std::string stdout_;
 };
 
-// "target: input input" as compilers write it: spaces and '#' escaped with '\', '$' doubled.
-// Empty when a path cannot be written in the syntax (it contains a newline).
-std::optional<std::string> depfile_text(const std::string& target, const std::vector<std::string>& inputs);
+// "target: input input" in the spelling GNU Make and Ninja both read: spaces, '#' and ':' escaped
+// with '\\', '$' doubled. Empty, with the reason in `why`, when a path has a character the two
+// cannot both read (a newline, '*', '=', ... : output.cpp lists them).
+std::optional<std::string> depfile_text(const std::string& target, const std::vector<std::string>& inputs, std::string& why);
+
+// An error when one of `outputs` ("-" and empty ones aside) is one of `inputs` (the spec, through
+// links): `-o SPEC` would replace the spec with its own PTX. The CLI exits 1 before writing.
+std::optional<std::string> overwrites_input(const std::vector<std::string>& outputs, const std::vector<std::string>& inputs);
 
 // The options every text-producing command shares.
 struct TextOutput {

@@ -20,6 +20,39 @@ extern char** environ;
 
 namespace ptxgen::io {
 
+namespace {
+
+// The process group of the program `run` is waiting for, so that a signal that ends ptxgen ends it
+// too: in a group of its own it no longer receives the terminal's SIGINT.
+volatile sig_atomic_t running_group = 0;
+
+extern "C" void end_group_and_exit(int sig) {
+  if (running_group > 0) ::kill(-static_cast<pid_t>(running_group), SIGKILL);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// Installs the handlers for the lifetime of one run (restoring the ones before).
+struct GroupGuard {
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old[3] {};
+  explicit GroupGuard(pid_t pgid) {
+    running_group = pgid;
+    struct sigaction sa {};
+    sa.sa_handler = end_group_and_exit;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &sa, &old[i]);
+  }
+  ~GroupGuard() {
+    for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &old[i], nullptr);
+    running_group = 0;
+  }
+  GroupGuard(const GroupGuard&) = delete;
+  GroupGuard& operator=(const GroupGuard&) = delete;
+};
+
+}  // namespace
+
 Run run(const std::vector<std::string>& argv, int timeout_s) {
   Run r;
   if (argv.empty()) {
@@ -39,8 +72,15 @@ Run run(const std::vector<std::string>& argv, int timeout_s) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // A process group of its own (pgid = its pid): a timeout kills everything it started, not only
+  // the direct child (a wrapper script's ptxas would otherwise run on, reparented to init).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0].c_str(), &fa, nullptr, args.data(), environ);
+  const int rc = posix_spawn(&pid, argv[0].c_str(), &fa, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   ::close(pipefd[1]);
   if (rc != 0) {
@@ -48,7 +88,9 @@ Run run(const std::vector<std::string>& argv, int timeout_s) {
     r.error = "cannot run " + argv[0] + ": " + std::strerror(rc);
     return r;
   }
+  const GroupGuard guard(pid);
   // Read until end of file or the deadline; a program that hangs is killed rather than waited for.
+  // End of file comes when every process holding the pipe is gone, grandchildren too.
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::chrono::seconds(timeout_s);
   char buf[4096];
@@ -59,7 +101,7 @@ Run run(const std::vector<std::string>& argv, int timeout_s) {
       const int ready = left > 0 ? ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left, 1 << 30))) : 0;
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0) {
-        ::kill(pid, SIGKILL);
+        ::kill(-pid, SIGKILL);
         r.timed_out = true;
         break;
       }
@@ -144,11 +186,18 @@ std::optional<ToolVersion> ptxas_version(const std::string& ptxas) {
   return parse_ptxas_version(r.output);
 }
 
-int ptxas_timeout_s() {
+std::optional<int> ptxas_timeout_s(std::string& error) {
   const char* t = std::getenv("PTXGEN_PTXAS_TIMEOUT");
+  if (!t) return 600;
   int v = 0;
-  if (t && std::from_chars(t, t + std::strlen(t), v).ec == std::errc() && v > 0) return v;
-  return 600;
+  const char* end = t + std::strlen(t);
+  const auto r = std::from_chars(t, end, v);
+  if (*t != '\0' && r.ec == std::errc() && r.ptr == end && v > 0) return v;
+  std::string shown;
+  for (const char* c = t; *c && shown.size() < 40; ++c) shown += (*c >= 0x20 && *c < 0x7f) ? *c : '?';
+  error = "PTXGEN_PTXAS_TIMEOUT=\"" + shown + "\" is not a number of seconds: give a whole number from 1 to 2147483647 "
+          "(or unset it for the default, 600)";
+  return std::nullopt;
 }
 
 Ptxas ptxas_for(std::string_view target, int min_major, int min_minor) {
@@ -168,7 +217,8 @@ Ptxas ptxas_for(std::string_view target, int min_major, int min_minor) {
     return p;
   }
   p.path = *found;
-  const Run r = run({p.path, "--version"}, std::min(60, ptxas_timeout_s()));
+  std::string bad;
+  const Run r = run({p.path, "--version"}, std::min(60, ptxas_timeout_s(bad).value_or(600)));
   const auto shown = [&] { return r.output.empty() ? std::string() : "ptxas said:\n" + r.output + (r.output.back() == '\n' ? "" : "\n"); };
   if (!r.launched) {
     p.error = "error: " + r.error + "\n" + install;

@@ -36,7 +36,6 @@ bool Diagnostics::fired(std::string_view rule) const {
   return false;
 }
 
-namespace {
 // Specs come from other programs, and their strings reach messages and pointers (an unknown key, a
 // wrong name). Printed to a terminal or a CI log, a raw ESC or C1 control could rewrite what the
 // reader sees, and a newline could forge a diagnostic line. Controls are shown as JSON-style escapes.
@@ -70,6 +69,7 @@ std::string printable(std::string_view s) {
   return out;
 }
 
+namespace {
 const SourcePos* lookup(const SourceMap* map, const std::string& pointer) {
   if (!map) return nullptr;
   // The nearest enclosing value that has a position (a missing key points at its parent).
