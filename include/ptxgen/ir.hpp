@@ -177,6 +177,7 @@ struct Op {
   // wait / arrive / commit / expect_tx / loads and mmas on ring tiles
   Phase phase;
   int pending = 0;         // mma_wait
+  std::string note;        // what the step does, when the lowering says it better than the planner
   bool leader_only = false;  // expect_tx / commit in a pair: CTA 0 only (or both CTAs' barriers)
 };
 

@@ -35,7 +35,8 @@ struct ResolvedView {
   int packing = 1;                     // elements per 32-bit column
   ir::TmemLayout layout = ir::TmemLayout::rows;
   int rows = 128;                      // logical rows (several blocks of rows_per_block(), side by side)
-  std::vector<std::string> chain;      // allocation first, one entry per link
+  std::string of;                      // the named view it derives from ("" for an allocation)
+  std::vector<std::string> chain;      // its own links since that view (an allocation: itself)
 
   int rows_per_block() const;          // lanes (rows layout), 64 (warpx2, layout F, layout B), 32 (warpx4)
   int blocks() const { return rows / rows_per_block(); }
@@ -323,6 +324,17 @@ struct Step {
   std::vector<Step> body;
 };
 
+// What one kernel may make ptxgen write (rule OUTPUT-SIZE), so that every accepted spec is
+// checked, planned and emitted in well under a second and 200 MB. `instructions` (PTX lines of the
+// kernel body) and `ptx_bytes` are upper bounds the planner computes from each step (tests compare
+// them with the emitted PTX); `async` counts tcgen05.cp and tcgen05.mma instructions, whose
+// descriptors `plan` decodes field by field.
+struct OutputSize {
+  int64_t instructions = 0, ptx_bytes = 0, async = 0;
+};
+inline constexpr OutputSize kMaxOutput{65536, int64_t{8} << 20, 2048};
+OutputSize output_size(const Step& s);  // an upper bound of what the emitter writes for the step
+
 struct RolePlan {
   std::string name;
   int first_warp = 0, warps = 1;
@@ -363,6 +375,7 @@ struct Plan {
   int ptx_version = 86;                   // major * 10 + minor
   std::vector<RolePlan> roles;
   std::vector<std::string> view_order;    // named views in declaration order (for the printers)
+  OutputSize size;                        // the whole kernel's, an upper bound (OUTPUT-SIZE)
   int mma_instructions() const;           // tcgen05.mma / wgmma instructions (one warpgroup's for wgmma)
   int tma_boxes() const;                  // cp.async.bulk.tensor instructions
 };

@@ -2,7 +2,9 @@
 // it resolved through, barriers, registers), then each role's steps in order (loops with their
 // bodies) with each instruction's spelling, shape, descriptor (field by field in JSON) and
 // tensor-memory address. The JSON form is documented field by field in docs/plan-json.md.
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "emitter.hpp"
 
@@ -182,6 +184,52 @@ struct Printer {
   }
 };
 
+// Lines longer than `width` break at a space outside brackets (a descriptor's fields or a list
+// stays on one line), the rest indented four more than the line; a line with no such space stays.
+std::string wrap_lines(const std::string& text, size_t width) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    const size_t first_char = line.find_first_not_of(' ');
+    const size_t indent = first_char == std::string_view::npos ? 0 : first_char;
+    std::string lead;
+    while (lead.size() + line.size() > width) {
+      // The last break at depth 0 that keeps the piece within the width, else the first one after.
+      size_t cut = std::string_view::npos, later = std::string_view::npos;
+      int depth = 0;
+      const size_t from = lead.empty() ? indent : 0;
+      for (size_t i = from; i < line.size(); ++i) {
+        const char ch = line[i];
+        if (ch == '(' || ch == '[') {
+          ++depth;
+        } else if ((ch == ')' || ch == ']') && depth > 0) {
+          --depth;
+        } else if (ch == ' ' && depth == 0 && i > from && line[i - 1] != ' ') {
+          if (i + lead.size() <= width) cut = i;
+          else if (later == std::string_view::npos) later = i;
+        }
+        if (cut != std::string_view::npos && i + lead.size() > width) break;
+      }
+      if (cut == std::string_view::npos) cut = later;
+      if (cut == std::string_view::npos) break;
+      out += lead;
+      out += line.substr(0, cut);
+      out += '\n';
+      line.remove_prefix(cut);
+      line.remove_prefix(std::min(line.find_first_not_of(' '), line.size()));
+      lead = std::string(indent + 4, ' ');
+    }
+    out += lead;
+    out += line;
+    if (end < text.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string plan_text(const Plan& pl) {
@@ -218,6 +266,7 @@ std::string plan_text(const Plan& pl) {
     const ResolvedView& v = pl.views.at(n);
     o += "  view     " + n + " = " + v.describe() + "\n";
     for (const auto& c : v.chain) o += "             <- " + c + "\n";
+    if (!v.of.empty()) o += "             <- " + v.of + "\n";
   }
   for (const auto& b : pl.barriers)
     o += "  mbarrier " + b.name + " at " + s(b.offset) + (b.stages > 1 ? ", " + s(b.stages) + " stages" : "") + ", " + s(b.count) +
@@ -231,7 +280,7 @@ std::string plan_text(const Plan& pl) {
          (r.max_registers ? ", setmaxnreg " + s(r.max_registers) : "") + "\n";
     pr.steps(r.steps, "  ");
   }
-  return o;
+  return wrap_lines(o, 100);
 }
 
 namespace {
@@ -365,7 +414,7 @@ std::string plan_json(const Plan& p) {
     const ResolvedView& v = p.views.at(n);
     vs[n] = {{"alloc", v.alloc},       {"lane", v.lane},       {"lanes", v.lanes}, {"column", v.column},
              {"columns", v.columns},   {"dtype", dt(v.dtype)}, {"packing", v.packing},
-             {"layout", std::string(spec::name(v.layout))}, {"rows", v.rows}, {"chain", v.chain}};
+             {"layout", std::string(spec::name(v.layout))}, {"rows", v.rows}, {"chain", v.chain}, {"of", v.of}};
   }
   j["views"] = vs;
   ojson bs = ojson::array();

@@ -366,7 +366,11 @@ struct Gemm {
     if (a_tmem) {
       // A in tensor memory is single-buffered: the next K block's copy waits until the MMAs that
       // read this one completed (tcgen05.mma then tcgen05.cp is not ordered, §9.7.16.6.2).
-      ml.body.push_back(barrier_op(ir::OpKind::wait, "a_free", 1));
+      ir::Op wait_free = barrier_op(ir::OpKind::wait, "a_free", 1);
+      wait_free.note =
+          "A in tensor memory is single-buffered: this K block's tcgen05.cp waits until the previous block's "
+          "MMAs have read it (their tcgen05.commit arrives on a_free)";
+      ml.body.push_back(wait_free);
       ir::Op cpy = op(ir::OpKind::copy);
       cpy.src = {"a", kPtr};
       if (layout_f()) {

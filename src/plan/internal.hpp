@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ptxgen/plan.hpp"
@@ -45,6 +46,10 @@ struct Ctx {
   std::set<std::string> view_names;                      // every declared view
   std::map<std::string, ResolvedView> views;             // views that resolve
   std::map<std::string, RegDef> regs;                    // latest definition of each register set
+  // Where each thread holds each element of a register set: (warp, thread, row, element) -> source,
+  // built by plan_tmem_store once per definition of the set (a tmem_load erases it), so a long
+  // list of tmem_store ops costs each op its own instructions only.
+  std::map<std::string, std::map<std::tuple<int, int, int, int64_t>, StSource>> held;
   std::map<std::string, int> barrier_stages;             // declared barriers' ring sizes
 
   explicit Ctx(const ir::Kernel& kernel);
@@ -86,6 +91,7 @@ Cell frag_cell(const LdInstr& f, int t, int reg, int elems_per_reg);
 // barriers and register sets it needs; reports ORDER-* problems for the planner-ordered role.
 struct Ordered {
   std::vector<RolePlan> roles;
+  OutputSize size;                           // an upper bound of the emitted PTX (OUTPUT-SIZE)
   std::set<std::string> barriers;            // every barrier a step names
   std::vector<TensorMap> tensor_maps;
   std::map<std::string, int> reg_counts;

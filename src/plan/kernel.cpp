@@ -3,7 +3,10 @@
 // (order.cpp with ops.cpp, mma.cpp, wgmma.cpp), then the memory map: the tiles (rings of stages),
 // the mbarriers and the words tcgen05.alloc writes, and the budgets of shared and tensor memory.
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "internal.hpp"
 #include "ptxgen/spec.hpp"
@@ -33,6 +36,62 @@ std::string_view name(StepKind k) {
     case StepKind::loop: return "loop";
   }
   return "?";
+}
+
+OutputSize output_size(const Step& st) {
+  // Lines each step's PTX takes at most (src/emit/): its comment and the blank line after it, its
+  // labels and predicates, and per instruction group what the emitter writes; bytes: at most 96 per
+  // line, plus the comment's text and 10 per register in a tcgen05.ld/st vector.
+  OutputSize z;
+  int64_t lines = 4, regs = 0;
+  auto warps = [](const RegDef& d) {
+    std::set<int> w;
+    for (const auto& f : d.frags) w.insert(f.warp);
+    return static_cast<int64_t>(std::max<size_t>(w.size(), 1));
+  };
+  switch (st.kind) {
+    case StepKind::load: lines += st.load.tma ? 16 + 6 * static_cast<int64_t>(st.load.boxes.size()) : 40; break;
+    case StepKind::sync: lines += 6; break;
+    case StepKind::cp:
+      lines += 2 + 5 * static_cast<int64_t>(st.cps.size());
+      z.async = static_cast<int64_t>(st.cps.size());
+      break;
+    case StepKind::mma:
+      lines += 12 + 10 * static_cast<int64_t>(st.mma.instrs.size()) + (st.mma.a_registers ? 400 : 0);
+      for (const auto& in : st.mma.instrs) regs += in.n / 2;
+      z.async = static_cast<int64_t>(st.mma.instrs.size());
+      break;
+    case StepKind::tmem_ld:
+      lines += 3 * warps(st.ld);
+      for (const auto& f : st.ld.frags) lines += 1, regs += f.regs;
+      break;
+    case StepKind::tmem_st:
+      lines += 3 * warps(st.st.dst);
+      for (const auto& f : st.st.dst.frags) lines += 1, regs += f.regs;
+      if (!st.st.direct)
+        for (const auto& f : st.st.sources)
+          for (const auto& r : f) lines += static_cast<int64_t>(r.size()) + 1;
+      break;
+    case StepKind::store: {
+      const RegDef& d = st.store.src;
+      // A clipped store writes a pair of elements in about 30 instructions; a plain one 3 per element.
+      const int64_t per_reg = st.store.clip ? 16 : 3 * d.elems_per_reg + 1;
+      lines += 16 + 10 * warps(d) + (d.wgmma ? int64_t{d.regs} * per_reg : 0);
+      for (const auto& f : d.frags) lines += 3 + static_cast<int64_t>(f.regs) * per_reg;
+      break;
+    }
+    case StepKind::wait_ld:
+    case StepKind::wait_st:
+    case StepKind::mma_wait: lines += 1; break;
+    case StepKind::commit:
+    case StepKind::wait:
+    case StepKind::arrive:
+    case StepKind::expect_tx: lines += 14; break;  // with the stage and phase of a ring
+    case StepKind::loop: lines += 24; break;        // its body counts step by step
+  }
+  z.instructions = lines;
+  z.ptx_bytes = 96 * lines + 10 * regs + static_cast<int64_t>(st.why.size());
+  return z;
 }
 
 namespace {
@@ -179,11 +238,46 @@ void declarations(Ctx& c) {
     sp.layout.mn = t.rows;
     sp.layout.k = t.cols;
     if (auto why = isa::make_tile_layout(sp.layout)) {
-      c.problem("SMEM-TILE", t.swizzle_ptr,
-                "\"" + t.name + "\" (" + std::string(isa::name(t.dtype)) + ", " + s(t.rows) + " x " + s(t.cols) + ", " +
-                    (t.major == isa::Major::k ? "K" : "MN") + "-major, " + std::string(isa::name(t.swizzle)) +
-                    ") is not a canonical layout: " + *why,
-                {"use a smaller swizzle", "or a shape of whole swizzle atoms (8 rows of the swizzle width, K-major)"});
+      // The change that works: the largest smaller swizzle whose atoms the shape fills (pointing at
+      // the swizzle), else the shape, rounded up to whole atoms of this swizzle (pointing at it).
+      std::optional<isa::Swizzle> smaller;
+      for (isa::Swizzle sw : {isa::Swizzle::b128, isa::Swizzle::b64, isa::Swizzle::b32, isa::Swizzle::none}) {
+        if (isa::bytes(sw) >= isa::bytes(t.swizzle) || (sw != isa::Swizzle::none && t.swizzle == isa::Swizzle::none)) continue;
+        isa::TileLayout x = sp.layout;
+        x.swizzle = sw;
+        if (!isa::make_tile_layout(x)) {
+          smaller = sw;
+          break;
+        }
+      }
+      if (t.major == isa::Major::k && t.swizzle == isa::Swizzle::b128_base32b) smaller = isa::Swizzle::b128;
+      const std::string what = "\"" + t.name + "\" (" + std::string(isa::name(t.dtype)) + ", " + s(t.rows) + " x " + s(t.cols) +
+                               ", " + (t.major == isa::Major::k ? "K" : "MN") + "-major, " + std::string(isa::name(t.swizzle)) +
+                               ") is not a canonical layout: " + *why;
+      auto swz = [](isa::Swizzle w) { return w == isa::Swizzle::none ? std::string("0") : s(isa::bytes(w)); };
+      if (smaller) {
+        c.problem("SMEM-TILE", t.swizzle_ptr, what,
+                  {"use \"swizzle\": " + swz(*smaller) + " (the largest swizzle whose atoms this shape fills)",
+                   "or a shape of whole swizzle atoms"});
+        continue;
+      }
+      // Whole atoms of this swizzle: rows and columns rounded up (§9.7.16.3.3).
+      const int sb = isa::bytes(t.swizzle);  // 16 without swizzle
+      const int64_t bits = sp.bits;
+      const int64_t along = sb * 8 / bits;  // elements of one atom row
+      const int64_t k_group = t.swizzle == isa::Swizzle::b128_base32b ? 4 : 8;
+      const int64_t rows_mult = t.major == isa::Major::k ? 8 : along, cols_mult = t.major == isa::Major::k ? along : k_group;
+      auto up = [](int64_t v, int64_t m) { return m > 0 ? (v + m - 1) / m * m : v; };
+      if (up(t.rows, rows_mult) == t.rows && up(t.cols, cols_mult) == t.cols) {  // whole atoms, but too large
+        c.problem("SMEM-TILE", t.shape_ptr, what, {"use a smaller tile: a descriptor addresses 2^18 bytes"});
+        continue;
+      }
+      c.problem("SMEM-TILE", t.shape_ptr, what,
+                {"use \"shape\": [" + s(up(t.rows, rows_mult)) + ", " + s(up(t.cols, cols_mult)) + "]: rows a multiple of " +
+                 s(rows_mult) + ", columns a multiple of " + s(cols_mult) + " (" +
+                 (t.major == isa::Major::k ? "8-row core matrices, K in whole " + s(sb) + "-byte atom rows"
+                                           : "M/N in whole " + s(sb) + "-byte atom rows, K in " + s(k_group) + "-row groups") +
+                 ")"});
       continue;
     }
     uint32_t want = std::max<uint32_t>(16, static_cast<uint32_t>(isa::pattern_bytes(t.swizzle)));
@@ -249,11 +343,10 @@ Analysis analyze(const ir::Kernel& k) {
   p.grid = k.grid;
   p.size_params = k.size_params;
   p.roles = std::move(ord.roles);
+  p.size = ord.size;
   p.views = c.views;
   p.reg_counts = ord.reg_counts;
   p.tensor_maps = ord.tensor_maps;
-  for (const auto& v : k.views)
-    if (!v.name.empty() && c.views.count(v.name)) p.view_order.push_back(v.name);
   for (const auto& g : k.globals)
     p.globals.push_back({g.name, g.param, g.dtype, g.bits ? g.bits : spec::storage_bits(g.dtype, g.format), g.rows, g.cols,
                          g.ld ? g.ld : g.cols, g.rows_param, g.cols_param, g.ld_param, g.format, g.output, g.dims});
@@ -300,6 +393,30 @@ Analysis analyze(const ir::Kernel& k) {
     p.tmem_columns += a.columns;
   }
   p.allocs = allocs;
+  // The printers' order of views: each allocation (in tcgen05.alloc order), then the views
+  // declared of it, each after the view it is declared of, siblings in the order of their cells
+  // (first column, then lane). The spec's key order is no order: the same spec gives the same
+  // plan however its members are ordered.
+  {
+    std::map<std::string, std::vector<std::string>> derived;
+    for (const auto& [n, v] : p.views)
+      if (!v.of.empty()) derived[v.of].push_back(n);
+    for (auto& [parent, kids] : derived)
+      std::stable_sort(kids.begin(), kids.end(), [&](const std::string& a, const std::string& b) {
+        const ResolvedView &x = p.views.at(a), &y = p.views.at(b);
+        return std::tie(x.column, x.lane) < std::tie(y.column, y.lane);
+      });
+    std::vector<std::string> todo;
+    for (auto a = p.allocs.rbegin(); a != p.allocs.rend(); ++a) todo.push_back(a->name);
+    while (!todo.empty()) {
+      const std::string n = todo.back();
+      todo.pop_back();
+      if (!p.views.count(n)) continue;
+      p.view_order.push_back(n);
+      auto d = derived.find(n);
+      if (d != derived.end()) todo.insert(todo.end(), d->second.rbegin(), d->second.rend());
+    }
+  }
   p.smem_bytes = detail::round_up(end, 16) + p.smem_align;  // slack to round the base up at run time
   // The budgets of shared and tensor memory are rules that read these numbers (rules/).
   out.problems = std::move(c.problems);

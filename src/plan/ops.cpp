@@ -519,6 +519,8 @@ std::optional<RegDef> plan_lanes(Ctx& c, const ir::Op& o, const ResolvedView& v)
     const std::string wp = o.warps.empty() ? o.ptr : ptr_join(o.warps_ptr, i);
     const uint32_t qi = static_cast<uint32_t>(w % 4);
     if (w >= nwarps) {
+      // With threads not a whole number of warps PROGRAM-THREADS is the root: no warp count to quote.
+      if (c.k.threads % 32 != 0) return std::nullopt;
       c.problem("LD-WARPS", wp, "warp " + s(w) + " does not exist: the kernel has " + s(c.k.threads) + " threads (" + s(nwarps) + " warps)",
                 {"list warps below " + s(nwarps) + ", or raise \"threads\""});
       return std::nullopt;
@@ -666,14 +668,16 @@ std::optional<TmemStStep> plan_tmem_store(Ctx& c, const ir::Op& o, const RegDef&
   st.src = src;
   st.dst = *dst;
   st.convert = convert;
-  // Where each thread holds each element of the register set.
-  std::map<std::tuple<int, int, int, int64_t>, StSource> held;
-  for (const auto& g : src.frags)
-    for (int t = 0; t < 32; ++t)
-      for (int i = 0; i < g.regs; ++i) {
-        const Cell cl = frag_cell(g, t, i, src.elems_per_reg);
-        for (int k = 0; k < src.elems_per_reg; ++k) held[{g.warp, t, cl.row, cl.elem + k}] = {g.first_reg + i, k};
-      }
+  // Where each thread holds each element of the register set (once per definition of the set).
+  auto [slot, fresh] = c.held.try_emplace(src.name);
+  auto& held = slot->second;
+  if (fresh)
+    for (const auto& g : src.frags)
+      for (int t = 0; t < 32; ++t)
+        for (int i = 0; i < g.regs; ++i) {
+          const Cell cl = frag_cell(g, t, i, src.elems_per_reg);
+          for (int k = 0; k < src.elems_per_reg; ++k) held[{g.warp, t, cl.row, cl.elem + k}] = {g.first_reg + i, k};
+        }
   for (const auto& f : dst->frags) {
     std::vector<std::vector<StSource>> regs;
     for (int j = 0; j < f.regs; ++j) {

@@ -55,8 +55,10 @@ class Sequencer {
   std::vector<Step> run() {
     int i = 0;
     for (const auto& n : role_.nodes) {
+      if (stopped_) break;
       if (!n.is_loop) {
         op(i++, n.op, steps_);
+        check_size(n.op);
         continue;
       }
       Step lp;
@@ -68,16 +70,45 @@ class Sequencer {
       lp.why = n.loop.k_param.empty() ? s(n.loop.trips) + " iterations"
                                       : "one iteration per K block of " + s(n.loop.block) + ": max(1, ceil(" + n.loop.k_param +
                                             " / " + s(n.loop.block) + "))";
-      for (const auto& o : n.loop.body) op(i++, o, lp.body);
+      for (const auto& o : n.loop.body) {
+        op(i++, o, lp.body);
+        check_size(o);
+      }
       // The registers a loop iteration loaded are reused by the next one.
       wait_ld("the next iteration reuses these registers (§9.7.16.6.4.5)", lp.body);
+      add_size(output_size(lp));
       steps_.push_back(std::move(lp));
     }
-    finish();
+    if (!stopped_) finish();
     return std::move(steps_);
   }
 
  private:
+  void add_size(const OutputSize& z) {
+    out_.size.instructions += z.instructions;
+    out_.size.ptx_bytes += z.ptx_bytes;
+    out_.size.async += z.async;
+  }
+  // Past a bound the rest is not planned: a spec that would make gigabytes of PTX costs its check
+  // no more than one at the bound (OUTPUT-SIZE points at the op that crosses it).
+  void check_size(const ir::Op& o) {
+    if (stopped_) return;
+    const OutputSize& z = out_.size;
+    const OutputSize& m = kMaxOutput;
+    const std::string fewer_regs = "move fewer registers per op: smaller tmem_load, tmem_store and store views, or fewer such ops";
+    std::string what, fix = fewer_regs;
+    if (z.instructions > m.instructions) what = s(z.instructions) + " PTX instructions, more than the " + s(m.instructions) + " a kernel may have";
+    else if (z.ptx_bytes > m.ptx_bytes) what = s(z.ptx_bytes) + " bytes of PTX, more than the " + s(m.ptx_bytes) + " a kernel may have";
+    else if (z.async > m.async) {
+      what = s(z.async) + " tcgen05.cp/tcgen05.mma instructions, more than the " + s(m.async) + " a kernel may have";
+      fix = "use fewer or smaller copy and mma ops (each M group x N group x K step of an mma is one tcgen05.mma)";
+    }
+    if (what.empty()) return;
+    c_.problem("OUTPUT-SIZE", o.ptr, "with this op the kernel reaches " + what + ": ptxgen bounds what one spec makes it write",
+               {"split the work into several kernels (specs)", fix});
+    stopped_ = true;
+  }
+
   std::string at(int i) const { return ops_.at(static_cast<size_t>(i))->ptr; }
 
   void incomplete(const std::string& ptr, const std::string& what, const Async& a, const std::string& verb) {
@@ -86,6 +117,21 @@ class Sequencer {
                    " is still working on: its completion is visible only after a commit and a wait on that barrier "
                    "(§9.7.16.6.4.2)",
                {"insert {\"op\": \"commit\", \"barrier\": B} and {\"op\": \"wait\", \"barrier\": B} before it"});
+  }
+
+  // Each distinct region once: ops name views (one region each), so the list stays as short as
+  // the views are few however many ops write them.
+  void add_written(const Region& r) {
+    if (written_keys_.insert(describe(r)).second) written_.push_back(r);
+  }
+  // An async op, unless one with the same effect is pending and uncommitted (the first stays, for
+  // messages): a long list of the same mma keeps this list, and every scan of it, short.
+  void add_async(Async a) {
+    std::string key = std::string(name(a.what)) + "|" + a.d_key;
+    for (const auto& r : a.writes) key += "|w" + describe(r);
+    for (const auto& r : a.reads) key += "|r" + describe(r);
+    for (const auto& t : a.tiles) key += "|t" + t;
+    if (open_async_.insert(key).second) async_.push_back(std::move(a));
   }
 
   bool written(const Region& r) const {
@@ -164,6 +210,7 @@ class Sequencer {
     pending_st_ = false;
     st_sources_.clear();
     st_regions_.clear();
+    st_region_keys_.clear();
   }
   // The threads of the next op differ from those of the last: unless nothing since the last sync
   // (or mbarrier wait of all threads) needs ordering, synchronize. Only in a role the planner
@@ -226,10 +273,12 @@ class Sequencer {
   // what those lanes hold is dead: no later op reads it before something writes it again. Refused
   // only when a later op reads cells the copy clobbered (data still to be read).
   void check_collateral(int i, const ir::Op& o, const Region& col) {
+    if (accesses_.empty())  // each op's regions once, for every copy that checks its multicast lanes
+      for (const ir::Op* x : ops_) accesses_.push_back(access(*x));
     std::vector<Region> rewritten;
     for (size_t j = static_cast<size_t>(i) + 1; j < ops_.size(); ++j) {
       const ir::Op& later = *ops_[j];
-      const Access a = access(later);
+      const Access& a = accesses_[j];
       for (const auto& r : a.reads) {
         if (!overlap(r, col)) continue;
         bool covered = false;
@@ -252,7 +301,24 @@ class Sequencer {
     }
   }
 
+  // Follow-on errors are noise: an mma reading a view a refused copy was to fill (the copy's error
+  // says what is wrong with the view) is not planned or reported; the view still counts as written.
   void op(int i, const ir::Op& o, std::vector<Step>& out) {
+    if (o.kind == ir::OpKind::mma)
+      for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata})
+        if (*r && failed_copies_.count(r->name)) {
+          if (auto v = c_.views.find(o.d.name); v != c_.views.end()) add_written(region_of(v->second));
+          return;
+        }
+    const size_t before = out.size();
+    plan_op(i, o, out);
+    for (size_t k = before; k < out.size(); ++k) {
+      if (!o.note.empty()) out[k].why = o.note;
+      add_size(output_size(out[k]));
+    }
+  }
+
+  void plan_op(int i, const ir::Op& o, std::vector<Step>& out) {
     Step st;
     st.op = i;
     st.ptr = o.ptr;
@@ -315,15 +381,18 @@ class Sequencer {
           write_tmem(o.dst, col, "the multicast of this copy", false);  // lanes an unfinished op still uses
           if (ordered_) check_collateral(i, o, col);
         }
-        written_.push_back(r);
+        add_written(r);
         Async a;
         a.op = i;
         a.what = AsyncKind::copy;
         a.writes = {r};
         a.writes.insert(a.writes.end(), collateral.begin(), collateral.end());
         a.tiles = {o.src.name};
-        async_.push_back(a);
-        if (!cps) return;
+        add_async(std::move(a));
+        if (!cps) {
+          failed_copies_.insert(o.dst.name);
+          return;
+        }
         enter(Exec::issuer, {}, out);
         st.kind = StepKind::cp;
         st.cps = *cps;
@@ -347,6 +416,7 @@ class Sequencer {
         for (const auto& r : st_regions_)
           if (overlap(r, region_of(*v))) wait_st("tcgen05.ld reads cells a tcgen05.st of these warps wrote (§9.7.16.6.4.2)", out);
         c_.regs[o.regs.name] = *d;
+        c_.held.erase(o.regs.name);
         out_.reg_counts[o.regs.name] = std::max(out_.reg_counts[o.regs.name], d->regs);
         pending_ld_.insert(o.regs.name);
         clean_ = false;
@@ -362,7 +432,7 @@ class Sequencer {
         if (!v) return;
         const Region r = region_of(*v);
         write_tmem(o.dst, r, "tmem_store", false);
-        written_.push_back(r);
+        add_written(r);
         if (!src) return;
         auto t = plan_tmem_store(c_, o, *src, *v);
         if (!t) return;
@@ -370,7 +440,7 @@ class Sequencer {
         if (pending_ld_.count(o.regs.name)) wait_ld("tcgen05.st reads the registers \"" + o.regs.name + "\" (§9.7.16.8.5)", out);
         pending_st_ = true;
         st_sources_.insert(o.regs.name);
-        st_regions_.push_back(r);
+        if (st_region_keys_.insert(describe(r)).second) st_regions_.push_back(r);
         if (!t->direct) out_.reg_counts[planner_name("st", i)] = t->dst.regs;
         clean_ = false;
         st.kind = StepKind::tmem_st;
@@ -489,14 +559,14 @@ class Sequencer {
     a.op = i;
     if (d) {
       write_tmem(o.d, region_of(*d), "mma", true, key);
-      written_.push_back(region_of(*d));
+      add_written(region_of(*d));
       a.writes = {region_of(*d)};
     }
     for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata})
       if (const ResolvedView* v = known_view(*r)) a.reads.push_back(region_of(*v));
     a.tiles = {o.a.name, o.b.name};
     a.d_key = key;
-    async_.push_back(a);
+    add_async(std::move(a));
     if (!m) return;
     enter(Exec::issuer, {}, out);
     st.kind = StepKind::mma;
@@ -518,6 +588,7 @@ class Sequencer {
     }
     for (auto& a : async_)
       if (a.barrier.empty()) a.barrier = b.name;
+    open_async_.clear();  // committed: a later identical op is pending anew
     bs.outstanding = true;
     ++bs.commits;
     enter(Exec::issuer, {}, out);
@@ -553,8 +624,8 @@ class Sequencer {
     ++bs.waits;
     std::vector<Async> left;
     for (auto& a : async_)
-      if (a.barrier != b.name) left.push_back(a);
-    async_ = left;
+      if (a.barrier != b.name) left.push_back(std::move(a));
+    async_ = std::move(left);
     enter(Exec::all, {}, out, true);  // what these threads did before must be ordered too
     clean_ = true;  // every thread passed the mbarrier and tcgen05.fence::after_thread_sync
     st.why = ordered_ ? "all threads wait for phase " + s(bs.waits - 1) + " of \"" + b.name +
@@ -565,6 +636,14 @@ class Sequencer {
   }
 
   void finish() {
+    const size_t from = steps_.size();
+    struct Sized {  // the steps finish() adds count toward OUTPUT-SIZE too
+      Sequencer& q;
+      size_t from;
+      ~Sized() {
+        for (size_t k = from; k < q.steps_.size(); ++k) q.add_size(output_size(q.steps_[k]));
+      }
+    } sized{*this, from};
     if (ordered_ && !async_.empty()) {
       // The kernel's own commit and wait: no tensor memory is deallocated under a running MMA.
       const std::string done = planner_name("done");
@@ -605,6 +684,10 @@ class Sequencer {
   std::vector<Region> written_;
   std::set<std::string> loaded_, regs_seen_, pending_ld_, st_sources_;
   std::vector<Region> st_regions_;
+  std::set<std::string> written_keys_, st_region_keys_, open_async_;
+  std::set<std::string> failed_copies_;  // views a refused copy was to fill
+  std::vector<Access> accesses_;
+  bool stopped_ = false;                 // OUTPUT-SIZE: the rest is not planned
   bool pending_st_ = false;
   bool generic_smem_writes_ = false;
   bool clean_ = true;  // nothing since the last sync needs ordering across threads

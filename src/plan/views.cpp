@@ -99,9 +99,9 @@ class Resolver {
 
   ViewResolution run() {
     for (const auto& [n, i] : named_) {
-      if (auto v = resolve(i)) {
-        v->name = n;
-        out_.views[n] = *v;
+      if (const auto& v = resolve(i)) {
+        ResolvedView& r = out_.views[n] = *v;
+        r.name = n;
       }
     }
     return std::move(out_);
@@ -117,46 +117,68 @@ class Resolver {
     return v.name.empty() ? "(inline view at " + v.ptr + ")" : v.name;
   }
 
-  std::optional<ResolvedView> resolve(int i) {
-    if (state_[static_cast<size_t>(i)] == 2) return memo_[static_cast<size_t>(i)];
-    if (state_[static_cast<size_t>(i)] == 1) return std::nullopt;  // reported by the caller (cycle)
-    state_[static_cast<size_t>(i)] = 1;
-    stack_.push_back(i);
-    auto r = link(views_[static_cast<size_t>(i)]);
-    stack_.pop_back();
-    state_[static_cast<size_t>(i)] = 2;
-    memo_[static_cast<size_t>(i)] = r;
-    return r;
+  // Resolves view i and every view its chain goes through, each once (memoized), without
+  // recursion: a chain as long as the input limits allow (thousands of links) costs time and
+  // memory linear in its length, and no stack.
+  const std::optional<ResolvedView>& resolve(int i) {
+    std::vector<int> path;  // views entered, i first; each one's parent after it
+    std::optional<ResolvedView> none;
+    const std::optional<ResolvedView>* base = &none;  // what the last view of the path derives from
+    for (int cur = i;;) {
+      const size_t u = static_cast<size_t>(cur);
+      if (state_[u] == 2) {
+        base = &memo_[u];
+        break;
+      }
+      if (state_[u] == 1) {  // back on the path: the link of path.back() closes a cycle
+        std::string cycle;
+        bool in = false;
+        for (int s : path) {
+          in = in || s == cur;
+          if (in) cycle += label(s) + " -> ";
+        }
+        cycle += label(cur);
+        problem("VIEW-CYCLE", views_[static_cast<size_t>(path.back())].of.ptr, "the views form a cycle: " + cycle,
+                {"every chain of slices, casts and aliases must end at an allocation ({\"columns\": N})"});
+        break;
+      }
+      state_[u] = 1;
+      path.push_back(cur);
+      const TmemView& v = views_[u];
+      if (v.kind == TmemView::Kind::alloc) break;
+      cur = parent_index(v);
+      if (cur < 0) break;
+    }
+    // Down the path: each view from its parent's resolution (the allocation from nothing).
+    for (size_t k = path.size(); k-- > 0;) {
+      const size_t u = static_cast<size_t>(path[k]);
+      const std::optional<ResolvedView>& parent = k + 1 < path.size() ? memo_[static_cast<size_t>(path[k + 1])] : *base;
+      const TmemView& v = views_[u];
+      memo_[u] = v.kind == TmemView::Kind::alloc ? link(v, none) : parent ? link(v, parent) : std::nullopt;
+      state_[u] = 2;
+    }
+    return memo_[static_cast<size_t>(i)];
   }
 
-  std::optional<ResolvedView> parent(const TmemView& v) {
-    int target = v.of_inline;
-    if (target < 0) {
-      auto it = named_.find(v.of.name);
-      if (it == named_.end()) {
-        problem("NAME-UNKNOWN", v.of.ptr, "no tensor-memory view named \"" + v.of.name + "\"",
-                {"declare it under /program/tmem, or use one of the names declared there"});
-        return std::nullopt;
-      }
-      target = it->second;
+  // The index of the view `v` is of, or -1 (reported: no such name).
+  int parent_index(const TmemView& v) {
+    if (v.of_inline >= 0) return v.of_inline;
+    auto it = named_.find(v.of.name);
+    if (it == named_.end()) {
+      problem("NAME-UNKNOWN", v.of.ptr, "no tensor-memory view named \"" + v.of.name + "\"",
+              {"declare it under /program/tmem, or use one of the names declared there"});
+      return -1;
     }
-    if (state_[static_cast<size_t>(target)] == 1) {
-      std::string cycle;
-      bool in = false;
-      for (int s : stack_) {
-        in = in || s == target;
-        if (in) cycle += label(s) + " -> ";
-      }
-      cycle += label(target);
-      problem("VIEW-CYCLE", v.of.ptr, "the views form a cycle: " + cycle,
-              {"every chain of slices, casts and aliases must end at an allocation ({\"columns\": N})"});
-      return std::nullopt;
-    }
-    return resolve(target);
+    return it->second;
   }
 
-  std::optional<ResolvedView> link(const TmemView& v) {
+  // View `v` from its parent's resolution `p` (unused for an allocation).
+  std::optional<ResolvedView> link(const TmemView& v, const std::optional<ResolvedView>& p) {
     if (v.kind == TmemView::Kind::alloc) {
+      // An allocation TMEM-ALLOC refuses (declarations) resolves to nothing, reported there: the
+      // views of it would only repeat that its columns are wrong.
+      const bool pow2 = v.columns > 0 && (v.columns & (v.columns - 1)) == 0;
+      if (!pow2 || v.columns < 32 || v.columns > 512) return std::nullopt;
       ResolvedView r;
       r.alloc = v.name;
       r.columns = static_cast<uint32_t>(v.columns);
@@ -166,9 +188,13 @@ class Resolver {
       if (!packing_ok(r.dtype, r.packing, v.packing_ptr)) return std::nullopt;
       return r;
     }
-    auto p = parent(v);
     if (!p) return std::nullopt;
     ResolvedView r = *p;
+    // A named parent's own links stay with it: this view keeps its name and starts a new chain.
+    if (v.of_inline < 0) {
+      r.of = v.of.name;
+      r.chain.clear();
+    }
     const std::string who = v.name.empty() ? "" : v.name + ": ";
     switch (v.kind) {
       case TmemView::Kind::alloc: break;
@@ -271,8 +297,7 @@ class Resolver {
   const std::vector<TmemView>& views_;
   std::map<std::string, int> named_;
   std::vector<std::optional<ResolvedView>> memo_;
-  std::vector<int> state_;  // 0 new, 1 on the stack, 2 done
-  std::vector<int> stack_;
+  std::vector<int> state_;  // 0 new, 1 on the path being resolved, 2 done
   std::set<std::string> reported_;
   ViewResolution out_;
 };

@@ -55,7 +55,7 @@ void check_tma_stride(const Context&, Diagnostics&);
   X(op_mma_target) X(op_mma_accum) X(op_mma_d) X(op_mma_major) X(op_mma_swizzle) X(op_mma_shape)         \
   X(op_mma_a_tmem) X(op_mma_scale_vec) X(op_mma_scale) X(op_mma_sparse) X(op_mma_overlap)               \
   X(order_unwritten) X(order_incomplete) X(order_barrier)                                              \
-  X(pair_per_cta) X(pair_store_overlap) X(pair_mma) X(global_size)
+  X(pair_per_cta) X(pair_store_overlap) X(pair_mma) X(global_size) X(output_size)
 #define PTXGEN_DECLARE_CHECK(n) void check_##n(const Context&, Diagnostics&);
 PTXGEN_PROGRAM_CHECKS(PTXGEN_DECLARE_CHECK)
 #undef PTXGEN_DECLARE_CHECK

@@ -1,5 +1,6 @@
 // The rule table. One record per rule; checks, `ptxgen rules`, `ptxgen explain`, docs/rules.md
 // and the negative tests all come from here.
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "context.hpp"
@@ -96,6 +97,14 @@ std::string wide_object_document() {
 }
 std::string long_string_document() {
   return replaced(R"("name": "example")", "\"name\": \"" + std::string(spec::Limits{}.max_string + 1, 'x') + "\"");
+}
+// A program whose stores make more PTX than OUTPUT-SIZE allows: the example program's epilogue,
+// its store of 128 x 128 f32 registers repeated.
+std::string many_stores_document() {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(kProgramBase);
+  auto& ops = j["program"]["ops"];
+  for (int i = 0; i < 40; ++i) ops.push_back({{"op", "store"}, {"regs", "r"}, {"dst", "D"}});
+  return j.dump(2);
 }
 std::string long_number_document() { return replaced(R"("m": 4096)", "\"m\": 1" + std::string(64, '0')); }
 
@@ -382,7 +391,7 @@ const std::vector<Rule> kTable = {
 {"SMEM-TILE", "a shared-memory tile is not a canonical layout", "PTX ISA 9.1 §9.7.16.3.3 (canonical layouts); Table 55",
  "Tiles are laid out the way TMA boxes write the canonical layouts the descriptors describe: K-major tiles are whole 8-row core matrices and their K bytes a multiple of the swizzle width; MN-major tiles have M/N bytes a multiple of the swizzle width and whole 8-row (4 for 32-byte atomicity) K groups.",
  "A 128-byte swizzle on a tile whose rows are 64 bytes; a 4-row tile.",
- {"use a smaller swizzle", "or give the tile whole swizzle atoms"},
+ {"use a smaller swizzle whose atoms the shape fills (the diagnostic names the largest; it then points at \"swizzle\")", "or give the tile whole swizzle atoms (when no swizzle fits, for example rows that are no multiple of 8, the diagnostic points at \"shape\" and gives the rounded shape)"},
  R"({"program": {"smem": {"a": {"shape": [128, 32]}}}})", "/program/smem/a/swizzle", false,
  R"({"program": {"smem": {"a": {"shape": [128, 32], "swizzle": 64}, "b": {"shape": [128, 32], "swizzle": 64}}, "tmem": {"a_t": {"cast": {"of": {"slice": {"columns": [128, 144]}}}}}}})", check_smem_tile},
 {"SMEM-ALIGN", "a tile's alignment is below its swizzle pattern", "PTX ISA 9.1 §9.7.16.4.1 Table 41; CUDA C++ Programming Guide (TMA destinations 128-byte aligned)",
@@ -581,7 +590,7 @@ const std::vector<Rule> kTable = {
  "A in tensor memory is row-major: row i in lane i of 128 lanes (layout F at D's alignment for M = 64 and a pair's sparse M = 128; for a pair's dense M = 128, layout B, each row at lanes i and 64 + i: a warpx2::02_13 view), K along the columns packed 32 bits per column (2 bf16, 4 8-bit or 8-bit containers, 8 e2m1 for mxf4), one block of M-instruction rows per M group.",
  "An unpacked bf16 A view.",
  {"cast A's view to the packing the message gives"},
- R"({"program": {"tmem": {"a_t": {"cast": {"of": {"slice": {"columns": [128, 192]}}, "packing": 1}}}}})", "/program/ops/3/a", false, "{\"program\": {}}", check_op_mma_a_tmem},
+ R"({"program": {"tmem": {"a_x": {"cast": {"of": {"slice": {"of": "t", "columns": [128, 192]}}, "dtype": "bf16", "packing": 1}}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_x", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/3/a", false, "{\"program\": {}}", check_op_mma_a_tmem},
 {"OP-MMA-SCALE-VEC", "no such block size for the kind and scale type", "PTX ISA 9.1 §9.7.16.10.7.1 Tables 56, 57",
  ".kind::mxf8f6f4 takes ue8m0 scale factors per 32 elements (.scale_vec::1X / .block32); .kind::mxf4 ue8m0 per 32 (.scale_vec::2X); .kind::mxf4nvf4 ue8m0 per 32 (2X) or ue8m0/ue4m3 per 16 (.scale_vec::4X / .block16).",
  "vec 16 with .kind::mxf8f6f4; ue4m3 scales with vec 32.",
@@ -592,13 +601,13 @@ const std::vector<Rule> kTable = {
  "Scale factors are ue8m0 or ue4m3, one type for A and B. They sit four per 32-bit column: the factors of row r in lane r % 32 of every 32-lane quarter (a warpx4 view, as .32x128b.warpx4 copies them), column r / 32; each K step reads its factors at a byte (1X), half-word (2X) or word (4X) the scale-factor ID selects, and the next four factors of every row follow in the next 4 columns per 128 rows. A view of ceil(steps x factors / 4) x 4 x ceil(rows / 128) columns holds them all.",
  "A scale view in the rows layout, or too few columns for the K steps.",
  {"cast the scale view to ue8m0 packing 4 layout warpx4 with the columns the message gives"},
- R"({"program": {"globals": {"A": {"dtype": "e4m3", "shape": [128, 128]}, "B": {"dtype": "e4m3", "shape": [128, 128]}, "SFA": {"dtype": "ue8m0", "shape": [32, 16]}, "SFB": {"dtype": "ue8m0", "shape": [32, 16]}}, "smem": {"a": {"dtype": "e4m3", "shape": [128, 128]}, "b": {"dtype": "e4m3", "shape": [128, 128]}, "sfa_s": {"dtype": "ue8m0", "shape": [32, 16]}, "sfb_s": {"dtype": "ue8m0", "shape": [32, 16]}}, "tmem": {"sfa": {"cast": {"of": {"slice": {"of": "t", "columns": [160, 164]}}, "dtype": "ue8m0", "packing": 4}}, "sfb": {"cast": {"of": {"slice": {"of": "t", "columns": [164, 168]}}, "dtype": "ue8m0", "packing": 4, "layout": "warpx4"}}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "load", "src": "SFA", "dst": "sfa_s"}, {"op": "load", "src": "SFB", "dst": "sfb_s"}, {"op": "copy", "src": "sfa_s", "dst": "sfa"}, {"op": "copy", "src": "sfb_s", "dst": "sfb"}, {"op": "mma", "a": "a", "b": "b", "d": "acc", "scale": {"a": "sfa", "b": "sfb"}}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/6/scale/a", false,
+ R"({"program": {"globals": {"A": {"dtype": "e4m3", "shape": [128, 128]}, "B": {"dtype": "e4m3", "shape": [128, 128]}, "SFA": {"dtype": "ue8m0", "shape": [32, 16]}, "SFB": {"dtype": "ue8m0", "shape": [32, 16]}}, "smem": {"a": {"dtype": "e4m3", "shape": [128, 128]}, "b": {"dtype": "e4m3", "shape": [128, 128]}, "sfa_s": {"dtype": "ue8m0", "shape": [32, 16]}, "sfb_s": {"dtype": "ue8m0", "shape": [32, 16]}}, "tmem": {"sfa4": {"cast": {"of": {"slice": {"of": "t", "columns": [160, 164]}}, "dtype": "ue8m0", "packing": 4, "layout": "warpx4"}}, "sfa": {"cast": {"of": "sfa4", "layout": "rows"}}, "sfb": {"cast": {"of": {"slice": {"of": "t", "columns": [164, 168]}}, "dtype": "ue8m0", "packing": 4, "layout": "warpx4"}}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "load", "src": "SFA", "dst": "sfa_s"}, {"op": "load", "src": "SFB", "dst": "sfb_s"}, {"op": "copy", "src": "sfa_s", "dst": "sfa4"}, {"op": "copy", "src": "sfb_s", "dst": "sfb"}, {"op": "mma", "a": "a", "b": "b", "d": "acc", "scale": {"a": "sfa", "b": "sfb"}}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/6/scale/a", false,
  R"({"program": {"globals": {"A": {"dtype": "e4m3", "shape": [128, 128]}, "B": {"dtype": "e4m3", "shape": [128, 128]}, "SFA": {"dtype": "ue8m0", "shape": [32, 16]}, "SFB": {"dtype": "ue8m0", "shape": [32, 16]}}, "smem": {"a": {"dtype": "e4m3", "shape": [128, 128]}, "b": {"dtype": "e4m3", "shape": [128, 128]}, "sfa_s": {"dtype": "ue8m0", "shape": [32, 16]}, "sfb_s": {"dtype": "ue8m0", "shape": [32, 16]}}, "tmem": {"sfa": {"cast": {"of": {"slice": {"of": "t", "columns": [160, 164]}}, "dtype": "ue8m0", "packing": 4, "layout": "warpx4"}}, "sfb": {"cast": {"of": {"slice": {"of": "t", "columns": [164, 168]}}, "dtype": "ue8m0", "packing": 4, "layout": "warpx4"}}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "load", "src": "SFA", "dst": "sfa_s"}, {"op": "load", "src": "SFB", "dst": "sfb_s"}, {"op": "copy", "src": "sfa_s", "dst": "sfa"}, {"op": "copy", "src": "sfb_s", "dst": "sfb"}, {"op": "mma", "a": "a", "b": "b", "d": "acc", "scale": {"a": "sfa", "b": "sfb"}}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", check_op_mma_scale},
 {"OP-MMA-SPARSE", "the metadata view does not hold the metadata the sparse MMA reads", "PTX ISA 9.1 §9.7.16.10.8 (granularity, sparsity selector), §9.7.16.10.8.5 (alignment)",
  "Sparsity metadata is row i in lane i, per instruction 32 bits per row (tf32: a 4-bit index per 2 elements of K=16; f16: two 2-bit indices per 4 of K=32) or 64 bits (8-bit kinds K=64, mxf4 kinds K=128 in pairs). The 32-bit cases pick their column of an even pair with the sparsity selector; the others take two columns with selector 0. For M = 64 (a layout-F accumulator) the metadata rows sit where D's rows do: a layout-F view at D's alignment (§9.7.16.10.8.5: layouts F and C use the same alignment across A, D and the metadata), filled by a 128-row copy into the rows view it casts, as for A.",
  "A metadata view with one column for several K steps; for M = 64, metadata in a rows view or at the other alignment than D.",
  {"give the metadata view the columns the message gives", "for M = 64, cast the metadata view to D's layout (layout_f::0 or layout_f::16)"},
- R"({"program": {"globals": {"A": {"shape": [128, 32]}, "META": {"dtype": "b8", "shape": [128, 16]}}, "smem": {"a": {"shape": [128, 32], "swizzle": 64}, "meta_s": {"dtype": "b8", "shape": [128, 16]}}, "tmem": {"meta": {"cast": {"of": {"slice": {"of": "t", "columns": [200, 201]}}, "dtype": "b8", "packing": 4}}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "load", "src": "META", "dst": "meta_s"}, {"op": "copy", "src": "meta_s", "dst": "meta"}, {"op": "mma", "a": "a", "b": "b", "d": "acc", "sparse": {"metadata": "meta"}}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/4/sparse/metadata", false,
+ R"({"program": {"globals": {"A": {"shape": [128, 32]}, "META": {"dtype": "b8", "shape": [128, 16]}}, "smem": {"a": {"shape": [128, 32], "swizzle": 64}, "meta_s": {"dtype": "b8", "shape": [128, 16]}}, "tmem": {"meta4": {"cast": {"of": {"slice": {"of": "t", "columns": [200, 204]}}, "dtype": "b8", "packing": 4}}, "meta": {"slice": {"of": "meta4", "columns": [0, 1]}}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "load", "src": "META", "dst": "meta_s"}, {"op": "copy", "src": "meta_s", "dst": "meta4"}, {"op": "mma", "a": "a", "b": "b", "d": "acc", "sparse": {"metadata": "meta"}}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/4/sparse/metadata", false,
  R"({"program": {"globals": {"A": {"shape": [128, 32]}, "META": {"dtype": "b8", "shape": [128, 16]}}, "smem": {"a": {"shape": [128, 32], "swizzle": 64}, "meta_s": {"dtype": "b8", "shape": [128, 16]}}, "tmem": {"meta": {"cast": {"of": {"slice": {"of": "t", "columns": [200, 204]}}, "dtype": "b8", "packing": 4}}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "load", "src": "META", "dst": "meta_s"}, {"op": "copy", "src": "meta_s", "dst": "meta"}, {"op": "mma", "a": "a", "b": "b", "d": "acc", "sparse": {"metadata": "meta"}}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", check_op_mma_sparse},
 {"OP-MMA-OVERLAP", "D overlaps what the same MMA reads", "PTX ISA 9.1 §9.7.16.10 (D = A*B + D)",
  "tcgen05.mma writes D while it reads A, the scale factors and the metadata from tensor memory: those regions must not share cells with D.",
@@ -641,6 +650,12 @@ const std::vector<Rule> kTable = {
  {"describe the part of the tensor the kernel touches, and pass that part's address"},
  R"({"program": {"globals": {"A": {"shape": [2147483647, 2147483640]}}}})", "/program/globals/A/shape", false,
  R"({"program": {"globals": {"A": {"shape": [1048576, 64]}}}})", check_global_size},
+{"OUTPUT-SIZE", "the kernel would be larger than ptxgen writes", "(docs/spec.md, \"The program level\": the size of a kernel)",
+ "ptxgen bounds what one spec can make it write, so that every spec it accepts is checked, planned and emitted in well under a second and 200 MB: at most 65536 PTX instructions, 8 MiB of PTX and 2048 tcgen05.cp/tcgen05.mma instructions (each listed with its descriptors decoded in the plan). The planner counts each op's instructions as it plans them (an upper bound of what the emitter writes) and stops at the op that crosses a bound: the pointer names it.",
+ "Long op lists generated by a script: thousands of tmem_store, store or mma ops, each moving a whole accumulator.",
+ {"split the work into several kernels (specs)", "move fewer registers per op: smaller tmem_load, tmem_store and store views, or fewer such ops", "use fewer or smaller copy and mma ops"},
+ "(built) the example program with 40 more stores of its 128 x 128 f32 accumulator registers", "/program/ops/37", false,
+ R"({"program": {"ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}, {"op": "store", "regs": "r", "dst": "D"}]}})", check_output_size, many_stores_document},
 {"PAIR-PER-CTA", "per_cta in a one-CTA program", "(docs/spec.md, \"CTA pairs\")",
  "per_cta says where CTA 1 of a pair reads (load) or writes (store) in the global tensor: CTA r starts at at + r x per_cta. A one-CTA program has no CTA 1, so the field would silently do nothing.",
  "A pair program turned back into one CTA with its loads unchanged.",
@@ -671,8 +686,15 @@ const std::vector<Rule> kTable = {
 const std::vector<Rule>& table() { return kTable; }
 
 const Rule* find(std::string_view id) {
+  // Case aside: `ptxgen explain mma-n` finds MMA-N.
+  auto same = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (std::toupper(static_cast<unsigned char>(a[i])) != std::toupper(static_cast<unsigned char>(b[i]))) return false;
+    return true;
+  };
   for (const auto& r : kTable)
-    if (r.id == id) return &r;
+    if (same(r.id, id)) return &r;
   return nullptr;
 }
 
