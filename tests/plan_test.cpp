@@ -308,3 +308,37 @@ TEST_CASE("N groups of one K step and M group share A through the collector buff
   CHECK(ptx.find("tcgen05.mma.cta_group::1.kind::f16.collector::a::lastuse [", fill) != std::string::npos);
 }
 }
+
+// A persistent wgmma kernel (gemm.schedule): both roles walk the CTA's tiles, their ring stages and
+// phases set up once before the first tile and never again, and the consumers release the last
+// stage of each tile after its final wgmma group completes; the data-parallel kernel has none of it.
+TEST_SUITE("plan") {
+TEST_CASE("persistent schedule: one tile loop per role, rings carried across tiles, the last stage released") {
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string spec = support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x256x64.json");
+  auto doc = nlohmann::json::parse(spec);
+  const std::string dp = emit::ptx(support::plan_of(support::checked_spec(doc.dump())));
+  doc["gemm"]["schedule"] = "persistent";
+  const support::Planned pp = support::plan_of(support::checked_spec(doc.dump()));
+  CHECK(pp.grid.persistent);
+  CHECK(pp.launch.x == 16 * 32);  // at most one CTA per 128 x 256 tile of 4096 x 4096 (1-D)
+  CHECK(pp.launch.y == 1);
+  for (const auto& r : pp.roles) CHECK(r.persistent);
+  const std::string pers = emit::ptx(pp);
+  CHECK(count(pers, "tile loop: the tiles of this CTA") == 2);
+  CHECK(count(pers, "stage of a ring of 4, kept from tile to tile") == 2);
+  CHECK(count(pers, "// stage of a ring of 4\n") == 0);  // no K loop starts its ring afresh
+  CHECK(count(pers, "release the last K block's stage") == 1);
+  CHECK(count(dp, "tile loop") == 0);
+  CHECK(count(dp, "// stage of a ring of 4\n") == 2);
+  CHECK(count(dp, "release the last K block's stage") == 0);
+  // One stage (or A in registers): each K block's stage is released in its own iteration, so there
+  // is no last one to release.
+  doc["gemm"]["stages"] = 1;
+  CHECK(count(emit::ptx(support::plan_of(support::checked_spec(doc.dump()))), "release the last K block's stage") == 0);
+}
+}

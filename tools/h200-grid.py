@@ -129,6 +129,18 @@ def cases():
     add("regs_tf32", tf32, regs, T(128, 128, 32), P(2048, 2048, 2048))
     add("regs_e4m3", e4m3, regs, T(128, 128, 128), P(2048, 2048, 2048))
     add("regs_s8", s8, regs, T(128, 128, 128), P(2048, 2048, 2048))
+    # Persistent CTAs (one per multiprocessor) walking the tiles: ring and phases across tiles, odd
+    # edges, fewer tiles than CTAs, the serial release (one stage; A in registers), other types.
+    pers = {"schedule": "persistent"}
+    add("pers_bf16_128x256_4096", bf16, pers, T(128, 256, 64))
+    add("pers_bf16_odd_4099", bf16, pers, T(128, 256, 64), P(4099, 4097, 4099))
+    add("pers_bf16_small_77", bf16, pers, T(64, 64, 64), P(77, 33, 50))
+    add("pers_bf16_row_raster", bf16, pers, {"raster": 1}, T(128, 128, 64), P(3000, 5000, 1000))
+    add("pers_bf16_1stage", bf16, pers, T(128, 128, 64), {"stages": 1}, P(2048, 2048, 512))
+    add("pers_regs_bf16", bf16, pers, regs, T(128, 128, 64), P(2048, 2048, 1024))
+    add("pers_f16_nn_128x128", f16, pers, {"a": {"major": "m"}, "b": {"major": "n"}}, T(128, 128, 64), P(2048, 3000, 1024))
+    add("pers_e4m3_128x256", e4m3, pers, T(128, 256, 128))
+    add("pers_s8_out_f32", s8, pers, {"d": {"dtype": "f32"}}, T(128, 128, 128), P(1024, 1024, 2048))
     # A cluster launch (no multicast: each CTA loads its own tiles).
     add("bf16_cluster_2x1", bf16, T(128, 256, 64), {"cluster": [2, 1, 1]})
     return out

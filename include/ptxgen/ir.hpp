@@ -59,6 +59,12 @@ struct Grid {
   int64_t tile_m = 0, tile_n = 0;   // rows and columns of the output each CTA pair (or CTA) computes
   int64_t tile_k = 0;               // the K block of the loop over K
   std::string m_param, n_param;     // run-time extents (tiled only)
+  // The launch order of the tiles (L2 reuse): CTAs in launch order (%ctaid.x fastest) take the
+  // tiles of `raster_group` tile rows column by column, then the next group of rows. 1: row by row.
+  int raster_group = 1;
+  // Persistent: fewer CTAs than tiles (one per multiprocessor, by the launcher's rule), each CTA's
+  // roles walking its tiles: place %ctaid.x, then every %nctaid.x-th (Role::persistent).
+  bool persistent = false;
 };
 
 // A u32 kernel parameter: a problem size the kernel takes at run time, and the spec's value of it.
@@ -205,6 +211,10 @@ struct Role {
   bool single_thread = false;  // the role is one thread (lane 0 of its first warp)
   bool leader_cta_only = false;  // in a pair, only CTA 0 runs the role (tcgen05.mma issue)
   int max_registers = 0;
+  // The role runs `nodes` once per tile of the CTA (a persistent grid). The rings its loops cycle
+  // through carry on from one tile to the next; an op after a loop with a phase lag L names the
+  // stage of that loop's iteration trips - L (the consumer releasing its last stage).
+  bool persistent = false;
   std::vector<Node> nodes;
 };
 

@@ -341,6 +341,7 @@ struct RolePlan {
   bool single_thread = false;
   bool leader_cta_only = false;
   int max_registers = 0;
+  bool persistent = false;  // the steps run once per tile of the CTA (ir::Role::persistent)
   std::vector<Step> steps;
 };
 

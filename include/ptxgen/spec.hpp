@@ -28,6 +28,10 @@ struct Limits {
 
 enum class ASource : uint8_t { smem, tmem, registers };
 std::string_view name(ASource s);
+// How the grid covers the tiles: one CTA per output tile, or persistent CTAs (one per
+// multiprocessor) each looping over tiles (ir::Grid::persistent).
+enum class Schedule : uint8_t { data_parallel, persistent };
+std::string_view name(Schedule s);
 
 // A name ptxgen puts into PTX (entry, parameter, label): [A-Za-z_][A-Za-z0-9_]*, at most 64
 // characters (PTX ISA 9.1 §4.4 identifiers; the length keeps names portable to C and file names).
@@ -53,6 +57,8 @@ struct Gemm {
     int64_t m = 0, n = 0, k = 0;
   } tile;
   int64_t stages = 1;
+  int64_t raster = 8;  // M tiles per group of the launch order (ir::Grid::raster_group)
+  Schedule schedule = Schedule::data_parallel;
   isa::Swizzle swizzle_a = isa::Swizzle::b128;
   isa::Swizzle swizzle_b = isa::Swizzle::b128;
   ASource a_source = ASource::smem;

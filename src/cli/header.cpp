@@ -173,6 +173,7 @@ struct Entry {
   std::string target, image;
   int64_t block[3] = {1, 1, 1}, cluster[3] = {1, 1, 1}, grid[3] = {1, 1, 1};
   int64_t shared = 0, tile_m = 0, tile_n = 0, cta_group = 0;
+  bool persistent = false;  // gemm: one CTA per multiprocessor, each walking tiles
   std::vector<Map> maps;
 };
 
@@ -294,9 +295,12 @@ Kernel read_kernel(const HeaderKernel& hk) {
       e.tile_m = j.at("tile").at("m").get<int64_t>();
       e.tile_n = j.at("tile").at("n").get<int64_t>();
       e.cta_group = j.at("cta_group").get<int64_t>();
-      // The run-time grid rule (the manifest's grid_rule) must give the manifest's grid.
-      const int64_t g[3] = {round_up(ceil_div(k.problem[1], e.tile_n) * e.cta_group, e.cluster[0]),
-                            round_up(ceil_div(k.problem[0], e.tile_m), e.cluster[1]), e.cluster[2]};
+      e.persistent = j.value("schedule", std::string("data_parallel")) == "persistent";
+      // The run-time grid rule (the manifest's grid_rule) must give the manifest's grid (a
+      // persistent grid: its most CTAs, one per tile; the launch takes at most one per multiprocessor).
+      const int64_t tiles_n = ceil_div(k.problem[1], e.tile_n), tiles_m = ceil_div(k.problem[0], e.tile_m);
+      const int64_t g[3] = {e.persistent ? tiles_n * tiles_m : round_up(tiles_n * e.cta_group, e.cluster[0]),
+                            e.persistent ? 1 : round_up(tiles_m, e.cluster[1]), e.persistent ? 1 : e.cluster[2]};
       need(g[0] == e.grid[0] && g[1] == e.grid[1] && g[2] == e.grid[2], k,
            "the manifest's grid is not its grid_rule at the spec's sizes");
     }
@@ -375,7 +379,9 @@ void write_doc(std::ostream& o, const Kernel& k) {
   for (const Entry& e : k.entries) {
     o << "//   " << e.target << ": " << e.block[0] << " threads a CTA, cluster " << e.cluster[0] << "x" << e.cluster[1]
       << "x" << e.cluster[2] << ", " << e.shared << " bytes of dynamic shared memory";
-    if (k.gemm)
+    if (k.gemm && e.persistent)
+      o << ", grid min(ceil(n/" << e.tile_n << ") * ceil(m/" << e.tile_m << "), multiprocessors), each CTA walking tiles";
+    else if (k.gemm)
       o << ", grid ceil(n/" << e.tile_n << ")" << (e.cta_group > 1 ? "*" + std::to_string(e.cta_group) : "")
         << " x ceil(m/" << e.tile_m << ")";
     else
@@ -426,7 +432,7 @@ void write_kernel(std::ostream& o, const Kernel& k) {
     o << "    {" << quote(x.target) << ", {" << r.cc[0] << ", " << r.cc[1] << "}, " << (r.exact ? "true" : "false")
       << ", image_" << e << ", sizeof image_" << e << " - 1, {" << x.block[0] << ", " << x.block[1] << ", "
       << x.block[2] << "}, {" << x.cluster[0] << ", " << x.cluster[1] << ", " << x.cluster[2] << "}, " << x.shared
-      << ", " << x.tile_m << ", " << x.tile_n << ", " << x.cta_group << ", {" << x.grid[0] << ", " << x.grid[1] << ", "
+      << ", " << x.tile_m << ", " << x.tile_n << ", " << x.cta_group << ", " << (x.persistent ? "true" : "false") << ", {" << x.grid[0] << ", " << x.grid[1] << ", "
       << x.grid[2] << "}, " << (x.maps.empty() ? "nullptr" : "maps_" + std::to_string(e)) << ", " << x.maps.size()
       << "},\n";
   }

@@ -205,12 +205,38 @@ void Emitter::prologue() {
     size[z.name] = r;
   }
   if (p.grid.tiled) {
-    // This CTA's output tile: %ctaid.x walks N tiles (cta_group CTAs per tile), %ctaid.y M tiles.
     m_tile = w.r32();
     n_tile = w.r32();
-    w.ins("mov.u32 " + m_tile + ", %ctaid.y", "M tile");
-    w.ins("mov.u32 " + n_tile + ", %ctaid.x");
-    if (pair()) w.ins("shr.u32 " + n_tile + ", " + n_tile + ", 1", "N tile: two CTAs per tile");
+    if (p.grid.persistent) {
+      // Each role walks the CTA's tiles itself (Emitter::tile_loop): the tile counts here.
+      tiles_m = w.r32();
+      tiles_n = w.r32();
+      tile_count = w.r32();
+      w.ins("add.u32 " + tiles_m + ", " + size.at(p.grid.m_param) + ", " + s(p.grid.tile_m - 1));
+      w.ins("div.u32 " + tiles_m + ", " + tiles_m + ", " + s(p.grid.tile_m), "tile rows");
+      w.ins("add.u32 " + tiles_n + ", " + size.at(p.grid.n_param) + ", " + s(p.grid.tile_n - 1));
+      w.ins("div.u32 " + tiles_n + ", " + tiles_n + ", " + s(p.grid.tile_n), "tile columns");
+      w.ins("mul.lo.u32 " + tile_count + ", " + tiles_m + ", " + tiles_n, "tiles (the header keeps it below 2^31)");
+    } else {
+      // This CTA's output tile: %ctaid.x walks N tiles (cta_group CTAs per tile), %ctaid.y M tiles.
+      if (p.grid.raster_group <= 1) {
+        w.ins("mov.u32 " + m_tile + ", %ctaid.y", "M tile");
+        w.ins("mov.u32 " + n_tile + ", %ctaid.x");
+        if (pair()) w.ins("shr.u32 " + n_tile + ", " + n_tile + ", 1", "N tile: two CTAs per tile");
+      } else {
+      const std::string lin = w.r32(), tn = w.r32(), tm = w.r32();
+      w.ins("mov.u32 " + tn + ", %nctaid.x");
+      w.ins("mov.u32 " + lin + ", %ctaid.x");
+      if (pair()) {
+        w.ins("shr.u32 " + tn + ", " + tn + ", 1", "two CTAs per tile");
+        w.ins("shr.u32 " + lin + ", " + lin + ", 1");
+      }
+      w.ins("mov.u32 " + tm + ", %ctaid.y");
+      w.ins("mad.lo.u32 " + lin + ", " + tm + ", " + tn + ", " + lin, "the tile's place in launch order");
+      w.ins("mov.u32 " + tm + ", %nctaid.y");
+      tile_of(lin, tm, tn);
+      }
+    }
   }
   for (const auto& b : p.barriers) {
     const std::string r = w.r32();
@@ -266,6 +292,62 @@ void Emitter::prologue() {
   w.blank();
 }
 
+// The output tile at place `lin` of the launch order, of a grid of `rows` x `cols` tiles, into
+// m_tile and n_tile. Row by row, or (raster_group G > 1) in groups of G tile rows, each group's
+// tiles column by column: the CTAs resident together then share rows of A and columns of B in L2
+// instead of each wave sweeping all of B (docs/spec.md, "Launch order"). Any bijection is correct.
+void Emitter::tile_of(const std::string& lin, const std::string& rows, const std::string& cols) {
+  if (p.grid.raster_group <= 1) {
+    w.ins("div.u32 " + m_tile + ", " + lin + ", " + cols, "M tile");
+    w.ins("rem.u32 " + n_tile + ", " + lin + ", " + cols, "N tile");
+    return;
+  }
+  const std::string span = w.r32(), grp = w.r32(), in = w.r32(), left = w.r32();
+  const std::string g = s(p.grid.raster_group);
+  w.ins("mul.lo.u32 " + span + ", " + cols + ", " + g, "tiles of one group of " + g + " tile rows");
+  w.ins("div.u32 " + grp + ", " + lin + ", " + span, "its group");
+  w.ins("rem.u32 " + in + ", " + lin + ", " + span, "its place in the group");
+  w.ins("mul.lo.u32 " + grp + ", " + grp + ", " + g, "the group's first tile row");
+  w.ins("sub.u32 " + left + ", " + rows + ", " + grp);
+  w.ins("min.u32 " + left + ", " + left + ", " + g, "tile rows in the group (the last may have fewer)");
+  w.ins("rem.u32 " + m_tile + ", " + in + ", " + left);
+  w.ins("add.u32 " + m_tile + ", " + m_tile + ", " + grp, "M tile");
+  w.ins("div.u32 " + n_tile + ", " + in + ", " + left, "N tile");
+}
+
+// A persistent role: its steps once per tile of this CTA, tiles %ctaid.x, %ctaid.x + %nctaid.x, ...
+// Its rings' stages and phases are set up once, before the first tile, so the ring carries on from
+// one tile's K loop to the next (the producer runs ahead into the next tile while the consumers
+// finish this one).
+void Emitter::tile_loop(const plan::RolePlan& r) {
+  const std::string tile = w.r32(), done = w.pred(), step = w.r32();
+  std::set<int> rs;
+  for (const auto& st : r.steps)
+    if (st.kind == plan::StepKind::loop) rs.merge(rings(st.body));
+  role_ring.clear();
+  for (int n : rs) {
+    const std::string stg = w.r32(), ph = w.r32();
+    w.ins("mov.u32 " + stg + ", 0", "stage of a ring of " + s(n) + ", kept from tile to tile");
+    w.ins("mov.u32 " + ph + ", 0", "its phase");
+    role_ring[n] = {stg, ph};
+  }
+  w.ins("mov.u32 " + tile + ", %ctaid.x", "this CTA's first tile");
+  w.ins("mov.u32 " + step + ", %nctaid.x");
+  const std::string top = label(), end = top + "_end";
+  w.comment("[" + s(label_ - 1) + "] tile loop: the tiles of this CTA, every %nctaid.x-th from %ctaid.x");
+  w.label(top);
+  w.ins("setp.ge.u32 " + done + ", " + tile + ", " + tile_count);
+  w.ins("@" + done + " bra " + end);
+  tile_of(tile, tiles_m, tiles_n);
+  w.blank();
+  steps(r.steps);
+  w.ins("add.u32 " + tile + ", " + tile + ", " + step);
+  w.ins("bra " + top);
+  w.label(end);
+  role_ring.clear();
+  after_ring.clear();
+}
+
 // One role of all warps: its steps in order, then the allocating warp deallocates.
 void Emitter::teardown_single() {
   if (!p.allocs.empty()) {
@@ -297,7 +379,8 @@ void Emitter::roles() {
       w.ins("@" + skip + " bra " + teardown);
     }
     if (r.max_registers) w.ins("setmaxnreg." + std::string(r.max_registers >= 128 ? "inc" : "dec") + ".sync.aligned.u32 " + s(r.max_registers));
-    steps(r.steps);
+    if (r.persistent) tile_loop(r);
+    else steps(r.steps);
     w.ins("bra " + teardown);
     w.label(next);
   }
@@ -399,21 +482,12 @@ void Emitter::loop_step(const plan::Step& st) {
   } else {
     w.ins("mov.u32 " + trips + ", " + s(st.trips));
   }
-  // The rings the body uses: tiles' and barriers' stage counts.
-  std::set<int> rings;
-  each_step(st.body, [&](const plan::Step& b) {
-    if (!b.bar.barrier.empty() && bars.count(b.bar.barrier)) rings.insert(bars.at(b.bar.barrier)->stages);
-    if (b.kind == plan::StepKind::load && !b.load.barrier.empty() && bars.count(b.load.barrier))
-      rings.insert(bars.at(b.load.barrier)->stages);
-    if (b.kind == plan::StepKind::load) rings.insert(tiles.at(b.load.tile)->stages);
-    for (const auto& c : b.cps) rings.insert(tiles.at(c.tile)->stages);
-    for (const auto& in : b.mma.instrs) {
-      if (!in.a_tile.empty()) rings.insert(tiles.at(in.a_tile)->stages);
-      if (!in.b_tile.empty()) rings.insert(tiles.at(in.b_tile)->stages);
-    }
-  });
   w.ins("mov.u32 " + loop.kb + ", 0");
-  for (int r : rings) {
+  for (int r : rings(st.body)) {
+    if (role_ring.count(r)) {  // a persistent role's ring: carried on from the previous tile
+      loop.ring[r] = role_ring.at(r);
+      continue;
+    }
     const std::string stg = w.r32(), ph = w.r32();
     w.ins("mov.u32 " + stg + ", 0", "stage of a ring of " + s(r));
     w.ins("mov.u32 " + ph + ", 0", "its phase");
@@ -438,13 +512,31 @@ void Emitter::loop_step(const plan::Step& st) {
   }
   w.ins("bra " + top);
   w.label(end);
+  after_ring = loop.ring;  // its last iteration, for the steps after the loop that name it (a lag)
   loop = LoopRegs{};
   w.blank();
 }
 
+// The rings a loop body uses: its tiles' and barriers' stage counts.
+std::set<int> Emitter::rings(const std::vector<plan::Step>& body) {
+  std::set<int> out;
+  each_step(body, [&](const plan::Step& b) {
+    if (!b.bar.barrier.empty() && bars.count(b.bar.barrier)) out.insert(bars.at(b.bar.barrier)->stages);
+    if (b.kind == plan::StepKind::load && !b.load.barrier.empty() && bars.count(b.load.barrier))
+      out.insert(bars.at(b.load.barrier)->stages);
+    if (b.kind == plan::StepKind::load) out.insert(tiles.at(b.load.tile)->stages);
+    for (const auto& c : b.cps) out.insert(tiles.at(c.tile)->stages);
+    for (const auto& in : b.mma.instrs) {
+      if (!in.a_tile.empty()) out.insert(tiles.at(in.a_tile)->stages);
+      if (!in.b_tile.empty()) out.insert(tiles.at(in.b_tile)->stages);
+    }
+  });
+  return out;
+}
+
 std::pair<std::string, std::string> Emitter::stage_phase(const ir::Phase& ph, int ring) {
-  if (!loop.active) return {"", ph.flip ? "1" : "0"};
-  const auto& [stg, phs] = loop.ring.at(ring);
+  if (!loop.active && !after_loop(ph)) return {"", ph.flip ? "1" : "0"};
+  const auto& [stg, phs] = (loop.active ? loop.ring : after_ring).at(ring);
   std::string st = stg, pa = phs;
   if (ph.lag) {
     if (ph.lag != 1) throw std::logic_error("a lag of more than one iteration");
@@ -468,7 +560,7 @@ std::pair<std::string, std::string> Emitter::stage_phase(const ir::Phase& ph, in
 
 std::string Emitter::barrier_addr(const std::string& name, const ir::Phase& ph) {
   const plan::BarrierPlacement& b = *bars.at(name);
-  if (b.stages == 1 || !loop.active) return bar.at(name);
+  if (b.stages == 1 || (!loop.active && !after_loop(ph))) return bar.at(name);
   const auto [st, pa] = stage_phase(ph, b.stages);
   const std::string a = w.r32();
   w.ins("mad.lo.u32 " + a + ", " + st + ", 8, " + bar.at(name), name + "[stage]");

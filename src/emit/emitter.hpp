@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct Emitter {
   std::map<std::string, const plan::SmemPlacement*> tiles;
   std::map<std::string, const plan::BarrierPlacement*> bars;
   LoopRegs loop;
+  // A persistent role's rings (set up once, carried from tile to tile), and the rings of the loop
+  // that just ended (a step after it with a lag names its last iterations).
+  std::map<int, std::pair<std::string, std::string>> role_ring, after_ring;
+  std::string tiles_m, tiles_n, tile_count;  // persistent grids: tile rows, columns and all tiles
   const plan::RolePlan* role = nullptr;
 
   bool pair() const { return p.cta_group == 2; }
@@ -51,6 +56,10 @@ struct Emitter {
   // The issuing thread's guard: a role of all threads leaves one thread (of CTA 0 in a pair) to
   // issue tcgen05.cp/mma/commit; a single-thread role is that thread already.
   bool guarded() const { return role && !role->single_thread; }
+  bool after_loop(const ir::Phase& ph) const { return ph.lag > 0 && !after_ring.empty(); }
+  void tile_of(const std::string& lin, const std::string& rows, const std::string& cols);
+  void tile_loop(const plan::RolePlan& r);
+  std::set<int> rings(const std::vector<plan::Step>& body);
 
   // emitter.cpp
   std::string header() const;

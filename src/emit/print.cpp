@@ -246,7 +246,9 @@ std::string plan_text(const Plan& pl) {
        (pl.max_registers < 255 ? ", .maxnreg " + s(pl.max_registers) : "") + "\n";
   if (pl.grid.tiled)
     o += "  grid of output tiles " + s(pl.grid.tile_m) + " x " + s(pl.grid.tile_n) + " over " + pl.grid.m_param + " x " + pl.grid.n_param +
-         ", K blocks of " + s(pl.grid.tile_k) + "\n";
+         ", K blocks of " + s(pl.grid.tile_k) +
+         (pl.grid.raster_group > 1 ? ", in groups of " + s(pl.grid.raster_group) + " tile rows" : ", row by row") +
+         (pl.grid.persistent ? ", walked by persistent CTAs (one per multiprocessor)" : ", one CTA per tile") + "\n";
   o += "\nResources\n";
   for (const auto& g : pl.globals)
     o += "  global   " + g.name + ": " + dt(g.dtype) + " [" + (g.rows_param.empty() ? s(g.rows) : g.rows_param + "=" + s(g.rows)) + " x " +
@@ -277,7 +279,7 @@ std::string plan_text(const Plan& pl) {
   for (const auto& r : pl.roles) {
     o += "\nRole \"" + r.name + "\": warp" + (r.warps > 1 ? "s " + s(r.first_warp) + "-" + s(r.first_warp + r.warps - 1) : " " + s(r.first_warp)) +
          (r.single_thread ? ", one thread" : "") + (r.leader_cta_only && pl.cta_group == 2 ? ", CTA 0 of the pair" : "") +
-         (r.max_registers ? ", setmaxnreg " + s(r.max_registers) : "") + "\n";
+         (r.max_registers ? ", setmaxnreg " + s(r.max_registers) : "") + (r.persistent ? ", once per tile of the CTA" : "") + "\n";
     pr.steps(r.steps, "  ");
   }
   return wrap_lines(o, 100);
@@ -391,7 +393,8 @@ std::string plan_json(const Plan& p) {
   j["cta_group"] = p.cta_group;
   j["cluster"] = p.cluster;
   j["grid"] = {p.launch.x, p.launch.y, p.launch.z};
-  if (p.grid.tiled) j["tiles"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}, {"m_param", p.grid.m_param}, {"n_param", p.grid.n_param}};
+  if (p.grid.tiled) j["tiles"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}, {"m_param", p.grid.m_param}, {"n_param", p.grid.n_param},
+                                   {"raster_group", p.grid.raster_group}, {"persistent", p.grid.persistent}};
   ojson g = ojson::array();
   for (const auto& x : p.globals)
     g.push_back({{"name", x.name}, {"param", x.param}, {"dtype", dt(x.dtype)}, {"rows", x.rows}, {"cols", x.cols}, {"ld", x.ld},
@@ -427,7 +430,8 @@ std::string plan_json(const Plan& p) {
     ojson steps = ojson::array();
     for (const auto& st : r.steps) steps.push_back(step_json(p, t, st));
     roles.push_back({{"name", r.name}, {"first_warp", r.first_warp}, {"warps", r.warps}, {"single_thread", r.single_thread},
-                     {"leader_cta_only", r.leader_cta_only}, {"max_registers", r.max_registers}, {"steps", steps}});
+                     {"leader_cta_only", r.leader_cta_only}, {"max_registers", r.max_registers}, {"persistent", r.persistent},
+                     {"steps", steps}});
   }
   j["roles"] = roles;
   return j.dump(2) + "\n";

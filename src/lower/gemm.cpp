@@ -114,6 +114,7 @@ struct Gemm {
   int cta = 1, tm = 0, tn = 0, tk = 0, stages = 1;
   int m_instr = 128, mg = 1, rows_cta = 128;  // instruction M, M groups, rows of D per CTA per M group
   bool a_tmem = false;
+  bool persistent = false;
   ir::TmemLayout layout = ir::TmemLayout::rows;  // D's data-path layout (rows: D or A)
   std::vector<Piece> pieces;
   uint32_t d_columns = 0, a_columns = 0;
@@ -528,6 +529,12 @@ struct Gemm {
     ir::Op w0 = op(ir::OpKind::mma_wait);
     w0.pending = 0;
     cons.nodes.push_back(node(w0));
+    if (persistent && !serial) {
+      // The loop released every stage but its last one's; the next tile's loads need that too.
+      ir::Op rel = barrier_op(ir::OpKind::arrive, "empty", 1);
+      rel.note = "release the last K block's stage: the next tile's loads reuse it";
+      cons.nodes.push_back(node(rel));
+    }
     ir::Op st = op(ir::OpKind::store);
     st.regs = {"acc", kPtr};
     st.dst = {"D", kPtr};
@@ -535,6 +542,7 @@ struct Gemm {
     st.at[0].m_tile = tm;
     st.at[1].n_tile = tn;
     cons.nodes.push_back(node(st));
+    cons.persistent = prod.persistent = persistent;
     k.roles = {cons, prod};
     k.threads = 128 * warpgroups + 32;
     // An SM's 64K registers are four banks of 16K, one per warp scheduler, and warps are spread over
@@ -556,7 +564,8 @@ struct Gemm {
     k.cta_group = cta;
     k.cta_group_ptr = std::string(kPtr) + "/cta_group";
     k.cluster = {static_cast<int>(g.cluster[0]), static_cast<int>(g.cluster[1]), static_cast<int>(g.cluster[2])};
-    k.grid = {true, tm, tn, tk, "m", "n"};
+    persistent = g.schedule == spec::Schedule::persistent;
+    k.grid = {true, tm, tn, tk, "m", "n", static_cast<int>(g.raster), persistent};
     k.smem_ptr = std::string(kPtr) + "/stages";
     k.tmem_ptr = std::string(kPtr) + "/tile/n";
     globals();

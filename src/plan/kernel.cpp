@@ -358,9 +358,14 @@ Analysis analyze(const ir::Kernel& k) {
     int64_t m = 0, n = 0;
     for (const auto& g : k.globals)
       if (g.output) m = g.rows, n = g.cols;
-    p.launch.x = round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]);
-    p.launch.y = round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]);
-    p.launch.z = k.cluster[2];
+    if (k.grid.persistent) {
+      // At most one CTA per tile; the launcher takes fewer (one per multiprocessor of its device).
+      p.launch = {ceil_div(n, k.grid.tile_n) * ceil_div(m, k.grid.tile_m), 1, 1};
+    } else {
+      p.launch.x = round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]);
+      p.launch.y = round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]);
+      p.launch.z = k.cluster[2];
+    }
   } else {
     p.launch = {k.cluster[0], k.cluster[1], k.cluster[2]};
   }

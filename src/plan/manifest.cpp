@@ -76,8 +76,15 @@ std::string manifest(const Plan& p) {
     j["tile"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}};
     j["cta_group"] = p.cta_group;
     if (auto acc = accumulator(p)) j["accumulator"] = dt(*acc);
-    j["grid_rule"] = "x = ceil(" + p.grid.n_param + " / tile.n) * cta_group, y = ceil(" + p.grid.m_param +
-                     " / tile.m), each rounded up to the cluster; the kernel takes its sizes as parameters";
+    if (p.grid.persistent) {
+      j["schedule"] = "persistent";
+      j["grid_rule"] = "x = min(ceil(" + p.grid.n_param + " / tile.n) * ceil(" + p.grid.m_param +
+                       " / tile.m), the device's multiprocessor count), y = z = 1: each CTA walks the tiles x, x + gridDim.x, ...; "
+                       "the kernel takes its sizes as parameters";
+    } else {
+      j["grid_rule"] = "x = ceil(" + p.grid.n_param + " / tile.n) * cta_group, y = ceil(" + p.grid.m_param +
+                       " / tile.m), each rounded up to the cluster; the kernel takes its sizes as parameters";
+    }
     j["requirements"] = "outputs 16-byte aligned; inputs as the tensor maps describe (row strides multiples of 16 bytes)";
   } else {
     // One CTA of `threads` threads runs the whole program (no %ctaid), or one cluster of two for a

@@ -709,6 +709,7 @@ Ordered order(Ctx& c) {
     rp.single_thread = r.single_thread;
     rp.leader_cta_only = r.leader_cta_only;
     rp.max_registers = r.max_registers;
+    rp.persistent = r.persistent;
     Sequencer seq(c, r, ordered, out);
     rp.steps = seq.run();
     out.roles.push_back(std::move(rp));

@@ -58,6 +58,22 @@ void check_target_cta_pair(const Context& c, Diagnostics& d) {
                "or target an sm_100a-family GPU"};
 }
 
+void check_schedule_persistent(const Context& c, Diagnostics& d) {
+  if (!c.gemm || c.gemm->schedule != spec::Schedule::persistent) return;
+  if (c.target.tcgen05) {
+    d.error("SCHEDULE-PERSISTENT", "/gemm/schedule",
+            "a persistent schedule is planned for wgmma (sm_90a) only: a tcgen05 kernel's MMAs of the next tile would "
+            "overwrite the tensor-memory accumulator its epilogue is still reading")
+        .help = {"use \"schedule\": \"data_parallel\" (one CTA per tile) on " + std::string(c.target.name),
+                 "or target sm_90a"};
+  } else if (c.gemm->cluster[0] * c.gemm->cluster[1] * c.gemm->cluster[2] > 1) {
+    d.error("SCHEDULE-PERSISTENT", "/gemm/cluster",
+            "a persistent grid is one row of CTAs, one per multiprocessor, each walking its own tiles; a cluster of " +
+                num(c.gemm->cluster[0] * c.gemm->cluster[1] * c.gemm->cluster[2]) + " CTAs has nothing to share in it")
+        .help = {"use \"cluster\": [1, 1, 1] with \"schedule\": \"persistent\"", "or \"schedule\": \"data_parallel\""};
+  }
+}
+
 void check_target_a_registers(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = tc(c);
   if (!g || g->a_source != spec::ASource::registers) return;

@@ -21,6 +21,8 @@ int64_t leading_dimension(const Operand& op, int64_t contiguous_extent) {
   return (contiguous_extent * bits + 127) / 128 * 128 / bits;
 }
 
+std::string_view name(Schedule s) { return s == Schedule::persistent ? "persistent" : "data_parallel"; }
+
 std::string_view name(ASource s) {
   switch (s) {
     case ASource::smem: return "smem";
@@ -98,6 +100,10 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     ok = false;
   }
   if (r.has("stages")) need(r.integer("stages", false, 1, 32), g.stages);
+  if (r.has("raster")) need(r.integer("raster", false, 1, 64), g.raster);
+  if (r.has("schedule"))
+    need(r.choice<Schedule>("schedule", false, {{"data_parallel", Schedule::data_parallel}, {"persistent", Schedule::persistent}}),
+         g.schedule);
   if (const json* s = r.object("swizzle", false)) {
     ObjReader rs(*s, r.ptr("swizzle"), r);
     for (auto [key, dst] : {std::pair<const char*, isa::Swizzle*>{"a", &g.swizzle_a}, {"b", &g.swizzle_b}}) {
@@ -229,6 +235,8 @@ std::string to_json(const Spec& s) {
     o["accumulator"] = std::string(isa::name(g.accumulator));
     o["tile"] = {{"m", g.tile.m}, {"n", g.tile.n}, {"k", g.tile.k}};
     o["stages"] = g.stages;
+    o["raster"] = g.raster;
+    o["schedule"] = std::string(name(g.schedule));
     o["swizzle"] = {{"a", swz(g.swizzle_a)}, {"b", swz(g.swizzle_b)}};
     o["a_source"] = std::string(name(g.a_source));
     o["cta_group"] = g.cta_group;

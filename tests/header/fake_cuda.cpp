@@ -13,6 +13,7 @@ struct State {
   CUcontext current = nullptr;
   int cc = 90;
   int optin = 232448;
+  int multiprocessors = 132;
   int modules_loaded = 0;
   int encodes = 0;
   CUtensorMapDataType type[64] = {};
@@ -87,6 +88,8 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevi
     *pi = state.cc % 10;
   else if (attrib == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
     *pi = state.optin;
+  else if (attrib == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+    *pi = state.multiprocessors;
   else
     return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;

@@ -203,6 +203,20 @@ bool fake_driver() {
   expect("fake: too little shared memory", ptxgen::torch_linear_bf16_prepare(a, b, d, 128, 256, 64, t),
          CUDA_ERROR_INVALID_VALUE,
          "sm_90a needs 197696 bytes of dynamic shared memory per block; the device allows 100000");
+  // A persistent kernel: one CTA per tile up to the device's 132 multiprocessors (the fake's), one
+  // row of them; more tiles than a 32-bit count are refused before anything is launched.
+  set(ctx(8), 90, 232448);
+  ptxgen::gemm_sm90_bf16_128x256x64_persistent_launch pe;
+  expect("fake: persistent, 32 tiles", ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, 1000, 999, 64, pe),
+         CUDA_SUCCESS, nullptr);
+  same("fake: persistent grid x = 8 x 4 tiles", pe.grid[0], 32);
+  same("fake: persistent grid y", pe.grid[1], 1);
+  expect("fake: persistent, 1024 tiles", ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, 4096, 8192, 64, pe),
+         CUDA_SUCCESS, nullptr);
+  same("fake: persistent grid x = 132 multiprocessors", pe.grid[0], 132);
+  expect("fake: persistent, 2^47 tiles",
+         ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, 2147483647, 2147483647, 64, pe),
+         CUDA_ERROR_INVALID_VALUE, "a persistent kernel walks at most 2^31-1");
   // A 2 x 2 cluster: the grid in whole clusters, the cluster attribute set.
   set(ctx(7), 100, 232448);
   ptxgen::gemm_bf16_cluster_2x2_launch cl;
