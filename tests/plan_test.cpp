@@ -68,11 +68,14 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
   // TMA: the loads of one stage fill each operand tile exactly, and the stage's barrier expects
   // their bytes (a pair's CTA 0 both CTAs').
   uint32_t tile_bytes = 0, armed = 0, loaded = 0;
-  for (const auto& t : p.smem) tile_bytes += t.layout.bytes;
+  std::set<std::string> loaded_tiles;
   for (const auto& st : loop_body(p, "producer")) {
     if (st.kind == plan::StepKind::expect_tx) armed += st.bar.tx_bytes;
-    if (st.kind == plan::StepKind::load) loaded += st.load.chunks * 16;
+    if (st.kind == plan::StepKind::load) loaded += st.load.chunks * 16, loaded_tiles.insert(st.load.tile);
   }
+  for (const auto& t : p.smem) tile_bytes += loaded_tiles.count(t.name) ? t.layout.bytes : 0;
+  // The TMA epilogue's staging tile is written by the consumers, never loaded.
+  for (const auto& t : p.smem) CHECK((loaded_tiles.count(t.name) || t.name == "d_stage"));
   CHECK(armed == loaded * static_cast<uint32_t>(p.cta_group));
   const bool lane_ordered = !wgmma && g.a_source == spec::ASource::tmem && isa::instr_m_for_tile(*isa::unscaled_kind(g.a.dtype, g.b.dtype), 1, static_cast<int>(g.tile.m)) == 64 && g.cta_group == 1;
   if (!lane_ordered) CHECK(loaded == tile_bytes);  // layout F slabs leave the rows of absent pieces unloaded

@@ -39,16 +39,18 @@ TYPES = {"bf16": ("bf16", "bf16"), "f16": ("f16", "f16"), "e4m3": ("e4m3", "bf16
 def configs():
     """(name, dtype, gemm patch): explicit tile / stage / launch-order choices per type."""
     out = []
-    for t, (tm, tn, tk, st) in [("bf16", c) for c in ((128, 256, 64, 4), (128, 128, 64, 4), (256, 128, 64, 4),
-                                                       (64, 256, 64, 4), (128, 64, 64, 6))] + \
+    for t, (tm, tn, tk, st) in [("bf16", c) for c in ((128, 256, 64, 4), (128, 128, 64, 4), (128, 128, 64, 6),
+                                                       (256, 128, 64, 4), (64, 256, 64, 4))] + \
                                [("f16", (128, 256, 64, 4))] + \
                                [("e4m3", c) for c in ((128, 256, 128, 4), (128, 128, 128, 4))]:
-        for sched in ("data_parallel", "persistent"):
-            for raster in ((1, 8, 16) if (t, tm, tn) == ("bf16", 128, 256) else (8,)):
-                name = "%s_%dx%dx%d_s%d_r%d%s" % (t, tm, tn, tk, st, raster, "_pers" if sched == "persistent" else "")
-                out.append((name, t, {"a": {"dtype": t}, "b": {"dtype": t}, "d": {"dtype": TYPES[t][1]},
-                                      "tile": {"m": tm, "n": tn, "k": tk}, "stages": st, "raster": raster,
-                                      "schedule": sched}))
+        for sched, epi, stages in (("data_parallel", "direct", st), ("data_parallel", "tma", st),
+                                   ("persistent", "tma", st if tm * tn < 32768 else 3)):
+            if tn % 64:
+                continue
+            name = "%s_%dx%dx%d_s%d_%s%s" % (t, tm, tn, tk, stages, epi, "_pers" if sched == "persistent" else "")
+            out.append((name, t, {"a": {"dtype": t}, "b": {"dtype": t}, "d": {"dtype": TYPES[t][1]},
+                                  "tile": {"m": tm, "n": tn, "k": tk}, "stages": stages, "schedule": sched,
+                                  "epilogue": epi}))
     return out
 
 

@@ -141,6 +141,22 @@ def cases():
     add("pers_f16_nn_128x128", f16, pers, {"a": {"major": "m"}, "b": {"major": "n"}}, T(128, 128, 64), P(2048, 3000, 1024))
     add("pers_e4m3_128x256", e4m3, pers, T(128, 256, 128))
     add("pers_s8_out_f32", s8, pers, {"d": {"dtype": "f32"}}, T(128, 128, 128), P(1024, 1024, 2048))
+    # D through shared memory and TMA stores (edges clipped by TMA), over the ring or its own tile.
+    tma = {"epilogue": "tma"}
+    add("tma_bf16_128x256_4096", bf16, tma, T(128, 256, 64))
+    add("tma_bf16_odd_4099", bf16, tma, T(128, 256, 64), P(4099, 4104, 4099))
+    add("tma_bf16_small_77", bf16, tma, T(64, 64, 64), P(77, 40, 50))
+    add("tma_bf16_1stage_own_tile", bf16, tma, T(128, 256, 64), {"stages": 1}, P(1000, 1024, 300))
+    add("tma_f16_nn_128x128", f16, tma, {"a": {"major": "m"}, "b": {"major": "n"}}, T(128, 128, 64), P(2048, 3000, 1024))
+    add("tma_out_f32", bf16, tma, {"d": {"dtype": "f32"}}, T(128, 128, 64), P(2048, 2048, 2048))
+    add("tma_f16acc", f16acc, tma, T(128, 256, 64), P(2048, 2048, 1024))
+    add("tma_e4m3_128x256", e4m3, tma, T(128, 256, 128))
+    add("tma_s8_out_s32", s8, tma, T(128, 128, 128), P(1024, 1000, 2048))
+    add("tma_regs_bf16", bf16, tma, regs, T(128, 128, 64), P(2048, 2048, 1024))
+    add("tma_256x128", bf16, tma, T(256, 128, 64), {"stages": 4})
+    add("tma_pers_bf16_128x256", bf16, tma, pers, T(128, 256, 64), {"stages": 3})
+    add("tma_pers_bf16_odd", bf16, tma, pers, T(128, 128, 64), P(3001, 4992, 999))
+    add("tma_pers_e4m3_out_f32", e4m3, tma, pers, {"d": {"dtype": "f32"}}, T(128, 128, 128), {"stages": 3}, P(2048, 4096, 2048))
     # A cluster launch (no multicast: each CTA loads its own tiles).
     add("bf16_cluster_2x1", bf16, T(128, 256, 64), {"cluster": [2, 1, 1]})
     return out

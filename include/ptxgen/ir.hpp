@@ -107,6 +107,9 @@ struct Tile {
   isa::Swizzle swizzle = isa::Swizzle::none;
   uint32_t align = 0;  // bytes; 0: derived from the swizzle pattern (and TMA)
   int stages = 1;
+  // Placed over the memory of this tile's ring (and the tiles after it) instead of its own: a
+  // staging tile used only once the ring is no longer read (the gemm template's D after the K loop).
+  std::string overlay;
   std::string align_ptr, swizzle_ptr, major_ptr, format_ptr, shape_ptr;
 };
 
@@ -180,6 +183,12 @@ struct Op {
   std::string shape_ptr, num_ptr, pack_ptr, warps_ptr;
   // store: clip to the global's run-time extents (elements past them are not written)
   bool clip = false;
+  // store by TMA (wgmma accumulators): the registers go to the shared tile `via` (boxes of one
+  // 128-byte swizzle row by 64 rows, a warpgroup's), then cp.async.bulk.tensor writes the boxes,
+  // which TMA clips to the tensor's extents. `via_shared_by`: the threads (all consumer warpgroups)
+  // that must be done with the ring `via` overlays before it is written; 0 when it has its own memory.
+  Ref via;
+  int via_shared_by = 0;
   // wait / arrive / commit / expect_tx / loads and mmas on ring tiles
   Phase phase;
   int pending = 0;         // mma_wait

@@ -32,6 +32,10 @@ std::string_view name(ASource s);
 // multiprocessor) each looping over tiles (ir::Grid::persistent).
 enum class Schedule : uint8_t { data_parallel, persistent };
 std::string_view name(Schedule s);
+// How D leaves the kernel: each thread's st.global of its accumulator registers, or (tma) through
+// a shared-memory tile and cp.async.bulk.tensor stores of whole boxes.
+enum class Epilogue : uint8_t { direct, tma };
+std::string_view name(Epilogue e);
 
 // A name ptxgen puts into PTX (entry, parameter, label): [A-Za-z_][A-Za-z0-9_]*, at most 64
 // characters (PTX ISA 9.1 §4.4 identifiers; the length keeps names portable to C and file names).
@@ -59,6 +63,7 @@ struct Gemm {
   int64_t stages = 1;
   int64_t raster = 8;  // M tiles per group of the launch order (ir::Grid::raster_group)
   Schedule schedule = Schedule::data_parallel;
+  Epilogue epilogue = Epilogue::direct;
   isa::Swizzle swizzle_a = isa::Swizzle::b128;
   isa::Swizzle swizzle_b = isa::Swizzle::b128;
   ASource a_source = ASource::smem;

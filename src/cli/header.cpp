@@ -274,9 +274,11 @@ Kernel read_kernel(const HeaderKernel& hk) {
     k.params.push_back(x);
   }
   need(!k.params.empty() && k.param_bytes < 65536, k, "a parameter list the header cannot lay out");
+  // A gemm's inputs take a leading dimension (their tensor maps carry it); D is m x n with rows n
+  // apart whichever epilogue stores it, so one spec's launch function does not change with it.
   if (k.gemm)
     for (auto& t : k.tensors)
-      if (t.mapped) t.ld_arg = "ld" + t.arg;
+      if (t.mapped && !t.written) t.ld_arg = "ld" + t.arg;
   // One entry per target; each must have the same parameters (the launch functions are shared).
   for (const HeaderImage& im : hk.images) {
     const ojson j = ojson::parse(im.manifest);

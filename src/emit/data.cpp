@@ -398,6 +398,126 @@ void Emitter::store_pair(const plan::StoreStep& st, const std::string& x, const 
   w.ins("@" + ps1 + " st.global.b16 [" + addr + "+2], " + h1);
 }
 
+// Elements (row, col) and (row, col + 1) of a register set in D's type: one 32-bit register for
+// 16-bit types, two for 32-bit ones (their order in memory).
+std::vector<std::string> Emitter::pair_out(const plan::StoreStep& st, const std::string& x, const std::string& y,
+                                           const std::string& packed) {
+  const isa::DType from = st.src.dtype, out = st.to;
+  std::string fx, fy;
+  if (!packed.empty()) {  // two f16 accumulators in one register
+    if (out == isa::DType::f16) return {packed};
+    const std::string lo = w.r16(), hi = w.r16();
+    fx = w.r32();
+    fy = w.r32();
+    w.ins("mov.b32 {" + lo + ", " + hi + "}, " + packed);
+    w.ins("cvt.f32.f16 " + fx + ", " + lo);
+    w.ins("cvt.f32.f16 " + fy + ", " + hi);
+  } else if (out == isa::DType::s32) {
+    return {x, y};
+  } else {
+    fx = to_f32(w, from, x);
+    fy = to_f32(w, from, y);
+  }
+  if (out == isa::DType::f32) return {fx, fy};
+  const std::string pk = w.r32();
+  w.ins(std::string(out == isa::DType::bf16 ? "cvt.rn.bf16x2.f32 " : "cvt.rn.f16x2.f32 ") + pk + ", " + fy + ", " + fx);
+  return {pk};
+}
+
+// D by TMA (§9.7.9.27.1.2): each warpgroup writes its 64 rows of the accumulator into its part of
+// the staging tile, a 128-byte swizzled box per 128 bytes of a row (Table 41: 16-byte chunk c of
+// row r lands at chunk c ^ (r % 8), so the eight rows of one st.shared hit eight different chunks,
+// no bank conflicts), makes the writes visible to the async proxy, and one thread of the warpgroup
+// stores the boxes; TMA writes only what lies inside the tensor (the edges).
+void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
+  const plan::RegDef& d = st.src;
+  const auto& rs = regs.at(d.name);
+  const int es = isa::value_bits(st.to) / 8;
+  const std::string wgi = w.r32(), q = w.r32(), r = w.r32(), rx = w.r32(), lc = w.r32(), wbase = w.r32();
+  const std::string issuer = w.pred(), lane_pred = w.pred();
+  w.ins("sub.u32 " + wgi + ", " + warp + ", " + s(role ? role->first_warp : 0));
+  w.ins("and.b32 " + q + ", " + wgi + ", 3");
+  w.ins("setp.ne.u32 " + lane_pred + ", " + lane + ", 0");
+  w.ins("setp.ne.or.u32 " + issuer + ", " + q + ", 0, " + lane_pred, "all but lane 0 of the warpgroup's first warp");
+  w.ins("shr.u32 " + wgi + ", " + wgi + ", 2", "warpgroup of the role");
+  // Warpgroup w's named barrier is 2 + w (0: the CTA's, 1: all consumers'), an immediate so that
+  // ptxas reserves only the barriers used.
+  auto wg_sync = [&] {
+    for (int g = 0; g < st.warpgroups; ++g) {
+      const std::string pg = w.pred();
+      w.ins("setp.eq.u32 " + pg + ", " + wgi + ", " + s(g));
+      w.ins("@" + pg + " " + spell::bar_sync() + " " + s(2 + g) + ", 128");
+    }
+  };
+  if (st.reuse) {
+    // A persistent role: the previous tile's boxes have left the tile before it is written again.
+    w.ins("@!" + issuer + " " + spell::bulk_wait_read() + " 0");
+    wg_sync();
+  }
+  if (st.shared_by) {
+    // The tile overlays the ring: every consumer's last wgmma has read its stage (their
+    // wait_group 0), and the async proxy's accesses are ordered before these generic writes.
+    w.ins(spell::bar_sync() + " 1, " + s(st.shared_by), "every consumer is done with the ring the tile overlays");
+    w.ins(spell::proxy_fence());
+  }
+  // Row 16q + l/4 (and + 8) of the warpgroup's 64; byte 2 es (l % 4) of the 8-column group.
+  w.ins("shr.u32 " + r + ", " + lane + ", 2");
+  w.ins("mad.lo.u32 " + r + ", " + q + ", 16, " + r);
+  w.ins("and.b32 " + rx + ", " + r + ", 7", "the row's swizzle (r % 8; the same for r + 8)");
+  w.ins("and.b32 " + lc + ", " + lane + ", 3");
+  w.ins("mul.lo.u32 " + lc + ", " + lc + ", " + s(2 * es), "its byte in the 8 columns");
+  const std::string within = w.r32(), lchunk = w.r32();
+  w.ins("and.b32 " + within + ", " + lc + ", 15");
+  w.ins("shr.u32 " + lchunk + ", " + lc + ", 4");
+  w.ins("mad.lo.u32 " + wbase + ", " + wgi + ", 8192, " + s(st.stage_offset), "the warpgroup's 64 rows of each box");
+  w.ins("add.u32 " + wbase + ", " + wbase + ", " + base);
+  w.ins("mad.lo.u32 " + wbase + ", " + r + ", 128, " + wbase);
+  w.ins("add.u32 " + wbase + ", " + wbase + ", " + within);
+  const bool packed = d.dtype == isa::DType::f16;
+  int n0 = 0;
+  size_t reg = 0;
+  for (int ng : d.groups) {
+    for (int i = 0; i < ng / 4; ++i) {
+      const int col = n0 + 8 * (i / 2);
+      const int box = col / st.box_cols, chunk = (col % st.box_cols) * es / 16;
+      const std::vector<std::string> v =
+          packed ? pair_out(st, "", "", rs.at(reg + static_cast<size_t>(i)))
+                 : pair_out(st, rs.at(reg + 2 * static_cast<size_t>(i)), rs.at(reg + 2 * static_cast<size_t>(i) + 1), "");
+      const std::string a = w.r32();
+      w.ins("add.u32 " + a + ", " + lchunk + ", " + s(chunk));
+      w.ins("xor.b32 " + a + ", " + a + ", " + rx);
+      w.ins("mad.lo.u32 " + a + ", " + a + ", 16, " + wbase);
+      const int64_t off = int64_t{box} * st.box_stride + (i % 2 ? 8 * 128 : 0);
+      const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
+      if (v.size() == 1) w.ins("st.shared.b32 " + at + ", " + v[0]);
+      else w.ins("st.shared.v2.b32 " + at + ", {" + v[0] + ", " + v[1] + "}");
+    }
+    reg += static_cast<size_t>(packed ? ng / 4 : ng / 2);
+    n0 += ng;
+  }
+  // The writes reach the async proxy before TMA reads them (§9.7.13.4), every thread's before the
+  // one that issues: the warpgroup's named barrier.
+  w.ins(spell::proxy_fence());
+  wg_sync();
+  w.ins("@" + issuer + " bra " + L + "_done");
+  const std::string row0 = affine(st.row0), col0 = affine(st.col0);
+  w.ins("mad.lo.u32 " + row0 + ", " + wgi + ", 64, " + row0);
+  const std::string box0 = w.r32();
+  w.ins("mad.lo.u32 " + box0 + ", " + wgi + ", 8192, " + s(st.stage_offset));
+  w.ins("add.u32 " + box0 + ", " + box0 + ", " + base);
+  for (int j = 0; j < st.boxes; ++j) {
+    const std::string cj = w.r32(), sj = w.r32();
+    w.ins("add.u32 " + cj + ", " + col0 + ", " + s(int64_t{j} * st.box_cols));
+    w.ins("add.u32 " + sj + ", " + box0 + ", " + s(int64_t{j} * st.box_stride));
+    w.ins(spell::tma_store() + " [" + tmap.at(st.map.param) + ", {" + cj + ", " + row0 + "}], [" + sj + "]");
+  }
+  w.ins(spell::bulk_commit());
+  // A CTA's shared memory must outlive the boxes' reads: wait before it exits (a persistent role
+  // waits at its next tile instead, and once more at the end).
+  if (!st.reuse) w.ins(spell::bulk_wait_read() + " 0");
+  w.label(L + "_done");
+}
+
 // A store clipped to the run-time extents: each thread's elements in pairs of adjacent columns,
 // at the tile's run-time origin plus the fragment's cell.
 void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {

@@ -344,6 +344,10 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
   w.ins("add.u32 " + tile + ", " + tile + ", " + step);
   w.ins("bra " + top);
   w.label(end);
+  // The last tile's TMA stores have read the staging tile before the CTA's shared memory goes.
+  bool stores = false;
+  for (const auto& st : r.steps) stores = stores || (st.kind == plan::StepKind::store && st.store.tma);
+  if (stores) w.ins(spell::bulk_wait_read() + " 0", "the last tile's stores have read the staging tile");
   role_ring.clear();
   after_ring.clear();
 }
@@ -435,7 +439,8 @@ void Emitter::step(const plan::Step& st) {
     case StepKind::wait_ld: w.ins(spell::wait_ld()); break;
     case StepKind::wait_st: w.ins(spell::wait_st()); break;
     case StepKind::store:
-      if (st.store.clip) clipped_store(st.store, L);
+      if (st.store.tma) tma_store(st.store, L);
+      else if (st.store.clip) clipped_store(st.store, L);
       else store(st.store, L);
       break;
     case StepKind::commit: commit(st, L); break;

@@ -91,6 +91,9 @@ struct Emitter {
   void tmem_st(const plan::Step& st, const std::string& L);
   void store(const plan::StoreStep& st, const std::string& L);
   void clipped_store(const plan::StoreStep& st, const std::string& L);
+  void tma_store(const plan::StoreStep& st, const std::string& L);
+  std::vector<std::string> pair_out(const plan::StoreStep& st, const std::string& x, const std::string& y,
+                                    const std::string& packed);
   std::string half(const std::string& r, int elem, int epr);
   std::string thread_offset(const plan::LdInstr& f, int64_t stride, int64_t col_bytes);
   void store_pair(const plan::StoreStep& st, const std::string& x, const std::string& y, const std::string& packed,

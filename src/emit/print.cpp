@@ -157,6 +157,12 @@ struct Printer {
         o += in2 + st.store.src.name + " (" + dt(st.store.src.dtype) + ") -> " + st.store.global + " (" + dt(st.store.to) + ") at (" +
              affine_text(st.store.row0) + ", " + affine_text(st.store.col0) + ")" +
              (st.store.clip ? ", clipped to " + st.store.rows_param + " x " + st.store.cols_param : "") + "\n";
+        if (st.store.tma)
+          o += in2 + "via shared \"" + st.store.stage + "\" at " + s(st.store.stage_offset) +
+               (st.store.shared_by ? " (over the ring, once all " + s(st.store.shared_by) + " consumer threads are done with it)" : "") +
+               ": each warpgroup's 64 rows as " + s(st.store.boxes) + " boxes of " + s(st.store.box_cols) + " x 64, then " +
+               spell::tma_store() + " through " + st.store.map.param + ", " + spell::bulk_commit() +
+               (st.store.reuse ? "; the next tile waits for " + spell::bulk_wait_read() + " 0 before writing the tile" : "") + "\n";
         break;
       case StepKind::commit:
         o += in2 + spell::commit(pl.cta_group, st.bar.pair_multicast) + " [" + st.bar.barrier + "]" +
@@ -355,6 +361,10 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
     case StepKind::store:
       x["store"] = {{"regs", st.store.src.name}, {"global", st.store.global}, {"row0", st.store.row0.base}, {"col0", st.store.col0.base},
                     {"origin", {affine_json(st.store.row0), affine_json(st.store.col0)}}, {"clip", st.store.clip}};
+      if (st.store.tma)
+        x["store"]["tma"] = {{"instruction", spell::tma_store()}, {"tensor_map", st.store.map.param}, {"stage", st.store.stage},
+                             {"stage_offset", st.store.stage_offset}, {"boxes", st.store.boxes}, {"box_cols", st.store.box_cols},
+                             {"box_stride", st.store.box_stride}, {"shared_by", st.store.shared_by}, {"reuse", st.store.reuse}};
       if (pl.cta_group == 2) x["store"]["per_cta"] = {st.store.cta_row, st.store.cta_col};
       break;
     case StepKind::commit:

@@ -19,6 +19,7 @@ const std::vector<Family>& families() {
       {"tcgen05.fence", "PTX ISA 9.1 §9.7.16.11.1", 86, true, false},
       {"wgmma.mma_async / fence / commit_group / wait_group", "PTX ISA 9.1 §9.7.15.5.2, §9.7.15.6-7", 80, false, true},
       {"cp.async.bulk.tensor", "PTX ISA 9.1 §9.7.9.27.1.2", 80, true, true},
+      {"cp.async.bulk.commit_group / wait_group", "PTX ISA 9.1 §9.7.9.27.3-4", 80, true, true},
       {"fence.proxy.async", "PTX ISA 9.1 §9.7.13.4", 80, true, true},
       {"mbarrier", "PTX ISA 9.1 §9.7.13.15", 80, true, true},
       {"bar.sync / barrier.cluster", "PTX ISA 9.1 §9.7.13.1, §9.7.13.2", 78, true, true},
@@ -84,6 +85,9 @@ std::string tma_load(bool cta_group2) {
   // .cta_group::2: the mbarrier may be the peer CTA's (§9.7.9.27.1.2).
   return std::string("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") + (cta_group2 ? ".cta_group::2" : "");
 }
+std::string tma_store() { return "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"; }
+std::string bulk_commit() { return "cp.async.bulk.commit_group"; }
+std::string bulk_wait_read() { return "cp.async.bulk.wait_group.read"; }
 std::string proxy_fence() { return "fence.proxy.async.shared::cta"; }
 std::string mbarrier_init() { return "mbarrier.init.shared::cta.b64"; }
 std::string mbarrier_arrive() { return "mbarrier.arrive.shared::cta.b64"; }

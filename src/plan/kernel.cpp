@@ -305,11 +305,30 @@ void declarations(Ctx& c) {
   // Placement: tiles in name order, each at its alignment from the (run-time aligned) base; a ring
   // of stages one after another, each stage aligned.
   uint32_t off = 0;
+  auto overlay_of = [&](const std::string& n) { return c.tiles.count(n) ? c.tiles.at(n)->overlay : std::string(); };
   for (auto& [n, t] : c.placed) {
+    if (!overlay_of(n).empty()) continue;
     off = round_up(off, t.align);
     t.offset = off;
     t.stage_bytes = round_up(t.layout.bytes, t.align);
     off += t.stages > 1 ? t.stage_bytes * static_cast<uint32_t>(t.stages) : t.layout.bytes;
+  }
+  // A tile over another's ring starts where that ring does when it ends before the other tiles do
+  // (it is used only once they are no longer read); otherwise it gets memory of its own.
+  for (auto& [n, t] : c.placed) {
+    const std::string over = overlay_of(n);
+    if (over.empty()) continue;
+    t.stage_bytes = round_up(t.layout.bytes, t.align);
+    const auto at = c.placed.find(over);
+    if (at != c.placed.end() && overlay_of(over).empty() && at->second.offset % t.align == 0 &&
+        at->second.offset + t.layout.bytes <= off) {
+      t.offset = at->second.offset;
+      t.overlay = over;
+    } else {
+      off = round_up(off, t.align);
+      t.offset = off;
+      off += t.layout.bytes;
+    }
   }
   // Allocations: a power of two of 32..512 columns each (§9.7.16.7.1).
   for (const auto& v : p.views)

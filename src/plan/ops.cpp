@@ -772,6 +772,35 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) 
   st.clip = o.clip;
   st.rows_param = g->rows_param;
   st.cols_param = g->cols_param;
+  if (o.tma) {
+    // The lowering's TMA epilogue (wgmma accumulators, a K-major 128-byte swizzled tile).
+    const SmemPlacement* t = c.tile(o.via, "store staging tile");
+    if (!t) return std::nullopt;
+    const int es = isa::value_bits(g->dtype) / 8;
+    if (!src.wgmma || t->layout.swizzle != isa::Swizzle::b128 || es < 2 || t->layout.mn % 64 || t->layout.k % (128 / es))
+      throw std::logic_error("a TMA store needs wgmma registers and a 128-byte swizzled tile of whole boxes");
+    st.tma = true;
+    st.stage = t->name;
+    st.stage_offset = t->offset;
+    st.box_cols = 128 / es;
+    st.boxes = static_cast<int>(t->layout.k / st.box_cols);
+    st.box_stride = static_cast<uint32_t>(t->layout.mn) * 128;  // one 128-byte column box of every row
+    st.warpgroups = t->layout.mn / 64;
+    st.shared_by = o.via_shared_by;
+    st.reuse = c.k.grid.persistent;
+    TensorMap& m = st.map;
+    m.param = o.map_param;
+    m.global = m.tensor = g->name;
+    m.data_type = cu_data_type(g->dtype, isa::value_bits(g->dtype));
+    if (g->dtype == isa::DType::s32) m.data_type = "CU_TENSOR_MAP_DATA_TYPE_INT32";
+    m.unit = es;
+    m.dim_inner = g->cols;
+    m.dim_outer = g->rows;
+    m.stride_bytes = (g->ld ? g->ld : g->cols) * es;
+    m.box_inner = st.box_cols;
+    m.box_outer = 64;
+    m.swizzle = isa::Swizzle::b128;
+  }
   return st;
 }
 

@@ -458,6 +458,11 @@ class Sequencer {
         if (pending_ld_.count(o.regs.name)) wait_ld("the registers \"" + o.regs.name + "\" are read (§9.7.16.8.5)", out);
         clean_ = false;
         st.kind = StepKind::store;
+        if (t->tma) {
+          bool known = false;
+          for (const auto& m : out_.tensor_maps) known = known || m.param == t->map.param;
+          if (!known) out_.tensor_maps.push_back(t->map);
+        }
         st.store = *t;
         st.why = "registers \"" + o.regs.name + "\" -> global \"" + t->global + "\"" +
                  (t->clip ? ", clipped to the run-time extents" : "");

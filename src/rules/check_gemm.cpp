@@ -74,6 +74,26 @@ void check_schedule_persistent(const Context& c, Diagnostics& d) {
   }
 }
 
+void check_epilogue_tma(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || g->epilogue != spec::Epilogue::tma) return;
+  if (c.target.tcgen05) {
+    d.error("EPILOGUE-TMA", "/gemm/epilogue",
+            "the TMA epilogue is planned for wgmma (sm_90a) only: on " + std::string(c.target.name) +
+                " ptxgen stores D from the tcgen05.ld registers directly")
+        .help = {"use \"epilogue\": \"direct\"", "or target sm_90a"};
+    return;
+  }
+  const int box = 128 / (isa::value_bits(g->d) / 8);
+  if (g->tile.n % box) {
+    d.error("EPILOGUE-TMA", "/gemm/tile/n",
+            "tile.n = " + num(g->tile.n) + ": the TMA epilogue stores D in boxes of " + num(box) + " " +
+                std::string(isa::name(g->d)) + " columns (128 bytes, the swizzle's row), so a tile is whole boxes wide; "
+                "a partial box would write into the next tile's columns")
+        .help = {"use a tile.n that is a multiple of " + num(box), "or \"epilogue\": \"direct\""};
+  }
+}
+
 void check_target_a_registers(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = tc(c);
   if (!g || g->a_source != spec::ASource::registers) return;

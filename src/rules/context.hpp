@@ -43,6 +43,7 @@ void check_mma_k(const Context&, Diagnostics&);
 void check_layout_atom(const Context&, Diagnostics&);
 void check_cluster_pair(const Context&, Diagnostics&);
 void check_schedule_persistent(const Context&, Diagnostics&);
+void check_epilogue_tma(const Context&, Diagnostics&);
 void check_cluster_size(const Context&, Diagnostics&);
 void check_tma_stride(const Context&, Diagnostics&);
 // Program level (src/rules/check_program.cpp): each reports the problems plan::analyze_program

@@ -22,6 +22,7 @@ int64_t leading_dimension(const Operand& op, int64_t contiguous_extent) {
 }
 
 std::string_view name(Schedule s) { return s == Schedule::persistent ? "persistent" : "data_parallel"; }
+std::string_view name(Epilogue e) { return e == Epilogue::tma ? "tma" : "direct"; }
 
 std::string_view name(ASource s) {
   switch (s) {
@@ -104,6 +105,8 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
   if (r.has("schedule"))
     need(r.choice<Schedule>("schedule", false, {{"data_parallel", Schedule::data_parallel}, {"persistent", Schedule::persistent}}),
          g.schedule);
+  if (r.has("epilogue"))
+    need(r.choice<Epilogue>("epilogue", false, {{"direct", Epilogue::direct}, {"tma", Epilogue::tma}}), g.epilogue);
   if (const json* s = r.object("swizzle", false)) {
     ObjReader rs(*s, r.ptr("swizzle"), r);
     for (auto [key, dst] : {std::pair<const char*, isa::Swizzle*>{"a", &g.swizzle_a}, {"b", &g.swizzle_b}}) {
@@ -237,6 +240,7 @@ std::string to_json(const Spec& s) {
     o["stages"] = g.stages;
     o["raster"] = g.raster;
     o["schedule"] = std::string(name(g.schedule));
+    o["epilogue"] = std::string(name(g.epilogue));
     o["swizzle"] = {{"a", swz(g.swizzle_a)}, {"b", swz(g.swizzle_b)}};
     o["a_source"] = std::string(name(g.a_source));
     o["cta_group"] = g.cta_group;

@@ -67,8 +67,16 @@ std::optional<std::string> check_plan(const plan::Plan& p) {
     if (a.offset + extent(a) > usable) return "tile " + a.name + " outside the shared memory requested";
     for (size_t j = 0; j < i; ++j) {
       const auto& b = p.smem[j];
+      // A tile over a ring (ir::Tile::overlay) starts where that ring does and shares its memory.
+      if (!a.overlay.empty() || !b.overlay.empty()) continue;
       if (a.offset < b.offset + extent(b) && b.offset < a.offset + extent(a)) return "tiles " + b.name + " and " + a.name + " overlap";
     }
+  }
+  for (const auto& a : p.smem) {
+    if (a.overlay.empty()) continue;
+    bool at_ring = false;
+    for (const auto& b : p.smem) at_ring = at_ring || (b.name == a.overlay && b.offset == a.offset && b.overlay.empty());
+    if (!at_ring) return "tile " + a.name + " is not where the ring it overlays starts";
   }
   for (const auto& b : p.barriers)
     if (b.offset % 8 != 0 || b.offset + 8u * static_cast<uint32_t>(b.stages) > usable) return "mbarrier " + b.name + " misplaced";

@@ -217,6 +217,16 @@ bool fake_driver() {
   expect("fake: persistent, 2^47 tiles",
          ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, 2147483647, 2147483647, 64, pe),
          CUDA_ERROR_INVALID_VALUE, "a persistent kernel walks at most 2^31-1");
+  // The TMA epilogue reaches D through a tensor map too: its rows (n elements) must be 16 bytes
+  // apart, which the direct epilogue does not need; the launch function's arguments are the same.
+  ptxgen::gemm_sm90_bf16_128x256x64_tma_epilogue_launch te;
+  const int e0 = encodes();
+  expect("fake: tma epilogue, n = 1000", ptxgen::gemm_sm90_bf16_128x256x64_tma_epilogue_prepare(a, b, d, 1000, 1000, 64, te),
+         CUDA_SUCCESS, nullptr);
+  same("fake: tma epilogue maps (A, B and D)", encodes() - e0, 3);
+  map(e0, kD, 1000, 1000, 2000, 64, 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);  // D's: n x m, boxes of 64 x 64
+  expect("fake: tma epilogue, n = 999", ptxgen::gemm_sm90_bf16_128x256x64_tma_epilogue_prepare(a, b, d, 1000, 999, 64, te),
+         CUDA_ERROR_INVALID_VALUE, "n = 999 puts the rows of D 1998 bytes apart");
   // A 2 x 2 cluster: the grid in whole clusters, the cluster attribute set.
   set(ctx(7), 100, 232448);
   ptxgen::gemm_bf16_cluster_2x2_launch cl;
