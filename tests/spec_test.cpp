@@ -1,6 +1,7 @@
 // The spec parser on well-formed and hostile input.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "ptxgen/rules.hpp"
@@ -160,5 +161,58 @@ TEST_CASE("key order does not matter") {
   REQUIRE(r1.spec);
   REQUIRE(r2.spec);
   CHECK(spec::to_json(*r1.spec) == spec::to_json(*r2.spec));
+}
+}
+
+// gemm.tile and gemm.stages left out: chosen by the documented rule (docs/spec.md, "Chosen when
+// left out"), each choice recorded with its reason; an explicit field always wins.
+TEST_SUITE("spec") {
+TEST_CASE("tile and stages left out are chosen per target, types and problem shape") {
+  struct Case {
+    const char* target;
+    const char* a;
+    int cta_group;
+    int64_t m, n;
+    bool keep_stages;
+    int64_t tm, tn, tk, stages;
+  };
+  for (const Case& c : {Case{"sm_90a", "bf16", 1, 4096, 8192, false, 128, 256, 64, 4},
+                        Case{"sm_90a", "bf16", 1, 128, 16384, false, 128, 128, 64, 4},   // skinny M
+                        Case{"sm_90a", "e4m3", 1, 4096, 8192, false, 128, 256, 128, 4},
+                        Case{"sm_90a", "tf32", 1, 4096, 8192, false, 128, 256, 32, 4},
+                        Case{"sm_100a", "bf16", 2, 4096, 8192, false, 256, 256, 64, 4},
+                        Case{"sm_100a", "bf16", 1, 4096, 8192, true, 128, 256, 64, 2}}) {
+    CAPTURE(c.target);
+    CAPTURE(c.a);
+    auto j = nlohmann::ordered_json::parse(rules::example_base());
+    j["target"] = c.target;
+    auto& g = j["gemm"];
+    g.erase("tile");
+    if (c.keep_stages) g["stages"] = 2;
+    else g.erase("stages");
+    g["m"] = c.m;
+    g["n"] = c.n;
+    g["a"]["dtype"] = c.a;
+    g["b"]["dtype"] = c.a;
+    if (std::string(c.a) == "tf32") g["d"]["dtype"] = "f32";
+    if (c.cta_group == 2) g["cta_group"] = 2, g["cluster"] = {2, 1, 1};
+    Diagnostics d;
+    const auto r = spec::parse(j.dump(), d);
+    const std::string why = d.list().empty() ? std::string() : d.list()[0].message;
+    REQUIRE_MESSAGE(r.spec, why);
+    const spec::Gemm& x = *r.spec->gemm;
+    CHECK(x.tile.m == c.tm);
+    CHECK(x.tile.n == c.tn);
+    CHECK(x.tile.k == c.tk);
+    CHECK(x.stages == c.stages);
+    REQUIRE(x.chosen.size() == (c.keep_stages ? 1u : 2u));
+    CHECK(x.chosen[0].rfind("tile " + std::to_string(c.tm) + " x " + std::to_string(c.tn) + " x " + std::to_string(c.tk), 0) == 0);
+    if (c.tn == 128) CHECK(x.chosen[0].find("would give 64 tiles for 132 multiprocessors") != std::string::npos);
+  }
+  // Both given: nothing chosen.
+  Diagnostics d;
+  const auto r = spec::parse(rules::example_base(), d);
+  REQUIRE(r.spec);
+  CHECK(r.spec->gemm->chosen.empty());
 }
 }

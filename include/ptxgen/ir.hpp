@@ -232,6 +232,7 @@ struct Kernel {
   isa::Arch target = isa::Arch::sm_100a;
   Engine engine = Engine::tcgen05;
   std::string source;           // "gemm" or "program": for the header comment only
+  std::vector<std::string> chosen;  // what the front end chose where the spec is silent, with why
   int threads = 128;
   std::string threads_ptr;
   int cta_group = 1;            // 2: a CTA pair (§9.7.16.5) issuing .cta_group::2

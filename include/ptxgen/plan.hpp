@@ -369,6 +369,7 @@ struct Plan {
   ir::Engine engine = ir::Engine::tcgen05;
   std::string source;                     // "gemm" / "program" (header comment)
   std::string summary;                    // one line on what the kernel computes (header comment)
+  std::vector<std::string> chosen;        // ir::Kernel::chosen (ptxgen plan shows it)
   int threads = 128;
   int cta_group = 1;                      // 2: CTA pairs (.cta_group::2)
   std::array<int, 3> cluster{1, 1, 1};

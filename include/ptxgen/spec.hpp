@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "ptxgen/diag.hpp"
@@ -60,7 +61,7 @@ struct Gemm {
   struct {
     int64_t m = 0, n = 0, k = 0;
   } tile;
-  int64_t stages = 1;
+  int64_t stages = 0;  // 0 until chosen (choose_gemm_defaults) when the spec leaves it out
   int64_t raster = 8;  // M tiles per group of the launch order (ir::Grid::raster_group)
   Schedule schedule = Schedule::data_parallel;
   Epilogue epilogue = Epilogue::direct;
@@ -69,7 +70,13 @@ struct Gemm {
   ASource a_source = ASource::smem;
   int cta_group = 1;
   std::array<int64_t, 3> cluster{1, 1, 1};
+  // What was chosen where the spec is silent, each with its reason (choose_gemm_defaults).
+  std::vector<std::string> chosen;
 };
+
+// Fills the tile (tile.m == 0) and the pipeline depth (stages == 0) a spec left out, by the rule
+// of docs/spec.md ("Chosen when left out"), and records each choice in g.chosen.
+void choose_gemm_defaults(Gemm& g, isa::Arch target);
 
 struct Spec {
   int version = 1;

@@ -247,6 +247,7 @@ std::string plan_text(const Plan& pl) {
        s(pl.threads) + " threads" + (pl.cta_group == 2 ? " in each CTA of a pair (CTA 0 issues .cta_group::2)" : "") + ", " +
        (pl.roles.size() == 1 ? "one role the planner orders" : s(static_cast<int64_t>(pl.roles.size())) + " warp-specialized roles") + "\n";
   if (!pl.summary.empty()) o += "  " + pl.summary + "\n";
+  for (const auto& c : pl.chosen) o += "  chosen   " + c + "\n";
   o += "  launch: grid " + s(pl.launch.x) + " x " + s(pl.launch.y) + " x " + s(pl.launch.z) + " for the spec's sizes, cluster " +
        s(pl.cluster[0]) + " x " + s(pl.cluster[1]) + " x " + s(pl.cluster[2]) +
        (pl.max_registers < 255 ? ", .maxnreg " + s(pl.max_registers) : "") + "\n";
@@ -402,6 +403,7 @@ std::string plan_json(const Plan& p) {
   j["threads"] = p.threads;
   j["cta_group"] = p.cta_group;
   j["cluster"] = p.cluster;
+  if (!p.chosen.empty()) j["chosen"] = p.chosen;
   j["grid"] = {p.launch.x, p.launch.y, p.launch.z};
   if (p.grid.tiled) j["tiles"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}, {"m_param", p.grid.m_param}, {"n_param", p.grid.n_param},
                                    {"raster_group", p.grid.raster_group}, {"persistent", p.grid.persistent}};

@@ -581,6 +581,7 @@ struct Gemm {
     k.name = spec.name;
     k.target = spec.target;
     k.source = "gemm";
+    k.chosen = g.chosen;
     cta = g.cta_group;
     tm = static_cast<int>(g.tile.m);
     tn = static_cast<int>(g.tile.n);

@@ -354,6 +354,7 @@ Analysis analyze(const ir::Kernel& k) {
   p.target = k.target;
   p.engine = k.engine;
   p.source = k.source;
+  p.chosen = k.chosen;
   p.threads = k.threads;
   p.cta_group = k.cta_group;
   p.cluster = k.cluster;

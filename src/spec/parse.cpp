@@ -91,13 +91,13 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
   }
   need(r.choice("accumulator", true, dtype_choices({isa::DType::f32, isa::DType::f16, isa::DType::s32})),
        g.accumulator);
-  if (const json* t = r.object("tile", true)) {
+  if (const json* t = r.object("tile", false)) {
     ObjReader rt(*t, r.ptr("tile"), r);
     need(rt.integer("m", true, 1, 1024), g.tile.m);
     need(rt.integer("n", true, 1, 1024), g.tile.n);
     need(rt.integer("k", true, 1, 1024), g.tile.k);
     rt.finish();
-  } else {
+  } else if (r.has("tile")) {
     ok = false;
   }
   if (r.has("stages")) need(r.integer("stages", false, 1, 32), g.stages);
@@ -205,6 +205,7 @@ ParseResult parse(std::string_view text, Diagnostics& d, const Limits& limits) {
                                           : "a spec needs one of \"gemm\" or \"program\"");
   } else if (has_gemm) {
     if (const json* g = r.object("gemm", true)) s.gemm = parse_gemm(*g, r);
+    if (s.gemm && !d.has_errors()) choose_gemm_defaults(*s.gemm, s.target);
   } else {
     if (const json* p = r.object("program", true)) s.program = parse_program(*p, d, &doc.literals);
   }

@@ -1,0 +1,50 @@
+// What the gemm template chooses where a spec is silent: the tile and the pipeline depth
+// (docs/spec.md, "Chosen when left out"). An explicit field always wins. Each choice is recorded
+// in Gemm::chosen, which `ptxgen plan` prints, with the reason.
+//
+// The rule, from tools/bench-h200.py on the H200 (the measurements are in docs/spec.md):
+//   tile.k   128 bytes of each row: one 128-byte swizzle atom of K per stage (64 16-bit elements,
+//            32 tf32, 128 8-bit and smaller, which sit in 8-bit containers)
+//   tile.m   128 (one CTA), 256 (a CTA pair: 128 rows in each)
+//   tile.n   256, or 128 when 256 would leave multiprocessors without a tile (the skinny-M shapes:
+//            m = 128, n = 16384 has 64 tiles of 128 x 256 for 132 multiprocessors)
+//   stages   as many as shared memory holds, at most 4 (deeper pipelines measured no faster)
+#include <algorithm>
+#include <string>
+
+#include "ptxgen/spec.hpp"
+
+namespace ptxgen::spec {
+
+namespace {
+// Multiprocessors of the GPUs the targets name (H100/H200: 132; B200: 148): the tiles one wave needs.
+int64_t multiprocessors(isa::Arch a) { return isa::target_info(a).tcgen05 ? 148 : 132; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int container_bytes(isa::DType t) { return std::max(1, isa::value_bits(t) / 8); }
+}  // namespace
+
+void choose_gemm_defaults(Gemm& g, isa::Arch target) {
+  const auto s = [](int64_t v) { return std::to_string(v); };
+  if (g.tile.m == 0) {
+    const int bytes = std::max(container_bytes(g.a.dtype), container_bytes(g.b.dtype));
+    g.tile.k = 128 / bytes;
+    g.tile.m = g.cta_group == 2 ? 256 : 128;
+    const int64_t wide = ceil_div(g.m, g.tile.m) * ceil_div(g.n, 256);
+    g.tile.n = wide < multiprocessors(target) ? 128 : 256;
+    g.chosen.push_back("tile " + s(g.tile.m) + " x " + s(g.tile.n) + " x " + s(g.tile.k) + ": tile.k one 128-byte swizzle row of K, tile.m " +
+                       (g.cta_group == 2 ? "256 for the pair" : "128") +
+                       (g.tile.n == 128 ? ", tile.n 128 because 256 would give " + s(wide) + " tiles for " + s(multiprocessors(target)) + " multiprocessors"
+                                        : ", tile.n 256"));
+  }
+  if (g.stages == 0) {
+    const int64_t stage = g.tile.k * (g.tile.m * isa::value_bits(g.a.dtype) + g.tile.n * isa::value_bits(g.b.dtype)) / 8 / g.cta_group;
+    // Each operand's stage is rounded up to 1 KB; 2 KB more for the base alignment, barriers and
+    // the tensor-memory address slot.
+    const int64_t per = stage + 2048;
+    const int64_t fit = (isa::target_info(target).smem_per_block_max - 2048) / std::max<int64_t>(1, per);
+    g.stages = std::clamp<int64_t>(fit, 1, 4);
+    g.chosen.push_back("stages " + s(g.stages) + ": as many as shared memory holds, at most 4");
+  }
+}
+
+}  // namespace ptxgen::spec
