@@ -21,16 +21,12 @@ import os
 import subprocess
 import sys
 
+import h200_specs  # tools/, beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, ".device", "bench")
 
-BASE = {
-    "ptxgen": 1, "name": "", "target": "sm_90a",
-    "gemm": {"m": 4096, "n": 8192, "k": 4096,
-             "a": {"dtype": "bf16", "major": "k"}, "b": {"dtype": "bf16", "major": "k"},
-             "d": {"dtype": "bf16"}, "accumulator": "f32",
-             "tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "swizzle": {"a": 128, "b": 128}},
-}
+BASE = h200_specs.base(4096, 8192, 4096)
 
 # The types of a config: A and B, D (the header's C++ element types are the same names).
 TYPES = {"bf16": ("bf16", "bf16"), "f16": ("f16", "f16"), "e4m3": ("e4m3", "bf16")}
@@ -64,28 +60,16 @@ SHAPES = [
 QUICK = [(4096, 8192, 4096, "bf16"), (128, 16384, 8192, "bf16")]
 
 
-def merge(a, p):
-    for k, v in p.items():
-        if isinstance(v, dict) and isinstance(a.get(k), dict):
-            merge(a[k], v)
-        else:
-            a[k] = v
+merge = h200_specs.merge
 
 
 def prepare(only):
     ptxgen = os.environ.get("PTXGEN", os.path.join(ROOT, "build", "ptxgen"))
-    os.makedirs(os.path.join(BENCH, "specs"), exist_ok=True)
+    types = {name: t for name, t, _ in configs()}
+    chosen = [(name, patch) for name, _, patch in configs() if not only or only in name]
     listed, paths = [], []
-    for name, t, patch in configs():
-        if only and only not in name:
-            continue
-        spec = copy.deepcopy(BASE)
-        spec["name"] = "b_" + name
-        merge(spec["gemm"], patch)
-        path = os.path.join(BENCH, "specs", name + ".json")
-        with open(path, "w") as f:
-            json.dump(spec, f, indent=1)
-        listed.append({"name": name, "dtype": t, "gemm": spec["gemm"]})
+    for name, spec, path in h200_specs.write_specs(BENCH, "b_", chosen, BASE):
+        listed.append({"name": name, "dtype": types[name], "gemm": spec["gemm"]})
         paths.append(path)
     header = os.path.join(BENCH, "kernels.hpp")
     r = subprocess.run([ptxgen, "build", *paths, "--header", header, "-q"], capture_output=True, text=True)

@@ -18,24 +18,15 @@ import os
 import subprocess
 import sys
 
+import h200_specs  # tools/, beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRID = os.path.join(ROOT, ".device", "grid")
 
-BASE = {
-    "ptxgen": 1, "name": "", "target": "sm_90a",
-    "gemm": {"m": 4096, "n": 4096, "k": 4096,
-             "a": {"dtype": "bf16", "major": "k"}, "b": {"dtype": "bf16", "major": "k"},
-             "d": {"dtype": "bf16"}, "accumulator": "f32",
-             "tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "swizzle": {"a": 128, "b": 128}},
-}
+BASE = h200_specs.base()
 
 
-def merge(a, p):
-    for k, v in p.items():
-        if isinstance(v, dict) and isinstance(a.get(k), dict):
-            merge(a[k], v)
-        else:
-            a[k] = v
+merge = h200_specs.merge
 
 
 def T(m, n, k):
@@ -168,17 +159,9 @@ FOREIGN = ["gemm_bf16_tn_128x256x64"]  # sm_100a
 
 def prepare(only):
     ptxgen = os.environ.get("PTXGEN", os.path.join(ROOT, "build", "ptxgen"))
-    os.makedirs(os.path.join(GRID, "specs"), exist_ok=True)
+    chosen = [(name, patch) for name, patch in cases() if not only or only in name]
     listed, paths = [], []
-    for name, patch in cases():
-        if only and only not in name:
-            continue
-        spec = copy.deepcopy(BASE)
-        spec["name"] = "g_" + name
-        merge(spec["gemm"], patch)
-        path = os.path.join(GRID, "specs", name + ".json")
-        with open(path, "w") as f:
-            json.dump(spec, f, indent=1)
+    for name, _, path in h200_specs.write_specs(GRID, "g_", chosen, BASE):
         listed.append(name)
         paths.append(path)
     paths += [os.path.join(ROOT, "specs", f + ".json") for f in FOREIGN]

@@ -308,6 +308,25 @@ void Emitter::store(const plan::StoreStep& st, const std::string& L) {
 namespace {
 // The value as an f32 register, from the register's 32-bit form (f32 or s32 bits, or an f16 in
 // the low half: tcgen05 D is unpacked, PTX ISA 9.1 §9.7.16.10.4.1).
+// The register pairs of a wgmma accumulator (§9.7.15.5.1.1), in register order: fn(col, lower, x,
+// y, packed) for the pair at column col + 2 (l % 4) of the warpgroup's rows 16q + l/4 (lower) or
+// 16q + l/4 + 8; x and y its two registers, or `packed` the one holding two f16 accumulators.
+template <class F>
+void each_acc_pair(const plan::RegDef& d, const std::vector<std::string>& rs, F fn) {
+  const bool packed = d.dtype == isa::DType::f16;
+  int n0 = 0;
+  size_t reg = 0;
+  for (int ng : d.groups) {
+    for (int i = 0; i < ng / 4; ++i) {
+      const size_t at = reg + static_cast<size_t>(packed ? i : 2 * i);
+      if (packed) fn(n0 + 8 * (i / 2), i % 2 == 0, std::string(), std::string(), rs.at(at));
+      else fn(n0 + 8 * (i / 2), i % 2 == 0, rs.at(at), rs.at(at + 1), std::string());
+    }
+    reg += static_cast<size_t>(packed ? ng / 4 : ng / 2);
+    n0 += ng;
+  }
+}
+
 std::string to_f32(PtxWriter& w, isa::DType from, const std::string& x) {
   if (from == isa::DType::f32) return x;
   const std::string f = w.r32();
@@ -473,28 +492,18 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
   w.ins("add.u32 " + wbase + ", " + wbase + ", " + base);
   w.ins("mad.lo.u32 " + wbase + ", " + r + ", 128, " + wbase);
   w.ins("add.u32 " + wbase + ", " + wbase + ", " + within);
-  const bool packed = d.dtype == isa::DType::f16;
-  int n0 = 0;
-  size_t reg = 0;
-  for (int ng : d.groups) {
-    for (int i = 0; i < ng / 4; ++i) {
-      const int col = n0 + 8 * (i / 2);
-      const int box = col / st.box_cols, chunk = (col % st.box_cols) * es / 16;
-      const std::vector<std::string> v =
-          packed ? pair_out(st, "", "", rs.at(reg + static_cast<size_t>(i)))
-                 : pair_out(st, rs.at(reg + 2 * static_cast<size_t>(i)), rs.at(reg + 2 * static_cast<size_t>(i) + 1), "");
-      const std::string a = w.r32();
-      w.ins("add.u32 " + a + ", " + lchunk + ", " + s(chunk));
-      w.ins("xor.b32 " + a + ", " + a + ", " + rx);
-      w.ins("mad.lo.u32 " + a + ", " + a + ", 16, " + wbase);
-      const int64_t off = int64_t{box} * st.box_stride + (i % 2 ? 8 * 128 : 0);
-      const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
-      if (v.size() == 1) w.ins("st.shared.b32 " + at + ", " + v[0]);
-      else w.ins("st.shared.v2.b32 " + at + ", {" + v[0] + ", " + v[1] + "}");
-    }
-    reg += static_cast<size_t>(packed ? ng / 4 : ng / 2);
-    n0 += ng;
-  }
+  each_acc_pair(d, rs, [&](int col, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
+    const int box = col / st.box_cols, chunk = (col % st.box_cols) * es / 16;
+    const std::vector<std::string> v = pair_out(st, x, y, packed);
+    const std::string a = w.r32();
+    w.ins("add.u32 " + a + ", " + lchunk + ", " + s(chunk));
+    w.ins("xor.b32 " + a + ", " + a + ", " + rx);
+    w.ins("mad.lo.u32 " + a + ", " + a + ", 16, " + wbase);
+    const int64_t off = int64_t{box} * st.box_stride + (lower ? 0 : 8 * 128);
+    const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
+    if (v.size() == 1) w.ins("st.shared.b32 " + at + ", " + v[0]);
+    else w.ins("st.shared.v2.b32 " + at + ", {" + v[0] + ", " + v[1] + "}");
+  });
   // The writes reach the async proxy before TMA reads them (§9.7.13.4), every thread's before the
   // one that issues: the warpgroup's named barrier.
   w.ins(spell::proxy_fence());
@@ -538,20 +547,11 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
     w.ins("add.u32 " + r8 + ", " + r0 + ", 8");
     w.ins("and.b32 " + t + ", " + lane + ", 3");
     w.ins("mad.lo.u32 " + c0 + ", " + t + ", 2, " + col0);
-    const bool packed = d.dtype == isa::DType::f16;
-    int n0 = 0;
-    size_t reg = 0;
-    for (int ng : d.groups) {
-      for (int i = 0; i < ng / 4; ++i) {
-        const std::string col = w.r32();
-        w.ins("add.u32 " + col + ", " + c0 + ", " + s(n0 + 8 * (i / 2)));
-        const std::string& row = i % 2 ? r8 : r0;
-        if (packed) store_pair(st, "", "", rs.at(reg + static_cast<size_t>(i)), row, col);
-        else store_pair(st, rs.at(reg + 2 * static_cast<size_t>(i)), rs.at(reg + 2 * static_cast<size_t>(i) + 1), "", row, col);
-      }
-      reg += static_cast<size_t>(packed ? ng / 4 : ng / 2);
-      n0 += ng;
-    }
+    each_acc_pair(d, rs, [&](int c, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
+      const std::string col = w.r32();
+      w.ins("add.u32 " + col + ", " + c0 + ", " + s(c));
+      store_pair(st, x, y, packed, lower ? r0 : r8, col);
+    });
     return;
   }
   // tcgen05.ld fragments: thread t of warp w, register j holds the cell (row, element) of

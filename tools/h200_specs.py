@@ -1,0 +1,40 @@
+"""What tools/h200-grid.py and tools/bench-h200.py share: the sm_90a gemm spec their cases patch."""
+import copy
+
+
+def base(m=4096, n=4096, k=4096):
+    """The sm_90a bf16 gemm spec (128 x 256 x 64, 4 stages, 128-byte swizzles) for m x n x k."""
+    return {
+        "ptxgen": 1, "name": "", "target": "sm_90a",
+        "gemm": {"m": m, "n": n, "k": k,
+                 "a": {"dtype": "bf16", "major": "k"}, "b": {"dtype": "bf16", "major": "k"},
+                 "d": {"dtype": "bf16"}, "accumulator": "f32",
+                 "tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "swizzle": {"a": 128, "b": 128}},
+    }
+
+
+def merge(a, p):
+    """Patches dict a with p in place, objects member by member."""
+    for key, v in p.items():
+        if isinstance(v, dict) and isinstance(a.get(key), dict):
+            merge(a[key], v)
+        else:
+            a[key] = copy.deepcopy(v)
+
+
+def write_specs(directory, prefix, cases, spec_base):
+    """Writes one spec per (name, gemm patch) under directory/specs: spec_base patched, named
+    prefix + name. Returns [(name, spec, path)]."""
+    import json
+    import os
+    os.makedirs(os.path.join(directory, "specs"), exist_ok=True)
+    out = []
+    for name, patch in cases:
+        spec = copy.deepcopy(spec_base)
+        spec["name"] = prefix + name
+        merge(spec["gemm"], patch)
+        path = os.path.join(directory, "specs", name + ".json")
+        with open(path, "w") as f:
+            json.dump(spec, f, indent=1)
+        out.append((name, spec, path))
+    return out
