@@ -1,7 +1,8 @@
 // The spelling tables: how each instruction family is written in PTX, for which targets, from
 // which PTX ISA version. Every mnemonic the emitter and the `ptxgen plan` printer write comes from
 // here; a variant's spelling is computed from its parameters, never assembled by hand elsewhere.
-// tests/spelling_test.cpp emits every variant of every family and assembles the lot with ptxas.
+// Every spelling reaches ptxas through the goldens (golden/, each assembled for its target by the
+// golden suite); there is no separate table test.
 #pragma once
 
 #include <string>
