@@ -345,3 +345,42 @@ TEST_CASE("persistent schedule: one tile loop per role, rings carried across til
   CHECK(count(emit::ptx(support::plan_of(support::checked_spec(doc.dump()))), "release the last K block's stage") == 0);
 }
 }
+
+// The TMA epilogue's staging tile lies over the ring where the ring is large enough (after a
+// barrier of every consumer), and has its own memory where it is not or the CTA is persistent.
+TEST_SUITE("plan") {
+TEST_CASE("TMA epilogue: the staging tile over the ring when it fits, its own memory otherwise") {
+  auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x256x64.json"));
+  doc["gemm"]["epilogue"] = "tma";
+  struct Case {
+    int stages;
+    const char* schedule;
+    bool over;
+  };
+  for (const Case& c : {Case{4, "data_parallel", true}, Case{1, "data_parallel", false}, Case{3, "persistent", false}}) {
+    CAPTURE(c.stages);
+    doc["gemm"]["stages"] = c.stages;
+    doc["gemm"]["schedule"] = c.schedule;
+    const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
+    const plan::SmemPlacement *a = nullptr, *d = nullptr;
+    for (const auto& t : p.smem) {
+      if (t.name == "a") a = &t;
+      if (t.name == "d_stage") d = &t;
+    }
+    REQUIRE(a);
+    REQUIRE(d);
+    CHECK(d->overlay == (c.over ? "a" : ""));
+    CHECK((d->offset == a->offset) == c.over);
+    const plan::StoreStep* st = nullptr;
+    for (const plan::Step* s : support::all_steps(p))
+      if (s->kind == plan::StepKind::store) st = &s->store;
+    REQUIRE(st);
+    CHECK(st->tma);
+    CHECK(st->shared_by == (c.over ? 256 : 0));
+    CHECK(st->reuse == (std::string(c.schedule) == "persistent"));
+    CHECK(st->warpgroup_bytes == 64 * 128);
+    CHECK(st->box_cols == 64);
+    CHECK(st->boxes == 4);
+  }
+}
+}

@@ -296,14 +296,14 @@ struct StoreStep {
   std::string rows_param, cols_param;
   // By TMA (ir::Op::via): each warpgroup writes its 64 rows into the shared tile `stage` (column
   // box j of `box_cols` elements at stage_offset + j * box_stride, its rows from warpgroup w at
-  // + w * 8192, 128-byte swizzled), then one of its threads stores each box through `map` at
+  // + w * warpgroup_bytes, 128-byte swizzled), then one of its threads stores each box through `map` at
   // (col0 + j * box_cols, row0 + 64 w). `shared_by` > 0: that many threads are done with the
   // ring the tile overlays first; `reuse`: a persistent role waits until the previous tile's
   // boxes have been read out of the tile before writing it again.
   bool tma = false;
   TensorMap map;
   std::string stage;
-  uint32_t stage_offset = 0, box_stride = 0;
+  uint32_t stage_offset = 0, box_stride = 0, warpgroup_bytes = 0;
   int box_cols = 0, boxes = 0, warpgroups = 1;
   int shared_by = 0;
   bool reuse = false;

@@ -482,15 +482,16 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
   // Row 16q + l/4 (and + 8) of the warpgroup's 64; byte 2 es (l % 4) of the 8-column group.
   w.ins("shr.u32 " + r + ", " + lane + ", 2");
   w.ins("mad.lo.u32 " + r + ", " + q + ", 16, " + r);
+  const int row_bytes = static_cast<int>(st.warpgroup_bytes / 64);
   w.ins("and.b32 " + rx + ", " + r + ", 7", "the row's swizzle (r % 8; the same for r + 8)");
   w.ins("and.b32 " + lc + ", " + lane + ", 3");
   w.ins("mul.lo.u32 " + lc + ", " + lc + ", " + s(2 * es), "its byte in the 8 columns");
   const std::string within = w.r32(), lchunk = w.r32();
   w.ins("and.b32 " + within + ", " + lc + ", 15");
   w.ins("shr.u32 " + lchunk + ", " + lc + ", 4");
-  w.ins("mad.lo.u32 " + wbase + ", " + wgi + ", 8192, " + s(st.stage_offset), "the warpgroup's 64 rows of each box");
+  w.ins("mad.lo.u32 " + wbase + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset), "the warpgroup's 64 rows of each box");
   w.ins("add.u32 " + wbase + ", " + wbase + ", " + base);
-  w.ins("mad.lo.u32 " + wbase + ", " + r + ", 128, " + wbase);
+  w.ins("mad.lo.u32 " + wbase + ", " + r + ", " + s(row_bytes) + ", " + wbase);
   w.ins("add.u32 " + wbase + ", " + wbase + ", " + within);
   each_acc_pair(d, rs, [&](int col, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
     const int box = col / st.box_cols, chunk = (col % st.box_cols) * es / 16;
@@ -499,7 +500,7 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
     w.ins("add.u32 " + a + ", " + lchunk + ", " + s(chunk));
     w.ins("xor.b32 " + a + ", " + a + ", " + rx);
     w.ins("mad.lo.u32 " + a + ", " + a + ", 16, " + wbase);
-    const int64_t off = int64_t{box} * st.box_stride + (lower ? 0 : 8 * 128);
+    const int64_t off = int64_t{box} * st.box_stride + (lower ? 0 : int64_t{st.warpgroup_bytes} / 8);  // 8 rows on
     const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
     if (v.size() == 1) w.ins("st.shared.b32 " + at + ", " + v[0]);
     else w.ins("st.shared.v2.b32 " + at + ", {" + v[0] + ", " + v[1] + "}");
@@ -512,7 +513,7 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
   const std::string row0 = affine(st.row0), col0 = affine(st.col0);
   w.ins("mad.lo.u32 " + row0 + ", " + wgi + ", 64, " + row0);
   const std::string box0 = w.r32();
-  w.ins("mad.lo.u32 " + box0 + ", " + wgi + ", 8192, " + s(st.stage_offset));
+  w.ins("mad.lo.u32 " + box0 + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset));
   w.ins("add.u32 " + box0 + ", " + box0 + ", " + base);
   for (int j = 0; j < st.boxes; ++j) {
     const std::string cj = w.r32(), sj = w.r32();

@@ -544,8 +544,8 @@ struct Gemm {
     if (g.epilogue == spec::Epilogue::tma) {
       // D through shared memory: a K-major tile of tm x tn elements in 128-byte swizzled boxes
       // (what a TMA box of 128 bytes by 64 rows reads), stored by TMA. A data-parallel CTA's ring
-      // is free once its consumers' last wgmma completed, so the tile overlays it when it fits;
-      // a persistent CTA's producer is already filling the ring for the next tile.
+      // is free once its consumers' last wgmma completed, so the tile may overlay it; a persistent
+      // CTA's producer is already filling the ring for the next tile.
       ir::Tile d;
       d.name = "d_stage";
       d.ptr = std::string(kPtr) + "/epilogue";
@@ -555,9 +555,7 @@ struct Gemm {
       d.major = isa::Major::k;
       d.swizzle = isa::Swizzle::b128;
       d.shape_ptr = d.swizzle_ptr = d.major_ptr = d.ptr;
-      const int64_t ring = int64_t{stages} * tk * (int64_t{tm} * isa::value_bits(g.a.dtype) + int64_t{tn} * isa::value_bits(g.b.dtype)) / 8;
-      const int64_t need = int64_t{tm} * tn * isa::value_bits(g.d) / 8;
-      if (!persistent && need <= ring) {
+      if (!persistent) {  // the planner lays it over the ring where it fits (else its own memory)
         d.overlay = "a";
         st.via_shared_by = consumers;
       }

@@ -133,6 +133,7 @@ std::string cu_data_type(isa::DType t, int smem_bits) {
     case isa::DType::bf16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
     case isa::DType::tf32: return "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32";
     case isa::DType::f32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+    case isa::DType::s32: return "CU_TENSOR_MAP_DATA_TYPE_INT32";  // a TMA store's D
     case isa::DType::e2m1: return smem_bits == 8 ? "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B" : "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B";
     case isa::DType::e2m3:
     case isa::DType::e3m2: return "CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B";
@@ -776,23 +777,25 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) 
     // The lowering's TMA epilogue (wgmma accumulators, a K-major 128-byte swizzled tile).
     const SmemPlacement* t = c.tile(o.via, "store staging tile");
     if (!t) return std::nullopt;
-    const int es = isa::value_bits(g->dtype) / 8;
-    if (!src.wgmma || t->layout.swizzle != isa::Swizzle::b128 || es < 2 || t->layout.mn % 64 || t->layout.k % (128 / es))
+    // A box is one swizzle row (128 bytes) of a warpgroup's 64 rows: the tile's K-major layout of
+    // 128-byte columns of all its rows (§9.7.16.3.3), cut at every 64th row.
+    const int es = isa::value_bits(g->dtype) / 8, row = isa::bytes(isa::Swizzle::b128);
+    if (!src.wgmma || t->layout.swizzle != isa::Swizzle::b128 || es < 2 || t->layout.mn % 64 || t->layout.k % (row / es))
       throw std::logic_error("a TMA store needs wgmma registers and a 128-byte swizzled tile of whole boxes");
     st.tma = true;
     st.stage = t->name;
     st.stage_offset = t->offset;
-    st.box_cols = 128 / es;
+    st.box_cols = row / es;
     st.boxes = static_cast<int>(t->layout.k / st.box_cols);
-    st.box_stride = static_cast<uint32_t>(t->layout.mn) * 128;  // one 128-byte column box of every row
+    st.box_stride = static_cast<uint32_t>(t->layout.mn * row);
+    st.warpgroup_bytes = static_cast<uint32_t>(64 * row);
     st.warpgroups = t->layout.mn / 64;
-    st.shared_by = o.via_shared_by;
+    st.shared_by = t->overlay.empty() ? 0 : o.via_shared_by;  // the planner placed it over the ring, or not
     st.reuse = c.k.grid.persistent;
     TensorMap& m = st.map;
     m.param = o.map_param;
     m.global = m.tensor = g->name;
     m.data_type = cu_data_type(g->dtype, isa::value_bits(g->dtype));
-    if (g->dtype == isa::DType::s32) m.data_type = "CU_TENSOR_MAP_DATA_TYPE_INT32";
     m.unit = es;
     m.dim_inner = g->cols;
     m.dim_outer = g->rows;
