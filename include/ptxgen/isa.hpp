@@ -232,6 +232,9 @@ uint32_t tile_offset(const TileLayout& t, int mn0, int k0);
 // ---------------------------------------------------------------------------------------------
 // Tensor-memory data movement (src/isa/tmem.cpp).
 //
+// The packings (elements per 32-bit tensor-memory column) an element type has: §9.7.16.10.4.
+std::vector<int> tmem_packings(DType t);
+//
 // tcgen05.cp shapes (§9.7.16.9.2, data-movement shapes §9.7.16.2.3): lanes x bits per lane. The
 // .64x128b and .32x128b shapes multicast ("warpx2" / "warpx4") and so write every 32-lane
 // sub-partition (warp quarter) of tensor memory.

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,11 +60,35 @@ struct Problem {
   std::vector<std::string> help;
 };
 
+// Why a view has no cells. Geometry, not a diagnostic: the view verifier
+// (src/rules/verify_views.cpp) reports each fault under its rule with the field's pointer.
+struct ViewFault {
+  enum Kind { unknown_parent, cycle, packing, lanes_outside, columns_outside, lane_slice_replicated, layout_partial, rows_split };
+  Kind kind = unknown_parent;
+  size_t view = 0;                    // index into the kernel's views
+  std::vector<size_t> ring;           // cycle: the views on it, in chain order
+  std::optional<ResolvedView> cells;  // what the link starts from: the parent (rows_split: after the cast's layout)
+};
 struct ViewResolution {
   std::map<std::string, ResolvedView> views;  // named views that resolve
-  std::vector<Problem> problems;
+  std::vector<ViewFault> faults;              // one per view that stops its chain (its dependants have none)
 };
 ViewResolution resolve_views(const std::vector<ir::TmemView>& views);
+
+// ---- Narrow calls: the numbers the verifiers (src/rules/verify*.cpp) and the planner share ------
+// A tile's layout before isa::make_tile_layout fills it (major, swizzle, storage bits, shape).
+isa::TileLayout tile_layout(const ir::Tile& t);
+// The tiles a TMA load writes, and the least alignment of a tile: 16 bytes, its swizzle pattern
+// (base offset 0, Table 41), 128 bytes where TMA boxes land.
+std::set<std::string> tma_destinations(const ir::Kernel& k);
+uint32_t tile_alignment(const ir::Tile& t, bool tma_destination);
+// A global tensor's bytes (0 with run-time extents), at most kGlobalBytesMax: every byte offset
+// the kernel and the planner compute (row x row bytes, a pair's per_cta offset) then stays far
+// inside 64-bit arithmetic.
+uint64_t global_bytes(const ir::Global& g);
+inline constexpr uint64_t kGlobalBytesMax = uint64_t{1} << 48;
+// tcgen05.alloc's column counts: a power of two of 32..512 (§9.7.16.7.1).
+bool alloc_columns_ok(int64_t columns);
 
 // ---- Memory ------------------------------------------------------------------------------------
 struct GlobalParam {  // a global tensor: its .param .u64 address (if the kernel takes one) and shape

@@ -30,6 +30,17 @@ constexpr std::array<LdShapeInfo, 5> kLdShapes{{
 
 }  // namespace
 
+// §9.7.16.10.4: 16-bit D is unpacked (one per cell, §9.7.16.10.4.1) and 16-bit A packed (two);
+// 8-bit and 8-bit-container 4/6-bit types four (§9.7.16.10.4.3); e2m1 may also pack two per byte
+// (§9.7.16.10.4.5).
+std::vector<int> tmem_packings(DType t) {
+  const int bits = value_bits(t);
+  if (bits == 32) return {1};
+  if (bits == 16) return {1, 2};
+  if (bits == 8 || bits == 6) return {1, 4};
+  return {1, 4, 8};
+}
+
 const CpShapeInfo& info(CpShape s) {
   for (const auto& r : kCpShapes)
     if (r.shape == s) return r;

@@ -134,172 +134,77 @@ uint32_t encoded(const isa::InstrDesc& d) {
   return *v;
 }
 
-namespace detail {
-namespace {
+// ---- Narrow calls (the verifiers' too) ---------------------------------------------------------
+isa::TileLayout tile_layout(const ir::Tile& t) {
+  isa::TileLayout l;
+  l.major = t.major;
+  l.swizzle = t.swizzle;
+  l.bits = spec::storage_bits(t.dtype, t.format);
+  l.mn = t.rows;
+  l.k = t.cols;
+  return l;
+}
 
-std::string s(int64_t v) { return std::to_string(v); }
-bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
-std::vector<const ir::Op*> all_ops(const ir::Kernel& k) {
-  std::vector<const ir::Op*> out;
+std::set<std::string> tma_destinations(const ir::Kernel& k) {
+  std::set<std::string> typed, out;
+  for (const auto& g : k.globals)
+    if (g.typed_map) typed.insert(g.name);
+  auto add = [&](const ir::Op& o) {
+    if (o.kind == ir::OpKind::load && (o.tma || typed.count(o.src.name))) out.insert(o.dst.name);
+  };
   for (const auto& r : k.roles)
     for (const auto& n : r.nodes) {
-      if (!n.is_loop) out.push_back(&n.op);
+      if (!n.is_loop) add(n.op);
       else
-        for (const auto& o : n.loop.body) out.push_back(&o);
+        for (const auto& o : n.loop.body) add(o);
     }
   return out;
 }
 
+uint32_t tile_alignment(const ir::Tile& t, bool tma_destination) {
+  const uint32_t want = std::max<uint32_t>(16, static_cast<uint32_t>(isa::pattern_bytes(t.swizzle)));
+  // A TMA load's boxes start 128-byte aligned in shared memory (LOAD-TMA), so its tile does too.
+  return tma_destination ? std::max<uint32_t>(want, isa::kTmaSmemAlign) : want;
+}
+
+uint64_t global_bytes(const ir::Global& g) {
+  if (!g.rows_param.empty() || !g.cols_param.empty()) return 0;  // run-time extents: the template's ranges bound them
+  // Rows and columns are below 2^31 and elements at most 32 bits, so the product fits 64 bits.
+  const uint64_t row_bytes = (static_cast<uint64_t>(g.cols) * static_cast<uint64_t>(g.bits ? g.bits : spec::storage_bits(g.dtype, g.format)) + 7) / 8;
+  return static_cast<uint64_t>(g.rows) * row_bytes;
+}
+
+bool alloc_columns_ok(int64_t columns) {
+  return columns >= 32 && columns <= 512 && (columns & (columns - 1)) == 0;
+}
+
+namespace detail {
+namespace {
+
+bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
 }  // namespace
 
-// ---- Declarations ---------------------------------------------------------------------------
+// ---- Declarations ----------------------------------------------------------------------------
+// The buffers the ops can use: globals within 2^48 bytes, tiles with a canonical layout and a
+// valid alignment, views that resolve. The kernel verifier (src/rules/verify_kernel.cpp) reports
+// every buffer left out here; the planner only skips it.
 void declarations(Ctx& c) {
   const ir::Kernel& p = c.k;
-  if (p.engine == ir::Engine::tcgen05 && !c.target.tcgen05)
-    c.problem("PROGRAM-TARGET", "/target",
-              "the program level emits tcgen05 instructions (tensor memory, tcgen05.cp/mma/ld/st); " +
-                  std::string(c.target.name) + " has none",
-              {"target sm_100a, sm_100f, sm_103a or sm_110a"});
-  if (p.threads % 32 != 0)
-    c.problem("PROGRAM-THREADS", p.threads_ptr,
-              "threads = " + s(p.threads) + " is not a whole number of warps: tcgen05.ld/st, alloc and wait are "
-              "warp-collective (.sync.aligned)",
-              {"use a multiple of 32 threads (128 is one warpgroup, which reaches all 128 lanes)"});
-  // "per_cta" places the second CTA of a pair; a one-CTA program has none.
-  if (p.cta_group == 1)
-    for (const ir::Op* op : all_ops(p))
-      if (const ir::Op& o = *op; o.has_per_cta)
-        c.problem("PAIR-PER-CTA", o.per_cta_ptr,
-                  "\"per_cta\" says where CTA 1 of a pair reads or writes; this program is one CTA (\"cta_group\": 1)",
-                  {"drop \"per_cta\"", "or make the program a CTA pair with \"cta_group\": 2"});
-  // Names: identifiers (they name kernel parameters and labels), one kind each.
-  std::map<std::string, std::string> seen;
-  auto declare = [&](const std::string& n, const std::string& ptr, const std::string& what) {
-    if (!spec::valid_name(n)) {
-      c.problem("PROGRAM-NAME", ptr, "\"" + n + "\" is not a name: [A-Za-z_][A-Za-z0-9_]*, at most 64 characters",
-                {"rename it"});
-      return;
-    }
-    // The planner adds barriers and register sets of its own (planner_name): a user's name among
-    // them would share their mbarrier phases or registers.
-    if (n.rfind(kPlannerPrefix, 0) == 0) {
-      c.problem("PROGRAM-NAME", ptr,
-                "\"" + n + "\" begins with \"" + std::string(kPlannerPrefix) +
-                    "\", which ptxgen keeps for the barriers and register sets it adds",
-                {"rename it"});
-      return;
-    }
-    auto [it, fresh] = seen.emplace(n, what);
-    if (!fresh && it->second != what)
-      c.problem("PROGRAM-NAME", ptr, "\"" + n + "\" names both " + it->second + " and " + what,
-                {"give each global tensor, tile, view, register set and barrier its own name"});
-  };
-  for (const auto& g : p.globals) declare(g.name, g.ptr, "a global tensor");
-  for (const auto& t : p.tiles) declare(t.name, t.ptr, "a shared-memory tile");
-  for (const auto& v : p.views)
-    if (!v.name.empty()) declare(v.name, v.ptr, "a tensor-memory view");
-  for (const ir::Op* o : all_ops(p)) {
-    if (o->regs) declare(o->regs.name, o->regs.ptr, "a register set");
-    if (o->barrier) declare(o->barrier.name, o->barrier.ptr, "a barrier");
-  }
-  // Global tensors: at most 2^48 bytes, so that every byte offset the kernel and the planner
-  // compute (row x row bytes, a pair's per_cta offset) stays far inside 64-bit arithmetic. Rows and
-  // columns are below 2^31 and elements at most 32 bits, so the product fits an unsigned 64-bit.
-  for (const auto& g : p.globals) {
-    if (!g.rows_param.empty() || !g.cols_param.empty()) continue;  // run-time extents: the template's ranges bound them
-    const uint64_t row_bytes = (static_cast<uint64_t>(g.cols) * static_cast<uint64_t>(g.bits ? g.bits : spec::storage_bits(g.dtype, g.format)) + 7) / 8;
-    const uint64_t bytes = static_cast<uint64_t>(g.rows) * row_bytes;
-    if (bytes <= (uint64_t{1} << 48)) continue;
-    c.oversized.insert(g.name);
-    c.problem("GLOBAL-SIZE", g.ptr + "/shape",
-                "\"" + g.name + "\" is " + s(g.rows) + " x " + s(g.cols) + " " + std::string(isa::name(g.dtype)) + ": " +
-                    std::to_string(bytes) + " bytes, more than the 2^48 bytes (256 TiB) a global tensor may hold",
-                {"describe the part of the tensor the kernel touches (and pass its address)"});
-  }
-  // 4-bit storage formats.
-  auto format = [&](isa::DType t, spec::SubByte f, const std::string& ptr) {
-    if (f == spec::SubByte::packed && t != isa::DType::e2m1)
-      c.problem("FORMAT-PACKED", ptr,
-                "\"packed\" stores two e2m1 per byte (§9.7.16.10.4.6); " + std::string(isa::name(t)) + " has no such format",
-                {"drop \"format\" (padded is the default for 4- and 6-bit types)"});
-  };
-  for (const auto& g : p.globals) format(g.dtype, g.format, g.format_ptr);
-  // Tiles: canonical layouts (§9.7.16.3.3) and alignment of their swizzle pattern (Table 41).
+  const std::set<std::string> tma = tma_destinations(p);
+  for (const auto& g : p.globals)
+    if (global_bytes(g) > kGlobalBytesMax) c.oversized.insert(g.name);
   for (const auto& t : p.tiles) {
-    format(t.dtype, t.format, t.format_ptr);
     SmemPlacement sp;
     sp.name = t.name;
     sp.dtype = t.dtype;
     sp.bits = spec::storage_bits(t.dtype, t.format);
-    sp.layout.major = t.major;
-    sp.layout.swizzle = t.swizzle;
-    sp.layout.bits = sp.bits;
-    sp.layout.mn = t.rows;
-    sp.layout.k = t.cols;
-    if (auto why = isa::make_tile_layout(sp.layout)) {
-      // The change that works: the largest smaller swizzle whose atoms the shape fills (pointing at
-      // the swizzle), else the shape, rounded up to whole atoms of this swizzle (pointing at it).
-      std::optional<isa::Swizzle> smaller;
-      for (isa::Swizzle sw : {isa::Swizzle::b128, isa::Swizzle::b64, isa::Swizzle::b32, isa::Swizzle::none}) {
-        if (isa::bytes(sw) >= isa::bytes(t.swizzle) || (sw != isa::Swizzle::none && t.swizzle == isa::Swizzle::none)) continue;
-        isa::TileLayout x = sp.layout;
-        x.swizzle = sw;
-        if (!isa::make_tile_layout(x)) {
-          smaller = sw;
-          break;
-        }
-      }
-      if (t.major == isa::Major::k && t.swizzle == isa::Swizzle::b128_base32b) smaller = isa::Swizzle::b128;
-      const std::string what = "\"" + t.name + "\" (" + std::string(isa::name(t.dtype)) + ", " + s(t.rows) + " x " + s(t.cols) +
-                               ", " + (t.major == isa::Major::k ? "K" : "MN") + "-major, " + std::string(isa::name(t.swizzle)) +
-                               ") is not a canonical layout: " + *why;
-      auto swz = [](isa::Swizzle w) { return w == isa::Swizzle::none ? std::string("0") : s(isa::bytes(w)); };
-      if (smaller) {
-        c.problem("SMEM-TILE", t.swizzle_ptr, what,
-                  {"use \"swizzle\": " + swz(*smaller) + " (the largest swizzle whose atoms this shape fills)",
-                   "or a shape of whole swizzle atoms"});
-        continue;
-      }
-      // Whole atoms of this swizzle: rows and columns rounded up (§9.7.16.3.3).
-      const int sb = isa::bytes(t.swizzle);  // 16 without swizzle
-      const int64_t bits = sp.bits;
-      const int64_t along = sb * 8 / bits;  // elements of one atom row
-      const int64_t k_group = t.swizzle == isa::Swizzle::b128_base32b ? 4 : 8;
-      const int64_t rows_mult = t.major == isa::Major::k ? 8 : along, cols_mult = t.major == isa::Major::k ? along : k_group;
-      auto up = [](int64_t v, int64_t m) { return m > 0 ? (v + m - 1) / m * m : v; };
-      if (up(t.rows, rows_mult) == t.rows && up(t.cols, cols_mult) == t.cols) {  // whole atoms, but too large
-        c.problem("SMEM-TILE", t.shape_ptr, what, {"use a smaller tile: a descriptor addresses 2^18 bytes"});
-        continue;
-      }
-      c.problem("SMEM-TILE", t.shape_ptr, what,
-                {"use \"shape\": [" + s(up(t.rows, rows_mult)) + ", " + s(up(t.cols, cols_mult)) + "]: rows a multiple of " +
-                 s(rows_mult) + ", columns a multiple of " + s(cols_mult) + " (" +
-                 (t.major == isa::Major::k ? "8-row core matrices, K in whole " + s(sb) + "-byte atom rows"
-                                           : "M/N in whole " + s(sb) + "-byte atom rows, K in " + s(k_group) + "-row groups") +
-                 ")"});
-      continue;
-    }
-    uint32_t want = std::max<uint32_t>(16, static_cast<uint32_t>(isa::pattern_bytes(t.swizzle)));
-    // A TMA load's boxes start 128-byte aligned in shared memory (LOAD-TMA), so its tile does too.
-    const auto ops = all_ops(p);
-    const bool tma_dst = std::any_of(ops.begin(), ops.end(), [&](const ir::Op* o) {
-      return o->kind == ir::OpKind::load && (o->tma || (c.globals.count(o->src.name) && c.globals.at(o->src.name)->typed_map)) &&
-             o->dst.name == t.name;
-    });
-    if (tma_dst) want = std::max<uint32_t>(want, isa::kTmaSmemAlign);
+    sp.layout = tile_layout(t);
+    if (isa::make_tile_layout(sp.layout)) continue;
+    const uint32_t want = tile_alignment(t, tma.count(t.name) > 0);
     sp.align = t.align ? t.align : want;
     sp.stages = t.stages;
-    if (!pow2(sp.align) || sp.align < want) {
-      c.problem("SMEM-ALIGN", t.align_ptr,
-                "align = " + s(t.align) + ": \"" + t.name + "\" needs a power of two of at least " + s(want) +
-                    (isa::pattern_bytes(t.swizzle) < isa::kTmaSmemAlign && want == isa::kTmaSmemAlign
-                         ? " bytes (a TMA load writes it in boxes that start " + s(isa::kTmaSmemAlign) + "-byte aligned)"
-                         : " bytes (the " + std::string(isa::name(t.swizzle)) +
-                               " pattern starts there, so descriptors carry base offset 0; Table 41)"),
-                {"use \"align\": " + s(want) + " or a larger power of two, or omit it"});
-      continue;
-    }
+    if (!pow2(sp.align) || sp.align < want) continue;
     c.placed[t.name] = sp;
   }
   // Placement: tiles in name order, each at its alignment from the (run-time aligned) base; a ring
@@ -330,14 +235,7 @@ void declarations(Ctx& c) {
       off += t.layout.bytes;
     }
   }
-  // Allocations: a power of two of 32..512 columns each (§9.7.16.7.1).
-  for (const auto& v : p.views)
-    if (v.kind == spec::TmemView::Kind::alloc && (!pow2(v.columns) || v.columns < 32 || v.columns > 512))
-      c.problem("TMEM-ALLOC", v.columns_ptr,
-                "tcgen05.alloc takes a power of two of 32 to 512 columns; \"" + v.name + "\" asks " + s(v.columns),
-                {"round it up to a power of two (slices can use fewer columns)"});
   ViewResolution vr = resolve_views(p.views);
-  for (auto& pr : vr.problems) c.problem(pr.rule, pr.pointer, pr.message, pr.help);
   c.views = std::move(vr.views);
 }
 

@@ -1,15 +1,14 @@
 // Tensor-memory view resolution: every view of a program resolves, through its chain of slices,
 // casts and aliases, to (allocation, lanes, columns, element type, packing, row layout, rows), or
-// to the reason it cannot: a name that is not declared, a cycle, a slice out of range, a packing
-// the element type does not have, a layout the lanes cannot hold (rules NAME-UNKNOWN, VIEW-CYCLE,
-// VIEW-SLICE-RANGE, VIEW-PACKING, VIEW-LAYOUT, VIEW-ROWS).
+// to the fault that stops it: a name that is not declared, a cycle, a slice out of range, a packing
+// the element type does not have, a layout the lanes cannot hold. The faults are geometry, not
+// diagnostics: the view verifier (src/rules/verify_views.cpp) reports them under their rules.
 //
 // Tensor memory is 128 lanes by (up to) 512 columns of 32-bit cells (§9.7.16.1); addresses are
 // lane << 16 | column (§9.7.16.1.1). Slices count lanes and 32-bit columns; casts reinterpret the
 // same cells with another element type and packing (elements per column, §9.7.16.10.4) or another
 // row layout.
-#include <functional>
-#include <set>
+#include <algorithm>
 
 #include "ptxgen/plan.hpp"
 
@@ -71,23 +70,6 @@ std::string ResolvedView::describe() const {
 
 namespace {
 
-// §9.7.16.10.4: elements per 32-bit tensor-memory cell. 16-bit D is unpacked (one per cell,
-// §9.7.16.10.4.1) and 16-bit A packed (two); 8-bit and 8-bit-container 4/6-bit types four
-// (§9.7.16.10.4.3); e2m1 may also pack two per byte (§9.7.16.10.4.5).
-std::vector<int> packings(isa::DType t) {
-  const int bits = isa::value_bits(t);
-  if (bits == 32) return {1};
-  if (bits == 16) return {1, 2};
-  if (bits == 8 || bits == 6) return {1, 4};
-  return {1, 4, 8};
-}
-
-std::string list(const std::vector<int>& v) {
-  std::string s;
-  for (int x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
-  return s;
-}
-
 class Resolver {
  public:
   explicit Resolver(const std::vector<TmemView>& views) : views_(views) {
@@ -108,13 +90,12 @@ class Resolver {
   }
 
  private:
-  void problem(const std::string& rule, const std::string& ptr, const std::string& msg, std::vector<std::string> help) {
-    if (reported_.insert(rule + "@" + ptr).second) out_.problems.push_back({rule, ptr, msg, std::move(help)});
-  }
-
-  std::string label(int i) const {
-    const auto& v = views_[static_cast<size_t>(i)];
-    return v.name.empty() ? "(inline view at " + v.ptr + ")" : v.name;
+  void fault(ViewFault::Kind k, size_t view, const std::optional<ResolvedView>& parent = std::nullopt) {
+    ViewFault f;
+    f.kind = k;
+    f.view = view;
+    f.cells = parent;
+    out_.faults.push_back(std::move(f));
   }
 
   // Resolves view i and every view its chain goes through, each once (memoized), without
@@ -131,22 +112,22 @@ class Resolver {
         break;
       }
       if (state_[u] == 1) {  // back on the path: the link of path.back() closes a cycle
-        std::string cycle;
+        ViewFault f;
+        f.kind = ViewFault::cycle;
+        f.view = static_cast<size_t>(path.back());
         bool in = false;
         for (int s : path) {
           in = in || s == cur;
-          if (in) cycle += label(s) + " -> ";
+          if (in) f.ring.push_back(static_cast<size_t>(s));
         }
-        cycle += label(cur);
-        problem("VIEW-CYCLE", views_[static_cast<size_t>(path.back())].of.ptr, "the views form a cycle: " + cycle,
-                {"every chain of slices, casts and aliases must end at an allocation ({\"columns\": N})"});
+        out_.faults.push_back(std::move(f));
         break;
       }
       state_[u] = 1;
       path.push_back(cur);
       const TmemView& v = views_[u];
       if (v.kind == TmemView::Kind::alloc) break;
-      cur = parent_index(v);
+      cur = parent_index(u, v);
       if (cur < 0) break;
     }
     // Down the path: each view from its parent's resolution (the allocation from nothing).
@@ -154,38 +135,36 @@ class Resolver {
       const size_t u = static_cast<size_t>(path[k]);
       const std::optional<ResolvedView>& parent = k + 1 < path.size() ? memo_[static_cast<size_t>(path[k + 1])] : *base;
       const TmemView& v = views_[u];
-      memo_[u] = v.kind == TmemView::Kind::alloc ? link(v, none) : parent ? link(v, parent) : std::nullopt;
+      memo_[u] = v.kind == TmemView::Kind::alloc ? link(u, v, none) : parent ? link(u, v, parent) : std::nullopt;
       state_[u] = 2;
     }
     return memo_[static_cast<size_t>(i)];
   }
 
-  // The index of the view `v` is of, or -1 (reported: no such name).
-  int parent_index(const TmemView& v) {
+  // The index of the view `v` (index u) is of, or -1 (a fault: no such name).
+  int parent_index(size_t u, const TmemView& v) {
     if (v.of_inline >= 0) return v.of_inline;
     auto it = named_.find(v.of.name);
     if (it == named_.end()) {
-      problem("NAME-UNKNOWN", v.of.ptr, "no tensor-memory view named \"" + v.of.name + "\"",
-              {"declare it under /program/tmem, or use one of the names declared there"});
+      fault(ViewFault::unknown_parent, u);
       return -1;
     }
     return it->second;
   }
 
-  // View `v` from its parent's resolution `p` (unused for an allocation).
-  std::optional<ResolvedView> link(const TmemView& v, const std::optional<ResolvedView>& p) {
+  // View `v` (index u) from its parent's resolution `p` (unused for an allocation).
+  std::optional<ResolvedView> link(size_t u, const TmemView& v, const std::optional<ResolvedView>& p) {
     if (v.kind == TmemView::Kind::alloc) {
-      // An allocation TMEM-ALLOC refuses (declarations) resolves to nothing, reported there: the
-      // views of it would only repeat that its columns are wrong.
-      const bool pow2 = v.columns > 0 && (v.columns & (v.columns - 1)) == 0;
-      if (!pow2 || v.columns < 32 || v.columns > 512) return std::nullopt;
+      // An allocation of columns tcgen05.alloc cannot take resolves to nothing and is no fault
+      // here: TMEM-ALLOC reports it with the buffers, and the views of it would only repeat that.
+      if (!alloc_columns_ok(v.columns)) return std::nullopt;
       ResolvedView r;
       r.alloc = v.name;
       r.columns = static_cast<uint32_t>(v.columns);
       r.dtype = v.dtype.value_or(isa::DType::f32);
       r.packing = v.packing.value_or(1);
       r.chain.push_back(v.name + ": allocation of " + std::to_string(v.columns) + " columns");
-      if (!packing_ok(r.dtype, r.packing, v.packing_ptr)) return std::nullopt;
+      if (!packing_ok(r.dtype, r.packing)) return fault(ViewFault::packing, u), std::nullopt;
       return r;
     }
     if (!p) return std::nullopt;
@@ -203,32 +182,10 @@ class Resolver {
         std::array<int64_t, 2> lanes{0, p->lanes}, cols{0, p->columns};
         if (v.lanes) lanes = *v.lanes;
         if (v.cols) cols = *v.cols;
-        if (lanes[0] >= lanes[1] || lanes[1] > p->lanes) {
-          problem("VIEW-SLICE-RANGE", v.lanes_ptr,
-                  "lanes [" + std::to_string(lanes[0]) + ", " + std::to_string(lanes[1]) + ") are not inside the " +
-                      std::to_string(p->lanes) + " lanes of the view sliced (" + p->describe() + ")",
-                  {"slice lanes [a, b) with 0 <= a < b <= " + std::to_string(p->lanes)});
-          return std::nullopt;
-        }
-        if (cols[0] >= cols[1] || cols[1] > p->columns) {
-          problem("VIEW-SLICE-RANGE", v.cols_ptr,
-                  "columns [" + std::to_string(cols[0]) + ", " + std::to_string(cols[1]) + ") are not inside the " +
-                      std::to_string(p->columns) + " columns of the view sliced (" + p->describe() + ")",
-                  {"slice columns [c, d) with 0 <= c < d <= " + std::to_string(p->columns) +
-                   " (columns are 32-bit tensor-memory columns, not elements)"});
-          return std::nullopt;
-        }
-        if (p->layout != TmemLayout::rows && (lanes[0] != 0 || lanes[1] != p->lanes)) {
-          problem("VIEW-LAYOUT", v.lanes_ptr,
-                  "a " + std::string(spec::name(p->layout)) +
-                      (spec::layout_f_alignment(p->layout) >= 0
-                           ? " view holds its rows in a 16-lane piece of every 32-lane sub-partition; a lane slice "
-                             "of it is no range of lanes"
-                           : " view holds each row in several 32-lane sub-partitions; slicing its lanes would keep "
-                             "some replicas of a row and drop others"),
-                  {"slice the lanes before the layout cast, or slice columns only"});
-          return std::nullopt;
-        }
+        if (lanes[0] >= lanes[1] || lanes[1] > p->lanes) return fault(ViewFault::lanes_outside, u, p), std::nullopt;
+        if (cols[0] >= cols[1] || cols[1] > p->columns) return fault(ViewFault::columns_outside, u, p), std::nullopt;
+        if (p->layout != TmemLayout::rows && (lanes[0] != 0 || lanes[1] != p->lanes))
+          return fault(ViewFault::lane_slice_replicated, u, p), std::nullopt;
         r.lane = p->lane + static_cast<uint32_t>(lanes[0]);
         r.lanes = static_cast<uint32_t>(lanes[1] - lanes[0]);
         r.column = p->column + static_cast<uint32_t>(cols[0]);
@@ -248,29 +205,22 @@ class Resolver {
           r.packing = *v.packing;
           what += " packing " + std::to_string(r.packing);
         }
-        if (!packing_ok(r.dtype, r.packing, v.packing ? v.packing_ptr : v.dtype_ptr)) return std::nullopt;
+        if (!packing_ok(r.dtype, r.packing)) return fault(ViewFault::packing, u, p), std::nullopt;
         if (v.layout && *v.layout != p->layout) {
-          if (*v.layout != TmemLayout::rows && (p->lane != 0 || p->lanes != 128)) {
-            problem("VIEW-LAYOUT", v.layout_ptr,
-                    "layout " + std::string(spec::name(*v.layout)) +
-                        " places rows in all four 32-lane sub-partitions (and layout F's lane alignment counts from lane 0); "
-                        "the view cast has lanes " +
-                        std::to_string(p->lane) + "-" + std::to_string(p->lane + p->lanes - 1),
-                    {"cast a view of all 128 lanes (slice columns only before the cast)"});
-            return std::nullopt;
-          }
+          if (*v.layout != TmemLayout::rows && (p->lane != 0 || p->lanes != 128))
+            return fault(ViewFault::layout_partial, u, p), std::nullopt;
           r.layout = *v.layout;
           r.rows = r.rows_per_block();
           what += " layout " + std::string(spec::name(r.layout));
         }
         if (v.rows) {
           const int rpb = r.rows_per_block();
-          if (*v.rows % rpb != 0 || r.columns % static_cast<uint32_t>(*v.rows / rpb) != 0) {
-            problem("VIEW-ROWS", v.rows_ptr,
-                    std::to_string(*v.rows) + " rows do not split into blocks of " + std::to_string(rpb) +
-                        " rows (the " + std::string(spec::name(r.layout)) + " layout over " + std::to_string(r.lanes) +
-                        " lanes) over equal parts of the " + std::to_string(r.columns) + " columns",
-                    {"use a multiple of " + std::to_string(rpb) + " rows whose block count divides the columns"});
+          if (*v.rows % rpb != 0 || *v.rows / rpb == 0 || r.columns % static_cast<uint32_t>(*v.rows / rpb) != 0) {
+            ViewFault f;
+            f.kind = ViewFault::rows_split;
+            f.view = u;
+            f.cells = r;  // the cells the rows would split (the cast's layout applied)
+            out_.faults.push_back(std::move(f));
             return std::nullopt;
           }
           r.rows = *v.rows;
@@ -283,22 +233,15 @@ class Resolver {
     return r;
   }
 
-  bool packing_ok(isa::DType t, int packing, const std::string& ptr) {
-    const auto ok = packings(t);
-    for (int x : ok)
-      if (x == packing) return true;
-    problem("VIEW-PACKING", ptr,
-            std::string(isa::name(t)) + " elements pack " + list(ok) + " to a 32-bit tensor-memory column, not " +
-                std::to_string(packing),
-            {"use \"packing\": " + list(ok) + " (1 is unpacked, as the accumulator D is; the A operand is packed)"});
-    return false;
+  static bool packing_ok(isa::DType t, int packing) {
+    const auto ok = isa::tmem_packings(t);
+    return std::find(ok.begin(), ok.end(), packing) != ok.end();
   }
 
   const std::vector<TmemView>& views_;
   std::map<std::string, int> named_;
   std::vector<std::optional<ResolvedView>> memo_;
   std::vector<int> state_;  // 0 new, 1 on the path being resolved, 2 done
-  std::set<std::string> reported_;
   ViewResolution out_;
 };
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "context.hpp"
+#include "verify.hpp"
 #include "ptxgen/lower.hpp"
 #include "ptxgen/rules.hpp"
 
@@ -722,7 +723,15 @@ const plan::Analysis* lowered(const Context& c, const Diagnostics& d) {
   if (!c.lowering_tried && (c.spec.program || !d.has_errors())) {
     c.lowering_tried = true;
     c.kernel = lower::lower(c.spec);
+    // The verifiers find what they cover; the planner's analysis still reports the ops' own
+    // problems (the op verifiers are not yet in rules/).
+    std::vector<plan::Problem> found = verify::run(*c.kernel);
     c.analysis = plan::analyze(*c.kernel);
+    if (!found.empty()) {
+      found.insert(found.end(), c.analysis->problems.begin(), c.analysis->problems.end());
+      c.analysis->problems = std::move(found);
+      c.analysis->plan.reset();
+    }
   }
   return c.analysis ? &*c.analysis : nullptr;
 }

@@ -1,0 +1,47 @@
+// The verifiers: every reason the planner cannot take a lowered kernel, found over the IR per
+// buffer and per op, each a Problem under its rule id of the table with the pointer of the field
+// to change. The table's check of each rule reports that rule's problems (check_program.cpp), so a
+// rule's id, explanation, examples and check stay bound in one record.
+//
+// Where a verifier needs a number only the planner computes (a view's cells, a tile's alignment),
+// it makes a narrow call into plan/ (plan.hpp, "narrow calls") and words the answer itself; the
+// planner issues no diagnostics for these rules.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ptxgen/ir.hpp"
+#include "ptxgen/isa.hpp"
+#include "ptxgen/plan.hpp"
+
+namespace ptxgen::rules::verify {
+
+struct Ctx {
+  const ir::Kernel& k;
+  const isa::TargetInfo& target;
+  std::vector<plan::Problem> problems;
+  std::set<std::string> reported;
+
+  std::map<std::string, const ir::Global*> globals;
+  std::map<std::string, const ir::Tile*> tiles;
+  std::map<std::string, plan::ResolvedView> views;  // views that resolve (views())
+
+  explicit Ctx(const ir::Kernel& kernel);
+  void problem(const std::string& rule, const std::string& ptr, const std::string& msg,
+               std::vector<std::string> help = {});
+};
+
+// The kernel and its buffers (verify_kernel.cpp): target, threads, a pair's per_cta, names,
+// global sizes, 4-bit formats, tiles' canonical layouts and alignment, allocations.
+void kernel(Ctx& c);
+// Tensor-memory views through their chains (verify_views.cpp): unknown names, cycles, slices,
+// packings, layouts, rows.
+void views(Ctx& c);
+
+// Every verifier, in the order above.
+std::vector<plan::Problem> run(const ir::Kernel& k);
+
+}  // namespace ptxgen::rules::verify
