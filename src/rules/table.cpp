@@ -1,6 +1,7 @@
 // The rule table. One record per rule; checks, `ptxgen rules`, `ptxgen explain`, docs/rules.md
 // and the negative tests all come from here.
 #include <cctype>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "context.hpp"
@@ -728,7 +729,11 @@ const plan::Analysis* lowered(const Context& c, const Diagnostics& d) {
     std::vector<plan::Problem> found = verify::run(*c.kernel);
     c.analysis = plan::analyze(*c.kernel);
     if (!found.empty()) {
-      found.insert(found.end(), c.analysis->problems.begin(), c.analysis->problems.end());
+      // Both may name an operand's missing declaration (NAME-UNKNOWN) while ops are in transition.
+      std::set<std::string> seen;
+      for (const auto& p : found) seen.insert(p.rule + "@" + p.pointer + "@" + p.message);
+      for (auto& p : c.analysis->problems)
+        if (seen.insert(p.rule + "@" + p.pointer + "@" + p.message).second) found.push_back(std::move(p));
       c.analysis->problems = std::move(found);
       c.analysis->plan.reset();
     }

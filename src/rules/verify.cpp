@@ -6,10 +6,52 @@ namespace ptxgen::rules::verify {
 Ctx::Ctx(const ir::Kernel& kernel) : k(kernel), target(isa::target_info(kernel.target)) {
   for (const auto& g : k.globals) globals[g.name] = &g;
   for (const auto& t : k.tiles) tiles[t.name] = &t;
+  for (const auto& v : k.views)
+    if (!v.name.empty()) view_names.insert(v.name);
 }
 
 void Ctx::problem(const std::string& rule, const std::string& ptr, const std::string& msg, std::vector<std::string> help) {
   if (reported.insert(rule + "@" + ptr + "@" + msg).second) problems.push_back({rule, ptr, msg, std::move(help)});
+}
+
+std::string Ctx::kind_of(const std::string& n) const {
+  if (globals.count(n)) return "a global tensor";
+  if (tiles.count(n)) return "a shared-memory tile";
+  if (view_names.count(n)) return "a tensor-memory view";
+  return "";
+}
+
+namespace {
+bool unknown(Ctx& c, const ir::Ref& r, const std::string& role, const std::string& want, const char* where) {
+  const std::string k = c.kind_of(r.name);
+  if (k.empty()) {
+    c.problem("NAME-UNKNOWN", r.ptr, "\"" + r.name + "\" (" + role + ") is not declared",
+              {std::string("declare it under ") + where});
+    return true;
+  }
+  if (k != want) {
+    c.problem("OP-OPERAND", r.ptr, "\"" + r.name + "\" is " + k + "; the " + role + " must be " + want);
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+const ir::Global* Ctx::global(const ir::Ref& r, const std::string& role) {
+  if (unknown(*this, r, role, "a global tensor", "/program/globals") || oversized.count(r.name)) return nullptr;
+  return globals.at(r.name);
+}
+
+const plan::SmemPlacement* Ctx::tile(const ir::Ref& r, const std::string& role) {
+  if (unknown(*this, r, role, "a shared-memory tile", "/program/smem")) return nullptr;
+  auto it = placed.find(r.name);
+  return it == placed.end() ? nullptr : &it->second;
+}
+
+const plan::ResolvedView* Ctx::view(const ir::Ref& r, const std::string& role) {
+  if (unknown(*this, r, role, "a tensor-memory view", "/program/tmem")) return nullptr;
+  auto it = views.find(r.name);
+  return it == views.end() ? nullptr : &it->second;
 }
 
 std::vector<plan::Problem> run(const ir::Kernel& k) {

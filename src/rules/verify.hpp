@@ -26,12 +26,23 @@ struct Ctx {
   std::set<std::string> reported;
 
   std::map<std::string, const ir::Global*> globals;
+  std::set<std::string> oversized;                    // globals GLOBAL-SIZE refused
   std::map<std::string, const ir::Tile*> tiles;
-  std::map<std::string, plan::ResolvedView> views;  // views that resolve (views())
+  std::map<std::string, plan::SmemPlacement> placed;  // tiles kernel() accepts: layout made, alignment (no offset)
+  std::set<std::string> view_names;                   // every declared view
+  std::map<std::string, plan::ResolvedView> views;    // views that resolve (views())
 
   explicit Ctx(const ir::Kernel& kernel);
   void problem(const std::string& rule, const std::string& ptr, const std::string& msg,
                std::vector<std::string> help = {});
+
+  // Operand lookups for the op verifiers: NAME-UNKNOWN for names declared nowhere, OP-OPERAND for
+  // the wrong kind; nullptr without a report for names whose own declaration is already in error.
+  const ir::Global* global(const ir::Ref& r, const std::string& role);
+  const plan::SmemPlacement* tile(const ir::Ref& r, const std::string& role);
+  const plan::ResolvedView* view(const ir::Ref& r, const std::string& role);
+  std::string kind_of(const std::string& name) const;  // "a global tensor", ... or ""
+  bool pair() const { return k.cta_group == 2; }
 };
 
 // The kernel and its buffers (verify_kernel.cpp): target, threads, a pair's per_cta, names,

@@ -126,6 +126,7 @@ void kernel(Ctx& c) {
   for (const auto& g : p.globals) {
     const uint64_t bytes = plan::global_bytes(g);
     if (bytes <= plan::kGlobalBytesMax) continue;
+    c.oversized.insert(g.name);
     c.problem("GLOBAL-SIZE", g.ptr + "/shape",
               "\"" + g.name + "\" is " + s(g.rows) + " x " + s(g.cols) + " " + std::string(isa::name(g.dtype)) + ": " +
                   std::to_string(bytes) + " bytes, more than the 2^48 bytes (256 TiB) a global tensor may hold",
@@ -149,14 +150,23 @@ void kernel(Ctx& c) {
       continue;
     }
     const uint32_t want = plan::tile_alignment(t, tma.count(t.name) > 0);
-    if (t.align && (!pow2(t.align) || t.align < want))
-      c.problem("SMEM-ALIGN", t.align_ptr,
-                "align = " + s(t.align) + ": \"" + t.name + "\" needs a power of two of at least " + s(want) +
-                    (isa::pattern_bytes(t.swizzle) < isa::kTmaSmemAlign && want == isa::kTmaSmemAlign
-                         ? " bytes (a TMA load writes it in boxes that start " + s(isa::kTmaSmemAlign) + "-byte aligned)"
-                         : " bytes (the " + std::string(isa::name(t.swizzle)) +
-                               " pattern starts there, so descriptors carry base offset 0; Table 41)"),
-                {"use \"align\": " + s(want) + " or a larger power of two, or omit it"});
+    if (!t.align || (pow2(t.align) && t.align >= want)) {
+      plan::SmemPlacement& sp = c.placed[t.name];
+      sp.name = t.name;
+      sp.dtype = t.dtype;
+      sp.bits = layout.bits;
+      sp.layout = layout;
+      sp.align = t.align ? t.align : want;
+      sp.stages = t.stages;
+      continue;
+    }
+    c.problem("SMEM-ALIGN", t.align_ptr,
+              "align = " + s(t.align) + ": \"" + t.name + "\" needs a power of two of at least " + s(want) +
+                  (isa::pattern_bytes(t.swizzle) < isa::kTmaSmemAlign && want == isa::kTmaSmemAlign
+                       ? " bytes (a TMA load writes it in boxes that start " + s(isa::kTmaSmemAlign) + "-byte aligned)"
+                       : " bytes (the " + std::string(isa::name(t.swizzle)) +
+                             " pattern starts there, so descriptors carry base offset 0; Table 41)"),
+              {"use \"align\": " + s(want) + " or a larger power of two, or omit it"});
   }
   // Allocations: a power of two of 32..512 columns each (§9.7.16.7.1).
   for (const auto& v : p.views)
