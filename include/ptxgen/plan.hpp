@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ptxgen/ir.hpp"
@@ -89,6 +90,40 @@ uint64_t global_bytes(const ir::Global& g);
 inline constexpr uint64_t kGlobalBytesMax = uint64_t{1} << 48;
 // tcgen05.alloc's column counts: a power of two of 32..512 (§9.7.16.7.1).
 bool alloc_columns_ok(int64_t columns);
+// A TMA load's map (plan_tma_load) for `rows` rows of boxes one `swizzle` width wide (16 bytes
+// without swizzle): a byte map counts a row in bytes, or 4-byte words for the 32-byte-atom swizzle
+// (unit 1 or 4), a typed map in elements (unit: their bytes, 0 below 8 bits); dim_inner is a row in
+// those units, at most 2^31 - 1 (signed 32-bit coordinates). box_rows is the box height: the largest
+// divisor of `rows` of at most isa::kTmaBoxMax that is a multiple of `step` rows, so that every box
+// starts isa::kTmaSmemAlign-byte aligned; 0 if none.
+struct TmaGeometry {
+  int unit = 1;
+  int64_t dim_inner = 0;
+  int box_bytes = 16;
+  int step = 1;
+  int box_rows = 0;
+};
+TmaGeometry tma_geometry(const ir::Global& g, isa::Swizzle swizzle, int rows);
+// tcgen05.cp's formats (§9.7.16.9.1): the bits of a tile of `dtype` (`bits` storage bits each) land
+// as they are in a view of the same type (b8 and 8-bit types interchange) packed 32 / bits per
+// column, except that padded 4/6-bit tiles decompress into 8-bit containers of a view packed 4.
+struct CpFormat {
+  isa::CpDecompress decompress = isa::CpDecompress::none;  // not none exactly for padded 4/6-bit tiles
+  bool fits = false;
+};
+CpFormat cp_format(isa::DType dtype, int bits, const ResolvedView& v);
+// tcgen05.cp's shapes (§9.7.16.9.2) for `rows` rows of `bits_per_row` bits into view `v`, from the
+// rows and the lanes the view holds them in: per chunk the 256-bit shape, then the 128-bit one (or
+// one shape for every chunk). A lane slice of 64 or 32 rows takes the multicast shape whose lanes
+// hold row r at v.lane + r; `collateral` are the other lanes it writes, as ranges [first, end) (of
+// the view's columns). Without a shape, `miss` says why none fits.
+struct CpShapes {
+  enum Miss { fits, four_rows, rows_differ, layout_b, layout_f, lane_set };
+  std::vector<isa::CpShape> shapes;
+  std::vector<std::pair<uint32_t, uint32_t>> collateral;
+  Miss miss = fits;
+};
+CpShapes cp_shapes(const ResolvedView& v, int rows, int64_t bits_per_row);
 
 // ---- Memory ------------------------------------------------------------------------------------
 struct GlobalParam {  // a global tensor: its .param .u64 address (if the kernel takes one) and shape

@@ -61,6 +61,11 @@ struct Ctx {
   const ir::Global* global(const ir::Ref& r, const std::string& role);
   const SmemPlacement* tile(const ir::Ref& r, const std::string& role);
   const ResolvedView* view(const ir::Ref& r, const std::string& role);
+  // The same lookups without a report, for the ops whose verifier reports their operands
+  // (loads and copies, src/rules/verify_ops.cpp).
+  const ir::Global* find_global(const ir::Ref& r) const;
+  const SmemPlacement* find_tile(const ir::Ref& r) const;
+  const ResolvedView* find_view(const ir::Ref& r) const;
   std::string kind_of(const std::string& name) const;  // "a global tensor", ... or ""
   bool pair() const { return k.cta_group == 2; }
 };

@@ -1,7 +1,10 @@
 // Program planner: the ops that move data. Global loads (plain 16-byte loads into the canonical
 // layouts), tcgen05.cp (shape chosen from the destination's rows and lanes, §9.7.16.9.2),
-// tcgen05.ld / tcgen05.st (warps, shape, .num, packing, §9.7.16.8) and global stores. Each reason
-// a step cannot be planned is a Problem under its rule id.
+// tcgen05.ld / tcgen05.st (warps, shape, .num, packing, §9.7.16.8) and global stores. Loads and
+// copies are checked by their verifiers (src/rules/verify_ops.cpp), which word every reason such a
+// step cannot be planned; the planner only skips it. For the other ops each reason is still a
+// Problem under its rule id here. The numbers both need (a TMA map's geometry, tcgen05.cp's formats
+// and shapes) are narrow calls (plan.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <set>
@@ -12,12 +15,100 @@
 
 #include "ptxgen/diag.hpp"
 
+// ---- Narrow calls (the verifiers' too) ---------------------------------------------------------
+namespace ptxgen::plan {
+
+TmaGeometry tma_geometry(const ir::Global& g, isa::Swizzle swizzle, int rows) {
+  TmaGeometry out;
+  const int gbits = g.bits ? g.bits : spec::storage_bits(g.dtype, g.format);
+  if (g.typed_map) {
+    out.unit = gbits >= 8 ? gbits / 8 : 0;
+    out.dim_inner = g.cols;
+  } else {
+    out.unit = swizzle == isa::Swizzle::b128_base32b ? 4 : 1;
+    out.dim_inner = (g.ld ? g.ld : g.cols) * gbits / 8 / out.unit;
+  }
+  out.box_bytes = isa::bytes(swizzle);
+  out.step = isa::kTmaSmemAlign / out.box_bytes;
+  out.box_rows = detail::box_extent(rows, out.step);
+  return out;
+}
+
+CpFormat cp_format(isa::DType dtype, int bits, const ResolvedView& v) {
+  CpFormat f;
+  const int vb = isa::value_bits(dtype);
+  if ((vb == 4 || vb == 6) && bits == 8) {  // 16 padded elements into 16 8-bit containers
+    f.decompress = vb == 4 ? isa::CpDecompress::b4x16_p64 : isa::CpDecompress::b6x16_p32;
+    f.fits = v.dtype == dtype && v.packing == 4;
+    return f;
+  }
+  const bool same =
+      v.dtype == dtype || (bits == 8 && (v.dtype == isa::DType::b8 || dtype == isa::DType::b8) && isa::value_bits(v.dtype) == 8);
+  f.fits = same && v.packing * bits == 32;
+  return f;
+}
+
+CpShapes cp_shapes(const ResolvedView& v, int rows, int64_t bits_per_row) {
+  using isa::CpShape;
+  using ir::TmemLayout;
+  CpShapes out;
+  if (rows == 4) {
+    if (v.layout == TmemLayout::rows && v.lanes == 128 && bits_per_row % 256 == 0) out.shapes = {CpShape::s4x256b};
+    else out.miss = CpShapes::four_rows;
+  } else if (rows != v.rows) {
+    out.miss = CpShapes::rows_differ;
+  } else if (v.layout == TmemLayout::rows && v.lanes == 128) {
+    out.shapes = {CpShape::s128x256b, CpShape::s128x128b};
+  } else if (v.layout == TmemLayout::warpx2_02_13) {
+    out.shapes = {CpShape::s64x128b_02_13};
+  } else if (v.layout == TmemLayout::warpx2_01_23) {
+    out.shapes = {CpShape::s64x128b_01_23};
+  } else if (v.layout == TmemLayout::warpx4) {
+    out.shapes = {CpShape::s32x128b_warpx4};
+  } else if (v.layout == TmemLayout::layout_b) {
+    out.miss = CpShapes::layout_b;
+  } else if (ir::layout_f_alignment(v.layout) >= 0) {
+    // §9.7.16.9.2: every shape writes whole 32-lane quarters (or lanes 0, 32, 64, 96); none
+    // writes 16-lane pieces.
+    out.miss = CpShapes::layout_f;
+  } else {
+    // A lane slice of 64 or 32 rows: the multicast shape whose lanes hold row r at lane0 + r (the
+    // other lanes it writes are collateral; CP-MULTICAST-OVERLAP checks nothing else lives there).
+    for (CpShape cand : {CpShape::s64x128b_02_13, CpShape::s64x128b_01_23, CpShape::s32x128b_warpx4}) {
+      if (isa::info(cand).rows != rows) continue;
+      std::set<uint32_t> written;
+      bool in_order = true;
+      for (int r = 0; r < rows; ++r) {
+        const auto ls = isa::cp_lanes(cand, r);
+        written.insert(ls.begin(), ls.end());
+        in_order &= std::find(ls.begin(), ls.end(), static_cast<int>(v.lane) + r) != ls.end();
+      }
+      if (!in_order) continue;
+      out.shapes = {cand};
+      for (uint32_t l = 0; l < 128;) {  // collateral lanes as ranges
+        if (!written.count(l) || (l >= v.lane && l < v.lane + v.lanes)) {
+          ++l;
+          continue;
+        }
+        uint32_t e = l;
+        while (e < 128 && written.count(e) && !(e >= v.lane && e < v.lane + v.lanes)) ++e;
+        out.collateral.emplace_back(l, e);
+        l = e;
+      }
+      break;
+    }
+    if (out.shapes.empty()) out.miss = CpShapes::lane_set;
+  }
+  return out;
+}
+
+}  // namespace ptxgen::plan
+
 namespace ptxgen::plan::detail {
 
 namespace {
 std::string s(int64_t v) { return std::to_string(v); }
 std::string dt(isa::DType t) { return std::string(isa::name(t)); }
-std::string range(int64_t a, int64_t b) { return "[" + s(a) + ", " + s(b) + ")"; }
 }  // namespace
 
 bool overlap(const Region& a, const Region& b) {
@@ -110,6 +201,23 @@ const ResolvedView* Ctx::view(const ir::Ref& r, const std::string& role) {
   return it == views.end() ? nullptr : &it->second;
 }
 
+const ir::Global* Ctx::find_global(const ir::Ref& r) const {
+  if (kind_of(r.name) != "a global tensor" || oversized.count(r.name)) return nullptr;
+  return globals.at(r.name);
+}
+
+const SmemPlacement* Ctx::find_tile(const ir::Ref& r) const {
+  if (kind_of(r.name) != "a shared-memory tile") return nullptr;
+  auto it = placed.find(r.name);
+  return it == placed.end() ? nullptr : &it->second;
+}
+
+const ResolvedView* Ctx::find_view(const ir::Ref& r) const {
+  if (kind_of(r.name) != "a tensor-memory view") return nullptr;
+  auto it = views.find(r.name);
+  return it == views.end() ? nullptr : &it->second;
+}
+
 Cell frag_cell(const LdInstr& f, int t, int reg, int elems_per_reg) {
   const isa::LdCell c = isa::ld_cell(f.shape, t, reg);
   // With .pack::16b each register holds the low halves of two adjacent columns (§9.7.16.8.2).
@@ -147,46 +255,30 @@ std::string cu_data_type(isa::DType t, int smem_bits) {
 // the rows of a box are a multiple of 128 / width. A byte map sees the global tensor as bytes (or
 // 4-byte words for the 32-byte-atom swizzle): coordinates are signed 32-bit and dimensions at most
 // 2^32, so a row may hold at most 2^31 - 1 of them. A typed map counts elements of the tensor's type.
-bool plan_tma_load(Ctx& c, const ir::Op& o, const ir::Global& g, int gbits, int tbits, LoadStep& l) {
+// False where no map reaches the rows or no box height fits (LOAD-TMA, src/rules/verify_ops.cpp).
+bool plan_tma_load(const ir::Op& o, const ir::Global& g, int gbits, int tbits, LoadStep& l) {
+  const TmaGeometry geo = tma_geometry(g, l.swizzle, l.box_rows);
+  if (geo.dim_inner > INT32_MAX || !geo.box_rows) return false;
   TensorMap& m = l.map;
   m.global = l.global;
   m.tensor = g.name;
   m.swizzle = l.swizzle;
   m.stride_bytes = l.global_row_bytes;
+  m.unit = geo.unit;
+  m.dim_inner = geo.dim_inner;
   // Map elements per box byte, as a fraction: elements = bytes * num / den.
   int64_t num = 1, den = 1;
   if (g.typed_map) {
     m.data_type = cu_data_type(g.dtype, tbits);
-    m.unit = gbits >= 8 ? gbits / 8 : 0;
-    m.dim_inner = g.cols;
     num = 8;
     den = tbits;  // a box row of box_bytes bytes in shared memory holds box_bytes * 8 / tbits elements
   } else {
-    m.unit = l.swizzle == isa::Swizzle::b128_base32b ? 4 : 1;
     m.data_type = m.unit == 4 ? "CU_TENSOR_MAP_DATA_TYPE_UINT32" : "CU_TENSOR_MAP_DATA_TYPE_UINT8";
-    m.dim_inner = l.global_row_bytes / m.unit;
     den = m.unit;
-  }
-  if (m.dim_inner > INT32_MAX) {
-    c.problem("LOAD-TMA", o.via_ptr,
-              "rows of \"" + l.global + "\" are " + s(l.global_row_bytes) + " bytes: a TMA load addresses them in " +
-                  (m.unit == 1 ? "bytes" : "4-byte words") + " with signed 32-bit coordinates, at most 2^31 - 1",
-              {"describe the part of the tensor the kernel reads (narrower rows)", "or load with \"via\": \"ld\""});
-    return false;
   }
   m.dim_outer = g.rows;
   m.box_inner = static_cast<int>(l.box_bytes * num / den);
-  const int step = isa::kTmaSmemAlign / l.box_bytes;
-  m.box_outer = box_extent(l.box_rows, step);
-  if (!m.box_outer) {
-    c.problem("LOAD-TMA", o.via_ptr,
-              "the tile \"" + l.tile + "\" has " + s(l.box_rows) + " rows of " + s(l.box_bytes) +
-                  "-byte boxes: no box height of at most " + s(isa::kTmaBoxMax) +
-                  " rows divides them and starts every box " + s(isa::kTmaSmemAlign) + "-byte aligned "
-                  "(a multiple of " + s(step) + " rows)",
-              {"give the tile a row count that is a multiple of " + s(step), "or load with \"via\": \"ld\""});
-    return false;
-  }
+  m.box_outer = geo.box_rows;
   l.tma = true;
   // The constant part of the column origin, in map elements.
   const int64_t col0 = g.typed_map ? l.col0.base : l.col0_bytes / m.unit;
@@ -208,20 +300,16 @@ bool plan_tma_load(Ctx& c, const ir::Op& o, const ir::Global& g, int gbits, int 
 
 }  // namespace
 
+// The load verifier (src/rules/verify_ops.cpp) reports each load refused here: LOAD-DTYPE,
+// LOAD-BOUNDS, LOAD-ALIGN, LOAD-TMA, and its operands' names.
 std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o) {
-  const ir::Global* g = c.global(o.src, "load source");
-  const SmemPlacement* t = c.tile(o.dst, "load destination");
+  const ir::Global* g = c.find_global(o.src);
+  const SmemPlacement* t = c.find_tile(o.dst);
   if (!g || !t) return std::nullopt;
   const int gbits = g->bits ? g->bits : spec::storage_bits(g->dtype, g->format);
   // A typed map's TMA unpacks dense 4- and 6-bit elements into 8-bit containers (16U4/16U6 types).
   const bool unpacks = g->typed_map && gbits < 8 && t->bits == 8 && isa::value_bits(g->dtype) == gbits;
-  if (g->dtype != t->dtype || (gbits != t->bits && !unpacks)) {
-    c.problem("LOAD-DTYPE", o.dst.ptr,
-              "load copies bytes: the global tensor \"" + g->name + "\" holds " + dt(g->dtype) + " (" + s(gbits) +
-                  " bits each), the tile \"" + t->name + "\" " + dt(t->dtype) + " (" + s(t->bits) + " bits each)",
-              {"give both the same dtype (and, for 4-bit types, the same \"format\")"});
-    return std::nullopt;
-  }
+  if (g->dtype != t->dtype || (gbits != t->bits && !unpacks)) return std::nullopt;  // load copies bytes
   LoadStep l;
   l.global = g->name;
   l.tile = t->name;
@@ -240,36 +328,17 @@ std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o) {
   const int ctas = c.k.cta_group;
   for (int r = 0; r < ctas && !runtime; ++r) {
     const int64_t r0 = l.row0.base + r * o.at[0].rank, c0 = l.col0.base + r * o.at[1].rank;
-    if (r0 + grows > g->rows || c0 + gcols > g->cols) {
-      c.problem("LOAD-BOUNDS", r ? o.per_cta_ptr : o.at_ptr,
-                "the tile \"" + t->name + "\" (" + (kmaj ? "K" : "MN") + "-major) reads global rows " + range(r0, r0 + grows) +
-                    " and columns " + range(c0, c0 + gcols) + " of \"" + g->name + "\"" + (ctas > 1 ? " in CTA " + s(r) : "") +
-                    ", which is " + s(g->rows) + " x " + s(g->cols),
-                {r ? "shrink \"per_cta\" so CTA 1's tile lies inside the global tensor"
-                   : "move \"at\" or shrink the tile so it lies inside the global tensor"});
-      return std::nullopt;
-    }
+    if (r0 + grows > g->rows || c0 + gcols > g->cols) return std::nullopt;
   }
   const int64_t ld = g->ld ? g->ld : g->cols;
   l.global_row_bytes = ld * gbits / 8;
   l.col0_bytes = l.col0.base * gbits / 8;
   if (!g->typed_map) {
-    if (ctas > 1 && o.at[1].rank * gbits % 128 != 0) {
-      c.problem("LOAD-ALIGN", o.per_cta_ptr + "/1",
-                "loads move 16-byte chunks: CTA 1's tile starts " + s(o.at[1].rank * gbits) +
-                    " bits further into a row than CTA 0's; that must be a multiple of 128",
-                {"make per_cta's column a multiple of " + s(128 / gbits) + " elements"});
-      return std::nullopt;
-    }
+    // Plain loads and byte maps move 16-byte chunks: CTA 1's column offset, the rows and the tile's
+    // first column are multiples of 128 bits.
+    if (ctas > 1 && o.at[1].rank * gbits % 128 != 0) return std::nullopt;
     l.cta_bytes = o.at[0].rank * l.global_row_bytes + o.at[1].rank * gbits / 8;
-    if (g->cols * gbits % 128 != 0 || l.col0.base * gbits % 128 != 0) {
-      c.problem("LOAD-ALIGN", g->cols * gbits % 128 != 0 ? g->ptr + "/shape/1" : o.at_ptr + "/1",
-                "loads move 16-byte chunks: rows of \"" + g->name + "\" are " + s(g->cols * gbits) +
-                    " bits apart and the tile starts " + s(l.col0.base * gbits) + " bits into a row; both must be multiples of 128",
-                {"pad the global rows to a multiple of 16 bytes", "start the tile at a column that is a multiple of " +
-                                                                      s(128 / gbits) + " elements"});
-      return std::nullopt;
-    }
+    if (g->cols * gbits % 128 != 0 || l.col0.base * gbits % 128 != 0) return std::nullopt;
   }
   l.box_bytes = isa::bytes(t->layout.swizzle);
   l.tile_row0 = placed_rows ? o.tile_row0 : 0;
@@ -280,161 +349,34 @@ std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o) {
   l.swizzle = t->layout.swizzle;
   l.chunks = static_cast<uint32_t>(int64_t{l.box_rows} * l.row_bytes / 16);
   l.to_leader = o.to_leader;
-  if ((o.tma || g->typed_map) && !plan_tma_load(c, o, *g, gbits, t->bits, l)) return std::nullopt;
+  if ((o.tma || g->typed_map) && !plan_tma_load(o, *g, gbits, t->bits, l)) return std::nullopt;
   return l;
 }
 
 // ---- copy (tcgen05.cp) ----------------------------------------------------------------------
-namespace {
-
-struct CpChoice {
-  std::vector<isa::CpShape> shapes;  // per chunk width: [256-bit shape, 128-bit shape]
-  std::vector<Region> collateral;
-};
-
-std::string fits_text() {
-  return "tcgen05.cp writes 128 rows (.128x256b/.128x128b into 128 lanes), 64 rows (.64x128b.warpx2: each row to "
-         "two lanes), 32 rows (.32x128b.warpx4: each row to four lanes) or 4 rows (.4x256b: lanes 0, 32, 64, 96)";
-}
-
-}  // namespace
-
+// The copy verifier (src/rules/verify_ops.cpp) reports each copy refused here: CP-SOURCE,
+// CP-WIDTH, CP-FORMAT, CP-SHAPE, and its operands' names.
 std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vector<Region>& collateral) {
-  const SmemPlacement* t = c.tile(o.src, "copy source");
-  const ResolvedView* v = c.view(o.dst, "copy destination");
+  const SmemPlacement* t = c.find_tile(o.src);
+  const ResolvedView* v = c.find_view(o.dst);
   if (!t || !v) return std::nullopt;
   const isa::TileLayout& L = t->layout;
-  if (L.major != isa::Major::k) {
-    c.problem("CP-SOURCE", o.src.ptr,
-              "tcgen05.cp reads K-major core matrices (8 rows x 16 bytes, §9.7.16.9.2 with §9.7.16.3.3); \"" + t->name +
-                  "\" is MN-major",
-              {"declare the tile with \"major\": \"k\" (a row of the tile becomes a lane of tensor memory)"});
-    return std::nullopt;
-  }
+  if (L.major != isa::Major::k) return std::nullopt;  // tcgen05.cp reads K-major core matrices
   std::array<int64_t, 2> rows{0, L.mn}, cols{0, L.k};
   if (o.rows) rows = *o.rows;
   if (o.cols) cols = *o.cols;
-  if (rows[0] >= rows[1] || rows[1] > L.mn || cols[0] >= cols[1] || cols[1] > L.k) {
-    const bool bad_rows = rows[0] >= rows[1] || rows[1] > L.mn;
-    c.problem("CP-SOURCE", bad_rows ? o.rows_ptr : o.cols_ptr,
-              "rows " + range(rows[0], rows[1]) + " and columns " + range(cols[0], cols[1]) + " are not inside the " +
-                  s(L.mn) + " x " + s(L.k) + " tile \"" + t->name + "\"");
-    return std::nullopt;
-  }
+  if (rows[0] >= rows[1] || rows[1] > L.mn || cols[0] >= cols[1] || cols[1] > L.k) return std::nullopt;
   const int R = static_cast<int>(rows[1] - rows[0]);
   const int64_t W = (cols[1] - cols[0]) * t->bits;
-  if (cols[0] * t->bits % 128 != 0 || W % 128 != 0) {
-    c.problem("CP-WIDTH", o.cols ? o.cols_ptr : o.src.ptr,
-              "tcgen05.cp moves 128 or 256 bits of each row; the copy takes " + s(W) + " bits of each row starting " +
-                  s(cols[0] * t->bits) + " bits in",
-              {"copy a multiple of " + s(128 / t->bits) + " elements starting at such a multiple"});
-    return std::nullopt;
-  }
-  // Formats: bits copy verbatim, except that padded 4/6-bit sources may be decompressed into
-  // 8-bit containers on the way (§9.7.16.9.1).
-  isa::CpDecompress dec = isa::CpDecompress::none;
-  const int vb = isa::value_bits(t->dtype);
-  const bool padded_sub = (vb == 4 || vb == 6) && t->bits == 8;
-  bool fmt_ok;
-  if (padded_sub) {
-    fmt_ok = v->dtype == t->dtype && v->packing == 4;
-    dec = vb == 4 ? isa::CpDecompress::b4x16_p64 : isa::CpDecompress::b6x16_p32;
-  } else {
-    const bool same = v->dtype == t->dtype || (t->bits == 8 && (v->dtype == isa::DType::b8 || t->dtype == isa::DType::b8) &&
-                                               isa::value_bits(v->dtype) == 8);
-    fmt_ok = same && v->packing * t->bits == 32;
-  }
-  if (!fmt_ok) {
-    std::string want = padded_sub ? dt(t->dtype) + " with \"packing\": 4 (16 padded elements decompress into 16 8-bit containers, " +
-                                        std::string(isa::qualifier(dec)) + ")"
-                                  : dt(t->dtype) + " with \"packing\": " + s(32 / t->bits) + " (the bits land as they are)";
-    c.problem("CP-FORMAT", o.dst.ptr,
-              "tcgen05.cp of " + dt(t->dtype) + " (" + s(t->bits) + " bits each in shared memory) cannot fill a view of " +
-                  dt(v->dtype) + " packed " + s(v->packing) + " per column",
-              {"cast the destination to " + want});
-    return std::nullopt;
-  }
-  if (v->row_elements() != cols[1] - cols[0]) {
-    c.problem("CP-WIDTH", o.dst.ptr,
-              "the copy brings " + s(cols[1] - cols[0]) + " elements per row; each row of \"" + o.dst.name + "\" holds " +
-                  s(v->row_elements()) + " (" + s(v->block_columns()) + " columns x " + s(v->packing) + ")",
-              {"slice the destination to " + s(W / 32) + " columns per row block, or copy fewer columns"});
-    return std::nullopt;
-  }
-  // Shape: from the rows copied and the lanes the destination holds them in.
-  CpChoice ch;
-  using isa::CpShape;
-  using ir::TmemLayout;
-  std::string why;
-  const int vrows = v->rows;
-  if (R == 4) {
-    if (v->layout == TmemLayout::rows && v->lanes == 128 && W % 256 == 0) ch.shapes = {CpShape::s4x256b};
-    else why = "4 rows go with .4x256b, which writes 256-bit rows to lanes 0, 32, 64 and 96 of a 128-lane view";
-  } else if (R != vrows) {
-    why = "the copy moves " + s(R) + " rows; \"" + o.dst.name + "\" holds " + s(vrows) + " rows";
-  } else if (v->layout == TmemLayout::rows && v->lanes == 128) {
-    ch.shapes = {CpShape::s128x256b, CpShape::s128x128b};
-  } else if (v->layout == TmemLayout::warpx2_02_13) {
-    ch.shapes = {CpShape::s64x128b_02_13};
-  } else if (v->layout == TmemLayout::warpx2_01_23) {
-    ch.shapes = {CpShape::s64x128b_01_23};
-  } else if (v->layout == TmemLayout::warpx4) {
-    ch.shapes = {CpShape::s32x128b_warpx4};
-  } else if (v->layout == TmemLayout::layout_b) {
-    why = "no shape writes layout B's two lane halves of a row; layout B is where a pair's dense M = 128 tcgen05.mma "
-          "leaves D (§9.7.16.10.5.2): read it with tmem_load, or copy into a rows view";
-  } else if (ir::layout_f_alignment(v->layout) >= 0) {
-    // §9.7.16.9.2: every shape writes whole 32-lane quarters (or lanes 0, 32, 64, 96); none
-    // writes 16-lane pieces. Copying 128 rows into a rows view that a layout-F view casts reaches
-    // the same cells (source row 32 (r / 16) + r % 16 + alignment is row r).
-    why = "no shape writes layout F's 16-lane pieces of each quarter; copy 128 rows into the rows view the layout-F "
-          "view is cast from (row r of the layout-F view is row 32 (r / 16) + r % 16 + its alignment there)";
-  } else {
-    // A lane slice of 64 or 32 rows: the multicast shape whose lanes hold row r at lane0 + r (the
-    // other lanes it writes are collateral; CP-MULTICAST-OVERLAP checks nothing else lives there).
-    for (CpShape cand : {CpShape::s64x128b_02_13, CpShape::s64x128b_01_23, CpShape::s32x128b_warpx4}) {
-      if (isa::info(cand).rows != R) continue;
-      std::set<uint32_t> written;
-      bool in_order = true;
-      for (int r = 0; r < R; ++r) {
-        const auto ls = isa::cp_lanes(cand, r);
-        written.insert(ls.begin(), ls.end());
-        in_order &= std::find(ls.begin(), ls.end(), static_cast<int>(v->lane) + r) != ls.end();
-      }
-      if (!in_order) continue;
-      ch.shapes = {cand};
-      for (uint32_t l = 0; l < 128;) {  // collateral lanes as ranges
-        if (!written.count(l) || (l >= v->lane && l < v->lane + v->lanes)) {
-          ++l;
-          continue;
-        }
-        uint32_t e = l;
-        while (e < 128 && written.count(e) && !(e >= v->lane && e < v->lane + v->lanes)) ++e;
-        ch.collateral.push_back({v->alloc, l, e, v->column, v->column + v->columns});
-        l = e;
-      }
-      break;
-    }
-  }
-  if (ch.shapes.empty() && why.empty()) {
-    why = "a destination of " + s(v->lanes) + " lanes starting at lane " + s(v->lane) +
-          " is none of the lane sets a shape writes (64 rows: lanes 0-63 or 64-127 with .warpx2::02_13, 32-95 with "
-          ".warpx2::01_23; 32 rows: one 32-lane quarter with .warpx4)";
-  }
-  if (ch.shapes.empty()) {
-    c.problem("CP-SHAPE", o.dst.ptr, "no tcgen05.cp shape fits: " + why, {fits_text()});
-    return std::nullopt;
-  }
-  if (ch.shapes[0] == CpShape::s4x256b && rows[0] % 4 != 0) {
-    c.problem("CP-SOURCE", o.rows_ptr, "a 4-row copy starts at a multiple of 4 rows of the source");
-    return std::nullopt;
-  }
-  if (ch.shapes[0] != CpShape::s4x256b && rows[0] % 8 != 0) {
-    c.problem("CP-SOURCE", o.rows_ptr,
-              "the source descriptor starts at an 8-row core matrix (§9.7.16.3.3); rows start at " + s(rows[0]));
-    return std::nullopt;
-  }
-  collateral = ch.collateral;
+  if (cols[0] * t->bits % 128 != 0 || W % 128 != 0) return std::nullopt;  // 128 or 256 bits of each row
+  const CpFormat fmt = cp_format(t->dtype, t->bits, *v);
+  if (!fmt.fits || v->row_elements() != cols[1] - cols[0]) return std::nullopt;
+  const CpShapes ch = cp_shapes(*v, R, W);
+  if (ch.shapes.empty()) return std::nullopt;
+  // The source descriptor starts at a core matrix (8 rows, §9.7.16.3.3); .4x256b at 4 rows.
+  if (rows[0] % (ch.shapes[0] == isa::CpShape::s4x256b ? 4 : 8) != 0) return std::nullopt;
+  collateral.clear();
+  for (const auto& [l0, l1] : ch.collateral) collateral.push_back({v->alloc, l0, l1, v->column, v->column + v->columns});
   // Instructions: each row block of the destination, each chunk of 256 (or 128) bits of a row.
   std::vector<CpInstr> out;
   const int rpb = R == 4 ? 4 : v->rows_per_block();
@@ -448,7 +390,7 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vect
       const int bits = isa::info(shape).bits;
       CpInstr ci;
       ci.shape = shape;
-      ci.decompress = dec;
+      ci.decompress = fmt.decompress;
       ci.tile = t->name;
       ci.src_row = static_cast<int>(rows[0]) + b * rpb;
       ci.src_col = static_cast<int>(cols[0] + bit / t->bits);
@@ -460,7 +402,7 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vect
       ci.src.swizzle = L.swizzle;
       ci.alloc = v->alloc;
       const uint32_t col = v->column + static_cast<uint32_t>(b) * v->block_columns() + static_cast<uint32_t>(bit / 32);
-      ci.taddr = isa::encode(isa::TmemAddr{shape == CpShape::s4x256b ? v->lane : 0u, col});
+      ci.taddr = isa::encode(isa::TmemAddr{shape == isa::CpShape::s4x256b ? v->lane : 0u, col});
       ci.dst_row = b * rpb;
       ci.dst_elem = bit / 32 * v->packing;
       out.push_back(ci);

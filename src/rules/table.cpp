@@ -724,8 +724,8 @@ const plan::Analysis* lowered(const Context& c, const Diagnostics& d) {
   if (!c.lowering_tried && (c.spec.program || !d.has_errors())) {
     c.lowering_tried = true;
     c.kernel = lower::lower(c.spec);
-    // The verifiers find what they cover; the planner's analysis still reports the ops' own
-    // problems (the op verifiers are not yet in rules/).
+    // The verifiers find what they cover; the planner's analysis still reports the problems of
+    // the ops whose verifiers are not yet in rules/ (all but loads and copies).
     std::vector<plan::Problem> found = verify::run(*c.kernel);
     c.analysis = plan::analyze(*c.kernel);
     if (!found.empty()) {

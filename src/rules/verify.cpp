@@ -54,10 +54,23 @@ const plan::ResolvedView* Ctx::view(const ir::Ref& r, const std::string& role) {
   return it == views.end() ? nullptr : &it->second;
 }
 
+std::vector<const ir::Op*> all_ops(const ir::Kernel& k) {
+  std::vector<const ir::Op*> out;
+  for (const auto& r : k.roles)
+    for (const auto& n : r.nodes) {
+      if (!n.is_loop) out.push_back(&n.op);
+      else
+        for (const auto& o : n.loop.body) out.push_back(&o);
+    }
+  return out;
+}
+
 std::vector<plan::Problem> run(const ir::Kernel& k) {
   Ctx c(k);
   kernel(c);
   views(c);
+  loads(c);
+  copies(c);
   return std::move(c.problems);
 }
 

@@ -45,12 +45,19 @@ struct Ctx {
   bool pair() const { return k.cta_group == 2; }
 };
 
+// Every op of every role, in order, loop bodies included (once each).
+std::vector<const ir::Op*> all_ops(const ir::Kernel& k);
+
 // The kernel and its buffers (verify_kernel.cpp): target, threads, a pair's per_cta, names,
 // global sizes, 4-bit formats, tiles' canonical layouts and alignment, allocations.
 void kernel(Ctx& c);
 // Tensor-memory views through their chains (verify_views.cpp): unknown names, cycles, slices,
 // packings, layouts, rows.
 void views(Ctx& c);
+// Global loads (verify_ops.cpp): operands, dtypes, bounds, 16-byte chunks, TMA maps and boxes.
+void loads(Ctx& c);
+// tcgen05.cp copies (verify_ops.cpp): operands, the source range, widths, formats, shapes.
+void copies(Ctx& c);
 
 // Every verifier, in the order above.
 std::vector<plan::Problem> run(const ir::Kernel& k);

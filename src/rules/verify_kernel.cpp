@@ -17,17 +17,6 @@ namespace {
 std::string s(int64_t v) { return std::to_string(v); }
 bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-std::vector<const ir::Op*> all_ops(const ir::Kernel& k) {
-  std::vector<const ir::Op*> out;
-  for (const auto& r : k.roles)
-    for (const auto& n : r.nodes) {
-      if (!n.is_loop) out.push_back(&n.op);
-      else
-        for (const auto& o : n.loop.body) out.push_back(&o);
-    }
-  return out;
-}
-
 // SMEM-TILE: the tile has no canonical layout; the help names the change that works: the largest
 // smaller swizzle whose atoms the shape fills (pointing at the swizzle), else the shape rounded up
 // to whole atoms of this swizzle (pointing at it).
