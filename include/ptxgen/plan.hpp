@@ -4,13 +4,13 @@
 // The planner (src/plan/) resolves the tensor-memory views through their chains (views.cpp),
 // places shared memory, tensor-memory allocations and mbarriers (kernel.cpp), plans each op into
 // instructions with every descriptor, tensor-memory address, shape and register resolved
-// (load.cpp, copy.cpp, mma.cpp, lanes.cpp), and orders them (order.cpp): for the program level's
-// single role it inserts the syncs and waits the ISA's memory model needs (§9.7.16.6), each saying
-// why it is there. No PTX spelling lives here: the emitter's tables spell every instruction.
+// (ops.cpp, mma.cpp, wgmma.cpp), and orders them (order.cpp): for the program level's single role
+// it inserts the syncs and waits the ISA's memory model needs (§9.7.16.6), each saying why it is
+// there. No PTX spelling lives here: the emitter's tables spell every instruction.
 //
-// `analyze` is also what the rule table runs for the ops it verifies: every reason a kernel has no
-// plan is a Problem under a rule id of the table (docs/architecture.md says which rules read
-// which planned numbers).
+// The verifiers (src/rules/verify*.cpp) judge buffers, views, loads, copies and mma ops before the
+// planner runs, through the narrow calls below; `analyze` still reports the rules not yet moved
+// there (tcgen05.ld/st, stores, the order rules, OUTPUT-SIZE: docs/architecture.md lists them).
 #pragma once
 
 #include <array>
@@ -124,6 +124,21 @@ struct CpShapes {
   Miss miss = fits;
 };
 CpShapes cp_shapes(const ResolvedView& v, int rows, int64_t bits_per_row);
+
+// A rectangle of one allocation's lanes x columns; a layout-F view's region keeps only the
+// 16-lane piece of each 32-lane quarter at its alignment (so the two alignments share columns).
+struct Region {
+  std::string alloc;
+  uint32_t lane0 = 0, lane1 = 0, col0 = 0, col1 = 0;
+  int piece = -1;  // -1: every lane of [lane0, lane1); 0 or 16: lanes l with l % 32 in [piece, piece + 16)
+  bool has_lane(uint32_t l) const {
+    return l >= lane0 && l < lane1 && (piece < 0 || (l % 32 >= static_cast<uint32_t>(piece) && l % 32 < static_cast<uint32_t>(piece) + 16));
+  }
+};
+bool overlap(const Region& a, const Region& b);
+Region region_of(const ResolvedView& v);  // every lane the view's rows occupy (replicas included)
+std::string describe(const Region& r);
+
 
 // ---- Memory ------------------------------------------------------------------------------------
 struct GlobalParam {  // a global tensor: its .param .u64 address (if the kernel takes one) and shape
@@ -296,6 +311,40 @@ struct MmaStep {
   std::vector<MmaInstr> instrs;    // issue order: K step outermost, then M group, then N group
 };
 
+// ---- Narrow call: an mma op's types, kind and instruction shapes --------------------------------
+// Mosaic GPU's steps 1 and 2 as numbers, derived from the operands without judging them: the MMA
+// verifier (src/rules/verify_mma.cpp) checks them and says what is wrong; the planner takes them
+// for steps 3 and 4 (src/plan/mma.cpp). tcgen05 only.
+struct MmaOperands {
+  const SmemPlacement* a_tile = nullptr;   // A in shared memory, or
+  const ResolvedView* a_view = nullptr;    // A in tensor memory
+  const SmemPlacement* b = nullptr;
+  const ResolvedView* d = nullptr;
+  const ResolvedView* sfa = nullptr;       // block scaling: both, or neither
+  const ResolvedView* sfb = nullptr;
+  const ResolvedView* meta = nullptr;      // sparsity metadata
+};
+struct MmaShape {
+  // step 1: types and kind
+  isa::DType ta = isa::DType::bf16, tb = isa::DType::bf16, acc = isa::DType::f32;
+  bool scaled = false, sparse = false;
+  bool packed = false;                    // an operand stores two e2m1 per byte
+  bool scale_types_ok = true;             // ue8m0 or ue4m3, one type for A and B (Tables 43/44)
+  std::optional<isa::Kind> kind;          // none: the types (and kind override) form no kind
+  int f_align = -1;                       // D's layout-F lane alignment, or -1
+  bool m64 = false, lb = false, pair = false;  // D in layout F (M = 64), D in layout B, a CTA pair
+  // step 2: instruction shapes (kind set)
+  int M = 0, N = 0, KB = 0;               // A's rows, N over the pair, B's K
+  int64_t KA = 0;                         // A's K elements per row (half of K when sparse)
+  int a_row0 = 0, b_row0 = 0;             // first rows of A and B the op reads
+  int m_instr = 128, m_idesc = 128;       // rows of each CTA per instruction; the instruction's M
+  int mg = 1, cg = 1;                     // M groups; CTAs per instruction
+  std::vector<int> ng;                    // N groups' widths (empty: no split)
+  int k_instr = 16, ka_instr = 16, ks = 1;  // K per instruction (B, A), K steps
+  std::optional<int> factors;             // block scaling: scale factors per instruction (Table 57)
+};
+MmaShape mma_shape(const ir::Kernel& k, const ir::Op& o, const MmaOperands& x);
+
 // One tcgen05.ld / tcgen05.st instruction of one warp. Thread t's register `first_reg + j` moves
 // the cell isa::ld_cell(shape, t, j) relative to taddr (two columns with .pack/.unpack).
 struct LdInstr {
@@ -460,8 +509,9 @@ struct Analysis {
   std::vector<Problem> problems;   // non-empty: no plan
   std::optional<Plan> plan;
 };
-// Plans the kernel or says why it cannot (every reason under a rule id).
-Analysis analyze(const ir::Kernel& k);
+// Plans the kernel or says why it cannot (the reasons of the rules whose verifiers are not yet in
+// rules/, under their rule ids). The ops in `refused` (the verifiers refused them) are not planned.
+Analysis analyze(const ir::Kernel& k, const std::set<const ir::Op*>& refused = {});
 // Plans a kernel that passed the rule check. Throws std::logic_error on internal inconsistencies.
 Plan make_plan(const ir::Kernel& k);
 

@@ -19,20 +19,6 @@ uint32_t round_up(uint32_t v, uint32_t a);
 // base offset 0: every tile starts on its swizzle pattern, Table 41), in the sm_100 or sm_90 format.
 isa::SmemDesc operand_desc(const SmemPlacement& t, isa::DescFormat f, int mn0, int k0);
 
-// A rectangle of one allocation's lanes x columns; a layout-F view's region keeps only the
-// 16-lane piece of each 32-lane quarter at its alignment (so the two alignments share columns).
-struct Region {
-  std::string alloc;
-  uint32_t lane0 = 0, lane1 = 0, col0 = 0, col1 = 0;
-  int piece = -1;  // -1: every lane of [lane0, lane1); 0 or 16: lanes l with l % 32 in [piece, piece + 16)
-  bool has_lane(uint32_t l) const {
-    return l >= lane0 && l < lane1 && (piece < 0 || (l % 32 >= static_cast<uint32_t>(piece) && l % 32 < static_cast<uint32_t>(piece) + 16));
-  }
-};
-bool overlap(const Region& a, const Region& b);
-Region region_of(const ResolvedView& v);  // every lane the view's rows occupy (replicas included)
-std::string describe(const Region& r);
-
 struct Ctx {
   const ir::Kernel& k;
   const isa::TargetInfo& target;
@@ -52,7 +38,9 @@ struct Ctx {
   std::map<std::string, std::map<std::tuple<int, int, int, int64_t>, StSource>> held;
   std::map<std::string, int> barrier_stages;             // declared barriers' ring sizes
 
-  explicit Ctx(const ir::Kernel& kernel);
+  const std::set<const ir::Op*>& refused;               // ops the verifiers refused: planned as failed
+
+  Ctx(const ir::Kernel& kernel, const std::set<const ir::Op*>& refused_ops);
   void problem(const std::string& rule, const std::string& ptr, const std::string& msg,
                std::vector<std::string> help = {});
 

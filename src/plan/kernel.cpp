@@ -242,9 +242,9 @@ void declarations(Ctx& c) {
 
 }  // namespace detail
 
-Analysis analyze(const ir::Kernel& k) {
+Analysis analyze(const ir::Kernel& k, const std::set<const ir::Op*>& refused) {
   Analysis out;
-  detail::Ctx c(k);
+  detail::Ctx c(k, refused);
   detail::declarations(c);
   detail::Ordered ord = detail::order(c);
   Plan p;

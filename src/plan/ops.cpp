@@ -111,26 +111,6 @@ std::string s(int64_t v) { return std::to_string(v); }
 std::string dt(isa::DType t) { return std::string(isa::name(t)); }
 }  // namespace
 
-bool overlap(const Region& a, const Region& b) {
-  if (a.alloc != b.alloc || !(a.lane0 < b.lane1 && b.lane0 < a.lane1 && a.col0 < b.col1 && b.col0 < a.col1)) return false;
-  if (a.piece < 0 && b.piece < 0) return true;
-  for (uint32_t l = std::max(a.lane0, b.lane0); l < std::min(a.lane1, b.lane1); ++l)
-    if (a.has_lane(l) && b.has_lane(l)) return true;
-  return false;
-}
-
-Region region_of(const ResolvedView& v) {
-  const bool replicated = v.layout != ir::TmemLayout::rows;
-  return {v.alloc, replicated ? 0u : v.lane, replicated ? 128u : v.lane + v.lanes, v.column, v.column + v.columns,
-          ir::layout_f_alignment(v.layout)};
-}
-
-std::string describe(const Region& r) {
-  const std::string lanes = r.piece < 0 ? "lanes " + s(r.lane0) + "-" + s(r.lane1 - 1)
-                                        : "lanes " + s(r.piece) + "-" + s(r.piece + 15) + " of each 32-lane quarter";
-  return lanes + " of columns " + s(r.col0) + "-" + s(r.col1 - 1) + " of " + r.alloc;
-}
-
 uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
 isa::SmemDesc operand_desc(const SmemPlacement& t, isa::DescFormat f, int mn0, int k0) {
@@ -149,7 +129,8 @@ int box_extent(int extent, int step) {
   return 0;
 }
 
-Ctx::Ctx(const ir::Kernel& kernel) : k(kernel), target(isa::target_info(kernel.target)) {
+Ctx::Ctx(const ir::Kernel& kernel, const std::set<const ir::Op*>& refused_ops)
+    : k(kernel), target(isa::target_info(kernel.target)), refused(refused_ops) {
   for (const auto& g : k.globals) globals[g.name] = &g;
   for (const auto& t : k.tiles) tiles[t.name] = &t;
   for (const auto& v : k.views)

@@ -3,11 +3,11 @@
 //
 // A role the planner orders (the program level's one role of all warps) gets thread syncs with
 // tcgen05.fence::before/after_thread_sync when the threads that run the next op change,
-// fence.proxy.async after generic shared-memory writes that tcgen05.cp/mma read, and the order
-// rules: nothing read before it is written, nothing an asynchronous tcgen05.cp/mma writes read (or
-// overwritten) before a commit and a wait made its completion visible, a multicast copy clobbers
-// no data still to be read. Roles a lowering ordered through mbarriers get only what concerns one
-// role's own registers: tcgen05.wait::ld/st before registers are used or reused.
+// fence.proxy.async after generic shared-memory writes that tcgen05.cp/mma read, and the kernel's
+// own commit and wait for tcgen05 work still in flight at the end. The order rules themselves
+// (ORDER-*, CP-MULTICAST-OVERLAP) are judged before planning by src/rules/verify_order.cpp. Roles
+// a lowering ordered through mbarriers get only what concerns one role's own registers:
+// tcgen05.wait::ld/st before registers are used or reused.
 #include <algorithm>
 #include <stdexcept>
 
@@ -38,10 +38,6 @@ struct BarrierState {
 
 enum class Exec { none, all, issuer, warps };
 
-// The tensor-memory regions an op reads and writes (for the liveness of multicast copies).
-struct Access {
-  std::vector<Region> reads, writes;
-};
 
 class Sequencer {
  public:
@@ -109,21 +105,6 @@ class Sequencer {
     stopped_ = true;
   }
 
-  std::string at(int i) const { return ops_.at(static_cast<size_t>(i))->ptr; }
-
-  void incomplete(const std::string& ptr, const std::string& what, const Async& a, const std::string& verb) {
-    c_.problem("ORDER-INCOMPLETE", ptr,
-               what + " " + verb + " what the " + std::string(name(a.what)) + " of " + at(a.op) +
-                   " is still working on: its completion is visible only after a commit and a wait on that barrier "
-                   "(§9.7.16.6.4.2)",
-               {"insert {\"op\": \"commit\", \"barrier\": B} and {\"op\": \"wait\", \"barrier\": B} before it"});
-  }
-
-  // Each distinct region once: ops name views (one region each), so the list stays as short as
-  // the views are few however many ops write them.
-  void add_written(const Region& r) {
-    if (written_keys_.insert(describe(r)).second) written_.push_back(r);
-  }
   // An async op, unless one with the same effect is pending and uncommitted (the first stays, for
   // messages): a long list of the same mma keeps this list, and every scan of it, short.
   void add_async(Async a) {
@@ -134,60 +115,10 @@ class Sequencer {
     if (open_async_.insert(key).second) async_.push_back(std::move(a));
   }
 
-  bool written(const Region& r) const {
-    for (const auto& w : written_)
-      if (overlap(w, r)) return true;
-    return false;
-  }
-
-  // Reads of tensor memory: written before, and not by a tcgen05 op still in flight (except the
-  // pipelined pairs of §9.7.16.6.2: tcgen05.cp -> tcgen05.mma, and tcgen05.mma -> tcgen05.mma on
-  // the same accumulator with the same shape).
-  void read_tmem(const ir::Ref& ref, const ResolvedView* v, const std::string& what, bool by_mma, const std::string& d_key = "") {
-    if (!v || !ordered_) return;
-    const Region r = region_of(*v);
-    if (!written(r)) {
-      c_.problem("ORDER-UNWRITTEN", ref.ptr, what + " reads \"" + ref.name + "\" (" + describe(r) + "), which no earlier op writes",
-                 {"copy, store or compute it first: ops run in the order listed"});
-      return;
-    }
-    for (const auto& a : async_)
-      for (const auto& w : a.writes)
-        if (overlap(w, r)) {
-          const bool pipelined = by_mma && (a.what == AsyncKind::copy || (!d_key.empty() && a.d_key == d_key));
-          if (!pipelined) return incomplete(ref.ptr, what, a, "reads");
-        }
-  }
-
-  void write_tmem(const ir::Ref& ref, const Region& r, const std::string& what, bool by_mma, const std::string& d_key = "") {
-    if (!ordered_) return;
-    for (const auto& a : async_) {
-      for (const auto& rd : a.reads)
-        if (overlap(rd, r)) return incomplete(ref.ptr, what, a, "overwrites");
-      for (const auto& w : a.writes)
-        if (overlap(w, r)) {
-          const bool pipelined = by_mma && (a.what == AsyncKind::copy || a.d_key == d_key);
-          if (!pipelined) return incomplete(ref.ptr, what, a, "overwrites");
-        }
-    }
-  }
-
-  void read_tile(const ir::Ref& ref, const std::string& what) {
-    if (!ordered_ || !c_.tiles.count(ref.name)) return;
-    if (!loaded_.count(ref.name))
-      c_.problem("ORDER-UNWRITTEN", ref.ptr, what + " reads the tile \"" + ref.name + "\" before any load fills it",
-                 {"load it first: ops run in the order listed"});
-  }
-
-  const RegDef* regs(const ir::Ref& r, const std::string& what) {
+  // The registers a tmem_load defined (none where it was refused, or before it: ORDER-UNWRITTEN).
+  const RegDef* regs(const ir::Ref& r) {
     auto it = c_.regs.find(r.name);
-    if (it == c_.regs.end()) {
-      if (!regs_seen_.count(r.name))
-        c_.problem("ORDER-UNWRITTEN", r.ptr, what + " uses the registers \"" + r.name + "\" before a tmem_load fills them",
-                   {"load them with {\"op\": \"tmem_load\", \"regs\": \"" + r.name + "\", ...} first"});
-      return nullptr;
-    }
-    return &it->second;
+    return it == c_.regs.end() ? nullptr : &it->second;
   }
 
   // Steps the planner inserts.
@@ -249,67 +180,7 @@ class Sequencer {
     return (r && it != c_.views.end()) ? &it->second : nullptr;
   }
 
-  // The tensor memory op `o` reads and writes (the views that resolve).
-  Access access(const ir::Op& o) const {
-    Access a;
-    auto add = [&](std::vector<Region>& to, const ir::Ref& r) {
-      if (const ResolvedView* v = known_view(r)) to.push_back(region_of(*v));
-    };
-    switch (o.kind) {
-      case ir::OpKind::copy: add(a.writes, o.dst); break;
-      case ir::OpKind::mma:
-        for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata}) add(a.reads, *r);
-        if (o.accumulate) add(a.reads, o.d);
-        add(a.writes, o.d);
-        break;
-      case ir::OpKind::tmem_load: add(a.reads, o.src); break;
-      case ir::OpKind::tmem_store: add(a.writes, o.dst); break;
-      default: break;
-    }
-    return a;
-  }
-
-  // A multicast tcgen05.cp also writes `col`, lanes outside its destination. That is harmless where
-  // what those lanes hold is dead: no later op reads it before something writes it again. Refused
-  // only when a later op reads cells the copy clobbered (data still to be read).
-  void check_collateral(int i, const ir::Op& o, const Region& col) {
-    if (accesses_.empty())  // each op's regions once, for every copy that checks its multicast lanes
-      for (const ir::Op* x : ops_) accesses_.push_back(access(*x));
-    std::vector<Region> rewritten;
-    for (size_t j = static_cast<size_t>(i) + 1; j < ops_.size(); ++j) {
-      const ir::Op& later = *ops_[j];
-      const Access& a = accesses_[j];
-      for (const auto& r : a.reads) {
-        if (!overlap(r, col)) continue;
-        bool covered = false;
-        for (const auto& w : rewritten)
-          covered |= w.alloc == r.alloc && w.lane0 <= std::max(r.lane0, col.lane0) &&
-                     w.lane1 >= std::min(r.lane1, col.lane1) && w.col0 <= std::max(r.col0, col.col0) &&
-                     w.col1 >= std::min(r.col1, col.col1) && w.piece < 0;
-        if (covered) continue;
-        const ir::Ref* name = &later.src;
-        for (const ir::Ref* x : {&later.src, &later.a, &later.d, &later.scale_a, &later.scale_b, &later.metadata})
-          if (const ResolvedView* v = known_view(*x); v && overlap(region_of(*v), col)) name = x;
-        c_.problem("CP-MULTICAST-OVERLAP", o.dst.ptr,
-                   "the tcgen05.cp multicast into \"" + o.dst.name + "\" also writes " + describe(col) + ", which \"" +
-                       name->name + "\" holds and " + later.ptr + " reads afterwards",
-                   {"place the other view elsewhere, read it before the copy, or copy into a replicated view (cast "
-                    "with layout warpx2::02_13, warpx2::01_23 or warpx4) that owns all the lanes the shape writes"});
-        return;
-      }
-      for (const auto& w : a.writes) rewritten.push_back(w);
-    }
-  }
-
-  // Follow-on errors are noise: an mma reading a view a refused copy was to fill (the copy's error
-  // says what is wrong with the view) is not planned or reported; the view still counts as written.
   void op(int i, const ir::Op& o, std::vector<Step>& out) {
-    if (o.kind == ir::OpKind::mma)
-      for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata})
-        if (*r && failed_copies_.count(r->name)) {
-          if (auto v = c_.views.find(o.d.name); v != c_.views.end()) add_written(region_of(v->second));
-          return;
-        }
     const size_t before = out.size();
     plan_op(i, o, out);
     for (size_t k = before; k < out.size(); ++k) {
@@ -324,11 +195,7 @@ class Sequencer {
     st.ptr = o.ptr;
     switch (o.kind) {
       case ir::OpKind::load: {
-        if (ordered_)
-          for (const auto& a : async_)
-            if (a.tiles.count(o.dst.name)) incomplete(o.dst.ptr, "load", a, "overwrites");
         auto l = plan_load(c_, o);
-        loaded_.insert(o.dst.name);
         if (!l) return;
         // TMA: plain stores to shared memory before it are ordered before the async proxy's writes
         // (fence.proxy.async and a sync, §9.7.16.6.5), should they overlap.
@@ -370,18 +237,11 @@ class Sequencer {
         return;
       }
       case ir::OpKind::copy: {
-        read_tile(o.src, "copy");
         std::vector<Region> collateral;
         auto cps = plan_copy(c_, o, collateral);
         const ResolvedView* v = c_.views.count(o.dst.name) ? &c_.views.at(o.dst.name) : nullptr;
         if (!v) return;
         Region r = region_of(*v);
-        write_tmem(o.dst, r, "copy", false);
-        for (const auto& col : collateral) {
-          write_tmem(o.dst, col, "the multicast of this copy", false);  // lanes an unfinished op still uses
-          if (ordered_) check_collateral(i, o, col);
-        }
-        add_written(r);
         Async a;
         a.op = i;
         a.what = AsyncKind::copy;
@@ -389,10 +249,7 @@ class Sequencer {
         a.writes.insert(a.writes.end(), collateral.begin(), collateral.end());
         a.tiles = {o.src.name};
         add_async(std::move(a));
-        if (!cps) {
-          failed_copies_.insert(o.dst.name);
-          return;
-        }
+        if (!cps) return;
         enter(Exec::issuer, {}, out);
         st.kind = StepKind::cp;
         st.cps = *cps;
@@ -403,9 +260,7 @@ class Sequencer {
       case ir::OpKind::mma: return mma(i, o, st, out);
       case ir::OpKind::tmem_load: {
         const ResolvedView* v = c_.view(o.src, "tmem_load source");
-        regs_seen_.insert(o.regs.name);
         if (!v) return;
-        read_tmem(o.src, v, "tmem_load", false);
         auto d = plan_lanes(c_, o, *v);
         if (!d) return;
         enter(Exec::warps, warps_of(*d), out);
@@ -427,12 +282,10 @@ class Sequencer {
         return;
       }
       case ir::OpKind::tmem_store: {
-        const RegDef* src = regs(o.regs, "tmem_store");
+        const RegDef* src = regs(o.regs);
         const ResolvedView* v = c_.view(o.dst, "tmem_store destination");
         if (!v) return;
         const Region r = region_of(*v);
-        write_tmem(o.dst, r, "tmem_store", false);
-        add_written(r);
         if (!src) return;
         auto t = plan_tmem_store(c_, o, *src, *v);
         if (!t) return;
@@ -450,7 +303,7 @@ class Sequencer {
         return;
       }
       case ir::OpKind::store: {
-        const RegDef* src = regs(o.regs, "store");
+        const RegDef* src = regs(o.regs);
         if (!src) return;
         auto t = plan_store(c_, o, *src);
         if (!t) return;
@@ -521,8 +374,6 @@ class Sequencer {
   }
 
   void mma(int i, const ir::Op& o, Step& st, std::vector<Step>& out) {
-    read_tile(o.a, "mma");
-    read_tile(o.b, "mma");
     auto m = plan_mma(c_, o);
     if (c_.k.engine == ir::Engine::wgmma) {
       if (!m) return;
@@ -558,15 +409,9 @@ class Sequencer {
         for (const auto& in : m->instrs)
           if (in.ki == 0) key += "|" + s(in.m) + "x" + s(in.n);
     }
-    for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata}) read_tmem(*r, known_view(*r), "mma", true, "");
-    if (o.accumulate) read_tmem(o.d, d, "mma with \"accumulate\": true", true, key);
     Async a;
     a.op = i;
-    if (d) {
-      write_tmem(o.d, region_of(*d), "mma", true, key);
-      add_written(region_of(*d));
-      a.writes = {region_of(*d)};
-    }
+    if (d) a.writes = {region_of(*d)};
     for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata})
       if (const ResolvedView* v = known_view(*r)) a.reads.push_back(region_of(*v));
     a.tiles = {o.a.name, o.b.name};
@@ -584,13 +429,7 @@ class Sequencer {
     const ir::Ref& b = o.barrier;
     BarrierState& bs = bars_[b.name];
     out_.barriers.insert(b.name);
-    if (ordered_ && bs.outstanding) {
-      c_.problem("ORDER-BARRIER", b.ptr,
-                 "a second commit to \"" + b.name + "\" before a wait on the first: the waits could not tell the two "
-                 "phases of the mbarrier apart",
-                 {"wait on \"" + b.name + "\" between the commits, or commit to another barrier"});
-      return;
-    }
+    if (ordered_ && bs.outstanding) return;  // ORDER-BARRIER (verify_order.cpp)
     for (auto& a : async_)
       if (a.barrier.empty()) a.barrier = b.name;
     open_async_.clear();  // committed: a later identical op is pending anew
@@ -612,12 +451,7 @@ class Sequencer {
     const ir::Ref& b = o.barrier;
     BarrierState& bs = bars_[b.name];
     out_.barriers.insert(b.name);
-    if (ordered_ && !bs.outstanding) {
-      c_.problem("ORDER-BARRIER", b.ptr,
-                 "wait on \"" + b.name + "\" with no commit to it before (since the last wait): the wait would never end",
-                 {"commit the tcgen05 work to \"" + b.name + "\" first"});
-      return;
-    }
+    if (ordered_ && !bs.outstanding) return;  // ORDER-BARRIER (verify_order.cpp)
     bs.outstanding = false;
     Step st;
     st.op = i;
@@ -686,12 +520,9 @@ class Sequencer {
   std::vector<const ir::Op*> ops_;  // every op of the role in order (loop bodies inlined)
   std::vector<Step> steps_;
   std::vector<Async> async_;
-  std::vector<Region> written_;
-  std::set<std::string> loaded_, regs_seen_, pending_ld_, st_sources_;
+  std::set<std::string> pending_ld_, st_sources_;
   std::vector<Region> st_regions_;
-  std::set<std::string> written_keys_, st_region_keys_, open_async_;
-  std::set<std::string> failed_copies_;  // views a refused copy was to fill
-  std::vector<Access> accesses_;
+  std::set<std::string> st_region_keys_, open_async_;
   bool stopped_ = false;                 // OUTPUT-SIZE: the rest is not planned
   bool pending_st_ = false;
   bool generic_smem_writes_ = false;

@@ -249,4 +249,26 @@ class Resolver {
 
 ViewResolution resolve_views(const std::vector<TmemView>& views) { return Resolver(views).run(); }
 
+bool overlap(const Region& a, const Region& b) {
+  if (a.alloc != b.alloc || !(a.lane0 < b.lane1 && b.lane0 < a.lane1 && a.col0 < b.col1 && b.col0 < a.col1)) return false;
+  if (a.piece < 0 && b.piece < 0) return true;
+  for (uint32_t l = std::max(a.lane0, b.lane0); l < std::min(a.lane1, b.lane1); ++l)
+    if (a.has_lane(l) && b.has_lane(l)) return true;
+  return false;
+}
+
+Region region_of(const ResolvedView& v) {
+  const bool replicated = v.layout != ir::TmemLayout::rows;
+  return {v.alloc, replicated ? 0u : v.lane, replicated ? 128u : v.lane + v.lanes, v.column, v.column + v.columns,
+          ir::layout_f_alignment(v.layout)};
+}
+
+std::string describe(const Region& r) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  const std::string lanes = r.piece < 0 ? "lanes " + s(r.lane0) + "-" + s(r.lane1 - 1)
+                                        : "lanes " + s(r.piece) + "-" + s(r.piece + 15) + " of each 32-lane quarter";
+  return lanes + " of columns " + s(r.col0) + "-" + s(r.col1 - 1) + " of " + r.alloc;
+}
+
+
 }  // namespace ptxgen::plan

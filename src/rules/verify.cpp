@@ -65,13 +65,15 @@ std::vector<const ir::Op*> all_ops(const ir::Kernel& k) {
   return out;
 }
 
-std::vector<plan::Problem> run(const ir::Kernel& k) {
+Verdict run(const ir::Kernel& k) {
   Ctx c(k);
   kernel(c);
   views(c);
   loads(c);
   copies(c);
-  return std::move(c.problems);
+  mmas(c);
+  order(c);
+  return {std::move(c.problems), std::move(c.refused)};
 }
 
 }  // namespace ptxgen::rules::verify

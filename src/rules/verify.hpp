@@ -31,6 +31,10 @@ struct Ctx {
   std::map<std::string, plan::SmemPlacement> placed;  // tiles kernel() accepts: layout made, alignment (no offset)
   std::set<std::string> view_names;                   // every declared view
   std::map<std::string, plan::ResolvedView> views;    // views that resolve (views())
+  // Ops a verifier refused: the planner, which still plans the other ops' problems, skips them.
+  std::set<const ir::Op*> refused;
+  std::set<std::string> refused_copies;  // views a refused copy was to fill (copies())
+  std::map<const ir::Op*, plan::MmaShape> mma_shapes;  // accepted tcgen05 mma ops' shapes (mmas())
 
   explicit Ctx(const ir::Kernel& kernel);
   void problem(const std::string& rule, const std::string& ptr, const std::string& msg,
@@ -59,7 +63,22 @@ void loads(Ctx& c);
 // tcgen05.cp copies (verify_ops.cpp): operands, the source range, widths, formats, shapes.
 void copies(Ctx& c);
 
-// Every verifier, in the order above.
-std::vector<plan::Problem> run(const ir::Kernel& k);
+// The mma op on tcgen05 (verify_mma.cpp): operands, kind, target, accumulator, D's layout, majors,
+// swizzles, instruction shapes, A / scale factors / metadata in tensor memory, overlap.
+void mmas(Ctx& c);
+
+// The order rules of a role the planner orders (verify_order.cpp): ORDER-UNWRITTEN,
+// ORDER-INCOMPLETE, ORDER-BARRIER, CP-MULTICAST-OVERLAP, over the ops as listed.
+void order(Ctx& c);
+
+// Every op of the kernel in program order: each role's nodes, loop bodies in place.
+std::vector<const ir::Op*> all_ops(const ir::Kernel& k);
+
+// Every verifier, in the order above: the problems, and the ops refused.
+struct Verdict {
+  std::vector<plan::Problem> problems;
+  std::set<const ir::Op*> refused;
+};
+Verdict run(const ir::Kernel& k);
 
 }  // namespace ptxgen::rules::verify

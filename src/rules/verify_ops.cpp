@@ -22,7 +22,7 @@ std::string range(int64_t a, int64_t b) { return "[" + s(a) + ", " + s(b) + ")";
 
 // LOAD-TMA: "via": "tma" (or a typed map) addresses a row in signed 32-bit coordinates and needs a
 // box height that starts every box 128-byte aligned in shared memory.
-void tma(Ctx& c, const ir::Op& o, const ir::Global& g, const plan::SmemPlacement& t, int gbits, int rows) {
+bool tma(Ctx& c, const ir::Op& o, const ir::Global& g, const plan::SmemPlacement& t, int gbits, int rows) {
   const plan::TmaGeometry geo = plan::tma_geometry(g, t.layout.swizzle, rows);
   if (geo.dim_inner > INT32_MAX) {
     const int64_t row_bytes = (g.ld ? g.ld : g.cols) * gbits / 8;
@@ -30,21 +30,24 @@ void tma(Ctx& c, const ir::Op& o, const ir::Global& g, const plan::SmemPlacement
               "rows of \"" + g.name + "\" are " + s(row_bytes) + " bytes: a TMA load addresses them in " +
                   (geo.unit == 1 ? "bytes" : "4-byte words") + " with signed 32-bit coordinates, at most 2^31 - 1",
               {"describe the part of the tensor the kernel reads (narrower rows)", "or load with \"via\": \"ld\""});
-    return;
+    return false;
   }
-  if (!geo.box_rows)
+  if (!geo.box_rows) {
     c.problem("LOAD-TMA", o.via_ptr,
               "the tile \"" + t.name + "\" has " + s(rows) + " rows of " + s(geo.box_bytes) +
                   "-byte boxes: no box height of at most " + s(isa::kTmaBoxMax) +
                   " rows divides them and starts every box " + s(isa::kTmaSmemAlign) + "-byte aligned "
                   "(a multiple of " + s(geo.step) + " rows)",
               {"give the tile a row count that is a multiple of " + s(geo.step), "or load with \"via\": \"ld\""});
+    return false;
+  }
+  return true;
 }
 
-void load(Ctx& c, const ir::Op& o) {
+bool load(Ctx& c, const ir::Op& o) {
   const ir::Global* g = c.global(o.src, "load source");
   const plan::SmemPlacement* t = c.tile(o.dst, "load destination");
-  if (!g || !t) return;
+  if (!g || !t) return false;
   const int gbits = g->bits ? g->bits : spec::storage_bits(g->dtype, g->format);
   // A typed map's TMA unpacks dense 4- and 6-bit elements into 8-bit containers (16U4/16U6 types).
   const bool unpacks = g->typed_map && gbits < 8 && t->bits == 8 && isa::value_bits(g->dtype) == gbits;
@@ -53,14 +56,14 @@ void load(Ctx& c, const ir::Op& o) {
               "load copies bytes: the global tensor \"" + g->name + "\" holds " + dt(g->dtype) + " (" + s(gbits) +
                   " bits each), the tile \"" + t->name + "\" " + dt(t->dtype) + " (" + s(t->bits) + " bits each)",
               {"give both the same dtype (and, for 4-bit types, the same \"format\")"});
-    return;
+    return false;
   }
   // A K-major tile reads rows of the global as its rows; an MN-major tile reads rows of the global
   // (K of them) as its columns. Only a lowering places rows, and only in K-major tiles (the planner
   // asserts it).
   const bool kmaj = t->layout.major == isa::Major::k;
   const bool placed_rows = o.tile_row0 >= 0;
-  if (placed_rows && !kmaj) return;
+  if (placed_rows && !kmaj) return false;
   const int64_t grows = placed_rows ? o.load_rows : (kmaj ? t->layout.mn : t->layout.k);
   const int64_t gcols = kmaj ? t->layout.k : t->layout.mn;
   // Static extents: the load lies inside the tensor (a pair's CTA 1 at + per_cta; both below 2^31,
@@ -76,7 +79,7 @@ void load(Ctx& c, const ir::Op& o) {
                     ", which is " + s(g->rows) + " x " + s(g->cols),
                 {r ? "shrink \"per_cta\" so CTA 1's tile lies inside the global tensor"
                    : "move \"at\" or shrink the tile so it lies inside the global tensor"});
-      return;
+      return false;
     }
   }
   // Plain loads and byte maps move 16-byte chunks (a typed map counts elements).
@@ -86,7 +89,7 @@ void load(Ctx& c, const ir::Op& o) {
                 "loads move 16-byte chunks: CTA 1's tile starts " + s(o.at[1].rank * gbits) +
                     " bits further into a row than CTA 0's; that must be a multiple of 128",
                 {"make per_cta's column a multiple of " + s(128 / gbits) + " elements"});
-      return;
+      return false;
     }
     if (g->cols * gbits % 128 != 0 || o.at[1].base * gbits % 128 != 0) {
       c.problem("LOAD-ALIGN", g->cols * gbits % 128 != 0 ? g->ptr + "/shape/1" : o.at_ptr + "/1",
@@ -94,10 +97,11 @@ void load(Ctx& c, const ir::Op& o) {
                     " bits apart and the tile starts " + s(o.at[1].base * gbits) + " bits into a row; both must be multiples of 128",
                 {"pad the global rows to a multiple of 16 bytes", "start the tile at a column that is a multiple of " +
                                                                       s(128 / gbits) + " elements"});
-      return;
+      return false;
     }
   }
-  if (o.tma || g->typed_map) tma(c, o, *g, *t, gbits, static_cast<int>(grows));
+  if ((o.tma || g->typed_map) && !tma(c, o, *g, *t, gbits, static_cast<int>(grows))) return false;
+  return true;
 }
 
 // CP-SHAPE: why no tcgen05.cp shape writes the rows into the destination's lanes.
@@ -122,17 +126,17 @@ std::string no_shape(plan::CpShapes::Miss m, const ir::Op& o, const plan::Resolv
          ".warpx2::01_23; 32 rows: one 32-lane quarter with .warpx4)";
 }
 
-void copy(Ctx& c, const ir::Op& o) {
+bool copy(Ctx& c, const ir::Op& o) {
   const plan::SmemPlacement* t = c.tile(o.src, "copy source");
   const plan::ResolvedView* v = c.view(o.dst, "copy destination");
-  if (!t || !v) return;
+  if (!t || !v) return false;
   const isa::TileLayout& L = t->layout;
   if (L.major != isa::Major::k) {
     c.problem("CP-SOURCE", o.src.ptr,
               "tcgen05.cp reads K-major core matrices (8 rows x 16 bytes, §9.7.16.9.2 with §9.7.16.3.3); \"" + t->name +
                   "\" is MN-major",
               {"declare the tile with \"major\": \"k\" (a row of the tile becomes a lane of tensor memory)"});
-    return;
+    return false;
   }
   std::array<int64_t, 2> rows{0, L.mn}, cols{0, L.k};
   if (o.rows) rows = *o.rows;
@@ -142,7 +146,7 @@ void copy(Ctx& c, const ir::Op& o) {
     c.problem("CP-SOURCE", bad_rows ? o.rows_ptr : o.cols_ptr,
               "rows " + range(rows[0], rows[1]) + " and columns " + range(cols[0], cols[1]) + " are not inside the " +
                   s(L.mn) + " x " + s(L.k) + " tile \"" + t->name + "\"");
-    return;
+    return false;
   }
   const int R = static_cast<int>(rows[1] - rows[0]);
   const int64_t W = (cols[1] - cols[0]) * t->bits;
@@ -151,7 +155,7 @@ void copy(Ctx& c, const ir::Op& o) {
               "tcgen05.cp moves 128 or 256 bits of each row; the copy takes " + s(W) + " bits of each row starting " +
                   s(cols[0] * t->bits) + " bits in",
               {"copy a multiple of " + s(128 / t->bits) + " elements starting at such a multiple"});
-    return;
+    return false;
   }
   const plan::CpFormat fmt = plan::cp_format(t->dtype, t->bits, *v);
   if (!fmt.fits) {
@@ -164,41 +168,46 @@ void copy(Ctx& c, const ir::Op& o) {
               "tcgen05.cp of " + dt(t->dtype) + " (" + s(t->bits) + " bits each in shared memory) cannot fill a view of " +
                   dt(v->dtype) + " packed " + s(v->packing) + " per column",
               {"cast the destination to " + want});
-    return;
+    return false;
   }
   if (v->row_elements() != cols[1] - cols[0]) {
     c.problem("CP-WIDTH", o.dst.ptr,
               "the copy brings " + s(cols[1] - cols[0]) + " elements per row; each row of \"" + o.dst.name + "\" holds " +
                   s(v->row_elements()) + " (" + s(v->block_columns()) + " columns x " + s(v->packing) + ")",
               {"slice the destination to " + s(W / 32) + " columns per row block, or copy fewer columns"});
-    return;
+    return false;
   }
   const plan::CpShapes ch = plan::cp_shapes(*v, R, W);
   if (ch.shapes.empty()) {
     c.problem("CP-SHAPE", o.dst.ptr, "no tcgen05.cp shape fits: " + no_shape(ch.miss, o, *v, R),
               {"tcgen05.cp writes 128 rows (.128x256b/.128x128b into 128 lanes), 64 rows (.64x128b.warpx2: each row to "
                "two lanes), 32 rows (.32x128b.warpx4: each row to four lanes) or 4 rows (.4x256b: lanes 0, 32, 64, 96)"});
-    return;
+    return false;
   }
   if (ch.shapes[0] == isa::CpShape::s4x256b && rows[0] % 4 != 0) {
     c.problem("CP-SOURCE", o.rows_ptr, "a 4-row copy starts at a multiple of 4 rows of the source");
-    return;
+    return false;
   }
   if (ch.shapes[0] != isa::CpShape::s4x256b && rows[0] % 8 != 0)
     c.problem("CP-SOURCE", o.rows_ptr,
               "the source descriptor starts at an 8-row core matrix (§9.7.16.3.3); rows start at " + s(rows[0]));
+  return true;
 }
 
 }  // namespace
 
 void loads(Ctx& c) {
   for (const ir::Op* o : all_ops(c.k))
-    if (o->kind == ir::OpKind::load) load(c, *o);
+    if (o->kind == ir::OpKind::load && !load(c, *o)) c.refused.insert(o);
 }
 
 void copies(Ctx& c) {
   for (const ir::Op* o : all_ops(c.k))
-    if (o->kind == ir::OpKind::copy) copy(c, *o);
+    if (o->kind == ir::OpKind::copy && !copy(c, *o)) {
+      c.refused.insert(o);
+      // The ops reading the view it was to fill are not judged again (verify_mma.cpp, verify_order.cpp).
+      if (c.views.count(o->dst.name)) c.refused_copies.insert(o->dst.name);
+    }
 }
 
 }  // namespace ptxgen::rules::verify
