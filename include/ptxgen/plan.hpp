@@ -456,6 +456,11 @@ struct OutputSize {
   int64_t instructions = 0, ptx_bytes = 0, async = 0;
 };
 inline constexpr OutputSize kMaxOutput{65536, int64_t{8} << 20, 2048};
+// The op at which the planned size passed kMaxOutput, and the size with it.
+struct SizeCrossing {
+  std::string ptr;
+  OutputSize size;
+};
 OutputSize output_size(const Step& s);  // an upper bound of what the emitter writes for the step
 
 struct RolePlan {
@@ -506,7 +511,8 @@ struct Plan {
 };
 
 struct Analysis {
-  std::vector<Problem> problems;   // non-empty: no plan
+  std::vector<Problem> problems;          // non-empty: no plan
+  std::optional<SizeCrossing> oversize;   // the kernel passes kMaxOutput (OUTPUT-SIZE): no plan
   std::optional<Plan> plan;
 };
 // Plans the kernel or says why it cannot (the reasons of the rules whose verifiers are not yet in

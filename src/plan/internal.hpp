@@ -85,6 +85,7 @@ Cell frag_cell(const LdInstr& f, int t, int reg, int elems_per_reg);
 struct Ordered {
   std::vector<RolePlan> roles;
   OutputSize size;                           // an upper bound of the emitted PTX (OUTPUT-SIZE)
+  std::optional<SizeCrossing> oversize;      // where it passed kMaxOutput (the rest is not planned)
   std::set<std::string> barriers;            // every barrier a step names
   std::vector<TensorMap> tensor_maps;
   std::map<std::string, int> reg_counts;

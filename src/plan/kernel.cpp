@@ -343,14 +343,17 @@ Analysis analyze(const ir::Kernel& k, const std::set<const ir::Op*>& refused) {
   p.smem_bytes = detail::round_up(end, 16) + p.smem_align;  // slack to round the base up at run time
   // The budgets of shared and tensor memory are rules that read these numbers (rules/).
   out.problems = std::move(c.problems);
-  if (out.problems.empty()) out.plan = std::move(p);
+  out.oversize = ord.oversize;
+  if (out.problems.empty() && !out.oversize) out.plan = std::move(p);
   return out;
 }
 
 Plan make_plan(const ir::Kernel& k) {
   Analysis a = analyze(k);
   if (!a.plan) {
-    std::string why = a.problems.empty() ? "no plan" : a.problems[0].rule + " at " + a.problems[0].pointer + ": " + a.problems[0].message;
+    std::string why = !a.problems.empty() ? a.problems[0].rule + " at " + a.problems[0].pointer + ": " + a.problems[0].message
+                      : a.oversize ? "OUTPUT-SIZE at " + a.oversize->ptr
+                                   : "no plan";
     throw std::logic_error("make_plan on a kernel without a plan: " + why);
   }
   return std::move(*a.plan);

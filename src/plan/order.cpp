@@ -86,22 +86,14 @@ class Sequencer {
     out_.size.async += z.async;
   }
   // Past a bound the rest is not planned: a spec that would make gigabytes of PTX costs its check
-  // no more than one at the bound (OUTPUT-SIZE points at the op that crosses it).
+  // no more than one at the bound. Where the size crossed it is a planned fact that the rule
+  // OUTPUT-SIZE (src/rules/check_limits.cpp) reports, pointing at the op.
   void check_size(const ir::Op& o) {
     if (stopped_) return;
     const OutputSize& z = out_.size;
     const OutputSize& m = kMaxOutput;
-    const std::string fewer_regs = "move fewer registers per op: smaller tmem_load, tmem_store and store views, or fewer such ops";
-    std::string what, fix = fewer_regs;
-    if (z.instructions > m.instructions) what = s(z.instructions) + " PTX instructions, more than the " + s(m.instructions) + " a kernel may have";
-    else if (z.ptx_bytes > m.ptx_bytes) what = s(z.ptx_bytes) + " bytes of PTX, more than the " + s(m.ptx_bytes) + " a kernel may have";
-    else if (z.async > m.async) {
-      what = s(z.async) + " tcgen05.cp/tcgen05.mma instructions, more than the " + s(m.async) + " a kernel may have";
-      fix = "use fewer or smaller copy and mma ops (each M group x N group x K step of an mma is one tcgen05.mma)";
-    }
-    if (what.empty()) return;
-    c_.problem("OUTPUT-SIZE", o.ptr, "with this op the kernel reaches " + what + ": ptxgen bounds what one spec makes it write",
-               {"split the work into several kernels (specs)", fix});
+    if (z.instructions <= m.instructions && z.ptx_bytes <= m.ptx_bytes && z.async <= m.async) return;
+    if (!out_.oversize) out_.oversize = SizeCrossing{o.ptr, z};
     stopped_ = true;
   }
 

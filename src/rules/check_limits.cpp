@@ -65,3 +65,26 @@ void check_launch_grid(const Context& c, Diagnostics& d) {
 }
 
 }  // namespace ptxgen::rules
+
+namespace ptxgen::rules {
+
+// OUTPUT-SIZE: the planner counts each op's instructions as it plans them (an upper bound of what
+// the emitter writes) and stops at the op whose steps pass a bound; that op is the pointer.
+void check_output_size(const Context& c, Diagnostics& d) {
+  if (c.gemm && d.has_errors()) return;
+  const plan::Analysis* a = lowered(c, d);
+  if (!a || !a->oversize) return;
+  const plan::OutputSize& z = a->oversize->size;
+  const plan::OutputSize& m = plan::kMaxOutput;
+  std::string what, fix = "move fewer registers per op: smaller tmem_load, tmem_store and store views, or fewer such ops";
+  if (z.instructions > m.instructions) what = num(z.instructions) + " PTX instructions, more than the " + num(m.instructions) + " a kernel may have";
+  else if (z.ptx_bytes > m.ptx_bytes) what = num(z.ptx_bytes) + " bytes of PTX, more than the " + num(m.ptx_bytes) + " a kernel may have";
+  else {
+    what = num(z.async) + " tcgen05.cp/tcgen05.mma instructions, more than the " + num(m.async) + " a kernel may have";
+    fix = "use fewer or smaller copy and mma ops (each M group x N group x K step of an mma is one tcgen05.mma)";
+  }
+  d.error("OUTPUT-SIZE", a->oversize->ptr, "with this op the kernel reaches " + what + ": ptxgen bounds what one spec makes it write")
+      .help = {"split the work into several kernels (specs)", fix};
+}
+
+}  // namespace ptxgen::rules

@@ -57,7 +57,7 @@ void check_tma_stride(const Context&, Diagnostics&);
   X(op_mma_target) X(op_mma_accum) X(op_mma_d) X(op_mma_major) X(op_mma_swizzle) X(op_mma_shape)         \
   X(op_mma_a_tmem) X(op_mma_scale_vec) X(op_mma_scale) X(op_mma_sparse) X(op_mma_overlap)               \
   X(order_unwritten) X(order_incomplete) X(order_barrier)                                              \
-  X(pair_per_cta) X(pair_store_overlap) X(pair_mma) X(global_size) X(output_size)
+  X(pair_per_cta) X(pair_store_overlap) X(pair_mma) X(global_size)
 #define PTXGEN_DECLARE_CHECK(n) void check_##n(const Context&, Diagnostics&);
 PTXGEN_PROGRAM_CHECKS(PTXGEN_DECLARE_CHECK)
 #undef PTXGEN_DECLARE_CHECK
@@ -77,5 +77,6 @@ void check_wgmma_registers(const Context&, Diagnostics&);
 // Limits of this build and of the hardware's address arithmetic (src/rules/check_limits.cpp).
 void check_smem_desc_range(const Context&, Diagnostics&);
 void check_launch_grid(const Context&, Diagnostics&);
+void check_output_size(const Context&, Diagnostics&);
 
 }  // namespace ptxgen::rules
