@@ -8,9 +8,9 @@
 // it inserts the syncs and waits the ISA's memory model needs (§9.7.16.6), each saying why it is
 // there. No PTX spelling lives here: the emitter's tables spell every instruction.
 //
-// The verifiers (src/rules/verify*.cpp) judge buffers, views, loads, copies and mma ops before the
-// planner runs, through the narrow calls below; `analyze` still reports the rules not yet moved
-// there (tcgen05.ld/st, stores, the order rules, OUTPUT-SIZE: docs/architecture.md lists them).
+// The verifiers (src/rules/verify*.cpp) judge buffers, views and every op before the planner runs,
+// through the narrow calls below; `analyze` still reports the one rule not yet moved there
+// (OUTPUT-SIZE: docs/architecture.md).
 #pragma once
 
 #include <array>
@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -418,6 +419,67 @@ struct StoreStep {
   bool reuse = false;
 };
 
+// ---- Narrow calls: tcgen05.ld / tcgen05.st, stores and wgmma registers (src/rules/verify_regs.cpp)
+// The tcgen05.ld (a tmem_load) or tcgen05.st (a tmem_store) instructions that move view `v` for op
+// `o` in a kernel of `threads` threads (§9.7.16.8): warps, shape, .num, (un)packing. Without them
+// `miss` says why, with the numbers a message needs:
+//   pack: .pack::16b / .unpack::16b on a view not of unpacked 16-bit elements (§9.7.16.8.2);
+//   threads: the threads are no whole number of warps (PROGRAM-THREADS is the root: nothing to say);
+//   warp_absent: `warp` (entry `index` of o.warps) is not below threads / 32;
+//   warp_quarter: `warp` reaches none of the view's lanes (§9.7.16.8.1: lanes 32 (w % 4) .. + 31);
+//   row_twice: row `row` of the view is moved by `warp` and a warp listed before it;
+//   rows_unreached: the warps miss rows; `unreached` the lanes [first, end) of the quarters no
+//     listed warp reaches (empty where a replica's other quarters could reach them);
+//   shape_lanes: `warp` holds the view's lanes [lane0, lane1), not whole pieces of the shape's lanes;
+//   shape_halves: .16x32bx2 on `columns` block columns, which do not halve;
+//   num_illegal: o.num is no .num of the shape (Table 49);
+//   num_columns: o.num moves `columns` columns per lane, which do not divide the `span` of a row (half);
+//   no_num: no .num divides the `span` columns (`columns` per unit of .num);
+//   too_many_regs: def.regs registers per thread, more than the 256 ptxgen keeps in a register set.
+struct TmemLanes {
+  enum Miss {
+    fits, pack, threads, warp_absent, warp_quarter, row_twice, rows_unreached, shape_lanes, shape_halves, num_illegal,
+    num_columns, no_num, too_many_regs
+  };
+  RegDef def;  // the instructions (frags) and the register set they define; with too_many_regs its size
+  Miss miss = fits;
+  int warp = 0, row = 0;
+  size_t index = 0;
+  uint32_t lane0 = 0, lane1 = 0;
+  int columns = 0, span = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> unreached;
+};
+TmemLanes tmem_lanes(const ir::Op& o, const ResolvedView& v, int threads);
+// Where each thread holds each element of a register set: (warp, thread, row, element) -> source.
+using Held = std::map<std::tuple<int, int, int, int64_t>, StSource>;
+// A tmem_store of register set `src` into view `v`: its tcgen05.st instructions and where each of
+// their registers' elements comes from. `held` is src's Held, filled here when empty (the planner and
+// the verifier each keep one per definition of the set, so a long list of tmem_store ops costs each
+// op its own instructions only). Without a step `miss` says why:
+//   shape_differs: the set's rows x row elements are not the view's;
+//   dtype: neither the set's own type nor f32 -> f16/bf16 (cvt.rn);
+//   no_lanes: no tcgen05.st covers the view (`lanes` says why);
+//   not_held / held_apart: thread `thread` of warp `warp` would store row `row`, element `elem`,
+//     which it does not hold / holds in another register than the threads before it;
+//   narrow_moved: elements of `lanes.def.elem_bits` (< 16) bits would leave the registers and
+//     positions the tcgen05.ld put them in.
+struct TmemStore {
+  enum Miss { fits, shape_differs, dtype, no_lanes, not_held, held_apart, narrow_moved };
+  std::optional<TmemStStep> step;
+  Miss miss = fits;
+  TmemLanes lanes;
+  int thread = 0, warp = 0, row = 0;
+  int64_t elem = 0;
+};
+TmemStore tmem_store(const ir::Op& o, const RegDef& src, const ResolvedView& v, int threads, Held& held);
+// Whether a store writes registers of `regs` into a global tensor of `global`: its own type (of 8
+// bits or more), f32 to f16/bf16, and for a clipped store (the gemm template's D) f16, s32 or f32
+// accumulators into f32, f16 or bf16.
+bool store_converts(isa::DType regs, isa::DType global, bool clip);
+// The accumulator registers a wgmma op of tiles `a` and `b` defines (§9.7.15.5.1.1): 64 rows per
+// warpgroup, the N groups of b's N; none where the types have no wgmma variant or N no split.
+std::optional<RegDef> wgmma_accumulators(const ir::Op& o, const SmemPlacement& a, const SmemPlacement& b);
+
 struct BarrierStep {
   std::string barrier;
   ir::Phase phase;      // in a loop: the ring position and phase of iteration kb - lag
@@ -515,8 +577,8 @@ struct Analysis {
   std::optional<SizeCrossing> oversize;   // the kernel passes kMaxOutput (OUTPUT-SIZE): no plan
   std::optional<Plan> plan;
 };
-// Plans the kernel or says why it cannot (the reasons of the rules whose verifiers are not yet in
-// rules/, under their rule ids). The ops in `refused` (the verifiers refused them) are not planned.
+// Plans the kernel or says why it cannot (OUTPUT-SIZE, the one rule whose verifier is not yet in
+// rules/). The ops in `refused` (the verifiers refused them) are not planned.
 Analysis analyze(const ir::Kernel& k, const std::set<const ir::Op*>& refused = {});
 // Plans a kernel that passed the rule check. Throws std::logic_error on internal inconsistencies.
 Plan make_plan(const ir::Kernel& k);

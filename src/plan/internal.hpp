@@ -22,7 +22,7 @@ isa::SmemDesc operand_desc(const SmemPlacement& t, isa::DescFormat f, int mn0, i
 struct Ctx {
   const ir::Kernel& k;
   const isa::TargetInfo& target;
-  std::vector<Problem> problems;
+  std::vector<Problem> problems;  // OUTPUT-SIZE only (order.cpp): every other rule is a verifier's
   std::set<std::string> reported;
 
   std::map<std::string, const ir::Global*> globals;
@@ -32,10 +32,10 @@ struct Ctx {
   std::set<std::string> view_names;                      // every declared view
   std::map<std::string, ResolvedView> views;             // views that resolve
   std::map<std::string, RegDef> regs;                    // latest definition of each register set
-  // Where each thread holds each element of a register set: (warp, thread, row, element) -> source,
-  // built by plan_tmem_store once per definition of the set (a tmem_load erases it), so a long
-  // list of tmem_store ops costs each op its own instructions only.
-  std::map<std::string, std::map<std::tuple<int, int, int, int64_t>, StSource>> held;
+  // Where each thread holds each element of a register set, built by tmem_store (plan.hpp) once per
+  // definition of the set (a tmem_load erases it), so a long list of tmem_store ops costs each op
+  // its own instructions only.
+  std::map<std::string, Held> held;
   std::map<std::string, int> barrier_stages;             // declared barriers' ring sizes
 
   const std::set<const ir::Op*>& refused;               // ops the verifiers refused: planned as failed
@@ -44,13 +44,8 @@ struct Ctx {
   void problem(const std::string& rule, const std::string& ptr, const std::string& msg,
                std::vector<std::string> help = {});
 
-  // Operand lookups: NAME-UNKNOWN for names declared nowhere, OP-OPERAND for the wrong kind;
-  // nullptr without a report for names whose own declaration is already in error.
-  const ir::Global* global(const ir::Ref& r, const std::string& role);
-  const SmemPlacement* tile(const ir::Ref& r, const std::string& role);
-  const ResolvedView* view(const ir::Ref& r, const std::string& role);
-  // The same lookups without a report, for the ops whose verifier reports their operands
-  // (loads and copies, src/rules/verify_ops.cpp).
+  // Operand lookups, silent: the op verifiers (src/rules/verify_ops.cpp, verify_mma.cpp,
+  // verify_regs.cpp) report names declared nowhere or of the wrong kind.
   const ir::Global* find_global(const ir::Ref& r) const;
   const SmemPlacement* find_tile(const ir::Ref& r) const;
   const ResolvedView* find_view(const ir::Ref& r) const;
@@ -67,9 +62,7 @@ std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o);
 std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vector<Region>& collateral);
 std::optional<MmaStep> plan_mma(Ctx& c, const ir::Op& o);
 std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o);  // wgmma.cpp
-// The tcgen05.ld (or .st) instructions covering a view: warps, shape, .num, (un)packing.
-std::optional<RegDef> plan_lanes(Ctx& c, const ir::Op& o, const ResolvedView& v);
-std::optional<TmemStStep> plan_tmem_store(Ctx& c, const ir::Op& o, const RegDef& src, const ResolvedView& v);
+// tcgen05.ld / tcgen05.st: the narrow calls tmem_lanes and tmem_store (plan.hpp) plan them.
 std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src);
 
 // Logical element column of element `e` of register `reg` (0-based within a fragment) for thread t.
@@ -81,7 +74,7 @@ struct Cell {
 Cell frag_cell(const LdInstr& f, int t, int reg, int elems_per_reg);
 
 // The ops of every role in order, with the steps the ISA needs between them (order.cpp). Adds the
-// barriers and register sets it needs; reports ORDER-* problems for the planner-ordered role.
+// barriers and register sets it needs; reports OUTPUT-SIZE where the plan grows past kMaxOutput.
 struct Ordered {
   std::vector<RolePlan> roles;
   OutputSize size;                           // an upper bound of the emitted PTX (OUTPUT-SIZE)

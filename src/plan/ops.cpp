@@ -1,10 +1,10 @@
 // Program planner: the ops that move data. Global loads (plain 16-byte loads into the canonical
 // layouts), tcgen05.cp (shape chosen from the destination's rows and lanes, §9.7.16.9.2),
-// tcgen05.ld / tcgen05.st (warps, shape, .num, packing, §9.7.16.8) and global stores. Loads and
-// copies are checked by their verifiers (src/rules/verify_ops.cpp), which word every reason such a
-// step cannot be planned; the planner only skips it. For the other ops each reason is still a
-// Problem under its rule id here. The numbers both need (a TMA map's geometry, tcgen05.cp's formats
-// and shapes) are narrow calls (plan.hpp).
+// tcgen05.ld / tcgen05.st (warps, shape, .num, packing, §9.7.16.8) and global stores. Their
+// verifiers (src/rules/verify_ops.cpp, verify_regs.cpp) word every reason such a step cannot be
+// planned; the planner only skips it. The numbers both need (a TMA map's geometry, tcgen05.cp's
+// formats and shapes, the tcgen05.ld/st instructions and a tcgen05.st's sources, with the reason
+// where there are none) are narrow calls (plan.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <set>
@@ -12,8 +12,6 @@
 #include <tuple>
 
 #include "internal.hpp"
-
-#include "ptxgen/diag.hpp"
 
 // ---- Narrow calls (the verifiers' too) ---------------------------------------------------------
 namespace ptxgen::plan {
@@ -106,11 +104,6 @@ CpShapes cp_shapes(const ResolvedView& v, int rows, int64_t bits_per_row) {
 
 namespace ptxgen::plan::detail {
 
-namespace {
-std::string s(int64_t v) { return std::to_string(v); }
-std::string dt(isa::DType t) { return std::string(isa::name(t)); }
-}  // namespace
-
 uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
 isa::SmemDesc operand_desc(const SmemPlacement& t, isa::DescFormat f, int mn0, int k0) {
@@ -147,39 +140,6 @@ std::string Ctx::kind_of(const std::string& n) const {
   if (tiles.count(n)) return "a shared-memory tile";
   if (view_names.count(n)) return "a tensor-memory view";
   return "";
-}
-
-namespace {
-bool unknown(Ctx& c, const ir::Ref& r, const std::string& role, const std::string& want, const char* where) {
-  const std::string k = c.kind_of(r.name);
-  if (k.empty()) {
-    c.problem("NAME-UNKNOWN", r.ptr, "\"" + r.name + "\" (" + role + ") is not declared",
-              {std::string("declare it under ") + where});
-    return true;
-  }
-  if (k != want) {
-    c.problem("OP-OPERAND", r.ptr, "\"" + r.name + "\" is " + k + "; the " + role + " must be " + want);
-    return true;
-  }
-  return false;
-}
-}  // namespace
-
-const ir::Global* Ctx::global(const ir::Ref& r, const std::string& role) {
-  if (unknown(*this, r, role, "a global tensor", "/program/globals") || oversized.count(r.name)) return nullptr;
-  return globals.at(r.name);
-}
-
-const SmemPlacement* Ctx::tile(const ir::Ref& r, const std::string& role) {
-  if (unknown(*this, r, role, "a shared-memory tile", "/program/smem")) return nullptr;
-  auto it = placed.find(r.name);
-  return it == placed.end() ? nullptr : &it->second;
-}
-
-const ResolvedView* Ctx::view(const ir::Ref& r, const std::string& role) {
-  if (unknown(*this, r, role, "a tensor-memory view", "/program/tmem")) return nullptr;
-  auto it = views.find(r.name);
-  return it == views.end() ? nullptr : &it->second;
 }
 
 const ir::Global* Ctx::find_global(const ir::Ref& r) const {
@@ -393,20 +353,20 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vect
   return out;
 }
 
-// ---- tcgen05.ld / tcgen05.st ----------------------------------------------------------------
-std::optional<RegDef> plan_lanes(Ctx& c, const ir::Op& o, const ResolvedView& v) {
-  const bool load = o.kind == ir::OpKind::tmem_load;
-  const char* ins = load ? "tcgen05.ld" : "tcgen05.st";
+}  // namespace ptxgen::plan::detail
+
+// ---- tcgen05.ld / tcgen05.st and stores: narrow calls (the lanes verifier's too) -----------------
+namespace ptxgen::plan {
+
+TmemLanes tmem_lanes(const ir::Op& o, const ResolvedView& v, int threads) {
+  TmemLanes out;
+  auto fail = [&](TmemLanes::Miss m) {
+    out.miss = m;
+    return out;
+  };
   const isa::LdShape shape = o.shape.value_or(isa::LdShape::s32x32b);
   const isa::LdShapeInfo& si = isa::info(shape);
-  const std::string pk = load ? ".pack::16b" : ".unpack::16b";
-  if (o.pack && (isa::value_bits(v.dtype) != 16 || v.packing != 1)) {
-    c.problem("LD-PACK", o.pack_ptr,
-              pk + " moves two 16-bit elements of adjacent unpacked columns through one register (§9.7.16.8.2); the view is " +
-                  dt(v.dtype) + " packed " + s(v.packing) + " per column",
-              {"drop \"" + std::string(load ? "pack" : "unpack") + "\" (a packed view already holds two 16-bit elements per column)"});
-    return std::nullopt;
-  }
+  if (o.pack && (isa::value_bits(v.dtype) != 16 || v.packing != 1)) return fail(TmemLanes::pack);
   // Lanes each quarter holds (§9.7.16.8.1: warp w reaches lanes 32*(w%4) .. +31).
   const bool replicated = v.layout != ir::TmemLayout::rows;
   const int f_align = ir::layout_f_alignment(v.layout);
@@ -425,7 +385,7 @@ std::optional<RegDef> plan_lanes(Ctx& c, const ir::Op& o, const ResolvedView& v)
     for (uint32_t l = q[qi].first; l < q[qi].second; ++l) r.insert(layout_b ? static_cast<int>(l) : v.row_of_lane(l));
     return r;
   };
-  const int nwarps = c.k.threads / 32;
+  const int nwarps = threads / 32;
   std::vector<int> warps = o.warps;
   if (warps.empty()) {
     std::set<int> seen;
@@ -440,42 +400,24 @@ std::optional<RegDef> plan_lanes(Ctx& c, const ir::Op& o, const ResolvedView& v)
   std::set<int> covered;
   for (size_t i = 0; i < warps.size(); ++i) {
     const int w = warps[i];
-    const std::string wp = o.warps.empty() ? o.ptr : ptr_join(o.warps_ptr, i);
     const uint32_t qi = static_cast<uint32_t>(w % 4);
-    if (w >= nwarps) {
-      // With threads not a whole number of warps PROGRAM-THREADS is the root: no warp count to quote.
-      if (c.k.threads % 32 != 0) return std::nullopt;
-      c.problem("LD-WARPS", wp, "warp " + s(w) + " does not exist: the kernel has " + s(c.k.threads) + " threads (" + s(nwarps) + " warps)",
-                {"list warps below " + s(nwarps) + ", or raise \"threads\""});
-      return std::nullopt;
-    }
-    if (q[qi].first >= q[qi].second) {
-      c.problem("LD-WARPS", wp,
-                "warp " + s(w) + " reaches lanes " + s(32 * qi) + "-" + s(32 * qi + 31) + " only (§9.7.16.8.1); \"" +
-                    (load ? o.src.name : o.dst.name) + "\" has lanes " + s(v.lane) + "-" + s(v.lane + v.lanes - 1),
-                {"list the warps w whose w % 4 selects the view's lanes"});
-      return std::nullopt;
-    }
+    out.warp = w;
+    out.index = i;
+    if (w >= nwarps) return fail(threads % 32 != 0 ? TmemLanes::threads : TmemLanes::warp_absent);
+    if (q[qi].first >= q[qi].second) return fail(TmemLanes::warp_quarter);
     for (int r : rows_of(qi)) {
-      if (!covered.insert(r).second) {
-        c.problem("LD-WARPS", wp, "row " + s(r) + " of the view would be moved by two of the listed warps",
-                  {"list one warp per 32-lane quarter (and per replica of a replicated view)"});
-        return std::nullopt;
-      }
+      out.row = r;
+      if (!covered.insert(r).second) return fail(TmemLanes::row_twice);
     }
   }
   if (static_cast<int>(covered.size()) != v.rows_per_block() * (layout_b ? 2 : 1)) {
-    std::string miss;
     for (uint32_t i = 0; i < 4; ++i) {
       if (q[i].first >= q[i].second) continue;
       bool listed = false;
       for (int w : warps) listed |= static_cast<uint32_t>(w % 4) == i;
-      if (!listed && (!replicated || f_align >= 0)) miss += (miss.empty() ? "" : ", ") + s(q[i].first) + "-" + s(q[i].second - 1);
+      if (!listed && (!replicated || f_align >= 0)) out.unreached.push_back(q[i]);
     }
-    c.problem("LD-WARPS", o.warps_ptr,
-              "the listed warps cannot reach all rows of the view" + (miss.empty() ? std::string() : ": lanes " + miss + " are reachable only by warps w with the matching w % 4"),
-              {"add a warp for each 32-lane quarter the view uses (warp w reaches lanes 32*(w%4) to 32*(w%4)+31)"});
-    return std::nullopt;
+    return fail(TmemLanes::rows_unreached);
   }
   // Shape: 32 lanes (a whole quarter) or 16 (half of one) per instruction.
   for (int w : warps) {
@@ -483,39 +425,24 @@ std::optional<RegDef> plan_lanes(Ctx& c, const ir::Op& o, const ResolvedView& v)
     const uint32_t q0 = 32 * static_cast<uint32_t>(w % 4);
     const bool ok = si.lanes == 32 ? (a == q0 && e == q0 + 32) : ((a - q0) % 16 == 0 && (e - a) % 16 == 0);
     if (!ok) {
-      c.problem("LD-SHAPE", o.shape ? o.shape_ptr : o.ptr,
-                std::string(ins) + "." + std::string(si.name) + " accesses " + s(si.lanes) + " lanes at a time; warp " + s(w) +
-                    " holds lanes " + s(a) + "-" + s(e - 1) + " of the view",
-                {si.lanes == 32 ? "use a 16-lane shape (16x64b, 16x128b, 16x256b, 16x32bx2) for views of 16-lane pieces"
-                                : "slice the view's lanes to multiples of 16"});
-      return std::nullopt;
+      out.warp = w;
+      out.lane0 = a;
+      out.lane1 = e;
+      return fail(TmemLanes::shape_lanes);
     }
   }
   const int bc = static_cast<int>(v.block_columns());
   const bool x2 = shape == isa::LdShape::s16x32bx2;
-  if (x2 && bc % 2 != 0) {
-    c.problem("LD-SHAPE", o.shape_ptr, "16x32bx2 moves two halves of the columns (taddr and taddr + immHalfSplitoff); " +
-                                           s(bc) + " columns do not halve");
-    return std::nullopt;
-  }
+  out.columns = bc;
+  if (x2 && bc % 2 != 0) return fail(TmemLanes::shape_halves);
   const int span = x2 ? bc / 2 : bc;                                // columns each half covers
   const int per_num = si.columns_per_num * (o.pack ? 2 : 1);        // columns per unit of .num
+  out.span = span;
   int num = 0;
   if (o.num) {
-    if (isa::ld_regs(shape, *o.num) == 0) {
-      c.problem("LD-NUM", o.num_ptr,
-                ".num=.x" + s(*o.num) + " is not legal for ." + std::string(si.name) +
-                    ": .num is .x1, .x2, ... .x128 with at most 128 registers (Table 49; " + s(si.regs_per_num) +
-                    " per unit for this shape)");
-      return std::nullopt;
-    }
-    if (span % (*o.num * per_num) != 0) {
-      c.problem("LD-NUM", o.num_ptr,
-                "." + std::string(si.name) + ".x" + s(*o.num) + " moves " + s(*o.num * per_num) +
-                    " columns per lane; the view's rows span " + s(span) + (x2 ? " columns per half" : " columns"),
-                {"use a .num that divides the columns, or omit it"});
-      return std::nullopt;
-    }
+    if (isa::ld_regs(shape, *o.num) == 0) return fail(TmemLanes::num_illegal);
+    out.columns = *o.num * per_num;
+    if (span % (*o.num * per_num) != 0) return fail(TmemLanes::num_columns);
     num = *o.num;
   } else {
     for (int n = 128; n >= 1; n /= 2)
@@ -523,13 +450,10 @@ std::optional<RegDef> plan_lanes(Ctx& c, const ir::Op& o, const ResolvedView& v)
         num = n;
         break;
       }
-    if (!num) {
-      c.problem("LD-SHAPE", o.shape ? o.shape_ptr : o.ptr,
-                "." + std::string(si.name) + " moves " + s(per_num) + " columns per lane at least; the view's rows span " + s(span));
-      return std::nullopt;
-    }
+    out.columns = per_num;
+    if (!num) return fail(TmemLanes::no_num);
   }
-  RegDef d;
+  RegDef& d = out.def;
   d.name = o.regs.name;
   d.dtype = v.dtype;
   d.view_packing = v.packing;
@@ -563,126 +487,102 @@ std::optional<RegDef> plan_lanes(Ctx& c, const ir::Op& o, const ResolvedView& v)
         }
     d.regs = std::max(d.regs, next);
   }
-  if (d.regs > 256) {
-    c.problem("LD-REGS", o.regs.ptr,
-              "the " + std::string(load ? "load" : "store") + " needs " + s(d.regs) + " registers per thread; ptxgen keeps a register set at 256 or fewer",
-              {"split the view into column slices and move them one at a time"});
-    return std::nullopt;
-  }
-  return d;
+  if (d.regs > 256) return fail(TmemLanes::too_many_regs);
+  return out;
 }
 
-std::optional<TmemStStep> plan_tmem_store(Ctx& c, const ir::Op& o, const RegDef& src, const ResolvedView& v) {
-  if (src.rows != v.rows || src.row_elements != v.row_elements()) {
-    c.problem("ST-REGS", o.dst.ptr,
-              "the registers \"" + src.name + "\" hold " + s(src.rows) + " rows of " + s(src.row_elements) + " elements; \"" +
-                  o.dst.name + "\" has " + s(v.rows) + " rows of " + s(v.row_elements()));
-    return std::nullopt;
-  }
+TmemStore tmem_store(const ir::Op& o, const RegDef& src, const ResolvedView& v, int threads, Held& held) {
+  using detail::Cell;
+  TmemStore out;
+  auto fail = [&](TmemStore::Miss m) {
+    out.miss = m;
+    return out;
+  };
+  if (src.rows != v.rows || src.row_elements != v.row_elements()) return fail(TmemStore::shape_differs);
   const bool convert = src.dtype != v.dtype;
-  if (convert && !(src.dtype == isa::DType::f32 && (v.dtype == isa::DType::bf16 || v.dtype == isa::DType::f16))) {
-    c.problem("ST-DTYPE", o.dst.ptr,
-              "tmem_store converts f32 to f16 or bf16 (cvt.rn) and otherwise stores the registers' own type; the registers are " +
-                  dt(src.dtype) + ", the view " + dt(v.dtype));
-    return std::nullopt;
-  }
-  auto dst = plan_lanes(c, o, v);
-  if (!dst) return std::nullopt;
+  if (convert && !(src.dtype == isa::DType::f32 && (v.dtype == isa::DType::bf16 || v.dtype == isa::DType::f16)))
+    return fail(TmemStore::dtype);
+  out.lanes = tmem_lanes(o, v, threads);
+  if (out.lanes.miss != TmemLanes::fits) return fail(TmemStore::no_lanes);
+  const RegDef& dst = out.lanes.def;
   TmemStStep st;
   st.src = src;
-  st.dst = *dst;
+  st.dst = dst;
   st.convert = convert;
   // Where each thread holds each element of the register set (once per definition of the set).
-  auto [slot, fresh] = c.held.try_emplace(src.name);
-  auto& held = slot->second;
-  if (fresh)
+  if (held.empty())
     for (const auto& g : src.frags)
       for (int t = 0; t < 32; ++t)
         for (int i = 0; i < g.regs; ++i) {
-          const Cell cl = frag_cell(g, t, i, src.elems_per_reg);
+          const Cell cl = detail::frag_cell(g, t, i, src.elems_per_reg);
           for (int k = 0; k < src.elems_per_reg; ++k) held[{g.warp, t, cl.row, cl.elem + k}] = {g.first_reg + i, k};
         }
-  for (const auto& f : dst->frags) {
+  for (const auto& f : dst.frags) {
     std::vector<std::vector<StSource>> regs;
     for (int j = 0; j < f.regs; ++j) {
       std::vector<StSource> elems;
-      for (int e = 0; e < dst->elems_per_reg; ++e) {
+      for (int e = 0; e < dst.elems_per_reg; ++e) {
         std::optional<StSource> first;
         for (int t = 0; t < 32; ++t) {
-          const Cell cl = frag_cell(f, t, j, dst->elems_per_reg);
+          const Cell cl = detail::frag_cell(f, t, j, dst.elems_per_reg);
           auto it = held.find({f.warp, t, cl.row, cl.elem + e});
           const bool same = it != held.end() && (!first || (it->second.reg == first->reg && it->second.elem == first->elem));
           if (!same) {
-            c.problem("ST-REGS", o.regs.ptr,
-                      "thread " + s(t) + " of warp " + s(f.warp) + " would store row " + s(cl.row) + ", element " +
-                          s(cl.elem + e) + ", which " +
-                          (it == held.end() ? "it does not hold" : "it holds in another register than threads before it") +
-                          ": tcgen05.st must move the elements each thread holds from the tcgen05.ld",
-                      {"store with the shape, .num and warps of the tmem_load that filled the registers"});
-            return std::nullopt;
+            out.thread = t;
+            out.warp = f.warp;
+            out.row = cl.row;
+            out.elem = cl.elem + e;
+            return fail(it == held.end() ? TmemStore::not_held : TmemStore::held_apart);
           }
           if (!first) first = it->second;
         }
         elems.push_back(*first);
       }
       // Elements narrower than 16 bits move only in the registers (and positions) they arrived in.
-      if (!convert && dst->elem_bits < 16)
+      if (!convert && dst.elem_bits < 16)
         for (int e = 0; e < static_cast<int>(elems.size()); ++e)
-          if (elems[static_cast<size_t>(e)].reg != elems[0].reg || elems[static_cast<size_t>(e)].elem != e) {
-            c.problem("ST-REGS", o.regs.ptr,
-                      std::to_string(dst->elem_bits) + "-bit elements are stored from the registers and positions the "
-                      "tcgen05.ld put them in",
-                      {"store with the shape and .num of the tmem_load"});
-            return std::nullopt;
-          }
+          if (elems[static_cast<size_t>(e)].reg != elems[0].reg || elems[static_cast<size_t>(e)].elem != e)
+            return fail(TmemStore::narrow_moved);
       regs.push_back(elems);
     }
     st.sources.push_back(regs);
   }
-  st.direct = !convert && src.elem_bits == dst->elem_bits && src.elems_per_reg == dst->elems_per_reg;
+  st.direct = !convert && src.elem_bits == dst.elem_bits && src.elems_per_reg == dst.elems_per_reg;
   for (const auto& f : st.sources)
     for (const auto& r : f)
       for (size_t e = 0; e < r.size(); ++e) st.direct = st.direct && r[e].reg == r[0].reg && r[e].elem == static_cast<int>(e);
-  return st;
+  out.step = std::move(st);
+  return out;
 }
 
-std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) {
-  const ir::Global* g = c.global(o.dst, "store destination");
-  if (!g) return std::nullopt;
-  const bool same = g->dtype == src.dtype && isa::value_bits(g->dtype) >= 8;
-  const bool narrow = (src.dtype == isa::DType::f32 && (g->dtype == isa::DType::bf16 || g->dtype == isa::DType::f16)) ||
+bool store_converts(isa::DType regs, isa::DType global, bool clip) {
+  using isa::DType;
+  const bool same = global == regs && isa::value_bits(global) >= 8;
+  const bool narrow = (regs == DType::f32 && (global == DType::bf16 || global == DType::f16)) ||
                       // a clipped store (the gemm template's D) also widens or converts from the accumulator
-                      (o.clip && (g->dtype == isa::DType::f32 || g->dtype == isa::DType::f16 || g->dtype == isa::DType::bf16) &&
-                       (src.dtype == isa::DType::f16 || src.dtype == isa::DType::s32 || src.dtype == isa::DType::f32));
-  if (!same && !narrow) {
-    c.problem("STORE-DTYPE", o.dst.ptr,
-              "store writes the registers' " + dt(src.dtype) + " elements (or converts f32 to f16/bf16); \"" + g->name +
-                  "\" is " + dt(g->dtype) + (isa::value_bits(g->dtype) < 8 ? ", which has no per-element store" : ""));
-    return std::nullopt;
-  }
+                      (clip && (global == DType::f32 || global == DType::f16 || global == DType::bf16) &&
+                       (regs == DType::f16 || regs == DType::s32 || regs == DType::f32));
+  return same || narrow;
+}
+
+}  // namespace ptxgen::plan
+
+namespace ptxgen::plan::detail {
+
+// The register verifier (src/rules/verify_regs.cpp) reports each store refused here: STORE-DTYPE,
+// STORE-BOUNDS, PAIR-STORE-OVERLAP, and its operands' names.
+std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) {
+  const ir::Global* g = c.find_global(o.dst);
+  if (c.refused.count(&o) || !g || !store_converts(src.dtype, g->dtype, o.clip)) return std::nullopt;
   const int ctas = c.k.cta_group;
   // A clipped store lies where its CTA's tile does; elements at or past the run-time extents are
   // not written. Otherwise the registers must fit the (static) tensor.
   for (int r = 0; r < ctas && !o.clip; ++r) {
     const int64_t r0 = o.at[0].base + r * o.at[0].rank, c0 = o.at[1].base + r * o.at[1].rank;
-    if (r0 + src.rows > g->rows || c0 + src.row_elements > g->cols) {
-      c.problem("STORE-BOUNDS", r ? o.per_cta_ptr : o.at_ptr,
-                "the registers hold " + s(src.rows) + " x " + s(src.row_elements) + " elements; stored at (" + s(r0) + ", " +
-                    s(c0) + ")" + (ctas > 1 ? " by CTA " + s(r) : "") + " they do not fit \"" + g->name + "\" (" +
-                    s(g->rows) + " x " + s(g->cols) + ")");
-      return std::nullopt;
-    }
+    if (r0 + src.rows > g->rows || c0 + src.row_elements > g->cols) return std::nullopt;
   }
   // Both CTAs of a pair run the store: their elements must not overlap (the values differ).
-  if (ctas > 1 && !o.clip && o.at[0].rank < src.rows && o.at[1].rank < src.row_elements) {
-    c.problem("PAIR-STORE-OVERLAP", o.has_per_cta ? o.per_cta_ptr : o.ptr,
-              "both CTAs of the pair store " + s(src.rows) + " x " + s(src.row_elements) + " elements, CTA 1 at (" +
-                  s(o.at[0].rank) + ", " + s(o.at[1].rank) + ") from CTA 0's start: the two regions overlap, and which "
-                  "CTA's values land there is a race",
-              {"set \"per_cta\": [" + s(src.rows) + ", 0] (CTA 1 below CTA 0) or [0, " + s(src.row_elements) +
-               "] (beside it)"});
-    return std::nullopt;
-  }
+  if (ctas > 1 && !o.clip && o.at[0].rank < src.rows && o.at[1].rank < src.row_elements) return std::nullopt;
   StoreStep st;
   st.src = src;
   st.global = g->name;
@@ -698,7 +598,7 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) 
   st.cols_param = g->cols_param;
   if (o.tma) {
     // The lowering's TMA epilogue (wgmma accumulators, a K-major 128-byte swizzled tile).
-    const SmemPlacement* t = c.tile(o.via, "store staging tile");
+    const SmemPlacement* t = c.find_tile(o.via);
     if (!t) return std::nullopt;
     // A box is one swizzle row (128 bytes) of a warpgroup's 64 rows: the tile's K-major layout of
     // 128-byte columns of all its rows (§9.7.16.3.3), cut at every 64th row.

@@ -251,10 +251,12 @@ class Sequencer {
       }
       case ir::OpKind::mma: return mma(i, o, st, out);
       case ir::OpKind::tmem_load: {
-        const ResolvedView* v = c_.view(o.src, "tmem_load source");
-        if (!v) return;
-        auto d = plan_lanes(c_, o, *v);
-        if (!d) return;
+        // The register verifier (src/rules/verify_regs.cpp) reports each tmem_load refused here.
+        const ResolvedView* v = c_.find_view(o.src);
+        if (c_.refused.count(&o) || !v) return;
+        const TmemLanes lanes = tmem_lanes(o, *v, c_.k.threads);
+        if (lanes.miss != TmemLanes::fits) return;
+        const RegDef* d = &lanes.def;
         enter(Exec::warps, warps_of(*d), out);
         if (pending_ld_.count(o.regs.name))
           wait_ld("the registers \"" + o.regs.name + "\" are about to be reused (§9.7.16.6.4.5)", out);
@@ -274,13 +276,14 @@ class Sequencer {
         return;
       }
       case ir::OpKind::tmem_store: {
+        // The register verifier reports each tmem_store refused here (ST-*, LD-*, its view's name).
         const RegDef* src = regs(o.regs);
-        const ResolvedView* v = c_.view(o.dst, "tmem_store destination");
-        if (!v) return;
+        const ResolvedView* v = c_.find_view(o.dst);
+        if (c_.refused.count(&o) || !v || !src) return;
         const Region r = region_of(*v);
-        if (!src) return;
-        auto t = plan_tmem_store(c_, o, *src, *v);
-        if (!t) return;
+        const TmemStore planned = tmem_store(o, *src, *v, c_.k.threads, c_.held[src->name]);
+        if (!planned.step) return;
+        const TmemStStep* t = &*planned.step;
         enter(Exec::warps, warps_of(t->dst), out);
         if (pending_ld_.count(o.regs.name)) wait_ld("tcgen05.st reads the registers \"" + o.regs.name + "\" (§9.7.16.8.5)", out);
         pending_st_ = true;
@@ -370,19 +373,7 @@ class Sequencer {
     if (c_.k.engine == ir::Engine::wgmma) {
       if (!m) return;
       // The accumulator registers the wgmmas define (§9.7.15.5.1.1).
-      RegDef d;
-      d.name = o.d.name;
-      d.dtype = o.acc_dtype;
-      d.wgmma = true;
-      d.elems_per_reg = o.acc_dtype == isa::DType::f16 ? 2 : 1;
-      d.elem_bits = isa::value_bits(o.acc_dtype);
-      for (const auto& in : m->instrs)
-        if (in.ki == 0) d.groups.push_back(in.n);
-      int n = 0;
-      for (int g : d.groups) n += g;
-      d.regs = o.acc_dtype == isa::DType::f16 ? n / 4 : n / 2;
-      d.rows = 64;
-      d.row_elements = n;
+      const RegDef d = *wgmma_accumulators(o, *c_.find_tile(o.a), *c_.find_tile(o.b));
       c_.regs[o.d.name] = d;
       out_.reg_counts[o.d.name] = std::max(out_.reg_counts[o.d.name], d.regs);
       if (m->a_registers) out_.reg_counts[planner_name("afrag")] = 4 * static_cast<int>(m->instrs.size() / d.groups.size());

@@ -9,10 +9,11 @@
 namespace ptxgen::plan::detail {
 
 
+// The register verifier (src/rules/verify_regs.cpp) reports the operands of each op refused here.
 std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o) {
-  const SmemPlacement* a = c.tile(o.a, "wgmma A");
-  const SmemPlacement* b = c.tile(o.b, "wgmma B");
-  if (!a || !b) return std::nullopt;
+  const SmemPlacement* a = c.find_tile(o.a);
+  const SmemPlacement* b = c.find_tile(o.b);
+  if (c.refused.count(&o) || !a || !b) return std::nullopt;
   MmaStep m;
   m.engine = ir::Engine::wgmma;
   // Step 1: types. f16 stands for f16.f16 / bf16.bf16, f8f6f4 for e4m3/e5m2 in any mix, i8 for s8/u8.
@@ -65,3 +66,26 @@ std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o) {
 }
 
 }  // namespace ptxgen::plan::detail
+
+namespace ptxgen::plan {
+
+std::optional<RegDef> wgmma_accumulators(const ir::Op& o, const SmemPlacement& a, const SmemPlacement& b) {
+  const auto kind = isa::wgmma_kind(a.dtype, b.dtype);
+  if (!kind) return std::nullopt;
+  RegDef d;
+  d.name = o.d.name;
+  d.dtype = o.acc_dtype;
+  d.wgmma = true;
+  d.elems_per_reg = o.acc_dtype == isa::DType::f16 ? 2 : 1;
+  d.elem_bits = isa::value_bits(o.acc_dtype);
+  d.groups = isa::wgmma_split_n(*kind, b.layout.mn);  // the N groups of plan_wgmma's step 2
+  if (d.groups.empty()) return std::nullopt;
+  int n = 0;
+  for (int g : d.groups) n += g;
+  d.regs = o.acc_dtype == isa::DType::f16 ? n / 4 : n / 2;
+  d.rows = 64;
+  d.row_elements = n;
+  return d;
+}
+
+}  // namespace ptxgen::plan

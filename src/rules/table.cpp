@@ -724,13 +724,13 @@ const plan::Analysis* lowered(const Context& c, const Diagnostics& d) {
   if (!c.lowering_tried && (c.spec.program || !d.has_errors())) {
     c.lowering_tried = true;
     c.kernel = lower::lower(c.spec);
-    // The verifiers judge buffers, views, loads, copies and mma ops; the planner's analysis still
-    // reports the rules not yet moved (tcgen05.ld/st, stores, OUTPUT-SIZE) and skips refused ops.
+    // The verifiers judge buffers, views and every op; the planner's analysis still reports the
+    // one rule not yet moved (OUTPUT-SIZE) and skips refused ops.
     verify::Verdict v = verify::run(*c.kernel);
     std::vector<plan::Problem> found = std::move(v.problems);
     c.analysis = plan::analyze(*c.kernel, v.refused);
     if (!found.empty()) {
-      // Both may name an operand's missing declaration (NAME-UNKNOWN) while ops are in transition.
+      // The planner's problems (OUTPUT-SIZE) follow the verifiers'; a repeat is dropped.
       std::set<std::string> seen;
       for (const auto& p : found) seen.insert(p.rule + "@" + p.pointer + "@" + p.message);
       for (auto& p : c.analysis->problems)

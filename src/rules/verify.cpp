@@ -72,6 +72,7 @@ Verdict run(const ir::Kernel& k) {
   loads(c);
   copies(c);
   mmas(c);
+  registers(c);
   order(c);
   return {std::move(c.problems), std::move(c.refused)};
 }

@@ -67,6 +67,12 @@ void copies(Ctx& c);
 // swizzles, instruction shapes, A / scale factors / metadata in tensor memory, overlap.
 void mmas(Ctx& c);
 
+// The ops that define and use register sets, in program order (verify_regs.cpp): tmem_load and
+// tmem_store (tcgen05.ld/st warps, shapes, .num, packing, what each thread holds, types), stores
+// (types, bounds, a pair's overlap), the wgmma op's tiles; operands' names. After mmas() so that an
+// operand's NAME-UNKNOWN / OP-OPERAND follow those of the mma ops, as the planner reported them.
+void registers(Ctx& c);
+
 // The order rules of a role the planner orders (verify_order.cpp): ORDER-UNWRITTEN,
 // ORDER-INCOMPLETE, ORDER-BARRIER, CP-MULTICAST-OVERLAP, over the ops as listed.
 void order(Ctx& c);

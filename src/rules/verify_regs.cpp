@@ -1,0 +1,254 @@
+// The ops that define and use register sets, followed in program order: a tmem_load (tcgen05.ld)
+// or a wgmma op defines one, a tmem_store (tcgen05.st) or a store reads the latest definition of
+// its set. A tcgen05.ld/st needs warps that reach the view's lanes, a shape and .num that cover its
+// rows and columns and, with .pack::16b/.unpack::16b, unpacked 16-bit elements (§9.7.16.8); a
+// tmem_store moves what each thread holds from the tcgen05.ld in its own type (or f32 converted to
+// f16/bf16); a store writes the registers' type (or a conversion a store makes) inside the global
+// tensor, a pair's two CTAs apart. The planner decides the instructions (the narrow calls
+// tmem_lanes, tmem_store, store_converts and wgmma_accumulators, plan.hpp); this verifier words
+// why there are none. An op's first problem is its only one, as it stops there; the users of a set
+// whose definition was refused are not judged on it (ORDER-UNWRITTEN says what a set lacks).
+#include <cstdint>
+#include <optional>
+#include <tuple>
+
+#include "verify.hpp"
+
+#include "ptxgen/diag.hpp"
+
+namespace ptxgen::rules::verify {
+
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+std::string dt(isa::DType t) { return std::string(isa::name(t)); }
+
+// LD-PACK, LD-WARPS, LD-SHAPE, LD-NUM, LD-REGS: why no tcgen05.ld (tmem_load) or tcgen05.st
+// (tmem_store) instructions move view `v` (plan::tmem_lanes).
+void no_lanes(Ctx& c, const ir::Op& o, const plan::ResolvedView& v, const plan::TmemLanes& l) {
+  using L = plan::TmemLanes;
+  const bool load = o.kind == ir::OpKind::tmem_load;
+  const std::string ins = load ? "tcgen05.ld" : "tcgen05.st";
+  const isa::LdShapeInfo& si = isa::info(o.shape.value_or(isa::LdShape::s32x32b));
+  const int nwarps = c.k.threads / 32;
+  const std::string wp = o.warps.empty() ? o.ptr : ptr_join(o.warps_ptr, l.index);
+  const uint32_t qi = static_cast<uint32_t>(l.warp % 4);
+  switch (l.miss) {
+    case L::fits:
+    case L::threads: return;  // PROGRAM-THREADS is the root: no warp count to quote
+    case L::pack:
+      c.problem("LD-PACK", o.pack_ptr,
+                std::string(load ? ".pack::16b" : ".unpack::16b") +
+                    " moves two 16-bit elements of adjacent unpacked columns through one register (§9.7.16.8.2); the view is " +
+                    dt(v.dtype) + " packed " + s(v.packing) + " per column",
+                {"drop \"" + std::string(load ? "pack" : "unpack") + "\" (a packed view already holds two 16-bit elements per column)"});
+      return;
+    case L::warp_absent:
+      c.problem("LD-WARPS", wp, "warp " + s(l.warp) + " does not exist: the kernel has " + s(c.k.threads) + " threads (" + s(nwarps) + " warps)",
+                {"list warps below " + s(nwarps) + ", or raise \"threads\""});
+      return;
+    case L::warp_quarter:
+      c.problem("LD-WARPS", wp,
+                "warp " + s(l.warp) + " reaches lanes " + s(32 * qi) + "-" + s(32 * qi + 31) + " only (§9.7.16.8.1); \"" +
+                    (load ? o.src.name : o.dst.name) + "\" has lanes " + s(v.lane) + "-" + s(v.lane + v.lanes - 1),
+                {"list the warps w whose w % 4 selects the view's lanes"});
+      return;
+    case L::row_twice:
+      c.problem("LD-WARPS", wp, "row " + s(l.row) + " of the view would be moved by two of the listed warps",
+                {"list one warp per 32-lane quarter (and per replica of a replicated view)"});
+      return;
+    case L::rows_unreached: {
+      std::string miss;
+      for (const auto& [a, e] : l.unreached) miss += (miss.empty() ? "" : ", ") + s(a) + "-" + s(e - 1);
+      c.problem("LD-WARPS", o.warps_ptr,
+                "the listed warps cannot reach all rows of the view" +
+                    (miss.empty() ? std::string() : ": lanes " + miss + " are reachable only by warps w with the matching w % 4"),
+                {"add a warp for each 32-lane quarter the view uses (warp w reaches lanes 32*(w%4) to 32*(w%4)+31)"});
+      return;
+    }
+    case L::shape_lanes:
+      c.problem("LD-SHAPE", o.shape ? o.shape_ptr : o.ptr,
+                ins + "." + std::string(si.name) + " accesses " + s(si.lanes) + " lanes at a time; warp " + s(l.warp) +
+                    " holds lanes " + s(l.lane0) + "-" + s(l.lane1 - 1) + " of the view",
+                {si.lanes == 32 ? "use a 16-lane shape (16x64b, 16x128b, 16x256b, 16x32bx2) for views of 16-lane pieces"
+                                : "slice the view's lanes to multiples of 16"});
+      return;
+    case L::shape_halves:
+      c.problem("LD-SHAPE", o.shape_ptr, "16x32bx2 moves two halves of the columns (taddr and taddr + immHalfSplitoff); " +
+                                             s(l.columns) + " columns do not halve");
+      return;
+    case L::num_illegal:
+      c.problem("LD-NUM", o.num_ptr,
+                ".num=.x" + s(*o.num) + " is not legal for ." + std::string(si.name) +
+                    ": .num is .x1, .x2, ... .x128 with at most 128 registers (Table 49; " + s(si.regs_per_num) +
+                    " per unit for this shape)");
+      return;
+    case L::num_columns: {
+      const bool x2 = o.shape == isa::LdShape::s16x32bx2;
+      c.problem("LD-NUM", o.num_ptr,
+                "." + std::string(si.name) + ".x" + s(*o.num) + " moves " + s(l.columns) + " columns per lane; the view's rows span " +
+                    s(l.span) + (x2 ? " columns per half" : " columns"),
+                {"use a .num that divides the columns, or omit it"});
+      return;
+    }
+    case L::no_num:
+      c.problem("LD-SHAPE", o.shape ? o.shape_ptr : o.ptr,
+                "." + std::string(si.name) + " moves " + s(l.columns) + " columns per lane at least; the view's rows span " + s(l.span));
+      return;
+    case L::too_many_regs:
+      c.problem("LD-REGS", o.regs.ptr,
+                "the " + std::string(load ? "load" : "store") + " needs " + s(l.def.regs) +
+                    " registers per thread; ptxgen keeps a register set at 256 or fewer",
+                {"split the view into column slices and move them one at a time"});
+      return;
+  }
+}
+
+// ST-REGS, ST-DTYPE (and the LD-* rules of its tcgen05.st): why a tmem_store of `src` into `v` has
+// no instructions (plan::tmem_store).
+void no_store(Ctx& c, const ir::Op& o, const plan::RegDef& src, const plan::ResolvedView& v, const plan::TmemStore& t) {
+  using T = plan::TmemStore;
+  switch (t.miss) {
+    case T::fits: return;
+    case T::shape_differs:
+      c.problem("ST-REGS", o.dst.ptr,
+                "the registers \"" + src.name + "\" hold " + s(src.rows) + " rows of " + s(src.row_elements) + " elements; \"" +
+                    o.dst.name + "\" has " + s(v.rows) + " rows of " + s(v.row_elements()));
+      return;
+    case T::dtype:
+      c.problem("ST-DTYPE", o.dst.ptr,
+                "tmem_store converts f32 to f16 or bf16 (cvt.rn) and otherwise stores the registers' own type; the registers are " +
+                    dt(src.dtype) + ", the view " + dt(v.dtype));
+      return;
+    case T::no_lanes: return no_lanes(c, o, v, t.lanes);
+    case T::not_held:
+    case T::held_apart:
+      c.problem("ST-REGS", o.regs.ptr,
+                "thread " + s(t.thread) + " of warp " + s(t.warp) + " would store row " + s(t.row) + ", element " + s(t.elem) +
+                    ", which " + (t.miss == T::not_held ? "it does not hold" : "it holds in another register than threads before it") +
+                    ": tcgen05.st must move the elements each thread holds from the tcgen05.ld",
+                {"store with the shape, .num and warps of the tmem_load that filled the registers"});
+      return;
+    case T::narrow_moved:
+      c.problem("ST-REGS", o.regs.ptr,
+                std::to_string(t.lanes.def.elem_bits) + "-bit elements are stored from the registers and positions the "
+                "tcgen05.ld put them in",
+                {"store with the shape and .num of the tmem_load"});
+      return;
+  }
+}
+
+// STORE-DTYPE, STORE-BOUNDS, PAIR-STORE-OVERLAP and the operands' names; false if refused.
+bool store(Ctx& c, const ir::Op& o, const plan::RegDef& src) {
+  const ir::Global* g = c.global(o.dst, "store destination");
+  if (!g) return false;
+  if (!plan::store_converts(src.dtype, g->dtype, o.clip)) {
+    c.problem("STORE-DTYPE", o.dst.ptr,
+              "store writes the registers' " + dt(src.dtype) + " elements (or converts f32 to f16/bf16); \"" + g->name +
+                  "\" is " + dt(g->dtype) + (isa::value_bits(g->dtype) < 8 ? ", which has no per-element store" : ""));
+    return false;
+  }
+  const int ctas = c.k.cta_group;
+  // A clipped store lies where its CTA's tile does; elements at or past the run-time extents are
+  // not written. Otherwise the registers must fit the (static) tensor.
+  for (int r = 0; r < ctas && !o.clip; ++r) {
+    const int64_t r0 = o.at[0].base + r * o.at[0].rank, c0 = o.at[1].base + r * o.at[1].rank;
+    if (r0 + src.rows > g->rows || c0 + src.row_elements > g->cols) {
+      c.problem("STORE-BOUNDS", r ? o.per_cta_ptr : o.at_ptr,
+                "the registers hold " + s(src.rows) + " x " + s(src.row_elements) + " elements; stored at (" + s(r0) + ", " +
+                    s(c0) + ")" + (ctas > 1 ? " by CTA " + s(r) : "") + " they do not fit \"" + g->name + "\" (" +
+                    s(g->rows) + " x " + s(g->cols) + ")");
+      return false;
+    }
+  }
+  // Both CTAs of a pair run the store: their elements must not overlap (the values differ).
+  if (ctas > 1 && !o.clip && o.at[0].rank < src.rows && o.at[1].rank < src.row_elements) {
+    c.problem("PAIR-STORE-OVERLAP", o.has_per_cta ? o.per_cta_ptr : o.ptr,
+              "both CTAs of the pair store " + s(src.rows) + " x " + s(src.row_elements) + " elements, CTA 1 at (" +
+                  s(o.at[0].rank) + ", " + s(o.at[1].rank) + ") from CTA 0's start: the two regions overlap, and which "
+                  "CTA's values land there is a race",
+              {"set \"per_cta\": [" + s(src.rows) + ", 0] (CTA 1 below CTA 0) or [0, " + s(src.row_elements) +
+               "] (beside it)"});
+    return false;
+  }
+  // By TMA (the lowering's epilogue): through a staging tile.
+  return !o.tma || c.tile(o.via, "store staging tile");
+}
+
+}  // namespace
+
+void registers(Ctx& c) {
+  struct Def {
+    plan::RegDef regs;
+    int id = 0;  // which definition: a tmem_store's verdict depends on it, not on the set's name
+  };
+  std::map<std::string, Def> defs;         // the latest accepted definition of each register set
+  std::map<std::string, plan::Held> held;  // where its elements are, once a tmem_store asked
+  // A tmem_store's verdict depends only on the definition it reads, its view and its shape, .num,
+  // packing and warps: a long list of the same tmem_store (which the planner refuses at the op
+  // crossing OUTPUT-SIZE) is planned here once, not once per op.
+  using Key = std::tuple<int, std::string, std::optional<isa::LdShape>, std::optional<int>, bool, std::vector<int>>;
+  std::map<Key, plan::TmemStore> judged;
+  int next_id = 0;
+  for (const ir::Op* op : all_ops(c.k)) {
+    const ir::Op& o = *op;
+    switch (o.kind) {
+      case ir::OpKind::tmem_load: {
+        const plan::ResolvedView* v = c.view(o.src, "tmem_load source");
+        if (!v) {
+          c.refused.insert(&o);
+          break;
+        }
+        plan::TmemLanes l = plan::tmem_lanes(o, *v, c.k.threads);
+        if (l.miss != plan::TmemLanes::fits) {
+          no_lanes(c, o, *v, l);
+          c.refused.insert(&o);
+          break;
+        }
+        defs[o.regs.name] = {std::move(l.def), ++next_id};
+        held.erase(o.regs.name);
+        break;
+      }
+      case ir::OpKind::tmem_store: {
+        const auto src = defs.find(o.regs.name);
+        const plan::ResolvedView* v = c.view(o.dst, "tmem_store destination");
+        if (!v || src == defs.end()) {
+          c.refused.insert(&o);
+          break;
+        }
+        const Key key{src->second.id, o.dst.name, o.shape, o.num, o.pack, o.warps};
+        auto t = judged.find(key);
+        if (t == judged.end()) {
+          plan::TmemStore verdict = plan::tmem_store(o, src->second.regs, *v, c.k.threads, held[o.regs.name]);
+          verdict.step.reset();  // only the verdict is kept
+          t = judged.emplace(key, std::move(verdict)).first;
+        }
+        if (t->second.miss != plan::TmemStore::fits) {
+          no_store(c, o, src->second.regs, *v, t->second);
+          c.refused.insert(&o);
+        }
+        break;
+      }
+      case ir::OpKind::store: {
+        const auto src = defs.find(o.regs.name);
+        if (src == defs.end() || !store(c, o, src->second.regs)) c.refused.insert(&o);
+        break;
+      }
+      case ir::OpKind::mma: {
+        // A wgmma op defines its accumulator registers (a tcgen05 mma writes tensor memory: mmas()).
+        if (c.k.engine != ir::Engine::wgmma) break;
+        const plan::SmemPlacement* a = c.tile(o.a, "wgmma A");
+        const plan::SmemPlacement* b = c.tile(o.b, "wgmma B");
+        if (!a || !b) {
+          c.refused.insert(&o);
+          break;
+        }
+        if (auto d = plan::wgmma_accumulators(o, *a, *b)) defs[o.d.name] = {std::move(*d), ++next_id};
+        break;
+      }
+      default: break;
+    }
+  }
+}
+
+}  // namespace ptxgen::rules::verify
