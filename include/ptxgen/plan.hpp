@@ -8,9 +8,11 @@
 // it inserts the syncs and waits the ISA's memory model needs (§9.7.16.6), each saying why it is
 // there. No PTX spelling lives here: the emitter's tables spell every instruction.
 //
-// The verifiers (src/rules/verify*.cpp) judge buffers, views and every op before the planner runs,
-// through the narrow calls below; `analyze` still reports the one rule not yet moved there
-// (OUTPUT-SIZE: docs/architecture.md).
+// The planner issues no diagnostics. The verifiers (src/rules/verify*.cpp) judge buffers, views
+// and every op before it runs, through the narrow calls below, and it runs only on kernels they
+// pass. What it plans is what the rules about the planned kernel read (docs/architecture.md):
+// its memory map and grid (the budget rules, LAUNCH-GRID) and its size (OUTPUT-SIZE, where the
+// size passed the bound: SizeCrossing).
 #pragma once
 
 #include <array>
@@ -55,12 +57,6 @@ struct ResolvedView {
   std::string describe() const;        // "t lanes 0-127 columns 0-127, f32 x1, rows, 128 rows"
 };
 
-struct Problem {
-  std::string rule;     // rule id of the table
-  std::string pointer;  // where in the spec
-  std::string message;
-  std::vector<std::string> help;
-};
 
 // Why a view has no cells. Geometry, not a diagnostic: the view verifier
 // (src/rules/verify_views.cpp) reports each fault under its rule with the field's pointer.
@@ -573,13 +569,11 @@ struct Plan {
 };
 
 struct Analysis {
-  std::vector<Problem> problems;          // non-empty: no plan
   std::optional<SizeCrossing> oversize;   // the kernel passes kMaxOutput (OUTPUT-SIZE): no plan
   std::optional<Plan> plan;
 };
-// Plans the kernel or says why it cannot (OUTPUT-SIZE, the one rule whose verifier is not yet in
-// rules/). The ops in `refused` (the verifiers refused them) are not planned.
-Analysis analyze(const ir::Kernel& k, const std::set<const ir::Op*>& refused = {});
+// Plans a kernel the verifiers passed, or says where it passes the size bound.
+Analysis analyze(const ir::Kernel& k);
 // Plans a kernel that passed the rule check. Throws std::logic_error on internal inconsistencies.
 Plan make_plan(const ir::Kernel& k);
 

@@ -1,5 +1,5 @@
 // Shared by the planner's files (not part of the stage's interface): the analysis context (what is
-// declared, placed and resolved, where problems go) and the per-op planners.
+// declared, placed and resolved) and the per-op planners.
 #pragma once
 
 #include <map>
@@ -22,8 +22,6 @@ isa::SmemDesc operand_desc(const SmemPlacement& t, isa::DescFormat f, int mn0, i
 struct Ctx {
   const ir::Kernel& k;
   const isa::TargetInfo& target;
-  std::vector<Problem> problems;  // OUTPUT-SIZE only (order.cpp): every other rule is a verifier's
-  std::set<std::string> reported;
 
   std::map<std::string, const ir::Global*> globals;
   std::set<std::string> oversized;                       // globals GLOBAL-SIZE refused: no offsets computed
@@ -38,11 +36,8 @@ struct Ctx {
   std::map<std::string, Held> held;
   std::map<std::string, int> barrier_stages;             // declared barriers' ring sizes
 
-  const std::set<const ir::Op*>& refused;               // ops the verifiers refused: planned as failed
 
-  Ctx(const ir::Kernel& kernel, const std::set<const ir::Op*>& refused_ops);
-  void problem(const std::string& rule, const std::string& ptr, const std::string& msg,
-               std::vector<std::string> help = {});
+  explicit Ctx(const ir::Kernel& kernel);
 
   // Operand lookups, silent: the op verifiers (src/rules/verify_ops.cpp, verify_mma.cpp,
   // verify_regs.cpp) report names declared nowhere or of the wrong kind.

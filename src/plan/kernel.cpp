@@ -242,9 +242,9 @@ void declarations(Ctx& c) {
 
 }  // namespace detail
 
-Analysis analyze(const ir::Kernel& k, const std::set<const ir::Op*>& refused) {
+Analysis analyze(const ir::Kernel& k) {
   Analysis out;
-  detail::Ctx c(k, refused);
+  detail::Ctx c(k);
   detail::declarations(c);
   detail::Ordered ord = detail::order(c);
   Plan p;
@@ -342,18 +342,15 @@ Analysis analyze(const ir::Kernel& k, const std::set<const ir::Op*>& refused) {
   }
   p.smem_bytes = detail::round_up(end, 16) + p.smem_align;  // slack to round the base up at run time
   // The budgets of shared and tensor memory are rules that read these numbers (rules/).
-  out.problems = std::move(c.problems);
   out.oversize = ord.oversize;
-  if (out.problems.empty() && !out.oversize) out.plan = std::move(p);
+  if (!out.oversize) out.plan = std::move(p);
   return out;
 }
 
 Plan make_plan(const ir::Kernel& k) {
   Analysis a = analyze(k);
   if (!a.plan) {
-    std::string why = !a.problems.empty() ? a.problems[0].rule + " at " + a.problems[0].pointer + ": " + a.problems[0].message
-                      : a.oversize ? "OUTPUT-SIZE at " + a.oversize->ptr
-                                   : "no plan";
+    const std::string why = a.oversize ? "OUTPUT-SIZE at " + a.oversize->ptr : "no plan";
     throw std::logic_error("make_plan on a kernel without a plan: " + why);
   }
   return std::move(*a.plan);

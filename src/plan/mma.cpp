@@ -230,9 +230,8 @@ void step4_issue(Mma& w) {
 
 std::optional<MmaStep> plan_mma(Ctx& c, const ir::Op& o) {
   if (c.k.engine == ir::Engine::wgmma) return plan_wgmma(c, o);
-  // An op the verifier refused (or whose operand's declaration is in error) is not planned.
   Mma w{c, o, {}, {}, {}};
-  if (c.refused.count(&o) || !lookup(c, o, w.x)) return std::nullopt;
+  if (!lookup(c, o, w.x)) return std::nullopt;
   steps12(w);
   step4_issue(w);
   w.m.first_iteration_overwrites = o.accumulate_after_first_iteration;

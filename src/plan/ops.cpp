@@ -122,17 +122,12 @@ int box_extent(int extent, int step) {
   return 0;
 }
 
-Ctx::Ctx(const ir::Kernel& kernel, const std::set<const ir::Op*>& refused_ops)
-    : k(kernel), target(isa::target_info(kernel.target)), refused(refused_ops) {
+Ctx::Ctx(const ir::Kernel& kernel) : k(kernel), target(isa::target_info(kernel.target)) {
   for (const auto& g : k.globals) globals[g.name] = &g;
   for (const auto& t : k.tiles) tiles[t.name] = &t;
   for (const auto& v : k.views)
     if (!v.name.empty()) view_names.insert(v.name);
   for (const auto& b : k.barriers) barrier_stages[b.name] = b.stages;
-}
-
-void Ctx::problem(const std::string& rule, const std::string& ptr, const std::string& msg, std::vector<std::string> help) {
-  if (reported.insert(rule + "@" + ptr + "@" + msg).second) problems.push_back({rule, ptr, msg, std::move(help)});
 }
 
 std::string Ctx::kind_of(const std::string& n) const {
@@ -573,7 +568,7 @@ namespace ptxgen::plan::detail {
 // STORE-BOUNDS, PAIR-STORE-OVERLAP, and its operands' names.
 std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) {
   const ir::Global* g = c.find_global(o.dst);
-  if (c.refused.count(&o) || !g || !store_converts(src.dtype, g->dtype, o.clip)) return std::nullopt;
+  if (!g || !store_converts(src.dtype, g->dtype, o.clip)) return std::nullopt;
   const int ctas = c.k.cta_group;
   // A clipped store lies where its CTA's tile does; elements at or past the run-time extents are
   // not written. Otherwise the registers must fit the (static) tensor.

@@ -253,7 +253,7 @@ class Sequencer {
       case ir::OpKind::tmem_load: {
         // The register verifier (src/rules/verify_regs.cpp) reports each tmem_load refused here.
         const ResolvedView* v = c_.find_view(o.src);
-        if (c_.refused.count(&o) || !v) return;
+        if (!v) return;
         const TmemLanes lanes = tmem_lanes(o, *v, c_.k.threads);
         if (lanes.miss != TmemLanes::fits) return;
         const RegDef* d = &lanes.def;
@@ -279,7 +279,7 @@ class Sequencer {
         // The register verifier reports each tmem_store refused here (ST-*, LD-*, its view's name).
         const RegDef* src = regs(o.regs);
         const ResolvedView* v = c_.find_view(o.dst);
-        if (c_.refused.count(&o) || !v || !src) return;
+        if (!v || !src) return;
         const Region r = region_of(*v);
         const TmemStore planned = tmem_store(o, *src, *v, c_.k.threads, c_.held[src->name]);
         if (!planned.step) return;

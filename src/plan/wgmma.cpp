@@ -13,7 +13,7 @@ namespace ptxgen::plan::detail {
 std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o) {
   const SmemPlacement* a = c.find_tile(o.a);
   const SmemPlacement* b = c.find_tile(o.b);
-  if (c.refused.count(&o) || !a || !b) return std::nullopt;
+  if (!a || !b) return std::nullopt;
   MmaStep m;
   m.engine = ir::Engine::wgmma;
   // Step 1: types. f16 stands for f16.f16 / bf16.bf16, f8f6f4 for e4m3/e5m2 in any mix, i8 for s8/u8.

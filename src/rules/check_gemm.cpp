@@ -300,8 +300,8 @@ void check_tma_stride(const Context& c, Diagnostics& d) {
 void check_tmem_budget(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = tc(c);
   if (!g) return;
-  const plan::Analysis* a = lowered(c, d);
-  if (!a) return;
+  lowered(c, d);  // the lowering is enough: the columns it placed, whatever the verifiers say
+  if (!c.kernel) return;
   // The columns the lowering placed: the end of the last slice of the allocation.
   uint32_t used = 0;
   std::string table;

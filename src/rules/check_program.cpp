@@ -1,8 +1,8 @@
-// The program level's checks. The analysis that resolves views and plans each op
-// (plan::analyze of the lowered kernel) is the check: every reason a program has no plan is a Problem under a
-// rule id of this table, with the pointer of the field to change. Each check here reports the
-// problems of its own rule, so the table binds id, explanation, examples and check as for every
-// other rule. The budget rules read the analysis's memory map (the same numbers the plan uses).
+// The lowered kernel's checks. The verifiers (verify*.cpp, run once by lowered()) find every reason
+// the kernel cannot be planned, each a Problem under a rule id of this table with the pointer of
+// the field to change; each check here reports the problems of its own rule, so the table binds id,
+// explanation, examples and check as for every other rule. The budget rules read the planned
+// kernel's memory map (the same numbers the plan uses).
 #include <algorithm>
 #include <cctype>
 
@@ -22,9 +22,8 @@ void report(const Context& c, Diagnostics& d, const std::string& id) {
   // A lowered gemm has problems only where the template's own rules (budgets included, which
   // run first) already refused the spec.
   if (c.gemm && d.has_errors()) return;
-  const plan::Analysis* a = lowered(c, d);
-  if (!a) return;
-  for (const auto& p : a->problems)
+  lowered(c, d);
+  for (const auto& p : c.problems)
     if (p.rule == id) d.error(p.rule, p.pointer, p.message).help = p.help;
 }
 

@@ -7,6 +7,7 @@
 #include "ptxgen/isa.hpp"
 #include "ptxgen/plan.hpp"
 #include "ptxgen/spec.hpp"
+#include "verify.hpp"
 
 namespace ptxgen::rules {
 
@@ -15,16 +16,19 @@ struct Context {
   const spec::Gemm* gemm = nullptr;      // the gemm template, if that is what the spec uses
   const isa::TargetInfo& target;
   std::optional<isa::Kind> kind;         // the unscaled tcgen05 kind of A and B, if any
-  // The kernel IR (lower::lower) and the planner's analysis of it (plan::analyze): the program
-  // level's rules report what the analysis finds, the budget rules read its numbers. A program is
-  // lowered at once; the gemm template only once its own rules passed (the lowering makes choices
-  // and refuses nothing, so it runs only on specs the template's rules accept): see lowered().
+  // The kernel IR (lower::lower), what the verifiers find in it, and the planner's analysis of it
+  // (plan::analyze, only when they find nothing): the kernel's rules report the verifiers'
+  // problems, the budget, grid and size rules read the plan's numbers. A program is lowered at
+  // once; the gemm template only once its own rules passed (the lowering makes choices and refuses
+  // nothing, so it runs only on specs the template's rules accept): see lowered().
   mutable std::optional<ir::Kernel> kernel;
   mutable std::optional<plan::Analysis> analysis;
   mutable bool lowering_tried = false;
+  mutable std::vector<verify::Problem> problems;  // the verifiers' (src/rules/verify*.cpp)
 };
 
-// The kernel and its analysis, or nullptr while the spec has errors the lowering cannot take.
+// Lowers and verifies the kernel once (filling c.problems) and plans it when the verifiers pass;
+// the analysis, or nullptr while the spec has errors or the verifiers refused the kernel.
 const plan::Analysis* lowered(const Context& c, const Diagnostics& d);
 
 // Checks, in table order (src/rules/check_gemm.cpp).
@@ -46,7 +50,7 @@ void check_schedule_persistent(const Context&, Diagnostics&);
 void check_epilogue_tma(const Context&, Diagnostics&);
 void check_cluster_size(const Context&, Diagnostics&);
 void check_tma_stride(const Context&, Diagnostics&);
-// Program level (src/rules/check_program.cpp): each reports the problems plan::analyze_program
+// The lowered kernel (src/rules/check_program.cpp): each reports the problems the verifiers
 // found under its rule id.
 #define PTXGEN_PROGRAM_CHECKS(X)                                                                       \
   X(program_target) X(program_threads) X(program_name) X(format_packed) X(smem_tile) X(smem_align)      \

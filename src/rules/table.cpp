@@ -724,27 +724,17 @@ const plan::Analysis* lowered(const Context& c, const Diagnostics& d) {
   if (!c.lowering_tried && (c.spec.program || !d.has_errors())) {
     c.lowering_tried = true;
     c.kernel = lower::lower(c.spec);
-    // The verifiers judge buffers, views and every op; the planner's analysis still reports the
-    // one rule not yet moved (OUTPUT-SIZE) and skips refused ops.
-    verify::Verdict v = verify::run(*c.kernel);
-    std::vector<plan::Problem> found = std::move(v.problems);
-    c.analysis = plan::analyze(*c.kernel, v.refused);
-    if (!found.empty()) {
-      // The planner's problems (OUTPUT-SIZE) follow the verifiers'; a repeat is dropped.
-      std::set<std::string> seen;
-      for (const auto& p : found) seen.insert(p.rule + "@" + p.pointer + "@" + p.message);
-      for (auto& p : c.analysis->problems)
-        if (seen.insert(p.rule + "@" + p.pointer + "@" + p.message).second) found.push_back(std::move(p));
-      c.analysis->problems = std::move(found);
-      c.analysis->plan.reset();
-    }
+    // The verifiers judge the kernel; the planner runs only on a kernel they pass, for the rules
+    // about the planned kernel (its memory, grid and size).
+    c.problems = verify::run(*c.kernel).problems;
+    if (c.problems.empty()) c.analysis = plan::analyze(*c.kernel);
   }
   return c.analysis ? &*c.analysis : nullptr;
 }
 
 void check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
-  Context c{s, g, isa::target_info(s.target), std::nullopt, std::nullopt, std::nullopt, false};
+  Context c{s, g, isa::target_info(s.target), std::nullopt, std::nullopt, std::nullopt, false, {}};
   if (g) c.kind = isa::unscaled_kind(g->a.dtype, g->b.dtype);
   if (s.program) lowered(c, diags);
   for (const auto& r : kTable)

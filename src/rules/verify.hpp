@@ -19,10 +19,18 @@
 
 namespace ptxgen::rules::verify {
 
+// A reason the kernel cannot be planned: a rule of the table, where in the spec, the words.
+struct Problem {
+  std::string rule;
+  std::string pointer;
+  std::string message;
+  std::vector<std::string> help;
+};
+
 struct Ctx {
   const ir::Kernel& k;
   const isa::TargetInfo& target;
-  std::vector<plan::Problem> problems;
+  std::vector<Problem> problems;
   std::set<std::string> reported;
 
   std::map<std::string, const ir::Global*> globals;
@@ -31,7 +39,7 @@ struct Ctx {
   std::map<std::string, plan::SmemPlacement> placed;  // tiles kernel() accepts: layout made, alignment (no offset)
   std::set<std::string> view_names;                   // every declared view
   std::map<std::string, plan::ResolvedView> views;    // views that resolve (views())
-  // Ops a verifier refused: the planner, which still plans the other ops' problems, skips them.
+  // Ops a verifier refused (the later verifiers do not judge what depends on them).
   std::set<const ir::Op*> refused;
   std::set<std::string> refused_copies;  // views a refused copy was to fill (copies())
   std::map<const ir::Op*, plan::MmaShape> mma_shapes;  // accepted tcgen05 mma ops' shapes (mmas())
@@ -82,7 +90,7 @@ std::vector<const ir::Op*> all_ops(const ir::Kernel& k);
 
 // Every verifier, in the order above: the problems, and the ops refused.
 struct Verdict {
-  std::vector<plan::Problem> problems;
+  std::vector<Problem> problems;
   std::set<const ir::Op*> refused;
 };
 Verdict run(const ir::Kernel& k);

@@ -2,7 +2,7 @@
 //
 // This stage checks the JSON shape only (members, types, ranges, names of choices) and reports
 // the SPEC-* rules; names, views, shapes and the order of ops are the rule table's business
-// (src/rules/check_program.cpp through plan::analyze_program).
+// (the verifiers of the lowered kernel, src/rules/verify*.cpp).
 #include "parse_program.hpp"
 
 #include <functional>
