@@ -19,18 +19,6 @@ namespace {
 
 std::string s(int64_t v) { return std::to_string(v); }
 
-enum class AsyncKind { copy, mma };
-std::string_view name(AsyncKind k) { return k == AsyncKind::copy ? "copy (tcgen05.cp)" : "mma (tcgen05.mma)"; }
-
-struct Async {  // a copy or mma not yet known to be complete
-  int op = 0;
-  AsyncKind what = AsyncKind::mma;
-  std::vector<Region> writes, reads;
-  std::set<std::string> tiles;
-  std::string d_key;     // mma: its accumulator and shapes (tcgen05.mma pipelines with the same ones)
-  std::string barrier;   // committed to
-};
-
 struct BarrierState {
   int commits = 0, waits = 0;
   bool outstanding = false;
@@ -97,16 +85,6 @@ class Sequencer {
     stopped_ = true;
   }
 
-  // An async op, unless one with the same effect is pending and uncommitted (the first stays, for
-  // messages): a long list of the same mma keeps this list, and every scan of it, short.
-  void add_async(Async a) {
-    std::string key = std::string(name(a.what)) + "|" + a.d_key;
-    for (const auto& r : a.writes) key += "|w" + describe(r);
-    for (const auto& r : a.reads) key += "|r" + describe(r);
-    for (const auto& t : a.tiles) key += "|t" + t;
-    if (open_async_.insert(key).second) async_.push_back(std::move(a));
-  }
-
   // The registers a tmem_load defined (none where it was refused, or before it: ORDER-UNWRITTEN).
   const RegDef* regs(const ir::Ref& r) {
     auto it = c_.regs.find(r.name);
@@ -165,11 +143,6 @@ class Sequencer {
     std::set<int> w;
     for (const auto& f : d.frags) w.insert(f.warp);
     return {w.begin(), w.end()};
-  }
-
-  const ResolvedView* known_view(const ir::Ref& r) const {
-    auto it = c_.views.find(r.name);
-    return (r && it != c_.views.end()) ? &it->second : nullptr;
   }
 
   void op(int i, const ir::Op& o, std::vector<Step>& out) {
@@ -232,16 +205,8 @@ class Sequencer {
         std::vector<Region> collateral;
         auto cps = plan_copy(c_, o, collateral);
         const ResolvedView* v = c_.views.count(o.dst.name) ? &c_.views.at(o.dst.name) : nullptr;
-        if (!v) return;
-        Region r = region_of(*v);
-        Async a;
-        a.op = i;
-        a.what = AsyncKind::copy;
-        a.writes = {r};
-        a.writes.insert(a.writes.end(), collateral.begin(), collateral.end());
-        a.tiles = {o.src.name};
-        add_async(std::move(a));
-        if (!cps) return;
+        if (!v || !cps) return;
+        uncommitted_ = true;
         enter(Exec::issuer, {}, out);
         st.kind = StepKind::cp;
         st.cps = *cps;
@@ -249,7 +214,7 @@ class Sequencer {
         out.push_back(st);
         return;
       }
-      case ir::OpKind::mma: return mma(i, o, st, out);
+      case ir::OpKind::mma: return mma(o, st, out);
       case ir::OpKind::tmem_load: {
         // The register verifier (src/rules/verify_regs.cpp) reports each tmem_load refused here.
         const ResolvedView* v = c_.find_view(o.src);
@@ -368,7 +333,7 @@ class Sequencer {
     out.push_back(st);
   }
 
-  void mma(int i, const ir::Op& o, Step& st, std::vector<Step>& out) {
+  void mma(const ir::Op& o, Step& st, std::vector<Step>& out) {
     auto m = plan_mma(c_, o);
     if (c_.k.engine == ir::Engine::wgmma) {
       if (!m) return;
@@ -384,23 +349,8 @@ class Sequencer {
       out.push_back(st);
       return;
     }
-    const ResolvedView* d = known_view(o.d);
-    std::string key;
-    if (d) {
-      key = describe(region_of(*d));
-      if (m)
-        for (const auto& in : m->instrs)
-          if (in.ki == 0) key += "|" + s(in.m) + "x" + s(in.n);
-    }
-    Async a;
-    a.op = i;
-    if (d) a.writes = {region_of(*d)};
-    for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata})
-      if (const ResolvedView* v = known_view(*r)) a.reads.push_back(region_of(*v));
-    a.tiles = {o.a.name, o.b.name};
-    a.d_key = key;
-    add_async(std::move(a));
     if (!m) return;
+    uncommitted_ = true;
     enter(Exec::issuer, {}, out);
     st.kind = StepKind::mma;
     st.mma = *m;
@@ -413,9 +363,8 @@ class Sequencer {
     BarrierState& bs = bars_[b.name];
     out_.barriers.insert(b.name);
     if (ordered_ && bs.outstanding) return;  // ORDER-BARRIER (verify_order.cpp)
-    for (auto& a : async_)
-      if (a.barrier.empty()) a.barrier = b.name;
-    open_async_.clear();  // committed: a later identical op is pending anew
+    if (uncommitted_) unwaited_.insert(b.name);  // the barrier now tracks what was issued since
+    uncommitted_ = false;
     bs.outstanding = true;
     ++bs.commits;
     enter(Exec::issuer, {}, out);
@@ -444,10 +393,7 @@ class Sequencer {
     st.bar.phase = o.phase;
     st.bar.parity = ordered_ ? bs.waits % 2 : (o.phase.flip ? 1 : 0);
     ++bs.waits;
-    std::vector<Async> left;
-    for (auto& a : async_)
-      if (a.barrier != b.name) left.push_back(std::move(a));
-    async_ = std::move(left);
+    unwaited_.erase(b.name);
     enter(Exec::all, {}, out, true);  // what these threads did before must be ordered too
     clean_ = true;  // every thread passed the mbarrier and tcgen05.fence::after_thread_sync
     st.why = ordered_ ? "all threads wait for phase " + s(bs.waits - 1) + " of \"" + b.name +
@@ -466,7 +412,7 @@ class Sequencer {
         for (size_t k = from; k < q.steps_.size(); ++k) q.add_size(output_size(q.steps_[k]));
       }
     } sized{*this, from};
-    if (ordered_ && !async_.empty()) {
+    if (ordered_ && (uncommitted_ || !unwaited_.empty())) {
       // The kernel's own commit and wait: no tensor memory is deallocated under a running MMA.
       const std::string done = planner_name("done");
       out_.barriers.insert(done);
@@ -502,10 +448,13 @@ class Sequencer {
   Ordered& out_;
   std::vector<const ir::Op*> ops_;  // every op of the role in order (loop bodies inlined)
   std::vector<Step> steps_;
-  std::vector<Async> async_;
+  // tcgen05.cp/mma work in flight: issued since the last commit, or committed to a barrier not
+  // yet waited on (the kernel's own commit and wait then come before the deallocation).
+  bool uncommitted_ = false;
+  std::set<std::string> unwaited_;
   std::set<std::string> pending_ld_, st_sources_;
   std::vector<Region> st_regions_;
-  std::set<std::string> st_region_keys_, open_async_;
+  std::set<std::string> st_region_keys_;
   bool stopped_ = false;                 // OUTPUT-SIZE: the rest is not planned
   bool pending_st_ = false;
   bool generic_smem_writes_ = false;
