@@ -535,6 +535,27 @@ struct Grid {
   int64_t x = 1, y = 1, z = 1;
 };
 
+// ---- Narrow calls: the launch and the memory map (src/rules/check_gemm.cpp, check_program.cpp) ---
+// The budget rules read these; the planner copies them into its Plan, so the two cannot disagree.
+// The grid of the spec's own sizes: one CTA (pair) per output tile, x walking N tiles (cta_group
+// CTAs each), y walking M tiles, each rounded up to whole clusters; a persistent grid one CTA per
+// tile at most (the launcher takes fewer); an untiled kernel one cluster.
+Grid launch_grid(const ir::Kernel& k);
+// Shared memory from the (run-time aligned) dynamic base: the tiles (rings of stages, overlays),
+// then the mbarriers the ops name (8 bytes a stage, in name order; a TMA load without a barrier of
+// its own gets one, and an ordered role that ends with tcgen05 work in flight gets the kernel's
+// final commit barrier), then the 4-byte words tcgen05.alloc writes, largest allocation first;
+// the dynamic bytes the launch requests include the slack to align the base.
+struct MemoryMap {
+  std::vector<SmemPlacement> smem;  // in name order
+  std::vector<BarrierPlacement> barriers;
+  std::vector<AllocPlacement> allocs;
+  uint32_t smem_align = 16;
+  uint32_t smem_bytes = 0;
+  uint32_t tmem_columns = 0;  // the allocations' sum
+};
+MemoryMap memory_map(const ir::Kernel& k);
+
 struct Plan {
   std::string name;
   isa::Arch target = isa::Arch::sm_100a;

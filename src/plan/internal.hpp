@@ -51,6 +51,27 @@ struct Ctx {
 // Declarations checked and placed: names, global sizes, tile layouts and alignments, allocations,
 // views (kernel.cpp).
 void declarations(Ctx& c);
+// The tiles placed in shared memory (memory_map's and the planner's placement).
+std::map<std::string, SmemPlacement> place_tiles(const ir::Kernel& k);
+
+// Each op of a role in order with its index in the role (loop bodies in place, once each): the
+// index names the barriers and register sets the planner adds for an op.
+template <typename F>
+void each_op(const ir::Role& r, F&& f) {
+  int i = 0;
+  for (const auto& n : r.nodes)
+    if (!n.is_loop) f(i++, n.op);
+    else
+      for (const auto& o : n.loop.body) f(i++, o);
+}
+// A load by TMA: asked for, or from a global with a typed map (`typed_maps`: their names).
+std::set<std::string> typed_maps(const ir::Kernel& k);
+bool by_tma(const std::set<std::string>& typed_maps, const ir::Op& o);
+// The barrier a TMA load completes on: a pipeline's stage barrier, or one of its own.
+std::string load_barrier(const ir::Op& o, int index);
+// The role the planner orders ends with tcgen05.cp/mma work in flight, so the kernel commits and
+// waits before tensor memory is deallocated (the final commit's barrier, planner_name("done")).
+bool ends_in_flight(const ir::Kernel& k, const ir::Role& r);
 
 std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o);
 // tcgen05.cp instructions; `collateral` receives the lanes the multicast also writes outside the view.
@@ -74,7 +95,6 @@ struct Ordered {
   std::vector<RolePlan> roles;
   OutputSize size;                           // an upper bound of the emitted PTX (OUTPUT-SIZE)
   std::optional<SizeCrossing> oversize;      // where it passed kMaxOutput (the rest is not planned)
-  std::set<std::string> barriers;            // every barrier a step names
   std::vector<TensorMap> tensor_maps;
   std::map<std::string, int> reg_counts;
 };

@@ -145,19 +145,25 @@ isa::TileLayout tile_layout(const ir::Tile& t) {
   return l;
 }
 
-std::set<std::string> tma_destinations(const ir::Kernel& k) {
-  std::set<std::string> typed, out;
+namespace detail {
+std::set<std::string> typed_maps(const ir::Kernel& k) {
+  std::set<std::string> typed;
   for (const auto& g : k.globals)
     if (g.typed_map) typed.insert(g.name);
-  auto add = [&](const ir::Op& o) {
-    if (o.kind == ir::OpKind::load && (o.tma || typed.count(o.src.name))) out.insert(o.dst.name);
-  };
+  return typed;
+}
+bool by_tma(const std::set<std::string>& typed_maps, const ir::Op& o) {
+  return o.kind == ir::OpKind::load && (o.tma || typed_maps.count(o.src.name));
+}
+}  // namespace detail
+
+std::set<std::string> tma_destinations(const ir::Kernel& k) {
+  const std::set<std::string> typed = detail::typed_maps(k);
+  std::set<std::string> out;
   for (const auto& r : k.roles)
-    for (const auto& n : r.nodes) {
-      if (!n.is_loop) add(n.op);
-      else
-        for (const auto& o : n.loop.body) add(o);
-    }
+    detail::each_op(r, [&](int, const ir::Op& o) {
+      if (detail::by_tma(typed, o)) out.insert(o.dst.name);
+    });
   return out;
 }
 
@@ -186,15 +192,15 @@ bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 }  // namespace
 
 // ---- Declarations ----------------------------------------------------------------------------
-// The buffers the ops can use: globals within 2^48 bytes, tiles with a canonical layout and a
-// valid alignment, views that resolve. The kernel verifier (src/rules/verify_kernel.cpp) reports
-// every buffer left out here; the planner only skips it.
-void declarations(Ctx& c) {
-  const ir::Kernel& p = c.k;
-  const std::set<std::string> tma = tma_destinations(p);
-  for (const auto& g : p.globals)
-    if (global_bytes(g) > kGlobalBytesMax) c.oversized.insert(g.name);
-  for (const auto& t : p.tiles) {
+// The tiles with a canonical layout and a valid alignment, placed: in name order, each at its
+// alignment from the (run-time aligned) base; a ring of stages one after another, each stage
+// aligned. The kernel verifier (src/rules/verify_kernel.cpp) reports every tile left out here.
+std::map<std::string, SmemPlacement> place_tiles(const ir::Kernel& k) {
+  const std::set<std::string> tma = tma_destinations(k);
+  std::map<std::string, const ir::Tile*> tiles;
+  std::map<std::string, SmemPlacement> placed;
+  for (const auto& t : k.tiles) {
+    tiles[t.name] = &t;
     SmemPlacement sp;
     sp.name = t.name;
     sp.dtype = t.dtype;
@@ -205,13 +211,11 @@ void declarations(Ctx& c) {
     sp.align = t.align ? t.align : want;
     sp.stages = t.stages;
     if (!pow2(sp.align) || sp.align < want) continue;
-    c.placed[t.name] = sp;
+    placed[t.name] = sp;
   }
-  // Placement: tiles in name order, each at its alignment from the (run-time aligned) base; a ring
-  // of stages one after another, each stage aligned.
   uint32_t off = 0;
-  auto overlay_of = [&](const std::string& n) { return c.tiles.count(n) ? c.tiles.at(n)->overlay : std::string(); };
-  for (auto& [n, t] : c.placed) {
+  auto overlay_of = [&](const std::string& n) { return tiles.count(n) ? tiles.at(n)->overlay : std::string(); };
+  for (auto& [n, t] : placed) {
     if (!overlay_of(n).empty()) continue;
     off = round_up(off, t.align);
     t.offset = off;
@@ -220,12 +224,12 @@ void declarations(Ctx& c) {
   }
   // A tile over another's ring starts where that ring does when it ends before the other tiles do
   // (it is used only once they are no longer read); otherwise it gets memory of its own.
-  for (auto& [n, t] : c.placed) {
+  for (auto& [n, t] : placed) {
     const std::string over = overlay_of(n);
     if (over.empty()) continue;
     t.stage_bytes = round_up(t.layout.bytes, t.align);
-    const auto at = c.placed.find(over);
-    if (at != c.placed.end() && overlay_of(over).empty() && at->second.offset % t.align == 0 &&
+    const auto at = placed.find(over);
+    if (at != placed.end() && overlay_of(over).empty() && at->second.offset % t.align == 0 &&
         at->second.offset + t.layout.bytes <= off) {
       t.offset = at->second.offset;
       t.overlay = over;
@@ -235,12 +239,102 @@ void declarations(Ctx& c) {
       off += t.layout.bytes;
     }
   }
-  ViewResolution vr = resolve_views(p.views);
+  return placed;
+}
+
+// The buffers the ops can use: globals within 2^48 bytes, the placed tiles, views that resolve.
+// The kernel verifier reports every buffer left out here; the planner only skips it.
+void declarations(Ctx& c) {
+  for (const auto& g : c.k.globals)
+    if (global_bytes(g) > kGlobalBytesMax) c.oversized.insert(g.name);
+  c.placed = place_tiles(c.k);
+  ViewResolution vr = resolve_views(c.k.views);
   c.views = std::move(vr.views);
 }
 
+std::string load_barrier(const ir::Op& o, int index) {
+  return o.barrier ? o.barrier.name : planner_name("load", index);
+}
+
+bool ends_in_flight(const ir::Kernel& k, const ir::Role& r) {
+  if (!k.planner_orders()) return false;
+  // tcgen05.cp/mma work issued since the last commit, or committed to a barrier not yet waited on.
+  bool uncommitted = false;
+  std::set<std::string> unwaited;
+  auto walk = [&](const ir::Op& o) {
+    switch (o.kind) {
+      case ir::OpKind::copy: uncommitted = true; break;
+      case ir::OpKind::mma: uncommitted = uncommitted || k.engine != ir::Engine::wgmma; break;
+      case ir::OpKind::commit:
+        if (uncommitted) unwaited.insert(o.barrier.name);  // the barrier now tracks what was issued since
+        uncommitted = false;
+        break;
+      case ir::OpKind::wait: unwaited.erase(o.barrier.name); break;
+      default: break;
+    }
+  };
+  each_op(r, [&](int, const ir::Op& o) { walk(o); });
+  return uncommitted || !unwaited.empty();
+}
 
 }  // namespace detail
+
+Grid launch_grid(const ir::Kernel& k) {
+  if (!k.grid.tiled) return {k.cluster[0], k.cluster[1], k.cluster[2]};
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  auto round_up64 = [&](int64_t a, int64_t b) { return ceil_div(a, b) * b; };
+  int64_t m = 0, n = 0;
+  for (const auto& g : k.globals)
+    if (g.output) m = g.rows, n = g.cols;
+  // Persistent: at most one CTA per tile; the launcher takes fewer (one per multiprocessor).
+  if (k.grid.persistent) return {ceil_div(n, k.grid.tile_n) * ceil_div(m, k.grid.tile_m), 1, 1};
+  return {round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]), round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]),
+          k.cluster[2]};
+}
+
+MemoryMap memory_map(const ir::Kernel& k) {
+  MemoryMap mm;
+  uint32_t end = 0;
+  for (const auto& [n, t] : detail::place_tiles(k)) {
+    mm.smem.push_back(t);
+    end = std::max(end, t.offset + (t.stages > 1 ? t.stage_bytes * static_cast<uint32_t>(t.stages) : t.layout.bytes));
+    mm.smem_align = std::max(mm.smem_align, t.align);
+  }
+  end = detail::round_up(end, 8);
+  // The barriers the ops name, as the planner's steps name them (order.cpp).
+  const std::set<std::string> typed = detail::typed_maps(k);
+  std::set<std::string> used;
+  for (const auto& r : k.roles) {
+    detail::each_op(r, [&](int i, const ir::Op& o) {
+      if (o.kind == ir::OpKind::load) {
+        if (detail::by_tma(typed, o)) used.insert(detail::load_barrier(o, i));
+      } else if (o.kind == ir::OpKind::commit || o.kind == ir::OpKind::wait || o.kind == ir::OpKind::arrive ||
+                 o.kind == ir::OpKind::expect_tx) {
+        used.insert(o.barrier.name);
+      }
+    });
+    if (detail::ends_in_flight(k, r)) used.insert(planner_name("done"));
+  }
+  std::map<std::string, const ir::Barrier*> declared;
+  for (const auto& b : k.barriers) declared[b.name] = &b;
+  for (const auto& b : used) {
+    const ir::Barrier* d = declared.count(b) ? declared.at(b) : nullptr;
+    mm.barriers.push_back({b, end, d ? d->count : 1, d ? d->stages : 1});
+    end += 8u * static_cast<uint32_t>(d ? d->stages : 1);
+  }
+  // tcgen05.alloc: "the number of columns allocated should not increase between any two
+  // allocations" (§9.7.16.7.1): largest first.
+  for (const auto& v : k.views)
+    if (v.kind == ir::TmemView::Kind::alloc) mm.allocs.push_back({v.name, static_cast<uint32_t>(v.columns), 0});
+  std::stable_sort(mm.allocs.begin(), mm.allocs.end(), [](const auto& a, const auto& b) { return a.columns > b.columns; });
+  for (auto& a : mm.allocs) {
+    a.slot_offset = end;
+    end += 4;
+    mm.tmem_columns += a.columns;
+  }
+  mm.smem_bytes = detail::round_up(end, 16) + mm.smem_align;  // slack to round the base up at run time
+  return mm;
+}
 
 Analysis analyze(const ir::Kernel& k) {
   Analysis out;
@@ -268,54 +362,14 @@ Analysis analyze(const ir::Kernel& k) {
   for (const auto& g : k.globals)
     p.globals.push_back({g.name, g.param, g.dtype, g.bits ? g.bits : spec::storage_bits(g.dtype, g.format), g.rows, g.cols,
                          g.ld ? g.ld : g.cols, g.rows_param, g.cols_param, g.ld_param, g.format, g.output, g.dims});
-  // The launch grid for the spec's own sizes: one CTA (pair) per output tile, x walking N tiles
-  // (cta_group CTAs each), y walking M tiles, each rounded up to whole clusters; or one cluster.
-  if (k.grid.tiled) {
-    auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-    auto round_up64 = [&](int64_t a, int64_t b) { return ceil_div(a, b) * b; };
-    int64_t m = 0, n = 0;
-    for (const auto& g : k.globals)
-      if (g.output) m = g.rows, n = g.cols;
-    if (k.grid.persistent) {
-      // At most one CTA per tile; the launcher takes fewer (one per multiprocessor of its device).
-      p.launch = {ceil_div(n, k.grid.tile_n) * ceil_div(m, k.grid.tile_m), 1, 1};
-    } else {
-      p.launch.x = round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]);
-      p.launch.y = round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]);
-      p.launch.z = k.cluster[2];
-    }
-  } else {
-    p.launch = {k.cluster[0], k.cluster[1], k.cluster[2]};
-  }
-  // Shared memory: the tiles (placed before planning), then 8-byte mbarriers (a ring of them
-  // for a ring barrier), then the 4-byte words tcgen05.alloc writes the allocations' addresses to.
-  uint32_t end = 0;
-  p.smem_align = 16;
-  for (const auto& [n, t] : c.placed) {
-    p.smem.push_back(t);
-    end = std::max(end, t.offset + (t.stages > 1 ? t.stage_bytes * static_cast<uint32_t>(t.stages) : t.layout.bytes));
-    p.smem_align = std::max(p.smem_align, t.align);
-  }
-  end = detail::round_up(end, 8);
-  std::map<std::string, const ir::Barrier*> declared;
-  for (const auto& b : k.barriers) declared[b.name] = &b;
-  for (const auto& b : ord.barriers) {
-    const ir::Barrier* d = declared.count(b) ? declared.at(b) : nullptr;
-    p.barriers.push_back({b, end, d ? d->count : 1, d ? d->stages : 1});
-    end += 8u * static_cast<uint32_t>(d ? d->stages : 1);
-  }
-  // tcgen05.alloc: "the number of columns allocated should not increase between any two
-  // allocations" (§9.7.16.7.1): largest first.
-  std::vector<AllocPlacement> allocs;
-  for (const auto& v : k.views)
-    if (v.kind == ir::TmemView::Kind::alloc) allocs.push_back({v.name, static_cast<uint32_t>(v.columns), 0});
-  std::stable_sort(allocs.begin(), allocs.end(), [](const auto& a, const auto& b) { return a.columns > b.columns; });
-  for (auto& a : allocs) {
-    a.slot_offset = end;
-    end += 4;
-    p.tmem_columns += a.columns;
-  }
-  p.allocs = allocs;
+  p.launch = launch_grid(k);
+  MemoryMap mm = memory_map(k);
+  p.smem = std::move(mm.smem);
+  p.barriers = std::move(mm.barriers);
+  p.allocs = std::move(mm.allocs);
+  p.smem_align = mm.smem_align;
+  p.smem_bytes = mm.smem_bytes;
+  p.tmem_columns = mm.tmem_columns;
   // The printers' order of views: each allocation (in tcgen05.alloc order), then the views
   // declared of it, each after the view it is declared of, siblings in the order of their cells
   // (first column, then lane). The spec's key order is no order: the same spec gives the same
@@ -340,8 +394,6 @@ Analysis analyze(const ir::Kernel& k) {
       if (d != derived.end()) todo.insert(todo.end(), d->second.rbegin(), d->second.rend());
     }
   }
-  p.smem_bytes = detail::round_up(end, 16) + p.smem_align;  // slack to round the base up at run time
-  // The budgets of shared and tensor memory are rules that read these numbers (rules/).
   out.oversize = ord.oversize;
   if (!out.oversize) out.plan = std::move(p);
   return out;

@@ -167,14 +167,11 @@ class Sequencer {
         enter(Exec::all, {}, out, l->tma && generic_smem_writes_);
         if (l->tma) {
           l->map.param = o.map_param.empty() ? "tmap_" + s(i) : o.map_param;
+          l->barrier = load_barrier(o, i);  // memory_map places the same barriers
           if (o.barrier) {  // a pipeline's stage barrier, armed by an expect_tx before the loads
-            l->barrier = o.barrier.name;
             l->phase = o.phase;
             l->arm = false;
-          } else {
-            l->barrier = planner_name("load", i);
           }
-          out_.barriers.insert(l->barrier);
           // Loads through one map (a lowering's row-placed loads of one tensor) share its parameter.
           bool known = false;
           for (const auto& m : out_.tensor_maps)
@@ -206,7 +203,6 @@ class Sequencer {
         auto cps = plan_copy(c_, o, collateral);
         const ResolvedView* v = c_.views.count(o.dst.name) ? &c_.views.at(o.dst.name) : nullptr;
         if (!v || !cps) return;
-        uncommitted_ = true;
         enter(Exec::issuer, {}, out);
         st.kind = StepKind::cp;
         st.cps = *cps;
@@ -305,7 +301,6 @@ class Sequencer {
       out.push_back(st);
       return;
     }
-    out_.barriers.insert(o.barrier.name);
     if (o.kind == ir::OpKind::arrive) {
       st.kind = StepKind::arrive;
       st.why = "every thread of the role arrives on \"" + o.barrier.name + "\"";
@@ -350,7 +345,6 @@ class Sequencer {
       return;
     }
     if (!m) return;
-    uncommitted_ = true;
     enter(Exec::issuer, {}, out);
     st.kind = StepKind::mma;
     st.mma = *m;
@@ -361,10 +355,7 @@ class Sequencer {
   void commit(int i, const ir::Op& o, std::vector<Step>& out) {
     const ir::Ref& b = o.barrier;
     BarrierState& bs = bars_[b.name];
-    out_.barriers.insert(b.name);
     if (ordered_ && bs.outstanding) return;  // ORDER-BARRIER (verify_order.cpp)
-    if (uncommitted_) unwaited_.insert(b.name);  // the barrier now tracks what was issued since
-    uncommitted_ = false;
     bs.outstanding = true;
     ++bs.commits;
     enter(Exec::issuer, {}, out);
@@ -382,7 +373,6 @@ class Sequencer {
   void wait(int i, const ir::Op& o, std::vector<Step>& out) {
     const ir::Ref& b = o.barrier;
     BarrierState& bs = bars_[b.name];
-    out_.barriers.insert(b.name);
     if (ordered_ && !bs.outstanding) return;  // ORDER-BARRIER (verify_order.cpp)
     bs.outstanding = false;
     Step st;
@@ -393,7 +383,6 @@ class Sequencer {
     st.bar.phase = o.phase;
     st.bar.parity = ordered_ ? bs.waits % 2 : (o.phase.flip ? 1 : 0);
     ++bs.waits;
-    unwaited_.erase(b.name);
     enter(Exec::all, {}, out, true);  // what these threads did before must be ordered too
     clean_ = true;  // every thread passed the mbarrier and tcgen05.fence::after_thread_sync
     st.why = ordered_ ? "all threads wait for phase " + s(bs.waits - 1) + " of \"" + b.name +
@@ -412,10 +401,9 @@ class Sequencer {
         for (size_t k = from; k < q.steps_.size(); ++k) q.add_size(output_size(q.steps_[k]));
       }
     } sized{*this, from};
-    if (ordered_ && (uncommitted_ || !unwaited_.empty())) {
+    if (ends_in_flight(c_.k, role_)) {
       // The kernel's own commit and wait: no tensor memory is deallocated under a running MMA.
       const std::string done = planner_name("done");
-      out_.barriers.insert(done);
       enter(Exec::issuer, {}, steps_);
       Step c;
       c.kind = StepKind::commit;
@@ -448,10 +436,6 @@ class Sequencer {
   Ordered& out_;
   std::vector<const ir::Op*> ops_;  // every op of the role in order (loop bodies inlined)
   std::vector<Step> steps_;
-  // tcgen05.cp/mma work in flight: issued since the last commit, or committed to a barrier not
-  // yet waited on (the kernel's own commit and wait then come before the deallocation).
-  bool uncommitted_ = false;
-  std::set<std::string> unwaited_;
   std::set<std::string> pending_ld_, st_sources_;
   std::vector<Region> st_regions_;
   std::set<std::string> st_region_keys_;

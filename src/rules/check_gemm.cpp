@@ -323,9 +323,9 @@ void check_smem_budget(const Context& c, Diagnostics& d) {
   // specs with 5 stages of 48 KB passed the check and failed at launch).
   const spec::Gemm* g = c.gemm;
   if (!g) return;
-  const plan::Analysis* a = lowered(c, d);
-  if (!a || !a->plan) return;
-  const plan::Plan& p = *a->plan;
+  const ir::Kernel* k = verified(c, d);
+  if (!k) return;
+  const plan::MemoryMap p = plan::memory_map(*k);  // narrow call: the memory map alone
   const int64_t max = c.target.smem_per_block_max;
   if (p.smem_bytes <= max) return;
   int64_t stage = 0, tiles = 0;

@@ -45,8 +45,9 @@ void check_smem_desc_range(const Context& c, Diagnostics& d) {
 void check_launch_grid(const Context& c, Diagnostics& d) {
   if (!c.gemm) return;
   const spec::Gemm& g = *c.gemm;
-  if (!lowered(c, d) || !c.analysis->plan) return;
-  const plan::Grid grid = c.analysis->plan->launch;
+  const ir::Kernel* k = verified(c, d);
+  if (!k) return;
+  const plan::Grid grid = plan::launch_grid(*k);  // narrow call
   if (grid.x > kGridMaxX)
     d.error("LAUNCH-GRID", "/gemm/n",
             "the grid needs " + num(grid.x) + " CTAs along N (x); at most " + num(kGridMaxX) + " are launched")

@@ -41,20 +41,24 @@ namespace ptxgen::rules {
 // Budgets (program level): the memory map of the analysis.
 void check_tmem_alloc_total(const Context& c, Diagnostics& d) {
   if (!c.spec.program || !c.target.tcgen05) return;  // elsewhere PROGRAM-TARGET says all there is
-  const plan::Analysis* a = lowered(c, d);
-  if (!a || !a->plan || a->plan->allocs.empty() || a->plan->tmem_columns <= static_cast<uint32_t>(c.target.tmem_columns)) return;
-  d.error("TMEM-ALLOC-TOTAL", c.kernel->tmem_ptr,
-          "the allocations take " + std::to_string(a->plan->tmem_columns) + " tensor-memory columns; a CTA has " +
+  const ir::Kernel* k = verified(c, d);
+  if (!k) return;
+  const plan::MemoryMap m = plan::memory_map(*k);  // narrow call
+  if (m.allocs.empty() || m.tmem_columns <= static_cast<uint32_t>(c.target.tmem_columns)) return;
+  d.error("TMEM-ALLOC-TOTAL", k->tmem_ptr,
+          "the allocations take " + std::to_string(m.tmem_columns) + " tensor-memory columns; a CTA has " +
               std::to_string(c.target.tmem_columns) + " (§9.7.16.1), and a tcgen05.alloc beyond them blocks forever")
       .help = {"share columns through slices and aliases of fewer allocations"};
 }
 
 void check_program_smem_budget(const Context& c, Diagnostics& d) {
   if (!c.spec.program || !c.target.tcgen05) return;
-  const plan::Analysis* a = lowered(c, d);
-  if (!a || !a->plan || a->plan->smem_bytes <= static_cast<uint32_t>(c.target.smem_per_block_max)) return;
-  d.error("PROGRAM-SMEM-BUDGET", c.kernel->smem_ptr,
-          "the tiles, barriers and allocation words need " + std::to_string(a->plan->smem_bytes) +
+  const ir::Kernel* k = verified(c, d);
+  if (!k) return;
+  const uint32_t bytes = plan::memory_map(*k).smem_bytes;  // narrow call
+  if (bytes <= static_cast<uint32_t>(c.target.smem_per_block_max)) return;
+  d.error("PROGRAM-SMEM-BUDGET", k->smem_ptr,
+          "the tiles, barriers and allocation words need " + std::to_string(bytes) +
               " bytes of shared memory with alignment slack; a CTA on " + std::string(c.target.name) + " gets at most " +
               std::to_string(c.target.smem_per_block_max))
       .help = {"use smaller tiles, or reuse one tile for several loads"};

@@ -97,8 +97,7 @@ void check_wgmma_swizzle(const Context& c, Diagnostics& d) {
 void check_wgmma_registers(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = wg(c);
   if (!g || d.has_errors()) return;
-  const plan::Analysis* an = lowered(c, d);
-  if (!an || !c.kernel) return;
+  if (!verified(c, d)) return;
   // Accumulators (and A fragments, when A comes from registers) plus about 24 registers of
   // addressing and loop state must fit the per-thread share of the register file (.maxnreg).
   const int64_t acc = g->accumulator == isa::DType::f16 ? g->tile.n / 4 : g->tile.n / 2;

@@ -30,6 +30,9 @@ struct Context {
 // Lowers and verifies the kernel once (filling c.problems) and plans it when the verifiers pass;
 // the analysis, or nullptr while the spec has errors or the verifiers refused the kernel.
 const plan::Analysis* lowered(const Context& c, const Diagnostics& d);
+// The lowered kernel when the verifiers found nothing in it, else nullptr: what the rules that make
+// a narrow call into plan/ (the memory map, the launch grid) read.
+const ir::Kernel* verified(const Context& c, const Diagnostics& d);
 
 // Checks, in table order (src/rules/check_gemm.cpp).
 void check_target_a_tmem(const Context&, Diagnostics&);

@@ -732,6 +732,11 @@ const plan::Analysis* lowered(const Context& c, const Diagnostics& d) {
   return c.analysis ? &*c.analysis : nullptr;
 }
 
+const ir::Kernel* verified(const Context& c, const Diagnostics& d) {
+  lowered(c, d);
+  return c.kernel && c.problems.empty() ? &*c.kernel : nullptr;
+}
+
 void check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
   Context c{s, g, isa::target_info(s.target), std::nullopt, std::nullopt, std::nullopt, false, {}};
