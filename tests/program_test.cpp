@@ -423,6 +423,19 @@ TEST_CASE("the planner names no rule: src/plan/ has no rule id literal and no pr
   CHECK(files >= 8);
 }
 
+// The rule check plans no kernel: the rules read the verified IR and the narrow calls of plan.hpp
+// (memory_map, launch_grid, output_bound, ...), never the planner's whole plan.
+TEST_CASE("the rule check plans no kernel: src/rules/ calls neither make_plan nor the planner's internals") {
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(support::source_root() + "/src/rules")) {
+    const std::string src = support::slurp(e.path().string());
+    CAPTURE(e.path().string());
+    ++files;
+    for (const char* call : {"make_plan(", "plan::detail"}) CHECK_MESSAGE(src.find(call) == std::string::npos, call);
+  }
+  CHECK(files >= 10);
+}
+
 TEST_CASE("every shipped program spec: views, invariants, and the reference model") {
   int n = 0;
   for (const auto& f : support::spec_files()) {

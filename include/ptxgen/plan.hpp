@@ -507,9 +507,9 @@ struct Step {
 
 // What one kernel may make ptxgen write (rule OUTPUT-SIZE), so that every accepted spec is
 // checked, planned and emitted in well under a second and 200 MB. `instructions` (PTX lines of the
-// kernel body) and `ptx_bytes` are upper bounds the planner computes from each step (tests compare
-// them with the emitted PTX); `async` counts tcgen05.cp and tcgen05.mma instructions, whose
-// descriptors `plan` decodes field by field.
+// kernel body) and `ptx_bytes` are upper bounds computed from each step (tests compare them with
+// the emitted PTX); `async` counts tcgen05.cp and tcgen05.mma instructions, whose descriptors
+// `plan` decodes field by field.
 struct OutputSize {
   int64_t instructions = 0, ptx_bytes = 0, async = 0;
 };
@@ -520,6 +520,12 @@ struct SizeCrossing {
   OutputSize size;
 };
 OutputSize output_size(const Step& s);  // an upper bound of what the emitter writes for the step
+// Narrow call (OUTPUT-SIZE, src/rules/check_limits.cpp; src/plan/size.cpp): the size of a kernel
+// the verifiers passed, bounded op by op from each op's own instructions and the most the order
+// can insert around it, without planning the kernel. Where the bound passes kMaxOutput: the op
+// at which it did (the rest is not sized, so a spec of any length costs no more than one at the
+// bound); else nullopt and `total` the whole kernel's bound (the Plan's `size`).
+std::optional<SizeCrossing> output_bound(const ir::Kernel& k, OutputSize* total = nullptr);
 
 struct RolePlan {
   std::string name;
@@ -584,17 +590,11 @@ struct Plan {
   int ptx_version = 86;                   // major * 10 + minor
   std::vector<RolePlan> roles;
   std::vector<std::string> view_order;    // named views in declaration order (for the printers)
-  OutputSize size;                        // the whole kernel's, an upper bound (OUTPUT-SIZE)
+  OutputSize size;                        // the whole kernel's, an upper bound (output_bound)
   int mma_instructions() const;           // tcgen05.mma / wgmma instructions (one warpgroup's for wgmma)
   int tma_boxes() const;                  // cp.async.bulk.tensor instructions
 };
 
-struct Analysis {
-  std::optional<SizeCrossing> oversize;   // the kernel passes kMaxOutput (OUTPUT-SIZE): no plan
-  std::optional<Plan> plan;
-};
-// Plans a kernel the verifiers passed, or says where it passes the size bound.
-Analysis analyze(const ir::Kernel& k);
 // Plans a kernel that passed the rule check. Throws std::logic_error on internal inconsistencies.
 Plan make_plan(const ir::Kernel& k);
 

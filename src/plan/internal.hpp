@@ -89,12 +89,10 @@ struct Cell {
 };
 Cell frag_cell(const LdInstr& f, int t, int reg, int elems_per_reg);
 
-// The ops of every role in order, with the steps the ISA needs between them (order.cpp). Adds the
-// barriers and register sets it needs; reports OUTPUT-SIZE where the plan grows past kMaxOutput.
+// The ops of every role in order, with the steps the ISA needs between them (order.cpp), and the
+// register sets and tensor maps they need.
 struct Ordered {
   std::vector<RolePlan> roles;
-  OutputSize size;                           // an upper bound of the emitted PTX (OUTPUT-SIZE)
-  std::optional<SizeCrossing> oversize;      // where it passed kMaxOutput (the rest is not planned)
   std::vector<TensorMap> tensor_maps;
   std::map<std::string, int> reg_counts;
 };

@@ -336,8 +336,7 @@ MemoryMap memory_map(const ir::Kernel& k) {
   return mm;
 }
 
-Analysis analyze(const ir::Kernel& k) {
-  Analysis out;
+Plan make_plan(const ir::Kernel& k) {
   detail::Ctx c(k);
   detail::declarations(c);
   detail::Ordered ord = detail::order(c);
@@ -355,7 +354,7 @@ Analysis analyze(const ir::Kernel& k) {
   p.grid = k.grid;
   p.size_params = k.size_params;
   p.roles = std::move(ord.roles);
-  p.size = ord.size;
+  if (output_bound(k, &p.size)) throw std::logic_error("make_plan on a kernel past the output bound (OUTPUT-SIZE)");
   p.views = c.views;
   p.reg_counts = ord.reg_counts;
   p.tensor_maps = ord.tensor_maps;
@@ -394,18 +393,7 @@ Analysis analyze(const ir::Kernel& k) {
       if (d != derived.end()) todo.insert(todo.end(), d->second.rbegin(), d->second.rend());
     }
   }
-  out.oversize = ord.oversize;
-  if (!out.oversize) out.plan = std::move(p);
-  return out;
-}
-
-Plan make_plan(const ir::Kernel& k) {
-  Analysis a = analyze(k);
-  if (!a.plan) {
-    const std::string why = a.oversize ? "OUTPUT-SIZE at " + a.oversize->ptr : "no plan";
-    throw std::logic_error("make_plan on a kernel without a plan: " + why);
-  }
-  return std::move(*a.plan);
+  return p;
 }
 
 }  // namespace ptxgen::plan

@@ -39,10 +39,8 @@ class Sequencer {
   std::vector<Step> run() {
     int i = 0;
     for (const auto& n : role_.nodes) {
-      if (stopped_) break;
       if (!n.is_loop) {
         op(i++, n.op, steps_);
-        check_size(n.op);
         continue;
       }
       Step lp;
@@ -56,35 +54,16 @@ class Sequencer {
                                             " / " + s(n.loop.block) + "))";
       for (const auto& o : n.loop.body) {
         op(i++, o, lp.body);
-        check_size(o);
       }
       // The registers a loop iteration loaded are reused by the next one.
       wait_ld("the next iteration reuses these registers (§9.7.16.6.4.5)", lp.body);
-      add_size(output_size(lp));
       steps_.push_back(std::move(lp));
     }
-    if (!stopped_) finish();
+    finish();
     return std::move(steps_);
   }
 
  private:
-  void add_size(const OutputSize& z) {
-    out_.size.instructions += z.instructions;
-    out_.size.ptx_bytes += z.ptx_bytes;
-    out_.size.async += z.async;
-  }
-  // Past a bound the rest is not planned: a spec that would make gigabytes of PTX costs its check
-  // no more than one at the bound. Where the size crossed it is a planned fact that the rule
-  // OUTPUT-SIZE (src/rules/check_limits.cpp) reports, pointing at the op.
-  void check_size(const ir::Op& o) {
-    if (stopped_) return;
-    const OutputSize& z = out_.size;
-    const OutputSize& m = kMaxOutput;
-    if (z.instructions <= m.instructions && z.ptx_bytes <= m.ptx_bytes && z.async <= m.async) return;
-    if (!out_.oversize) out_.oversize = SizeCrossing{o.ptr, z};
-    stopped_ = true;
-  }
-
   // The registers a tmem_load defined (none where it was refused, or before it: ORDER-UNWRITTEN).
   const RegDef* regs(const ir::Ref& r) {
     auto it = c_.regs.find(r.name);
@@ -148,10 +127,8 @@ class Sequencer {
   void op(int i, const ir::Op& o, std::vector<Step>& out) {
     const size_t before = out.size();
     plan_op(i, o, out);
-    for (size_t k = before; k < out.size(); ++k) {
-      if (!o.note.empty()) out[k].why = o.note;
-      add_size(output_size(out[k]));
-    }
+    if (!o.note.empty())
+      for (size_t k = before; k < out.size(); ++k) out[k].why = o.note;
   }
 
   void plan_op(int i, const ir::Op& o, std::vector<Step>& out) {
@@ -393,14 +370,6 @@ class Sequencer {
   }
 
   void finish() {
-    const size_t from = steps_.size();
-    struct Sized {  // the steps finish() adds count toward OUTPUT-SIZE too
-      Sequencer& q;
-      size_t from;
-      ~Sized() {
-        for (size_t k = from; k < q.steps_.size(); ++k) q.add_size(output_size(q.steps_[k]));
-      }
-    } sized{*this, from};
     if (ends_in_flight(c_.k, role_)) {
       // The kernel's own commit and wait: no tensor memory is deallocated under a running MMA.
       const std::string done = planner_name("done");
@@ -439,7 +408,6 @@ class Sequencer {
   std::set<std::string> pending_ld_, st_sources_;
   std::vector<Region> st_regions_;
   std::set<std::string> st_region_keys_;
-  bool stopped_ = false;                 // OUTPUT-SIZE: the rest is not planned
   bool pending_st_ = false;
   bool generic_smem_writes_ = false;
   bool clean_ = true;  // nothing since the last sync needs ordering across threads

@@ -69,13 +69,15 @@ void check_launch_grid(const Context& c, Diagnostics& d) {
 
 namespace ptxgen::rules {
 
-// OUTPUT-SIZE: the planner counts each op's instructions as it plans them (an upper bound of what
+// OUTPUT-SIZE: the narrow call output_bound counts each op's instructions (an upper bound of what
 // the emitter writes) and stops at the op whose steps pass a bound; that op is the pointer.
 void check_output_size(const Context& c, Diagnostics& d) {
   if (c.gemm && d.has_errors()) return;
-  const plan::Analysis* a = lowered(c, d);
-  if (!a || !a->oversize) return;
-  const plan::OutputSize& z = a->oversize->size;
+  const ir::Kernel* k = verified(c, d);
+  if (!k) return;
+  const std::optional<plan::SizeCrossing> over = plan::output_bound(*k);
+  if (!over) return;
+  const plan::OutputSize& z = over->size;
   const plan::OutputSize& m = plan::kMaxOutput;
   std::string what, fix = "move fewer registers per op: smaller tmem_load, tmem_store and store views, or fewer such ops";
   if (z.instructions > m.instructions) what = num(z.instructions) + " PTX instructions, more than the " + num(m.instructions) + " a kernel may have";
@@ -84,7 +86,7 @@ void check_output_size(const Context& c, Diagnostics& d) {
     what = num(z.async) + " tcgen05.cp/tcgen05.mma instructions, more than the " + num(m.async) + " a kernel may have";
     fix = "use fewer or smaller copy and mma ops (each M group x N group x K step of an mma is one tcgen05.mma)";
   }
-  d.error("OUTPUT-SIZE", a->oversize->ptr, "with this op the kernel reaches " + what + ": ptxgen bounds what one spec makes it write")
+  d.error("OUTPUT-SIZE", over->ptr, "with this op the kernel reaches " + what + ": ptxgen bounds what one spec makes it write")
       .help = {"split the work into several kernels (specs)", fix};
 }
 

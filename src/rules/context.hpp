@@ -16,22 +16,21 @@ struct Context {
   const spec::Gemm* gemm = nullptr;      // the gemm template, if that is what the spec uses
   const isa::TargetInfo& target;
   std::optional<isa::Kind> kind;         // the unscaled tcgen05 kind of A and B, if any
-  // The kernel IR (lower::lower), what the verifiers find in it, and the planner's analysis of it
-  // (plan::analyze, only when they find nothing): the kernel's rules report the verifiers'
-  // problems, the budget, grid and size rules read the plan's numbers. A program is lowered at
-  // once; the gemm template only once its own rules passed (the lowering makes choices and refuses
-  // nothing, so it runs only on specs the template's rules accept): see lowered().
+  // The kernel IR (lower::lower) and what the verifiers find in it. A program is lowered at once;
+  // the gemm template only once its own rules passed (the lowering makes choices and refuses
+  // nothing, so it runs only on specs the template's rules accept). The kernel's rules report the
+  // verifiers' problems; the budget, grid and size rules read a verified kernel through narrow
+  // calls into plan/ (memory_map, launch_grid, output_bound). No rule plans the kernel.
   mutable std::optional<ir::Kernel> kernel;
-  mutable std::optional<plan::Analysis> analysis;
   mutable bool lowering_tried = false;
   mutable std::vector<verify::Problem> problems;  // the verifiers' (src/rules/verify*.cpp)
 };
 
-// Lowers and verifies the kernel once (filling c.problems) and plans it when the verifiers pass;
-// the analysis, or nullptr while the spec has errors or the verifiers refused the kernel.
-const plan::Analysis* lowered(const Context& c, const Diagnostics& d);
+// Lowers and verifies the kernel once (filling c.problems): the kernel, or nullptr while the
+// template's own rules refuse the spec.
+const ir::Kernel* lowered(const Context& c, const Diagnostics& d);
 // The lowered kernel when the verifiers found nothing in it, else nullptr: what the rules that make
-// a narrow call into plan/ (the memory map, the launch grid) read.
+// a narrow call into plan/ read.
 const ir::Kernel* verified(const Context& c, const Diagnostics& d);
 
 // Checks, in table order (src/rules/check_gemm.cpp).
