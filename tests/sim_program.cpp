@@ -5,6 +5,7 @@
 #include "sim_program.hpp"
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -63,7 +64,15 @@ struct Eval {
   std::map<std::string, Matrix> g;   // globals (inputs: values; outputs: the reference)
   std::map<std::string, DType> gtype;
   std::vector<Cta> cta;
+  std::map<std::string, int64_t> size;  // the run's problem sizes
+  int64_t m_tile = 0, n_tile = 0, kb = 0;  // the CTA's output tile, the loop's iteration
   explicit Eval(const spec::Program& pp) : p(pp), views(pp), cta(static_cast<size_t>(pp.cta_group)) {}
+
+  // A load's or store's first row (i = 0) or column (1) in CTA r of a pair (docs/spec.md "at").
+  int64_t pos(const spec::Op& o, size_t i, int r) const {
+    const spec::AtStep& st = o.at_step[i];
+    return o.at[i] + m_tile * st.m_tile + n_tile * st.n_tile + kb * st.k_block + r * o.per_cta[i];
+  }
 
   const spec::SmemTile& tile(const std::string& n) const {
     for (const auto& t : p.smem)
@@ -120,11 +129,13 @@ struct Eval {
     const auto& t = tile(o.dst.name);
     Matrix m(t.rows, t.cols);
     Matrix& src = g.at(o.src.name);
-    const int r0 = static_cast<int>(o.at[0] + r * o.per_cta[0]);
-    const int64_t c0 = o.at[1] + r * o.per_cta[1];
+    const int64_t r0 = pos(o, 0, r), c0 = pos(o, 1, r);
+    // Past the tensor's extents (run-time sizes) TMA fills zeros (§5.5).
+    auto at = [&](int64_t row, int64_t col) {
+      return row < src.rows && col < src.cols ? src.at(static_cast<int>(row), col) : Elem{true, 0, 0, 0};
+    };
     for (int i = 0; i < t.rows; ++i)
-      for (int k = 0; k < t.cols; ++k)
-        m.at(i, k) = t.major == ptxgen::isa::Major::k ? src.at(r0 + i, c0 + k) : src.at(r0 + k, c0 + i);
+      for (int k = 0; k < t.cols; ++k) m.at(i, k) = t.major == ptxgen::isa::Major::k ? at(r0 + i, c0 + k) : at(r0 + k, c0 + i);
     cta[static_cast<size_t>(r)].tiles[o.dst.name] = m;
   }
 
@@ -223,7 +234,7 @@ struct Eval {
           mag += std::fabs(a.v * b.v * s);
           acc.err += a.err * std::fabs(b.v * s);
         }
-        if (o.accumulate) {
+        if (o.accumulate || (o.accumulate_after_first && kb > 0)) {
           const Elem& old = D.at(m, n);
           if (!old.def) acc.def = false;
           acc.v += old.v;
@@ -247,56 +258,94 @@ struct Eval {
     return spec::SubByte::padded;
   }
 
-  void run() {
-    for (const auto& o : p.ops)
-      for (int r = 0; r < p.cta_group; ++r) {
-        Cta& c = cta[static_cast<size_t>(r)];
-        switch (o.kind) {
-          case spec::OpKind::load: load(r, o); break;
-          case spec::OpKind::copy: copy(r, o); break;
-          case spec::OpKind::mma:
-            // A pair's MMA reads both CTAs' B tiles: run it once both have loaded (ops run in
-            // order in both CTAs; the loads came earlier).
-            mma(r, o);
-            break;
-          case spec::OpKind::tmem_load: c.regs[o.regs.name] = read_view(r, o.src.name); break;
-          case spec::OpKind::tmem_store: {
-            Matrix m = c.regs.at(o.regs.name);
-            const DType to = views.get(o.dst.name).dtype;
-            for (auto& x : m.e) x = convert(x, to);
-            write_view(r, o.dst.name, m);
-            break;
-          }
-          case spec::OpKind::store: {
-            Matrix& regs = c.regs.at(o.regs.name);
-            Matrix& out = g.at(o.dst.name);
-            const DType to = gtype.at(o.dst.name);
-            for (int i = 0; i < regs.rows; ++i)
-              for (int64_t j = 0; j < regs.cols; ++j)
-                out.at(static_cast<int>(o.at[0] + r * o.per_cta[0]) + i, o.at[1] + r * o.per_cta[1] + j) = convert(regs.at(i, j), to);
-            break;
-          }
-          default: break;
+  void op(const spec::Op& o) {
+    if (o.kind == spec::OpKind::loop) {
+      // max(1, ceil(size / block)) iterations, or `trips`.
+      const int64_t trips = o.trips ? o.trips : std::max<int64_t>(1, (size.at(o.over.name) + o.block - 1) / o.block);
+      for (kb = 0; kb < trips; ++kb)
+        for (const auto& b : o.body) op(b);
+      kb = 0;
+      return;
+    }
+    for (int r = 0; r < p.cta_group; ++r) {
+      Cta& c = cta[static_cast<size_t>(r)];
+      switch (o.kind) {
+        case spec::OpKind::load: load(r, o); break;
+        case spec::OpKind::copy: copy(r, o); break;
+        case spec::OpKind::mma:
+          // A pair's MMA reads both CTAs' B tiles: run it once both have loaded (ops run in
+          // order in both CTAs; the loads came earlier).
+          mma(r, o);
+          break;
+        case spec::OpKind::tmem_load: c.regs[o.regs.name] = read_view(r, o.src.name); break;
+        case spec::OpKind::tmem_store: {
+          Matrix m = c.regs.at(o.regs.name);
+          const DType to = views.get(o.dst.name).dtype;
+          for (auto& x : m.e) x = convert(x, to);
+          write_view(r, o.dst.name, m);
+          break;
         }
+        case spec::OpKind::store: {
+          Matrix& regs = c.regs.at(o.regs.name);
+          Matrix& out = g.at(o.dst.name);
+          const DType to = gtype.at(o.dst.name);
+          const int64_t r0 = pos(o, 0, r), c0 = pos(o, 1, r);
+          for (int i = 0; i < regs.rows; ++i)
+            for (int64_t j = 0; j < regs.cols; ++j)
+              if (r0 + i < out.rows && c0 + j < out.cols)  // a store writes inside the tensor's extents
+                out.at(static_cast<int>(r0 + i), c0 + j) = convert(regs.at(i, j), to);
+          break;
+        }
+        default: break;
+      }
+    }
+  }
+
+  void run() {
+    // One CTA (pair) per output tile of a grid, each with its own shared and tensor memory.
+    int64_t tiles_m = 1, tiles_n = 1;
+    if (p.grid) {
+      tiles_m = (size.at(p.grid->m.name) + p.grid->tile_m - 1) / p.grid->tile_m;
+      tiles_n = (size.at(p.grid->n.name) + p.grid->tile_n - 1) / p.grid->tile_n;
+    }
+    for (m_tile = 0; m_tile < tiles_m; ++m_tile)
+      for (n_tile = 0; n_tile < tiles_n; ++n_tile) {
+        cta.assign(static_cast<size_t>(p.cta_group), Cta{});
+        for (const auto& o : p.ops) op(o);
       }
   }
 };
 
 }  // namespace
 
-ProgramResult run_program(const ksim::Kernel& k, const spec::Program& p, const json& mf, unsigned seed, const ksim::Options& o) {
+ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, const json& mf, unsigned seed, const ksim::Options& o,
+                          const std::map<std::string, int64_t>& sizes) {
   ProgramResult res;
   std::mt19937 rng(seed);
+  // The run's sizes (the spec's unless given) and the globals' extents in them.
+  spec::Program p = prog;
+  std::map<std::string, int64_t> size;
+  for (auto& z : p.sizes) {
+    if (sizes.count(z.name)) z.value = sizes.at(z.name);
+    size[z.name] = z.value;
+  }
+  for (auto& gt : p.globals) {
+    if (!gt.rows_size.empty()) gt.rows = size.at(gt.rows_size);
+    if (!gt.cols_size.empty()) gt.cols = size.at(gt.cols_size);
+  }
   Eval ev(p);
+  ev.size = size;
   std::map<std::string, bool> is_output;
   bool tf32_sparse = false;
-  for (const auto& op : p.ops) {
+  std::function<void(const spec::Op&)> scan = [&](const spec::Op& op) {
     if (op.kind == spec::OpKind::store) is_output[op.dst.name] = true;
     if (op.kind == spec::OpKind::mma && op.metadata) {
       const DType at = ev.views.has(op.a.name) ? ev.views.get(op.a.name).dtype : ev.tile(op.a.name).dtype;
       tf32_sparse = tf32_sparse || at == DType::tf32;
     }
-  }
+    for (const auto& b : op.body) scan(b);
+  };
+  for (const auto& op : p.ops) scan(op);
   ksim::Global gm;
   std::map<std::string, uint64_t> addr;
   for (const auto& gt : p.globals) {
@@ -327,15 +376,30 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& p, const j
     l.cluster[i] = mf.at("cluster")[i];
     l.grid[i] = mf.at("grid")[i];
   }
+  if (p.grid) {  // one CTA (pair) per tile of the run's sizes (the manifest's grid rule)
+    l.grid[0] = static_cast<uint32_t>((size.at(p.grid->n.name) + p.grid->tile_n - 1) / p.grid->tile_n * p.cta_group);
+    l.grid[1] = static_cast<uint32_t>((size.at(p.grid->m.name) + p.grid->tile_m - 1) / p.grid->tile_m);
+  }
   for (const json& prm : mf.at("params")) {
-    const std::string name = prm.at("name"), tensor = prm.at("tensor");
-    if (prm.at("kind") == "tensor_map") {
+    const std::string name = prm.at("name");
+    if (prm.at("kind") == "u32") {
+      l.params.push_back(value(name, static_cast<uint64_t>(size.at(name))));
+    } else if (prm.at("kind") == "tensor_map") {
+      const std::string tensor = prm.at("tensor");
+      const spec::GlobalTensor* gt = nullptr;
+      for (const auto& x : p.globals)
+        if (x.name == tensor) gt = &x;
       for (const json& t : mf.at("tensor_maps"))
-        if (t.at("param") == name)
-          l.params.push_back(map_param(name, tensor_map(t, addr.at(tensor), t.at("global_dims")[0], t.at("global_dims")[1],
-                                                        t.at("global_strides_bytes")[0])));
+        if (t.at("param") == name) {
+          // The map's extents follow the run's: the inner dimension in the map's units per row.
+          const json& spec_gt = mf.at("tensors").at(tensor);
+          const int64_t spec_cols = spec_gt.at("shape")[1], inner = t.at("global_dims")[0];
+          const int64_t row_bytes = gt->cols * spec::storage_bits(gt->dtype, gt->format) / 8;
+          l.params.push_back(map_param(name, tensor_map(t, addr.at(tensor), static_cast<uint64_t>(gt->cols * inner / spec_cols),
+                                                        static_cast<uint64_t>(gt->rows), static_cast<uint64_t>(row_bytes))));
+        }
     } else {
-      l.params.push_back(value(name, addr.at(tensor)));
+      l.params.push_back(value(name, addr.at(prm.at("tensor"))));
     }
   }
   try {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <string>
 
 #include "ptxgen/program.hpp"
@@ -22,7 +23,9 @@ struct ProgramResult {
   ksim::Stats stats;
 };
 
+// `sizes`: the run's problem sizes where they differ from the spec's (the kernel takes them as
+// parameters; a grid launches one CTA per tile of them, and tensors of run-time extents follow).
 ProgramResult run_program(const ksim::Kernel& k, const ptxgen::spec::Program& p, const nlohmann::json& manifest,
-                          unsigned seed, const ksim::Options& o = {});
+                          unsigned seed, const ksim::Options& o = {}, const std::map<std::string, int64_t>& sizes = {});
 
 }  // namespace simtest

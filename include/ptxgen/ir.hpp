@@ -248,6 +248,11 @@ struct Kernel {
   std::vector<Barrier> barriers;  // declared by the lowering; the planner adds those it needs
   std::vector<Role> roles;
   std::string smem_ptr = "/program/smem", tmem_ptr = "/program/tmem";  // where the budgets point
+  // A program whose roles the lowering synchronized (pipeline.cpp): its ops as it lists them, the
+  // loop's body once in place ([loop_first, loop_end)), for the order rules that read the meaning
+  // of the listed order (ORDER-UNWRITTEN, CP-MULTICAST-OVERLAP, src/rules/verify_order.cpp).
+  std::vector<Op> listed;
+  size_t loop_first = 0, loop_end = 0;
   // A single role whose ops the planner orders (the program level), or roles the lowering ordered.
   bool planner_orders() const { return roles.size() == 1; }
 };

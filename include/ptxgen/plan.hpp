@@ -399,7 +399,8 @@ struct StoreStep {
   int64_t global_cols = 0;           // the row stride in elements (static)
   std::string ld_param;              // the row stride at run time ("n"), if not static
   bool clip = false;                 // elements at or past the run-time extents are not written
-  std::string rows_param, cols_param;
+  std::string rows_param, cols_param;  // the extents at run time ("" : the static extents below)
+  int64_t global_rows = 0, global_width = 0;
   // By TMA (ir::Op::via): each warpgroup writes its 64 rows into the shared tile `stage` (column
   // box j of `box_cols` elements at stage_offset + j * box_stride, its rows from warpgroup w at
   // + w * warpgroup_bytes, 128-byte swizzled), then one of its threads stores each box through `map` at

@@ -3,8 +3,8 @@
 // Plain structs as parsed: global tensors, shared-memory tiles, tensor-memory allocations and
 // views (links of a chain: slice, cast, alias, each naming or holding the view it derives from),
 // and the ordered op list. Every field remembers the JSON pointer it came from, so the rule
-// checks and the planner can point at it. Nothing here is resolved: plan/views.cpp resolves views,
-// plan/plan_program.cpp plans the ops.
+// checks and the planner can point at it. Nothing here is resolved: lower/program.cpp lowers it into
+// the kernel IR (ptxgen/ir.hpp), plan/views.cpp resolves views.
 #pragma once
 
 #include <array>
@@ -34,11 +34,20 @@ struct Ref {
   explicit operator bool() const { return !name.empty(); }
 };
 
+// A problem size the kernel takes at run time (a .u32 parameter), and the spec's value of it,
+// which the rules and the plan check against ("sizes": {"m": 4096}).
+struct Size {
+  std::string name, ptr;
+  int64_t value = 0;
+};
+
 struct GlobalTensor {  // a kernel parameter: a row-major 2-D array
   std::string name, ptr, format_ptr;
   isa::DType dtype = isa::DType::bf16;
   SubByte format = SubByte::padded;
-  int64_t rows = 0, cols = 0;
+  int64_t rows = 0, cols = 0;  // the spec's extents (a named size's value)
+  // Extents named by a size ("shape": ["m", "k"]): the kernel's at run time; "" static.
+  std::string rows_size, cols_size;
 };
 
 struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of bytes
@@ -49,7 +58,10 @@ struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of
   isa::Major major = isa::Major::k;
   isa::Swizzle swizzle = isa::Swizzle::none;
   uint32_t align = 0;      // bytes; 0 = derived (the swizzle pattern, at least 16)
-  std::string align_ptr, swizzle_ptr, major_ptr, format_ptr;
+  // A ring of `stages` copies: an op in a loop uses copy kb % stages in iteration kb, so loads of
+  // the next blocks run ahead while the MMAs read this one.
+  int stages = 1;
+  std::string align_ptr, swizzle_ptr, major_ptr, format_ptr, stages_ptr;
 };
 
 // How the logical rows of a tensor-memory view sit in the 128 lanes. `rows`: row r at lane
@@ -93,8 +105,15 @@ struct TmemView {
   std::string dtype_ptr, packing_ptr, layout_ptr, rows_ptr;
 };
 
-enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait };
+enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, loop };
 std::string_view name(OpKind k);
+
+// The run-time part of a load's or store's position along one dimension: multiples of the CTA's
+// output tile row and column (a grid) and of the loop's iteration (a K loop), added to `at`.
+struct AtStep {
+  int64_t m_tile = 0, n_tile = 0, k_block = 0;
+  bool any() const { return m_tile || n_tile || k_block; }
+};
 
 struct Op {
   OpKind kind = OpKind::load;
@@ -103,6 +122,7 @@ struct Op {
   Ref regs;         // tmem_load, tmem_store, store
   Ref barrier;      // commit, wait
   std::array<int64_t, 2> at{0, 0};  // load / store: first row and column in the global tensor
+  std::array<AtStep, 2> at_step{};  // ... plus these multiples of the tile and the iteration
   std::string at_ptr;
   // load / store in a CTA pair: CTA r of the pair starts at `at` + r * per_cta (rows, columns).
   std::array<int64_t, 2> per_cta{0, 0};
@@ -117,6 +137,9 @@ struct Op {
   // mma
   Ref a, b, d;
   bool accumulate = false;
+  // In a loop: D = A x B in the first iteration, D += A x B after ("accumulate": "after_first").
+  bool accumulate_after_first = false;
+  std::string accumulate_ptr;
   Ref scale_a, scale_b, metadata;
   int vec = 32;
   std::string vec_ptr, scale_ptr, sparse_ptr;
@@ -128,6 +151,31 @@ struct Op {
   bool pack = false;  // .pack::16b (load) / .unpack::16b (store)
   std::vector<int> warps;
   std::string shape_ptr, num_ptr, pack_ptr, warps_ptr;
+  // The warp role that runs the op (a program with "roles"; "" otherwise).
+  Ref role;
+  // loop: `body` once per K block of the size `over` (max(1, ceil(over / block)) iterations), or
+  // `trips` times; the iteration is each body op's k_block.
+  Ref over;
+  int64_t block = 0, trips = 0;
+  std::string block_ptr, trips_ptr, body_ptr;
+  std::vector<Op> body;
+};
+
+// A set of warps running the ops that name it, at the same time as the other roles. ptxgen plans
+// the mbarriers between the roles (docs/spec.md, "Loops and roles").
+struct Role {
+  std::string name, ptr;
+  std::vector<int> warps;  // consecutive warps (rule PROGRAM-ROLE)
+  std::string warps_ptr;
+};
+
+// One CTA (pair) per output tile of an M x N problem: tile rows walk the size `m`, columns `n`.
+struct Grid {
+  std::string ptr;
+  int64_t tile_m = 0, tile_n = 0;
+  Ref m, n;  // sizes (default "m" and "n")
+  int raster = 1;
+  std::string tile_ptr, raster_ptr;
 };
 
 struct Program {
@@ -137,9 +185,14 @@ struct Program {
   // shared and tensor memory; CTA 0 issues tcgen05.cp/mma/commit with .cta_group::2 for both.
   int cta_group = 1;
   std::string cta_group_ptr;
+  std::vector<Size> sizes;             // .u32 parameters after the tensors, in name order
+  std::string sizes_ptr;
+  std::optional<Grid> grid;
   std::vector<GlobalTensor> globals;  // kernel parameters, in name order
   std::vector<SmemTile> smem;
   std::vector<TmemView> views;        // named views (in name order) and inline views
+  std::vector<Role> roles;            // in name order
+  std::string roles_ptr;
   std::vector<Op> ops;
 };
 

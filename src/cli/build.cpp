@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -291,9 +292,11 @@ namespace {
 std::vector<std::string> written(const spec::Spec& s) {
   if (!s.program) return {"D"};
   std::vector<std::string> out;
-  for (const auto& op : s.program->ops)
-    if (op.kind == spec::OpKind::store && std::find(out.begin(), out.end(), op.dst.name) == out.end())
-      out.push_back(op.dst.name);
+  std::function<void(const spec::Op&)> visit = [&](const spec::Op& op) {
+    if (op.kind == spec::OpKind::store && std::find(out.begin(), out.end(), op.dst.name) == out.end()) out.push_back(op.dst.name);
+    for (const auto& b : op.body) visit(b);  // a loop's ops
+  };
+  for (const auto& op : s.program->ops) visit(op);
   return out;
 }
 

@@ -152,7 +152,7 @@ std::string lower(std::string s) {
 struct Tensor {
   std::string name, arg, dtype, format, type, ld_arg, contiguous_name;
   int bits = 0;
-  int rows_size = -1, cols_size = -1;  // gemm: 0 m, 1 n, 2 k
+  int rows_size = -1, cols_size = -1;  // the kernel's size giving the extent (gemm: 0 m, 1 n, 2 k), -1 fixed
   int64_t rows = 0, cols = 0, ld = 0;
   bool cols_contiguous = true, written = false, mapped = false;
 };
@@ -173,6 +173,7 @@ struct Entry {
   std::string target, image;
   int64_t block[3] = {1, 1, 1}, cluster[3] = {1, 1, 1}, grid[3] = {1, 1, 1};
   int64_t shared = 0, tile_m = 0, tile_n = 0, cta_group = 0;
+  int grid_m = 0, grid_n = 0;  // a grid of tiles: the sizes it walks (indices of Kernel::sizes)
   bool persistent = false;  // gemm: one CTA per multiprocessor, each walking tiles
   std::vector<Map> maps;
 };
@@ -180,14 +181,22 @@ struct Entry {
 struct Kernel {
   std::string name, spec, level, accumulator;
   bool gemm = false;
-  int64_t problem[3] = {0, 0, 0};
+  int64_t problem[3] = {0, 0, 0};  // gemm: m, n, k at the spec's sizes
+  // The sizes the kernel takes at run time (gemm: m, n, k; a program its own, in name order) and
+  // their values in the spec; the launch functions take them after the tensors.
+  std::vector<std::string> sizes;
+  std::vector<int64_t> size_values;
   std::vector<Tensor> tensors;
   std::vector<Param> params;
   int param_bytes = 0;
   std::vector<Entry> entries;
 };
 
-int size_index(const std::string& dim) { return dim == "m" ? 0 : dim == "n" ? 1 : dim == "k" ? 2 : -1; }
+int size_index(const Kernel& k, const std::string& dim) {
+  for (size_t i = 0; i < k.sizes.size(); ++i)
+    if (k.sizes[i] == dim) return static_cast<int>(i);
+  return -1;
+}
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -215,7 +224,17 @@ Kernel read_kernel(const HeaderKernel& hk) {
   need(k.gemm || k.level == "program", k, "unknown level " + k.level);
   if (k.gemm) {
     k.accumulator = j0.at("accumulator").get<std::string>();
-    for (int i = 0; i < 3; ++i) k.problem[i] = j0.at("problem").at(std::string(1, "mnk"[i])).get<int64_t>();
+    for (int i = 0; i < 3; ++i) {
+      k.problem[i] = j0.at("problem").at(std::string(1, "mnk"[i])).get<int64_t>();
+      k.sizes.push_back(std::string(1, "mnk"[i]));
+      k.size_values.push_back(k.problem[i]);
+    }
+  } else {
+    const ojson problem = j0.value("problem", ojson::object());
+    for (const auto& [name, v] : problem.items()) {
+      k.sizes.push_back(name);
+      k.size_values.push_back(v.get<int64_t>());
+    }
   }
   // Tensors, in the manifest's order (gemm: A, B, D; programs: the globals in name order).
   std::set<std::string> used;
@@ -233,9 +252,9 @@ Kernel read_kernel(const HeaderKernel& hk) {
     x.cols_contiguous = t.at("contiguous").get<std::string>() == dims[1];
     x.contiguous_name = x.cols_contiguous ? dims[1] : dims[0];
     x.ld = t.at("leading_dimension").get<int64_t>();
+    x.rows_size = size_index(k, dims[0]);
+    x.cols_size = size_index(k, dims[1]);
     if (k.gemm) {
-      x.rows_size = size_index(dims[0]);
-      x.cols_size = size_index(dims[1]);
       need(x.rows_size >= 0 && x.cols_size >= 0, k, "tensor " + name + " has dims other than m, n, k");
       x.arg = lower(name);
       need(used.insert(x.arg).second, k, "two tensors named " + x.arg);
@@ -264,8 +283,8 @@ Kernel read_kernel(const HeaderKernel& hk) {
       x.index = tensor_index(p.at("tensor").get<std::string>());
     } else if (x.kind == "u32") {
       align = 4, size = 4;
-      x.index = size_index(p.at("name").get<std::string>());
-      need(k.gemm && x.index >= 0, k, "a u32 parameter other than m, n, k");
+      x.index = size_index(k, p.at("name").get<std::string>());
+      need(x.index >= 0, k, "a u32 parameter that is not one of the kernel's sizes");
     } else {
       need(false, k, "unknown parameter kind " + x.kind);
     }
@@ -293,14 +312,20 @@ Kernel read_kernel(const HeaderKernel& hk) {
       e.grid[i] = j.at("grid").at(i).get<int64_t>();
     }
     e.shared = j.at("dynamic_shared_memory_bytes").get<int64_t>();
-    if (k.gemm) {
+    if (j.contains("tile")) {
       e.tile_m = j.at("tile").at("m").get<int64_t>();
       e.tile_n = j.at("tile").at("n").get<int64_t>();
       e.cta_group = j.at("cta_group").get<int64_t>();
       e.persistent = j.value("schedule", std::string("data_parallel")) == "persistent";
+      // The sizes the grid walks: a gemm's m and n, a program's its grid names.
+      const ojson gs = j.value("grid_sizes", ojson{"m", "n"});
+      e.grid_m = size_index(k, gs.at(0).get<std::string>());
+      e.grid_n = size_index(k, gs.at(1).get<std::string>());
+      need(e.grid_m >= 0 && e.grid_n >= 0, k, "a grid over sizes the kernel does not take");
       // The run-time grid rule (the manifest's grid_rule) must give the manifest's grid (a
       // persistent grid: its most CTAs, one per tile; the launch takes at most one per multiprocessor).
-      const int64_t tiles_n = ceil_div(k.problem[1], e.tile_n), tiles_m = ceil_div(k.problem[0], e.tile_m);
+      const int64_t tiles_n = ceil_div(k.size_values[static_cast<size_t>(e.grid_n)], e.tile_n),
+                    tiles_m = ceil_div(k.size_values[static_cast<size_t>(e.grid_m)], e.tile_m);
       const int64_t g[3] = {e.persistent ? tiles_n * tiles_m : round_up(tiles_n * e.cta_group, e.cluster[0]),
                             e.persistent ? 1 : round_up(tiles_m, e.cluster[1]), e.persistent ? 1 : e.cluster[2]};
       need(g[0] == e.grid[0] && g[1] == e.grid[1] && g[2] == e.grid[2], k,
@@ -355,9 +380,7 @@ std::string signature(const Kernel& k, bool with_ld, bool names_only) {
     parts.push_back(names_only ? t.arg : (t.written ? "" : "const ") + t.type + "* " + t.arg);
     if (with_ld && !t.ld_arg.empty()) parts.push_back(names_only ? t.ld_arg : "::std::int64_t " + t.ld_arg);
   }
-  if (k.gemm)
-    for (const char* s : {"m", "n", "k"})
-      parts.push_back(names_only ? std::string(s) : "::std::int64_t " + std::string(s));
+  for (const std::string& z : k.sizes) parts.push_back(names_only ? z : "::std::int64_t " + z);
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -367,8 +390,8 @@ std::string signature(const Kernel& k, bool with_ld, bool names_only) {
 std::string tight_ld(const Tensor& t) { return t.contiguous_name; }
 
 std::string shape_words(const Kernel& k, const Tensor& t) {
-  if (!k.gemm) return std::to_string(t.rows) + " x " + std::to_string(t.cols);
-  return std::string(1, "mnk"[t.rows_size]) + " x " + std::string(1, "mnk"[t.cols_size]);
+  auto extent = [&](int size, int64_t fixed) { return size < 0 ? std::to_string(fixed) : k.sizes[static_cast<size_t>(size)]; };
+  return extent(t.rows_size, t.rows) + " x " + extent(t.cols_size, t.cols);
 }
 
 void write_doc(std::ostream& o, const Kernel& k) {
@@ -383,9 +406,10 @@ void write_doc(std::ostream& o, const Kernel& k) {
       << "x" << e.cluster[2] << ", " << e.shared << " bytes of dynamic shared memory";
     if (k.gemm && e.persistent)
       o << ", grid min(ceil(n/" << e.tile_n << ") * ceil(m/" << e.tile_m << "), multiprocessors), each CTA walking tiles";
-    else if (k.gemm)
-      o << ", grid ceil(n/" << e.tile_n << ")" << (e.cta_group > 1 ? "*" + std::to_string(e.cta_group) : "")
-        << " x ceil(m/" << e.tile_m << ")";
+    else if (e.tile_m)
+      o << ", grid ceil(" << k.sizes[static_cast<size_t>(e.grid_n)] << "/" << e.tile_n << ")"
+        << (e.cta_group > 1 ? "*" + std::to_string(e.cta_group) : "") << " x ceil(" << k.sizes[static_cast<size_t>(e.grid_m)]
+        << "/" << e.tile_m << ")";
     else
       o << ", grid " << e.grid[0] << "x" << e.grid[1] << "x" << e.grid[2];
     o << "\n";
@@ -403,9 +427,14 @@ void write_doc(std::ostream& o, const Kernel& k) {
   }
   o << "//   every pointer 16-byte aligned (32 for 16U4_ALIGN16B/16U6 tensor maps); a tensor map's row stride a\n"
        "//   multiple of 16 bytes";
-  if (k.gemm)
+  if (k.gemm) {
     o << ";\n//   m, n, k from 1 to 2^31-1 (the spec's: " << k.problem[0] << " x " << k.problem[1] << " x "
       << k.problem[2] << "); the short forms take the leading dimensions tightly packed";
+  } else if (!k.sizes.empty()) {
+    std::string spec;
+    for (size_t i = 0; i < k.sizes.size(); ++i) spec += (i ? ", " : "") + k.sizes[i] + " = " + std::to_string(k.size_values[i]);
+    o << ";\n//   sizes from 1 to 2^31-1 (the spec's: " << spec << ")";
+  }
   o << ".\n";
 }
 
@@ -434,7 +463,8 @@ void write_kernel(std::ostream& o, const Kernel& k) {
     o << "    {" << quote(x.target) << ", {" << r.cc[0] << ", " << r.cc[1] << "}, " << (r.exact ? "true" : "false")
       << ", image_" << e << ", sizeof image_" << e << " - 1, {" << x.block[0] << ", " << x.block[1] << ", "
       << x.block[2] << "}, {" << x.cluster[0] << ", " << x.cluster[1] << ", " << x.cluster[2] << "}, " << x.shared
-      << ", " << x.tile_m << ", " << x.tile_n << ", " << x.cta_group << ", " << (x.persistent ? "true" : "false") << ", {" << x.grid[0] << ", " << x.grid[1] << ", "
+      << ", " << x.tile_m << ", " << x.tile_n << ", " << x.cta_group << ", " << x.grid_m << ", " << x.grid_n << ", "
+      << (x.persistent ? "true" : "false") << ", {" << x.grid[0] << ", " << x.grid[1] << ", "
       << x.grid[2] << "}, " << (x.maps.empty() ? "nullptr" : "maps_" + std::to_string(e)) << ", " << x.maps.size()
       << "},\n";
   }
@@ -452,9 +482,14 @@ void write_kernel(std::ostream& o, const Kernel& k) {
                                  : "param_pointer")
       << ", " << p.index << ", " << p.offset << "},\n";
   o << "};\n";
+  if (!k.gemm && !k.sizes.empty()) {
+    o << "inline constexpr const char* sizes[] = {";
+    for (size_t i = 0; i < k.sizes.size(); ++i) o << (i ? ", " : "") << quote(k.sizes[i]);
+    o << "};\n";
+  }
   o << "inline constexpr KernelDesc kernel = {" << quote(k.name) << ", tensors, " << k.tensors.size() << ", "
-    << (k.gemm ? "gemm_sizes, 3" : "nullptr, 0") << ", params, " << k.params.size() << ", entries, " << k.entries.size()
-    << "};\n";
+    << (k.gemm ? "gemm_sizes, 3" : k.sizes.empty() ? "nullptr, 0" : "sizes, " + std::to_string(k.sizes.size())) << ", params, "
+    << k.params.size() << ", entries, " << k.entries.size() << "};\n";
   o << "inline ModuleCache& cache() {\n  static ModuleCache c;\n  return c;\n}\n";
   o << "}  // namespace k_" << k.name << "\n}  // namespace detail\n\n";
 
@@ -480,8 +515,12 @@ void write_kernel(std::ostream& o, const Kernel& k) {
     for (size_t i = 0; i < k.tensors.size(); ++i)
       s += (i ? ", " : "") + (with_ld && !k.tensors[i].ld_arg.empty() ? k.tensors[i].ld_arg : std::string("0"));
     s += "};\n";
-    if (k.gemm) s += "  const ::std::int64_t ptxgen_s[] = {m, n, k};\n";
-    s += "  const detail::Args ptxgen_args{ptxgen_p, ptxgen_ld, " + std::string(k.gemm ? "ptxgen_s" : "nullptr") +
+    if (!k.sizes.empty()) {
+      s += "  const ::std::int64_t ptxgen_s[] = {";
+      for (size_t i = 0; i < k.sizes.size(); ++i) s += (i ? ", " : "") + k.sizes[i];
+      s += "};\n";
+    }
+    s += "  const detail::Args ptxgen_args{ptxgen_p, ptxgen_ld, " + std::string(!k.sizes.empty() ? "ptxgen_s" : "nullptr") +
          "};\n";
     return s;
   };

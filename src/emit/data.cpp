@@ -348,8 +348,9 @@ void Emitter::store_pair(const plan::StoreStep& st, const std::string& x, const 
                          const std::string& row, const std::string& col) {
   const isa::DType from = st.src.dtype, out = st.to;
   const int es = isa::value_bits(out) / 8;
-  const std::string& rows = size.at(st.rows_param);
-  const std::string& cols = size.at(st.cols_param);
+  // A program's tensor may have one extent at run time and the other fixed.
+  const std::string rows = st.rows_param.empty() ? s(st.global_rows) : size.at(st.rows_param);
+  const std::string cols = st.cols_param.empty() ? s(st.global_width) : size.at(st.cols_param);
   const std::string ld = st.ld_param.empty() ? s(st.global_cols) : size.at(st.ld_param);
   const std::string c1 = w.r32(), p0 = w.pred(), p1 = w.pred(), pv = w.pred(), ps0 = w.pred(), ps1 = w.pred();
   const std::string rowok = w.pred(), t = w.r32();

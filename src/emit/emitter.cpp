@@ -383,8 +383,22 @@ void Emitter::roles() {
       w.ins("@" + skip + " bra " + teardown);
     }
     if (r.max_registers) w.ins("setmaxnreg." + std::string(r.max_registers >= 128 ? "inc" : "dec") + ".sync.aligned.u32 " + s(r.max_registers));
+    // A role of several warps issues its single-thread instructions (TMA, tcgen05.cp/mma/commit,
+    // expect_tx) from lane 0 of its first warp: thread 0 of the CTA unless the role starts later.
+    const std::string cta_t0 = not_t0, cta_issuer = not_issuer;
+    if (!r.single_thread && r.first_warp != 0) {
+      not_t0 = w.pred();
+      w.ins("setp.ne.u32 " + not_t0 + ", " + tid + ", " + s(32 * r.first_warp), "the role's issuing thread: lane 0 of its first warp");
+      not_issuer = not_t0;
+      if (pair()) {
+        not_issuer = w.pred();
+        w.ins("or.pred " + not_issuer + ", " + not_t0 + ", " + odd, "of CTA 0");
+      }
+    }
     if (r.persistent) tile_loop(r);
     else steps(r.steps);
+    not_t0 = cta_t0;
+    not_issuer = cta_issuer;
     w.ins("bra " + teardown);
     w.label(next);
   }
@@ -452,6 +466,8 @@ void Emitter::step(const plan::Step& st) {
         w.ins("setp.lt.u32 " + skip + ", " + loop.kb + ", " + s(st.bar.phase.lag));
         w.ins("@" + skip + " bra " + L + "_done");
       }
+      // What the role's tcgen05 instructions did is ordered before the arrival (§9.7.16.6.4.4).
+      if (p.engine == ir::Engine::tcgen05) w.ins(spell::fence_before());
       w.ins(spell::mbarrier_arrive() + " _, [" + barrier_addr(st.bar.barrier, st.bar.phase) + "]");
       if (lagged) w.label(L + "_done");
       break;

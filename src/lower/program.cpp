@@ -1,15 +1,20 @@
-// The program level into the kernel IR: one role of all warps running the ops in the order
-// listed (the planner orders them and inserts the syncs between their threads), each global
-// tensor a .u64 parameter of static shape, each TMA load its own tensor map.
+// The program level into the kernel IR: each global tensor a .u64 parameter (its extents the
+// spec's, or sizes the kernel takes at run time), each TMA load its own tensor map, a grid of
+// output tiles when the program has one. Without roles, one role of all warps runs the ops in the
+// order listed (the planner orders them and inserts the syncs between their threads); with roles,
+// each role its own ops, and pipeline.cpp plans the mbarriers between them.
 #include "ptxgen/lower.hpp"
 
-namespace ptxgen::lower {
+#include <set>
 
-namespace {
+#include "pipeline.hpp"
+
+namespace ptxgen::lower {
 
 ir::Op lower_op(const spec::Op& o) {
   ir::Op x;
   switch (o.kind) {
+    case spec::OpKind::loop: x.kind = ir::OpKind::wait; break;  // a loop is a node, not an op
     case spec::OpKind::load: x.kind = ir::OpKind::load; break;
     case spec::OpKind::copy: x.kind = ir::OpKind::copy; break;
     case spec::OpKind::mma: x.kind = ir::OpKind::mma; break;
@@ -30,11 +35,14 @@ ir::Op lower_op(const spec::Op& o) {
   x.scale_a = o.scale_a;
   x.scale_b = o.scale_b;
   x.metadata = o.metadata;
-  // A pair's CTA r works at `at` + r * per_cta.
-  x.at[0].base = o.at[0];
-  x.at[1].base = o.at[1];
-  x.at[0].rank = o.per_cta[0];
-  x.at[1].rank = o.per_cta[1];
+  // A pair's CTA r works at `at` + r * per_cta; a grid's CTA at its tile, a loop at its iteration.
+  for (size_t i = 0; i < 2; ++i) {
+    x.at[i].base = o.at[i];
+    x.at[i].rank = o.per_cta[i];
+    x.at[i].m_tile = o.at_step[i].m_tile;
+    x.at[i].n_tile = o.at_step[i].n_tile;
+    x.at[i].k_block = o.at_step[i].k_block;
+  }
   x.at_ptr = o.at_ptr;
   x.per_cta_ptr = o.per_cta_ptr;
   x.has_per_cta = o.has_per_cta;
@@ -45,6 +53,7 @@ ir::Op lower_op(const spec::Op& o) {
   x.rows_ptr = o.rows_ptr;
   x.cols_ptr = o.cols_ptr;
   x.accumulate = o.accumulate;
+  x.accumulate_after_first_iteration = o.accumulate_after_first;
   x.vec = o.vec;
   x.vec_ptr = o.vec_ptr;
   x.scale_ptr = o.scale_ptr;
@@ -62,8 +71,6 @@ ir::Op lower_op(const spec::Op& o) {
   return x;
 }
 
-}  // namespace
-
 ir::Kernel lower_program(const spec::Spec& s) {
   const spec::Program& p = *s.program;
   ir::Kernel k;
@@ -76,6 +83,13 @@ ir::Kernel lower_program(const spec::Spec& s) {
   k.cta_group = p.cta_group;
   k.cta_group_ptr = p.cta_group_ptr;
   k.cluster = {p.cta_group, 1, 1};  // a pair is one cluster of two CTAs
+  for (const auto& z : p.sizes) k.size_params.push_back({z.name, z.value});
+  if (p.grid) {
+    const spec::Op* loop = nullptr;
+    for (const auto& o : p.ops)
+      if (o.kind == spec::OpKind::loop && !loop) loop = &o;
+    k.grid = {true, p.grid->tile_m, p.grid->tile_n, loop ? loop->block : 0, p.grid->m.name, p.grid->n.name, p.grid->raster, false};
+  }
   for (const auto& g : p.globals) {
     ir::Global x;
     x.name = g.name;
@@ -86,6 +100,9 @@ ir::Kernel lower_program(const spec::Spec& s) {
     x.rows = g.rows;
     x.cols = g.cols;
     x.ld = g.cols;
+    x.rows_param = g.rows_size;
+    x.cols_param = g.cols_size;
+    x.ld_param = g.cols_size;  // rows tightly packed
     x.param = "p_" + g.name;  // the .u64 address parameter
     k.globals.push_back(x);
   }
@@ -105,19 +122,36 @@ ir::Kernel lower_program(const spec::Spec& s) {
     x.major_ptr = t.major_ptr;
     x.format_ptr = t.format_ptr;
     x.shape_ptr = t.ptr + "/shape";
+    x.stages = t.stages;
     k.tiles.push_back(x);
   }
   k.views = p.views;
-  ir::Role all;
-  all.name = "all";
-  all.first_warp = 0;
-  all.warps = (p.threads + 31) / 32;
-  for (const auto& o : p.ops) {
-    ir::Node n;
-    n.op = lower_op(o);
-    all.nodes.push_back(n);
+  // A store into a tensor of run-time extents writes what lies inside them.
+  std::set<std::string> runtime;
+  for (const auto& g : p.globals)
+    if (!g.rows_size.empty() || !g.cols_size.empty()) runtime.insert(g.name);
+  if (!p.roles.empty()) {
+    pipeline(p, k);
+  } else {
+    ir::Role all;
+    all.name = "all";
+    all.first_warp = 0;
+    all.warps = (p.threads + 31) / 32;
+    for (const auto& o : p.ops) {
+      ir::Node n;
+      n.op = lower_op(o);
+      all.nodes.push_back(n);
+    }
+    k.roles.push_back(all);
   }
-  k.roles.push_back(all);
+  for (auto& r : k.roles)
+    for (auto& n : r.nodes) {
+      auto clip = [&](ir::Op& o) {
+        if (o.kind == ir::OpKind::store && runtime.count(o.dst.name)) o.clip = true;
+      };
+      clip(n.op);
+      for (auto& o : n.loop.body) clip(o);
+    }
   return k;
 }
 

@@ -283,9 +283,11 @@ Grid launch_grid(const ir::Kernel& k) {
   if (!k.grid.tiled) return {k.cluster[0], k.cluster[1], k.cluster[2]};
   auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   auto round_up64 = [&](int64_t a, int64_t b) { return ceil_div(a, b) * b; };
-  int64_t m = 0, n = 0;
-  for (const auto& g : k.globals)
-    if (g.output) m = g.rows, n = g.cols;
+  int64_t m = 0, n = 0;  // the spec's values of the sizes the grid walks
+  for (const auto& z : k.size_params) {
+    if (z.name == k.grid.m_param) m = z.value;
+    if (z.name == k.grid.n_param) n = z.value;
+  }
   // Persistent: at most one CTA per tile; the launcher takes fewer (one per multiprocessor).
   if (k.grid.persistent) return {ceil_div(n, k.grid.tile_n) * ceil_div(m, k.grid.tile_m), 1, 1};
   return {round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]), round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]),

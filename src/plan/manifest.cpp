@@ -69,11 +69,15 @@ std::string manifest(const Plan& p) {
   j["ptxgen"] = 1;
   j["entry"] = p.name;
   j["target"] = std::string(isa::target_info(p.target).name);
+  const bool program = p.source == "program";
+  if (program) j["level"] = "program";
   if (p.grid.tiled) {
     ojson problem = ojson::object();
     for (const auto& s : p.size_params) problem[s.name] = s.value;
     j["problem"] = problem;
     j["tile"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}};
+    // A program names the sizes its grid walks (a gemm's are m and n).
+    if (program) j["grid_sizes"] = {p.grid.m_param, p.grid.n_param};
     j["cta_group"] = p.cta_group;
     if (auto acc = accumulator(p)) j["accumulator"] = dt(*acc);
     if (p.grid.persistent) {
@@ -89,7 +93,6 @@ std::string manifest(const Plan& p) {
   } else {
     // One CTA of `threads` threads runs the whole program (no %ctaid), or one cluster of two for a
     // CTA pair (%cluster_ctarank picks the half).
-    j["level"] = "program";
     j["requirements"] = "every tensor row-major, rows tightly packed (leading dimension = columns), its address 16-byte aligned";
   }
   j["block"] = {p.threads, 1, 1};
@@ -105,7 +108,7 @@ std::string manifest(const Plan& p) {
   ojson tensors = ojson::object();
   for (const auto& g : p.globals) {
     ojson t = {{"dtype", dt(g.dtype)}};
-    if (!p.grid.tiled) {
+    if (program) {
       t["storage_bits"] = g.bits;
       // 4- and 6-bit types: padded (16 elements, then padding to 16 bytes: 8 bits per element on
       // average; ptxgen/program.hpp) or, e2m1 only, packed two per byte.
@@ -115,8 +118,10 @@ std::string manifest(const Plan& p) {
     const bool named = !g.dims[0].empty();
     const bool transposed = named && g.dims[0] != g.rows_param;
     t["shape"] = transposed ? ojson{g.cols, g.rows} : ojson{g.rows, g.cols};
-    t["dims"] = named ? ojson{g.dims[0], g.dims[1]} : ojson{"rows", "cols"};
-    t["contiguous"] = named ? (transposed ? g.dims[0] : g.dims[1]) : "cols";
+    // A program tensor's extent is a size the kernel takes ("m"), or fixed ("rows"/"cols").
+    const std::string rows = g.rows_param.empty() ? "rows" : g.rows_param, cols = g.cols_param.empty() ? "cols" : g.cols_param;
+    t["dims"] = named ? ojson{g.dims[0], g.dims[1]} : ojson{rows, cols};
+    t["contiguous"] = named ? (transposed ? g.dims[0] : g.dims[1]) : cols;
     t["leading_dimension"] = g.ld;
     tensors[g.name] = t;
   }

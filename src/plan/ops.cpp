@@ -229,8 +229,15 @@ bool plan_tma_load(const ir::Op& o, const ir::Global& g, int gbits, int tbits, L
   l.c1_rt = o.at[0];
   l.c0_rt = o.at[1];
   l.c1_rt.base = l.c0_rt.base = l.c1_rt.rank = l.c0_rt.rank = 0;
-  if (!g.typed_map && (l.c0_rt.m_tile || l.c0_rt.n_tile || l.c0_rt.k_block))
-    throw std::logic_error("a byte map with a run-time column origin");
+  if (!g.typed_map) {
+    // A byte map counts bytes (or 4-byte words): the run-time column steps, in elements, become
+    // map units (LOAD-ALIGN keeps each a whole number of 16-byte chunks).
+    const int64_t per = int64_t{8} * m.unit;
+    for (int64_t* c : {&l.c0_rt.m_tile, &l.c0_rt.n_tile, &l.c0_rt.k_block}) {
+      if (*c * gbits % per != 0) throw std::logic_error("a run-time column step of a byte map that is no whole unit");
+      *c = *c * gbits / per;
+    }
+  }
   return true;
 }
 
@@ -591,6 +598,8 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) 
   st.clip = o.clip;
   st.rows_param = g->rows_param;
   st.cols_param = g->cols_param;
+  st.global_rows = g->rows;
+  st.global_width = g->cols;
   if (o.tma) {
     // The lowering's TMA epilogue (wgmma accumulators, a K-major 128-byte swizzled tile).
     const SmemPlacement* t = c.find_tile(o.via);

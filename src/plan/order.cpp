@@ -279,6 +279,9 @@ class Sequencer {
       return;
     }
     if (o.kind == ir::OpKind::arrive) {
+      // The arrival tells other threads that this role's tcgen05.ld/st are done (§9.7.16.6.4.4).
+      wait_ld("the tcgen05.ld of this role complete before it arrives (§9.7.16.6.4.4)", out);
+      wait_st("the tcgen05.st of this role complete before it arrives (§9.7.16.6.4.4)", out);
       st.kind = StepKind::arrive;
       st.why = "every thread of the role arrives on \"" + o.barrier.name + "\"";
     } else {

@@ -24,7 +24,13 @@ struct Context {
   mutable std::optional<ir::Kernel> kernel;
   mutable bool lowering_tried = false;
   mutable std::vector<verify::Problem> problems;  // the verifiers' (src/rules/verify*.cpp)
+  // The program's sizes, grid, loop and roles as check_pipeline.cpp judges them (computed once).
+  mutable std::optional<std::vector<verify::Problem>> structure = std::nullopt;
 };
+
+// The problems of a program's structure (src/rules/check_pipeline.cpp): PROGRAM-SIZE,
+// PROGRAM-GRID, PROGRAM-LOOP, PROGRAM-ROLE. A program with any is not lowered.
+const std::vector<verify::Problem>& program_structure(const Context& c);
 
 // Lowers and verifies the kernel once (filling c.problems): the kernel, or nullptr while the
 // template's own rules refuse the spec.
@@ -67,6 +73,11 @@ void check_tma_stride(const Context&, Diagnostics&);
 #define PTXGEN_DECLARE_CHECK(n) void check_##n(const Context&, Diagnostics&);
 PTXGEN_PROGRAM_CHECKS(PTXGEN_DECLARE_CHECK)
 #undef PTXGEN_DECLARE_CHECK
+// src/rules/check_pipeline.cpp
+void check_program_size(const Context&, Diagnostics&);
+void check_program_grid(const Context&, Diagnostics&);
+void check_program_loop(const Context&, Diagnostics&);
+void check_program_role(const Context&, Diagnostics&);
 void check_tmem_alloc_total(const Context&, Diagnostics&);
 void check_program_smem_budget(const Context&, Diagnostics&);
 void check_tmem_budget(const Context&, Diagnostics&);

@@ -395,6 +395,30 @@ const std::vector<Rule> kTable = {
  {"rename one of them"},
  R"({"program": {"smem": {"acc": {"dtype": "bf16", "shape": [8, 8]}}}})", "/program/tmem/acc", false,
  R"({"program": {"smem": {"acc_s": {"dtype": "bf16", "shape": [8, 8]}}}})", check_program_name},
+{"PROGRAM-SIZE", "a size is not declared, or cannot be a parameter's name", "(docs/spec.md, \"Sizes and a grid\")",
+ "A program's tensors, grid and loop may be sized by problem sizes the kernel takes at run time (.u32 parameters): \"sizes\": {\"m\": 4096} declares one with the spec's value, which the checks and the plan use. A name used as an extent, a grid dimension or a loop's range must be declared there, and a size is an identifier that ptxgen does not give other things (rows, cols, p_*, tmap_*, ptxgen_*).",
+ "A global shaped [\"m\", 64] with no \"m\" in /program/sizes; a size named p_A.",
+ {"declare the size under /program/sizes", "rename it"},
+ R"({"program": {"globals": {"D": {"dtype": "f32", "shape": ["m", 128]}}}})", "/program/globals/D/shape/0", false,
+ R"({"program": {"sizes": {"m": 128}, "globals": {"D": {"dtype": "f32", "shape": ["m", 128]}}}})", check_program_size},
+{"PROGRAM-GRID", "a position steps with the tile without a grid, or along a fixed extent", "(docs/spec.md, \"Sizes and a grid\")",
+ "With \"grid\": {\"tile\": [TM, TN]} the kernel launches one CTA (pair) per output tile of its m x n problem, and a load or store may step with the CTA's tile row and column (\"at\": [{\"m_tile\": TM}, ...]) or the loop's iteration (\"k_block\"). A position that steps lies along an extent the kernel takes at run time (a size): TMA zero-fills past it and stores stop at it, so tiles and blocks at the edge stay inside the tensor. Stepping with the tile needs a grid.",
+ "An op stepping with \"m_tile\" in a program without \"grid\"; a tile row stepping along a global whose rows are a fixed number.",
+ {"add \"grid\" (and sizes for the extents it steps along)", "drop the step"},
+ R"({"program": {"ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D", "at": [{"m_tile": 128}, {"n_tile": 128}]}]}})", "/program/ops/7/at/0", false,
+ R"({"program": {"sizes": {"m": 256, "n": 256}, "grid": {"tile": [128, 128]}, "globals": {"D": {"dtype": "f32", "shape": ["m", "n"]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D", "at": [{"m_tile": 128}, {"n_tile": 128}]}]}})", check_program_grid},
+{"PROGRAM-LOOP", "a loop ptxgen cannot pipeline, or a ring or step outside it", "(docs/spec.md, \"Loops and roles\")",
+ "A program has at most one loop: over a size in blocks (\"over\": \"k\", \"block\": 64, max(1, ceil(k / 64)) iterations) or a fixed number of times (\"trips\"). Its ops run pipelined across warp roles, ptxgen planning the mbarriers between them, so a program with a loop declares roles. Ring tiles (\"stages\") are used in the loop only, all with the same number of stages (the barriers that guard them have as many); positions that step with the iteration (\"k_block\") and \"accumulate\": \"after_first\" are the loop's.",
+ "A loop in a program without roles; two loops; a loop inside a loop; a ring tile loaded before the loop.",
+ {"declare roles and give each op its role", "merge the loops", "move the op into the loop"},
+ R"({"program": {"ops": [{"op": "loop", "trips": 2, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "mma", "a": "a", "b": "b", "d": "acc", "accumulate": "after_first"}]}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/0", false,
+ R"({"program": {"threads": 192, "roles": {"epilogue": {"warps": [0, 1, 2, 3]}, "producer": {"warps": [4]}, "mma": {"warps": [5]}}, "ops": [{"op": "loop", "trips": 2, "ops": [{"op": "load", "role": "producer", "src": "A", "dst": "a", "via": "tma"}, {"op": "load", "role": "producer", "src": "B", "dst": "b", "via": "tma"}, {"op": "mma", "role": "mma", "a": "a", "b": "b", "d": "acc", "accumulate": "after_first"}]}, {"op": "tmem_load", "role": "epilogue", "src": "acc", "regs": "r"}, {"op": "store", "role": "epilogue", "regs": "r", "dst": "D"}]}})", check_program_loop},
+{"PROGRAM-ROLE", "a role's warps, or an op's role, cannot be planned", "(docs/spec.md, \"Loops and roles\"); PTX ISA 9.1 §9.7.13.15 (mbarrier), §9.7.16.6 (tcgen05 memory consistency)",
+ "Roles are sets of consecutive warps (disjoint, inside the CTA) that run their own ops at the same time as the other roles; in a program with roles every op names its role, and ptxgen plans the mbarrier waits, arrivals, commits and transaction counts the order of the ops needs between them (the spec writes no commit or wait). Loads go by TMA (one thread of the role issues them; the reading roles wait on their transaction bytes). A register set belongs to the threads that loaded it: its stores and tmem_stores run in the same role.",
+ "An op without \"role\"; a role of warps [0, 2]; a plain load in a pipelined program; a store in another role than the tmem_load of its registers.",
+ {"give the op its role", "list consecutive warps", "add \"via\": \"tma\""},
+ R"({"program": {"threads": 192, "roles": {"epilogue": {"warps": [0, 1, 2, 3]}, "producer": {"warps": [4]}, "mma": {"warps": [5]}}, "ops": [{"op": "loop", "trips": 2, "ops": [{"op": "load", "role": "producer", "src": "A", "dst": "a", "via": "tma"}, {"op": "load", "role": "producer", "src": "B", "dst": "b", "via": "tma"}, {"op": "mma", "role": "mma", "a": "a", "b": "b", "d": "acc", "accumulate": "after_first"}]}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "role": "epilogue", "regs": "r", "dst": "D"}]}})", "/program/ops/1", false,
+ R"({"program": {"threads": 192, "roles": {"epilogue": {"warps": [0, 1, 2, 3]}, "producer": {"warps": [4]}, "mma": {"warps": [5]}}, "ops": [{"op": "loop", "trips": 2, "ops": [{"op": "load", "role": "producer", "src": "A", "dst": "a", "via": "tma"}, {"op": "load", "role": "producer", "src": "B", "dst": "b", "via": "tma"}, {"op": "mma", "role": "mma", "a": "a", "b": "b", "d": "acc", "accumulate": "after_first"}]}, {"op": "tmem_load", "role": "epilogue", "src": "acc", "regs": "r"}, {"op": "store", "role": "epilogue", "regs": "r", "dst": "D"}]}})", check_program_role},
 {"FORMAT-PACKED", "\"packed\" is a format of e2m1 only", "PTX ISA 9.1 §9.7.16.10.4.4, §9.7.16.10.4.6",
  "4-bit elements sit in shared (and global) memory either padded, 16 elements then 8 bytes of padding per 16 bytes (the format of .kind::f8f6f4 and .kind::mxf8f6f4 and the source of tcgen05.cp's decompression), or packed two per byte (.kind::mxf4, .kind::mxf4nvf4). 6-bit types have only the padded format; wider types neither.",
  "\"format\": \"packed\" on a type that is not e2m1.",
@@ -723,6 +747,9 @@ std::string good_document(const Rule& r) { return patched(r.good); }
 const ir::Kernel* lowered(const Context& c, const Diagnostics& d) {
   if (!c.lowering_tried && (c.spec.program || !d.has_errors())) {
     c.lowering_tried = true;
+    // A program whose sizes, grid, loop or roles are refused is not lowered: the pipeliner plans
+    // only a structure it can take (check_pipeline.cpp reports why).
+    if (c.spec.program && !program_structure(c).empty()) return nullptr;
     c.kernel = lower::lower(c.spec);
     c.problems = verify::run(*c.kernel).problems;
   }

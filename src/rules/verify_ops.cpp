@@ -5,6 +5,7 @@
 // 128-bit pieces of its rows into a view of its format and width that a shape writes. The numbers
 // the planner decides (the map's geometry, the copy's format and shape) come from narrow calls
 // (plan.hpp); this verifier words them. An op's first problem is its only one, as it stops there.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -82,7 +83,26 @@ bool load(Ctx& c, const ir::Op& o) {
       return false;
     }
   }
-  // Plain loads and byte maps move 16-byte chunks (a typed map counts elements).
+  // Plain loads have no bounds: a tensor of run-time extents is read through a tensor map, which
+  // zero-fills past them.
+  if (runtime && !o.tma && !g->typed_map) {
+    c.problem("LOAD-TMA", o.via_ptr.empty() ? o.ptr : o.via_ptr,
+              "\"" + g->name + "\" has extents the kernel takes at run time; a load by every thread's 16-byte loads would "
+              "read past them, a TMA load zero-fills there",
+              {"add \"via\": \"tma\""});
+    return false;
+  }
+  // Plain loads and byte maps move 16-byte chunks (a typed map counts elements), the steps of a
+  // position too: each tile or iteration further on starts a whole number of chunks into a row.
+  if (!g->typed_map)
+    for (int64_t step : {o.at[1].m_tile, o.at[1].n_tile, o.at[1].k_block})
+      if (step * gbits % 128 != 0) {
+        c.problem("LOAD-ALIGN", o.at_ptr + "/1",
+                  "loads move 16-byte chunks: the column steps " + s(step) + " elements (" + s(step * gbits) +
+                      " bits) per tile or iteration, not a multiple of 128 bits",
+                  {"step by a multiple of " + s(128 / std::min(gbits, 128)) + " elements"});
+        return false;
+      }
   if (!g->typed_map) {
     if (ctas > 1 && o.at[1].rank * gbits % 128 != 0) {
       c.problem("LOAD-ALIGN", o.per_cta_ptr + "/1",

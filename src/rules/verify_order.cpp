@@ -40,6 +40,14 @@ class Walk {
       else
         for (const auto& o : n.loop.body) ops_.push_back(&o);
   }
+  // A program whose roles the lowering synchronized: its ops as listed, the loop's body twice (what
+  // one iteration leaves to the next). The mbarriers between the roles order every completion, so
+  // only what the listed order means is judged: nothing read before it is written, and no
+  // multicast copy clobbering data still to be read.
+  Walk(Ctx& c, const ir::Kernel& k) : c_(c), synchronized_(true) {
+    for (size_t i = 0; i < k.loop_end; ++i) ops_.push_back(&k.listed[i]);
+    for (size_t i = k.loop_first; i < k.listed.size(); ++i) ops_.push_back(&k.listed[i]);
+  }
 
   void run() {
     for (size_t i = 0; i < ops_.size(); ++i) op(i, *ops_[i]);
@@ -65,6 +73,7 @@ class Walk {
     if (written_keys_.insert(plan::describe(r)).second) written_.push_back(r);
   }
   void add_async(Async a) {
+    if (synchronized_) return;  // the lowering's mbarriers order the completions
     std::string key = std::string(name(a.what)) + "|" + a.d_key;
     for (const auto& r : a.writes) key += "|w" + plan::describe(r);
     for (const auto& r : a.reads) key += "|r" + plan::describe(r);
@@ -299,6 +308,7 @@ class Walk {
   }
 
   Ctx& c_;
+  const bool synchronized_ = false;
   std::vector<const ir::Op*> ops_;  // every op of the role in order (loop bodies inlined)
   std::vector<Async> async_;
   std::vector<plan::Region> written_;
@@ -310,7 +320,8 @@ class Walk {
 }  // namespace
 
 void order(Ctx& c) {
-  if (!c.k.planner_orders()) return;  // a lowering's roles synchronize through their own mbarriers
+  if (!c.k.listed.empty()) return Walk(c, c.k).run();  // a program's roles, synchronized by the lowering
+  if (!c.k.planner_orders()) return;  // the gemm template's roles synchronize through their own mbarriers
   for (const auto& r : c.k.roles) Walk(c, r).run();
 }
 

@@ -40,6 +40,7 @@ std::string_view name(OpKind k) {
     case OpKind::store: return "store";
     case OpKind::commit: return "commit";
     case OpKind::wait: return "wait";
+    case OpKind::loop: return "loop";
   }
   return "?";
 }
@@ -75,11 +76,17 @@ class Parser {
     p_.cta_group_ptr = r.ptr("cta_group");
     if (r.has("cta_group"))
       if (auto v = r.integer("cta_group", false, 1, 2)) p_.cta_group = static_cast<int>(*v);
+    p_.sizes_ptr = r.ptr("sizes");
+    if (const json* z = r.object("sizes", false)) sizes(*z, r.ptr("sizes"), r);
+    if (const json* g = r.object("grid", false)) grid(*g, r.ptr("grid"), r);
+    p_.roles_ptr = r.ptr("roles");
+    if (const json* ro = r.object("roles", false)) each(*ro, r.ptr("roles"), [&](const std::string& n, const json& v, const std::string& at) { role(n, v, at); });
     if (const json* g = r.object("globals", false)) each(*g, r.ptr("globals"), [&](const std::string& n, const json& v, const std::string& at) { global(n, v, at); });
     if (const json* s = r.object("smem", false)) each(*s, r.ptr("smem"), [&](const std::string& n, const json& v, const std::string& at) { tile(n, v, at); });
     if (const json* t = r.object("tmem", false)) each(*t, r.ptr("tmem"), [&](const std::string& n, const json& v, const std::string& at) { view_entry(n, v, at); });
     if (const json* ops = r.get("ops", true, json::value_t::array, "an array of ops")) {
-      for (size_t i = 0; i < ops->size(); ++i) op((*ops)[i], ptr_join(r.ptr("ops"), i));
+      for (size_t i = 0; i < ops->size(); ++i)
+        if (auto o = op((*ops)[i], ptr_join(r.ptr("ops"), i))) p_.ops.push_back(std::move(*o));
     }
     r.finish();
     if (d_.has_errors()) return std::nullopt;
@@ -131,9 +138,101 @@ class Parser {
     g.format_ptr = r.ptr("format");
     if (r.has("format"))
       if (auto f = r.choice("format", false, kFormats)) g.format = *f;
-    if (auto s = shape(r)) g.rows = (*s)[0], g.cols = (*s)[1];
+    extents(r, g);
     r.finish();
     p_.globals.push_back(g);
+  }
+
+  // "sizes": {"m": 4096, ...}: the .u32 parameters, each with the spec's value.
+  void sizes(const json& obj, const std::string& at, ObjReader& parent) {
+    ObjReader r(obj, at, parent);
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      const std::string p = ptr_join(at, it.key());
+      if (auto v = r.integer(it.key(), true, 1, kMaxExtent)) p_.sizes.push_back({it.key(), p, *v});
+    }
+    r.finish();
+  }
+
+  const Size* size(const std::string& n) const {
+    for (const auto& z : p_.sizes)
+      if (z.name == n) return &z;
+    return nullptr;
+  }
+
+  // A global's "shape": two extents, each an integer or the name of a size (its value here, the
+  // kernel's at run time). A name no size declares is PROGRAM-SIZE (rules/check_pipeline.cpp).
+  // An array of exactly two entries under `key` ("an array of 2 `what`"), each given to
+  // `each(i, value, pointer)`.
+  template <typename F>
+  void two(ObjReader& r, std::string_view key, bool required, const std::string& what, F each) {
+    const json* v = r.get(key, required, json::value_t::array, ("an array of 2 " + what).c_str());
+    if (!v) return;
+    if (v->size() != 2) {
+      d_.error("SPEC-TYPE", r.ptr(key),
+               quote(std::string(key)) + " must be an array of 2 " + what + ", not " + std::to_string(v->size()) + " elements");
+      return;
+    }
+    for (size_t i = 0; i < 2; ++i) each(i, (*v)[i], ptr_join(r.ptr(key), i));
+  }
+
+  void extents(ObjReader& r, GlobalTensor& g) {
+    two(r, "shape", true, "extents", [&](size_t i, const json& x, const std::string& p) {
+      int64_t& ext = i ? g.cols : g.rows;
+      std::string& named = i ? g.cols_size : g.rows_size;
+      if (x.is_string()) {
+        named = x.get<std::string>();
+        if (const Size* z = size(named)) ext = z->value;
+      } else if (!x.is_number()) {
+        d_.error("SPEC-TYPE", p, "an extent is an integer or the name of a size, not " + json_type_name(x));
+      } else if (auto n = r.check_integer(x, p, "shape[" + std::to_string(i) + "]", 1, kMaxExtent)) {
+        ext = *n;
+      }
+    });
+  }
+
+  void grid(const json& obj, const std::string& at, ObjReader& parent) {
+    ObjReader r(obj, at, parent);
+    Grid g;
+    g.ptr = at;
+    g.tile_ptr = r.ptr("tile");
+    if (auto t = pair(r, "tile", 1, 1024)) g.tile_m = (*t)[0], g.tile_n = (*t)[1];
+    else if (!r.has("tile")) r.get("tile", true, json::value_t::array, "an array of 2 integers");
+    g.m = ref(r, "m", false);
+    g.n = ref(r, "n", false);
+    if (!g.m) g.m = {"m", g.ptr};
+    if (!g.n) g.n = {"n", g.ptr};
+    g.raster_ptr = r.ptr("raster");
+    if (r.has("raster"))
+      if (auto v = r.integer("raster", false, 1, 64)) g.raster = static_cast<int>(*v);
+    r.finish();
+    p_.grid = g;
+  }
+
+  void role(const std::string& n, const json& v, const std::string& at) {
+    ObjReader r(v, at, d_, lits_);
+    Role x;
+    x.name = n;
+    x.ptr = at;
+    x.warps_ptr = r.ptr("warps");
+    x.warps = warp_list(r, true);
+    r.finish();
+    p_.roles.push_back(x);
+  }
+
+  // "warps": [w, ...] of warp numbers 0 .. 31.
+  std::vector<int> warp_list(ObjReader& r, bool required) {
+    std::vector<int> out;
+    const json* w = r.get("warps", required, json::value_t::array, "an array of warp numbers");
+    if (!w) return out;
+    for (size_t i = 0; i < w->size(); ++i) {
+      const std::string p = ptr_join(r.ptr("warps"), i);
+      if (!(*w)[i].is_number()) {
+        d_.error("SPEC-TYPE", p, "warp numbers are integers, not " + json_type_name((*w)[i]));
+        continue;
+      }
+      if (auto x = r.check_integer((*w)[i], p, "warps[" + std::to_string(i) + "]", 0, 31)) out.push_back(static_cast<int>(*x));
+    }
+    return out;
   }
 
   std::optional<std::array<int64_t, 2>> shape(ObjReader& r) {
@@ -168,6 +267,9 @@ class Parser {
     t.format_ptr = r.ptr("format");
     if (r.has("format"))
       if (auto f = r.choice("format", false, kFormats)) t.format = *f;
+    t.stages_ptr = r.ptr("stages");
+    if (r.has("stages"))
+      if (auto n = r.integer("stages", false, 1, 32)) t.stages = static_cast<int>(*n);
     r.finish();
     p_.smem.push_back(t);
   }
@@ -286,10 +388,10 @@ class Parser {
     return out;
   }
 
-  void op(const json& v, const std::string& at) {
+  std::optional<Op> op(const json& v, const std::string& at) {
     if (!v.is_object()) {
       d_.error("SPEC-TYPE", at, "an op is an object, not " + json_type_name(v));
-      return;
+      return std::nullopt;
     }
     ObjReader r(v, at, d_, lits_);
     Op o;
@@ -297,14 +399,16 @@ class Parser {
     const Choices<OpKind> kinds = {{"load", OpKind::load},           {"copy", OpKind::copy},
                                    {"mma", OpKind::mma},             {"tmem_load", OpKind::tmem_load},
                                    {"tmem_store", OpKind::tmem_store}, {"store", OpKind::store},
-                                   {"commit", OpKind::commit},       {"wait", OpKind::wait}};
+                                   {"commit", OpKind::commit},       {"wait", OpKind::wait},
+                                   {"loop", OpKind::loop}};
     auto k = r.choice("op", true, kinds);
     if (!k) {
       for (auto it = v.begin(); it != v.end(); ++it) r.any(it.key());  // no cascade of unknown keys
       r.finish();
-      return;
+      return std::nullopt;
     }
     o.kind = *k;
+    if (o.kind != OpKind::loop) o.role = ref(r, "role", false);
     switch (o.kind) {
       case OpKind::load:
       case OpKind::store:
@@ -312,8 +416,7 @@ class Parser {
         else o.regs = ref(r, "regs", true);
         o.dst = ref(r, "dst", true);
         o.at_ptr = r.ptr("at");
-        if (r.has("at"))
-          if (auto a = pair(r, "at", 0, kMaxExtent)) o.at = *a;
+        if (r.has("at")) position(r, o);
         o.per_cta_ptr = r.ptr("per_cta");
         if (r.has("per_cta"))
           if (auto a = pair(r, "per_cta", 0, kMaxExtent)) {
@@ -338,6 +441,7 @@ class Parser {
       case OpKind::tmem_store: ldst(r, o); break;
       case OpKind::commit:
       case OpKind::wait: o.barrier = ref(r, "barrier", true); break;
+      case OpKind::loop: loop(r, o); break;
     }
     // Not an unknown member like any other: say why an op has none.
     if (r.any("cta_group"))
@@ -347,14 +451,64 @@ class Parser {
           .help.push_back("set it once for the whole program: \"cta_group\": 2 at /program/cta_group (1, the default, "
                           "is one CTA; 2 a CTA pair)");
     r.finish();
-    p_.ops.push_back(o);
+    return o;
+  }
+
+  // "at": [row, col], each an integer or {"base": b, "m_tile": x, "n_tile": y, "k_block": z}:
+  // b + x * (the CTA's tile row) + y * (its tile column) + z * (the loop's iteration).
+  void position(ObjReader& r, Op& o) {
+    two(r, "at", false, "positions", [&](size_t i, const json& x, const std::string& p) {
+      if (x.is_object()) {
+        ObjReader ra(x, p, r);
+        auto term = [&](const char* key, int64_t& out) {
+          if (ra.has(key))
+            if (auto n = ra.integer(key, false, 0, kMaxExtent)) out = *n;
+        };
+        term("base", o.at[i]);
+        term("m_tile", o.at_step[i].m_tile);
+        term("n_tile", o.at_step[i].n_tile);
+        term("k_block", o.at_step[i].k_block);
+        ra.finish();
+      } else if (!x.is_number()) {
+        d_.error("SPEC-TYPE", p, "a position is an integer or an object {\"base\", \"m_tile\", \"n_tile\", \"k_block\"}, not " +
+                                     json_type_name(x));
+      } else if (auto n = r.check_integer(x, p, "at[" + std::to_string(i) + "]", 0, kMaxExtent)) {
+        o.at[i] = *n;
+      }
+    });
+  }
+
+  // {"op": "loop", "over": SIZE, "block": B, "ops": [...]} or {"op": "loop", "trips": N, ...}.
+  void loop(ObjReader& r, Op& o) {
+    o.over = ref(r, "over", false);
+    o.block_ptr = r.ptr("block");
+    o.trips_ptr = r.ptr("trips");
+    if (r.has("block"))
+      if (auto b = r.integer("block", false, 1, 1 << 16)) o.block = *b;
+    if (r.has("trips"))
+      if (auto t = r.integer("trips", false, 1, 1 << 20)) o.trips = *t;
+    o.body_ptr = r.ptr("ops");
+    if (const json* ops = r.get("ops", true, json::value_t::array, "an array of ops")) {
+      // A loop inside a loop is parsed (so its pointer can be reported) but refused (PROGRAM-LOOP);
+      // the input's depth limit bounds the recursion.
+      for (size_t i = 0; i < ops->size(); ++i)
+        if (auto b = op((*ops)[i], ptr_join(r.ptr("ops"), i))) o.body.push_back(std::move(*b));
+    }
   }
 
   void mma(ObjReader& r, Op& o) {
     o.a = ref(r, "a", true);
     o.b = ref(r, "b", true);
     o.d = ref(r, "d", true);
-    if (const json* acc = r.get("accumulate", false, json::value_t::boolean, "a boolean")) o.accumulate = acc->get<bool>();
+    o.accumulate_ptr = r.ptr("accumulate");
+    if (const json* acc = r.any("accumulate")) {
+      if (acc->is_boolean()) o.accumulate = acc->get<bool>();
+      else if (acc->is_string() && acc->get<std::string>() == "after_first") o.accumulate_after_first = true;
+      else
+        d_.error("SPEC-TYPE", o.accumulate_ptr,
+                 "\"accumulate\" is true, false or \"after_first\" (in a loop: D = A x B in the first iteration, += after), not " +
+                     (acc->is_string() ? quote(acc->get<std::string>()) : json_type_name(*acc)));
+    }
     o.scale_ptr = r.ptr("scale");
     if (const json* s = r.object("scale", false)) {
       ObjReader rs(*s, r.ptr("scale"), r);
@@ -398,17 +552,7 @@ class Parser {
     o.pack_ptr = r.ptr(pk);
     if (const json* p = r.get(pk, false, json::value_t::boolean, "a boolean")) o.pack = p->get<bool>();
     o.warps_ptr = r.ptr("warps");
-    if (const json* w = r.get("warps", false, json::value_t::array, "an array of warp numbers")) {
-      for (size_t i = 0; i < w->size(); ++i) {
-        const std::string p = ptr_join(r.ptr("warps"), i);
-        if (!(*w)[i].is_number()) {
-          d_.error("SPEC-TYPE", p, "warp numbers are integers, not " + json_type_name((*w)[i]));
-          continue;
-        }
-        if (auto x = r.check_integer((*w)[i], p, "warps[" + std::to_string(i) + "]", 0, 31))
-          o.warps.push_back(static_cast<int>(*x));
-      }
-    }
+    o.warps = warp_list(r, false);
   }
 
   Diagnostics& d_;
@@ -428,9 +572,21 @@ std::string program_to_json(const Program& p) {
   oj j;
   j["threads"] = p.threads;
   if (p.cta_group != 1) j["cta_group"] = p.cta_group;
+  if (!p.sizes.empty()) {
+    oj z = oj::object();
+    for (const auto& x : p.sizes) z[x.name] = x.value;
+    j["sizes"] = z;
+  }
+  if (p.grid) j["grid"] = {{"tile", {p.grid->tile_m, p.grid->tile_n}}, {"m", p.grid->m.name}, {"n", p.grid->n.name}, {"raster", p.grid->raster}};
+  if (!p.roles.empty()) {
+    oj ro = oj::object();
+    for (const auto& x : p.roles) ro[x.name] = {{"warps", x.warps}};
+    j["roles"] = ro;
+  }
   oj g = oj::object();
   for (const auto& x : p.globals) {
-    g[x.name] = {{"dtype", dt(x.dtype)}, {"shape", {x.rows, x.cols}}};
+    auto extent = [](int64_t v, const std::string& n) { return n.empty() ? oj(v) : oj(n); };
+    g[x.name] = {{"dtype", dt(x.dtype)}, {"shape", {extent(x.rows, x.rows_size), extent(x.cols, x.cols_size)}}};
     if (isa::value_bits(x.dtype) < 8) g[x.name]["format"] = x.format == SubByte::packed ? "packed" : "padded";
   }
   j["globals"] = g;
@@ -441,6 +597,7 @@ std::string program_to_json(const Program& p) {
     else o["swizzle"] = t.swizzle == isa::Swizzle::none ? 0 : isa::bytes(t.swizzle);
     if (t.align) o["align"] = t.align;
     if (isa::value_bits(t.dtype) < 8) o["format"] = t.format == SubByte::packed ? "packed" : "padded";
+    if (t.stages != 1) o["stages"] = t.stages;
     s[t.name] = o;
   }
   j["smem"] = s;
@@ -481,22 +638,32 @@ std::string program_to_json(const Program& p) {
   oj t = oj::object();
   for (auto& [n, v] : named) t[n] = v;
   j["tmem"] = t;
-  oj ops = oj::array();
-  for (const auto& o : p.ops) {
+  std::function<oj(const Op&)> op = [&](const Op& o) -> oj {
     oj x = {{"op", std::string(name(o.kind))}};
     auto put = [&](const char* k, const Ref& r) {
       if (r) x[k] = r.name;
     };
+    put("role", o.role);
     switch (o.kind) {
       case OpKind::load:
-      case OpKind::store:
+      case OpKind::store: {
         put("src", o.src);
         put("regs", o.regs);
         put("dst", o.dst);
-        x["at"] = {o.at[0], o.at[1]};
+        oj at = oj::array();
+        for (size_t i = 0; i < 2; ++i) {
+          const AtStep& st = o.at_step[i];
+          if (!st.any()) {
+            at.push_back(o.at[i]);
+            continue;
+          }
+          at.push_back({{"base", o.at[i]}, {"m_tile", st.m_tile}, {"n_tile", st.n_tile}, {"k_block", st.k_block}});
+        }
+        x["at"] = at;
         if (o.has_per_cta) x["per_cta"] = {o.per_cta[0], o.per_cta[1]};
         if (o.tma) x["via"] = "tma";
         break;
+      }
       case OpKind::copy:
         put("src", o.src);
         put("dst", o.dst);
@@ -507,7 +674,8 @@ std::string program_to_json(const Program& p) {
         put("a", o.a);
         put("b", o.b);
         put("d", o.d);
-        x["accumulate"] = o.accumulate;
+        if (o.accumulate_after_first) x["accumulate"] = "after_first";
+        else x["accumulate"] = o.accumulate;
         if (o.scale_a) x["scale"] = {{"a", o.scale_a.name}, {"b", o.scale_b.name}, {"vec", o.vec}};
         if (o.metadata) x["sparse"] = {{"metadata", o.metadata.name}};
         if (o.kind_override) x["kind"] = std::string(isa::name(*o.kind_override));
@@ -524,9 +692,20 @@ std::string program_to_json(const Program& p) {
         break;
       case OpKind::commit:
       case OpKind::wait: put("barrier", o.barrier); break;
+      case OpKind::loop: {
+        put("over", o.over);
+        if (o.block) x["block"] = o.block;
+        if (o.trips) x["trips"] = o.trips;
+        oj body = oj::array();
+        for (const auto& b : o.body) body.push_back(op(b));
+        x["ops"] = body;
+        break;
+      }
     }
-    ops.push_back(x);
-  }
+    return x;
+  };
+  oj ops = oj::array();
+  for (const auto& o : p.ops) ops.push_back(op(o));
   j["ops"] = ops;
   return j.dump();
 }

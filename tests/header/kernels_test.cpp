@@ -62,12 +62,14 @@ const std::uintptr_t kA = 0x100000, kB = 0x2000000, kD = 0x40000000;  // aligned
     (void)&ptxgen::NAME##_check;                                                                              \
     std::uint64_t p[64] = {};                                                                                 \
     const std::int64_t ld[64] = {};                                                                           \
+    std::int64_t sz[16];  /* a program's sizes (those with a grid): 256 each */                               \
+    for (auto& z : sz) z = 256;                                                                               \
     const auto& k = ptxgen::detail::k_##NAME::kernel;                                                         \
     for (unsigned t = 0; t < k.tensor_count; ++t) p[t] = kA * (t + 1);                                        \
     ptxgen::detail::ok(); /* detail::check leaves the words of an earlier failure */                          \
-    expect(#NAME " with aligned tensors", ptxgen::detail::check(k, {p, ld, nullptr}), CUDA_SUCCESS, nullptr); \
+    expect(#NAME " with aligned tensors", ptxgen::detail::check(k, {p, ld, sz}), CUDA_SUCCESS, nullptr);     \
     p[k.tensor_count - 1] = 0;                                                                                \
-    expect(#NAME " with a null tensor", ptxgen::detail::check(k, {p, ld, nullptr}), CUDA_ERROR_INVALID_VALUE, \
+    expect(#NAME " with a null tensor", ptxgen::detail::check(k, {p, ld, sz}), CUDA_ERROR_INVALID_VALUE,     \
            "is a null pointer");                                                                              \
     ++programs;                                                                                               \
   }

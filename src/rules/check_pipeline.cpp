@@ -1,0 +1,271 @@
+// The program level's sizes, grid, loop and roles (docs/spec.md, "Sizes and a grid", "Loops and
+// roles"), judged on the spec before it is lowered: a program whose structure is refused here is
+// not lowered (the pipeliner, src/lower/pipeline.cpp, takes a loop and roles it can plan).
+#include <algorithm>
+#include <functional>
+
+#include "context.hpp"
+
+#include "ptxgen/diag.hpp"
+
+namespace ptxgen::rules {
+
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+struct Structure {
+  const spec::Program& p;
+  std::vector<verify::Problem> out;
+
+  void problem(const char* rule, const std::string& ptr, const std::string& msg, std::vector<std::string> help = {}) {
+    out.push_back({rule, ptr, msg, std::move(help)});
+  }
+
+  const spec::Size* size(const std::string& n) const {
+    for (const auto& z : p.sizes)
+      if (z.name == n) return &z;
+    return nullptr;
+  }
+  const spec::GlobalTensor* global(const std::string& n) const {
+    for (const auto& g : p.globals)
+      if (g.name == n) return &g;
+    return nullptr;
+  }
+  const spec::SmemTile* tile(const std::string& n) const {
+    for (const auto& t : p.smem)
+      if (t.name == n) return &t;
+    return nullptr;
+  }
+
+  // PROGRAM-SIZE: every name used as a size is declared, and sizes are names a kernel parameter
+  // and the launch header can take.
+  void sizes() {
+    for (const auto& z : p.sizes) {
+      const bool reserved = z.name == "rows" || z.name == "cols" || z.name.rfind("p_", 0) == 0 || z.name.rfind("tmap_", 0) == 0 ||
+                            z.name.rfind(plan::kPlannerPrefix, 0) == 0;
+      if (!spec::valid_name(z.name) || reserved)
+        problem("PROGRAM-SIZE", z.ptr,
+                "\"" + z.name + "\" cannot name a size: sizes are .u32 kernel parameters, " +
+                    (reserved ? "and rows, cols, p_*, tmap_* and ptxgen_* are names ptxgen gives other things"
+                              : "[A-Za-z_][A-Za-z0-9_]*, at most 64 characters"),
+                {"rename it"});
+    }
+    auto need = [&](const std::string& n, const std::string& ptr, const std::string& what) {
+      if (!n.empty() && !size(n))
+        problem("PROGRAM-SIZE", ptr, what + " names the size \"" + n + "\", which /program/sizes does not declare",
+                {"declare it: \"sizes\": {\"" + n + "\": VALUE}, the problem size the kernel takes at run time"});
+    };
+    for (const auto& g : p.globals) {
+      need(g.rows_size, g.ptr + "/shape/0", "the rows of \"" + g.name + "\"");
+      need(g.cols_size, g.ptr + "/shape/1", "the columns of \"" + g.name + "\"");
+    }
+    if (p.grid) {
+      need(p.grid->m.name, p.grid->m.ptr == p.grid->ptr ? p.grid->ptr : p.grid->m.ptr, "the grid's rows");
+      need(p.grid->n.name, p.grid->n.ptr == p.grid->ptr ? p.grid->ptr : p.grid->n.ptr, "the grid's columns");
+    }
+    each([&](const spec::Op& o, bool) {
+      if (o.kind == spec::OpKind::loop) need(o.over.name, o.over.ptr, "the loop");
+    });
+  }
+
+  void each(const std::function<void(const spec::Op&, bool)>& f) const {
+    for (const auto& o : p.ops) {
+      f(o, false);
+      for (const auto& b : o.body) f(b, true);
+    }
+  }
+
+  // PROGRAM-GRID: positions that step with the CTA's tile need a grid, and a position that steps
+  // (with the tile or the iteration) lies in a dimension whose extent is a size, so that the
+  // kernel's tensor maps zero-fill past it and its stores stop at it.
+  void grid() {
+    each([&](const spec::Op& o, bool) {
+      if (o.kind != spec::OpKind::load && o.kind != spec::OpKind::store) return;
+      const spec::GlobalTensor* g = global(o.kind == spec::OpKind::load ? o.src.name : o.dst.name);
+      for (size_t i = 0; i < 2; ++i) {
+        const spec::AtStep& st = o.at_step[i];
+        const std::string ptr = ptr_join(o.at_ptr, i);
+        if ((st.m_tile || st.n_tile) && !p.grid) {
+          problem("PROGRAM-GRID", ptr, "the position steps with the CTA's output tile, but the program has no grid",
+                  {"add \"grid\": {\"tile\": [TM, TN]} (one CTA per output tile), or drop \"m_tile\" / \"n_tile\""});
+          continue;
+        }
+        if (!st.any() || !g) continue;
+        const std::string& named = i ? g->cols_size : g->rows_size;
+        if (named.empty())
+          problem("PROGRAM-GRID", ptr,
+                  "the position steps with the tile or the iteration along the " + std::string(i ? "columns" : "rows") + " of \"" +
+                      g->name + "\", whose extent " + s(i ? g->cols : g->rows) +
+                      " is fixed: nothing would keep the tiles or blocks past it inside the tensor",
+                  {"give \"" + g->name + "\" a size there (\"shape\": [..., \"NAME\"] with NAME in /program/sizes); the kernel "
+                   "then takes it at run time, loads zero-fill past it and stores stop at it"});
+      }
+    });
+  }
+
+  // PROGRAM-LOOP: one loop, of a program with roles, over a size in blocks or a fixed count, that
+  // steps what it steps; rings live in it.
+  void loop() {
+    const spec::Op* first = nullptr;
+    for (const auto& o : p.ops) {
+      if (o.kind != spec::OpKind::loop) continue;
+      if (first) {
+        problem("PROGRAM-LOOP", o.ptr, "a second loop: a program has one loop (over K blocks), " + first->ptr + "",
+                {"put the ops of both in one loop"});
+        continue;
+      }
+      first = &o;
+      if (p.roles.empty())
+        problem("PROGRAM-LOOP", o.ptr,
+                "a loop runs its ops pipelined across warp roles, and this program has none: ptxgen plans the mbarriers "
+                "between roles, not between the iterations of one role",
+                {"declare \"roles\" (e.g. a producer warp for the loads, an MMA warp, epilogue warps) and give each op its "
+                 "\"role\""});
+      const bool by_size = !o.over.name.empty();
+      if (by_size == (o.trips > 0) || (by_size && !o.block))
+        problem("PROGRAM-LOOP", o.ptr, "a loop runs over a size in blocks (\"over\" and \"block\") or a fixed number of times "
+                                       "(\"trips\"), one of the two",
+                {"write \"over\": \"k\", \"block\": 64 or \"trips\": N"});
+      if (o.body.empty()) problem("PROGRAM-LOOP", o.body_ptr, "the loop has no ops");
+      for (const auto& b : o.body)
+        if (b.kind == spec::OpKind::loop)
+          problem("PROGRAM-LOOP", b.ptr, "a loop inside a loop: a program has one loop", {"flatten the inner loop into the outer"});
+    }
+    // Positions that step with the iteration, and "after_first", are in the loop; rings are used
+    // only there, all of one depth (the barriers that guard them have that many stages).
+    int ring = 0;
+    std::string ring_ptr;
+    each([&](const spec::Op& o, bool in_loop) {
+      for (size_t i = 0; i < 2; ++i)
+        if (o.at_step[i].k_block && !in_loop)
+          problem("PROGRAM-LOOP", ptr_join(o.at_ptr, i), "the position steps with the loop's iteration (\"k_block\") outside the loop",
+                  {"move the op into the loop, or drop \"k_block\""});
+      if (o.accumulate_after_first && !in_loop)
+        problem("PROGRAM-LOOP", o.accumulate_ptr, "\"after_first\" accumulates from the loop's second iteration on; this mma is not in a loop",
+                {"write \"accumulate\": false or true"});
+      for (const spec::Ref* r : {&o.src, &o.dst, &o.a, &o.b}) {
+        const spec::SmemTile* t = *r ? tile(r->name) : nullptr;
+        if (!t || t->stages == 1) continue;
+        if (!in_loop)
+          problem("PROGRAM-LOOP", r->ptr, "the tile \"" + t->name + "\" is a ring of " + s(t->stages) +
+                                              " stages, which ops in the loop cycle through; this op is outside the loop",
+                  {"drop \"stages\" from the tile, or use another tile here"});
+        else if (ring && t->stages != ring)
+          problem("PROGRAM-LOOP", t->stages_ptr, "the rings of one loop have one depth: \"" + t->name + "\" has " + s(t->stages) +
+                                                     " stages, " + ring_ptr + " " + s(ring),
+                  {"give every ring tile the same \"stages\""});
+        else if (in_loop) ring = t->stages, ring_ptr = t->stages_ptr;
+      }
+    });
+  }
+
+  // PROGRAM-ROLE: roles are consecutive warps of the CTA, disjoint; with roles every op names one
+  // (and no op otherwise), loads go by TMA, ptxgen synchronizes the roles (no commit or wait of the
+  // spec's), and a register set stays with the warps that loaded it.
+  void roles() {
+    const int warps = (p.threads + 31) / 32;
+    std::map<int, std::string> owner;
+    for (const auto& r : p.roles) {
+      std::vector<int> w = r.warps;
+      std::sort(w.begin(), w.end());
+      bool ok = !w.empty();
+      for (size_t i = 1; i < w.size() && ok; ++i) ok = w[i] == w[i - 1] + 1;
+      if (!ok) {
+        problem("PROGRAM-ROLE", r.warps_ptr, "the warps of role \"" + r.name + "\" are not consecutive: a role is warps w .. w + n - 1",
+                {"list consecutive warps, e.g. [0, 1, 2, 3]"});
+        continue;
+      }
+      for (int x : w) {
+        if (x >= warps) {
+          problem("PROGRAM-ROLE", r.warps_ptr, "role \"" + r.name + "\" names warp " + s(x) + "; the program has " + s(p.threads) +
+                                                   " threads (" + s(warps) + " warps)",
+                  {"raise \"threads\" or use warps below " + s(warps)});
+          break;
+        }
+        auto [it, fresh] = owner.emplace(x, r.name);
+        if (!fresh) {
+          problem("PROGRAM-ROLE", r.warps_ptr, "warp " + s(x) + " is in roles \"" + it->second + "\" and \"" + r.name +
+                                                   "\": a warp runs one role",
+                  {"give each role its own warps"});
+          break;
+        }
+      }
+    }
+    auto known = [&](const std::string& n) {
+      return std::any_of(p.roles.begin(), p.roles.end(), [&](const spec::Role& r) { return r.name == n; });
+    };
+    std::map<std::string, std::string> regs_role;  // register set -> the role of its latest tmem_load
+    each([&](const spec::Op& o, bool) {
+      if (o.kind == spec::OpKind::loop) return;
+      if (p.roles.empty()) {
+        if (o.role)
+          problem("PROGRAM-ROLE", o.role.ptr, "\"role\" names the warps that run an op; this program declares no roles",
+                  {"declare \"roles\", or drop \"role\""});
+        return;
+      }
+      if (!o.role) {
+        problem("PROGRAM-ROLE", o.ptr, "a program with roles gives every op one: which warps run " + std::string(spec::name(o.kind)) + "?",
+                {"add \"role\": NAME, a role of /program/roles"});
+        return;
+      }
+      if (!known(o.role.name)) {
+        problem("PROGRAM-ROLE", o.role.ptr, "\"" + o.role.name + "\" is not a role of /program/roles", {"declare it, or name a declared role"});
+        return;
+      }
+      if (o.kind == spec::OpKind::commit || o.kind == spec::OpKind::wait)
+        problem("PROGRAM-ROLE", o.ptr,
+                "ptxgen plans the mbarriers between the roles of a program (the waits, commits and arrivals the order of "
+                "its ops needs): the spec writes no " + std::string(spec::name(o.kind)),
+                {"drop the commit and wait ops"});
+      if (o.kind == spec::OpKind::load && !o.tma)
+        problem("PROGRAM-ROLE", o.via_ptr.empty() ? o.ptr : o.via_ptr,
+                "a load of a program with roles goes by TMA: one thread of its role issues it and the roles that read the "
+                "tile wait on its mbarrier",
+                {"add \"via\": \"tma\""});
+      if (o.kind == spec::OpKind::tmem_load) regs_role[o.regs.name] = o.role.name;
+      if ((o.kind == spec::OpKind::tmem_store || o.kind == spec::OpKind::store) && regs_role.count(o.regs.name) &&
+          regs_role[o.regs.name] != o.role.name)
+        problem("PROGRAM-ROLE", o.role.ptr,
+                "the registers \"" + o.regs.name + "\" were loaded by role \"" + regs_role[o.regs.name] +
+                    "\": registers belong to the threads that hold them, and role \"" + o.role.name + "\" runs other warps",
+                {"run this op in role \"" + regs_role[o.regs.name] + "\""});
+    });
+    if (!p.roles.empty() && p.cta_group == 2)
+      problem("PROGRAM-ROLE", p.roles_ptr,
+              "ptxgen does not pipeline a CTA pair's roles yet (its refusal, not the hardware's: the pair's TMA loads "
+              "complete on the leader's barriers and both CTAs' epilogues release the accumulator)",
+              {"use \"cta_group\": 1 with roles, or a pair without roles"});
+  }
+};
+
+}  // namespace
+
+const std::vector<verify::Problem>& program_structure(const Context& c) {
+  if (!c.structure) {
+    c.structure.emplace();
+    if (c.spec.program) {
+      Structure st{*c.spec.program, {}};
+      st.sizes();
+      st.grid();
+      st.loop();
+      st.roles();
+      *c.structure = std::move(st.out);
+    }
+  }
+  return *c.structure;
+}
+
+namespace {
+void report(const Context& c, Diagnostics& d, const char* id) {
+  for (const auto& p : program_structure(c))
+    if (p.rule == id) d.error(p.rule, p.pointer, p.message).help = p.help;
+}
+}  // namespace
+
+void check_program_size(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-SIZE"); }
+void check_program_grid(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-GRID"); }
+void check_program_loop(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-LOOP"); }
+void check_program_role(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-ROLE"); }
+
+}  // namespace ptxgen::rules
