@@ -90,12 +90,44 @@ TEST_CASE("the back-to-back chain: S = Q.K^T, P = bf16(S) over S's cells, O += P
   // read P (same cells, -1) and after the softmax warps read the previous S (-S: the ring of one);
   // O += P.V after P is stored; the producer reloads a stage once both MMAs of that block read it.
   CHECK(trace(p) ==
-        "mma: wait producer_full0 | loop[ wait mma_done1 -1 | wait producer_full1 | wait softmax_ready0 -S | mma | commit "
+        "mma: wait producer_full0 | loop[ wait producer_full1 | wait mma_done1 -1 | wait softmax_ready0 -S | mma | commit "
         "mma_done0 | wait mma_done0 | wait softmax_ready1 | mma | commit mma_done1 ] | commit mma_done1_last\n"
         "producer: expect_tx producer_full0 | load q@producer_full0 | loop[ wait mma_done0 -S | wait mma_done1 -S | expect_tx "
         "producer_full1 | load kt@producer_full1 | load v@producer_full1 ]\n"
         "softmax: loop[ wait mma_done0 | ld | wait::ld | arrive softmax_ready0 | wait mma_done1 -1 | st | wait::st | arrive "
         "softmax_ready1 ] | wait mma_done1_last | ld | wait::ld | store\n");
+}
+
+TEST_CASE("A in tensor memory over two M groups, copied each K block: single-buffered behind the MMAs") {
+  const plan::Plan p = planned("prog_pipelined_a_tmem_m256");
+  // The copy of block kb waits for the MMAs of block kb - 1 (they read A's cells: mma then cp is
+  // not a pipelined pair), then copy and MMAs issue back to back (cp then mma is) and one commit
+  // releases the stage and A's cells alike.
+  CHECK(barriers(p) == "mma_done0(1x3) mma_done0_last(1x1) producer_full0(1x3) ");
+  CHECK(trace(p) ==
+        "epilogue: wait mma_done0_last | ld | wait::ld | store\n"
+        "mma: loop[ wait producer_full0 | wait mma_done0 -1 | cp | mma | commit mma_done0 ] | commit mma_done0_last\n"
+        "producer: loop[ wait mma_done0 -S | expect_tx producer_full0 | load a@producer_full0 | load b@producer_full0 ]\n");
+}
+
+TEST_CASE("a 64-row multicast view refilled each K block, read by two warpgroups from its two replicas") {
+  const plan::Plan p = planned("prog_pipelined_warpx2_views");
+  // The next block's copy (.64x128b.warpx2::02_13) overwrites the view both warpgroups read: it
+  // waits for both their arrivals of the previous block; each arrives once its tcgen05.ld is done.
+  CHECK(trace(p) ==
+        "mma: loop[ wait producer_full0 | wait wg0_ready0 -S | wait wg1_ready0 -S | cp | commit mma_done0 ]\n"
+        "producer: loop[ wait mma_done0 -S | expect_tx producer_full0 | load x@producer_full0 ]\n"
+        "wg0: loop[ wait mma_done0 | ld | wait::ld | arrive wg0_ready0 | store ]\n"
+        "wg1: loop[ wait mma_done0 | ld | wait::ld | arrive wg1_ready0 | store ]\n");
+  // tcgen05.ld reaches the warp's own quarter: warps 0, 1 read lanes 0-63, warps 6, 7 the replica in 64-127.
+  for (const auto& r : p.roles)
+    for (const auto& st : r.steps)
+      for (const auto& b : st.body)
+        if (b.kind == plan::StepKind::tmem_ld) {
+          std::string warps;
+          for (const auto& f : b.ld.frags) warps += std::to_string(f.warp) + "@" + std::to_string(f.row0) + " ";
+          CHECK(warps == (r.name == "wg0" ? "0@0 1@32 " : "6@0 7@32 "));
+        }
 }
 
 TEST_CASE("a program's sizes, grid, loop and roles: what the structure rules refuse, at its pointer, nothing written") {
@@ -109,6 +141,10 @@ TEST_CASE("a program's sizes, grid, loop and roles: what the structure rules ref
       {{{"program", {{"globals", {{"A", {{"dtype", "bf16"}, {"shape", {"rows_a", "k"}}}}}}}}}, "PROGRAM-SIZE", "/program/globals/A/shape/0"},
       {{{"program", {{"sizes", {{"p_x", 4}}}}}}, "PROGRAM-SIZE", "/program/sizes/p_x"},
       {{{"program", {{"grid", {{"tile", {128, 128}}, {"n", "cols_n"}}}}}}, "PROGRAM-SIZE", "/program/grid/n"},
+      // Derived sizes: of an unknown size, of a derived one; a "mul" past "div" (the size would outgrow its base).
+      {{{"program", {{"sizes", {{"kh", {{"of", "kk"}, {"div", 2}}}}}}}}, "PROGRAM-SIZE", "/program/sizes/kh/of"},
+      {{{"program", {{"sizes", {{"kh", {{"of", "k"}, {"div", 2}}}, {"kq", {{"of", "kh"}, {"div", 2}}}}}}}}, "PROGRAM-SIZE", "/program/sizes/kq/of"},
+      {{{"program", {{"sizes", {{"kh", {{"of", "k"}, {"div", 2}, {"mul", 4}}}}}}}}, "SPEC-INT-RANGE", "/program/sizes/kh/mul"},
       // A step along a fixed extent.
       {{{"program", {{"globals", {{"B", {{"dtype", "bf16"}, {"shape", {256, "k"}}}}}}}}}, "PROGRAM-GRID", "/program/ops/0/ops/1/at/0"},
       // Warps: not consecutive, shared, past the CTA.
@@ -155,6 +191,7 @@ TEST_CASE("a program's sizes, grid, loop and roles: what the structure rules ref
   ops([](json& o) { o.push_back(json{{"op", "commit"}, {"role", "mma"}, {"barrier", "x"}}); }, "PROGRAM-ROLE", "/program/ops/3");
   ops([](json& o) { o[0]["ops"][0].erase("via"); }, "PROGRAM-ROLE", "/program/ops/0/ops/0/via");
   ops([](json& o) { o[2]["role"] = "producer"; }, "PROGRAM-ROLE", "/program/ops/2/role");
+  ops([](json& o) { o[1]["warps"] = {0, 4}; }, "PROGRAM-ROLE", "/program/ops/1/warps/1");
   ops([](json& o) { o[2]["at"][0] = {{"k_block", 64}}; }, "PROGRAM-LOOP", "/program/ops/2/at/0");
   ops([](json& o) { o.insert(o.begin(), json{{"op", "load"}, {"role", "producer"}, {"src", "A"}, {"dst", "a"}, {"via", "tma"}}); },
       "PROGRAM-LOOP", "/program/ops/0/dst");

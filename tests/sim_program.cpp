@@ -326,9 +326,11 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, cons
   spec::Program p = prog;
   std::map<std::string, int64_t> size;
   for (auto& z : p.sizes) {
-    if (sizes.count(z.name)) z.value = sizes.at(z.name);
+    if (sizes.count(z.name) && !z.of) z.value = sizes.at(z.name);
     size[z.name] = z.value;
   }
+  for (auto& z : p.sizes)  // derived sizes follow the run's (docs/spec.md: ceil(of / div) * mul)
+    if (z.of) size[z.name] = z.value = (size.at(z.of.name) + z.div - 1) / z.div * z.mul;
   for (auto& gt : p.globals) {
     if (!gt.rows_size.empty()) gt.rows = size.at(gt.rows_size);
     if (!gt.cols_size.empty()) gt.cols = size.at(gt.cols_size);
@@ -382,7 +384,7 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, cons
   }
   for (const json& prm : mf.at("params")) {
     const std::string name = prm.at("name");
-    if (prm.at("kind") == "u32") {
+    if (prm.at("kind") == "u32") {  // a size parameter (derived sizes are none)
       l.params.push_back(value(name, static_cast<uint64_t>(size.at(name))));
     } else if (prm.at("kind") == "tensor_map") {
       const std::string tensor = prm.at("tensor");

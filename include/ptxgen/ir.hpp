@@ -68,9 +68,12 @@ struct Grid {
 };
 
 // A u32 kernel parameter: a problem size the kernel takes at run time, and the spec's value of it.
+// A derived size (`of` not empty) is no parameter: the kernel computes ceil(of / div) * mul.
 struct SizeParam {
   std::string name;
   int64_t value = 0;
+  std::string of;
+  int64_t div = 1, mul = 1;
 };
 
 // ---- Buffers -----------------------------------------------------------------------------------

@@ -39,6 +39,11 @@ struct Ref {
 struct Size {
   std::string name, ptr;
   int64_t value = 0;
+  // A size derived from another one ({"of": "k", "div": 2, "mul": 1}): ceil(of / div) * mul, which
+  // the kernel computes from its parameter (no parameter of its own): the extents of scale-factor
+  // and sparsity-metadata tensors, a compressed A, rows padded to whole tiles.
+  Ref of;
+  int64_t div = 1, mul = 1;
 };
 
 struct GlobalTensor {  // a kernel parameter: a row-major 2-D array

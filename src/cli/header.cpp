@@ -186,6 +186,13 @@ struct Kernel {
   // their values in the spec; the launch functions take them after the tensors.
   std::vector<std::string> sizes;
   std::vector<int64_t> size_values;
+  // Sizes the kernel derives from others (after the parameters in `sizes`): ceil(of / div) * mul.
+  struct Derived {
+    int of = 0;
+    int64_t div = 1, mul = 1;
+  };
+  std::map<size_t, Derived> derived;  // index in `sizes` -> rule
+  bool parameter(size_t size) const { return !derived.count(size); }
   std::vector<Tensor> tensors;
   std::vector<Param> params;
   int param_bytes = 0;
@@ -234,6 +241,18 @@ Kernel read_kernel(const HeaderKernel& hk) {
     for (const auto& [name, v] : problem.items()) {
       k.sizes.push_back(name);
       k.size_values.push_back(v.get<int64_t>());
+    }
+    const ojson derived = j0.value("derived_sizes", ojson::object());
+    for (const auto& [name, v] : derived.items()) {
+      Kernel::Derived d;
+      d.of = size_index(k, v.at("of").get<std::string>());
+      need(d.of >= 0 && k.parameter(static_cast<size_t>(d.of)), k, "derived size " + name + " of a size that is no parameter");
+      d.div = v.at("div").get<int64_t>();
+      d.mul = v.at("mul").get<int64_t>();
+      need(d.div >= 1 && d.mul >= 1 && d.mul <= d.div, k, "derived size " + name + " with a rule the header cannot take");
+      k.derived[k.sizes.size()] = d;
+      k.sizes.push_back(name);
+      k.size_values.push_back(v.at("value").get<int64_t>());
     }
   }
   // Tensors, in the manifest's order (gemm: A, B, D; programs: the globals in name order).
@@ -380,7 +399,8 @@ std::string signature(const Kernel& k, bool with_ld, bool names_only) {
     parts.push_back(names_only ? t.arg : (t.written ? "" : "const ") + t.type + "* " + t.arg);
     if (with_ld && !t.ld_arg.empty()) parts.push_back(names_only ? t.ld_arg : "::std::int64_t " + t.ld_arg);
   }
-  for (const std::string& z : k.sizes) parts.push_back(names_only ? z : "::std::int64_t " + z);
+  for (size_t i = 0; i < k.sizes.size(); ++i)
+    if (k.parameter(i)) parts.push_back(names_only ? k.sizes[i] : "::std::int64_t " + k.sizes[i]);
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -432,8 +452,18 @@ void write_doc(std::ostream& o, const Kernel& k) {
       << k.problem[2] << "); the short forms take the leading dimensions tightly packed";
   } else if (!k.sizes.empty()) {
     std::string spec;
-    for (size_t i = 0; i < k.sizes.size(); ++i) spec += (i ? ", " : "") + k.sizes[i] + " = " + std::to_string(k.size_values[i]);
+    std::string derived;
+    for (size_t i = 0; i < k.sizes.size(); ++i) {
+      if (!k.parameter(i)) {
+        const Kernel::Derived& d = k.derived.at(i);
+        derived += (derived.empty() ? "" : ", ") + k.sizes[i] + " = ceil(" + k.sizes[static_cast<size_t>(d.of)] + " / " +
+                   std::to_string(d.div) + ") * " + std::to_string(d.mul);
+        continue;
+      }
+      spec += (spec.empty() ? "" : ", ") + k.sizes[i] + " = " + std::to_string(k.size_values[i]);
+    }
     o << ";\n//   sizes from 1 to 2^31-1 (the spec's: " << spec << ")";
+    if (!derived.empty()) o << ";\n//   the kernel derives " << derived;
   }
   o << ".\n";
 }
@@ -516,8 +546,18 @@ void write_kernel(std::ostream& o, const Kernel& k) {
       s += (i ? ", " : "") + (with_ld && !k.tensors[i].ld_arg.empty() ? k.tensors[i].ld_arg : std::string("0"));
     s += "};\n";
     if (!k.sizes.empty()) {
+      // The parameters, then the sizes the kernel derives from them (as it does).
       s += "  const ::std::int64_t ptxgen_s[] = {";
-      for (size_t i = 0; i < k.sizes.size(); ++i) s += (i ? ", " : "") + k.sizes[i];
+      for (size_t i = 0; i < k.sizes.size(); ++i) {
+        s += i ? ", " : "";
+        if (k.parameter(i)) {
+          s += k.sizes[i];
+          continue;
+        }
+        const Kernel::Derived& d = k.derived.at(i);
+        s += "(" + k.sizes[static_cast<size_t>(d.of)] + " + " + std::to_string(d.div - 1) + ") / " + std::to_string(d.div) + " * " +
+             std::to_string(d.mul);
+      }
       s += "};\n";
     }
     s += "  const detail::Args ptxgen_args{ptxgen_p, ptxgen_ld, " + std::string(!k.sizes.empty() ? "ptxgen_s" : "nullptr") +

@@ -86,7 +86,8 @@ std::string Emitter::header() const {
   for (const auto& g : p.globals)
     if (!g.param.empty()) ps.push_back(".param .u64 " + g.param);
   for (const auto& m : p.tensor_maps) ps.push_back(".param .align 64 .b8 " + m.param + "[128]");
-  for (const auto& z : p.size_params) ps.push_back(".param .u32 " + z.name);
+  for (const auto& z : p.size_params)
+    if (z.of.empty()) ps.push_back(".param .u32 " + z.name);
   if (p.roles.size() == 1) {
     o += "// program level: " + s(static_cast<int64_t>(p.roles[0].steps.size())) + " steps, " + s(p.mma_instructions()) +
          " tcgen05.mma; " + s(p.smem_bytes) + " B dynamic shared memory, " + s(p.tmem_columns) + " tensor-memory columns, " +
@@ -115,7 +116,8 @@ std::string Emitter::header() const {
     for (const auto& g : p.globals)
       if (!g.param.empty()) o += " " + g.param + " (" + g.name + ")";
     for (const auto& m : p.tensor_maps) o += " " + m.param + " (CUtensorMap of " + m.global + ")";
-    for (const auto& z : p.size_params) o += " " + z.name;
+    for (const auto& z : p.size_params)
+      if (z.of.empty()) o += " " + z.name;
     o += "\n//\n\n";
   }
   o += ".version " + s(v.major) + "." + s(v.minor) + "\n.target " + std::string(target.name) +
@@ -200,8 +202,17 @@ void Emitter::prologue() {
     tmap[m.param] = r;
   }
   for (const auto& z : p.size_params) {
+    if (!z.of.empty()) continue;
     const std::string r = w.r32();
     w.ins("ld.param.u32 " + r + ", [" + z.name + "]");
+    size[z.name] = r;
+  }
+  for (const auto& z : p.size_params) {  // derived: ceil(of / div) * mul, below 2^32 as mul <= div
+    if (z.of.empty()) continue;
+    const std::string r = w.r32();
+    w.ins("add.u32 " + r + ", " + size.at(z.of) + ", " + s(z.div - 1));
+    w.ins("div.u32 " + r + ", " + r + ", " + s(z.div));
+    w.ins("mul.lo.u32 " + r + ", " + r + ", " + s(z.mul), z.name + " = ceil(" + z.of + " / " + s(z.div) + ") * " + s(z.mul));
     size[z.name] = r;
   }
   if (p.grid.tiled) {

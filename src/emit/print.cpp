@@ -413,7 +413,11 @@ std::string plan_json(const Plan& p) {
                  {"rows_param", x.rows_param}, {"cols_param", x.cols_param}});
   j["params"] = g;
   ojson sz = ojson::array();
-  for (const auto& z : p.size_params) sz.push_back({{"name", z.name}, {"value", z.value}});
+  for (const auto& z : p.size_params) {
+    ojson x = {{"name", z.name}, {"value", z.value}};
+    if (!z.of.empty()) x.update({{"of", z.of}, {"div", z.div}, {"mul", z.mul}});
+    sz.push_back(x);
+  }
   j["sizes"] = sz;
   ojson sm = ojson::array();
   for (const auto& x : p.smem)

@@ -156,7 +156,7 @@ struct Gemm {
     d.output = true;
     d.dims = {"m", "n"};
     k.globals.push_back(d);
-    k.size_params = {{"m", g.m}, {"n", g.n}, {"k", g.k}};
+    k.size_params = {{"m", g.m, "", 1, 1}, {"n", g.n, "", 1, 1}, {"k", g.k, "", 1, 1}};
   }
 
   ir::Tile tile(const char* name, const spec::Operand& op, isa::Swizzle sw, int rows, int bits) {

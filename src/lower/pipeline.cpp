@@ -343,42 +343,58 @@ class Pipeliner {
       const Item& it = items_[static_cast<size_t>(i)];
       if (it.tma) need[i] = std::max(need[i], it.stages);
     }
-    std::set<int> waiting;
-    for (const Edge& e : sync_) waiting.insert(e.to);
     // A run of a role's signalling items of one kind with no wait between them shares a barrier
-    // signalled after the last of them (a TMA run: armed before the first).
-    for (size_t r = 0; r < p_.roles.size(); ++r)
-      for (Where w : {Where::before, Where::loop, Where::after}) {
-        int open = -1;
-        for (int i = 0; i < static_cast<int>(items_.size()); ++i) {
-          const Item& it = items_[static_cast<size_t>(i)];
-          if (it.role != static_cast<int>(r) || it.where != w) continue;
-          const Signal kind = it.tma ? Signal::tx : it.async ? Signal::commit : Signal::arrive;
-          // Consecutive TMA loads share a barrier even where a later one waits: its waits move
-          // before the run's first load (build()), so one expect_tx arms the run's bytes.
-          const bool joins = open >= 0 && (kind == Signal::tx || !waiting.count(i)) && bars_[static_cast<size_t>(open)].kind == kind &&
-                             (kind != Signal::tx || bars_[static_cast<size_t>(open)].stages == need[i]);
-          if (!joins) open = -1;
-          if (!need.count(i)) {
-            if (kind == Signal::tx) open = -1;  // a TMA run is consecutive loads
-            continue;
+    // signalled after the last of them. TMA runs first: consecutive loads share one even where a
+    // later one waits (its waits move before the run's first load, build(), so one expect_tx arms
+    // the run's bytes).
+    auto runs = [&](bool tx, const std::set<int>& waiting) {
+      for (size_t r = 0; r < p_.roles.size(); ++r)
+        for (Where w : {Where::before, Where::loop, Where::after}) {
+          int open = -1;
+          for (int i = 0; i < static_cast<int>(items_.size()); ++i) {
+            const Item& it = items_[static_cast<size_t>(i)];
+            if (it.role != static_cast<int>(r) || it.where != w) continue;
+            const Signal kind = it.tma ? Signal::tx : it.async ? Signal::commit : Signal::arrive;
+            if ((kind == Signal::tx) != tx) {
+              open = -1;
+              continue;
+            }
+            const Barrier* o = open >= 0 ? &bars_[static_cast<size_t>(open)] : nullptr;
+            const bool joins = o && o->kind == kind && (tx ? o->stages == need[i] : !waiting.count(i));
+            if (!joins) open = -1;
+            if (!need.count(i)) {
+              if (tx) open = -1;  // a TMA run is consecutive loads
+              continue;
+            }
+            if (open < 0) {
+              Barrier b;
+              b.kind = kind;
+              b.role = static_cast<int>(r);
+              b.where = w;
+              b.stages = w == Where::loop ? need[i] : 1;
+              bars_.push_back(b);
+              open = static_cast<int>(bars_.size() - 1);
+            }
+            Barrier& b = bars_[static_cast<size_t>(open)];
+            if (b.first_item < 0) b.first_item = i;
+            b.after_item = i;
+            if (w == Where::loop) b.stages = std::max(b.stages, need[i]);
+            signal_of_[i] = open;
           }
-          if (open < 0) {
-            Barrier b;
-            b.kind = kind;
-            b.role = static_cast<int>(r);
-            b.where = w;
-            b.stages = w == Where::loop ? need[i] : 1;
-            bars_.push_back(b);
-            open = static_cast<int>(bars_.size() - 1);
-          }
-          Barrier& b = bars_[static_cast<size_t>(open)];
-          if (b.first_item < 0) b.first_item = i;
-          b.after_item = i;
-          if (w == Where::loop) b.stages = std::max(b.stages, need[i]);
-          signal_of_[i] = open;
         }
-      }
+    };
+    runs(true, {});
+    // Which items wait for something no earlier item of their role (in the same part) waited for:
+    // a TMA load's completion by its run's barrier, anything else by its own item. Those close the
+    // commit and arrival runs.
+    std::set<int> waiting;
+    std::set<std::tuple<int, Where, int, int>> covered;  // role, part, TMA barrier or -1 - item, distance
+    for (const Edge& e : sync_) {
+      const Item &f = items_[static_cast<size_t>(e.from)], &t = items_[static_cast<size_t>(e.to)];
+      const int key = f.tma ? signal_of_.at(e.from) : -1 - e.from;
+      if (covered.insert({t.role, t.where, key, e.distance}).second) waiting.insert(e.to);
+    }
+    runs(false, waiting);
     // Names: the signalling role and the barrier's place among its own.
     std::map<int, int> count;
     for (auto& b : bars_) {

@@ -83,7 +83,7 @@ ir::Kernel lower_program(const spec::Spec& s) {
   k.cta_group = p.cta_group;
   k.cta_group_ptr = p.cta_group_ptr;
   k.cluster = {p.cta_group, 1, 1};  // a pair is one cluster of two CTAs
-  for (const auto& z : p.sizes) k.size_params.push_back({z.name, z.value});
+  for (const auto& z : p.sizes) k.size_params.push_back({z.name, z.value, z.of.name, z.div, z.mul});
   if (p.grid) {
     const spec::Op* loop = nullptr;
     for (const auto& o : p.ops)

@@ -71,10 +71,18 @@ std::string manifest(const Plan& p) {
   j["target"] = std::string(isa::target_info(p.target).name);
   const bool program = p.source == "program";
   if (program) j["level"] = "program";
-  if (p.grid.tiled) {
+  if (p.grid.tiled || !p.size_params.empty()) {
     ojson problem = ojson::object();
-    for (const auto& s : p.size_params) problem[s.name] = s.value;
+    ojson derived = ojson::object();
+    for (const auto& s : p.size_params) {
+      if (s.of.empty()) problem[s.name] = s.value;
+      else derived[s.name] = {{"of", s.of}, {"div", s.div}, {"mul", s.mul}, {"value", s.value}};
+    }
     j["problem"] = problem;
+    // Sizes the kernel computes from the problem's: ceil(of / div) * mul.
+    if (!derived.empty()) j["derived_sizes"] = derived;
+  }
+  if (p.grid.tiled) {
     j["tile"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}};
     // A program names the sizes its grid walks (a gemm's are m and n).
     if (program) j["grid_sizes"] = {p.grid.m_param, p.grid.n_param};
@@ -103,7 +111,8 @@ std::string manifest(const Plan& p) {
   for (const auto& g : p.globals)
     if (!g.param.empty()) params.push_back({{"name", g.param}, {"kind", "global_pointer"}, {"tensor", g.name}});
   for (const auto& m : p.tensor_maps) params.push_back({{"name", m.param}, {"kind", "tensor_map"}, {"tensor", m.global}});
-  for (const auto& s : p.size_params) params.push_back({{"name", s.name}, {"kind", "u32"}});
+  for (const auto& s : p.size_params)
+    if (s.of.empty()) params.push_back({{"name", s.name}, {"kind", "u32"}});
   j["params"] = params;
   ojson tensors = ojson::object();
   for (const auto& g : p.globals) {

@@ -56,6 +56,15 @@ struct Structure {
         problem("PROGRAM-SIZE", ptr, what + " names the size \"" + n + "\", which /program/sizes does not declare",
                 {"declare it: \"sizes\": {\"" + n + "\": VALUE}, the problem size the kernel takes at run time"});
     };
+    // A derived size comes from a size the kernel takes (one level: its value is computed once).
+    for (const auto& z : p.sizes) {
+      if (!z.of) continue;
+      const spec::Size* b = size(z.of.name);
+      if (!b) need(z.of.name, z.of.ptr, "the derived size \"" + z.name + "\"");
+      else if (b->of)
+        problem("PROGRAM-SIZE", z.of.ptr, "\"" + z.name + "\" derives from \"" + b->name + "\", which is derived itself",
+                {"derive it from the size \"" + b->of.name + "\" the kernel takes (fold the two divisions into one)"});
+    }
     for (const auto& g : p.globals) {
       need(g.rows_size, g.ptr + "/shape/0", "the rows of \"" + g.name + "\"");
       need(g.cols_size, g.ptr + "/shape/1", "the columns of \"" + g.name + "\"");
@@ -223,6 +232,16 @@ struct Structure {
                 "a load of a program with roles goes by TMA: one thread of its role issues it and the roles that read the "
                 "tile wait on its mbarrier",
                 {"add \"via\": \"tma\""});
+      // The warps a tcgen05.ld/st lists run it: they are the role's.
+      for (size_t i = 0; i < o.warps.size(); ++i) {
+        const auto& role = *std::find_if(p.roles.begin(), p.roles.end(), [&](const spec::Role& r) { return r.name == o.role.name; });
+        if (std::find(role.warps.begin(), role.warps.end(), o.warps[i]) == role.warps.end()) {
+          problem("PROGRAM-ROLE", ptr_join(o.warps_ptr, i),
+                  "warp " + s(o.warps[i]) + " is not in role \"" + role.name + "\", which runs this " + std::string(spec::name(o.kind)),
+                  {"list warps of the role, or run the op in the role warp " + s(o.warps[i]) + " belongs to"});
+          break;
+        }
+      }
       if (o.kind == spec::OpKind::tmem_load) regs_role[o.regs.name] = o.role.name;
       if ((o.kind == spec::OpKind::tmem_store || o.kind == spec::OpKind::store) && regs_role.count(o.regs.name) &&
           regs_role[o.regs.name] != o.role.name)

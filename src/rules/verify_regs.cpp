@@ -148,6 +148,23 @@ bool store(Ctx& c, const ir::Op& o, const plan::RegDef& src) {
                   "\" is " + dt(g->dtype) + (isa::value_bits(g->dtype) < 8 ? ", which has no per-element store" : ""));
     return false;
   }
+  // A clipped store tests each element against the run-time extents, a pair of adjacent columns
+  // at a time: the emitter does that for registers of one element each, moved by .32x32b or
+  // .16x256b (every accumulator epilogue), and for wgmma's fragments.
+  if (o.clip && !src.wgmma) {
+    bool fits = src.elems_per_reg == 1;
+    for (const auto& f : src.frags)
+      fits = fits && !f.pack && (f.shape == isa::LdShape::s32x32b || f.shape == isa::LdShape::s16x256b);
+    if (!fits) {
+      c.problem("STORE-CLIP", o.regs.ptr,
+                "\"" + g->name + "\" has extents the kernel takes at run time, so the store tests each element against them; "
+                "ptxgen does that for registers of one element each moved by .32x32b or .16x256b, and \"" + src.name + "\" " +
+                    (src.elems_per_reg != 1 ? "packs " + s(src.elems_per_reg) + " elements into each register" : "was loaded with another shape"),
+                {"load an unpacked view (f32, or 16-bit elements one per column) with shape 32x32b or 16x256b",
+                 "or give \"" + g->name + "\" fixed extents"});
+      return false;
+    }
+  }
   const int ctas = c.k.cta_group;
   // A clipped store lies where its CTA's tile does; elements at or past the run-time extents are
   // not written. Otherwise the registers must fit the (static) tensor.

@@ -144,13 +144,38 @@ class Parser {
   }
 
   // "sizes": {"m": 4096, ...}: the .u32 parameters, each with the spec's value.
+  // A derived size: {"of": SIZE, "div": D, "mul": M}, ceil(of / D) * M with M <= D, so that it
+  // stays within the range of the size it comes from (PROGRAM-SIZE checks `of`).
   void sizes(const json& obj, const std::string& at, ObjReader& parent) {
     ObjReader r(obj, at, parent);
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       const std::string p = ptr_join(at, it.key());
-      if (auto v = r.integer(it.key(), true, 1, kMaxExtent)) p_.sizes.push_back({it.key(), p, *v});
+      if (it->is_object()) {
+        const json* o = r.object(it.key(), true);
+        ObjReader rd(*o, p, r);
+        Size z{it.key(), p, 0, ref(rd, "of", true), 1, 1};
+        if (rd.has("div"))
+          if (auto d = rd.integer("div", false, 1, 1 << 16)) z.div = *d;
+        if (rd.has("mul"))
+          if (auto m = rd.integer("mul", false, 1, 1 << 16)) z.mul = *m;
+        if (z.mul > z.div)
+          d_.error("SPEC-INT-RANGE", rd.ptr("mul"),
+                   "\"mul\" = " + std::to_string(z.mul) + " is more than \"div\" = " + std::to_string(z.div) +
+                       ": a derived size is at most the size it comes from, rounded up to whole \"div\"s")
+              .help.push_back("use a \"mul\" of at most \"div\"");
+        rd.finish();
+        p_.sizes.push_back(z);
+        continue;
+      }
+      if (auto v = r.integer(it.key(), true, 1, kMaxExtent)) p_.sizes.push_back({it.key(), p, *v, {}, 1, 1});
     }
     r.finish();
+    // Derived values from the spec's values of the sizes they come from (a base of its own: one
+    // level, PROGRAM-SIZE).
+    for (auto& z : p_.sizes)
+      if (z.of)
+        for (const auto& b : p_.sizes)
+          if (b.name == z.of.name && !b.of) z.value = (b.value + z.div - 1) / z.div * z.mul;
   }
 
   const Size* size(const std::string& n) const {
@@ -574,7 +599,10 @@ std::string program_to_json(const Program& p) {
   if (p.cta_group != 1) j["cta_group"] = p.cta_group;
   if (!p.sizes.empty()) {
     oj z = oj::object();
-    for (const auto& x : p.sizes) z[x.name] = x.value;
+    for (const auto& x : p.sizes) {
+      if (x.of) z[x.name] = {{"of", x.of.name}, {"div", x.div}, {"mul", x.mul}};
+      else z[x.name] = x.value;
+    }
     j["sizes"] = z;
   }
   if (p.grid) j["grid"] = {{"tile", {p.grid->tile_m, p.grid->tile_n}}, {"m", p.grid->m.name}, {"n", p.grid->n.name}, {"raster", p.grid->raster}};
