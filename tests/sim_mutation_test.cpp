@@ -114,6 +114,41 @@ TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each fo
   }
 }
 
+TEST_CASE("mutations of a block-scaled GEMM kernel make the simulation fail, each for its reason") {
+  // mxf8f6f4 with ue8m0 factors, 128 x 256 x 128 tiles over 3 stages: per K block one 512-byte block
+  // of A's factors and two of B's (N = 256), each copied into its stage's tensor-memory buffer.
+  const std::string name = "gemm_mxf8f6f4_e4m3_e2m3_sm100a";
+  const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + name + ".json")));
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
+  const std::string golden = support::slurp(support::source_root() + "/golden/" + name + ".ptx");
+  // One tile short of the edges, five K blocks over three stages (the rings wrap), k's tail partial.
+  const int64_t m = 125, n = 252, k = 635;
+  {
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(golden), manifest, m, n, k, 11);
+    REQUIRE_MESSAGE(r.error.empty(), r.error);
+    REQUIRE(r.worst <= 1.0);
+  }
+  static const Mutation kMutations[] = {
+      {"the factor buffers single-buffered: every stage's copy into stage 0's columns, over factors an MMA in flight reads",
+       R"((mad\.lo\.u32 %r\d+, %r\d+,) [48](, %r\d+;\s*// this stage's copy))", "$1 0$2", -1, "race: tcgen05.cp writes tensor memory",
+       "reads it"},
+      {"the copy of B's factors for columns 128-255 dropped (the MMAs read stale factors)",
+       R"(\ttcgen05\.cp\.cta_group::1\.32x128b\.warpx4 \[%r\d+\+0x00000110\], %rd\d+;\n)", "", 0, "", ""},
+      {"A's factors read one column on (rows 32-63's factors scale rows 0-31; rows 96-127 read the next stage's buffer, "
+       "which its copy overwrites under the MMA)",
+       R"(\[(%r\d+)\+0x00000100\](, \[%r\d+\+0x0000010c\]))", "[$1+0x00000101]$2", -1,
+       "race: tcgen05.cp writes tensor memory lane 0, column 260", "reads it"},
+      {"scale factor B ID 1 in the first K step (idesc bits 4-5: the second K step's factors)", R"(0x08c00c00, \[)",
+       "0x08c00c10, [", 0, "", ""},
+  };
+  for (const Mutation& mu : kMutations) {
+    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
+    REQUIRE(ptx != golden);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, m, n, k, 11);
+    check(mu, r.error, r.worst, r.where);
+  }
+}
+
 TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") {
   {  // A pair: the even CTA expects only its own bytes; the odd CTA's loads then land on a later phase.
     const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_bf16_cta2_m256.json")));

@@ -19,7 +19,7 @@ void Emitter::mma(const plan::MmaStep& m, const std::string& L) {
     std::string args = tmem(in.d_alloc, in.d_taddr) + ", " + a + ", " + b;
     if (m.sparse) args += ", " + tmem(in.meta_alloc, in.meta_taddr);
     args += ", " + hex(plan::encoded(in.idesc));
-    if (m.scaled) args += ", " + tmem(in.sfa_alloc, in.sfa_taddr) + ", " + tmem(in.sfb_alloc, in.sfb_taddr);
+    if (m.scaled) args += ", " + tmem(in.sfa_alloc, in.sfa_taddr, in.sfa_ring) + ", " + tmem(in.sfb_alloc, in.sfb_taddr, in.sfb_ring);
     // enable-input-d: D = A x B for the first K step, unless it accumulates; in a loop the first
     // K step overwrites only in the first iteration (a predicate operand).
     const std::string enable = in.enable_input_d ? "1" : (m.first_iteration_overwrites && loop.active ? loop.acc_on : "0");

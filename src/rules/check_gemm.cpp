@@ -114,7 +114,7 @@ void check_target_kind_i8(const Context& c, Diagnostics& d) {
 
 void check_mma_kind(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = tc(c);
-  if (!g || c.kind) return;
+  if (!g || c.kind || g->scale) return;  // with "scale": SCALE-KIND
   d.error("MMA-KIND", "/gemm/b/dtype",
           "A " + tn(g->a.dtype) + " and B " + tn(g->b.dtype) + " form no tcgen05.mma kind")
       .help = {"kind::f16: f16 x f16 or bf16 x bf16; kind::tf32: tf32 x tf32",
@@ -307,8 +307,11 @@ void check_tmem_budget(const Context& c, Diagnostics& d) {
   std::string table;
   for (const auto& v : c.kernel->views)
     if (v.kind == ir::TmemView::Kind::slice && v.of.name == "tmem" && v.cols && (v.name.rfind("_cells") == v.name.size() - 6)) {
-      used = std::max<uint32_t>(used, static_cast<uint32_t>((*v.cols)[1]));
-      table += (table.empty() ? "" : ", ") + v.name.substr(0, v.name.size() - 6) + "=" + num((*v.cols)[1] - (*v.cols)[0]);
+      // A ring (the block-scale factors of every stage) spans all its copies.
+      const int64_t width = (*v.cols)[1] - (*v.cols)[0], ring = int64_t{v.stages - 1} * v.stage_columns;
+      used = std::max<uint32_t>(used, static_cast<uint32_t>((*v.cols)[1] + ring));
+      table += (table.empty() ? "" : ", ") + v.name.substr(0, v.name.size() - 6) + "=" + num(width + ring) +
+               (v.stages > 1 ? " (" + num(v.stages) + " stages)" : "");
     }
   if (used <= static_cast<uint32_t>(c.target.tmem_columns)) return;
   auto& diag = d.error("TMEM-BUDGET", "/gemm/tile/n",
@@ -316,6 +319,7 @@ void check_tmem_budget(const Context& c, Diagnostics& d) {
   diag.help = {"columns: " + table,
                "reduce tile.n or tile.m (each M group holds its own accumulator columns)",
                g->a_source == spec::ASource::tmem ? "or keep A in shared memory" : "or use cta_group 2 with M=256 to split rows across the pair"};
+  if (g->scale) diag.help.push_back("or use fewer stages or a smaller tile.k: every stage holds its K block's scale factors");
 }
 
 void check_smem_budget(const Context& c, Diagnostics& d) {

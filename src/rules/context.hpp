@@ -15,7 +15,7 @@ struct Context {
   const spec::Spec& spec;
   const spec::Gemm* gemm = nullptr;      // the gemm template, if that is what the spec uses
   const isa::TargetInfo& target;
-  std::optional<isa::Kind> kind;         // the unscaled tcgen05 kind of A and B, if any
+  std::optional<isa::Kind> kind;         // the tcgen05 kind of A and B (the block-scaled one with "scale"), if any
   // The kernel IR (lower::lower), what the verifiers find in it, and the planner's analysis of it
   // (plan::analyze, only when they find nothing): the kernel's rules report the verifiers'
   // problems, the budget, grid and size rules read the plan's numbers. A program is lowered at
@@ -53,6 +53,12 @@ void check_schedule_persistent(const Context&, Diagnostics&);
 void check_epilogue_tma(const Context&, Diagnostics&);
 void check_cluster_size(const Context&, Diagnostics&);
 void check_tma_stride(const Context&, Diagnostics&);
+// Block scaling in the gemm template (src/rules/check_scale.cpp).
+void check_scale_target(const Context&, Diagnostics&);
+void check_scale_kind(const Context&, Diagnostics&);
+void check_scale_type(const Context&, Diagnostics&);
+void check_scale_k(const Context&, Diagnostics&);
+void check_scale_tile(const Context&, Diagnostics&);
 // The lowered kernel (src/rules/check_program.cpp): each reports the problems the verifiers
 // found under its rule id.
 #define PTXGEN_PROGRAM_CHECKS(X)                                                                       \

@@ -16,6 +16,22 @@ namespace ksim {
 
 using namespace tc;
 
+namespace {
+// The lanes tcgen05.cp writes source row r to (§9.7.16.9.2; the multicast shapes as
+// docs/architecture.md reads them), by the shape's index in the parser's order.
+std::vector<uint32_t> cp_lanes(int shape, uint32_t lane0, int r) {
+  const uint32_t u = static_cast<uint32_t>(r);
+  switch (shape) {
+    case 0:
+    case 1: return {lane0 + u};
+    case 2: return {lane0 + 32 * u};  // docs/spec.md: rows at lanes 0, 32, 64, 96
+    case 3: return {u, u + 64};
+    case 4: return {r < 32 ? u : u + 32, r < 32 ? u + 32 : u + 64};
+    default: return {u, u + 32, u + 64, u + 96};
+  }
+}
+}  // namespace
+
 // ---- tcgen05.mma ---------------------------------------------------------------------------------
 void Machine::tc_issue_mma(Thread& t, const Ins& in) {
   Async a;
@@ -76,6 +92,19 @@ void Machine::tc_issue_mma(Thread& t, const Ins& in) {
       check_region(rs, &t, "tcgen05.mma");
       hold(a, std::move(rs));
       hold(a, std::move(wt));
+      // The scale factors it reads (every lane quarter's copy, column r / 32 of row r): held, so that a
+      // tcgen05.cp overwriting them before the MMA completed is a race (tcgen05.mma -> tcgen05.cp is
+      // no pipelined pair, §9.7.16.6.2). Not checked here: tcgen05.cp -> tcgen05.mma is one.
+      if (in.scaled) {
+        Region sf{c, false, true, {}};
+        for (uint32_t l = 0; l < kLanes; ++l) {
+          for (int col = 0; col < (m.Mc + 31) / 32; ++col) sf.units.push_back(l * kColumns + m.sfa_col + static_cast<uint32_t>(col));
+          for (int col = 0; col < (m.N + 31) / 32; ++col) sf.units.push_back(l * kColumns + m.sfb_col + static_cast<uint32_t>(col));
+        }
+        std::sort(sf.units.begin(), sf.units.end());
+        sf.units.erase(std::unique(sf.units.begin(), sf.units.end()), sf.units.end());
+        hold(a, std::move(sf));
+      }
     }
   }
   trace_issue(a);
@@ -97,17 +126,8 @@ void Machine::tc_complete(Async& a) {
     std::vector<uint32_t> cs = in.cta_group == 2 ? std::vector<uint32_t>{a.cta & ~1u, a.cta | 1u} : std::vector<uint32_t>{a.cta};
     for (uint32_t c : cs)
       for (int r = 0; r < rows; ++r) {
-        uint32_t lanes[4];
-        int nl = 0;
-        switch (in.shape) {
-          case 0:
-          case 1: lanes[nl++] = lane0 + static_cast<uint32_t>(r); break;
-          case 2: lanes[nl++] = lane0 + 32 * static_cast<uint32_t>(r); break;  // docs/spec.md: rows at lanes 0, 32, 64, 96
-          case 3: lanes[nl++] = static_cast<uint32_t>(r), lanes[nl++] = static_cast<uint32_t>(r) + 64; break;
-          case 4: lanes[nl++] = static_cast<uint32_t>(r < 32 ? r : r + 32), lanes[nl++] = static_cast<uint32_t>(r < 32 ? r + 32 : r + 64); break;
-          default:
-            for (uint32_t q = 0; q < 4; ++q) lanes[nl++] = static_cast<uint32_t>(r) + 32 * q;
-        }
+        const std::vector<uint32_t> lanes = cp_lanes(in.shape, lane0, r);
+        const int nl = static_cast<int>(lanes.size());
         for (int j = 0; j < pieces; ++j) {
           int w;
           const uint32_t src = piece(d, false, chunk, r, j, w, fail_here);
@@ -273,6 +293,7 @@ void Machine::tc_issue_cp(Thread& t, const Ins& in) {
     const int pieces = (in.shape == 0 || in.shape == 2) ? 2 : 1;
     const Elem chunk{1, 128};
     std::vector<uint32_t> cs = in.cta_group == 2 ? std::vector<uint32_t>{t.cta & ~1u, t.cta | 1u} : std::vector<uint32_t>{t.cta};
+    const uint32_t lane0 = static_cast<uint32_t>(a.v[0] >> 16), col0 = static_cast<uint32_t>(a.v[0] & 0xFFFF);
     for (uint32_t c : cs) {
       Region rs{c, false, false, {}};
       int w;
@@ -282,6 +303,16 @@ void Machine::tc_issue_cp(Thread& t, const Ins& in) {
       rs.units.erase(std::unique(rs.units.begin(), rs.units.end()), rs.units.end());
       check_region(rs, &t, "tcgen05.cp");
       hold(a, std::move(rs));
+      // The cells it writes: no asynchronous operation in flight may read or write them.
+      Region wt{c, true, true, {}};
+      for (int r = 0; r < rows; ++r)
+        for (uint32_t l : cp_lanes(in.shape, lane0, r))
+          for (uint32_t q = 0; q < 4 * static_cast<uint32_t>(pieces); ++q)
+            if (l < kLanes && col0 + q < kColumns) wt.units.push_back(l * kColumns + col0 + q);
+      std::sort(wt.units.begin(), wt.units.end());
+      wt.units.erase(std::unique(wt.units.begin(), wt.units.end()), wt.units.end());
+      check_region(wt, &t, "tcgen05.cp");
+      hold(a, std::move(wt));
     }
   }
   trace_issue(a);

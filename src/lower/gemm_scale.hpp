@@ -1,0 +1,42 @@
+// Block scaling in the gemm template (internal to src/lower): what "scale" adds to the tcgen05
+// kernel of src/lower/gemm.cpp. See gemm_scale.cpp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ptxgen/ir.hpp"
+#include "ptxgen/spec.hpp"
+
+namespace ptxgen::lower::detail {
+
+// The factors of one K block, per CTA: `groups` 4-factor columns of the 128x4 layout (tile.k /
+// (4 vec)), for `stripes_a` blocks of 128 rows of A (this CTA's rows) and `stripes_b` blocks of 128
+// columns of B (all of the tile's N, in each CTA of a pair). One 512-byte block of the layout is
+// 4 tensor-memory columns, so a stage takes 4 * groups * stripes columns of A's and of B's.
+struct ScaleLayout {
+  isa::Kind kind = isa::Kind::mxf8f6f4;
+  isa::DType dtype = isa::DType::ue8m0;
+  int vec = 32;
+  int groups = 1;
+  int stripes_a = 1, stripes_b = 1;
+  int stages = 1;
+  uint32_t columns_a() const { return static_cast<uint32_t>(4 * groups * stripes_a); }
+  uint32_t columns_b() const { return static_cast<uint32_t>(4 * groups * stripes_b); }
+  // Tensor-memory columns of every stage's buffers.
+  uint32_t columns() const { return static_cast<uint32_t>(stages) * (columns_a() + columns_b()); }
+};
+ScaleLayout scale_layout(const spec::Gemm& g, isa::Kind kind);
+
+// The loads of one stage (the producer's, after its expect_tx on full), the copies of one K block
+// (the MMA issuer's, before its MMAs) and the views the MMAs read the factors through.
+struct ScaleOps {
+  std::vector<ir::Op> loads, copies;
+  ir::Ref scale_a, scale_b;
+};
+
+// Adds the factor tensors SFA and SFB (kernel inputs, after D), their ring of shared-memory tiles
+// and the tensor-memory rings from column `first_column` of the allocation "tmem" to `k`.
+ScaleOps lower_scales(const spec::Gemm& g, const ScaleLayout& s, ir::Kernel& k, uint32_t first_column);
+
+}  // namespace ptxgen::lower::detail
