@@ -33,12 +33,12 @@ const char* kPtr = "/gemm/scale";
 std::string s(int64_t v) { return std::to_string(v); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-ir::TmemView view(ir::TmemView::Kind kind, const std::string& name, const std::string& of) {
+ir::TmemView view(ir::TmemView::Kind kind, const std::string& name, const std::string& of, const char* ptr = kPtr) {
   ir::TmemView v;
   v.kind = kind;
   v.name = name;
-  v.ptr = kPtr;
-  v.of = {of, kPtr};
+  v.ptr = ptr;
+  v.of = {of, ptr};
   return v;
 }
 
@@ -58,7 +58,6 @@ ScaleLayout scale_layout(const spec::Gemm& g, isa::Kind kind) {
 
 ScaleOps lower_scales(const spec::Gemm& g, const ScaleLayout& sl, ir::Kernel& k, uint32_t first_column) {
   ScaleOps out;
-  const int cta = g.cta_group;
   const int64_t tm = g.tile.m, tn = g.tile.n;
   // Lines of 16 bytes per 128-row plane at the spec's k: 32 per 4 factors of a row.
   const int64_t lines = ceil_div(ceil_div(g.k, sl.vec), 4) * 32;
@@ -69,102 +68,130 @@ ScaleOps lower_scales(const spec::Gemm& g, const ScaleLayout& sl, ir::Kernel& k,
     const char* dim;     // "m"
     int64_t extent;      // m or n
     int stripes;
-    uint32_t column, width;
+    uint32_t column;
   };
-  const uint32_t ca = sl.columns_a(), cb = sl.columns_b();
-  const Side sides[] = {{"SFA", "sfa", "A", "m", g.m, sl.stripes_a, first_column, ca},
-                        {"SFB", "sfb", "B", "n", g.n, sl.stripes_b, first_column + static_cast<uint32_t>(sl.stages) * ca, cb}};
+  const uint32_t ca = sl.columns_a();
+  const Side sides[] = {{"SFA", "sfa", "A", "m", g.m, sl.stripes_a, first_column},
+                        {"SFB", "sfb", "B", "n", g.n, sl.stripes_b, first_column + static_cast<uint32_t>(sl.stages) * ca}};
   for (const Side& x : sides) {
-    ir::Global t;
-    t.name = x.global;
-    t.ptr = kPtr;
-    t.dtype = sl.dtype;
-    t.bits = 8;
-    t.rows = lines;
-    t.cols = 16;
-    t.ld = 16;
-    t.planes = ceil_div(x.extent, 128);
-    t.rows_param = "k";
-    t.planes_param = x.dim;
-    t.dims = {x.dim, "k"};
-    t.scale_vec = sl.vec;
-    t.scales = x.scales;
-    k.globals.push_back(t);
-
-    // One stage: each stripe's `groups` blocks, stripe after stripe (one TMA box per stripe).
-    const std::string tname = std::string(x.view) + "_s";
-    ir::Tile tile;
-    tile.name = tname;
-    tile.ptr = kPtr;
-    tile.dtype = sl.dtype;
-    tile.rows = 32 * sl.groups * x.stripes;
-    tile.cols = 16;
-    tile.major = isa::Major::k;
-    tile.swizzle = isa::Swizzle::none;
-    tile.stages = sl.stages;
-    tile.shape_ptr = tile.swizzle_ptr = tile.major_ptr = kPtr;
-    k.tiles.push_back(tile);
-
-    // The ring of tensor-memory buffers, and a warpx4 view of each block's 4 columns.
-    const std::string cells = std::string(x.view) + "_cells";
-    ir::TmemView ring = view(ir::TmemView::Kind::slice, cells, "tmem");
-    ring.cols = std::array<int64_t, 2>{x.column, x.column + x.width};
-    ring.stages = sl.stages;
-    ring.stage_columns = static_cast<int>(x.width);
-    k.views.push_back(ring);
-    ir::TmemView all = view(ir::TmemView::Kind::cast, x.view, cells);
-    all.dtype = sl.dtype;
-    all.packing = 4;
-    all.layout = ir::TmemLayout::warpx4;
-    k.views.push_back(all);
-
+    StagedInput in;
+    in.global.name = x.global;
+    in.global.dtype = sl.dtype;
+    in.global.rows = lines;
+    in.global.planes = ceil_div(x.extent, 128);
+    in.global.rows_param = "k";
+    in.global.planes_param = x.dim;
+    in.global.dims = {x.dim, "k"};
+    in.global.scale_vec = sl.vec;
+    in.global.scales = x.scales;
+    in.view = x.view;
+    in.ptr = kPtr;
+    in.block_rows = 32;
+    in.blocks = sl.groups * x.stripes;
+    in.column = x.column;
+    in.stages = sl.stages;
+    in.layout = ir::TmemLayout::warpx4;
+    // One box per stripe: its `groups` blocks, stripe after stripe in the tile; block g of stripe t
+    // goes to buffer block g * stripes + t (the order the MMAs read, src/plan/mma.cpp).
+    std::vector<StagedLoad> loads;
+    std::vector<int> place;
     for (int t0 = 0; t0 < x.stripes; ++t0) {
-      ir::Op ld;
-      ld.kind = ir::OpKind::load;
-      ld.ptr = kPtr;
-      ld.src = {x.global, kPtr};
-      ld.dst = {tname, kPtr};
-      ld.tma = true;
-      ld.map_param = std::string("tmap_") + x.view;
-      ld.barrier = {"full", kPtr};
-      ld.to_leader = cta == 2;
-      ld.at[0].k_block = 32 * sl.groups;  // this K block's first line in the plane
+      StagedLoad ld;
+      ld.row.k_block = 32 * sl.groups;  // this K block's first line in the plane
       // The plane: A's rows of this CTA (a pair's CTA r the half from r * tm / 2), all of B's N.
       if (x.scales[0] == 'A') {
         ld.plane.m_tile = tm / 128;
-        ld.plane.rank = cta == 2 ? x.stripes : 0;
+        ld.plane.rank = g.cta_group == 2 ? x.stripes : 0;
       } else {
         ld.plane.n_tile = tn / 128;
       }
       ld.plane.base = t0;
-      ld.tile_row0 = 32 * sl.groups * t0;
-      ld.load_rows = 32 * sl.groups;
-      out.loads.push_back(ld);
-      for (int gi = 0; gi < sl.groups; ++gi) {
-        const int j = gi * x.stripes + t0;  // the block's place in the stage's buffer
-        const std::string name = std::string(x.view) + "_" + s(j);
-        ir::TmemView sl4 = view(ir::TmemView::Kind::slice, name + "_cells", cells);
-        sl4.cols = std::array<int64_t, 2>{4 * j, 4 * j + 4};
-        k.views.push_back(sl4);
-        ir::TmemView c4 = view(ir::TmemView::Kind::cast, name, name + "_cells");
-        c4.dtype = sl.dtype;
-        c4.packing = 4;
-        c4.layout = ir::TmemLayout::warpx4;
-        k.views.push_back(c4);
-        ir::Op cp;
-        cp.kind = ir::OpKind::copy;
-        cp.ptr = kPtr;
-        cp.src = {tname, kPtr};
-        cp.dst = {name, kPtr};
-        const int64_t row0 = 32 * (int64_t{t0} * sl.groups + gi);
-        cp.rows = std::array<int64_t, 2>{row0, row0 + 32};
-        out.copies.push_back(cp);
-      }
+      ld.block0 = sl.groups * t0;
+      ld.blocks = sl.groups;
+      loads.push_back(ld);
+      for (int gi = 0; gi < sl.groups; ++gi) place.push_back(gi * x.stripes + t0);
     }
+    add_staged(k, in, loads, place, g.cta_group == 2, out);
   }
   out.scale_a = {"sfa", kPtr};
   out.scale_b = {"sfb", kPtr};
   return out;
+}
+
+void add_staged(ir::Kernel& k, const StagedInput& in, const std::vector<StagedLoad>& loads, const std::vector<int>& place,
+                bool pair, ScaleOps& out) {
+  const char* ptr = in.ptr.c_str();
+  ir::Global t = in.global;
+  t.ptr = in.ptr;
+  t.bits = 8;
+  t.cols = 16;
+  t.ld = 16;
+  k.globals.push_back(t);
+
+  const std::string tname = in.view + "_s";
+  ir::Tile tile;
+  tile.name = tname;
+  tile.ptr = in.ptr;
+  tile.dtype = t.dtype;
+  tile.rows = in.block_rows * in.blocks;
+  tile.cols = 16;
+  tile.major = isa::Major::k;
+  tile.swizzle = isa::Swizzle::none;
+  tile.stages = in.stages;
+  tile.shape_ptr = tile.swizzle_ptr = tile.major_ptr = in.ptr;
+  k.tiles.push_back(tile);
+
+  // The ring of tensor-memory buffers (4 columns a block), the MMAs' view of it, a view per block.
+  const std::string cells = in.view + "_cells";
+  const int width = 4 * in.blocks;
+  ir::TmemView ring = view(ir::TmemView::Kind::slice, cells, "tmem", ptr);
+  ring.cols = std::array<int64_t, 2>{in.column, in.column + width};
+  ring.stages = in.stages;
+  ring.stage_columns = width;
+  k.views.push_back(ring);
+  ir::TmemView all = view(ir::TmemView::Kind::cast, in.view, cells, ptr);
+  all.dtype = t.dtype;
+  all.packing = 4;
+  all.layout = in.layout;
+  all.rows = in.rows;
+  k.views.push_back(all);
+
+  for (const StagedLoad& x : loads) {
+    ir::Op ld;
+    ld.kind = ir::OpKind::load;
+    ld.ptr = in.ptr;
+    ld.src = {t.name, ptr};
+    ld.dst = {tname, ptr};
+    ld.tma = true;
+    ld.map_param = "tmap_" + in.view;
+    ld.barrier = {"full", ptr};
+    ld.to_leader = pair;
+    ld.at[0] = x.row;
+    ld.plane = x.plane;
+    ld.tile_row0 = in.block_rows * x.block0;
+    ld.load_rows = in.block_rows * x.blocks;
+    out.loads.push_back(ld);
+  }
+  for (size_t b = 0; b < place.size(); ++b) {
+    const int j = place[b];
+    const std::string name = in.view + "_" + s(j);
+    ir::TmemView c4 = view(ir::TmemView::Kind::slice, name + "_cells", cells, ptr);
+    c4.cols = std::array<int64_t, 2>{4 * j, 4 * j + 4};
+    k.views.push_back(c4);
+    ir::TmemView v4 = view(ir::TmemView::Kind::cast, name, name + "_cells", ptr);
+    v4.dtype = t.dtype;
+    v4.packing = 4;
+    v4.layout = in.layout;
+    k.views.push_back(v4);
+    ir::Op cp;
+    cp.kind = ir::OpKind::copy;
+    cp.ptr = in.ptr;
+    cp.src = {tname, ptr};
+    cp.dst = {name, ptr};
+    const int64_t row0 = in.block_rows * static_cast<int64_t>(b);
+    cp.rows = std::array<int64_t, 2>{row0, row0 + in.block_rows};
+    out.copies.push_back(cp);
+  }
 }
 
 }  // namespace ptxgen::lower::detail

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "ptxgen/ir.hpp"
@@ -38,5 +40,30 @@ struct ScaleOps {
 // Adds the factor tensors SFA and SFB (kernel inputs, after D), their ring of shared-memory tiles
 // and the tensor-memory rings from column `first_column` of the allocation "tmem" to `k`.
 ScaleOps lower_scales(const spec::Gemm& g, const ScaleLayout& s, ir::Kernel& k, uint32_t first_column);
+
+// ---- An input staged per K block (the factors; the sparsity metadata, gemm_sparse.cpp) ----------
+// A 3-D global of 16-byte lines (ir::Global::planes), a ring of shared-memory tiles "VIEW_s" of
+// 16-byte rows that the producer fills with TMA boxes on the stage's full barrier, and a ring of
+// tensor-memory buffers "VIEW_cells" the MMA issuer copies each block of `block_rows` tile rows
+// into (4 columns each, through a view "VIEW_j" of buffer block j), read by the MMAs through "VIEW".
+struct StagedInput {
+  ir::Global global;                     // its name, type, lines, planes and meaning; the rest is set here
+  std::string view, ptr;                 // "sfa", "/gemm/scale"
+  int block_rows = 32;                   // rows of one block: 32 (a warpx4 copy) or 128
+  int blocks = 1;                        // blocks of one stage
+  uint32_t column = 0;                   // the ring's first column in "tmem"
+  int stages = 1;
+  std::optional<ir::TmemLayout> layout;  // of each block's view and of "VIEW" (none: rows)
+  std::optional<int> rows;               // "VIEW"'s rows (several M groups side by side)
+};
+// One TMA box: tile blocks [block0, block0 + blocks) from this line (row) and plane of the global.
+struct StagedLoad {
+  ir::Affine row, plane;
+  int block0 = 0, blocks = 1;
+};
+// Adds the global, the tile, the ring and its views; appends the loads (completing on CTA 0's
+// barrier in a pair) and the copies, tile block b into buffer block place[b].
+void add_staged(ir::Kernel& k, const StagedInput& in, const std::vector<StagedLoad>& loads, const std::vector<int>& place,
+                bool pair, ScaleOps& out);
 
 }  // namespace ptxgen::lower::detail
