@@ -147,14 +147,14 @@ TEST_CASE("plan text and JSON are deterministic and name every descriptor field"
 }
 }
 
-// Block scaling's refusals through the command line: each rule's failing example (the rule table's)
+// Block scaling's and sparse A's refusals through the command line: each rule's failing example (the rule table's)
 // exits 1 with the rule id and the pointer, and `build` writes nothing: no PTX, cubin or manifest.
 TEST_SUITE("cli") {
-TEST_CASE("build: a block-scaled spec a SCALE-* rule refuses exits 1 with its id and pointer, writing nothing") {
+TEST_CASE("build: a spec a SCALE-* or SPARSE-* rule refuses exits 1 with its id and pointer, writing nothing") {
   int n = 0;
   for (const auto& r : ptxgen::rules::table()) {
     const std::string id(r.id);
-    if (id.rfind("SCALE-", 0) != 0) continue;
+    if (id.rfind("SCALE-", 0) != 0 && id.rfind("SPARSE-", 0) != 0) continue;
     CAPTURE(id);
     TempDir t;
     write(t / "bad.json", ptxgen::rules::bad_document(r));
@@ -166,6 +166,6 @@ TEST_CASE("build: a block-scaled spec a SCALE-* rule refuses exits 1 with its id
     CHECK(t.entries() == std::vector<std::string>{"bad.json"});
     ++n;
   }
-  CHECK(n == 5);
+  CHECK(n == 9);
 }
 }

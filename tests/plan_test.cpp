@@ -110,9 +110,9 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
   std::vector<const plan::ResolvedView*> regions;
   for (const auto& [n, v] : p.views)
     if ((n[0] == 'd' && n.find('_') == std::string::npos && n != "d_all") || n == "a_tmem" ||
-        (n.rfind("a_slab", 0) == 0 && n.find("_f") != std::string::npos) || n == "sfa" || n == "sfb")
+        (n.rfind("a_slab", 0) == 0 && n.find("_f") != std::string::npos) || n == "sfa" || n == "sfb" || n == "meta")
       regions.push_back(&v);
-  // A ring of block-scale factor buffers spans every stage's copy.
+  // A ring of block-scale factor (or metadata) buffers spans every stage's copy.
   auto end_of = [](const plan::ResolvedView& v) { return v.column + static_cast<uint32_t>(v.stages - 1) * v.stage_columns + v.columns; };
   auto lanes_of = [](const plan::ResolvedView& v) {
     std::set<uint32_t> l;
@@ -158,9 +158,9 @@ TEST_CASE("every shipped spec: plan invariants and the reference model") {
     if (!s.gemm) continue;  // program specs: tests/program_test.cpp
     const support::Planned p = support::plan_of(s);
     check_plan_invariants(p, *s.gemm);
-    // The reference model replays dense MMAs; block-scaled kernels run whole in the simulator
-    // against a float64 scaled product (suite sim_gemm).
-    if (s.gemm->scale) continue;
+    // The reference model replays dense, unscaled MMAs; block-scaled kernels and those of sparse A
+    // run whole in the simulator against a float64 (scaled) product (suite sim_gemm).
+    if (s.gemm->scale || s.gemm->sparse) continue;
     for (unsigned seed : {1u, 2u}) {
       const refmodel::Result r = replayed(p, seed);
       std::string errs;

@@ -57,6 +57,27 @@ void check(const Mutation& mu, const std::string& error, double worst, const std
   }
 }
 
+// Runs the golden of gemm spec `name` at m x n x k (it must pass), then each mutation of it (each must
+// fail for its reason).
+template <size_t N>
+void mutate_gemm(const std::string& name, int64_t m, int64_t n, int64_t k, unsigned seed, const Mutation (&mutations)[N]) {
+  CAPTURE(name);
+  const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + name + ".json")));
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
+  const std::string golden = support::slurp(support::source_root() + "/golden/" + name + ".ptx");
+  {
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(golden), manifest, m, n, k, seed);
+    REQUIRE_MESSAGE(r.error.empty(), r.error);
+    REQUIRE(r.worst <= 1.0);
+  }
+  for (const Mutation& mu : mutations) {
+    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
+    REQUIRE(ptx != golden);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, m, n, k, seed);
+    check(mu, r.error, r.worst, r.where);
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("sim") {
@@ -117,17 +138,6 @@ TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each fo
 TEST_CASE("mutations of a block-scaled GEMM kernel make the simulation fail, each for its reason") {
   // mxf8f6f4 with ue8m0 factors, 128 x 256 x 128 tiles over 3 stages: per K block one 512-byte block
   // of A's factors and two of B's (N = 256), each copied into its stage's tensor-memory buffer.
-  const std::string name = "gemm_mxf8f6f4_e4m3_e2m3_sm100a";
-  const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + name + ".json")));
-  const auto manifest = nlohmann::json::parse(plan::manifest(p));
-  const std::string golden = support::slurp(support::source_root() + "/golden/" + name + ".ptx");
-  // One tile short of the edges, five K blocks over three stages (the rings wrap), k's tail partial.
-  const int64_t m = 125, n = 252, k = 635;
-  {
-    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(golden), manifest, m, n, k, 11);
-    REQUIRE_MESSAGE(r.error.empty(), r.error);
-    REQUIRE(r.worst <= 1.0);
-  }
   static const Mutation kMutations[] = {
       {"the factor buffers single-buffered: every stage's copy into stage 0's columns, over factors an MMA in flight reads",
        R"((mad\.lo\.u32 %r\d+, %r\d+,) [48](, %r\d+;\s*// this stage's copy))", "$1 0$2", -1, "race: tcgen05.cp writes tensor memory",
@@ -141,12 +151,23 @@ TEST_CASE("mutations of a block-scaled GEMM kernel make the simulation fail, eac
       {"scale factor B ID 1 in the first K step (idesc bits 4-5: the second K step's factors)", R"(0x08c00c00, \[)",
        "0x08c00c10, [", 0, "", ""},
   };
-  for (const Mutation& mu : kMutations) {
-    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
-    REQUIRE(ptx != golden);
-    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, m, n, k, 11);
-    check(mu, r.error, r.worst, r.where);
-  }
+  // One tile short of the edges, five K blocks over three stages (the rings wrap), k's tail partial.
+  mutate_gemm("gemm_mxf8f6f4_e4m3_e2m3_sm100a", 125, 252, 635, 11, kMutations);
+}
+
+TEST_CASE("mutations of a sparse-A GEMM kernel make the simulation fail, each for its reason") {
+  // e4m3 2:4, 128 x 256 x 256 tiles over 2 stages: per K block two metadata atoms (128 of K each),
+  // copied into the stage's tensor-memory buffer; MMA k reads 2 columns from 2k on.
+  static const Mutation kMutations[] = {
+      {"the metadata buffers single-buffered: every stage's copy into stage 0's columns",
+       R"((mad\.lo\.u32 %r\d+, %r\d+,) 8(, %r\d+;\s*// this stage's copy))", "$1 0$2", -1, "race: tcgen05.cp writes tensor memory",
+       "reads it"},
+      {"the copy of the K block's second metadata atom dropped (K steps 2-3 read stale metadata)",
+       R"(\ttcgen05\.cp\.cta_group::1\.128x128b \[%r\d+\+0x00000104\], %rd\d+;\n)", "", 0, "", ""},
+      {"the second K step reads the first one's metadata", R"(\[(%r\d+)\+0x00000102\], 0x08400014)", "[$1+0x00000100], 0x08400014",
+       0, "", ""},
+  };
+  mutate_gemm("gemm_sparse_e4m3_sm100a", 125, 252, 1024, 13, kMutations);  // four K blocks over two stages
 }
 
 TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") {

@@ -267,3 +267,20 @@ TEST_CASE("scale: vec from the dtype, kind as written, members checked, round tr
   }
 }
 }
+
+TEST_SUITE("spec") {
+TEST_CASE("sparse: a boolean, written back by to_json when true") {
+  Diagnostics d;
+  auto r = spec::parse(with_gemm(R"("sparse": true)"), d);
+  REQUIRE(r.spec);
+  CHECK(r.spec->gemm->sparse);
+  CHECK(spec::to_json(*r.spec).find("\"sparse\": true") != std::string::npos);
+  Diagnostics d2;
+  auto plain = spec::parse(rules::example_base(), d2);
+  REQUIRE(plain.spec);
+  CHECK(spec::to_json(*plain.spec).find("sparse") == std::string::npos);
+  const Diagnostic x = only(parse(with_gemm(R"("sparse": "2:4")")));
+  CHECK(x.rule == "SPEC-TYPE");
+  CHECK(x.pointer == "/gemm/sparse");
+}
+}

@@ -104,6 +104,12 @@ struct Global {
   // operand (dims[0]: m or n), each `rows` lines of 16 bytes (32 lines per 4 factors of a row).
   int scale_vec = 0;
   std::string scales;
+  // Sparse A (§9.7.16.10.8): `compressed` is A itself, whose K extent holds half of the k
+  // parameter's elements (2:4); `metadata_of` ("A") names the operand a metadata tensor indexes: in
+  // atoms of 128 rows by 128 elements of K, `rows` rows (m padded to 128) of 16 bytes per plane, one
+  // plane per 128 elements of K (docs/spec.md, "Sparse A").
+  bool compressed = false;
+  std::string metadata_of;
 };
 
 // A shared-memory tile: an M (or N) x K operand in a canonical layout (§9.7.16.3.3), rows along M

@@ -153,6 +153,8 @@ struct GlobalParam {  // a global tensor: its .param .u64 address (if the kernel
   int64_t planes = 0;       // a 3-D tensor (ir::Global::planes)
   int scale_vec = 0;        // a block-scale factor tensor of `scales` (ir::Global::scale_vec)
   std::string scales;
+  bool compressed = false;  // sparse A (ir::Global::compressed)
+  std::string metadata_of;  // a sparsity metadata tensor (ir::Global::metadata_of)
 };
 
 struct SmemPlacement {
@@ -308,7 +310,8 @@ struct MmaInstr {
   TmemRing sfa_ring, sfb_ring;
   // sparsity
   std::string meta_alloc;
-  uint32_t meta_taddr = 0;
+  uint32_t meta_taddr = 0;  // ring stage 0 where the metadata is a ring
+  TmemRing meta_ring;
 };
 
 struct MmaStep {

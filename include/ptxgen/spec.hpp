@@ -80,6 +80,9 @@ struct Gemm {
   int cta_group = 1;
   std::array<int64_t, 3> cluster{1, 1, 1};
   std::optional<Scale> scale;  // block scaling: the block-scaled kinds (tcgen05 only)
+  // Structured-sparse A (docs/spec.md, "Sparse A"): A holds two of every four elements of K (2:4,
+  // §9.7.16.10.8), its metadata a kernel input; tcgen05.mma.sp.
+  bool sparse = false;
   // What was chosen where the spec is silent, each with its reason (choose_gemm_defaults).
   std::vector<std::string> chosen;
 };

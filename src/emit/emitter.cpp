@@ -543,7 +543,7 @@ std::set<int> Emitter::rings(const std::vector<plan::Step>& body) {
       if (c.ring.stages > 1) out.insert(c.ring.stages);
     }
     for (const auto& in : b.mma.instrs) {
-      for (const plan::TmemRing* r : {&in.sfa_ring, &in.sfb_ring})
+      for (const plan::TmemRing* r : {&in.sfa_ring, &in.sfb_ring, &in.meta_ring})
         if (r->stages > 1) out.insert(r->stages);
       if (!in.a_tile.empty()) out.insert(tiles.at(in.a_tile)->stages);
       if (!in.b_tile.empty()) out.insert(tiles.at(in.b_tile)->stages);

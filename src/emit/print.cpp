@@ -155,7 +155,8 @@ struct Printer {
           if (m.scaled)
             o += in2 + "  sfa=" + taddr(in.sfa_alloc, in.sfa_taddr) + ring_text(in.sfa_ring) + " id " + s(in.idesc.a_sf_id) +
                  " sfb=" + taddr(in.sfb_alloc, in.sfb_taddr) + ring_text(in.sfb_ring) + " id " + s(in.idesc.b_sf_id) + "\n";
-          if (m.sparse) o += in2 + "  meta=" + taddr(in.meta_alloc, in.meta_taddr) + " selector " + s(in.idesc.sparse_selector) + "\n";
+          if (m.sparse)
+            o += in2 + "  meta=" + taddr(in.meta_alloc, in.meta_taddr) + ring_text(in.meta_ring) + " selector " + s(in.idesc.sparse_selector) + "\n";
         }
         break;
       }
@@ -270,7 +271,9 @@ std::string plan_text(const Plan& pl) {
          (g.cols_param.empty() ? s(g.cols) : g.cols_param + "=" + s(g.cols)) + "] row-major, " + s(g.bits) + " bits per element, ld " +
          (g.ld_param.empty() ? s(g.ld) : g.ld_param) + (g.param.empty() ? " (tensor maps only)" : ", param " + g.param) +
          (g.planes ? "; " + s(g.planes) + " planes" : "") +
-         (g.scale_vec ? ": block-scale factors of " + g.scales + ", one per " + s(g.scale_vec) + " of k, 128x4 layout" : "") + "\n";
+         (g.scale_vec ? ": block-scale factors of " + g.scales + ", one per " + s(g.scale_vec) + " of k, 128x4 layout" : "") +
+         (g.compressed ? ": 2:4 sparse, two of every four elements of k" : "") +
+         (g.metadata_of.empty() ? "" : ": sparsity metadata of " + g.metadata_of + ", atoms of 128 rows x 128 of k") + "\n";
   for (const auto& sm : pl.smem) {
     const auto& l = sm.layout;
     o += "  smem     " + sm.name + ": " + dt(sm.dtype) + " " + s(l.mn) + " x " + s(l.k) + " " + (l.major == isa::Major::k ? "K" : "MN") +
@@ -357,7 +360,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
             j["scale_a"] = tmem_json(in.sfa_alloc, in.sfa_taddr, in.sfa_ring);
             j["scale_b"] = tmem_json(in.sfb_alloc, in.sfb_taddr, in.sfb_ring);
           }
-          if (m.sparse) j["metadata"] = tmem_json(in.meta_alloc, in.meta_taddr);
+          if (m.sparse) j["metadata"] = tmem_json(in.meta_alloc, in.meta_taddr, in.meta_ring);
         }
         a.push_back(j);
       }
@@ -424,6 +427,8 @@ std::string plan_json(const Plan& p) {
                  {"rows_param", x.rows_param}, {"cols_param", x.cols_param}});
     if (x.planes) g.back()["planes"] = x.planes;
     if (x.scale_vec) g.back()["scale"] = {{"of", x.scales}, {"vec", x.scale_vec}, {"layout", "128x4"}};
+    if (x.compressed) g.back()["sparse"] = "2:4";
+    if (!x.metadata_of.empty()) g.back()["metadata"] = {{"of", x.metadata_of}, {"layout", "128x128 atoms"}};
   }
   j["params"] = g;
   ojson sz = ojson::array();

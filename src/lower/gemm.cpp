@@ -135,6 +135,9 @@ struct Gemm {
       const int64_t mn_size = name[0] == 'A' ? g.m : g.n;
       x.rows = k_major ? mn_size : g.k;
       x.cols = k_major ? g.k : mn_size;
+      // Sparse A keeps two of every four elements of K (2:4): M x K/2, K-major (SPARSE-TILE).
+      x.compressed = name[0] == 'A' && g.sparse;
+      if (x.compressed) x.cols = g.k / 2;
       x.rows_param = k_major ? mn : "k";
       x.cols_param = k_major ? "k" : mn;
       x.ld = spec::leading_dimension(op, x.cols);
@@ -215,6 +218,10 @@ struct Gemm {
           out.push_back(o);
         }
       }
+    } else if (g.sparse) {  // half of each K block's elements (K-major: SPARSE-TILE)
+      ir::Affine half = kk;
+      half.k_block = tk / 2;
+      out.push_back(load("A", "a", "tmap_a", {a_mn, half}));
     } else {
       out.push_back(load("A", "a", "tmap_a", ak ? std::array<ir::Affine, 2>{a_mn, kk} : std::array<ir::Affine, 2>{kk, a_mn}));
     }
@@ -295,6 +302,7 @@ struct Gemm {
     const int slabs = (mg + 1) / 2;
     const int a_rows = a_tmem && layout_f() ? 128 * slabs : tm / cta;
     k.tiles.push_back(tile("a", g.a, g.swizzle_a, a_rows, abits));
+    if (g.sparse) k.tiles.back().cols = tk / 2;  // sparse A: half of the K block
     k.tiles.push_back(tile("b", g.b, g.swizzle_b, tn / cta, bbits));
     // Tensor memory: D's pieces, then A.
     const int a_pack = 32 / isa::tmem_bits(kind, g.a.dtype);
@@ -306,7 +314,9 @@ struct Gemm {
     std::optional<detail::ScaleLayout> sl;
     if (g.scale) sl = detail::scale_layout(g, kind);
     const uint32_t sf_columns = sl ? sl->columns() : 0;
-    k.views.push_back(alloc_view("tmem", static_cast<int>(pow2_at_least_32(d_columns + a_columns + sf_columns))));
+    // Sparse A: each stage's metadata after them (src/lower/gemm_sparse.cpp).
+    const uint32_t meta_columns = g.sparse ? detail::sparse_columns(g) : 0;
+    k.views.push_back(alloc_view("tmem", static_cast<int>(pow2_at_least_32(d_columns + a_columns + sf_columns + meta_columns))));
     k.views.back().dtype = acc;  // every slice of it holds accumulators but A's, which are cast
     for (size_t i = 0; i < pieces.size(); ++i) {
       const Piece& pc = pieces[i];
@@ -341,8 +351,9 @@ struct Gemm {
                                     mg > 1 ? std::optional<int>((layout == ir::TmemLayout::layout_b ? 64 : 128) * mg) : std::nullopt));
       }
     }
-    detail::ScaleOps sf;
+    detail::StagedOps sf, sp;
     if (sl) sf = detail::lower_scales(g, *sl, k, d_columns + a_columns);
+    if (g.sparse) sp = detail::lower_sparse(g, k, d_columns + a_columns + sf_columns);
     k.barriers = {{"full", 1, stages}, {"empty", 1, stages}, {"acc", 1, 1}};
     if (a_tmem) k.barriers.push_back({"a_free", 1, 1});
 
@@ -368,6 +379,7 @@ struct Gemm {
     pl.body.push_back(ex);
     for (auto& o : loads()) pl.body.push_back(o);
     for (auto& o : sf.loads) pl.body.push_back(o);
+    for (auto& o : sp.loads) pl.body.push_back(o);
     prod.nodes.push_back(loop_node(pl));
 
     ir::Loop ml;
@@ -397,6 +409,7 @@ struct Gemm {
       }
     }
     for (auto& o : sf.copies) ml.body.push_back(o);
+    for (auto& o : sp.copies) ml.body.push_back(o);
     for (size_t i = 0; i < pieces.size(); ++i) {
       const Piece& pc = pieces[i];
       ir::Op m = op(ir::OpKind::mma);
@@ -407,6 +420,10 @@ struct Gemm {
         m.kind_override = kind;
         m.scale_ptr = "/gemm/scale";
         m.vec_ptr = "/gemm/scale/vec";
+      }
+      if (g.sparse) {
+        m.metadata = sp.metadata;
+        m.sparse_ptr = "/gemm/sparse";
       }
       m.d = {"d" + s(static_cast<int64_t>(i)), kPtr};
       m.b = {"b", kPtr};

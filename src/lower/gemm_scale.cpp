@@ -56,8 +56,8 @@ ScaleLayout scale_layout(const spec::Gemm& g, isa::Kind kind) {
   return l;
 }
 
-ScaleOps lower_scales(const spec::Gemm& g, const ScaleLayout& sl, ir::Kernel& k, uint32_t first_column) {
-  ScaleOps out;
+StagedOps lower_scales(const spec::Gemm& g, const ScaleLayout& sl, ir::Kernel& k, uint32_t first_column) {
+  StagedOps out;
   const int64_t tm = g.tile.m, tn = g.tile.n;
   // Lines of 16 bytes per 128-row plane at the spec's k: 32 per 4 factors of a row.
   const int64_t lines = ceil_div(ceil_div(g.k, sl.vec), 4) * 32;
@@ -119,7 +119,7 @@ ScaleOps lower_scales(const spec::Gemm& g, const ScaleLayout& sl, ir::Kernel& k,
 }
 
 void add_staged(ir::Kernel& k, const StagedInput& in, const std::vector<StagedLoad>& loads, const std::vector<int>& place,
-                bool pair, ScaleOps& out) {
+                bool pair, StagedOps& out) {
   const char* ptr = in.ptr.c_str();
   ir::Global t = in.global;
   t.ptr = in.ptr;

@@ -31,15 +31,15 @@ struct ScaleLayout {
 ScaleLayout scale_layout(const spec::Gemm& g, isa::Kind kind);
 
 // The loads of one stage (the producer's, after its expect_tx on full), the copies of one K block
-// (the MMA issuer's, before its MMAs) and the views the MMAs read the factors through.
-struct ScaleOps {
+// (the MMA issuer's, before its MMAs) and the views the MMAs read the factors (or the metadata) through.
+struct StagedOps {
   std::vector<ir::Op> loads, copies;
-  ir::Ref scale_a, scale_b;
+  ir::Ref scale_a, scale_b, metadata;
 };
 
 // Adds the factor tensors SFA and SFB (kernel inputs, after D), their ring of shared-memory tiles
 // and the tensor-memory rings from column `first_column` of the allocation "tmem" to `k`.
-ScaleOps lower_scales(const spec::Gemm& g, const ScaleLayout& s, ir::Kernel& k, uint32_t first_column);
+StagedOps lower_scales(const spec::Gemm& g, const ScaleLayout& s, ir::Kernel& k, uint32_t first_column);
 
 // ---- An input staged per K block (the factors; the sparsity metadata, gemm_sparse.cpp) ----------
 // A 3-D global of 16-byte lines (ir::Global::planes), a ring of shared-memory tiles "VIEW_s" of
@@ -64,6 +64,11 @@ struct StagedLoad {
 // Adds the global, the tile, the ring and its views; appends the loads (completing on CTA 0's
 // barrier in a pair) and the copies, tile block b into buffer block place[b].
 void add_staged(ir::Kernel& k, const StagedInput& in, const std::vector<StagedLoad>& loads, const std::vector<int>& place,
-                bool pair, ScaleOps& out);
+                bool pair, StagedOps& out);
+
+// Sparse A (src/lower/gemm_sparse.cpp): the metadata tensor META, its tiles and buffers from column
+// `first_column`, and the tensor-memory columns they take.
+uint32_t sparse_columns(const spec::Gemm& g);
+StagedOps lower_sparse(const spec::Gemm& g, ir::Kernel& k, uint32_t first_column);
 
 }  // namespace ptxgen::lower::detail

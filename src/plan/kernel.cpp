@@ -62,7 +62,8 @@ OutputSize output_size(const Step& st) {
       break;
     case StepKind::mma:
       lines += 12 + 10 * static_cast<int64_t>(st.mma.instrs.size()) + (st.mma.a_registers ? 400 : 0);
-      for (const auto& in : st.mma.instrs) regs += in.n / 2, lines += (in.sfa_ring.stages > 1) + (in.sfb_ring.stages > 1);
+      for (const auto& in : st.mma.instrs)
+        regs += in.n / 2, lines += (in.sfa_ring.stages > 1) + (in.sfb_ring.stages > 1) + (in.meta_ring.stages > 1);
       z.async = static_cast<int64_t>(st.mma.instrs.size());
       break;
     case StepKind::tmem_ld:
@@ -366,7 +367,7 @@ Analysis analyze(const ir::Kernel& k) {
   for (const auto& g : k.globals)
     p.globals.push_back({g.name, g.param, g.dtype, g.bits ? g.bits : spec::storage_bits(g.dtype, g.format), g.rows, g.cols,
                          g.ld ? g.ld : g.cols, g.rows_param, g.cols_param, g.ld_param, g.format, g.output, g.dims, g.planes,
-                         g.scale_vec, g.scales});
+                         g.scale_vec, g.scales, g.compressed, g.metadata_of});
   p.launch = launch_grid(k);
   MemoryMap mm = memory_map(k);
   p.smem = std::move(mm.smem);

@@ -193,6 +193,7 @@ MmaInstr step3_descriptors(const Mma& w, int mi, int ni, int n0, int ki) {
   }
   if (m.sparse) {
     in.meta_alloc = x.meta->alloc;
+    in.meta_ring = {x.meta->stages, x.meta->stage_columns};
     uint32_t col = x.meta->column + static_cast<uint32_t>(mi) * x.meta->block_columns();
     if (isa::sparse_selector_used(m.kind)) {
       // One metadata column per instruction; the selector picks the column of an even pair

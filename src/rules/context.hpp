@@ -59,6 +59,11 @@ void check_scale_kind(const Context&, Diagnostics&);
 void check_scale_type(const Context&, Diagnostics&);
 void check_scale_k(const Context&, Diagnostics&);
 void check_scale_tile(const Context&, Diagnostics&);
+// Sparse A in the gemm template (src/rules/check_sparse.cpp).
+void check_sparse_target(const Context&, Diagnostics&);
+void check_sparse_kind(const Context&, Diagnostics&);
+void check_sparse_tile(const Context&, Diagnostics&);
+void check_sparse_k(const Context&, Diagnostics&);
 // The lowered kernel (src/rules/check_program.cpp): each reports the problems the verifiers
 // found under its rule id.
 #define PTXGEN_PROGRAM_CHECKS(X)                                                                       \

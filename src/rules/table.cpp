@@ -309,6 +309,28 @@ const std::vector<Rule> kTable = {
  {"use a tile.n that is a multiple of 128, a tile.k that is a multiple of 4 x vec"},
  R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 192, "k": 128}, "scale": {"dtype": "ue8m0"}}})", "/gemm/tile/n", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue8m0"}}})", check_scale_tile},
 
+// ---- Sparse A (the gemm template's "sparse") ----------------------------------------------------
+{"SPARSE-TARGET", "sparse A needs a tcgen05 target", "PTX ISA 9.1 §9.7.16.10.8; §9.7.16.10.9.2 (tcgen05.mma.sp)",
+ "The template plans structured-sparse A with tcgen05.mma.sp, whose metadata lives in tensor memory. wgmma has a sparse form too, with the metadata in registers, which ptxgen does not plan: that is ptxgen's refusal, not the hardware's.",
+ "Porting a sparse Blackwell spec to Hopper.",
+ {"target sm_100a, sm_100f, sm_103a or sm_110a", "or drop \"sparse\""},
+ R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", "/gemm/sparse", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_target},
+{"SPARSE-KIND", "sparse A of a kind the template does not plan", "PTX ISA 9.1 §9.7.16.10.8.1-4 (granularity, metadata, sparsity selector)",
+ "The template plans sparse A for the 8-bit kinds, .kind::f8f6f4 (e4m3, e5m2, e2m3, e3m2, e2m1 in 8-bit containers) and .kind::i8: 2:4 sparsity, the metadata of each row a plain sequence of 4-bit index pairs, 64 bits per instruction, sparsity selector 0. .kind::f16 (2:4) and .kind::tf32 (1:2) choose their metadata with the sparsity selector, whose placement the ISA gives only as figures (CUTLASS permutes that metadata), and sparse block-scaled MMAs take factors per vec elements of compressed K; the program level writes both. That is ptxgen's refusal, not the hardware's.",
+ "Sparse bf16 or tf32 GEMMs; sparse MXFP8/NVFP4.",
+ {"use 8-bit float or integer operands", "or write the kernel at the program level"},
+ R"({"gemm": {"sparse": true}})", "/gemm/a/dtype", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_kind},
+{"SPARSE-TILE", "a sparse A the template cannot lay out", "PTX ISA 9.1 §9.7.16.10.8 (sparse A, metadata); §9.7.16.9.2 (tcgen05.cp .128x128b)",
+ "Sparse A is K-major in shared memory (each row keeps two of every four elements of K, half of tile.k), read from there (not copied into tensor memory), 128 rows per CTA and M group (data-path layouts D and A; M = 64 and a pair's M = 128 keep the metadata in layouts F and C, which the template does not place), and its metadata arrives in atoms of 128 rows by 128 elements of K, one tcgen05.cp.128x128b each: tile.k is whole atoms.",
+ "tile.m = 64, tile.k = 64, an M-major A or \"a_source\": \"tmem\" with \"sparse\".",
+ {"use K-major A from shared memory, a tile.m that is a multiple of 128 (256 with cta_group 2) and a tile.k that is a multiple of 128"},
+ R"({"gemm": {"tile": {"m": 64, "k": 256}, "a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "stages": 2, "sparse": true}})", "/gemm/tile/m", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_tile},
+{"SPARSE-K", "with sparse A, K is not a multiple of tile.k", "PTX ISA 9.1 §9.7.16.10.8.2 (metadata values)",
+ "Each 4-bit index pair of the metadata is one of seven values; TMA fills what lies past k with zeros, which is none of them, and an MMA reads the metadata of a whole K block. So k is a multiple of tile.k, and the metadata tensor holds valid indices over all of it (zero values of A past the real K). The launch header refuses other k at run time.",
+ "A K padded to 128 but not to tile.k = 256.",
+ {"pad K to a multiple of tile.k (zero values, valid metadata)", "or use a smaller tile.k"},
+ R"({"gemm": {"k": 4000, "a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", "/gemm/k", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_k},
+
 // ---- wgmma (sm_90a) -----------------------------------------------------------------------------
 {"WGMMA-TYPES", "A and B types have no wgmma variant", "PTX ISA 9.1 §9.7.15.3 (matrix data types); §9.7.15.5.2 syntax",
  "wgmma.mma_async takes f16.f16, bf16.bf16, tf32.tf32, e4m3/e5m2 in any mix, and s8.s8 or u8.u8: integer multiplicands must both be signed or both unsigned, and there are no 6- or 4-bit types.",

@@ -145,6 +145,10 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
   } else if (r.has("scale")) {
     ok = false;
   }
+  if (r.has("sparse")) {
+    if (const json* sp = r.get("sparse", false, json::value_t::boolean, "a boolean")) g.sparse = sp->get<bool>();
+    else ok = false;
+  }
   g.cluster = {g.cta_group, 1, 1};
   if (const json* c = r.get("cluster", false, json::value_t::array, "an array of 3 integers")) {
     if (c->size() != 3) {
@@ -264,6 +268,7 @@ std::string to_json(const Spec& s) {
     o["a_source"] = std::string(name(g.a_source));
     o["cta_group"] = g.cta_group;
     o["cluster"] = g.cluster;
+    if (g.sparse) o["sparse"] = true;
     if (g.scale) {
       o["scale"] = {{"dtype", std::string(isa::name(g.scale->dtype))}, {"vec", g.scale->vec}};
       if (g.scale->kind) o["scale"]["kind"] = std::string(isa::name(*g.scale->kind));

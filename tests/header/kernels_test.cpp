@@ -80,6 +80,29 @@ const std::uintptr_t kSA = 0x4000000, kSB = 0x8000000;                 // block-
     ++gemms;                                                                                                         \
   }
 
+// Every gemm kernel of sparse A (the metadata after D): its long form instantiated, its spec's own
+// arguments accepted, a null META refused, and a k that is no multiple of tile.k refused.
+#define SPARSE_GEMM(NAME, TA, TB, TD)                                                                                \
+  {                                                                                                                  \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const std::uint8_t*, std::int64_t, \
+                           std::int64_t, std::int64_t, CUstream);                                                    \
+    F f = &ptxgen::NAME;                                                                                             \
+    (void)f;                                                                                                         \
+    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                               \
+    const std::uint8_t* meta = at<const std::uint8_t>(kSA);                                                          \
+    expect(#NAME " at its spec's sizes",                                                                             \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), meta, \
+                                i.m, i.n, i.k),                                                                      \
+           CUDA_SUCCESS, nullptr);                                                                                   \
+    expect(#NAME " with a null META", ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), nullptr, i.m, i.n, i.k), \
+           CUDA_ERROR_INVALID_VALUE, "meta (META, b8) is a null pointer");                                           \
+    expect(#NAME " with k - 64",                                                                                     \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), meta, \
+                                i.m, i.n, i.k - 64),                                                                 \
+           CUDA_ERROR_INVALID_VALUE, "is not a multiple of");                                                        \
+    ++gemms;                                                                                                         \
+  }
+
 // Every program: its functions instantiated; the checks accept aligned addresses, refuse a null one.
 #define PROGRAM(NAME)                                                                                         \
   {                                                                                                           \
@@ -289,6 +312,25 @@ bool fake_driver() {
     same("fake: factor map plane stride", static_cast<long long>(plane_stride), 160 * 16);
     same("fake: factor map box planes", box_planes, 1);
   }
+  // Sparse A: A's map is m x k/2; the metadata's rank 3 (planes of 128 of k, each m padded to 128 rows).
+  ptxgen::gemm_sparse_e4m3_sm100a_launch spl;
+  const int p0 = encodes();
+  expect("fake: sparse prepare",
+         ptxgen::gemm_sparse_e4m3_sm100a_prepare(at<const ptxgen::e4m3>(kA), at<const ptxgen::e4m3>(kB), at<float>(kD),
+                                                 at<const std::uint8_t>(kSA), 300, 260, 512, spl),
+         CUDA_SUCCESS, nullptr);
+  same("fake: sparse maps (A, B, META)", encodes() - p0, 3);
+  map(p0, kA, 256, 300, 256, 128, 128, CU_TENSOR_MAP_DATA_TYPE_UINT8);  // k/2 = 256 elements of A per row
+  map(p0 + 2, kSA, 16, 384, 16, 16, 128, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  {
+    int rank = 0;
+    cuuint64_t planes = 0, plane_stride = 0;
+    cuuint32_t box_planes = 0;
+    encode3(p0 + 2, &rank, &planes, &plane_stride, &box_planes);
+    same("fake: metadata map rank", rank, 3);
+    same("fake: metadata map planes (512 of k)", static_cast<long long>(planes), 4);
+    same("fake: metadata map plane stride (384 rows)", static_cast<long long>(plane_stride), 384 * 16);
+  }
   // A program: pointers in name order, then its TMA loads' maps, over the fixed shapes.
   const int before = encodes();
   ptxgen::prog_tma_pair_bf16_m256_launch pl;
@@ -315,6 +357,7 @@ int main() {
   int gemms = 0, programs = 0;
   PTXGEN_GEMMS_GEMMS(GEMM)
   PTXGEN_GEMMS_SCALED_GEMMS(SCALED_GEMM)
+  PTXGEN_GEMMS_SPARSE_GEMMS(SPARSE_GEMM)
   PTXGEN_PROGRAMS_PROGRAMS(PROGRAM)
 
   using ptxgen::bf16;
@@ -380,6 +423,18 @@ int main() {
     expect("mxf4 misaligned SFB", ptxgen::gemm_mxf4_sm100a_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), df,
                                                                  at<const ue8m0>(kSA), at<const ue8m0>(kSB + 8), 300, 260, 4096),
            bad, "sfb (SFB, ue8m0) at 0x8000008 is not 16-byte aligned");
+  }
+  // Sparse A: A is m x k/2 (its short form's lda k/2), k a multiple of tile.k (the metadata's K block).
+  {
+    using ptxgen::e4m3;
+    float* df = at<float>(kD);
+    const std::uint8_t* meta = at<const std::uint8_t>(kSA);
+    expect("sparse good", ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), at<const e4m3>(kB), df, meta, 300, 260, 512),
+           CUDA_SUCCESS, nullptr);
+    expect("sparse lda < k/2", ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), 128, at<const e4m3>(kB), 512, df, meta, 300, 260, 512),
+           bad, "lda = 128 is less than k/2 = 256");
+    expect("sparse k = 640", ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), at<const e4m3>(kB), df, meta, 300, 260, 640), bad,
+           "k = 640 is not a multiple of 256, the K block whose meta (META, b8) the kernel reads whole");
   }
   // Programs: fixed shapes, every tensor 16-byte aligned.
   const float* none = nullptr;
