@@ -146,3 +146,26 @@ TEST_CASE("plan text and JSON are deterministic and name every descriptor field"
   CHECK(text.output.find("Role \"mma\": warp 5, one thread") != std::string::npos);
 }
 }
+
+// Block scaling's and sparse A's refusals through the command line: each rule's failing example (the rule table's)
+// exits 1 with the rule id and the pointer, and `build` writes nothing: no PTX, cubin or manifest.
+TEST_SUITE("cli") {
+TEST_CASE("build: a spec a SCALE-* or SPARSE-* rule refuses exits 1 with its id and pointer, writing nothing") {
+  int n = 0;
+  for (const auto& r : ptxgen::rules::table()) {
+    const std::string id(r.id);
+    if (id.rfind("SCALE-", 0) != 0 && id.rfind("SPARSE-", 0) != 0) continue;
+    CAPTURE(id);
+    TempDir t;
+    write(t / "bad.json", ptxgen::rules::bad_document(r));
+    const Run b = ptxgen_run({"build", t / "bad.json", "-o", t / "k.cubin", "--ptx", t / "k.ptx"});
+    CHECK(b.exit_code == 1);
+    CHECK(b.output.find("error[" + id + "]") != std::string::npos);
+    CHECK(b.output.find("at " + std::string(r.bad_pointer) + "\n") != std::string::npos);
+    CHECK(b.output.find("nothing written") != std::string::npos);
+    CHECK(t.entries() == std::vector<std::string>{"bad.json"});
+    ++n;
+  }
+  CHECK(n == 9);
+}
+}

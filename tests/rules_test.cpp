@@ -93,5 +93,23 @@ TEST_CASE("messages carry the offending values") {
     CHECK(d.list()[0].help.at(0) == "pad the rows: ld=1008 (or leave ld out, which pads to 16 bytes)");
     CHECK(d.list()[1].message == "B.ld=1000 is shorter than a row: k=1001");
   }
+  {  // block scaling: NVFP4 factors (ue4m3) with the MXFP4 block size
+    Diagnostics d = diags(R"({"gemm": {"a": {"dtype": "e2m1"}, "b": {"dtype": "e2m1"}, "tile": {"k": 256},
+                              "scale": {"dtype": "ue4m3", "vec": 32}}})");
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "SCALE-TYPE");
+    CHECK(d.list()[0].pointer == "/gemm/scale/vec");
+    CHECK(d.list()[0].message ==
+          ".kind::mxf4nvf4 has no block size 32 with ue4m3 scale factors (Table 57): it takes ue8m0 scales with vec 32 "
+          "(.scale_vec::2X / .block32), ue8m0 or ue4m3 scales with vec 16 (.scale_vec::4X / .block16)");
+    CHECK(d.list()[0].help.at(0) == "use \"vec\": 16 with ue4m3");
+  }
+  {
+    Diagnostics d = diags(R"({"gemm": {"k": 4100, "a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128},
+                              "scale": {"dtype": "ue8m0"}}})");
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].message ==
+          "k = 4100 is not a multiple of the scale vector (32 elements of K per scale factor): the last block of every row would be partial");
+  }
 }
 }

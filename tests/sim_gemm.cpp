@@ -13,7 +13,9 @@ using nlohmann::json;
 
 std::vector<std::array<int64_t, 3>> gemm_sizes(const json& mf, int stages) {
   const int64_t tm = mf.at("tile").at("m"), tn = mf.at("tile").at("n"), tk = mf.at("tile").at("k");
-  return {{2 * tm - 5, 2 * tn - 5, 2 * tk - 3}, {tm - 3, std::max<int64_t>(tn - 4, 2), (stages + 2) * tk - 5}};
+  // Sparse A: k a multiple of tile.k (rule SPARSE-K: TMA's zero fill is no valid metadata).
+  const int64_t tail = mf.at("tensors").at("A").contains("sparse") ? 0 : 1;
+  return {{2 * tm - 5, 2 * tn - 5, 2 * tk - 3 * tail}, {tm - 3, std::max<int64_t>(tn - 4, 2), (stages + 2) * tk - 5 * tail}};
 }
 
 namespace {
@@ -26,6 +28,62 @@ struct Operand {
 
 int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
+// A block-scale factor tensor in the 128x4 layout (docs/spec.md, "Block scaling"), written here
+// from its definition: factor (r, c) of `rows` rows by ceil(k / vec) factors at byte
+// ((r / 128) * nkb + c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4, nkb = ceil(cols / 4);
+// the padding (rows to 128, factors to 4) zero. `v` holds the decoded factors, row-major.
+struct Scales {
+  uint64_t addr = 0;
+  int64_t rows = 0, cols = 0, vec = 0, nkb = 0;
+  std::vector<double> v;
+};
+
+Scales make_scales(ksim::Global& g, const Dtype& dt, int64_t rows, int64_t k, int64_t vec, std::mt19937& rng) {
+  Scales sc;
+  sc.rows = rows;
+  sc.vec = vec;
+  sc.cols = (k + vec - 1) / vec;
+  sc.nkb = (sc.cols + 3) / 4;
+  const int64_t bytes = round_up(rows, 128) * sc.nkb * 4;
+  sc.addr = g.alloc(static_cast<size_t>(bytes), 0);
+  std::vector<uint8_t>& mem = g.at(sc.addr);
+  sc.v.assign(static_cast<size_t>(rows * sc.cols), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < sc.cols; ++c) {
+      const uint32_t b = dt.random(rng);
+      const int64_t off = ((r / 128) * sc.nkb + c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4;
+      mem[static_cast<size_t>(off)] = static_cast<uint8_t>(b);
+      sc.v[static_cast<size_t>(r * sc.cols + c)] = dt.decode(b);
+    }
+  return sc;
+}
+
+// Sparse A (docs/spec.md, "Sparse A"), written here from its definition: every chunk of four
+// elements of a row keeps two, at positions p0 < p1, stored in order (A is m x k/2); the metadata
+// nibble of chunk c of row r is p0 | p1 << 2, at byte (j ceil(m/128) + r / 128) x 2048 + 16 (r % 128) +
+// (4c % 128) / 8 of META, j = 4c / 128, the low nibble for even c. Rows past m stay zero (no
+// meaningful metadata: the kernel must not store what they compute).
+uint64_t make_sparse(ksim::Global& g, Operand& op, const Dtype& dt, int64_t m, int64_t k, std::mt19937& rng) {
+  static const int kPairs[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+  const int64_t mp = round_up(m, 128), atoms = (k + 127) / 128;
+  const uint64_t meta = g.alloc(static_cast<size_t>(mp * atoms * 16), 0);
+  std::vector<uint8_t>& e = g.at(meta);
+  std::vector<uint8_t>& mem = g.at(op.addr);
+  op.v.assign(static_cast<size_t>(m * k), 0.0);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < k / 4; ++c) {
+      const int* p = kPairs[rng() % 6];
+      for (int h = 0; h < 2; ++h) {
+        const uint32_t b = dt.random(rng);
+        put_bits(mem, static_cast<uint64_t>(r) * op.pitch * 8 + static_cast<uint64_t>(2 * c + h) * static_cast<uint64_t>(dt.bits), dt.bits, b);
+        op.v[static_cast<size_t>(r * k + 4 * c + p[h])] = dt.decode(b);
+      }
+      const int64_t off = (4 * c / 128 * (mp / 128) + r / 128) * 2048 + 16 * (r % 128) + (4 * c % 128) / 8;
+      e[static_cast<size_t>(off)] |= static_cast<uint8_t>((p[0] | p[1] << 2) << (4 * (c % 2)));
+    }
+  return meta;
+}
+
 }  // namespace
 
 GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n, int64_t kk, unsigned seed, const ksim::Options& o) {
@@ -35,17 +93,24 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   ksim::Global g;
   std::map<std::string, Operand> ops;
   const json& tensors = mf.at("tensors");
+  uint64_t meta = 0;
   for (const std::string name : {"A", "B"}) {
     const json& t = tensors.at(name);
     const Dtype dt = dtype(t.at("dtype"));
     Operand op;
     const std::string d0 = t.at("dims")[0], d1 = t.at("dims")[1], c = t.at("contiguous");
+    const bool sparse = t.contains("sparse");  // stored with half of k's elements
     op.first_contiguous = c == d0;
-    op.inner = static_cast<uint64_t>(size.at(c));
+    op.inner = static_cast<uint64_t>(size.at(c) / (sparse ? 2 : 1));
     op.outer = static_cast<uint64_t>(size.at(c == d0 ? d1 : d0));
     // A row stride the host may choose: the row rounded up to 16 bytes, plus 16 (TMA needs a multiple of 16).
     op.pitch = static_cast<uint64_t>(round_up((static_cast<int64_t>(op.inner) * dt.bits + 7) / 8, 16) + 16);
     op.addr = g.alloc(op.pitch * op.outer, 0x5A);
+    if (sparse) {
+      meta = make_sparse(g, op, dt, m, kk, rng);
+      ops[name] = std::move(op);
+      continue;
+    }
     std::vector<uint8_t>& mem = g.at(op.addr);
     op.v.assign(static_cast<size_t>(size.at(d0) * size.at(d1)), 0.0);
     for (uint64_t r = 0; r < op.outer; ++r)
@@ -58,6 +123,11 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       }
     ops[name] = std::move(op);
   }
+  // Block scaling: the factor tensors of A's rows and B's columns.
+  std::map<std::string, Scales> scales;
+  for (const auto& [name, t] : tensors.items())
+    if (t.value("layout", "") == "128x4")
+      scales[name] = make_scales(g, dtype(t.at("dtype")), size.at(t.at("dims")[0]), kk, t.at("vec"), rng);
   const Dtype dd = dtype(tensors.at("D").at("dtype"));
   const uint64_t d_addr = g.alloc(static_cast<size_t>(m * n * dd.bits / 8), 0xEE);
 
@@ -72,9 +142,20 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     const std::string name = p.at("name"), kind = p.at("kind");
     if (kind == "tensor_map") {
       const std::string tensor = p.at("tensor");
-      const Operand& op = ops.at(tensor);
-      for (const json& t : mf.at("tensor_maps"))
-        if (t.at("param") == name) l.params.push_back(map_param(name, tensor_map(t, op.addr, op.inner, op.outer, op.pitch)));
+      for (const json& t : mf.at("tensor_maps")) {
+        if (t.at("param") != name) continue;
+        if (tensors.at(tensor).value("layout", "") == "128x128 atoms") {  // 3-D: planes of 128 elements of K
+          const uint64_t rows = static_cast<uint64_t>(round_up(m, 128)), planes = static_cast<uint64_t>((kk + 127) / 128);
+          l.params.push_back(map_param(name, tensor_map(t, meta, 16, rows, 16, planes, rows * 16)));
+        } else if (scales.count(tensor)) {  // 3-D: planes of 128 rows, each nkb * 32 lines of 16 bytes
+          const Scales& sc = scales.at(tensor);
+          const uint64_t lines = static_cast<uint64_t>(sc.nkb * 32), planes = static_cast<uint64_t>((sc.rows + 127) / 128);
+          l.params.push_back(map_param(name, tensor_map(t, sc.addr, 16, lines, 16, planes, lines * 16)));
+        } else {
+          const Operand& op = ops.at(tensor);
+          l.params.push_back(map_param(name, tensor_map(t, op.addr, op.inner, op.outer, op.pitch)));
+        }
+      }
     } else if (kind == "global_pointer") {
       l.params.push_back(value(name, d_addr));
     } else {
@@ -101,14 +182,25 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   std::vector<double> bt(static_cast<size_t>(n * kk));  // B transposed: [n][k]
   for (int64_t x = 0; x < kk; ++x)
     for (int64_t j = 0; j < n; ++j) bt[static_cast<size_t>(j * kk + x)] = B.v[static_cast<size_t>(x * n + j)];
+  // D = sum_k (A * sa)(B * sb): each element of K scaled by its row's (column's) factor of block k / vec.
+  const Scales* sa = scales.count("SFA") ? &scales.at("SFA") : nullptr;
+  const Scales* sb = scales.count("SFB") ? &scales.at("SFB") : nullptr;
+  if (!sa != !sb) throw std::runtime_error("a manifest with one block-scale tensor");
+  std::vector<double> as(static_cast<size_t>(kk), 1.0), bs(static_cast<size_t>(kk), 1.0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double ref = 0, mag = 0;
       const double* a = &A.v[static_cast<size_t>(i * kk)];
       const double* b = &bt[static_cast<size_t>(j * kk)];
+      if (sa)
+        for (int64_t x = 0; x < kk; ++x) {
+          as[static_cast<size_t>(x)] = sa->v[static_cast<size_t>(i * sa->cols + x / sa->vec)];
+          bs[static_cast<size_t>(x)] = sb->v[static_cast<size_t>(j * sb->cols + x / sb->vec)];
+        }
       for (int64_t x = 0; x < kk; ++x) {
-        ref += a[x] * b[x];
-        mag += std::fabs(a[x] * b[x]);
+        const double p = a[x] * as[static_cast<size_t>(x)] * b[x] * bs[static_cast<size_t>(x)];
+        ref += p;
+        mag += std::fabs(p);
       }
       const double got = dd.decode(get_bits(D, static_cast<uint64_t>((i * n + j) * dd.bits), dd.bits));
       const double bound = steps * u_acc * mag * (1 + u_out) + u_out * std::fabs(ref) + 1e-300;

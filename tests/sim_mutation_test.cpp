@@ -57,6 +57,27 @@ void check(const Mutation& mu, const std::string& error, double worst, const std
   }
 }
 
+// Runs the golden of gemm spec `name` at m x n x k (it must pass), then each mutation of it (each must
+// fail for its reason).
+template <size_t N>
+void mutate_gemm(const std::string& name, int64_t m, int64_t n, int64_t k, unsigned seed, const Mutation (&mutations)[N]) {
+  CAPTURE(name);
+  const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + name + ".json")));
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
+  const std::string golden = support::slurp(support::source_root() + "/golden/" + name + ".ptx");
+  {
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(golden), manifest, m, n, k, seed);
+    REQUIRE_MESSAGE(r.error.empty(), r.error);
+    REQUIRE(r.worst <= 1.0);
+  }
+  for (const Mutation& mu : mutations) {
+    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
+    REQUIRE(ptx != golden);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, m, n, k, seed);
+    check(mu, r.error, r.worst, r.where);
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("sim") {
@@ -112,6 +133,41 @@ TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each fo
     const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, m, n, k, 7);
     check(mu, r.error, r.worst, r.where);
   }
+}
+
+TEST_CASE("mutations of a block-scaled GEMM kernel make the simulation fail, each for its reason") {
+  // mxf8f6f4 with ue8m0 factors, 128 x 256 x 128 tiles over 3 stages: per K block one 512-byte block
+  // of A's factors and two of B's (N = 256), each copied into its stage's tensor-memory buffer.
+  static const Mutation kMutations[] = {
+      {"the factor buffers single-buffered: every stage's copy into stage 0's columns, over factors an MMA in flight reads",
+       R"((mad\.lo\.u32 %r\d+, %r\d+,) [48](, %r\d+;\s*// this stage's copy))", "$1 0$2", -1, "race: tcgen05.cp writes tensor memory",
+       "reads it"},
+      {"the copy of B's factors for columns 128-255 dropped (the MMAs read stale factors)",
+       R"(\ttcgen05\.cp\.cta_group::1\.32x128b\.warpx4 \[%r\d+\+0x00000110\], %rd\d+;\n)", "", 0, "", ""},
+      {"A's factors read one column on (rows 32-63's factors scale rows 0-31; rows 96-127 read the next stage's buffer, "
+       "which its copy overwrites under the MMA)",
+       R"(\[(%r\d+)\+0x00000100\](, \[%r\d+\+0x0000010c\]))", "[$1+0x00000101]$2", -1,
+       "race: tcgen05.cp writes tensor memory lane 0, column 260", "reads it"},
+      {"scale factor B ID 1 in the first K step (idesc bits 4-5: the second K step's factors)", R"(0x08c00c00, \[)",
+       "0x08c00c10, [", 0, "", ""},
+  };
+  // One tile short of the edges, five K blocks over three stages (the rings wrap), k's tail partial.
+  mutate_gemm("gemm_mxf8f6f4_e4m3_e2m3_sm100a", 125, 252, 635, 11, kMutations);
+}
+
+TEST_CASE("mutations of a sparse-A GEMM kernel make the simulation fail, each for its reason") {
+  // e4m3 2:4, 128 x 256 x 256 tiles over 2 stages: per K block two metadata atoms (128 of K each),
+  // copied into the stage's tensor-memory buffer; MMA k reads 2 columns from 2k on.
+  static const Mutation kMutations[] = {
+      {"the metadata buffers single-buffered: every stage's copy into stage 0's columns",
+       R"((mad\.lo\.u32 %r\d+, %r\d+,) 8(, %r\d+;\s*// this stage's copy))", "$1 0$2", -1, "race: tcgen05.cp writes tensor memory",
+       "reads it"},
+      {"the copy of the K block's second metadata atom dropped (K steps 2-3 read stale metadata)",
+       R"(\ttcgen05\.cp\.cta_group::1\.128x128b \[%r\d+\+0x00000104\], %rd\d+;\n)", "", 0, "", ""},
+      {"the second K step reads the first one's metadata", R"(\[(%r\d+)\+0x00000102\], 0x08400014)", "[$1+0x00000100], 0x08400014",
+       0, "", ""},
+  };
+  mutate_gemm("gemm_sparse_e4m3_sm100a", 125, 252, 1024, 13, kMutations);  // four K blocks over two stages
 }
 
 TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") {

@@ -82,7 +82,9 @@ inline void put_bits(std::vector<uint8_t>& m, uint64_t bit, int bits, uint32_t v
 // A tensor map from the manifest's description: element bits from the data type (the 16U4/16U6
 // types: packed 4/6-bit elements in global memory, 16 to 16 bytes in shared memory), the swizzle
 // mode, the box; dims, row stride and address as the host sets them for the problem at hand.
-inline ksim::TensorMap tensor_map(const nlohmann::json& t, uint64_t global, uint64_t inner, uint64_t outer, uint64_t stride) {
+// A rank-3 map (the block-scale factors) also takes its planes and their stride.
+inline ksim::TensorMap tensor_map(const nlohmann::json& t, uint64_t global, uint64_t inner, uint64_t outer, uint64_t stride,
+                                  uint64_t planes = 1, uint64_t plane_stride = 0) {
   ksim::TensorMap m;
   const std::string type = t.at("data_type"), sw = t.at("swizzle");
   static const std::map<std::string, std::pair<int, int>> types = {
@@ -90,13 +92,22 @@ inline ksim::TensorMap tensor_map(const nlohmann::json& t, uint64_t global, uint
       {"CU_TENSOR_MAP_DATA_TYPE_UINT32", {32, 32}},       {"CU_TENSOR_MAP_DATA_TYPE_INT32", {32, 32}},
       {"CU_TENSOR_MAP_DATA_TYPE_FLOAT16", {16, 16}},      {"CU_TENSOR_MAP_DATA_TYPE_FLOAT32", {32, 32}},
       {"CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", {16, 16}},     {"CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", {32, 32}},
-      {"CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B", {4, 8}},  {"CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B", {6, 8}}};
+      {"CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B", {4, 8}},  {"CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B", {6, 8}},
+      {"CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B", {4, 4}}};  // dense: two e2m1 per byte in shared memory too
   static const std::map<std::string, std::pair<int, int>> modes = {
       {"CU_TENSOR_MAP_SWIZZLE_NONE", {0, 16}}, {"CU_TENSOR_MAP_SWIZZLE_32B", {32, 16}}, {"CU_TENSOR_MAP_SWIZZLE_64B", {64, 16}},
       {"CU_TENSOR_MAP_SWIZZLE_128B", {128, 16}}, {"CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B", {128, 32}}};
   if (!types.count(type) || !modes.count(sw)) throw std::runtime_error("tensor map " + type + " / " + sw + " not simulated");
-  if (t.at("interleave") != "CU_TENSOR_MAP_INTERLEAVE_NONE" || t.at("rank") != 2 || t.at("oob_fill") != "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE")
+  const int rank = t.at("rank");
+  if (t.at("interleave") != "CU_TENSOR_MAP_INTERLEAVE_NONE" || (rank != 2 && rank != 3) ||
+      t.at("oob_fill") != "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE")
     throw std::runtime_error("tensor map mode not simulated");
+  m.rank = rank;
+  if (rank == 3) {
+    m.dims[2] = planes;
+    m.stride2 = plane_stride;
+    m.box[2] = t.at("box_dims")[2];
+  }
   std::tie(m.elem_bits, m.smem_bits) = types.at(type);
   std::tie(m.swizzle, m.atom) = modes.at(sw);
   m.global = global;

@@ -216,3 +216,71 @@ TEST_CASE("tile and stages left out are chosen per target, types and problem sha
   CHECK(r.spec->gemm->chosen.empty());
 }
 }
+
+// The gemm template's "scale" (docs/spec.md, "Block scaling"): the defaults of vec, the kind as
+// written, what the parser refuses at which pointer, and to_json's round trip.
+TEST_SUITE("spec") {
+TEST_CASE("scale: vec from the dtype, kind as written, members checked, round trip") {
+  auto gemm = [](const std::string& member) {
+    Diagnostics d;
+    auto r = spec::parse(with_gemm(member), d);
+    return std::make_pair(r.spec, d);
+  };
+  {
+    auto [s, d] = gemm(R"("scale": {"dtype": "ue4m3"})");
+    REQUIRE(s);
+    REQUIRE(s->gemm->scale);
+    CHECK(s->gemm->scale->vec == 16);
+    CHECK(!s->gemm->scale->kind);
+    Diagnostics d2;
+    auto again = spec::parse(spec::to_json(*s), d2);
+    REQUIRE(again.spec);
+    CHECK(spec::to_json(*again.spec) == spec::to_json(*s));
+    CHECK(spec::to_json(*s).find(R"("scale": {
+      "dtype": "ue4m3",
+      "vec": 16
+    })") != std::string::npos);
+  }
+  {
+    auto [s, d] = gemm(R"("scale": {"dtype": "ue8m0", "kind": "mxf4nvf4"})");
+    REQUIRE(s);
+    CHECK(s->gemm->scale->vec == 32);
+    CHECK(s->gemm->scale->kind == isa::Kind::mxf4nvf4);
+  }
+  struct Bad {
+    const char* member;
+    const char* rule;
+    const char* pointer;
+  };
+  for (const Bad& b : {Bad{R"("scale": {"dtype": "e4m3"})", "SPEC-ENUM", "/gemm/scale/dtype"},
+                       Bad{R"("scale": {"vec": 32})", "SPEC-MISSING-KEY", "/gemm/scale/dtype"},
+                       Bad{R"("scale": {"dtype": "ue8m0", "vec": 0})", "SPEC-INT-RANGE", "/gemm/scale/vec"},
+                       Bad{R"("scale": {"dtype": "ue8m0", "kind": "f8f6f4"})", "SPEC-ENUM", "/gemm/scale/kind"},
+                       Bad{R"("scale": {"dtype": "ue8m0", "block": 32})", "SPEC-UNKNOWN-KEY", "/gemm/scale/block"},
+                       Bad{R"("scale": "ue8m0")", "SPEC-TYPE", "/gemm/scale"}}) {
+    CAPTURE(b.member);
+    auto [s, d] = gemm(b.member);
+    CHECK(!s);
+    const Diagnostic x = only(d);
+    CHECK(x.rule == b.rule);
+    CHECK(x.pointer == b.pointer);
+  }
+}
+}
+
+TEST_SUITE("spec") {
+TEST_CASE("sparse: a boolean, written back by to_json when true") {
+  Diagnostics d;
+  auto r = spec::parse(with_gemm(R"("sparse": true)"), d);
+  REQUIRE(r.spec);
+  CHECK(r.spec->gemm->sparse);
+  CHECK(spec::to_json(*r.spec).find("\"sparse\": true") != std::string::npos);
+  Diagnostics d2;
+  auto plain = spec::parse(rules::example_base(), d2);
+  REQUIRE(plain.spec);
+  CHECK(spec::to_json(*plain.spec).find("sparse") == std::string::npos);
+  const Diagnostic x = only(parse(with_gemm(R"("sparse": "2:4")")));
+  CHECK(x.rule == "SPEC-TYPE");
+  CHECK(x.pointer == "/gemm/sparse");
+}
+}

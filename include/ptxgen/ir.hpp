@@ -97,6 +97,22 @@ struct Global {
   // The names of the logical dimensions the manifest gives (a gemm operand: "m", "k"); the first
   // is the rows' if it equals rows_param, else the tensor is stored transposed. Empty: rows, cols.
   std::array<std::string, 2> dims;
+  // A 3-D tensor [planes][rows][cols], its planes rows * ld elements apart (TMA loads take a
+  // plane coordinate, ir::Op::plane); 0: 2-D. `planes_param` names the size it grows with at run time.
+  int64_t planes = 0;
+  std::string planes_param;
+  // A block-scale factor tensor (§9.7.16.10.7) of operand `scales` ("A", "B"), one factor per
+  // `scale_vec` elements of K of each of its rows (A) or columns (B), in the 128x4 layout of
+  // cuBLAS, CUTLASS and torch (docs/spec.md, "Block scaling"): `planes` blocks of 128 rows of the
+  // operand (dims[0]: m or n), each `rows` lines of 16 bytes (32 lines per 4 factors of a row).
+  int scale_vec = 0;
+  std::string scales;
+  // Sparse A (§9.7.16.10.8): `compressed` is A itself, whose K extent holds half of the k
+  // parameter's elements (2:4); `metadata_of` ("A") names the operand a metadata tensor indexes: in
+  // atoms of 128 rows by 128 elements of K, `rows` rows (m padded to 128) of 16 bytes per plane, one
+  // plane per 128 elements of K (docs/spec.md, "Sparse A").
+  bool compressed = false;
+  std::string metadata_of;
 };
 
 // A shared-memory tile: an M (or N) x K operand in a canonical layout (§9.7.16.3.3), rows along M
@@ -154,8 +170,9 @@ struct Op {
   std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
   Ref src, dst, regs, barrier;
   Ref a, b, d, scale_a, scale_b, metadata;
-  // load / store: first row and column in the global tensor
+  // load / store: first row and column in the global tensor (a load of a 3-D global: in `plane`)
   std::array<Affine, 2> at{};
+  Affine plane;
   std::string at_ptr, per_cta_ptr;
   bool has_per_cta = false;
   // load

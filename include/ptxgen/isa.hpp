@@ -307,6 +307,11 @@ unsigned scale_type_code(DType scale);
 // operands are stored two per byte (§9.7.16.10.4.6, mxf4 kinds) rather than in padded 8-bit
 // containers (§9.7.16.10.4.4).
 std::optional<Kind> scaled_kind(DType a, DType b, DType scale, int vec, bool packed_e2m1);
+// The block-scaled kind of a gemm of A and B with these types (the gemm template's "scale"):
+// `requested` when its operands are these types (mxf8f6f4: e4m3, e5m2, e2m3, e3m2, e2m1 in
+// 8-bit containers; mxf4 and mxf4nvf4: e2m1 two per byte, §9.7.16.10.4); else e2m1 x e2m1 takes
+// the packed kinds (scaled_kind), any other float8/6/4 pair mxf8f6f4. Empty when none fits.
+std::optional<Kind> gemm_scaled_kind(DType a, DType b, DType scale, int vec, std::optional<Kind> requested);
 // Bits of tensor memory one element of A occupies when A is in tensor memory (§9.7.16.10.4.3,
 // §9.7.16.10.4.5): 8-bit containers for 4/6-bit types with the f8f6f4 kinds, 4 bits for mxf4*.
 int tmem_bits(Kind k, DType t);

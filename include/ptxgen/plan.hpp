@@ -40,6 +40,8 @@ struct ResolvedView {
   int packing = 1;                     // elements per 32-bit column
   ir::TmemLayout layout = ir::TmemLayout::rows;
   int rows = 128;                      // logical rows (several blocks of rows_per_block(), side by side)
+  int stages = 1;                      // a ring (spec::TmemView::stages): copy s `stage_columns` columns on
+  uint32_t stage_columns = 0;
   std::string of;                      // the named view it derives from ("" for an allocation)
   std::vector<std::string> chain;      // its own links since that view (an allocation: itself)
 
@@ -148,6 +150,11 @@ struct GlobalParam {  // a global tensor: its .param .u64 address (if the kernel
   ir::SubByte format = ir::SubByte::padded;
   bool output = false;
   std::array<std::string, 2> dims;
+  int64_t planes = 0;       // a 3-D tensor (ir::Global::planes)
+  int scale_vec = 0;        // a block-scale factor tensor of `scales` (ir::Global::scale_vec)
+  std::string scales;
+  bool compressed = false;  // sparse A (ir::Global::compressed)
+  std::string metadata_of;  // a sparsity metadata tensor (ir::Global::metadata_of)
 };
 
 struct SmemPlacement {
@@ -202,6 +209,10 @@ struct TensorMap {
   int64_t dim_inner = 0, dim_outer = 0, stride_bytes = 0;
   int box_inner = 0, box_outer = 0;
   isa::Swizzle swizzle = isa::Swizzle::none;
+  // Rank 3 (a 3-D global, ir::Global::planes): `dim_planes` planes `plane_stride_bytes` apart,
+  // boxes one plane deep.
+  int rank = 2;
+  int64_t dim_planes = 0, plane_stride_bytes = 0;
 };
 
 // One cp.async.bulk.tensor of a TMA load: the box lands `smem` bytes from the aligned base (stage 0);
@@ -240,6 +251,16 @@ struct LoadStep {
   int64_t cta_c0 = 0, cta_c1 = 0;  // a CTA pair: CTA r's coordinates are r * (cta_c0, cta_c1) further on
   // Run-time parts of the coordinates (elements of the map): m_tile, n_tile, k_block multiples.
   ir::Affine c0_rt, c1_rt;
+  // A rank-3 map: the plane coordinate of every box, CTA r's r * cta_c2 further on, and its run-time part.
+  int64_t c2 = 0, cta_c2 = 0;
+  ir::Affine c2_rt;
+};
+
+// A ring of tensor-memory buffers (ResolvedView::stages): in a K loop the op uses the copy of its
+// iteration's ring stage s, `columns` * s columns after copy 0 (added at run time).
+struct TmemRing {
+  int stages = 1;
+  uint32_t columns = 0;
 };
 
 struct CpInstr {
@@ -248,7 +269,8 @@ struct CpInstr {
   isa::SmemDesc src;               // start relative to the aligned shared-memory base (stage 0)
   std::string tile;                // the source tile (its stage offset is added at run time)
   std::string alloc;
-  uint32_t taddr = 0;              // relative to the allocation base
+  uint32_t taddr = 0;              // relative to the allocation base (ring stage 0)
+  TmemRing ring;                   // the destination's ring, if it is one
   int src_row = 0;                 // first source row (in the tile)
   int src_col = 0;                 // first source element column (in the tile)
   int dst_row = 0;                 // first logical destination row, block included
@@ -284,10 +306,12 @@ struct MmaInstr {
   bool enable_input_d = true;      // false: D = A x B (in a loop, only in iteration 0: see MmaStep)
   // block scaling
   std::string sfa_alloc, sfb_alloc;
-  uint32_t sfa_taddr = 0, sfb_taddr = 0;
+  uint32_t sfa_taddr = 0, sfb_taddr = 0;  // ring stage 0 where the factors are a ring
+  TmemRing sfa_ring, sfb_ring;
   // sparsity
   std::string meta_alloc;
-  uint32_t meta_taddr = 0;
+  uint32_t meta_taddr = 0;  // ring stage 0 where the metadata is a ring
+  TmemRing meta_ring;
 };
 
 struct MmaStep {

@@ -108,6 +108,11 @@ struct TmemView {
   std::optional<TmemLayout> layout;
   std::optional<int> rows;
   std::string dtype_ptr, packing_ptr, layout_ptr, rows_ptr;
+  // slice, made by the gemm lowering only (the program format has no ring): a ring of `stages`
+  // copies of the slice, copy s `stage_columns` columns after copy 0. An op in a K loop uses the copy
+  // of its iteration's ring stage, as it does with a ring of shared-memory tiles (ir::Tile::stages).
+  int stages = 1;
+  int stage_columns = 0;
 };
 
 enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, loop };

@@ -52,6 +52,15 @@ struct Operand {
 // rounded up to 16 bytes (a TMA row stride must be a multiple of 16 bytes).
 int64_t leading_dimension(const Operand& op, int64_t contiguous_extent);
 
+// Block scaling of the gemm template (docs/spec.md, "Block scaling"): D = (A * SFA) . (B * SFB),
+// one scale factor of `dtype` per `vec` elements of K of each row of A and each column of B; the
+// factor tensors SFA and SFB are kernel inputs in the 128x4 layout.
+struct Scale {
+  isa::DType dtype = isa::DType::ue8m0;
+  int vec = 32;                   // as written, else 16 for ue4m3 and 32 for ue8m0
+  std::optional<isa::Kind> kind;  // as written; else the types choose (isa::gemm_scaled_kind)
+};
+
 // The `gemm` template (docs/spec.md): D[M,N] = A[M,K] . B[K,N].
 struct Gemm {
   int64_t m = 0, n = 0, k = 0;
@@ -70,6 +79,10 @@ struct Gemm {
   ASource a_source = ASource::smem;
   int cta_group = 1;
   std::array<int64_t, 3> cluster{1, 1, 1};
+  std::optional<Scale> scale;  // block scaling: the block-scaled kinds (tcgen05 only)
+  // Structured-sparse A (docs/spec.md, "Sparse A"): A holds two of every four elements of K (2:4,
+  // §9.7.16.10.8), its metadata a kernel input; tcgen05.mma.sp.
+  bool sparse = false;
   // What was chosen where the spec is silent, each with its reason (choose_gemm_defaults).
   std::vector<std::string> chosen;
 };

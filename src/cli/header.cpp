@@ -152,6 +152,9 @@ std::string lower(std::string s) {
 struct Tensor {
   std::string name, arg, dtype, format, type, ld_arg, contiguous_name;
   int bits = 0;
+  int scale_vec = 0;  // block-scale factors in the 128x4 layout (gemm "scale"): one per scale_vec of k
+  int k_div = 1;      // sparse A: its k extent holds k / 2 elements
+  int metadata_k = 0; // sparsity metadata in 128 x 128 atoms, read tile.k of k at a time
   int rows_size = -1, cols_size = -1;  // the kernel's size giving the extent (gemm: 0 m, 1 n, 2 k), -1 fixed
   int64_t rows = 0, cols = 0, ld = 0;
   bool cols_contiguous = true, written = false, mapped = false;
@@ -159,8 +162,9 @@ struct Tensor {
 
 struct Map {
   int tensor = 0;
+  int rank = 2;
   std::string type, interleave, swizzle, l2, oob;
-  int64_t box[2] = {0, 0}, element_strides[2] = {1, 1};
+  int64_t box[3] = {0, 0, 1}, element_strides[3] = {1, 1, 1};
 };
 
 struct Param {
@@ -261,7 +265,46 @@ Kernel read_kernel(const HeaderKernel& hk) {
     Tensor x;
     x.name = name;
     x.dtype = t.at("dtype").get<std::string>();
+    if (t.value("layout", std::string()) == "128x4") {
+      // Block-scale factors (docs/spec.md, "Block scaling"): bytes, their extents the sizes'.
+      need(k.gemm, k, "block-scale factors " + name + " outside a gemm kernel");
+      const auto dims = t.at("dims").get<std::vector<std::string>>();
+      need(dims.size() == 2 && size_index(k, dims[0]) >= 0 && dims[1] == "k", k, "block-scale factors " + name + " not over k");
+      x.format = "128x4";
+      x.bits = 8;
+      x.type = cpp_type(x.dtype, 8);
+      x.scale_vec = t.at("vec").get<int>();
+      need(x.scale_vec > 0, k, "block-scale factors " + name + " without a vector size");
+      x.rows = t.at("shape").at(0).get<int64_t>();
+      x.cols = t.at("shape").at(1).get<int64_t>();
+      x.rows_size = size_index(k, dims[0]);
+      x.cols_size = 2;
+      x.contiguous_name = "k";
+      x.arg = lower(name);
+      need(used.insert(x.arg).second, k, "two tensors named " + x.arg);
+      x.written = false;
+      k.tensors.push_back(x);
+      continue;
+    }
+    if (t.value("layout", std::string()) == "128x128 atoms") {
+      // Sparsity metadata of sparse A (docs/spec.md, "Sparse A"): bytes, their extents the sizes'.
+      need(k.gemm && t.at("dims") == ojson{"m", "k"}, k, "sparsity metadata " + name + " not over m and k");
+      x.format = "128x128 atoms";
+      x.bits = 8;
+      x.type = cpp_type(x.dtype, 8);
+      x.metadata_k = j0.at("tile").at("k").get<int>();
+      x.rows = t.at("shape").at(0).get<int64_t>();
+      x.cols = t.at("shape").at(1).get<int64_t>();
+      x.rows_size = 0;
+      x.cols_size = 2;
+      x.contiguous_name = "k";
+      x.arg = lower(name);
+      need(used.insert(x.arg).second, k, "two tensors named " + x.arg);
+      k.tensors.push_back(x);
+      continue;
+    }
     x.format = t.value("format", std::string());
+    if (t.value("sparse", std::string()) == "2:4") x.k_div = 2;  // sparse A: M x K/2
     x.bits = k.gemm ? gemm_bits(x.dtype) : t.at("storage_bits").get<int>();
     x.type = cpp_type(x.dtype, x.bits);
     const auto dims = t.at("dims").get<std::vector<std::string>>();
@@ -270,6 +313,7 @@ Kernel read_kernel(const HeaderKernel& hk) {
     x.cols = t.at("shape").at(1).get<int64_t>();
     x.cols_contiguous = t.at("contiguous").get<std::string>() == dims[1];
     x.contiguous_name = x.cols_contiguous ? dims[1] : dims[0];
+    if (x.k_div > 1) x.contiguous_name += "/" + std::to_string(x.k_div);  // "k/2": a C++ expression too (short forms)
     x.ld = t.at("leading_dimension").get<int64_t>();
     x.rows_size = size_index(k, dims[0]);
     x.cols_size = size_index(k, dims[1]);
@@ -316,7 +360,7 @@ Kernel read_kernel(const HeaderKernel& hk) {
   // apart whichever epilogue stores it, so one spec's launch function does not change with it.
   if (k.gemm)
     for (auto& t : k.tensors)
-      if (t.mapped && !t.written) t.ld_arg = "ld" + t.arg;
+      if (t.mapped && !t.written && !t.scale_vec && !t.metadata_k) t.ld_arg = "ld" + t.arg;
   // One entry per target; each must have the same parameters (the launch functions are shared).
   for (const HeaderImage& im : hk.images) {
     const ojson j = ojson::parse(im.manifest);
@@ -359,13 +403,32 @@ Kernel read_kernel(const HeaderKernel& hk) {
       x.swizzle = m.at("swizzle").get<std::string>();
       x.l2 = m.at("l2_promotion").get<std::string>();
       x.oob = m.at("oob_fill").get<std::string>();
-      need(m.at("rank").get<int>() == 2, k, "a tensor map of rank other than 2");
-      for (int i = 0; i < 2; ++i) {
+      const Tensor& t = k.tensors[static_cast<size_t>(x.tensor)];
+      x.rank = m.at("rank").get<int>();
+      need(x.rank == (t.scale_vec || t.metadata_k ? 3 : 2), k, "a tensor map of rank " + std::to_string(x.rank) + " for " + tname);
+      for (int i = 0; i < x.rank; ++i) {
         x.box[i] = m.at("box_dims").at(i).get<int64_t>();
         x.element_strides[i] = m.at("element_strides").at(i).get<int64_t>();
       }
+      if (t.metadata_k) {
+        // Planes of one atom column (128 of k), each m padded to 128 rows of 16 bytes (the runtime's rule).
+        const int64_t rows = round_up(k.problem[0], 128);
+        need(m.at("global_dims") == ojson{16, rows, ceil_div(k.problem[2], 128)} && m.at("global_strides_bytes") == ojson{16, rows * 16} &&
+                 x.box[2] == 1,
+             k, "tensor map of " + tname + " is not its sparsity metadata's planes");
+        e.maps.push_back(x);
+        continue;
+      }
+      if (t.scale_vec) {
+        // Planes of 128 rows, each 32 lines of 16 bytes per 4 factors of a row (the runtime's rule).
+        const int64_t lines = ceil_div(ceil_div(k.problem[2], t.scale_vec), 4) * 32;
+        need(m.at("global_dims") == ojson{16, lines, ceil_div(k.problem[t.rows_size], 128)} &&
+                 m.at("global_strides_bytes") == ojson{16, lines * 16} && x.box[2] == 1,
+             k, "tensor map of " + tname + " is not its block-scale factors' planes");
+        e.maps.push_back(x);
+        continue;
+      }
       // What the header encodes at run time must be the manifest's map at the spec's sizes.
-      const Tensor& t = k.tensors[static_cast<size_t>(x.tensor)];
       const int64_t contiguous = t.cols_contiguous ? t.cols : t.rows, other = t.cols_contiguous ? t.rows : t.cols;
       need(m.at("global_dims").at(0).get<int64_t>() * unit_bits(x.type) == contiguous * t.bits &&
                m.at("global_dims").at(1).get<int64_t>() == other &&
@@ -410,8 +473,12 @@ std::string signature(const Kernel& k, bool with_ld, bool names_only) {
 std::string tight_ld(const Tensor& t) { return t.contiguous_name; }
 
 std::string shape_words(const Kernel& k, const Tensor& t) {
-  auto extent = [&](int size, int64_t fixed) { return size < 0 ? std::to_string(fixed) : k.sizes[static_cast<size_t>(size)]; };
-  return extent(t.rows_size, t.rows) + " x " + extent(t.cols_size, t.cols);
+  if (!k.gemm) {
+    auto extent = [&](int size, int64_t fixed) { return size < 0 ? std::to_string(fixed) : k.sizes[static_cast<size_t>(size)]; };
+    return extent(t.rows_size, t.rows) + " x " + extent(t.cols_size, t.cols);
+  }
+  auto dim = [&](int i) { return std::string(1, "mnk"[i]) + (i == 2 && t.k_div > 1 ? "/" + std::to_string(t.k_div) : ""); };
+  return dim(t.rows_size) + " x " + dim(t.cols_size) + (t.k_div > 1 ? " (2:4 sparse: two of every four elements of k)" : "");
 }
 
 void write_doc(std::ostream& o, const Kernel& k) {
@@ -435,6 +502,19 @@ void write_doc(std::ostream& o, const Kernel& k) {
     o << "\n";
   }
   for (const Tensor& t : k.tensors) {
+    if (t.metadata_k) {
+      o << "//   " << t.arg << ": " << t.name << ", the sparsity metadata of A: per row 4 bits per 4 elements of k, in atoms "
+        << "of 128 rows x 128 of k (16 bytes a row), ceil(m/128) * ceil(k/128) of 2048 bytes; k a multiple of " << t.metadata_k
+        << "\n";
+      continue;
+    }
+    if (t.scale_vec) {
+      const char mn = "mnk"[t.rows_size];
+      o << "//   " << t.arg << ": " << t.name << ", " << t.dtype << " block-scale factors, one per " << t.scale_vec
+        << " elements of k of each of the " << mn << " " << (mn == 'm' ? "rows of A" : "columns of B") << ", in the 128x4 layout: "
+        << "ceil(" << mn << "/128) * ceil(k/" << 4 * t.scale_vec << ") blocks of 512 bytes; k a multiple of " << t.scale_vec << "\n";
+      continue;
+    }
     o << "//   " << t.arg << ": " << t.name << ", " << t.dtype << (t.format.empty() ? "" : " (" + t.format + ")")
       << ", " << shape_words(k, t) << ", " << t.contiguous_name << " contiguous";
     if (!t.ld_arg.empty())
@@ -481,8 +561,9 @@ void write_kernel(std::ostream& o, const Kernel& k) {
       o << "inline constexpr MapDesc maps_" << e << "[] = {\n";
       for (const Map& m : x.maps)
         o << "    {" << m.tensor << ", " << m.type << ", " << unit_bits(m.type) << ", {" << m.box[0] << ", " << m.box[1]
-          << "}, {" << m.element_strides[0] << ", " << m.element_strides[1] << "}, " << m.interleave << ", "
-          << m.swizzle << ", " << m.l2 << ", " << m.oob << ", " << quote(m.type) << "},\n";
+          << ", " << m.box[2] << "}, {" << m.element_strides[0] << ", " << m.element_strides[1] << ", "
+          << m.element_strides[2] << "}, " << m.interleave << ", " << m.swizzle << ", " << m.l2 << ", " << m.oob << ", "
+          << quote(m.type) << ", " << m.rank << "},\n";
       o << "};\n";
     }
   }
@@ -503,7 +584,7 @@ void write_kernel(std::ostream& o, const Kernel& k) {
     o << "    {" << quote(t.arg) << ", " << quote(t.name) << ", " << quote(t.dtype) << ", " << t.bits << ", "
       << t.rows_size << ", " << t.cols_size << ", " << t.rows << ", " << t.cols << ", "
       << (t.cols_contiguous ? "true" : "false") << ", " << (t.ld_arg.empty() ? "nullptr" : quote(t.ld_arg)) << ", "
-      << quote(t.contiguous_name) << "},\n";
+      << quote(t.contiguous_name) << ", " << t.scale_vec << ", " << t.k_div << ", " << t.metadata_k << "},\n";
   o << "};\ninline constexpr ParamDesc params[] = {\n";
   for (const Param& p : k.params)
     o << "    {"
@@ -656,10 +737,25 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   o << "\n}  // namespace launch1\n}  // namespace ptxgen\n";
   o << "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n\n";
   // X-macro lists, for code that does the same for every kernel of the header.
-  o << "// X(NAME, A type, B type, D type) for each gemm kernel; X(NAME) for each program.\n";
+  // Block-scaled gemm kernels take the factors after D, sparse ones the metadata: each their own list.
+  auto scaled = [](const Kernel& k) { return k.tensors.size() == 5 && k.tensors[3].scale_vec && k.tensors[4].scale_vec; };
+  auto sparse = [](const Kernel& k) { return k.tensors.size() == 4 && k.tensors[3].metadata_k; };
+  o << "// X(NAME, A type, B type, D type) for each gemm kernel; X(NAME, A type, B type, D type, factor type) for each\n"
+       "// block-scaled gemm kernel; X(NAME, A type, B type, D type) for each gemm kernel of sparse A; X(NAME) for each\n"
+       "// program.\n";
   o << "#define PTXGEN_" << stem << "_GEMMS(X)";
   for (const Kernel& k : ks)
-    if (k.gemm)
+    if (k.gemm && !scaled(k) && !sparse(k))
+      o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
+        << qualified(k.tensors[2].type) << ")";
+  o << "\n#define PTXGEN_" << stem << "_SCALED_GEMMS(X)";
+  for (const Kernel& k : ks)
+    if (k.gemm && scaled(k))
+      o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
+        << qualified(k.tensors[2].type) << ", " << qualified(k.tensors[3].type) << ")";
+  o << "\n#define PTXGEN_" << stem << "_SPARSE_GEMMS(X)";
+  for (const Kernel& k : ks)
+    if (k.gemm && sparse(k))
       o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
         << qualified(k.tensors[2].type) << ")";
   o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";

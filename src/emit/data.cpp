@@ -90,11 +90,13 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
     w.ins("mad.lo.u32 " + stage_off + ", " + loop.ring.at(t.stages).first + ", " + s(t.stage_bytes) + ", " + base,
           "\"" + l.tile + "\"'s stage");
   }
-  std::string r0, r1;
+  std::string r0, r1, r2;
   if (runtime) {
     r0 = affine(l.c0_rt);
     r1 = affine(l.c1_rt);
   }
+  const bool rank3 = l.map.rank == 3;
+  if (rank3 && !l.c2_rt.constant()) r2 = affine(l.c2_rt);
   // A coordinate: the box's, the run-time origin's, and in a pair CTA r's r * per_cta further on.
   auto coord = [&](const std::string& r, int64_t v, int64_t per_cta, const std::string& rt) {
     if (!rt.empty()) {
@@ -106,11 +108,14 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
       w.ins("mov.b32 " + r + ", " + s(v));
     }
   };
+  const std::string c2 = rank3 ? w.r32() : "";
   for (const auto& bx : l.boxes) {
     w.ins("add.u32 " + dst + ", " + (stage_off.empty() ? base : stage_off) + ", " + s(bx.smem));
     coord(c0, bx.c0, l.cta_c0, r0);
     coord(c1, bx.c1, l.cta_c1, r1);
-    w.ins(spell::tma_load(l.to_leader && pair()) + " [" + dst + "], [" + tmap.at(l.map.param) + ", {" + c0 + ", " + c1 + "}], [" + b + "]");
+    if (rank3) coord(c2, l.c2, l.cta_c2, r2);
+    w.ins(spell::tma_load(l.to_leader && pair(), l.map.rank) + " [" + dst + "], [" + tmap.at(l.map.param) + ", {" + c0 + ", " + c1 +
+          (rank3 ? ", " + c2 : "") + "}], [" + b + "]");
   }
   if (guarded()) w.label(L + "_issued");
   if (!l.arm) return;
@@ -123,7 +128,7 @@ void Emitter::cp(const plan::Step& st, const std::string& L) {
   if (guarded()) w.ins("@" + not_issuer + " bra " + L + "_done");
   for (const auto& c : st.cps) {
     const std::string d = desc(c.src, c.tile);
-    w.ins(spell::cp(c.shape, c.decompress, p.cta_group) + " " + tmem(c.alloc, c.taddr) + ", " + d);
+    w.ins(spell::cp(c.shape, c.decompress, p.cta_group) + " " + tmem(c.alloc, c.taddr, c.ring) + ", " + d);
   }
   if (guarded()) w.label(L + "_done");
 }

@@ -152,6 +152,14 @@ std::string Emitter::tmem(const std::string& alloc, uint32_t rel) const {
   return rel ? "[" + b + "+" + hex(rel) + "]" : "[" + b + "]";
 }
 
+std::string Emitter::tmem(const std::string& alloc, uint32_t rel, const plan::TmemRing& ring) {
+  if (ring.stages <= 1 || !loop.active) return tmem(alloc, rel);
+  const std::string r = w.r32();
+  w.ins("mad.lo.u32 " + r + ", " + loop.ring.at(ring.stages).first + ", " + s(ring.columns) + ", " + tmem_base.at(alloc),
+        "this stage's copy of a ring " + s(ring.columns) + " columns apart");
+  return rel ? "[" + r + "+" + hex(rel) + "]" : "[" + r + "]";
+}
+
 void Emitter::prologue() {
   tid = w.r32();
   warp = w.r32();
@@ -557,8 +565,13 @@ std::set<int> Emitter::rings(const std::vector<plan::Step>& body) {
     if (b.kind == plan::StepKind::load && !b.load.barrier.empty() && bars.count(b.load.barrier))
       out.insert(bars.at(b.load.barrier)->stages);
     if (b.kind == plan::StepKind::load) out.insert(tiles.at(b.load.tile)->stages);
-    for (const auto& c : b.cps) out.insert(tiles.at(c.tile)->stages);
+    for (const auto& c : b.cps) {
+      out.insert(tiles.at(c.tile)->stages);
+      if (c.ring.stages > 1) out.insert(c.ring.stages);
+    }
     for (const auto& in : b.mma.instrs) {
+      for (const plan::TmemRing* r : {&in.sfa_ring, &in.sfb_ring, &in.meta_ring})
+        if (r->stages > 1) out.insert(r->stages);
       if (!in.a_tile.empty()) out.insert(tiles.at(in.a_tile)->stages);
       if (!in.b_tile.empty()) out.insert(tiles.at(in.b_tile)->stages);
     }

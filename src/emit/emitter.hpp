@@ -81,6 +81,8 @@ struct Emitter {
   // The 16-byte-unit start offset of a tile's current stage, for descriptors (a ring) or "".
   std::string stage_units(const std::string& tile);
   std::string tmem(const std::string& alloc, uint32_t rel) const;
+  // The same for a ring of buffers: in a K loop, the copy of the iteration's ring stage.
+  std::string tmem(const std::string& alloc, uint32_t rel, const plan::TmemRing& ring);
   std::string desc(const isa::SmemDesc& d, const std::string& tile);
 
   // data.cpp

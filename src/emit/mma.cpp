@@ -17,9 +17,9 @@ void Emitter::mma(const plan::MmaStep& m, const std::string& L) {
     const std::string a = in.a_tmem ? tmem(in.a_alloc, in.a_taddr) : desc(in.a_desc, in.a_tile);
     const std::string b = desc(in.b_desc, in.b_tile);
     std::string args = tmem(in.d_alloc, in.d_taddr) + ", " + a + ", " + b;
-    if (m.sparse) args += ", " + tmem(in.meta_alloc, in.meta_taddr);
+    if (m.sparse) args += ", " + tmem(in.meta_alloc, in.meta_taddr, in.meta_ring);
     args += ", " + hex(plan::encoded(in.idesc));
-    if (m.scaled) args += ", " + tmem(in.sfa_alloc, in.sfa_taddr) + ", " + tmem(in.sfb_alloc, in.sfb_taddr);
+    if (m.scaled) args += ", " + tmem(in.sfa_alloc, in.sfa_taddr, in.sfa_ring) + ", " + tmem(in.sfb_alloc, in.sfb_taddr, in.sfb_ring);
     // enable-input-d: D = A x B for the first K step, unless it accumulates; in a loop the first
     // K step overwrites only in the first iteration (a predicate operand).
     const std::string enable = in.enable_input_d ? "1" : (m.first_iteration_overwrites && loop.active ? loop.acc_on : "0");

@@ -23,6 +23,11 @@ std::string taddr(const std::string& alloc, uint32_t a) {
   return "[" + alloc + " + " + isa::hex32(a) + " (lane " + s(t.lane) + ", column " + s(t.column) + ")]";
 }
 
+// A ring of tensor-memory buffers: the stage's copy is further on at run time.
+std::string ring_text(const TmemRing& r) {
+  return r.stages > 1 ? " (+ stage x " + s(r.columns) + " columns, a ring of " + s(r.stages) + ")" : "";
+}
+
 ojson fields_json(const std::vector<isa::Field>& fs) {
   ojson j = ojson::object();
   for (const auto& f : fs)
@@ -30,9 +35,11 @@ ojson fields_json(const std::vector<isa::Field>& fs) {
   return j;
 }
 
-ojson tmem_json(const std::string& alloc, uint32_t a) {
+ojson tmem_json(const std::string& alloc, uint32_t a, const TmemRing& ring = {}) {
   const isa::TmemAddr t = isa::decode_tmem(a);
-  return {{"alloc", alloc}, {"hex", isa::hex32(a)}, {"lane", t.lane}, {"column", t.column}};
+  ojson j = {{"alloc", alloc}, {"hex", isa::hex32(a)}, {"lane", t.lane}, {"column", t.column}};
+  if (ring.stages > 1) j["ring"] = {{"stages", ring.stages}, {"columns", ring.columns}};  // stage s: s x columns further on
+  return j;
 }
 
 ojson desc_json(const isa::SmemDesc& d, const std::string& tile) {
@@ -112,7 +119,8 @@ struct Printer {
              affine_text(l.row0) + ", " + affine_text(l.col0) + "), boxes " + s(l.box_bytes) + " B wide, " +
              std::string(isa::name(l.swizzle)) + " swizzle" + (pl.cta_group == 2 && !l.tma ? "; CTA 1 reads " + s(l.cta_bytes) + " B further on" : "") + "\n";
         if (l.tma) {
-          o += in2 + spell::tma_load(l.to_leader && pl.cta_group == 2) + "\n";
+          o += in2 + spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank) + "\n";
+          if (l.map.rank == 3) o += in2 + "plane " + affine_text([&] { ir::Affine a = l.c2_rt; a.base = l.c2; a.rank = l.cta_c2; return a; }()) + " of the map\n";
           o += in2 + "through " + l.map.param + " (" + l.map.data_type + ", box " + s(l.map.box_inner) + " x " + s(l.map.box_outer) +
                "), mbarrier " + l.barrier + (l.to_leader && pl.cta_group == 2 ? " of CTA 0" : "") +
                (pl.cta_group == 2 ? "; CTA 1 at +(" + s(l.cta_c0) + ", " + s(l.cta_c1) + ")" : "") + "\n";
@@ -123,7 +131,7 @@ struct Printer {
       }
       case StepKind::cp:
         for (const auto& c : st.cps)
-          o += in2 + spell::cp(c.shape, c.decompress, pl.cta_group) + " " + taddr(c.alloc, c.taddr) + " <- " +
+          o += in2 + spell::cp(c.shape, c.decompress, pl.cta_group) + " " + taddr(c.alloc, c.taddr) + ring_text(c.ring) + " <- " +
                isa::hex64(encoded(c.src)) + " (\"" + c.tile + "\" rows from " + s(c.src_row) + ", column " + s(c.src_col) + ")\n";
         break;
       case StepKind::mma: {
@@ -145,9 +153,10 @@ struct Printer {
           o += in2 + "  d=" + taddr(in.d_alloc, in.d_taddr) + " idesc=" + isa::hex32(encoded(in.idesc)) + "\n";
           o += in2 + "  a=" + (in.a_tmem ? taddr(in.a_alloc, in.a_taddr) : isa::hex64(encoded(in.a_desc))) + " b=" + isa::hex64(encoded(in.b_desc)) + "\n";
           if (m.scaled)
-            o += in2 + "  sfa=" + taddr(in.sfa_alloc, in.sfa_taddr) + " id " + s(in.idesc.a_sf_id) + " sfb=" + taddr(in.sfb_alloc, in.sfb_taddr) +
-                 " id " + s(in.idesc.b_sf_id) + "\n";
-          if (m.sparse) o += in2 + "  meta=" + taddr(in.meta_alloc, in.meta_taddr) + " selector " + s(in.idesc.sparse_selector) + "\n";
+            o += in2 + "  sfa=" + taddr(in.sfa_alloc, in.sfa_taddr) + ring_text(in.sfa_ring) + " id " + s(in.idesc.a_sf_id) +
+                 " sfb=" + taddr(in.sfb_alloc, in.sfb_taddr) + ring_text(in.sfb_ring) + " id " + s(in.idesc.b_sf_id) + "\n";
+          if (m.sparse)
+            o += in2 + "  meta=" + taddr(in.meta_alloc, in.meta_taddr) + ring_text(in.meta_ring) + " selector " + s(in.idesc.sparse_selector) + "\n";
         }
         break;
       }
@@ -260,7 +269,11 @@ std::string plan_text(const Plan& pl) {
   for (const auto& g : pl.globals)
     o += "  global   " + g.name + ": " + dt(g.dtype) + " [" + (g.rows_param.empty() ? s(g.rows) : g.rows_param + "=" + s(g.rows)) + " x " +
          (g.cols_param.empty() ? s(g.cols) : g.cols_param + "=" + s(g.cols)) + "] row-major, " + s(g.bits) + " bits per element, ld " +
-         (g.ld_param.empty() ? s(g.ld) : g.ld_param) + (g.param.empty() ? " (tensor maps only)" : ", param " + g.param) + "\n";
+         (g.ld_param.empty() ? s(g.ld) : g.ld_param) + (g.param.empty() ? " (tensor maps only)" : ", param " + g.param) +
+         (g.planes ? "; " + s(g.planes) + " planes" : "") +
+         (g.scale_vec ? ": block-scale factors of " + g.scales + ", one per " + s(g.scale_vec) + " of k, 128x4 layout" : "") +
+         (g.compressed ? ": 2:4 sparse, two of every four elements of k" : "") +
+         (g.metadata_of.empty() ? "" : ": sparsity metadata of " + g.metadata_of + ", atoms of 128 rows x 128 of k") + "\n";
   for (const auto& sm : pl.smem) {
     const auto& l = sm.layout;
     o += "  smem     " + sm.name + ": " + dt(sm.dtype) + " " + s(l.mn) + " x " + s(l.k) + " " + (l.major == isa::Major::k ? "K" : "MN") +
@@ -311,17 +324,18 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       if (l.tma) {
         ojson bx = ojson::array();
         for (const auto& b : l.boxes) bx.push_back({{"smem", b.smem}, {"coords", {b.c0, b.c1}}});
-        x["load"]["tma"] = {{"instruction", spell::tma_load(l.to_leader && pl.cta_group == 2)}, {"tensor_map", l.map.param},
+        x["load"]["tma"] = {{"instruction", spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank)}, {"tensor_map", l.map.param},
                             {"barrier", l.barrier}, {"phase", phase_json(l.phase)}, {"arms_barrier", l.arm},
                             {"to_leader", l.to_leader}, {"boxes", bx}};
         if (pl.cta_group == 2) x["load"]["tma"]["cta_coords"] = {l.cta_c0, l.cta_c1};
+        if (l.map.rank == 3) x["load"]["tma"]["plane"] = {{"base", l.c2}, {"origin", affine_json(l.c2_rt)}, {"cta", l.cta_c2}};
       }
       break;
     }
     case StepKind::cp: {
       ojson a = ojson::array();
       for (const auto& c : st.cps)
-        a.push_back({{"instruction", spell::cp(c.shape, c.decompress, pl.cta_group)}, {"dst", tmem_json(c.alloc, c.taddr)},
+        a.push_back({{"instruction", spell::cp(c.shape, c.decompress, pl.cta_group)}, {"dst", tmem_json(c.alloc, c.taddr, c.ring)},
                      {"src", desc_json(c.src, c.tile)}, {"src_row", c.src_row}, {"src_col", c.src_col}});
       x["cp"] = a;
       break;
@@ -343,10 +357,10 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
           if (in.a_tmem) j["a"] = tmem_json(in.a_alloc, in.a_taddr);
           else j["a"] = desc_json(in.a_desc, in.a_tile);
           if (m.scaled) {
-            j["scale_a"] = tmem_json(in.sfa_alloc, in.sfa_taddr);
-            j["scale_b"] = tmem_json(in.sfb_alloc, in.sfb_taddr);
+            j["scale_a"] = tmem_json(in.sfa_alloc, in.sfa_taddr, in.sfa_ring);
+            j["scale_b"] = tmem_json(in.sfb_alloc, in.sfb_taddr, in.sfb_ring);
           }
-          if (m.sparse) j["metadata"] = tmem_json(in.meta_alloc, in.meta_taddr);
+          if (m.sparse) j["metadata"] = tmem_json(in.meta_alloc, in.meta_taddr, in.meta_ring);
         }
         a.push_back(j);
       }
@@ -408,9 +422,14 @@ std::string plan_json(const Plan& p) {
   if (p.grid.tiled) j["tiles"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}, {"m_param", p.grid.m_param}, {"n_param", p.grid.n_param},
                                    {"raster_group", p.grid.raster_group}, {"persistent", p.grid.persistent}};
   ojson g = ojson::array();
-  for (const auto& x : p.globals)
+  for (const auto& x : p.globals) {
     g.push_back({{"name", x.name}, {"param", x.param}, {"dtype", dt(x.dtype)}, {"rows", x.rows}, {"cols", x.cols}, {"ld", x.ld},
                  {"rows_param", x.rows_param}, {"cols_param", x.cols_param}});
+    if (x.planes) g.back()["planes"] = x.planes;
+    if (x.scale_vec) g.back()["scale"] = {{"of", x.scales}, {"vec", x.scale_vec}, {"layout", "128x4"}};
+    if (x.compressed) g.back()["sparse"] = "2:4";
+    if (!x.metadata_of.empty()) g.back()["metadata"] = {{"of", x.metadata_of}, {"layout", "128x128 atoms"}};
+  }
   j["params"] = g;
   ojson sz = ojson::array();
   for (const auto& z : p.size_params) {
@@ -434,6 +453,7 @@ std::string plan_json(const Plan& p) {
     vs[n] = {{"alloc", v.alloc},       {"lane", v.lane},       {"lanes", v.lanes}, {"column", v.column},
              {"columns", v.columns},   {"dtype", dt(v.dtype)}, {"packing", v.packing},
              {"layout", std::string(spec::name(v.layout))}, {"rows", v.rows}, {"chain", v.chain}, {"of", v.of}};
+    if (v.stages > 1) vs[n]["ring"] = {{"stages", v.stages}, {"columns", v.stage_columns}};
   }
   j["views"] = vs;
   ojson bs = ojson::array();

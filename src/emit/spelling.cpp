@@ -81,9 +81,9 @@ std::string wgmma_commit() { return "wgmma.commit_group.sync.aligned"; }
 std::string wgmma_wait() { return "wgmma.wait_group.sync.aligned"; }
 
 // ---- TMA, proxies, barriers ---------------------------------------------------------------------
-std::string tma_load(bool cta_group2) {
-  // .cta_group::2: the mbarrier may be the peer CTA's (§9.7.9.27.1.2).
-  return std::string("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes") + (cta_group2 ? ".cta_group::2" : "");
+std::string tma_load(bool cta_group2, int rank) {
+  // .dim: the tensor map's rank; .cta_group::2: the mbarrier may be the peer CTA's (§9.7.9.27.1.2).
+  return "cp.async.bulk.tensor." + s(rank) + "d.shared::cluster.global.mbarrier::complete_tx::bytes" + (cta_group2 ? ".cta_group::2" : "");
 }
 std::string tma_store() { return "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"; }
 std::string bulk_commit() { return "cp.async.bulk.commit_group"; }

@@ -61,6 +61,18 @@ std::optional<Kind> scaled_kind(DType a, DType b, DType scale, int vec, bool pac
   return std::nullopt;
 }
 
+std::optional<Kind> gemm_scaled_kind(DType a, DType b, DType scale, int vec, std::optional<Kind> requested) {
+  const bool both_e2m1 = a == DType::e2m1 && b == DType::e2m1;
+  if (requested) {
+    if (*requested == Kind::mxf8f6f4) return is_float8_6_4(a) && is_float8_6_4(b) ? requested : std::nullopt;
+    if (*requested == Kind::mxf4 || *requested == Kind::mxf4nvf4) return both_e2m1 ? requested : std::nullopt;
+    return std::nullopt;
+  }
+  if (both_e2m1) return scaled_kind(a, b, scale, vec, true);
+  if (is_float8_6_4(a) && is_float8_6_4(b)) return Kind::mxf8f6f4;
+  return std::nullopt;
+}
+
 int tmem_bits(Kind k, DType t) {
   if (k == Kind::mxf4 || k == Kind::mxf4nvf4) return 4;  // §9.7.16.10.4.5: two e2m1 per byte
   if (is_float8_6_4(t)) return 8;                        // §9.7.16.10.4.3: 8-bit containers

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gemm_scale.hpp"
 #include "ptxgen/lower.hpp"
 
 namespace ptxgen::lower {
@@ -134,6 +135,9 @@ struct Gemm {
       const int64_t mn_size = name[0] == 'A' ? g.m : g.n;
       x.rows = k_major ? mn_size : g.k;
       x.cols = k_major ? g.k : mn_size;
+      // Sparse A keeps two of every four elements of K (2:4): M x K/2, K-major (SPARSE-TILE).
+      x.compressed = name[0] == 'A' && g.sparse;
+      if (x.compressed) x.cols = g.k / 2;
       x.rows_param = k_major ? mn : "k";
       x.cols_param = k_major ? "k" : mn;
       x.ld = spec::leading_dimension(op, x.cols);
@@ -164,7 +168,8 @@ struct Gemm {
     t.name = name;
     t.ptr = std::string(kPtr) + "/tile";
     t.dtype = op.dtype;
-    t.format = ir::SubByte::padded;  // 4/6-bit types sit in 8-bit containers (f8f6f4); others are whole bytes
+    // 4/6-bit types sit in 8-bit containers (f8f6f4) or two e2m1 per byte (mxf4*); others are whole bytes.
+    t.format = bits < 8 ? ir::SubByte::packed : ir::SubByte::padded;
     t.rows = rows;
     t.cols = tk;
     t.major = op.major;
@@ -173,7 +178,7 @@ struct Gemm {
     t.swizzle_ptr = std::string(kPtr) + "/swizzle/" + (name[0] == 'a' ? "a" : "b");
     t.major_ptr = std::string(kPtr) + "/" + (name[0] == 'a' ? "a" : "b") + "/major";
     t.shape_ptr = std::string(kPtr) + "/tile";
-    if (bits != spec::storage_bits(op.dtype, ir::SubByte::padded)) throw std::logic_error("tile bits");
+    if (bits != spec::storage_bits(op.dtype, t.format)) throw std::logic_error("tile bits");
     return t;
   }
 
@@ -213,6 +218,10 @@ struct Gemm {
           out.push_back(o);
         }
       }
+    } else if (g.sparse) {  // half of each K block's elements (K-major: SPARSE-TILE)
+      ir::Affine half = kk;
+      half.k_block = tk / 2;
+      out.push_back(load("A", "a", "tmap_a", {a_mn, half}));
     } else {
       out.push_back(load("A", "a", "tmap_a", ak ? std::array<ir::Affine, 2>{a_mn, kk} : std::array<ir::Affine, 2>{kk, a_mn}));
     }
@@ -279,7 +288,8 @@ struct Gemm {
   }
 
   void tcgen05() {
-    kind = *isa::unscaled_kind(g.a.dtype, g.b.dtype);
+    kind = g.scale ? *isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, g.scale->vec, g.scale->kind)
+                   : *isa::unscaled_kind(g.a.dtype, g.b.dtype);
     m_instr = isa::instr_m_for_tile(kind, cta, tm);
     mg = tm / m_instr;
     rows_cta = m_instr / cta;
@@ -292,6 +302,7 @@ struct Gemm {
     const int slabs = (mg + 1) / 2;
     const int a_rows = a_tmem && layout_f() ? 128 * slabs : tm / cta;
     k.tiles.push_back(tile("a", g.a, g.swizzle_a, a_rows, abits));
+    if (g.sparse) k.tiles.back().cols = tk / 2;  // sparse A: half of the K block
     k.tiles.push_back(tile("b", g.b, g.swizzle_b, tn / cta, bbits));
     // Tensor memory: D's pieces, then A.
     const int a_pack = 32 / isa::tmem_bits(kind, g.a.dtype);
@@ -299,7 +310,13 @@ struct Gemm {
     const int a_blocks = layout_f() ? slabs : mg;
     if (a_tmem) a_columns = static_cast<uint32_t>(a_block_cols * a_blocks);
     const isa::DType acc = g.accumulator;
-    k.views.push_back(alloc_view("tmem", static_cast<int>(pow2_at_least_32(d_columns + a_columns))));
+    // Block scaling: each stage's factors after D and A (src/lower/gemm_scale.cpp).
+    std::optional<detail::ScaleLayout> sl;
+    if (g.scale) sl = detail::scale_layout(g, kind);
+    const uint32_t sf_columns = sl ? sl->columns() : 0;
+    // Sparse A: each stage's metadata after them (src/lower/gemm_sparse.cpp).
+    const uint32_t meta_columns = g.sparse ? detail::sparse_columns(g) : 0;
+    k.views.push_back(alloc_view("tmem", static_cast<int>(pow2_at_least_32(d_columns + a_columns + sf_columns + meta_columns))));
     k.views.back().dtype = acc;  // every slice of it holds accumulators but A's, which are cast
     for (size_t i = 0; i < pieces.size(); ++i) {
       const Piece& pc = pieces[i];
@@ -334,6 +351,9 @@ struct Gemm {
                                     mg > 1 ? std::optional<int>((layout == ir::TmemLayout::layout_b ? 64 : 128) * mg) : std::nullopt));
       }
     }
+    detail::StagedOps sf, sp;
+    if (sl) sf = detail::lower_scales(g, *sl, k, d_columns + a_columns);
+    if (g.sparse) sp = detail::lower_sparse(g, k, d_columns + a_columns + sf_columns);
     k.barriers = {{"full", 1, stages}, {"empty", 1, stages}, {"acc", 1, 1}};
     if (a_tmem) k.barriers.push_back({"a_free", 1, 1});
 
@@ -358,6 +378,8 @@ struct Gemm {
     ex.leader_only = cta == 2;
     pl.body.push_back(ex);
     for (auto& o : loads()) pl.body.push_back(o);
+    for (auto& o : sf.loads) pl.body.push_back(o);
+    for (auto& o : sp.loads) pl.body.push_back(o);
     prod.nodes.push_back(loop_node(pl));
 
     ir::Loop ml;
@@ -386,9 +408,23 @@ struct Gemm {
         ml.body.push_back(cpy);
       }
     }
+    for (auto& o : sf.copies) ml.body.push_back(o);
+    for (auto& o : sp.copies) ml.body.push_back(o);
     for (size_t i = 0; i < pieces.size(); ++i) {
       const Piece& pc = pieces[i];
       ir::Op m = op(ir::OpKind::mma);
+      if (sl) {
+        m.scale_a = sf.scale_a;
+        m.scale_b = sf.scale_b;
+        m.vec = sl->vec;
+        m.kind_override = kind;
+        m.scale_ptr = "/gemm/scale";
+        m.vec_ptr = "/gemm/scale/vec";
+      }
+      if (g.sparse) {
+        m.metadata = sp.metadata;
+        m.sparse_ptr = "/gemm/sparse";
+      }
       m.d = {"d" + s(static_cast<int64_t>(i)), kPtr};
       m.b = {"b", kPtr};
       m.accumulate_after_first_iteration = true;

@@ -50,15 +50,20 @@ OutputSize output_size(const Step& st) {
     return static_cast<int64_t>(std::max<size_t>(w.size(), 1));
   };
   switch (st.kind) {
-    case StepKind::load: lines += st.load.tma ? 16 + 6 * static_cast<int64_t>(st.load.boxes.size()) : 40; break;
+    case StepKind::load:
+      // A rank-3 map's plane coordinate: two more lines per box.
+      lines += st.load.tma ? 16 + (st.load.map.rank == 3 ? 8 : 6) * static_cast<int64_t>(st.load.boxes.size()) : 40;
+      break;
     case StepKind::sync: lines += 6; break;
     case StepKind::cp:
       lines += 2 + 5 * static_cast<int64_t>(st.cps.size());
+      for (const auto& c : st.cps) lines += c.ring.stages > 1 ? 1 : 0;  // the ring stage's address
       z.async = static_cast<int64_t>(st.cps.size());
       break;
     case StepKind::mma:
       lines += 12 + 10 * static_cast<int64_t>(st.mma.instrs.size()) + (st.mma.a_registers ? 400 : 0);
-      for (const auto& in : st.mma.instrs) regs += in.n / 2;
+      for (const auto& in : st.mma.instrs)
+        regs += in.n / 2, lines += (in.sfa_ring.stages > 1) + (in.sfb_ring.stages > 1) + (in.meta_ring.stages > 1);
       z.async = static_cast<int64_t>(st.mma.instrs.size());
       break;
     case StepKind::tmem_ld:
@@ -362,7 +367,8 @@ Plan make_plan(const ir::Kernel& k) {
   p.tensor_maps = ord.tensor_maps;
   for (const auto& g : k.globals)
     p.globals.push_back({g.name, g.param, g.dtype, g.bits ? g.bits : spec::storage_bits(g.dtype, g.format), g.rows, g.cols,
-                         g.ld ? g.ld : g.cols, g.rows_param, g.cols_param, g.ld_param, g.format, g.output, g.dims});
+                         g.ld ? g.ld : g.cols, g.rows_param, g.cols_param, g.ld_param, g.format, g.output, g.dims, g.planes,
+                         g.scale_vec, g.scales, g.compressed, g.metadata_of});
   p.launch = launch_grid(k);
   MemoryMap mm = memory_map(k);
   p.smem = std::move(mm.smem);

@@ -25,15 +25,17 @@ std::string cu_swizzle(isa::Swizzle s) {
 
 // A manifest's tensor map: the arguments of cuTensorMapEncodeTiled for a 2-D map (dims and box in
 // elements of `data_type`, innermost first; no interleave, unit element strides, no OOB fill mode).
+// A rank-3 map (a 3-D tensor) adds its planes: boxes one plane deep.
 ojson tensor_map_entry(const TensorMap& m) {
+  const bool r3 = m.rank == 3;
   return {{"param", m.param},
           {"tensor", m.tensor},
           {"data_type", m.data_type},
-          {"rank", 2},
-          {"global_dims", {m.dim_inner, m.dim_outer}},
-          {"global_strides_bytes", {m.stride_bytes}},
-          {"box_dims", {m.box_inner, m.box_outer}},
-          {"element_strides", {1, 1}},
+          {"rank", m.rank},
+          {"global_dims", r3 ? ojson{m.dim_inner, m.dim_outer, m.dim_planes} : ojson{m.dim_inner, m.dim_outer}},
+          {"global_strides_bytes", r3 ? ojson{m.stride_bytes, m.plane_stride_bytes} : ojson{m.stride_bytes}},
+          {"box_dims", r3 ? ojson{m.box_inner, m.box_outer, 1} : ojson{m.box_inner, m.box_outer}},
+          {"element_strides", r3 ? ojson{1, 1, 1} : ojson{1, 1}},
           {"interleave", "CU_TENSOR_MAP_INTERLEAVE_NONE"},
           {"swizzle", cu_swizzle(m.swizzle)},
           {"l2_promotion", "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"},
@@ -116,7 +118,32 @@ std::string manifest(const Plan& p) {
   j["params"] = params;
   ojson tensors = ojson::object();
   for (const auto& g : p.globals) {
+    if (g.scale_vec > 0) {
+      // A block-scale factor tensor in the 128x4 layout (docs/spec.md, "Block scaling"): the
+      // factors of dims[0] (m or n) rows by ceil(k / vec) factors, padded to 128 rows and 4 factors.
+      tensors[g.name] = {{"dtype", dt(g.dtype)},
+                         {"layout", "128x4"},
+                         {"scales", g.scales},
+                         {"vec", g.scale_vec},
+                         {"dims", {g.dims[0], g.dims[1]}},
+                         {"shape", {g.planes * 128, g.rows / 32 * 4}},
+                         {"bytes", g.planes * g.rows * g.cols}};
+      continue;
+    }
+    if (!g.metadata_of.empty()) {
+      // Sparsity metadata of sparse A (docs/spec.md, "Sparse A"): atoms of 128 rows by 128 elements
+      // of K, 16 bytes a row, row-stripe first: m padded to 128 rows, k to 128 elements.
+      tensors[g.name] = {{"dtype", dt(g.dtype)},
+                         {"layout", "128x128 atoms"},
+                         {"metadata_of", g.metadata_of},
+                         {"sparsity", "2:4"},
+                         {"dims", {g.dims[0], g.dims[1]}},
+                         {"shape", {g.rows, g.planes * 16}},
+                         {"bytes", g.planes * g.rows * g.cols}};
+      continue;
+    }
     ojson t = {{"dtype", dt(g.dtype)}};
+    if (g.compressed) t["sparse"] = "2:4";  // its k extent holds half of k's elements
     if (program) {
       t["storage_bits"] = g.bits;
       // 4- and 6-bit types: padded (16 elements, then padding to 16 bytes: 8 bits per element on

@@ -186,11 +186,14 @@ MmaInstr step3_descriptors(const Mma& w, int mi, int ni, int n0, int ki) {
     id.b_sf_id = static_cast<unsigned>(kg0 % 4);
     in.sfa_alloc = x.sfa->alloc;
     in.sfb_alloc = x.sfb->alloc;
+    in.sfa_ring = {x.sfa->stages, x.sfa->stage_columns};
+    in.sfb_ring = {x.sfb->stages, x.sfb->stage_columns};
     in.sfa_taddr = isa::encode(isa::TmemAddr{0, x.sfa->column + static_cast<uint32_t>(kg0 / 4 * 4 * ceil_div(q.M, 128) + mi * 4)});
     in.sfb_taddr = isa::encode(isa::TmemAddr{0, x.sfb->column + static_cast<uint32_t>(kg0 / 4 * 4 * ceil_div(q.N, 128) + n0 / 32)});
   }
   if (m.sparse) {
     in.meta_alloc = x.meta->alloc;
+    in.meta_ring = {x.meta->stages, x.meta->stage_columns};
     uint32_t col = x.meta->column + static_cast<uint32_t>(mi) * x.meta->block_columns();
     if (isa::sparse_selector_used(m.kind)) {
       // One metadata column per instruction; the selector picks the column of an even pair

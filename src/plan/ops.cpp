@@ -238,6 +238,16 @@ bool plan_tma_load(const ir::Op& o, const ir::Global& g, int gbits, int tbits, L
       *c = *c * gbits / per;
     }
   }
+  if (g.planes > 0) {
+    // A 3-D global: boxes one plane deep, the plane the load's own coordinate.
+    m.rank = 3;
+    m.dim_planes = g.planes;
+    m.plane_stride_bytes = g.rows * l.global_row_bytes;
+    l.c2 = o.plane.base;
+    l.cta_c2 = o.plane.rank;
+    l.c2_rt = o.plane;
+    l.c2_rt.base = l.c2_rt.rank = 0;
+  }
   return true;
 }
 
@@ -292,6 +302,7 @@ std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o) {
   l.swizzle = t->layout.swizzle;
   l.chunks = static_cast<uint32_t>(int64_t{l.box_rows} * l.row_bytes / 16);
   l.to_leader = o.to_leader;
+  if (g->planes > 0 && !(o.tma || g->typed_map)) throw std::logic_error("a 3-D global loaded without TMA");
   if ((o.tma || g->typed_map) && !plan_tma_load(o, *g, gbits, t->bits, l)) return std::nullopt;
   return l;
 }
@@ -344,6 +355,7 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vect
       ci.src.sbo = L.sbo;
       ci.src.swizzle = L.swizzle;
       ci.alloc = v->alloc;
+      ci.ring = {v->stages, v->stage_columns};
       const uint32_t col = v->column + static_cast<uint32_t>(b) * v->block_columns() + static_cast<uint32_t>(bit / 32);
       ci.taddr = isa::encode(isa::TmemAddr{shape == isa::CpShape::s4x256b ? v->lane : 0u, col});
       ci.dst_row = b * rpb;

@@ -65,7 +65,8 @@ std::string ResolvedView::describe() const {
   return alloc + " lanes " + std::to_string(lane) + "-" + std::to_string(lane + lanes - 1) + " columns " +
          std::to_string(column) + "-" + std::to_string(column + columns - 1) + ", " + std::string(isa::name(dtype)) +
          " x" + std::to_string(packing) + " per column, " + std::string(spec::name(layout)) + " layout, " +
-         std::to_string(rows) + " rows" + (blocks() > 1 ? " in " + std::to_string(blocks()) + " column blocks" : "");
+         std::to_string(rows) + " rows" + (blocks() > 1 ? " in " + std::to_string(blocks()) + " column blocks" : "") +
+         (stages > 1 ? ", a ring of " + std::to_string(stages) + " every " + std::to_string(stage_columns) + " columns" : "");
 }
 
 namespace {
@@ -184,6 +185,10 @@ class Resolver {
         if (v.cols) cols = *v.cols;
         if (lanes[0] >= lanes[1] || lanes[1] > p->lanes) return fault(ViewFault::lanes_outside, u, p), std::nullopt;
         if (cols[0] >= cols[1] || cols[1] > p->columns) return fault(ViewFault::columns_outside, u, p), std::nullopt;
+        // A ring's last copy must lie inside the parent too (a ring of a ring is not made).
+        if (v.stages > 1 && (p->stages > 1 || v.stage_columns < cols[1] - cols[0] ||
+                             cols[0] + int64_t{v.stages - 1} * v.stage_columns + (cols[1] - cols[0]) > p->columns))
+          return fault(ViewFault::columns_outside, u, p), std::nullopt;
         if (p->layout != TmemLayout::rows && (lanes[0] != 0 || lanes[1] != p->lanes))
           return fault(ViewFault::lane_slice_replicated, u, p), std::nullopt;
         r.lane = p->lane + static_cast<uint32_t>(lanes[0]);
@@ -193,6 +198,11 @@ class Resolver {
         r.rows = p->layout == TmemLayout::rows ? static_cast<int>(r.lanes) : r.rows_per_block();
         r.chain.push_back(who + "slice lanes [" + std::to_string(lanes[0]) + ", " + std::to_string(lanes[1]) +
                           ") columns [" + std::to_string(cols[0]) + ", " + std::to_string(cols[1]) + ")");
+        if (v.stages > 1) {
+          r.stages = v.stages;
+          r.stage_columns = static_cast<uint32_t>(v.stage_columns);
+          r.chain.back() += ", a ring of " + std::to_string(v.stages) + " every " + std::to_string(v.stage_columns) + " columns";
+        }
         return r;
       }
       case TmemView::Kind::cast: {
@@ -259,8 +269,9 @@ bool overlap(const Region& a, const Region& b) {
 
 Region region_of(const ResolvedView& v) {
   const bool replicated = v.layout != ir::TmemLayout::rows;
-  return {v.alloc, replicated ? 0u : v.lane, replicated ? 128u : v.lane + v.lanes, v.column, v.column + v.columns,
-          ir::layout_f_alignment(v.layout)};
+  // A ring covers every copy of it.
+  const uint32_t end = v.column + static_cast<uint32_t>(v.stages - 1) * v.stage_columns + v.columns;
+  return {v.alloc, replicated ? 0u : v.lane, replicated ? 128u : v.lane + v.lanes, v.column, end, ir::layout_f_alignment(v.layout)};
 }
 
 std::string describe(const Region& r) {

@@ -26,11 +26,12 @@ struct OperandRef {
   isa::Swizzle swizzle;
   int64_t rows_per_cta;   // M or N extent one CTA holds
   char mn;                // 'm' / 'n'
+  int64_t k;              // K extent of its tile (sparse A: half of tile.k)
 };
 
 std::vector<OperandRef> operands(const spec::Gemm& g) {
-  return {{"a", g.a, g.swizzle_a, g.tile.m / g.cta_group, 'm'},
-          {"b", g.b, g.swizzle_b, g.tile.n / g.cta_group, 'n'}};
+  return {{"a", g.a, g.swizzle_a, g.tile.m / g.cta_group, 'm', g.sparse ? g.tile.k / 2 : g.tile.k},
+          {"b", g.b, g.swizzle_b, g.tile.n / g.cta_group, 'n', g.tile.k}};
 }
 
 int smem_bits(const Context& c, DType t) {
@@ -114,7 +115,7 @@ void check_target_kind_i8(const Context& c, Diagnostics& d) {
 
 void check_mma_kind(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = tc(c);
-  if (!g || c.kind) return;
+  if (!g || c.kind || g->scale) return;  // with "scale": SCALE-KIND
   d.error("MMA-KIND", "/gemm/b/dtype",
           "A " + tn(g->a.dtype) + " and B " + tn(g->b.dtype) + " form no tcgen05.mma kind")
       .help = {"kind::f16: f16 x f16 or bf16 x bf16; kind::tf32: tf32 x tf32",
@@ -223,8 +224,7 @@ void check_layout_atom(const Context& c, Diagnostics& d) {
       continue;  // MMA-SWIZZLE-ATOMICITY
     if (isa::tile_bytes(o.rows_per_cta, g->tile.k, smem_bits(c, o.op.dtype)) >= isa::kSmemDescRange)
       continue;  // SMEM-DESC-RANGE
-    isa::TileLayout t{o.op.major, o.swizzle, smem_bits(c, o.op.dtype), static_cast<int>(o.rows_per_cta),
-                      static_cast<int>(g->tile.k)};
+    isa::TileLayout t{o.op.major, o.swizzle, smem_bits(c, o.op.dtype), static_cast<int>(o.rows_per_cta), static_cast<int>(o.k)};
     std::optional<std::string> why = isa::make_tile_layout(t);
     if (!why && o.op.major == Major::mn && o.name == std::string("a") && c.kind) {
       const int m = isa::instr_m_for_tile(*c.kind, g->cta_group, static_cast<int>(g->tile.m));
@@ -236,7 +236,7 @@ void check_layout_atom(const Context& c, Diagnostics& d) {
     const std::string up(1, static_cast<char>(o.name[0] - 32));
     d.error("LAYOUT-ATOM", "/gemm/swizzle/" + std::string(o.name),
             up + " (" + tn(o.op.dtype) + ", " + (o.op.major == Major::k ? "K" : "MN") + "-major, " +
-                num(o.rows_per_cta) + " x " + num(g->tile.k) + " per CTA) is not made of whole " +
+                num(o.rows_per_cta) + " x " + num(o.k) + " per CTA) is not made of whole " +
                 std::string(isa::name(o.swizzle)) + " swizzle atoms: " + *why)
         .help = {"use a smaller swizzle for " + up, o.op.major == Major::k
                                                         ? "or a tile.k whose bytes are a multiple of the swizzle width"
@@ -275,7 +275,8 @@ void check_tma_stride(const Context& c, Diagnostics& d) {
     const char* dim;
   };
   const Row rows[] = {
-      {"A", "a", g->a, g->a.major == Major::k ? g->k : g->m, g->a.major == Major::k ? "k" : "m"},
+      {"A", "a", g->a, g->a.major == Major::k ? (g->sparse ? g->k / 2 : g->k) : g->m,
+       g->a.major == Major::k ? (g->sparse ? "k/2" : "k") : "m"},
       {"B", "b", g->b, g->b.major == Major::k ? g->k : g->n, g->b.major == Major::k ? "k" : "n"},
   };
   for (const Row& r : rows) {
@@ -307,8 +308,11 @@ void check_tmem_budget(const Context& c, Diagnostics& d) {
   std::string table;
   for (const auto& v : c.kernel->views)
     if (v.kind == ir::TmemView::Kind::slice && v.of.name == "tmem" && v.cols && (v.name.rfind("_cells") == v.name.size() - 6)) {
-      used = std::max<uint32_t>(used, static_cast<uint32_t>((*v.cols)[1]));
-      table += (table.empty() ? "" : ", ") + v.name.substr(0, v.name.size() - 6) + "=" + num((*v.cols)[1] - (*v.cols)[0]);
+      // A ring (the block-scale factors of every stage) spans all its copies.
+      const int64_t width = (*v.cols)[1] - (*v.cols)[0], ring = int64_t{v.stages - 1} * v.stage_columns;
+      used = std::max<uint32_t>(used, static_cast<uint32_t>((*v.cols)[1] + ring));
+      table += (table.empty() ? "" : ", ") + v.name.substr(0, v.name.size() - 6) + "=" + num(width + ring) +
+               (v.stages > 1 ? " (" + num(v.stages) + " stages)" : "");
     }
   if (used <= static_cast<uint32_t>(c.target.tmem_columns)) return;
   auto& diag = d.error("TMEM-BUDGET", "/gemm/tile/n",
@@ -316,6 +320,7 @@ void check_tmem_budget(const Context& c, Diagnostics& d) {
   diag.help = {"columns: " + table,
                "reduce tile.n or tile.m (each M group holds its own accumulator columns)",
                g->a_source == spec::ASource::tmem ? "or keep A in shared memory" : "or use cta_group 2 with M=256 to split rows across the pair"};
+  if (g->scale) diag.help.push_back("or use fewer stages or a smaller tile.k: every stage holds its K block's scale factors");
 }
 
 void check_smem_budget(const Context& c, Diagnostics& d) {

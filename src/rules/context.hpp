@@ -15,7 +15,7 @@ struct Context {
   const spec::Spec& spec;
   const spec::Gemm* gemm = nullptr;      // the gemm template, if that is what the spec uses
   const isa::TargetInfo& target;
-  std::optional<isa::Kind> kind;         // the unscaled tcgen05 kind of A and B, if any
+  std::optional<isa::Kind> kind;         // the tcgen05 kind of A and B (the block-scaled one with "scale"), if any
   // The kernel IR (lower::lower) and what the verifiers find in it. A program is lowered at once;
   // the gemm template only once its own rules passed (the lowering makes choices and refuses
   // nothing, so it runs only on specs the template's rules accept). The kernel's rules report the
@@ -58,6 +58,17 @@ void check_schedule_persistent(const Context&, Diagnostics&);
 void check_epilogue_tma(const Context&, Diagnostics&);
 void check_cluster_size(const Context&, Diagnostics&);
 void check_tma_stride(const Context&, Diagnostics&);
+// Block scaling in the gemm template (src/rules/check_scale.cpp).
+void check_scale_target(const Context&, Diagnostics&);
+void check_scale_kind(const Context&, Diagnostics&);
+void check_scale_type(const Context&, Diagnostics&);
+void check_scale_k(const Context&, Diagnostics&);
+void check_scale_tile(const Context&, Diagnostics&);
+// Sparse A in the gemm template (src/rules/check_sparse.cpp).
+void check_sparse_target(const Context&, Diagnostics&);
+void check_sparse_kind(const Context&, Diagnostics&);
+void check_sparse_tile(const Context&, Diagnostics&);
+void check_sparse_k(const Context&, Diagnostics&);
 // The lowered kernel (src/rules/check_program.cpp): each reports the problems the verifiers
 // found under its rule id.
 #define PTXGEN_PROGRAM_CHECKS(X)                                                                       \

@@ -281,6 +281,56 @@ const std::vector<Rule> kTable = {
  {"use a smaller swizzle for the operand", "or grow the tile along the swizzled dimension"},
  R"({"gemm": {"tile": {"k": 32}}})", "/gemm/swizzle/a", false, R"({"gemm": {"tile": {"k": 32}, "swizzle": {"a": 64, "b": 64}}})", check_layout_atom},
 
+// ---- Block scaling (the gemm template's "scale") ------------------------------------------------
+{"SCALE-TARGET", "block scaling needs a tcgen05 target", "PTX ISA 9.1 §9.7.16.10.7; §9.7.16.10.9.1 (tcgen05.mma target notes)",
+ "The block-scaled MMA kinds (.kind::mxf8f6f4, .kind::mxf4, .kind::mxf4nvf4) are tcgen05.mma kinds: the scale factors are read from tensor memory, which sm_90a does not have, and wgmma has no block scaling.",
+ "Porting an MXFP8 or NVFP4 Blackwell spec to Hopper.",
+ {"target sm_100a, sm_100f, sm_103a or sm_110a", "or drop \"scale\" and scale the operands beforehand"},
+ R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue8m0"}}})", "/gemm/scale", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue8m0"}}})", check_scale_target},
+{"SCALE-KIND", "the operand types form no block-scaled kind", "PTX ISA 9.1 §9.7.16.10.7.1 Table 57; §9.7.16.10.4 (packing of 4- and 6-bit types)",
+ "Block scaling takes float8/6/4 operands: .kind::mxf8f6f4 any mix of e4m3, e5m2, e2m3, e3m2 and e2m1 (4- and 6-bit types in 8-bit containers in shared memory), .kind::mxf4 and .kind::mxf4nvf4 e2m1 x e2m1 stored two per byte. Without \"kind\" the types choose: e2m1 x e2m1 takes the packed kinds (mxf4nvf4 with ue4m3 factors or vec 16), every other float8/6/4 pair mxf8f6f4. A \"kind\" given must take the types.",
+ "Block scaling on bf16 or integer operands; \"kind\": \"mxf4\" with fp8 operands.",
+ {"use float8/6/4 operands", "or leave \"kind\" out and let the types choose it"},
+ R"({"gemm": {"scale": {"dtype": "ue8m0"}}})", "/gemm/scale", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue8m0"}}})", check_scale_kind},
+{"SCALE-TYPE", "the scale type and block size are not a combination of the kind", "PTX ISA 9.1 §9.7.16.10.7.1 Tables 56 and 57",
+ "Each block-scaled kind takes its scale types and block sizes: .kind::mxf8f6f4 ue8m0 per 32 elements (.scale_vec::1X / .block32), .kind::mxf4 ue8m0 per 32 (.scale_vec::2X / .block32), .kind::mxf4nvf4 ue8m0 per 32 or ue8m0 or ue4m3 per 16 (.scale_vec::4X / .block16). \"vec\" defaults to 16 for ue4m3 and 32 for ue8m0.",
+ "NVFP4 scales (ue4m3 per 16) on fp8 operands; MXFP4 with vec 16 and \"kind\": \"mxf4\".",
+ {"use a scale type and vec of the kind (the message lists them)"},
+ R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue4m3"}}})", "/gemm/scale/dtype", false,
+ R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue8m0"}}})", check_scale_type},
+{"SCALE-K", "K is not a multiple of the scale vector", "PTX ISA 9.1 §9.7.16.10.7 (one scale factor per block of vec elements of K)",
+ "Every scale factor covers vec consecutive elements of K of its row of A (column of B). A K that is no multiple of vec leaves a partial last block, which the 128x4 scale layout, cuBLAS and the quantizers that write it do not describe. The launch header refuses such a k at run time too.",
+ "Odd hidden sizes, or K counted in bytes for packed e2m1.",
+ {"pad K to a multiple of vec (zeros in A and B; any factor)"},
+ R"({"gemm": {"k": 4100, "a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue8m0"}}})", "/gemm/k", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue8m0"}}})", check_scale_k},
+{"SCALE-TILE", "a tile the scale-factor copies cannot take", "PTX ISA 9.1 §9.7.16.10.7.2-3 (scale factors in tensor memory); §9.7.16.9.2 (tcgen05.cp .32x128b.warpx4)",
+ "The scale factors reach tensor memory in the 128x4 layout's 512-byte blocks (128 rows of A or columns of B by 4 factors), one tcgen05.cp.32x128b.warpx4 each, which puts row r at lane r % 32 of every lane quarter, column r / 32. So tile.n is whole 128-column blocks of B (at cta_group 2 at most 256: one instruction per pair, each CTA holding B's factors for all of N), a pair's tile.m whole M = 256 instructions (M = 128, data-path layout B, is ptxgen's refusal: its factor placement is not stated), and tile.k whole 4-factor columns (4 x vec elements) of the layout.",
+ "tile.n = 64 or 192; tile.k = 64 with MXFP8 (two factors of a 4-factor column).",
+ {"use a tile.n that is a multiple of 128, a tile.k that is a multiple of 4 x vec"},
+ R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 192, "k": 128}, "scale": {"dtype": "ue8m0"}}})", "/gemm/tile/n", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue8m0"}}})", check_scale_tile},
+
+// ---- Sparse A (the gemm template's "sparse") ----------------------------------------------------
+{"SPARSE-TARGET", "sparse A needs a tcgen05 target", "PTX ISA 9.1 §9.7.16.10.8; §9.7.16.10.9.2 (tcgen05.mma.sp)",
+ "The template plans structured-sparse A with tcgen05.mma.sp, whose metadata lives in tensor memory. wgmma has a sparse form too, with the metadata in registers, which ptxgen does not plan: that is ptxgen's refusal, not the hardware's.",
+ "Porting a sparse Blackwell spec to Hopper.",
+ {"target sm_100a, sm_100f, sm_103a or sm_110a", "or drop \"sparse\""},
+ R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", "/gemm/sparse", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_target},
+{"SPARSE-KIND", "sparse A of a kind the template does not plan", "PTX ISA 9.1 §9.7.16.10.8.1-4 (granularity, metadata, sparsity selector)",
+ "The template plans sparse A for the 8-bit kinds, .kind::f8f6f4 (e4m3, e5m2, e2m3, e3m2, e2m1 in 8-bit containers) and .kind::i8: 2:4 sparsity, the metadata of each row a plain sequence of 4-bit index pairs, 64 bits per instruction, sparsity selector 0. .kind::f16 (2:4) and .kind::tf32 (1:2) choose their metadata with the sparsity selector, whose placement the ISA gives only as figures (CUTLASS permutes that metadata), and sparse block-scaled MMAs take factors per vec elements of compressed K; the program level writes both. That is ptxgen's refusal, not the hardware's.",
+ "Sparse bf16 or tf32 GEMMs; sparse MXFP8/NVFP4.",
+ {"use 8-bit float or integer operands", "or write the kernel at the program level"},
+ R"({"gemm": {"sparse": true}})", "/gemm/a/dtype", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_kind},
+{"SPARSE-TILE", "a sparse A the template cannot lay out", "PTX ISA 9.1 §9.7.16.10.8 (sparse A, metadata); §9.7.16.9.2 (tcgen05.cp .128x128b)",
+ "Sparse A is K-major in shared memory (each row keeps two of every four elements of K, half of tile.k), read from there (not copied into tensor memory), 128 rows per CTA and M group (data-path layouts D and A; M = 64 and a pair's M = 128 keep the metadata in layouts F and C, which the template does not place), and its metadata arrives in atoms of 128 rows by 128 elements of K, one tcgen05.cp.128x128b each: tile.k is whole atoms.",
+ "tile.m = 64, tile.k = 64, an M-major A or \"a_source\": \"tmem\" with \"sparse\".",
+ {"use K-major A from shared memory, a tile.m that is a multiple of 128 (256 with cta_group 2) and a tile.k that is a multiple of 128"},
+ R"({"gemm": {"tile": {"m": 64, "k": 256}, "a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "stages": 2, "sparse": true}})", "/gemm/tile/m", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_tile},
+{"SPARSE-K", "with sparse A, K is not a multiple of tile.k", "PTX ISA 9.1 §9.7.16.10.8.2 (metadata values)",
+ "Each 4-bit index pair of the metadata is one of seven values; TMA fills what lies past k with zeros, which is none of them, and an MMA reads the metadata of a whole K block. So k is a multiple of tile.k, and the metadata tensor holds valid indices over all of it (zero values of A past the real K). The launch header refuses other k at run time.",
+ "A K padded to 128 but not to tile.k = 256.",
+ {"pad K to a multiple of tile.k (zero values, valid metadata)", "or use a smaller tile.k"},
+ R"({"gemm": {"k": 4000, "a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", "/gemm/k", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_k},
+
 // ---- wgmma (sm_90a) -----------------------------------------------------------------------------
 {"WGMMA-TYPES", "A and B types have no wgmma variant", "PTX ISA 9.1 §9.7.15.3 (matrix data types); §9.7.15.5.2 syntax",
  "wgmma.mma_async takes f16.f16, bf16.bf16, tf32.tf32, e4m3/e5m2 in any mix, and s8.s8 or u8.u8: integer multiplicands must both be signed or both unsigned, and there are no 6- or 4-bit types.",
@@ -770,7 +820,9 @@ const ir::Kernel* verified(const Context& c, const Diagnostics& d) {
 void check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
   Context c{s, g, isa::target_info(s.target), std::nullopt, std::nullopt, false, {}};
-  if (g) c.kind = isa::unscaled_kind(g->a.dtype, g->b.dtype);
+  if (g)
+    c.kind = g->scale ? isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, g->scale->vec, g->scale->kind)
+                      : isa::unscaled_kind(g->a.dtype, g->b.dtype);
   if (s.program) lowered(c, diags);
   for (const auto& r : kTable)
     if (r.check) r.check(c, diags);

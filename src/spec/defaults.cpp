@@ -4,7 +4,9 @@
 //
 // The rule, from tools/bench-h200.py on the H200 (the measurements are in docs/spec.md):
 //   tile.k   128 bytes of each row: one 128-byte swizzle atom of K per stage (64 16-bit elements,
-//            32 tf32, 128 8-bit and smaller, which sit in 8-bit containers)
+//            32 tf32, 128 8-bit and smaller, which sit in 8-bit containers; 256 e2m1 for the
+//            block-scaled kinds that store them two per byte; twice as many with sparse A, whose
+//            rows hold half of them)
 //   tile.m   128 (one CTA), 256 (a CTA pair: 128 rows in each)
 //   tile.n   256, or 128 when 256 would leave multiprocessors without a tile (the skinny-M shapes:
 //            m = 128, n = 16384 has 64 tiles of 128 x 256 for 132 multiprocessors)
@@ -25,9 +27,14 @@ int container_bytes(isa::DType t) { return std::max(1, isa::value_bits(t) / 8); 
 
 void choose_gemm_defaults(Gemm& g, isa::Arch target) {
   const auto s = [](int64_t v) { return std::to_string(v); };
+  // Block scaling with two e2m1 per byte (.kind::mxf4, .kind::mxf4nvf4): 128 bytes are 256 elements.
+  const std::optional<isa::Kind> scaled =
+      g.scale ? isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, g.scale->vec, g.scale->kind) : std::nullopt;
+  const bool packed = scaled && isa::smem_bits(*scaled, g.a.dtype) == 4;
   if (g.tile.m == 0) {
     const int bytes = std::max(container_bytes(g.a.dtype), container_bytes(g.b.dtype));
-    g.tile.k = 128 / bytes;
+    g.tile.k = packed ? 256 : 128 / bytes;
+    if (g.sparse) g.tile.k *= 2;  // sparse A keeps half of K: 128 bytes of its rows
     g.tile.m = g.cta_group == 2 ? 256 : 128;
     const int64_t wide = ceil_div(g.m, g.tile.m) * ceil_div(g.n, 256);
     g.tile.n = wide < multiprocessors(target) ? 128 : 256;
@@ -37,7 +44,11 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
                                         : ", tile.n 256"));
   }
   if (g.stages == 0) {
-    const int64_t stage = g.tile.k * (g.tile.m * isa::value_bits(g.a.dtype) + g.tile.n * isa::value_bits(g.b.dtype)) / 8 / g.cta_group;
+    // Sparse A: half of K, and a bit of metadata per element of K (2:4, §9.7.16.10.8).
+    const int64_t a_bits = g.sparse ? isa::value_bits(g.a.dtype) / 2 + 1 : isa::value_bits(g.a.dtype);
+    int64_t stage = g.tile.k * (g.tile.m * a_bits + g.tile.n * isa::value_bits(g.b.dtype)) / 8 / g.cta_group;
+    // Block scaling: a byte per scale factor, of A's rows of this CTA and of all N (docs/spec.md).
+    if (g.scale && g.scale->vec > 0) stage += g.tile.k / g.scale->vec * (g.tile.m / g.cta_group + g.tile.n);
     // Each operand's stage is rounded up to 1 KB; 2 KB more for the base alignment, barriers and
     // the tensor-memory address slot.
     const int64_t per = stage + 2048;

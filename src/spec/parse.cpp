@@ -127,6 +127,28 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     if (v) g.cta_group = static_cast<int>(*v);
     else ok = false;
   }
+  if (const json* sc = r.object("scale", false)) {
+    ObjReader rs(*sc, r.ptr("scale"), r);
+    Scale x;
+    need(rs.choice("dtype", true, dtype_choices({isa::DType::ue8m0, isa::DType::ue4m3})), x.dtype);
+    x.vec = x.dtype == isa::DType::ue4m3 ? 16 : 32;
+    if (rs.has("vec")) {
+      if (auto v = rs.integer("vec", false, 1, 1024)) x.vec = static_cast<int>(*v);
+      else ok = false;
+    }
+    if (rs.has("kind"))
+      x.kind = rs.choice<isa::Kind>("kind", false,
+                                    {{"mxf8f6f4", isa::Kind::mxf8f6f4}, {"mxf4", isa::Kind::mxf4}, {"mxf4nvf4", isa::Kind::mxf4nvf4}});
+    if (rs.has("kind") && !x.kind) ok = false;
+    rs.finish();
+    g.scale = x;
+  } else if (r.has("scale")) {
+    ok = false;
+  }
+  if (r.has("sparse")) {
+    if (const json* sp = r.get("sparse", false, json::value_t::boolean, "a boolean")) g.sparse = sp->get<bool>();
+    else ok = false;
+  }
   g.cluster = {g.cta_group, 1, 1};
   if (const json* c = r.get("cluster", false, json::value_t::array, "an array of 3 integers")) {
     if (c->size() != 3) {
@@ -246,6 +268,11 @@ std::string to_json(const Spec& s) {
     o["a_source"] = std::string(name(g.a_source));
     o["cta_group"] = g.cta_group;
     o["cluster"] = g.cluster;
+    if (g.sparse) o["sparse"] = true;
+    if (g.scale) {
+      o["scale"] = {{"dtype", std::string(isa::name(g.scale->dtype))}, {"vec", g.scale->vec}};
+      if (g.scale->kind) o["scale"]["kind"] = std::string(isa::name(*g.scale->kind));
+    }
     j["gemm"] = o;
   }
   if (s.program) j["program"] = nlohmann::ordered_json::parse(program_to_json(*s.program));

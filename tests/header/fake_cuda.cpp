@@ -17,8 +17,9 @@ struct State {
   int modules_loaded = 0;
   int encodes = 0;
   CUtensorMapDataType type[64] = {};
-  cuuint64_t dims[64][2] = {}, strides[64] = {};
-  cuuint32_t box[64][2] = {};
+  cuuint64_t dims[64][3] = {}, strides[64] = {}, plane_strides[64] = {};
+  cuuint32_t box[64][3] = {};
+  cuuint32_t rank[64] = {};
   CUtensorMapSwizzle swizzle[64] = {};
   void* address[64] = {};
   int launches = 0;
@@ -59,6 +60,14 @@ __attribute__((visibility("default"))) void fake_cuda_encode(int i, void** addre
   box[0] = state.box[i][0], box[1] = state.box[i][1];
   *type = state.type[i];
   *swizzle = state.swizzle[i];
+}
+// Its rank, and the third dimension of a rank-3 map (its planes, their stride, the box's depth).
+__attribute__((visibility("default"))) void fake_cuda_encode3(int i, int* rank, cuuint64_t* planes,
+                                                              cuuint64_t* plane_stride, cuuint32_t* box_planes) {
+  *rank = static_cast<int>(state.rank[i]);
+  *planes = state.dims[i][2];
+  *plane_stride = state.plane_strides[i];
+  *box_planes = state.box[i][2];
 }
 
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char** pStr) {
@@ -127,13 +136,19 @@ CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataT
                                         const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t*,
                                         CUtensorMapInterleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion,
                                         CUtensorMapFloatOOBfill) {
-  if (tensorRank != 2 || state.encodes >= 64) return CUDA_ERROR_INVALID_VALUE;
+  if (tensorRank < 2 || tensorRank > 3 || state.encodes >= 64) return CUDA_ERROR_INVALID_VALUE;
   const int i = state.encodes++;
   state.type[i] = tensorDataType;
   state.address[i] = globalAddress;
+  state.rank[i] = tensorRank;
   state.dims[i][0] = globalDim[0], state.dims[i][1] = globalDim[1];
   state.strides[i] = globalStrides[0];
   state.box[i][0] = boxDim[0], state.box[i][1] = boxDim[1];
+  if (tensorRank == 3) {
+    state.dims[i][2] = globalDim[2];
+    state.plane_strides[i] = globalStrides[1];
+    state.box[i][2] = boxDim[2];
+  }
   state.swizzle[i] = swizzle;
   // The map's bytes: its address and dims, so a test can find which map went where.
   std::memset(tensorMap, 0, sizeof *tensorMap);

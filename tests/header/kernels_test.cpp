@@ -36,6 +36,7 @@ T* at(std::uintptr_t address) {
 }
 
 const std::uintptr_t kA = 0x100000, kB = 0x2000000, kD = 0x40000000;  // aligned stand-in device addresses
+const std::uintptr_t kSA = 0x4000000, kSB = 0x8000000;                 // block-scale factors
 
 // Every gemm kernel: its long form instantiated, its spec's own arguments accepted, a null A refused.
 #define GEMM(NAME, TA, TB, TD)                                                                                         \
@@ -52,6 +53,54 @@ const std::uintptr_t kA = 0x100000, kB = 0x2000000, kD = 0x40000000;  // aligned
     expect(#NAME " with a null A", ptxgen::NAME##_check(nullptr, at<const TB>(kB), at<TD>(kD), i.m, i.n, i.k),         \
            CUDA_ERROR_INVALID_VALUE, "a (A, ");                                                                        \
     ++gemms;                                                                                                           \
+  }
+
+// Every block-scaled gemm kernel (the factors after D): its long form instantiated, its spec's own
+// arguments accepted, a null SFB refused, and a k that is no multiple of the factor vector refused.
+#define SCALED_GEMM(NAME, TA, TB, TD, TS)                                                                            \
+  {                                                                                                                  \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const TS*, const TS*, std::int64_t, \
+                           std::int64_t, std::int64_t, CUstream);                                                    \
+    F f = &ptxgen::NAME;                                                                                             \
+    (void)f;                                                                                                         \
+    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                               \
+    const TS* sfa = at<const TS>(kSA);                                                                               \
+    const TS* sfb = at<const TS>(kSB);                                                                               \
+    expect(#NAME " at its spec's sizes",                                                                             \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), sfa, \
+                                sfb, i.m, i.n, i.k),                                                                 \
+           CUDA_SUCCESS, nullptr);                                                                                   \
+    expect(#NAME " with a null SFB",                                                                                 \
+           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), sfa, nullptr, i.m, i.n, i.k),        \
+           CUDA_ERROR_INVALID_VALUE, "sfb (SFB, ");                                                                  \
+    expect(#NAME " with k - 8",                                                                                      \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), sfa, \
+                                sfb, i.m, i.n, i.k - 8),                                                             \
+           CUDA_ERROR_INVALID_VALUE, "k = ");                                                                        \
+    ++gemms;                                                                                                         \
+  }
+
+// Every gemm kernel of sparse A (the metadata after D): its long form instantiated, its spec's own
+// arguments accepted, a null META refused, and a k that is no multiple of tile.k refused.
+#define SPARSE_GEMM(NAME, TA, TB, TD)                                                                                \
+  {                                                                                                                  \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const std::uint8_t*, std::int64_t, \
+                           std::int64_t, std::int64_t, CUstream);                                                    \
+    F f = &ptxgen::NAME;                                                                                             \
+    (void)f;                                                                                                         \
+    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                               \
+    const std::uint8_t* meta = at<const std::uint8_t>(kSA);                                                          \
+    expect(#NAME " at its spec's sizes",                                                                             \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), meta, \
+                                i.m, i.n, i.k),                                                                      \
+           CUDA_SUCCESS, nullptr);                                                                                   \
+    expect(#NAME " with a null META", ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), nullptr, i.m, i.n, i.k), \
+           CUDA_ERROR_INVALID_VALUE, "meta (META, b8) is a null pointer");                                           \
+    expect(#NAME " with k - 64",                                                                                     \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), meta, \
+                                i.m, i.n, i.k - 64),                                                                 \
+           CUDA_ERROR_INVALID_VALUE, "is not a multiple of");                                                        \
+    ++gemms;                                                                                                         \
   }
 
 // Every program: its functions instantiated; the checks accept aligned addresses, refuse a null one.
@@ -242,6 +291,48 @@ bool fake_driver() {
   same("fake: cluster attribute id", config()->attrs[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
   same("fake: cluster x", config()->attrs[0].value.clusterDim.x, 2);
   same("fake: cluster y", config()->attrs[0].value.clusterDim.y, 2);
+  // A block-scaled kernel: the factors' maps follow A's and B's, rank 3 (planes of 128 rows, each 32
+  // lines of 16 bytes per 4 factors of a row), encoded from m, n and k.
+  auto encode3 = sym<void (*)(int, int*, cuuint64_t*, cuuint64_t*, cuuint32_t*)>("fake_cuda_encode3");
+  set(ctx(9), 100, 232448);
+  ptxgen::gemm_mxf8f6f4_e4m3_e2m3_sm100a_launch sl;
+  const int s0 = encodes();
+  expect("fake: block-scaled prepare",
+         ptxgen::gemm_mxf8f6f4_e4m3_e2m3_sm100a_prepare(at<const ptxgen::e4m3>(kA), at<const ptxgen::e2m3x16>(kB), d,
+                                                        at<const ptxgen::ue8m0>(kSA), at<const ptxgen::ue8m0>(kSB), 300, 260,
+                                                        640, sl),
+         CUDA_SUCCESS, nullptr);
+  same("fake: block-scaled maps (A, B, SFA, SFB)", encodes() - s0, 4);
+  for (int i : {2, 3}) {
+    map(s0 + i, i == 2 ? kSA : kSB, 16, 160, 16, 16, 32, CU_TENSOR_MAP_DATA_TYPE_UINT8);  // 5 blocks of 4 factors: 160 lines
+    int rank = 0;
+    cuuint64_t planes = 0, plane_stride = 0;
+    cuuint32_t box_planes = 0;
+    encode3(s0 + i, &rank, &planes, &plane_stride, &box_planes);
+    same("fake: factor map rank", rank, 3);
+    same("fake: factor map planes (300 or 260 rows)", static_cast<long long>(planes), 3);
+    same("fake: factor map plane stride", static_cast<long long>(plane_stride), 160 * 16);
+    same("fake: factor map box planes", box_planes, 1);
+  }
+  // Sparse A: A's map is m x k/2; the metadata's rank 3 (planes of 128 of k, each m padded to 128 rows).
+  ptxgen::gemm_sparse_e4m3_sm100a_launch spl;
+  const int p0 = encodes();
+  expect("fake: sparse prepare",
+         ptxgen::gemm_sparse_e4m3_sm100a_prepare(at<const ptxgen::e4m3>(kA), at<const ptxgen::e4m3>(kB), at<float>(kD),
+                                                 at<const std::uint8_t>(kSA), 300, 260, 512, spl),
+         CUDA_SUCCESS, nullptr);
+  same("fake: sparse maps (A, B, META)", encodes() - p0, 3);
+  map(p0, kA, 256, 300, 256, 128, 128, CU_TENSOR_MAP_DATA_TYPE_UINT8);  // k/2 = 256 elements of A per row
+  map(p0 + 2, kSA, 16, 384, 16, 16, 128, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  {
+    int rank = 0;
+    cuuint64_t planes = 0, plane_stride = 0;
+    cuuint32_t box_planes = 0;
+    encode3(p0 + 2, &rank, &planes, &plane_stride, &box_planes);
+    same("fake: metadata map rank", rank, 3);
+    same("fake: metadata map planes (512 of k)", static_cast<long long>(planes), 4);
+    same("fake: metadata map plane stride (384 rows)", static_cast<long long>(plane_stride), 384 * 16);
+  }
   // A program: pointers in name order, then its TMA loads' maps, over the fixed shapes.
   const int before = encodes();
   ptxgen::prog_tma_pair_bf16_m256_launch pl;
@@ -267,6 +358,8 @@ bool fake_driver() {
 int main() {
   int gemms = 0, programs = 0;
   PTXGEN_GEMMS_GEMMS(GEMM)
+  PTXGEN_GEMMS_SCALED_GEMMS(SCALED_GEMM)
+  PTXGEN_GEMMS_SPARSE_GEMMS(SPARSE_GEMM)
   PTXGEN_PROGRAMS_PROGRAMS(PROGRAM)
 
   using ptxgen::bf16;
@@ -318,6 +411,33 @@ int main() {
       "e2m1 k = 192", ptxgen::gemm_e2m1_e2m1_f8f6f4_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), d, 256, 256, 192),
       bad,
       "a (A, e2m1): k = 192 is not a multiple of 128, which a CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B tensor map needs");
+  // Block scaling: k a multiple of the factor vector, checked after the operands' own checks.
+  {
+    using ptxgen::e2m1x2;
+    using ptxgen::ue8m0;
+    float* df = at<float>(kD);
+    expect("mxf4 good", ptxgen::gemm_mxf4_sm100a_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), df, at<const ue8m0>(kSA),
+                                                       at<const ue8m0>(kSB), 300, 260, 4096),
+           CUDA_SUCCESS, nullptr);
+    expect("mxf4 k = 4088", ptxgen::gemm_mxf4_sm100a_check(at<const e2m1x2>(kA), 4096, at<const e2m1x2>(kB), 4096, df,
+                                                           at<const ue8m0>(kSA), at<const ue8m0>(kSB), 300, 260, 4088),
+           bad, "k = 4088 is not a multiple of 32, the elements of k each factor of sfa (SFA, ue8m0) scales");
+    expect("mxf4 misaligned SFB", ptxgen::gemm_mxf4_sm100a_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), df,
+                                                                 at<const ue8m0>(kSA), at<const ue8m0>(kSB + 8), 300, 260, 4096),
+           bad, "sfb (SFB, ue8m0) at 0x8000008 is not 16-byte aligned");
+  }
+  // Sparse A: A is m x k/2 (its short form's lda k/2), k a multiple of tile.k (the metadata's K block).
+  {
+    using ptxgen::e4m3;
+    float* df = at<float>(kD);
+    const std::uint8_t* meta = at<const std::uint8_t>(kSA);
+    expect("sparse good", ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), at<const e4m3>(kB), df, meta, 300, 260, 512),
+           CUDA_SUCCESS, nullptr);
+    expect("sparse lda < k/2", ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), 128, at<const e4m3>(kB), 512, df, meta, 300, 260, 512),
+           bad, "lda = 128 is less than k/2 = 256");
+    expect("sparse k = 640", ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), at<const e4m3>(kB), df, meta, 300, 260, 640), bad,
+           "k = 640 is not a multiple of 256, the K block whose meta (META, b8) the kernel reads whole");
+  }
   // Programs: fixed shapes, every tensor 16-byte aligned.
   const float* none = nullptr;
   (void)none;

@@ -186,14 +186,20 @@ void Machine::check_region(const Region& r, const Thread* t, const char* what) {
   const auto& w = r.tmem ? c.tm_w : c.sm_w;
   const auto& rd = r.tmem ? c.tm_r : c.sm_r;
   const auto& line = r.tmem ? c.tm_line : c.sm_line;
+  const auto& wline = r.tmem ? c.tm_wline : c.sm_wline;
+  const auto& rline = r.tmem ? c.tm_rline : c.sm_rline;
   for (uint32_t u : r.units) {
     if (w[u] || (r.write && rd[u])) {
       std::ostringstream s;
       s << "race: " << what << " " << (r.write ? "writes" : "reads") << " ";
       if (r.tmem) s << "tensor memory lane " << u / kColumns << ", column " << u % kColumns;
       else s << "shared memory at " << hex(uint64_t{u} * 16);
-      s << " while an asynchronous operation issued at ptx line " << line[u] << (w[u] ? " writes" : " reads")
-        << " it (no wait for its completion)";
+      if (w[u] && r.write && rd[u])  // a write over cells in flight both ways: name both
+        s << " while an asynchronous operation issued at ptx line " << wline[u] << " writes it and one issued at ptx line "
+          << rline[u] << " reads it (no wait for their completion)";
+      else
+        s << " while an asynchronous operation issued at ptx line " << (w[u] ? wline[u] : line[u]) << (w[u] ? " writes" : " reads")
+          << " it (no wait for its completion)";
       fail(t, s.str());
     }
   }
@@ -203,9 +209,12 @@ void Machine::hold(Async& a, Region&& r) {
   Cta& c = ctas[r.cta];
   auto& cnt = r.tmem ? (r.write ? c.tm_w : c.tm_r) : (r.write ? c.sm_w : c.sm_r);
   auto& line = r.tmem ? c.tm_line : c.sm_line;
+  auto& wline = r.tmem ? c.tm_wline : c.sm_wline;
+  auto& rline = r.tmem ? c.tm_rline : c.sm_rline;
   for (uint32_t u : r.units) {
     ++cnt[u];
     line[u] = a.ins->line;
+    (r.write ? wline : rline)[u] = a.ins->line;
   }
   a.regions.push_back(std::move(r));
 }
@@ -319,9 +328,13 @@ void Machine::run_cluster(const std::array<uint32_t, 3>& cid) {
       c.sm_w.assign(smem_size / 16 + 1, 0);
       c.sm_r.assign(smem_size / 16 + 1, 0);
       c.sm_line.assign(smem_size / 16 + 1, 0);
+      c.sm_wline.assign(smem_size / 16 + 1, 0);
+      c.sm_rline.assign(smem_size / 16 + 1, 0);
       c.tm_w.assign(kLanes * kColumns, 0);
       c.tm_r.assign(kLanes * kColumns, 0);
       c.tm_line.assign(kLanes * kColumns, 0);
+      c.tm_wline.assign(kLanes * kColumns, 0);
+      c.tm_rline.assign(kLanes * kColumns, 0);
     }
   }
   threads.assign(size_t{n} * launch.threads, Thread{});

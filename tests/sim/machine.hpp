@@ -50,9 +50,10 @@ struct Cta {
   uint32_t bar_arrived = 0;
   std::vector<uint32_t> bar_waiters;
   // Race bookkeeping: asynchronous operations in flight per 16-byte shared-memory chunk and per
-  // tensor-memory cell (writers, readers), and the line of the last one registered.
+  // tensor-memory cell (writers, readers), the line of the last one registered, of the last writer
+  // and of the last reader.
   std::vector<uint16_t> sm_w, sm_r, tm_w, tm_r;
-  std::vector<uint32_t> sm_line, tm_line;
+  std::vector<uint32_t> sm_line, tm_line, sm_wline, tm_wline, sm_rline, tm_rline;
 };
 
 struct PendingLd {

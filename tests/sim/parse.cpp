@@ -401,8 +401,9 @@ struct Parser {
         fail("unsupported mbarrier operation");
       }
     } else if (base == "cp") {
-      if (!(has(mods, "async") && has(mods, "bulk") && has(mods, "tensor") && has(mods, "2d")))
-        fail("only cp.async.bulk.tensor.2d is simulated");
+      const int rank = has(mods, "2d") ? 2 : has(mods, "3d") ? 3 : 0;
+      if (!(has(mods, "async") && has(mods, "bulk") && has(mods, "tensor") && rank))
+        fail("only cp.async.bulk.tensor.2d and .3d are simulated");
       if (has(mods, "multicast::cluster") || has(mods, "im2col")) fail("unsupported TMA mode");
       if (!has(mods, "mbarrier::complete_tx::bytes") || !has(mods, "global")) fail("unsupported TMA completion");
       in.op = Op::tma_load;
@@ -417,7 +418,7 @@ struct Parser {
       in.o[1] = operand(parts2[0]);
       in.o[2] = operand(parts2[1]);
       in.o[3] = operand(args[2]);
-      if (in.o[2].kind != Opnd::vec || in.o[2].count != 2) fail("a 2-D TMA takes two coordinates");
+      if (in.o[2].kind != Opnd::vec || in.o[2].count != rank) fail("a " + std::to_string(rank) + "-D TMA takes " + std::to_string(rank) + " coordinates");
       in.nops = 4;
     } else if (base == "tcgen05") {
       tcgen05(in, mods, args);

@@ -33,14 +33,16 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A CUtensorMap (cuTensorMapEncodeTiled) of rank 2, as the launch manifest describes it.
+// A CUtensorMap (cuTensorMapEncodeTiled) of rank 2 or 3, as the launch manifest describes it.
 struct TensorMap {
   uint64_t global = 0;        // address of element (0, 0)
   int elem_bits = 8;          // bits per element in global memory (4 and 6: packed)
   int smem_bits = 8;          // bits per element in shared memory (16U4/16U6_ALIGN16B: 16 elements per 16 bytes)
-  uint64_t dims[2] = {0, 0};  // elements: inner (contiguous) dimension first
+  int rank = 2;
+  uint64_t dims[3] = {0, 0, 1};  // elements: inner (contiguous) dimension first
   uint64_t stride = 0;        // bytes between rows (dimension 1)
-  uint32_t box[2] = {0, 0};   // elements
+  uint64_t stride2 = 0;       // bytes between planes (dimension 2, rank 3)
+  uint32_t box[3] = {0, 0, 1};  // elements
   int swizzle = 0;            // bytes: 0, 32, 64, 128
   int atom = 16;              // swizzle atomicity: 16, or 32 (128B_ATOM_32B)
 };

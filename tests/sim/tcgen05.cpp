@@ -16,6 +16,22 @@ namespace ksim {
 
 using namespace tc;
 
+namespace {
+// The lanes tcgen05.cp writes source row r to (§9.7.16.9.2; the multicast shapes as
+// docs/architecture.md reads them), by the shape's index in the parser's order.
+std::vector<uint32_t> cp_lanes(int shape, uint32_t lane0, int r) {
+  const uint32_t u = static_cast<uint32_t>(r);
+  switch (shape) {
+    case 0:
+    case 1: return {lane0 + u};
+    case 2: return {lane0 + 32 * u};  // docs/spec.md: rows at lanes 0, 32, 64, 96
+    case 3: return {u, u + 64};
+    case 4: return {r < 32 ? u : u + 32, r < 32 ? u + 32 : u + 64};
+    default: return {u, u + 32, u + 64, u + 96};
+  }
+}
+}  // namespace
+
 // ---- tcgen05.mma ---------------------------------------------------------------------------------
 void Machine::tc_issue_mma(Thread& t, const Ins& in) {
   Async a;
@@ -76,6 +92,30 @@ void Machine::tc_issue_mma(Thread& t, const Ins& in) {
       check_region(rs, &t, "tcgen05.mma");
       hold(a, std::move(rs));
       hold(a, std::move(wt));
+      // The scale factors it reads (every lane quarter's copy, column r / 32 of row r): held, so that a
+      // tcgen05.cp overwriting them before the MMA completed is a race (tcgen05.mma -> tcgen05.cp is
+      // no pipelined pair, §9.7.16.6.2). Not checked here: tcgen05.cp -> tcgen05.mma is one.
+      if (in.scaled) {
+        Region sf{c, false, true, {}};
+        for (uint32_t l = 0; l < kLanes; ++l) {
+          for (int col = 0; col < (m.Mc + 31) / 32; ++col) sf.units.push_back(l * kColumns + m.sfa_col + static_cast<uint32_t>(col));
+          for (int col = 0; col < (m.N + 31) / 32; ++col) sf.units.push_back(l * kColumns + m.sfb_col + static_cast<uint32_t>(col));
+        }
+        std::sort(sf.units.begin(), sf.units.end());
+        sf.units.erase(std::unique(sf.units.begin(), sf.units.end()), sf.units.end());
+        hold(a, std::move(sf));
+      }
+      // The sparsity metadata it reads (row i's in D's lane of row i), held the same way.
+      if (in.sparse) {
+        Region md{c, false, true, {}};
+        const bool sel_kind = m.kind == k_f16 || m.kind == k_tf32;
+        for (int r = 0; r < m.Mc; ++r)
+          for (uint32_t col = 0; col < (sel_kind ? 1u : 2u); ++col)
+            md.units.push_back(m.lane(r, 0) * kColumns + m.m_col + (sel_kind ? static_cast<uint32_t>(m.id.sel) : col));
+        std::sort(md.units.begin(), md.units.end());
+        md.units.erase(std::unique(md.units.begin(), md.units.end()), md.units.end());
+        hold(a, std::move(md));
+      }
     }
   }
   trace_issue(a);
@@ -97,17 +137,8 @@ void Machine::tc_complete(Async& a) {
     std::vector<uint32_t> cs = in.cta_group == 2 ? std::vector<uint32_t>{a.cta & ~1u, a.cta | 1u} : std::vector<uint32_t>{a.cta};
     for (uint32_t c : cs)
       for (int r = 0; r < rows; ++r) {
-        uint32_t lanes[4];
-        int nl = 0;
-        switch (in.shape) {
-          case 0:
-          case 1: lanes[nl++] = lane0 + static_cast<uint32_t>(r); break;
-          case 2: lanes[nl++] = lane0 + 32 * static_cast<uint32_t>(r); break;  // docs/spec.md: rows at lanes 0, 32, 64, 96
-          case 3: lanes[nl++] = static_cast<uint32_t>(r), lanes[nl++] = static_cast<uint32_t>(r) + 64; break;
-          case 4: lanes[nl++] = static_cast<uint32_t>(r < 32 ? r : r + 32), lanes[nl++] = static_cast<uint32_t>(r < 32 ? r + 32 : r + 64); break;
-          default:
-            for (uint32_t q = 0; q < 4; ++q) lanes[nl++] = static_cast<uint32_t>(r) + 32 * q;
-        }
+        const std::vector<uint32_t> lanes = cp_lanes(in.shape, lane0, r);
+        const int nl = static_cast<int>(lanes.size());
         for (int j = 0; j < pieces; ++j) {
           int w;
           const uint32_t src = piece(d, false, chunk, r, j, w, fail_here);
@@ -148,7 +179,11 @@ void Machine::tc_complete(Async& a) {
   }
   const int abits = tmem_bits(m.kind, m.id.atype);
   for (uint32_t c : m.ctas) {
-    // A row i (as the lane of D row i, column n reads it), expanded from its sparse form.
+    // A row i (as the lane of D row i, column n reads it), expanded from its sparse form. Metadata that
+    // is none of the values §9.7.16.10.8.1-2 call meaningful leaves that row's result undefined: the
+    // row of D is poisoned (NaN; s32 0x80000000), so a kernel that stores it fails, one that drops it
+    // (rows past m) does not.
+    bool undefined = false;
     auto a_row = [&](int i, uint32_t dl, std::vector<double>& row) {
       std::vector<double> st(static_cast<size_t>(m.Ka));
       for (int k = 0; k < m.Ka; ++k) {
@@ -180,7 +215,7 @@ void Machine::tc_complete(Async& a) {
       if (m.kind == k_tf32) {  // 1:2 (§9.7.16.10.8.1): per pair of elements 0b0100 (the first) or 0b1110 (the second)
         for (int q = 0; q < m.Ka; ++q) {
           const uint32_t nib = static_cast<uint32_t>((meta >> (4 * q)) & 0xF);
-          if (nib != 0x4 && nib != 0xE) fail_here("sparsity metadata " + hex(nib) + " is not a meaningful tf32 index (PTX ISA 9.7.16.10.8.1)");
+          if (nib != 0x4 && nib != 0xE) undefined = true;
           row[static_cast<size_t>(2 * q + (nib == 0xE ? 1 : 0))] = st[static_cast<size_t>(q)];
         }
         return;
@@ -190,8 +225,7 @@ void Machine::tc_complete(Async& a) {
       const int u = (m.kind == k_mxf4 || m.kind == k_mxf4nvf4) ? 2 : 1;
       for (int q = 0; q < m.Ka / (2 * u); ++q) {
         const uint32_t nib = static_cast<uint32_t>((meta >> (4 * q)) & 0xF);
-        if (nib != 0x4 && nib != 0x8 && nib != 0xC && nib != 0x9 && nib != 0xD && nib != 0x6 && nib != 0xE)
-          fail_here("sparsity metadata " + hex(nib) + " is not a meaningful index pair (PTX ISA 9.7.16.10.8.2)");
+        if (nib != 0x4 && nib != 0x8 && nib != 0xC && nib != 0x9 && nib != 0xD && nib != 0x6 && nib != 0xE) undefined = true;
         const int i0 = static_cast<int>(nib & 3), i1 = static_cast<int>(nib >> 2);
         for (int e = 0; e < u; ++e) {
           row[static_cast<size_t>(q * 4 * u + i0 * u + e)] = st[static_cast<size_t>(q * 2 * u + e)];
@@ -224,6 +258,7 @@ void Machine::tc_complete(Async& a) {
     const bool f16d = m.kind <= k_f8f6f4 && m.id.dtype == 0;
     std::vector<double> row, row_hi;
     for (int i = 0; i < m.Mc; ++i) {
+      undefined = false;
       a_row(i, m.lane(i, 0), row);
       if (m.layout == 'B' && m.a_tmem) a_row(i, m.lane(i, m.N - 1), row_hi);
       for (int n = 0; n < m.N; ++n) {
@@ -231,6 +266,10 @@ void Machine::tc_complete(Async& a) {
         const double* ar = ((m.layout == 'B' && m.a_tmem && n >= m.N / 2) ? row_hi : row).data();
         const double* br = &B[static_cast<size_t>(n) * m.K];
         uint32_t& cellv = tm[lane * kColumns + col];
+        if (undefined) {
+          cellv = m.kind == k_i8 ? 0x80000000u : f16d ? 0x7E00u : 0x7FC00000u;
+          continue;
+        }
         if (m.kind == k_i8) {
           int64_t sum = 0;
           for (int k = 0; k < m.K; ++k) sum += static_cast<int64_t>(ar[k]) * static_cast<int64_t>(br[k]);
@@ -273,6 +312,7 @@ void Machine::tc_issue_cp(Thread& t, const Ins& in) {
     const int pieces = (in.shape == 0 || in.shape == 2) ? 2 : 1;
     const Elem chunk{1, 128};
     std::vector<uint32_t> cs = in.cta_group == 2 ? std::vector<uint32_t>{t.cta & ~1u, t.cta | 1u} : std::vector<uint32_t>{t.cta};
+    const uint32_t lane0 = static_cast<uint32_t>(a.v[0] >> 16), col0 = static_cast<uint32_t>(a.v[0] & 0xFFFF);
     for (uint32_t c : cs) {
       Region rs{c, false, false, {}};
       int w;
@@ -282,6 +322,16 @@ void Machine::tc_issue_cp(Thread& t, const Ins& in) {
       rs.units.erase(std::unique(rs.units.begin(), rs.units.end()), rs.units.end());
       check_region(rs, &t, "tcgen05.cp");
       hold(a, std::move(rs));
+      // The cells it writes: no asynchronous operation in flight may read or write them.
+      Region wt{c, true, true, {}};
+      for (int r = 0; r < rows; ++r)
+        for (uint32_t l : cp_lanes(in.shape, lane0, r))
+          for (uint32_t q = 0; q < 4 * static_cast<uint32_t>(pieces); ++q)
+            if (l < kLanes && col0 + q < kColumns) wt.units.push_back(l * kColumns + col0 + q);
+      std::sort(wt.units.begin(), wt.units.end());
+      wt.units.erase(std::unique(wt.units.begin(), wt.units.end()), wt.units.end());
+      check_region(wt, &t, "tcgen05.cp");
+      hold(a, std::move(wt));
     }
   }
   trace_issue(a);

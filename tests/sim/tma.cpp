@@ -24,6 +24,10 @@ void Machine::tma_issue(Thread& t, const Ins& in) {
   const uint32_t* c = &k.pool[in.o[2].r];
   a.v[2] = reg(t, c[0]) & 0xFFFFFFFFu;
   a.v[3] = reg(t, c[1]) & 0xFFFFFFFFu;
+  a.v[7] = in.o[2].count == 3 ? reg(t, c[2]) & 0xFFFFFFFFu : 0;
+  if (static_cast<int>(in.o[2].count) != m.rank)
+    fail(&t, "a " + std::to_string(in.o[2].count) + "-D TMA through a tensor map of rank " + std::to_string(m.rank));
+  if (m.rank == 3 && m.box[2] != 1) fail(&t, "a rank-3 TMA box more than one plane deep is not simulated");
   const uint32_t row_bytes = m.smem_bits == 8 && m.elem_bits < 8 ? m.box[0] / 16 * 16 : m.box[0] * static_cast<uint32_t>(m.elem_bits) / 8;
   const uint32_t bytes = row_bytes * m.box[1];
   // The box as cuTensorMapEncodeTiled takes it: at most 256 per dimension, rows whole 16 bytes (the
@@ -54,7 +58,7 @@ void Machine::tma_issue(Thread& t, const Ins& in) {
 
 void Machine::tma_complete(Async& a) {
   const TensorMap& m = *a.map;
-  const int64_t c0 = sext(a.v[2], 32), c1 = sext(a.v[3], 32);
+  const int64_t c0 = sext(a.v[2], 32), c1 = sext(a.v[3], 32), c2 = sext(a.v[7], 32);
   const bool padded = m.smem_bits == 8 && m.elem_bits < 8;  // 16U4/16U6_ALIGN16B: 16 elements, then padding to 16 bytes
   const uint32_t row_bytes = padded ? m.box[0] / 16 * 16 : m.box[0] * static_cast<uint32_t>(m.elem_bits) / 8;
   const uint32_t dcta = static_cast<uint32_t>(a.v[0]), doff = static_cast<uint32_t>(a.v[1]);
@@ -65,9 +69,10 @@ void Machine::tma_complete(Async& a) {
     for (uint32_t x = 0; x < m.box[0]; ++x) {
       const int64_t gx = c0 + x;
       uint64_t bits = 0;
-      if (gx >= 0 && gy >= 0 && static_cast<uint64_t>(gx) < m.dims[0] && static_cast<uint64_t>(gy) < m.dims[1]) {
+      if (gx >= 0 && gy >= 0 && c2 >= 0 && static_cast<uint64_t>(gx) < m.dims[0] && static_cast<uint64_t>(gy) < m.dims[1] &&
+          static_cast<uint64_t>(c2) < m.dims[2]) {
         const uint64_t bit = static_cast<uint64_t>(gx) * static_cast<uint64_t>(m.elem_bits);
-        const uint64_t byte = m.global + static_cast<uint64_t>(gy) * m.stride + bit / 8;
+        const uint64_t byte = m.global + static_cast<uint64_t>(c2) * m.stride2 + static_cast<uint64_t>(gy) * m.stride + bit / 8;
         const uint32_t nb = static_cast<uint32_t>((bit % 8 + static_cast<uint64_t>(m.elem_bits) + 7) / 8);
         const uint8_t* g = global.find(byte, nb);
         if (!g) fail_async(a, "TMA reads global memory outside every buffer at " + hex(byte));

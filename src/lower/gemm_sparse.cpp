@@ -1,0 +1,71 @@
+// Sparse A in the gemm template: tcgen05.mma.sp of the 8-bit kinds (.kind::f8f6f4, .kind::i8), 2:4
+// sparsity (§9.7.16.10.8.2). What it adds to the pipelined kernel of gemm.cpp (A itself is the
+// compressed M x K/2 tensor, its tile half of tile.k wide):
+//
+//   tensor    META, a kernel input: per row of A, 4 bits per chunk of 4 elements of K (the two kept
+//             positions, the first in bits 0-1), chunk 0 in the low nibble of byte 0, in atoms of
+//             128 rows by 128 elements of K (16 bytes a row, 2048 bytes an atom), atom (i, j) of
+//             rows 128 i.. and K 128 j.. at byte (j ceil(m / 128) + i) x 2048: CUTLASS's layout of
+//             sm_100 metadata for these kinds (docs/spec.md, "Sparse A"). Seen by TMA as 3-D: planes
+//             of one atom column (128 elements of K), each m padded to 128 rows of 16 bytes
+//   memory    a ring of tiles of the stage's atoms beside A's and B's, and per stage a tensor-memory
+//             buffer: row i of the M group at lane i (layouts D and A), the atoms of a K block side
+//             by side, 4 columns each (64 bits, two columns, per instruction: §9.7.16.10.8; the
+//             selector 0)
+//   order     as the block-scale factors (gemm_scale.cpp): each atom copied by tcgen05.cp.128x128b
+//             before the K block's MMAs, a buffer per stage, no wait added.
+#include <string>
+
+#include "gemm_scale.hpp"
+
+namespace ptxgen::lower::detail {
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// 128-row stripes of A per CTA (M groups) and metadata atoms per K block.
+int stripes(const spec::Gemm& g) { return static_cast<int>(g.tile.m / g.cta_group / 128); }
+int atoms(const spec::Gemm& g) { return static_cast<int>(g.tile.k / 128); }
+}  // namespace
+
+uint32_t sparse_columns(const spec::Gemm& g) { return static_cast<uint32_t>(g.stages * 4 * atoms(g) * stripes(g)); }
+
+StagedOps lower_sparse(const spec::Gemm& g, ir::Kernel& k, uint32_t first_column) {
+  StagedOps out;
+  const int s = stripes(g), a = atoms(g);
+  StagedInput in;
+  in.global.name = "META";
+  in.global.dtype = isa::DType::b8;
+  in.global.rows = ceil_div(g.m, 128) * 128;
+  in.global.planes = ceil_div(g.k, 128);
+  in.global.rows_param = "m";
+  in.global.planes_param = "k";
+  in.global.dims = {"m", "k"};
+  in.global.metadata_of = "A";
+  in.view = "meta";
+  in.ptr = "/gemm/sparse";
+  in.block_rows = 128;
+  in.blocks = s * a;
+  in.column = first_column;
+  in.stages = static_cast<int>(g.stages);
+  if (s > 1) in.rows = 128 * s;  // M group i's metadata in the i-th block of columns
+  std::vector<StagedLoad> loads;
+  std::vector<int> place;
+  for (int i = 0; i < s; ++i)
+    for (int j = 0; j < a; ++j) {
+      // Rows of this CTA's M group i (a pair's CTA r the half from r * tile.m / 2), atom j of the K block.
+      StagedLoad ld;
+      ld.row.m_tile = g.tile.m;
+      ld.row.rank = g.cta_group == 2 ? g.tile.m / 2 : 0;
+      ld.row.base = 128 * i;
+      ld.plane.k_block = a;
+      ld.plane.base = j;
+      ld.block0 = i * a + j;
+      loads.push_back(ld);
+      place.push_back(i * a + j);
+    }
+  add_staged(k, in, loads, place, g.cta_group == 2, out);
+  out.metadata = {"meta", "/gemm/sparse"};
+  return out;
+}
+
+}  // namespace ptxgen::lower::detail

@@ -1,0 +1,115 @@
+// The checks of the rule table for block scaling in the gemm template ("scale", docs/spec.md
+// "Block scaling"). Each reports under its own rule id with the pointer of the field to change.
+#include <string>
+
+#include "context.hpp"
+
+namespace ptxgen::rules {
+
+namespace {
+
+std::string tn(isa::DType t) { return std::string(isa::name(t)); }
+std::string kn(isa::Kind k) { return ".kind::" + std::string(isa::name(k)); }
+std::string num(int64_t v) { return std::to_string(v); }
+
+// The scale and its kind on a tcgen05 target, when the kind takes this scale (Table 57).
+struct Scaled {
+  const spec::Gemm& g;
+  const spec::Scale& s;
+  isa::Kind kind;
+  int factors;
+};
+std::optional<Scaled> scaled(const Context& c) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->scale || !c.target.tcgen05 || !c.kind) return std::nullopt;
+  const auto f = isa::scale_factors_per_instr(*c.kind, g->scale->dtype, g->scale->vec);
+  if (!f) return std::nullopt;
+  return Scaled{*g, *g->scale, *c.kind, *f};
+}
+
+}  // namespace
+
+void check_scale_target(const Context& c, Diagnostics& d) {
+  if (!c.gemm || !c.gemm->scale || c.target.tcgen05) return;
+  d.error("SCALE-TARGET", "/gemm/scale",
+          "block-scaled MMAs (.kind::mxf8f6f4, .kind::mxf4, .kind::mxf4nvf4) are tcgen05 instructions, which " +
+              std::string(c.target.name) + " does not have")
+      .help = {"target sm_100a, sm_100f, sm_103a or sm_110a", "or drop \"scale\" (wgmma has no block scaling)"};
+}
+
+void check_scale_kind(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->scale || !c.target.tcgen05 || c.kind) return;
+  const std::string types = "A " + tn(g->a.dtype) + " and B " + tn(g->b.dtype);
+  auto& diag = g->scale->kind
+                   ? d.error("SCALE-KIND", "/gemm/scale/kind",
+                             kn(*g->scale->kind) + " does not take " + types +
+                                 (*g->scale->kind == isa::Kind::mxf8f6f4 ? ": its operands are e4m3, e5m2, e2m3, e3m2 or e2m1"
+                                                                         : ": its operands are e2m1, two per byte"))
+                   : d.error("SCALE-KIND", "/gemm/scale",
+                             types + " form no block-scaled kind: .kind::mxf8f6f4 takes e4m3, e5m2, e2m3, e3m2 and e2m1 "
+                                     "in any mix, .kind::mxf4 and .kind::mxf4nvf4 e2m1 x e2m1");
+  diag.help = {"use 8-, 6- or 4-bit float operands", g->scale->kind ? "or leave \"kind\" out: the types choose it" : "or drop \"scale\""};
+}
+
+void check_scale_type(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->scale || !c.target.tcgen05 || !c.kind || scaled(c)) return;
+  // The dtype is wrong when no block size takes it for this kind; else the block size is.
+  const bool dtype_wrong = !isa::scale_factors_per_instr(*c.kind, g->scale->dtype, 16) &&
+                           !isa::scale_factors_per_instr(*c.kind, g->scale->dtype, 32);
+  std::string fix;
+  for (int v : {16, 32})
+    if (isa::scale_factors_per_instr(*c.kind, g->scale->dtype, v)) fix = "use \"vec\": " + num(v) + " with " + tn(g->scale->dtype);
+  if (fix.empty()) fix = "use \"dtype\": \"ue8m0\" (" + kn(*c.kind) + " has no " + tn(g->scale->dtype) + " factors)";
+  d.error("SCALE-TYPE", dtype_wrong ? "/gemm/scale/dtype" : "/gemm/scale/vec",
+          kn(*c.kind) + " has no block size " + num(g->scale->vec) + " with " + tn(g->scale->dtype) +
+              " scale factors (Table 57): it takes " + isa::scale_combinations_text(*c.kind))
+      .help = {fix, *c.kind == isa::Kind::mxf4 ? "ue4m3 factors or vec 16 with e2m1 are .kind::mxf4nvf4: \"kind\": \"mxf4nvf4\" (or leave \"kind\" out)"
+                                               : "or another kind the types allow (\"kind\")"};
+}
+
+void check_scale_k(const Context& c, Diagnostics& d) {
+  const auto x = scaled(c);
+  if (!x || x->g.k % x->s.vec == 0) return;
+  d.error("SCALE-K", "/gemm/k",
+          "k = " + num(x->g.k) + " is not a multiple of the scale vector (" + num(x->s.vec) +
+              " elements of K per scale factor): the last block of every row would be partial")
+      .help = {"pad K to a multiple of " + num(x->s.vec) + " (zeros in A and B, any factor)"};
+}
+
+void check_scale_tile(const Context& c, Diagnostics& d) {
+  const auto x = scaled(c);
+  if (!x) return;
+  const spec::Gemm& g = x->g;
+  const int cta = g.cta_group;
+  // tile.m: 128 rows of A's factors per CTA per M group (layout D; a pair's M = 256, layout A).
+  // MMA-M reports a tile.m no instruction M divides; a pair's M = 128 (layout B) is left here.
+  if (isa::instr_m_for_tile(x->kind, cta, static_cast<int>(g.tile.m)) != 0 && g.tile.m % (128 * cta) != 0) {
+    d.error("SCALE-TILE", "/gemm/tile/m",
+            "tile.m = " + num(g.tile.m) + " at cta_group 2 is made of M = 128 instructions (data-path layout B), where "
+            "ptxgen does not place scale factors: a block-scaled pair computes M = 256 (128 rows of A per CTA)")
+        .help = {"use a tile.m that is a multiple of 256 with cta_group 2", "or cta_group 1 with tile.m 128"};
+    return;
+  }
+  if (g.tile.n % 128 != 0 || (cta == 2 && g.tile.n > 256)) {
+    d.error("SCALE-TILE", "/gemm/tile/n",
+            g.tile.n % 128 != 0
+                ? "tile.n = " + num(g.tile.n) + " is not whole 128-row blocks of B's scale factors: the 128x4 layout keeps 128 "
+                  "columns of B per 512-byte block, which one tcgen05.cp.32x128b.warpx4 copies whole, and a tile starting inside "
+                  "a block would need its factors moved across lanes"
+                : "tile.n = " + num(g.tile.n) + " at cta_group 2: each CTA holds B's scale factors for the pair's whole N, "
+                  "and ptxgen plans one block-scaled instruction of at most 256 columns per pair")
+        .help = {cta == 2 ? "use tile.n 128 or 256" : "use a tile.n that is a multiple of 128"};
+    return;
+  }
+  const int64_t block_k = 4 * int64_t{x->s.vec};
+  if (g.tile.k % block_k != 0) {
+    d.error("SCALE-TILE", "/gemm/tile/k",
+            "tile.k = " + num(g.tile.k) + " is not whole 4-factor columns of the 128x4 layout (4 x vec = " + num(block_k) +
+                " elements of K): each K block copies whole 512-byte blocks of factors into tensor memory")
+        .help = {"use a tile.k that is a multiple of " + num(block_k)};
+  }
+}
+
+}  // namespace ptxgen::rules
