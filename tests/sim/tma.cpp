@@ -10,16 +10,24 @@
 namespace ksim {
 
 // ---- TMA (PTX ISA 9.1 §9.7.9.27.1.2; §5.5: tile mode, bounding box, out-of-bound fill, swizzle) -------
+// The tensor map a TMA operand names: the generic address of a tensor-map kernel parameter.
+const TensorMap& Machine::tensor_map_of(const Thread& t, const Opnd& o) const {
+  const uint64_t tm = val(t, o);
+  const uint64_t pi = (tm - 0x7F0000000000ull) / 0x1000;
+  if (tm < 0x7F0000000000ull || (tm - 0x7F0000000000ull) % 0x1000 || pi >= param_maps.size() || !param_maps[pi])
+    fail(&t, "the tensor-map operand " + hex(tm) + " is not the address of a tensor-map parameter");
+  const TensorMap& m = *param_maps[pi];
+  // cuTensorMapEncodeTiled refuses a row stride that is not a multiple of 16 bytes.
+  if (m.stride % 16) fail(&t, "tensor map with a row stride of " + std::to_string(m.stride) + " bytes (not a multiple of 16)");
+  return m;
+}
+
 void Machine::tma_issue(Thread& t, const Ins& in) {
   Async a;
   a.kind = Async::tma;
   a.ins = &in;
   a.cta = t.cta;
-  const uint64_t tm = val(t, in.o[1]);
-  const uint64_t pi = (tm - 0x7F0000000000ull) / 0x1000;
-  if (tm < 0x7F0000000000ull || (tm - 0x7F0000000000ull) % 0x1000 || pi >= param_maps.size() || !param_maps[pi])
-    fail(&t, "the tensor-map operand " + hex(tm) + " is not the address of a tensor-map parameter");
-  a.map = param_maps[pi];
+  a.map = &tensor_map_of(t, in.o[1]);
   const TensorMap& m = *a.map;
   const uint32_t* c = &k.pool[in.o[2].r];
   a.v[2] = reg(t, c[0]) & 0xFFFFFFFFu;
@@ -97,11 +105,101 @@ void Machine::tma_complete(Async& a) {
   mbar_arrive(static_cast<uint32_t>(a.v[4]), static_cast<uint32_t>(a.v[5]), 0, -static_cast<int64_t>(a.v[6]), nullptr, &a);
 }
 
+// ---- TMA stores (PTX ISA 9.1 §9.7.9.25.5.1: .global.shared::cta, .bulk_group completion) ---------
+// The box is read from shared memory as a load writes it (rows one after another, the swizzle on
+// the absolute address) and written to the elements of the tensor inside its extents only (§5.5:
+// the bounding box is clipped; nothing outside the tensor is written). The shared-memory reads
+// happen at completion, which the simulator delays as long as it can, so a thread that writes the
+// box before waiting for its group's reads (cp.async.bulk.wait_group.read) is reported as a race.
+void Machine::tma_store_issue(Thread& t, const Ins& in) {
+  Async a;
+  a.kind = Async::tma_store;
+  a.ins = &in;
+  a.cta = t.cta;
+  a.map = &tensor_map_of(t, in.o[0]);
+  const TensorMap& m = *a.map;
+  const uint32_t* c = &k.pool[in.o[1].r];
+  a.v[2] = reg(t, c[0]) & 0xFFFFFFFFu;
+  a.v[3] = reg(t, c[1]) & 0xFFFFFFFFu;
+  if (m.elem_bits < 8 || m.smem_bits != m.elem_bits) fail(&t, "a TMA store of sub-byte or padded elements is not simulated");
+  const uint32_t row_bytes = m.box[0] * static_cast<uint32_t>(m.elem_bits) / 8;
+  const uint32_t bytes = row_bytes * m.box[1];
+  if (m.box[0] == 0 || m.box[1] == 0 || m.box[0] > 256 || m.box[1] > 256) fail(&t, "TMA box dimensions outside 1..256");
+  if (row_bytes % 16) fail(&t, "TMA box row of " + std::to_string(row_bytes) + " bytes is not whole 16-byte pieces");
+  if (m.swizzle && row_bytes > static_cast<uint32_t>(m.swizzle)) fail(&t, "TMA box row wider than its swizzle span");
+  const auto [scta, soff] = shared(t, addr_of(t, in.o[2]), false, bytes);
+  if (soff % 128) fail(&t, "TMA store source " + hex(soff) + " not 128-byte aligned");
+  a.v[0] = scta;
+  a.v[1] = soff;
+  a.v[4] = static_cast<uint64_t>(&t - threads.data());
+  a.v[5] = t.bulk_open;
+  Region r{scta, false, false, {}};
+  for (uint32_t u = soff / 16; u < (soff + bytes + 15) / 16; ++u) r.units.push_back(u);
+  check_region(r, &t, "a TMA store");
+  hold(a, std::move(r));
+  ++t.bulk_open_in_flight;
+  ++stats.tma_stores;
+  trace_issue(a);
+  async.push_back(std::move(a));
+}
+
+void Machine::tma_store_complete(Async& a) {
+  const TensorMap& m = *a.map;
+  const int64_t c0 = sext(a.v[2], 32), c1 = sext(a.v[3], 32);
+  const uint32_t eb = static_cast<uint32_t>(m.elem_bits) / 8, row_bytes = m.box[0] * eb;
+  const uint32_t scta = static_cast<uint32_t>(a.v[0]), soff = static_cast<uint32_t>(a.v[1]);
+  for (uint32_t y = 0; y < m.box[1]; ++y) {
+    const int64_t gy = c1 + y;
+    if (gy < 0 || static_cast<uint64_t>(gy) >= m.dims[1]) continue;
+    for (uint32_t x = 0; x < m.box[0]; ++x) {
+      const int64_t gx = c0 + x;
+      if (gx < 0 || static_cast<uint64_t>(gx) >= m.dims[0]) continue;
+      // The element's byte in the box as a load would place it, then the swizzle (§5.5.7).
+      uint32_t s = soff + y * row_bytes + x * eb;
+      if (m.swizzle) {
+        const uint32_t line = s / 128, atoms = 128 / static_cast<uint32_t>(m.atom);
+        const uint32_t piece = (s % 128) / static_cast<uint32_t>(m.atom);
+        const uint32_t moved = (piece ^ (line % static_cast<uint32_t>(m.swizzle / m.atom))) % atoms;
+        s = line * 128 + moved * static_cast<uint32_t>(m.atom) + s % static_cast<uint32_t>(m.atom);
+      }
+      const uint64_t byte = m.global + static_cast<uint64_t>(gy) * m.stride + static_cast<uint64_t>(gx) * eb;
+      uint8_t* g = global.find(byte, eb);
+      if (!g) fail_async(a, "TMA store writes global memory outside every buffer at " + hex(byte));
+      std::copy_n(smem_ptr(scta, s, eb, &a, nullptr), eb, g);
+    }
+  }
+  // The store leaves its thread's bulk group; a thread waiting on the group looks again.
+  Thread& t = threads[a.v[4]];
+  if (a.v[5] == t.bulk_open) {
+    --t.bulk_open_in_flight;
+  } else {
+    for (BulkGroup& g : t.bulk)
+      if (g.id == a.v[5]) --g.in_flight;
+  }
+  if (t.st == Thread::at_bulk) wake(static_cast<uint32_t>(a.v[4]));
+}
+
+// cp.async.bulk.wait_group[.read] N: every committed group but the N most recent has completed
+// (§9.7.9.25.4.2; .read: their reads of shared memory, which the simulator performs together with
+// the writes). Stores not yet committed to a group are not waited for.
+bool Machine::bulk_wait(Thread& t, const Ins& in) {
+  while (!t.bulk.empty() && t.bulk.front().in_flight == 0) t.bulk.pop_front();
+  const uint64_t n = static_cast<uint64_t>(in.o[0].imm);
+  size_t older = t.bulk.size() > n ? t.bulk.size() - n : 0;
+  for (size_t i = 0; i < older; ++i)
+    if (t.bulk[i].in_flight) {
+      t.st = Thread::at_bulk;  // woken when one of its stores completes; the wait runs again
+      return false;
+    }
+  return true;
+}
+
 void Machine::complete(Async& a) {
   if (kTrace) std::fprintf(stderr, "complete kind %d line %u cta %u v0 %lx v1 %lx\n", a.kind, a.ins->line, a.cta, (unsigned long)a.v[0], (unsigned long)a.v[1]);
   release(a);
   switch (a.kind) {
     case Async::tma: tma_complete(a); return;
+    case Async::tma_store: tma_store_complete(a); return;
     case Async::commit:
       for (uint32_t c = 0; c < ctas.size(); ++c)
         if ((a.v[1] >> c) & 1) mbar_arrive(c, static_cast<uint32_t>(a.v[0]), 1, 0, nullptr, &a);
