@@ -11,9 +11,16 @@ namespace simtest {
 
 using nlohmann::json;
 
+int64_t d_row_unit(const json& mf) {
+  for (const json& p : mf.at("params"))
+    if (p.at("kind") == "tensor_map" && p.at("tensor") == "D") return 128 / dtype(mf.at("tensors").at("D").at("dtype")).bits;
+  return 1;
+}
+
 std::vector<std::array<int64_t, 3>> gemm_sizes(const json& mf, int stages) {
   const int64_t tm = mf.at("tile").at("m"), tn = mf.at("tile").at("n"), tk = mf.at("tile").at("k");
-  return {{2 * tm - 5, 2 * tn - 5, 2 * tk - 3}, {tm - 3, std::max<int64_t>(tn - 4, 2), (stages + 2) * tk - 5}};
+  const int64_t u = d_row_unit(mf);
+  return {{2 * tm - 5, (2 * tn - 5) / u * u, 2 * tk - 3}, {tm - 3, std::max<int64_t>((tn - 4) / u * u, 2), (stages + 2) * tk - 5}};
 }
 
 namespace {
@@ -28,7 +35,8 @@ int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace
 
-GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n, int64_t kk, unsigned seed, const ksim::Options& o) {
+GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n, int64_t kk, unsigned seed, const ksim::Options& o,
+                    int multiprocessors) {
   GemmResult res;
   std::mt19937 rng(seed);
   const std::map<std::string, int64_t> size = {{"m", m}, {"n", n}, {"k", kk}};
@@ -68,6 +76,18 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   const int64_t tm = mf.at("tile").at("m"), tn = mf.at("tile").at("n"), cg = mf.at("cta_group");
   l.grid = {static_cast<uint32_t>(round_up((n + tn - 1) / tn * cg, l.cluster[0])),
             static_cast<uint32_t>(round_up((m + tm - 1) / tm, l.cluster[1])), l.cluster[2]};
+  if (mf.value("schedule", "") == "persistent") {  // the launcher's rule (the manifest's grid_rule)
+    const int64_t tiles = (n + tn - 1) / tn * ((m + tm - 1) / tm);
+    const int64_t units = multiprocessors > 0 ? std::min<int64_t>(tiles, multiprocessors / cg) : tiles;
+    l.grid = {static_cast<uint32_t>(units * cg), 1, 1};
+  }
+  // D as a TMA store's tensor map sees it: n elements a row, rows n elements apart.
+  Operand dop;
+  dop.addr = d_addr;
+  dop.inner = static_cast<uint64_t>(n);
+  dop.outer = static_cast<uint64_t>(m);
+  dop.pitch = static_cast<uint64_t>(n * dd.bits / 8);
+  ops["D"] = dop;
   for (const json& p : mf.at("params")) {
     const std::string name = p.at("name"), kind = p.at("kind");
     if (kind == "tensor_map") {

@@ -114,6 +114,39 @@ TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each fo
   }
 }
 
+// A persistent kernel's accumulator ring (gemm.schedule persistent): two CTAs walk five tiles, so
+// CTA 0 uses buffer 0 for tiles 0 and 2 (and 4), each reuse behind the epilogue's release.
+TEST_CASE("mutations of a persistent kernel's accumulator ring make the simulation fail") {
+  const std::string stem = "gemm_bf16_persistent_128x256x64";
+  const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + stem + ".json")));
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
+  const std::string golden = support::slurp(support::source_root() + "/golden/" + stem + ".ptx");
+  const int64_t m = 5 * 128 - 3, n = 250, k = 5 * 64 - 7;
+  {
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(golden), manifest, m, n, k, 5, {}, 2);
+    REQUIRE_MESSAGE(r.error.empty(), r.error);
+    REQUIRE(r.worst <= 1.0);
+    REQUIRE(r.ctas == 2);
+  }
+  static const Mutation kMutations[] = {
+      {"the epilogue's acc_empty arrival dropped (the issuer waits for buffer 0 forever at tile 2)",
+       R"(\tmbarrier\.arrive\.shared::cta\.b64 _, \[%r\d+\];\n)", "", 0, "deadlock", "waits for the phase of parity 1"},
+      {"the issuer's first pass waits for acc_empty's phase 0 (parity not flipped)",
+       R"(xor\.b32 (%r\d+), (%r\d+), 1;(\s*// the phase before[^\n]*\n\tmad\.lo\.u32 %r\d+, %r\d+, 8, %r\d+;\s*// acc_empty))",
+       "mov.b32 $1, $2;$3", 0, "deadlock", "waits for the phase of parity 0"},
+      {"the epilogue's ring over the tiles never flips its phase (tile 2 takes buffer 0 for full at once)",
+       R"(\t@%p\d+ xor\.b32 (%r\d+), \1, 1;\n(\tadd\.u32 %r\d+, %r\d+, %r\d+;\n\tbra \$L_s0;))", "$2", 0, "race: tcgen05.ld reads tensor memory", "still writes"},
+      {"the epilogue's first load reads buffer 0 on every tile", R"((mul\.lo\.u32 %r\d+, %r\d+,) 256;(\s*// this tile's buffer))",
+       "$1 0;$2", 0, "race: tcgen05.ld reads tensor memory", "still writes"},
+  };
+  for (const Mutation& mu : kMutations) {
+    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
+    REQUIRE(ptx != golden);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, m, n, k, 5, {}, 2);
+    check(mu, r.error, r.worst, r.where);
+  }
+}
+
 TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") {
   {  // A pair: the even CTA expects only its own bytes; the odd CTA's loads then land on a later phase.
     const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_bf16_cta2_m256.json")));

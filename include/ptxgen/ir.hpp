@@ -144,6 +144,19 @@ std::string_view name(OpKind k);
 struct Phase {
   int lag = 0;
   bool flip = false;
+  // The ring follows the persistent role's tiles instead of a loop's iterations (the
+  // double-buffered accumulator's barriers): the CTA's i-th tile (from 0) uses stage i % S and
+  // phase (i / S) & 1, flipped by `flip`, inside a loop or not. Outside a persistent role: stage 0.
+  bool tile = false;
+};
+
+// Tensor memory a persistent role's tiles cycle through (the double-buffered accumulator of a
+// persistent tcgen05 GEMM): the op's tensor-memory operand (mma: D; tmem_load: its view) is
+// stage i % stages of a ring whose stage s lies s * stride columns after the view, for the CTA's
+// i-th tile. stages 1: the view itself.
+struct TmemRing {
+  int stages = 1;
+  uint32_t stride = 0;
 };
 
 struct Op {
@@ -158,7 +171,7 @@ struct Op {
   // load
   bool tma = false;
   std::string via_ptr;
-  bool to_leader = false;  // a pair's pipelined load: its bytes complete on CTA 0's barrier
+  bool to_leader = false;  // a pair's pipelined load: its bytes complete on CTA 0's barrier; an arrive: on CTA 0's barrier
   std::string map_param;   // the tensor-map parameter ("" : the planner names it tmap_N)
   int tile_row0 = -1;      // a row-placed load: it writes tile rows [tile_row0, tile_row0 + load_rows)
   int load_rows = 0;
@@ -191,6 +204,8 @@ struct Op {
   int via_shared_by = 0;
   // wait / arrive / commit / expect_tx / loads and mmas on ring tiles
   Phase phase;
+  // mma (D) / tmem_load (src): a ring of tensor memory over a persistent role's tiles
+  TmemRing tmem_ring;
   int pending = 0;         // mma_wait
   std::string note;        // what the step does, when the lowering says it better than the planner
   bool leader_only = false;  // expect_tx / commit in a pair: CTA 0 only (or both CTAs' barriers)

@@ -483,6 +483,7 @@ struct BarrierStep {
   uint32_t tx_bytes = 0;  // expect_tx: bytes armed (per CTA; a pair's leader arms both CTAs')
   bool pair_multicast = false;  // commit: arrive on the barrier in both CTAs of the pair
   bool leader_only = false;
+  bool to_leader = false;       // arrive: on the barrier of the pair's CTA 0 (both CTAs' threads arrive there)
   int pending = 0;      // mma_wait
 };
 
@@ -499,6 +500,9 @@ struct Step {
   TmemStStep st;
   StoreStep store;
   BarrierStep bar;
+  // mma (D) / tmem_ld: the tensor-memory ring over the role's tiles (ir::Op::tmem_ring); the
+  // addresses planned are stage 0's, stage s lies s * stride columns further
+  ir::TmemRing tmem_ring;
   // loop: max(1, ceil(k_param / block)) iterations (or `trips`), over `body`
   std::string k_param;
   int64_t block = 0, trips = 0;

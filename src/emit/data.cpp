@@ -140,7 +140,7 @@ void Emitter::ld(const plan::RegDef& d, const std::vector<std::string>& rs, cons
       for (int j = 0; j < f->regs; ++j) v += (j ? ", " : "") + rs.at(static_cast<size_t>(f->first_reg + j));
       v += "}";
       const std::string split = f->shape == isa::LdShape::s16x32bx2 ? ", " + s(f->split) : "";
-      w.ins(spell::ld(f->shape, f->num, f->pack) + " " + v + ", " + tmem(f->alloc, f->taddr) + split);
+      w.ins(spell::ld(f->shape, f->num, f->pack) + " " + v + ", " + ring_tmem(f->alloc, f->taddr) + split);
     }
     w.label(skip);
   }

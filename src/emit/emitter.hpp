@@ -46,6 +46,11 @@ struct Emitter {
   // A persistent role's rings (set up once, carried from tile to tile), and the rings of the loop
   // that just ended (a step after it with a lag names its last iterations).
   std::map<int, std::pair<std::string, std::string>> role_ring, after_ring;
+  // A persistent role's rings over its tiles (ir::Phase::tile, ir::TmemRing), by ring size: the
+  // stage and phase of the CTA's current tile. And, for the step being written, its tensor-memory
+  // ring's allocation bases moved to this tile's stage (empty: no ring).
+  std::map<int, std::pair<std::string, std::string>> tile_ring;
+  std::map<std::string, std::string> ring_base;
   std::string tiles_m, tiles_n, tile_count;  // persistent grids: tile rows, columns and all tiles
   const plan::RolePlan* role = nullptr;
 
@@ -81,6 +86,10 @@ struct Emitter {
   // The 16-byte-unit start offset of a tile's current stage, for descriptors (a ring) or "".
   std::string stage_units(const std::string& tile);
   std::string tmem(const std::string& alloc, uint32_t rel) const;
+  // tmem() of the current step's operand that follows its tensor-memory ring (D of an mma, the
+  // view of a tcgen05.ld): the allocation base moved to this tile's stage.
+  std::string ring_tmem(const std::string& alloc, uint32_t rel) const;
+  void ring_bases(const plan::Step& st);
   std::string desc(const isa::SmemDesc& d, const std::string& tile);
 
   // data.cpp

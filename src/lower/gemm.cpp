@@ -118,6 +118,10 @@ struct Gemm {
   ir::TmemLayout layout = ir::TmemLayout::rows;  // D's data-path layout (rows: D or A)
   std::vector<Piece> pieces;
   uint32_t d_columns = 0, a_columns = 0;
+  // Persistent: the accumulator's buffers in tensor memory (acc_buffers) and the ring the MMAs and
+  // the epilogue's tcgen05.ld follow over the CTA's tiles.
+  int acc_stages = 1;
+  ir::TmemRing acc_ring;
 
   Gemm(const spec::Spec& s) : spec(s), g(*s.gemm) {}
 
@@ -298,8 +302,9 @@ struct Gemm {
     const int a_block_cols = tk / a_pack;
     const int a_blocks = layout_f() ? slabs : mg;
     if (a_tmem) a_columns = static_cast<uint32_t>(a_block_cols * a_blocks);
+    if (persistent) acc_buffers();
     const isa::DType acc = g.accumulator;
-    k.views.push_back(alloc_view("tmem", static_cast<int>(pow2_at_least_32(d_columns + a_columns))));
+    k.views.push_back(alloc_view("tmem", static_cast<int>(pow2_at_least_32(d_columns * static_cast<uint32_t>(acc_stages) + a_columns))));
     k.views.back().dtype = acc;  // every slice of it holds accumulators but A's, which are cast
     for (size_t i = 0; i < pieces.size(); ++i) {
       const Piece& pc = pieces[i];
@@ -315,7 +320,7 @@ struct Gemm {
     if (a_tmem) {
       // A's rows where D's are: layouts D and A one 128-lane block per M group; layout B each CTA's
       // 64 rows at lanes r and 64 + r (.64x128b.warpx2::02_13); layout F a slab per pair of groups.
-      const uint32_t c0 = d_columns;
+      const uint32_t c0 = d_columns * static_cast<uint32_t>(acc_stages);
       k.views.push_back(slice_view("a_cells", "tmem", std::nullopt, {c0, c0 + a_columns}));
       if (layout_f()) {
         for (int j = 0; j < slabs; ++j) {
@@ -334,7 +339,8 @@ struct Gemm {
                                     mg > 1 ? std::optional<int>((layout == ir::TmemLayout::layout_b ? 64 : 128) * mg) : std::nullopt));
       }
     }
-    k.barriers = {{"full", 1, stages}, {"empty", 1, stages}, {"acc", 1, 1}};
+    k.barriers = {{"full", 1, stages}, {"empty", 1, stages}};
+    acc_barriers();
     if (a_tmem) k.barriers.push_back({"a_free", 1, 1});
 
     // Roles.
@@ -363,6 +369,7 @@ struct Gemm {
     ir::Loop ml;
     ml.k_param = "k";
     ml.block = tk;
+    if (persistent) mma_role.nodes.push_back(node(acc_empty_wait()));
     ml.body.push_back(barrier_op(ir::OpKind::wait, "full"));
     if (a_tmem) {
       // A in tensor memory is single-buffered: the next K block's copy waits until the MMAs that
@@ -397,18 +404,21 @@ struct Gemm {
       if (!a_tmem && pc.mi >= 0 && (mg > 1 || pieces.size() > 1)) m.a_rows = std::array<int, 2>{pc.row0, pc.row0 + pc.rows};
       // B's rows of this op (each CTA of a pair holds half of N).
       if (pc.n != tn) m.b_rows = std::array<int, 2>{pc.n0 / cta, (pc.n0 + pc.n) / cta};
+      m.tmem_ring = acc_ring;
       ml.body.push_back(m);
     }
     ml.body.push_back(barrier_op(ir::OpKind::commit, "empty"));
     if (a_tmem) ml.body.push_back(barrier_op(ir::OpKind::commit, "a_free"));
     mma_role.nodes.push_back(loop_node(ml));
     // The accumulator is complete when every MMA issued so far is.
-    mma_role.nodes.push_back(node(barrier_op(ir::OpKind::commit, "acc")));
+    mma_role.nodes.push_back(node(persistent ? acc_full_op(ir::OpKind::commit) : barrier_op(ir::OpKind::commit, "acc")));
 
-    epi.nodes.push_back(node(barrier_op(ir::OpKind::wait, "acc")));
+    epi.nodes.push_back(node(persistent ? acc_full_op(ir::OpKind::wait) : barrier_op(ir::OpKind::wait, "acc")));
     epilogue(epi);
+    if (persistent) epi.nodes.push_back(node(acc_empty_arrive()));
     std::sort(k.views.begin(), k.views.end(), [](const ir::TmemView& a, const ir::TmemView& b) { return a.name < b.name; });
 
+    epi.persistent = prod.persistent = mma_role.persistent = persistent;
     k.roles = {epi, prod, mma_role};
     k.threads = 192;
     k.alloc_warp = 5;
@@ -439,6 +449,7 @@ struct Gemm {
         ld.src = {name, kPtr};
         ld.regs = {"acc_regs", kPtr};
         ld.shape = shape;
+        ld.tmem_ring = acc_ring;
         epi.nodes.push_back(node(ld));
         ir::Op st = op(ir::OpKind::store);
         st.regs = {"acc_regs", kPtr};
@@ -482,6 +493,58 @@ struct Gemm {
         }
       }
     }
+  }
+
+  // A persistent CTA's accumulator: two buffers in tensor memory when 2 x D's columns (and A's)
+  // fit, so that the epilogue of one tile reads one while the MMAs of the next fill the other;
+  // otherwise one, which the next tile's MMAs wait for the epilogue to release. `ptxgen plan`
+  // says which (Kernel::chosen).
+  void acc_buffers() {
+    const uint32_t columns = static_cast<uint32_t>(isa::target_info(spec.target).tmem_columns);
+    const std::string d = s(d_columns), a = a_columns ? " and A's " + s(a_columns) : "";
+    if (2 * d_columns + a_columns <= columns) {
+      acc_stages = 2;
+      acc_ring = {2, d_columns};
+      k.views.push_back(slice_view("d_buffer1_cells", "tmem", std::nullopt, {d_columns, 2 * d_columns}));
+      k.chosen.push_back("accumulator: two buffers of " + d + " tensor-memory columns (2 x " + d + a + " of " + s(columns) +
+                         "): a tile's epilogue reads one while the next tile's MMAs fill the other");
+    } else {
+      k.chosen.push_back("accumulator: one buffer of " + d + " tensor-memory columns (two" + a + " would need " +
+                         s(2 * d_columns + a_columns) + " of " + s(columns) +
+                         "): the next tile's MMAs wait until the epilogue has read this one");
+    }
+  }
+
+  // The persistent handshake of the accumulator ring over the CTA's tiles: the MMA issuer commits
+  // a tile's MMAs to acc_full[b] and waits for acc_empty[b] before it writes buffer b again (the
+  // first pass finds every buffer empty); the epilogue waits for acc_full[b] and, once its
+  // tcgen05.ld of the buffer completed, every epilogue thread arrives on acc_empty[b] (in a pair
+  // both CTAs' threads on CTA 0's, where the issuer waits). One "acc" barrier otherwise.
+  void acc_barriers() {
+    if (!persistent) {
+      k.barriers.push_back({"acc", 1, 1});
+      return;
+    }
+    k.barriers.push_back({"acc_full", 1, acc_stages});
+    k.barriers.push_back({"acc_empty", 128 * cta, acc_stages});
+  }
+  static ir::Op acc_full_op(ir::OpKind kind) {
+    ir::Op o = barrier_op(kind, "acc_full");
+    o.phase.tile = true;
+    return o;
+  }
+  static ir::Op acc_empty_wait() {
+    ir::Op o = barrier_op(ir::OpKind::wait, "acc_empty", 0, true);
+    o.phase.tile = true;
+    o.note = "wait until this tile's accumulator buffer is free: the epilogue has read what an earlier tile left in it";
+    return o;
+  }
+  ir::Op acc_empty_arrive() const {
+    ir::Op o = barrier_op(ir::OpKind::arrive, "acc_empty");
+    o.phase.tile = true;
+    o.to_leader = cta == 2;
+    o.note = std::string("release this tile's accumulator buffer to the MMA issuer") + (cta == 2 ? " (on CTA 0's barrier)" : "");
+    return o;
   }
 
   void wgmma() {

@@ -286,8 +286,8 @@ Grid launch_grid(const ir::Kernel& k) {
   int64_t m = 0, n = 0;
   for (const auto& g : k.globals)
     if (g.output) m = g.rows, n = g.cols;
-  // Persistent: at most one CTA per tile; the launcher takes fewer (one per multiprocessor).
-  if (k.grid.persistent) return {ceil_div(n, k.grid.tile_n) * ceil_div(m, k.grid.tile_m), 1, 1};
+  // Persistent: at most one CTA (pair) per tile; the launcher takes fewer (one per multiprocessor).
+  if (k.grid.persistent) return {ceil_div(n, k.grid.tile_n) * ceil_div(m, k.grid.tile_m) * k.cta_group, 1, 1};
   return {round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]), round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]),
           k.cluster[2]};
 }

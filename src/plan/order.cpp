@@ -149,9 +149,21 @@ class Sequencer {
     const size_t before = out.size();
     plan_op(i, o, out);
     for (size_t k = before; k < out.size(); ++k) {
-      if (!o.note.empty()) out[k].why = o.note;
+      if (!o.note.empty() && out[k].op == i) out[k].why = o.note;  // not the steps inserted before it
+      if (out[k].kind == StepKind::mma || out[k].kind == StepKind::tmem_ld) out[k].tmem_ring = tmem_ring(o);
       add_size(output_size(out[k]));
     }
+  }
+
+  // An op's tensor-memory ring (a lowering's double-buffered accumulator): every stage inside the
+  // allocation of the view it moves.
+  ir::TmemRing tmem_ring(const ir::Op& o) const {
+    if (o.tmem_ring.stages <= 1) return o.tmem_ring;
+    const ResolvedView* v = c_.find_view(o.kind == ir::OpKind::mma ? o.d : o.src);
+    if (!v || !c_.views.count(v->alloc)) throw std::logic_error("a tensor-memory ring of a view that does not resolve");
+    const uint64_t last = uint64_t{v->column} + v->columns + uint64_t{o.tmem_ring.stride} * static_cast<uint64_t>(o.tmem_ring.stages - 1);
+    if (last > c_.views.at(v->alloc).columns) throw std::logic_error("a tensor-memory ring beyond its allocation");
+    return o.tmem_ring;
   }
 
   void plan_op(int i, const ir::Op& o, std::vector<Step>& out) {
@@ -294,6 +306,7 @@ class Sequencer {
     st.bar.barrier = o.barrier.name;
     st.bar.phase = o.phase;
     st.bar.leader_only = o.leader_only;
+    st.bar.to_leader = o.to_leader && o.kind == ir::OpKind::arrive;
     if (o.kind == ir::OpKind::mma_wait) {
       st.kind = StepKind::mma_wait;
       st.bar.pending = o.pending;
@@ -302,6 +315,10 @@ class Sequencer {
       return;
     }
     if (o.kind == ir::OpKind::arrive) {
+      // An arrival that releases tensor memory to another thread's tcgen05 work follows this
+      // thread's own tcgen05.ld (§9.7.16.6.4.4: wait::ld, fence::before_thread_sync, arrive).
+      if (c_.k.engine == ir::Engine::tcgen05)
+        wait_ld("the tcgen05.ld of these threads complete before the arrival releases what they read (§9.7.16.6.4.4)", out);
       st.kind = StepKind::arrive;
       st.why = "every thread of the role arrives on \"" + o.barrier.name + "\"";
     } else {

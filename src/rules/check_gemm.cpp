@@ -60,18 +60,17 @@ void check_target_cta_pair(const Context& c, Diagnostics& d) {
 
 void check_schedule_persistent(const Context& c, Diagnostics& d) {
   if (!c.gemm || c.gemm->schedule != spec::Schedule::persistent) return;
-  if (c.target.tcgen05) {
-    d.error("SCHEDULE-PERSISTENT", "/gemm/schedule",
-            "a persistent schedule is planned for wgmma (sm_90a) only: a tcgen05 kernel's MMAs of the next tile would "
-            "overwrite the tensor-memory accumulator its epilogue is still reading")
-        .help = {"use \"schedule\": \"data_parallel\" (one CTA per tile) on " + std::string(c.target.name),
-                 "or target sm_90a"};
-  } else if (c.gemm->cluster[0] * c.gemm->cluster[1] * c.gemm->cluster[2] > 1) {
-    d.error("SCHEDULE-PERSISTENT", "/gemm/cluster",
-            "a persistent grid is one row of CTAs, one per multiprocessor, each walking its own tiles; a cluster of " +
-                num(c.gemm->cluster[0] * c.gemm->cluster[1] * c.gemm->cluster[2]) + " CTAs has nothing to share in it")
-        .help = {"use \"cluster\": [1, 1, 1] with \"schedule\": \"persistent\"", "or \"schedule\": \"data_parallel\""};
-  }
+  // The persistent grid is one row of CTAs (of CTA pairs with cta_group 2), each walking its own
+  // tiles: a cluster is the CTA itself or its pair, no more.
+  const auto& cl = c.gemm->cluster;
+  const int64_t own = c.target.tcgen05 ? c.gemm->cta_group : 1;
+  if (cl[0] == own && cl[1] == 1 && cl[2] == 1) return;
+  const std::string want = "[" + num(own) + ", 1, 1]";
+  d.error("SCHEDULE-PERSISTENT", "/gemm/cluster",
+          "a persistent grid is one row of " + std::string(own == 2 ? "CTA pairs" : "CTAs") + ", one per multiprocessor" +
+              (own == 2 ? " pair" : "") + ", each walking its own tiles; a cluster of " + num(cl[0]) + " x " + num(cl[1]) + " x " +
+              num(cl[2]) + " CTAs has " + (cl[0] * cl[1] * cl[2] > own ? "CTAs that share nothing in it" : "no pair for cta_group 2"))
+      .help = {"use \"cluster\": " + want + " with \"schedule\": \"persistent\"", "or \"schedule\": \"data_parallel\""};
 }
 
 void check_epilogue_tma(const Context& c, Diagnostics& d) {
