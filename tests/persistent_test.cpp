@@ -172,3 +172,128 @@ TEST_CASE("SCHEDULE-PERSISTENT: the cluster of a persistent grid is the CTA or i
   CHECK(fires(doc).empty());
 }
 }
+
+TEST_SUITE("plan") {
+TEST_CASE("TMA epilogue on tcgen05: a staging ring of 128-byte swizzled boxes, one TMA store per box, D's map in the manifest") {
+  // Data-parallel, s32 D: 8 boxes of 32 columns x 128 rows, two stages over the operand ring.
+  const plan::Plan dp =
+      support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_s8_s32_tma_128x256x128.json")));
+  const plan::SmemPlacement* stage = nullptr;
+  for (const auto& t : dp.smem)
+    if (t.name == "d_stage") stage = &t;
+  REQUIRE(stage);
+  CHECK(stage->stages == 2);
+  CHECK(stage->overlay == "a");
+  CHECK(stage->offset == 0);
+  CHECK(stage->layout.mn == 128);
+  CHECK(stage->layout.k == 32);
+  CHECK(stage->layout.swizzle == isa::Swizzle::b128);
+  CHECK(stage->stage_bytes == 16384);
+  int boxes = 0;
+  for (const auto& st : role(dp, "epilogue").steps) {
+    if (st.kind != plan::StepKind::store) continue;
+    CHECK(st.store.tma);
+    CHECK(!st.store.src.wgmma);
+    CHECK(st.store.box_cols == 32);
+    CHECK(st.store.box_rows == 128);
+    CHECK(st.store.pending == 1);
+    CHECK(st.store.overlay);
+    CHECK(st.store.stage_offset == 16384u * static_cast<uint32_t>(boxes % 2));  // box j in stage j % 2
+    CHECK(st.store.col0.base == 32 * boxes);
+    CHECK(st.store.col0.n_tile == 256);
+    CHECK(st.store.row0.m_tile == 128);
+    ++boxes;
+  }
+  CHECK(boxes == 8);
+  CHECK(dp.tma_stores() == 8);
+  const auto mf = nlohmann::json::parse(plan::manifest(dp));
+  nlohmann::json dmap;
+  for (const auto& m : mf.at("tensor_maps"))
+    if (m.at("tensor") == "D") dmap = m;
+  REQUIRE(!dmap.is_null());
+  CHECK(dmap.at("param") == "tmap_d");
+  CHECK(dmap.at("data_type") == "CU_TENSOR_MAP_DATA_TYPE_INT32");
+  CHECK(dmap.at("global_dims") == nlohmann::json::array({4096, 4096}));
+  CHECK(dmap.at("global_strides_bytes") == nlohmann::json::array({4096 * 4}));
+  CHECK(dmap.at("box_dims") == nlohmann::json::array({32, 128}));
+  CHECK(dmap.at("swizzle") == "CU_TENSOR_MAP_SWIZZLE_128B");
+  const std::string ptx = emit::ptx(dp);
+  CHECK(count(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 8);
+  CHECK(count(ptx, "cp.async.bulk.commit_group;") == 8);
+  CHECK(count(ptx, "cp.async.bulk.wait_group.read 1;") == 8);
+  CHECK(count(ptx, "cp.async.bulk.wait_group.read 0;") == 1);  // before the CTA's shared memory goes
+  CHECK(count(ptx, "bar.sync 1, 128;") == 16);                  // per box: the stage free, the box written
+  CHECK(count(ptx, "fence.proxy.async.shared::cta;") == 16);    // per box: over the ring, and the writes
+  CHECK(count(ptx, "st.shared.v4.b32") == 8 * 8);               // per box 8 chunks of a row, in one copy the 4 warps share
+  // Persistent, bf16 D: the staging ring has its own memory (the producer is loading the next tile).
+  const plan::Plan pp =
+      support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_bf16_persistent_tma_128x256x64.json")));
+  for (const auto& t : pp.smem)
+    if (t.name == "d_stage") {
+      CHECK(t.overlay.empty());
+      CHECK(t.stages == 2);
+      CHECK(t.offset == 4 * (16384 + 32768));  // after the rings of a and b
+      CHECK(t.layout.k == 64);
+    }
+  CHECK(pp.smem_bytes <= static_cast<uint32_t>(isa::target_info(pp.target).smem_per_block_max));
+  CHECK(pp.tma_stores() == 4);
+  CHECK(pp.chosen.back() ==
+        "epilogue: D by TMA in 4 boxes of 64 bf16 columns x 128 rows per tile, through a staging ring of 2 stages (an even number "
+        "of boxes: box j waits for box j - 2's reads) of its own");
+}
+
+TEST_CASE("stages chosen beside a persistent TMA epilogue's staging ring fit shared memory") {
+  auto doc = spec_doc("gemm_bf16_tn_128x256x64");
+  doc["gemm"].erase("stages");
+  doc["gemm"]["schedule"] = "persistent";
+  doc["gemm"]["epilogue"] = "tma";
+  for (const auto& [m, n, k] : {std::array<int, 3>{128, 256, 64}, {128, 128, 64}, {64, 256, 64}, {128, 320, 64}, {256, 256, 64}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    doc["gemm"]["tile"] = {{"m", m}, {"n", n}, {"k", k}};
+    const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));  // no SMEM-BUDGET
+    CHECK(p.smem_bytes <= static_cast<uint32_t>(isa::target_info(p.target).smem_per_block_max));
+  }
+  doc["gemm"]["tile"] = {{"m", 128}, {"n", 256}, {"k", 64}};
+  CHECK(support::plan_of(support::checked_spec(doc.dump())).chosen.front() ==
+        "stages 4: as many as shared memory holds, at most 4 beside the TMA epilogue's staging ring");
+}
+}
+
+TEST_SUITE("rules") {
+TEST_CASE("EPILOGUE-TMA: every run of columns tensor memory holds apart is whole boxes; SMEM-BUDGET counts the staging tile") {
+  auto first = [](const nlohmann::json& d, const std::string& id) {
+    Diagnostics diags;
+    rules::parse_and_check(d.dump(), diags);
+    for (const auto& x : diags.list())
+      if (x.rule == id) return x.pointer + ": " + x.message;
+    return std::string();
+  };
+  auto doc = spec_doc("gemm_bf16_tn_128x256x64");
+  doc["gemm"]["epilogue"] = "tma";
+  // A pair's N group of 64 is stored in halves of 32 bf16 columns: half a box.
+  auto pair = doc;
+  pair["gemm"]["cta_group"] = 2;
+  pair["gemm"]["tile"] = {{"m", 256}, {"n", 64}, {"k", 64}};
+  CHECK(first(pair, "EPILOGUE-TMA") ==
+        "/gemm/tile/n: the TMA epilogue stores D in boxes of 64 bf16 columns, but each CTA of the pair holds an N group's columns in "
+        "two halves, which leaves a run ending in a box of 32 columns; it would write into the next columns");
+  pair["gemm"]["tile"]["n"] = 128;
+  CHECK(first(pair, "EPILOGUE-TMA").empty());
+  // An M = 64 group left over folds its N of 64 into halves of 32: whole boxes of f32, half of bf16.
+  auto fold = doc;
+  fold["gemm"]["tile"] = {{"m", 64}, {"n", 64}, {"k", 64}};
+  CHECK(first(fold, "EPILOGUE-TMA").find("an M = 64 group left over holds its N columns in two halves") != std::string::npos);
+  fold["gemm"]["d"]["dtype"] = "f32";
+  CHECK(first(fold, "EPILOGUE-TMA").empty());
+  // Four stages of 56 KB fit without the staging tile, not with it.
+  auto big = doc;
+  big["gemm"]["tile"]["n"] = 320;
+  big["gemm"]["schedule"] = "persistent";
+  CHECK(first(big, "SMEM-BUDGET") ==
+        "/gemm/stages: 4 stages of 57344 bytes (a 16384 + b 40960), the TMA epilogue's staging tile of 16384 bytes, plus 1120 bytes "
+        "of barriers and alignment need 246880 bytes of shared memory; a CTA on sm_100a gets at most 232448");
+  big["gemm"]["epilogue"] = "direct";
+  CHECK(first(big, "SMEM-BUDGET").empty());
+}
+}

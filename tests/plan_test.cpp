@@ -3,6 +3,7 @@
 // reference model (written from the ISA, not from our encoders) computes the right GEMM.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -132,13 +133,26 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
       CHECK_MESSAGE(!shared, "tensor-memory regions " << a.describe() << " and " << b.describe() << " overlap");
     }
   }
-  // Shared memory: the tiles' rings disjoint and aligned to their swizzle pattern (Table 41).
+  // Shared memory: the tiles' rings disjoint and aligned to their swizzle pattern (Table 41); a
+  // tile the planner laid over a ring (the TMA epilogue's staging ring, used once the ring is no
+  // longer read) starts with that ring and ends before the other tiles' memory does.
+  uint32_t end = 0;
+  for (const auto& a : p.smem)
+    if (a.overlay.empty()) end = std::max(end, a.offset + a.stage_bytes * static_cast<uint32_t>(a.stages));
   for (size_t i = 0; i < p.smem.size(); ++i) {
     const auto& a = p.smem[i];
     CHECK(a.offset % static_cast<uint32_t>(std::max(16, isa::pattern_bytes(a.layout.swizzle))) == 0);
     CHECK(a.stage_bytes % a.align == 0);
+    if (!a.overlay.empty()) {
+      const auto over = std::find_if(p.smem.begin(), p.smem.end(), [&](const plan::SmemPlacement& x) { return x.name == a.overlay; });
+      REQUIRE(over != p.smem.end());
+      CHECK(a.offset == over->offset);
+      CHECK(a.offset + a.stage_bytes * static_cast<uint32_t>(a.stages) <= end);
+      continue;
+    }
     for (size_t j = 0; j < i; ++j) {
       const auto& b = p.smem[j];
+      if (!b.overlay.empty()) continue;
       CHECK((a.offset >= b.offset + b.stage_bytes * static_cast<uint32_t>(b.stages) || b.offset >= a.offset + a.stage_bytes * static_cast<uint32_t>(a.stages)));
     }
   }

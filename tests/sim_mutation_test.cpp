@@ -147,6 +147,38 @@ TEST_CASE("mutations of a persistent kernel's accumulator ring make the simulati
   }
 }
 
+// A TMA epilogue's staging ring (gemm.epilogue tma): two CTAs walk five tiles, four boxes a tile
+// through two stages, so box j's stage is written again by box j + 2, of this tile or the next.
+TEST_CASE("mutations of a TMA epilogue's bulk groups and barriers make the simulation fail") {
+  const std::string stem = "gemm_bf16_persistent_tma_128x256x64";
+  const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + stem + ".json")));
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
+  const std::string golden = support::slurp(support::source_root() + "/golden/" + stem + ".ptx");
+  const int64_t m = 5 * 128 - 3, n = 248, k = 5 * 64 - 7;
+  {
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(golden), manifest, m, n, k, 5, {}, 2);
+    REQUIRE_MESSAGE(r.error.empty(), r.error);
+    REQUIRE(r.worst <= 1.0);
+    REQUIRE(r.stats.tma_stores == 5 * 4);
+  }
+  static const Mutation kMutations[] = {
+      {"the wait_group.read before a stage is written again dropped (box j + 2 overwrites box j's stage while it is read)",
+       R"(\t@!%p\d+ cp\.async\.bulk\.wait_group\.read 1;[^\n]*\n)", "", -1, "race: st.shared writes shared memory",
+       "reads it (no wait for its completion)"},
+      {"the last tile's wait_group.read 0 dropped (the CTA may exit while its stores read shared memory)",
+       R"(\tcp\.async\.bulk\.wait_group\.read 0;[^\n]*\n)", "", 0,
+       "exits with cp.async.bulk.tensor stores still reading shared memory", ""},
+      {"the barrier between the box's writes and its store dropped (the store reads rows not yet written)",
+       R"(\tbar\.sync 1, 128;\s*// the box is in shared memory\n)", "", -1, "race: st.shared writes shared memory", ""},
+  };
+  for (const Mutation& mu : kMutations) {
+    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
+    REQUIRE(ptx != golden);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, m, n, k, 5, {}, 2);
+    check(mu, r.error, r.worst, r.where);
+  }
+}
+
 TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") {
   {  // A pair: the even CTA expects only its own bytes; the odd CTA's loads then land on a later phase.
     const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_bf16_cta2_m256.json")));

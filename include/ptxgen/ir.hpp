@@ -202,11 +202,16 @@ struct Op {
   // that must be done with the ring `via` overlays before it is written; 0 when it has its own memory.
   Ref via;
   int via_shared_by = 0;
+  // tcgen05 registers by TMA (the template's TMA epilogue): the registers hold one box of D, which
+  // goes to stage `via_stage` of the staging ring `via` once the issuing thread's stores that read
+  // that stage before have (at most `pending` newer bulk groups still reading: the ring's stages
+  // - 1), then one thread stores it.
+  int via_stage = 0;
   // wait / arrive / commit / expect_tx / loads and mmas on ring tiles
   Phase phase;
   // mma (D) / tmem_load (src): a ring of tensor memory over a persistent role's tiles
   TmemRing tmem_ring;
-  int pending = 0;         // mma_wait
+  int pending = 0;         // mma_wait; a tcgen05 TMA store: the bulk groups that may still read (via_stage)
   std::string note;        // what the step does, when the lowering says it better than the planner
   bool leader_only = false;  // expect_tx / commit in a pair: CTA 0 only (or both CTAs' barriers)
 };

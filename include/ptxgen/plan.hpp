@@ -413,6 +413,14 @@ struct StoreStep {
   int box_cols = 0, boxes = 0, warpgroups = 1;
   int shared_by = 0;
   bool reuse = false;
+  // tcgen05 (the registers of tcgen05.ld, src.wgmma false): the registers are one box of
+  // `box_rows` rows x `box_cols` elements, written by the warps that hold them into the stage at
+  // stage_offset once the issuing thread (lane 0 of the role's first warp) has waited until at most
+  // `pending` of its bulk groups still read (the stage's previous box), then stored by that thread.
+  // `overlay`: the stage lies over the operand ring, which the MMAs read through the async proxy.
+  int box_rows = 0;
+  int pending = -1;
+  bool overlay = false;
 };
 
 // ---- Narrow calls: tcgen05.ld / tcgen05.st, stores and wgmma registers (src/rules/verify_regs.cpp)
@@ -591,6 +599,7 @@ struct Plan {
   OutputSize size;                        // the whole kernel's, an upper bound (OUTPUT-SIZE)
   int mma_instructions() const;           // tcgen05.mma / wgmma instructions (one warpgroup's for wgmma)
   int tma_boxes() const;                  // cp.async.bulk.tensor instructions
+  int tma_stores() const;                 // cp.async.bulk.tensor stores of D (a wgmma warpgroup's boxes are one code path)
 };
 
 struct Analysis {

@@ -434,8 +434,16 @@ void Emitter::roles() {
       w.ins("@" + skip + " bra " + teardown);
     }
     if (r.max_registers) w.ins("setmaxnreg." + std::string(r.max_registers >= 128 ? "inc" : "dec") + ".sync.aligned.u32 " + s(r.max_registers));
-    if (r.persistent) tile_loop(r);
-    else steps(r.steps);
+    if (r.persistent) {
+      tile_loop(r);
+    } else {
+      steps(r.steps);
+      // A tcgen05 epilogue's TMA stores have read the staging ring before the CTA's shared memory
+      // goes (a wgmma store waits in its own step; a persistent role after its tile loop).
+      bool boxes = false;
+      for (const auto& st : r.steps) boxes = boxes || (st.kind == plan::StepKind::store && st.store.tma && !st.store.src.wgmma);
+      if (boxes) w.ins(spell::bulk_wait_read() + " 0", "the stores have read the staging ring");
+    }
     w.ins("bra " + teardown);
     w.label(next);
   }

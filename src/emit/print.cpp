@@ -167,7 +167,12 @@ struct Printer {
         o += in2 + st.store.src.name + " (" + dt(st.store.src.dtype) + ") -> " + st.store.global + " (" + dt(st.store.to) + ") at (" +
              affine_text(st.store.row0) + ", " + affine_text(st.store.col0) + ")" +
              (st.store.clip ? ", clipped to " + st.store.rows_param + " x " + st.store.cols_param : "") + "\n";
-        if (st.store.tma)
+        if (st.store.tma && !st.store.src.wgmma)
+          o += in2 + "via shared \"" + st.store.stage + "\" at " + s(st.store.stage_offset) + (st.store.overlay ? " (over the ring)" : "") +
+               ": one box of " + s(st.store.box_cols) + " x " + s(st.store.box_rows) + ", written by the warps that hold it once " +
+               spell::bulk_wait_read() + " " + s(st.store.pending) + " says the stage's previous box has been read, then " +
+               spell::tma_store() + " through " + st.store.map.param + ", " + spell::bulk_commit() + "\n";
+        else if (st.store.tma)
           o += in2 + "via shared \"" + st.store.stage + "\" at " + s(st.store.stage_offset) +
                (st.store.shared_by ? " (over the ring, once all " + s(st.store.shared_by) + " consumer threads are done with it)" : "") +
                ": each warpgroup's 64 rows as " + s(st.store.boxes) + " boxes of " + s(st.store.box_cols) + " x 64, then " +
@@ -279,7 +284,8 @@ std::string plan_text(const Plan& pl) {
     const auto& l = sm.layout;
     o += "  smem     " + sm.name + ": " + dt(sm.dtype) + " " + s(l.mn) + " x " + s(l.k) + " " + (l.major == isa::Major::k ? "K" : "MN") +
          "-major " + std::string(isa::name(l.swizzle)) + " at " + s(sm.offset) + " (" + s(l.bytes) + " B, align " + s(sm.align) +
-         (sm.stages > 1 ? ", a ring of " + s(sm.stages) + " stages " + s(sm.stage_bytes) + " B apart" : "") + ")\n";
+         (sm.stages > 1 ? ", a ring of " + s(sm.stages) + " stages " + s(sm.stage_bytes) + " B apart" : "") +
+         (sm.overlay.empty() ? "" : ", over \"" + sm.overlay + "\"'s ring") + ")\n";
     o += "           atom " + s(l.atom_mn) + " x " + s(l.atom_k) + ", LBO " + s(l.lbo) + " B, SBO " + s(l.sbo) + " B\n";
   }
   for (size_t i = 0; i < pl.allocs.size(); ++i)
@@ -385,7 +391,8 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       if (st.store.tma)
         x["store"]["tma"] = {{"instruction", spell::tma_store()}, {"tensor_map", st.store.map.param}, {"stage", st.store.stage},
                              {"stage_offset", st.store.stage_offset}, {"boxes", st.store.boxes}, {"box_cols", st.store.box_cols},
-                             {"box_stride", st.store.box_stride}, {"shared_by", st.store.shared_by}, {"reuse", st.store.reuse}};
+                             {"box_stride", st.store.box_stride}, {"shared_by", st.store.shared_by}, {"reuse", st.store.reuse},
+                             {"box_rows", st.store.box_rows}, {"pending", st.store.pending}, {"overlay", st.store.overlay}};
       if (pl.cta_group == 2) x["store"]["per_cta"] = {st.store.cta_row, st.store.cta_col};
       break;
     case StepKind::commit:

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gemm_epilogue.hpp"
 #include "ptxgen/lower.hpp"
 
 namespace ptxgen::lower {
@@ -436,9 +437,16 @@ struct Gemm {
   // 0-3 (tcgen05.ld reaches a warp's own 32-lane quarter, §9.7.16.8.1) and stored to D, clipped.
   void epilogue(ir::Role& epi) {
     int chunk_id = 0;
+    // "epilogue": "tma": the same runs of D's cells, stored box by box through shared memory.
+    const bool tma = g.epilogue == spec::Epilogue::tma;
+    std::vector<detail::Segment> segments;
     // Columns [c0, c1) of `cells` (a rows view), lanes [l0, l1), to D's row `row` and column `col`.
     auto chunks = [&](const std::string& cells, int c0, int c1, int l0, int l1, const ir::Affine& row, int64_t col,
                       std::optional<isa::LdShape> shape) {
+      if (tma) {
+        segments.push_back({cells, c0, c1, l0, l1, layout_f() ? 64 : l1 - l0, row, col, shape});
+        return;
+      }
       for (int c = c0; c < c1;) {
         int num = 32;
         while (num > c1 - c) num >>= 1;
@@ -493,6 +501,7 @@ struct Gemm {
         }
       }
     }
+    if (tma) detail::tma_epilogue(k, epi, segments, {g.d, tn, persistent, acc_ring});
   }
 
   // A persistent CTA's accumulator: two buffers in tensor memory when 2 x D's columns (and A's)

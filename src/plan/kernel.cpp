@@ -122,6 +122,15 @@ int Plan::tma_boxes() const {
   return n;
 }
 
+int Plan::tma_stores() const {
+  int n = 0;
+  for (const auto& r : roles)
+    each_step(r.steps, [&](const Step& s) {
+      if (s.kind == StepKind::store && s.store.tma) n += s.store.boxes;
+    });
+  return n;
+}
+
 uint64_t encoded(const isa::SmemDesc& d) {
   auto v = isa::encode(d);
   if (!v) throw std::logic_error("shared-memory descriptor does not encode");
@@ -228,15 +237,15 @@ std::map<std::string, SmemPlacement> place_tiles(const ir::Kernel& k) {
     const std::string over = overlay_of(n);
     if (over.empty()) continue;
     t.stage_bytes = round_up(t.layout.bytes, t.align);
+    const uint32_t bytes = t.stages > 1 ? t.stage_bytes * static_cast<uint32_t>(t.stages) : t.layout.bytes;  // a ring too
     const auto at = placed.find(over);
-    if (at != placed.end() && overlay_of(over).empty() && at->second.offset % t.align == 0 &&
-        at->second.offset + t.layout.bytes <= off) {
+    if (at != placed.end() && overlay_of(over).empty() && at->second.offset % t.align == 0 && at->second.offset + bytes <= off) {
       t.offset = at->second.offset;
       t.overlay = over;
     } else {
       off = round_up(off, t.align);
       t.offset = off;
-      off += t.layout.bytes;
+      off += bytes;
     }
   }
   return placed;

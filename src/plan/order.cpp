@@ -281,7 +281,12 @@ class Sequencer {
         st.kind = StepKind::store;
         if (t->tma) {
           bool known = false;
-          for (const auto& m : out_.tensor_maps) known = known || m.param == t->map.param;
+          for (const auto& m : out_.tensor_maps)
+            if (m.param == t->map.param) {
+              known = true;
+              if (m.box_inner != t->map.box_inner || m.box_outer != t->map.box_outer || m.global != t->map.global)
+                throw std::logic_error("two TMA stores through one tensor map parameter with different boxes");
+            }
           if (!known) out_.tensor_maps.push_back(t->map);
         }
         st.store = *t;
