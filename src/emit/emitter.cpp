@@ -357,19 +357,9 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
     if (b.tmem_ring.stages > 1) ts.insert(b.tmem_ring.stages);
   });
   role_ring.clear();
-  for (int n : rs) {
-    const std::string stg = w.r32(), ph = w.r32();
-    w.ins("mov.u32 " + stg + ", 0", "stage of a ring of " + s(n) + ", kept from tile to tile");
-    w.ins("mov.u32 " + ph + ", 0", "its phase");
-    role_ring[n] = {stg, ph};
-  }
+  for (int n : rs) role_ring[n] = ring_regs(n, ", kept from tile to tile");
   tile_ring.clear();
-  for (int n : ts) {
-    const std::string stg = w.r32(), ph = w.r32();
-    w.ins("mov.u32 " + stg + ", 0", "stage of a ring of " + s(n) + " over this CTA's tiles");
-    w.ins("mov.u32 " + ph + ", 0", "its phase");
-    tile_ring[n] = {stg, ph};
-  }
+  for (int n : ts) tile_ring[n] = ring_regs(n, " over this CTA's tiles");
   w.ins("mov.u32 " + tile + ", %ctaid.x", "this CTA's first tile");
   w.ins("mov.u32 " + step + ", %nctaid.x");
   if (pair()) {  // CTAs 2p and 2p + 1 are pair p: the pairs walk the tiles
@@ -384,13 +374,7 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
   tile_of(tile, tiles_m, tiles_n);
   w.blank();
   steps(r.steps);
-  for (const auto& [n, sp] : tile_ring) {  // the next tile's stage and phase
-    const std::string wrap = w.pred();
-    w.ins("add.u32 " + sp.first + ", " + sp.first + ", 1");
-    w.ins("setp.eq.u32 " + wrap + ", " + sp.first + ", " + s(n));
-    w.ins("@" + wrap + " mov.u32 " + sp.first + ", 0");
-    w.ins("@" + wrap + " xor.b32 " + sp.second + ", " + sp.second + ", 1");
-  }
+  advance(tile_ring);  // the next tile's stage and phase
   w.ins("add.u32 " + tile + ", " + tile + ", " + step);
   w.ins("bra " + top);
   w.label(end);
@@ -564,10 +548,7 @@ void Emitter::loop_step(const plan::Step& st) {
       loop.ring[r] = role_ring.at(r);
       continue;
     }
-    const std::string stg = w.r32(), ph = w.r32();
-    w.ins("mov.u32 " + stg + ", 0", "stage of a ring of " + s(r));
-    w.ins("mov.u32 " + ph + ", 0", "its phase");
-    loop.ring[r] = {stg, ph};
+    loop.ring[r] = ring_regs(r, "");
   }
   const std::string top = label(), end = top + "_end";
   w.label(top);
@@ -579,18 +560,31 @@ void Emitter::loop_step(const plan::Step& st) {
   w.ins("setp.eq.u32 " + loop.always + ", " + loop.kb + ", " + loop.kb, "a true predicate operand");
   steps(st.body);
   w.ins("add.u32 " + loop.kb + ", " + loop.kb + ", 1");
-  for (const auto& [r, sp] : loop.ring) {
+  advance(loop.ring);
+  w.ins("bra " + top);
+  w.label(end);
+  after_ring = loop.ring;  // its last iteration, for the steps after the loop that name it (a lag)
+  loop = LoopRegs{};
+  w.blank();
+}
+
+// Stage and phase registers of a ring of `n`, both 0; `what` ends the comment.
+std::pair<std::string, std::string> Emitter::ring_regs(int n, const std::string& what) {
+  const std::string stg = w.r32(), ph = w.r32();
+  w.ins("mov.u32 " + stg + ", 0", "stage of a ring of " + s(n) + what);
+  w.ins("mov.u32 " + ph + ", 0", "its phase");
+  return {stg, ph};
+}
+
+// Each ring's next stage, and its phase flipped where the ring wraps.
+void Emitter::advance(const std::map<int, std::pair<std::string, std::string>>& rings) {
+  for (const auto& [r, sp] : rings) {
     const std::string wrap = w.pred();
     w.ins("add.u32 " + sp.first + ", " + sp.first + ", 1");
     w.ins("setp.eq.u32 " + wrap + ", " + sp.first + ", " + s(r));
     w.ins("@" + wrap + " mov.u32 " + sp.first + ", 0");
     w.ins("@" + wrap + " xor.b32 " + sp.second + ", " + sp.second + ", 1");
   }
-  w.ins("bra " + top);
-  w.label(end);
-  after_ring = loop.ring;  // its last iteration, for the steps after the loop that name it (a lag)
-  loop = LoopRegs{};
-  w.blank();
 }
 
 // The rings a loop body uses: its tiles' and barriers' stage counts.

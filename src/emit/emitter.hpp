@@ -66,6 +66,8 @@ struct Emitter {
   void tile_of(const std::string& lin, const std::string& rows, const std::string& cols);
   void tile_loop(const plan::RolePlan& r);
   std::set<int> rings(const std::vector<plan::Step>& body);
+  std::pair<std::string, std::string> ring_regs(int n, const std::string& what);
+  void advance(const std::map<int, std::pair<std::string, std::string>>& rings);
 
   // emitter.cpp
   std::string header() const;

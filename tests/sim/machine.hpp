@@ -166,6 +166,9 @@ class Machine {
   void tma_complete(Async& a);
   // TMA stores and their bulk async-groups (tma.cpp).
   const TensorMap& tensor_map_of(const Thread& t, const Opnd& o) const;
+  Async tma_async(const Thread& t, const Ins& in, Async::Kind kind, const Opnd& map, const Opnd& coords) const;
+  uint32_t tma_row_bytes(const Thread& t, const TensorMap& m) const;
+  void tma_queue(Thread& t, Async&& a, uint32_t cta, uint32_t off, uint32_t bytes, bool write, const char* what);
   void tma_store_issue(Thread& t, const Ins& in);
   void tma_store_complete(Async& a);
   bool bulk_wait(Thread& t, const Ins& in);  // false: blocked until older groups complete

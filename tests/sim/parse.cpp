@@ -424,13 +424,8 @@ struct Parser {
       if (has(mods, "im2col") || has(mods, "L2::cache_hint")) fail("unsupported TMA store mode");
       in.op = Op::tma_store;
       need(2);
-      const std::string inner = trim(args[0].substr(1, args[0].size() - 2));
-      const auto parts2 = split_top(inner, ',');
-      if (parts2.size() != 2) fail("bad tensor operand");
-      in.o[0] = operand(parts2[0]);
-      in.o[1] = operand(parts2[1]);
+      tensor_operand(args[0], in.o[0], in.o[1]);  // [tmap, {c0, c1}], [smem]
       in.o[2] = operand(args[1]);
-      if (in.o[1].kind != Opnd::vec || in.o[1].count != 2) fail("a 2-D TMA takes two coordinates");
       in.nops = 3;
     } else if (base == "cp") {
       if (!(has(mods, "async") && has(mods, "bulk") && has(mods, "tensor") && has(mods, "2d")))
@@ -442,14 +437,9 @@ struct Parser {
       if (has(mods, "L2::cache_hint") && args.size() == 4) args.pop_back();  // a hint, not a semantics
       need(3);
       // [dst], [tmap, {c0, c1}], [mbar]
-      const std::string inner = trim(args[1].substr(1, args[1].size() - 2));
-      const auto parts2 = split_top(inner, ',');
-      if (parts2.size() != 2) fail("bad tensor operand");
       in.o[0] = operand(args[0]);
-      in.o[1] = operand(parts2[0]);
-      in.o[2] = operand(parts2[1]);
+      tensor_operand(args[1], in.o[1], in.o[2]);
       in.o[3] = operand(args[2]);
-      if (in.o[2].kind != Opnd::vec || in.o[2].count != 2) fail("a 2-D TMA takes two coordinates");
       in.nops = 4;
     } else if (base == "tcgen05") {
       tcgen05(in, mods, args);
@@ -458,6 +448,15 @@ struct Parser {
     }
     k.code.push_back(in);
     k.text.push_back(text);
+  }
+
+  // A TMA's tensor operand "[tmap, {c0, c1}]": the map and the two coordinates.
+  void tensor_operand(const std::string& arg, Opnd& map, Opnd& coords) {
+    const auto parts = split_top(trim(arg.substr(1, arg.size() - 2)), ',');
+    if (parts.size() != 2) fail("bad tensor operand");
+    map = operand(parts[0]);
+    coords = operand(parts[1]);
+    if (coords.kind != Opnd::vec || coords.count != 2) fail("a 2-D TMA takes two coordinates");
   }
 
   void tcgen05(Ins& in, const std::vector<std::string>& mods, const std::vector<std::string>& args) {

@@ -22,24 +22,48 @@ const TensorMap& Machine::tensor_map_of(const Thread& t, const Opnd& o) const {
   return m;
 }
 
-void Machine::tma_issue(Thread& t, const Ins& in) {
+// A TMA operation of `kind` through the map `map` at the coordinates `coords` (v[2], v[3]).
+Async Machine::tma_async(const Thread& t, const Ins& in, Async::Kind kind, const Opnd& map, const Opnd& coords) const {
   Async a;
-  a.kind = Async::tma;
+  a.kind = kind;
   a.ins = &in;
   a.cta = t.cta;
-  a.map = &tensor_map_of(t, in.o[1]);
-  const TensorMap& m = *a.map;
-  const uint32_t* c = &k.pool[in.o[2].r];
+  a.map = &tensor_map_of(t, map);
+  const uint32_t* c = &k.pool[coords.r];
   a.v[2] = reg(t, c[0]) & 0xFFFFFFFFu;
   a.v[3] = reg(t, c[1]) & 0xFFFFFFFFu;
+  return a;
+}
+
+// A box row's bytes in shared memory, the box as cuTensorMapEncodeTiled takes it: at most 256 per
+// dimension, rows whole 16 bytes (the padded types: whole groups of 16 elements), within the
+// swizzle span.
+uint32_t Machine::tma_row_bytes(const Thread& t, const TensorMap& m) const {
   const uint32_t row_bytes = m.smem_bits == 8 && m.elem_bits < 8 ? m.box[0] / 16 * 16 : m.box[0] * static_cast<uint32_t>(m.elem_bits) / 8;
-  const uint32_t bytes = row_bytes * m.box[1];
-  // The box as cuTensorMapEncodeTiled takes it: at most 256 per dimension, rows whole 16 bytes (the
-  // padded types: whole groups of 16 elements), within the swizzle span.
   if (m.box[0] == 0 || m.box[1] == 0 || m.box[0] > 256 || m.box[1] > 256) fail(&t, "TMA box dimensions outside 1..256");
   if (row_bytes % 16 || (m.smem_bits == 8 && m.elem_bits < 8 && m.box[0] % 16) || (m.elem_bits * m.box[0]) % 8)
     fail(&t, "TMA box row of " + std::to_string(row_bytes) + " bytes is not whole 16-byte pieces");
   if (m.swizzle && row_bytes > static_cast<uint32_t>(m.swizzle)) fail(&t, "TMA box row wider than its swizzle span");
+  return row_bytes;
+}
+
+// Where byte `s` of a box (rows one after another from its start) lies: the swizzle moves each
+// `atom`-byte piece of a 128-byte line to piece ^ (line mod (span / atom)) (§5.5.7), on the
+// absolute shared address.
+namespace {
+uint32_t swizzled(const TensorMap& m, uint32_t s) {
+  if (!m.swizzle) return s;
+  const uint32_t line = s / 128, atoms = 128 / static_cast<uint32_t>(m.atom);
+  const uint32_t piece = (s % 128) / static_cast<uint32_t>(m.atom);
+  const uint32_t moved = (piece ^ (line % static_cast<uint32_t>(m.swizzle / m.atom))) % atoms;
+  return line * 128 + moved * static_cast<uint32_t>(m.atom) + s % static_cast<uint32_t>(m.atom);
+}
+}  // namespace
+
+void Machine::tma_issue(Thread& t, const Ins& in) {
+  Async a = tma_async(t, in, Async::tma, in.o[1], in.o[2]);
+  const TensorMap& m = *a.map;
+  const uint32_t bytes = tma_row_bytes(t, m) * m.box[1];
   const auto [dcta, doff] = shared(t, addr_of(t, in.o[0]), true, bytes);
   const auto [bcta, boff] = shared(t, addr_of(t, in.o[3]), true, 8);
   if (doff % 128) fail(&t, "TMA destination " + hex(doff) + " not 128-byte aligned");
@@ -51,11 +75,17 @@ void Machine::tma_issue(Thread& t, const Ins& in) {
   a.v[4] = bcta;
   a.v[5] = boff;
   a.v[6] = bytes;
-  Region r{dcta, true, false, {}};
-  for (uint32_t u = doff / 16; u < (doff + bytes + 15) / 16; ++u) r.units.push_back(u);
-  check_region(r, &t, "a TMA load");
-  hold(a, std::move(r));
   ++stats.tma_boxes;
+  tma_queue(t, std::move(a), dcta, doff, bytes, true, "a TMA load");
+}
+
+// Registers the bytes [off, off + bytes) of CTA `cta`'s shared memory a TMA operation writes or
+// reads (checked against the operations in flight) and queues it.
+void Machine::tma_queue(Thread& t, Async&& a, uint32_t cta, uint32_t off, uint32_t bytes, bool write, const char* what) {
+  Region r{cta, write, false, {}};
+  for (uint32_t u = off / 16; u < (off + bytes + 15) / 16; ++u) r.units.push_back(u);
+  check_region(r, &t, what);
+  hold(a, std::move(r));
   trace_issue(a);
   async.push_back(std::move(a));
 }
@@ -89,18 +119,9 @@ void Machine::tma_complete(Async& a) {
         row[b / 8] = static_cast<uint8_t>((row[b / 8] & ~(1u << (b % 8))) | (((bits >> i) & 1) << (b % 8)));
       }
     }
-    // Rows land one after another; the swizzle moves each `atom`-byte piece of a 128-byte line to
-    // piece ^ (line mod (span / atom)) (§5.5.7), on the absolute shared address.
-    for (uint32_t x = 0; x < row_bytes; x += 16) {
-      uint32_t s = doff + y * row_bytes + x;
-      if (m.swizzle) {
-        const uint32_t line = s / 128, atoms = 128 / static_cast<uint32_t>(m.atom);
-        const uint32_t piece = (s % 128) / static_cast<uint32_t>(m.atom);
-        const uint32_t moved = (piece ^ (line % static_cast<uint32_t>(m.swizzle / m.atom))) % atoms;
-        s = line * 128 + moved * static_cast<uint32_t>(m.atom) + s % static_cast<uint32_t>(m.atom);
-      }
-      std::copy_n(row.data() + x, 16, smem_ptr(dcta, s, 16, &a, nullptr));
-    }
+    // Rows land one after another, swizzled.
+    for (uint32_t x = 0; x < row_bytes; x += 16)
+      std::copy_n(row.data() + x, 16, smem_ptr(dcta, swizzled(m, doff + y * row_bytes + x), 16, &a, nullptr));
   }
   mbar_arrive(static_cast<uint32_t>(a.v[4]), static_cast<uint32_t>(a.v[5]), 0, -static_cast<int64_t>(a.v[6]), nullptr, &a);
 }
@@ -112,35 +133,19 @@ void Machine::tma_complete(Async& a) {
 // happen at completion, which the simulator delays as long as it can, so a thread that writes the
 // box before waiting for its group's reads (cp.async.bulk.wait_group.read) is reported as a race.
 void Machine::tma_store_issue(Thread& t, const Ins& in) {
-  Async a;
-  a.kind = Async::tma_store;
-  a.ins = &in;
-  a.cta = t.cta;
-  a.map = &tensor_map_of(t, in.o[0]);
+  Async a = tma_async(t, in, Async::tma_store, in.o[0], in.o[1]);
   const TensorMap& m = *a.map;
-  const uint32_t* c = &k.pool[in.o[1].r];
-  a.v[2] = reg(t, c[0]) & 0xFFFFFFFFu;
-  a.v[3] = reg(t, c[1]) & 0xFFFFFFFFu;
   if (m.elem_bits < 8 || m.smem_bits != m.elem_bits) fail(&t, "a TMA store of sub-byte or padded elements is not simulated");
-  const uint32_t row_bytes = m.box[0] * static_cast<uint32_t>(m.elem_bits) / 8;
-  const uint32_t bytes = row_bytes * m.box[1];
-  if (m.box[0] == 0 || m.box[1] == 0 || m.box[0] > 256 || m.box[1] > 256) fail(&t, "TMA box dimensions outside 1..256");
-  if (row_bytes % 16) fail(&t, "TMA box row of " + std::to_string(row_bytes) + " bytes is not whole 16-byte pieces");
-  if (m.swizzle && row_bytes > static_cast<uint32_t>(m.swizzle)) fail(&t, "TMA box row wider than its swizzle span");
+  const uint32_t bytes = tma_row_bytes(t, m) * m.box[1];
   const auto [scta, soff] = shared(t, addr_of(t, in.o[2]), false, bytes);
   if (soff % 128) fail(&t, "TMA store source " + hex(soff) + " not 128-byte aligned");
   a.v[0] = scta;
   a.v[1] = soff;
   a.v[4] = static_cast<uint64_t>(&t - threads.data());
   a.v[5] = t.bulk_open;
-  Region r{scta, false, false, {}};
-  for (uint32_t u = soff / 16; u < (soff + bytes + 15) / 16; ++u) r.units.push_back(u);
-  check_region(r, &t, "a TMA store");
-  hold(a, std::move(r));
   ++t.bulk_open_in_flight;
   ++stats.tma_stores;
-  trace_issue(a);
-  async.push_back(std::move(a));
+  tma_queue(t, std::move(a), scta, soff, bytes, false, "a TMA store");
 }
 
 void Machine::tma_store_complete(Async& a) {
@@ -154,14 +159,8 @@ void Machine::tma_store_complete(Async& a) {
     for (uint32_t x = 0; x < m.box[0]; ++x) {
       const int64_t gx = c0 + x;
       if (gx < 0 || static_cast<uint64_t>(gx) >= m.dims[0]) continue;
-      // The element's byte in the box as a load would place it, then the swizzle (§5.5.7).
-      uint32_t s = soff + y * row_bytes + x * eb;
-      if (m.swizzle) {
-        const uint32_t line = s / 128, atoms = 128 / static_cast<uint32_t>(m.atom);
-        const uint32_t piece = (s % 128) / static_cast<uint32_t>(m.atom);
-        const uint32_t moved = (piece ^ (line % static_cast<uint32_t>(m.swizzle / m.atom))) % atoms;
-        s = line * 128 + moved * static_cast<uint32_t>(m.atom) + s % static_cast<uint32_t>(m.atom);
-      }
+      // The element's byte in the box as a load would place it, swizzled.
+      const uint32_t s = swizzled(m, soff + y * row_bytes + x * eb);
       const uint64_t byte = m.global + static_cast<uint64_t>(gy) * m.stride + static_cast<uint64_t>(gx) * eb;
       uint8_t* g = global.find(byte, eb);
       if (!g) fail_async(a, "TMA store writes global memory outside every buffer at " + hex(byte));
