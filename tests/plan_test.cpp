@@ -195,7 +195,9 @@ TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays corr
   const char* majors[][2] = {{"k", "k"}, {"m", "k"}, {"k", "n"}, {"m", "n"}};
   const nlohmann::json swizzles[] = {0, 32, 64, 128, "128_base32b"};
   const int tiles[][3] = {{64, 64, 64}, {128, 96, 128}, {256, 128, 64}, {128, 264, 32}, {192, 48, 128}};
-  int planned = 0, refused = 0;
+  // Each spec in turn one CTA per tile or persistent, and with the direct or the TMA epilogue
+  // (those are also emitted: the tile loops, the accumulator ring and the staging ring).
+  int planned = 0, refused = 0, variant = 0;
   for (const auto& t : types)
     for (const auto& mj : majors)
       for (const auto& sw : swizzles)
@@ -215,6 +217,13 @@ TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays corr
               if (std::string(src) == "wgmma") j["target"] = "sm_90a";
               else g["a_source"] = src;
               g["stages"] = 1;
+              const bool persistent = variant % 2 == 1, tma = variant % 4 >= 2;
+              ++variant;
+              if (persistent) {
+                g["schedule"] = "persistent";
+                g["cluster"] = {cta, 1, 1};
+              }
+              if (tma) g["epilogue"] = "tma";
               Diagnostics d;
               auto c = rules::parse_and_check(j.dump(), d);
               if (!c.ok) {
@@ -228,6 +237,7 @@ TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays corr
               std::string errs;
               for (const auto& e : r.errors) errs += e + "\n";
               REQUIRE_MESSAGE(r.ok, errs);
+              if (persistent || tma) CHECK(!emit::ptx(p).empty());
               ++planned;
             }
   MESSAGE("sweep: " << planned << " specs planned and replayed, " << refused << " refused by rules");
