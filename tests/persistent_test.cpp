@@ -247,10 +247,11 @@ TEST_CASE("stages chosen beside a persistent TMA epilogue's staging ring fit sha
   doc["gemm"].erase("stages");
   doc["gemm"]["schedule"] = "persistent";
   doc["gemm"]["epilogue"] = "tma";
-  for (const auto& [m, n, k] : {std::array<int, 3>{128, 256, 64}, {128, 128, 64}, {64, 256, 64}, {128, 320, 64}, {256, 256, 64}}) {
+  for (const auto& tile : {std::array<int, 3>{128, 256, 64}, {128, 128, 64}, {64, 256, 64}, {128, 320, 64}, {256, 256, 64}}) {
+    const int m = tile[0], n = tile[1];  // not a structured binding: clang 14 cannot capture one (CAPTURE)
     CAPTURE(m);
     CAPTURE(n);
-    doc["gemm"]["tile"] = {{"m", m}, {"n", n}, {"k", k}};
+    doc["gemm"]["tile"] = {{"m", m}, {"n", n}, {"k", tile[2]}};
     const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));  // no SMEM-BUDGET
     CHECK(p.smem_bytes <= static_cast<uint32_t>(isa::target_info(p.target).smem_per_block_max));
   }
