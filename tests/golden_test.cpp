@@ -54,10 +54,19 @@ TEST_CASE("ptxas assembles every golden for its target") {
     const auto& t = isa::target_info(s.target);
     const std::string golden = support::source_root() + "/golden/" + support::stem(f) + ".ptx";
     const std::string cubin = tmp + "/" + support::stem(f) + ".cubin";
-    io::Run r = io::run({*ptxas, "-arch=" + std::string(t.name), golden, "-o", cubin});
+    io::Run r = io::run({*ptxas, "-v", "-arch=" + std::string(t.name), golden, "-o", cubin});
     REQUIRE(r.launched);
     CHECK_MESSAGE(r.exit_code == 0, "ptxas " << ver->text << " rejected " << golden << ":\n" << r.output);
     ++assembled;
+    if (s.gemm) {
+      // The template's kernels keep everything in registers: ptxas -v reports no local-memory
+      // spills (a program may ask for more registers than a thread has: prog_ldst_shapes).
+      static const std::regex spill("(\\d+) bytes spill stores, (\\d+) bytes spill loads");
+      int reports = 0;
+      for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), spill); it != std::sregex_iterator(); ++it, ++reports)
+        CHECK_MESSAGE(((*it)[1] == "0" && (*it)[2] == "0"), "ptxas spills in " << golden << ": " << it->str());
+      CHECK_MESSAGE(reports > 0, "no spill report from ptxas -v:\n" << r.output);
+    }
     if (nvdisasm && r.exit_code == 0) {
       // One tensor-core MMA instruction in the SASS per planned MMA (wgmma: every warpgroup runs
       // the same instructions, so those of one warpgroup).
@@ -68,9 +77,11 @@ TEST_CASE("ptxas assembles every golden for its target") {
       static const std::regex mma("\\b(UTC[A-Z]*MMA|HGMMA|QGMMA|IGMMA)\\b");
       const auto count = std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), mma), std::sregex_iterator());
       CHECK(count == want);
-      // One UTMALDG per planned box (plain loads issue none; a pipeline's loop issues each once).
-      static const std::regex tma("\\bUTMALDG\\b");
+      // One UTMALDG per planned box (plain loads issue none; a pipeline's loop issues each once),
+      // one UTMASTG per planned TMA store of D.
+      static const std::regex tma("\\bUTMALDG\\b"), tma_st("\\bUTMASTG\\b");
       CHECK(std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), tma), std::sregex_iterator()) == p.tma_boxes());
+      CHECK(std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), tma_st), std::sregex_iterator()) == p.tma_stores());
     }
   }
   std::filesystem::remove_all(tmp);

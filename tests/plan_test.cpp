@@ -3,6 +3,7 @@
 // reference model (written from the ISA, not from our encoders) computes the right GEMM.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -21,12 +22,14 @@ const plan::RolePlan* role(const plan::Plan& p, const std::string& name) {
   return nullptr;
 }
 
-// The steps of a role's K loop (the role's first step).
+// The steps of a role's K loop (the role's first loop: a persistent MMA issuer first waits for its
+// accumulator buffer).
 const std::vector<plan::Step>& loop_body(const plan::Plan& p, const std::string& name) {
   const plan::RolePlan* r = role(p, name);
   REQUIRE(r);
-  REQUIRE(!r->steps.empty());
-  REQUIRE(r->steps[0].kind == plan::StepKind::loop);
+  for (const auto& st : r->steps)
+    if (st.kind == plan::StepKind::loop) return st.body;
+  FAIL("role " << name << " has no loop");
   return r->steps[0].body;
 }
 
@@ -133,13 +136,26 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
       CHECK_MESSAGE(!shared, "tensor-memory regions " << a.describe() << " and " << b.describe() << " overlap");
     }
   }
-  // Shared memory: the tiles' rings disjoint and aligned to their swizzle pattern (Table 41).
+  // Shared memory: the tiles' rings disjoint and aligned to their swizzle pattern (Table 41); a
+  // tile the planner laid over a ring (the TMA epilogue's staging ring, used once the ring is no
+  // longer read) starts with that ring and ends before the other tiles' memory does.
+  uint32_t end = 0;
+  for (const auto& a : p.smem)
+    if (a.overlay.empty()) end = std::max(end, a.offset + a.stage_bytes * static_cast<uint32_t>(a.stages));
   for (size_t i = 0; i < p.smem.size(); ++i) {
     const auto& a = p.smem[i];
     CHECK(a.offset % static_cast<uint32_t>(std::max(16, isa::pattern_bytes(a.layout.swizzle))) == 0);
     CHECK(a.stage_bytes % a.align == 0);
+    if (!a.overlay.empty()) {
+      const auto over = std::find_if(p.smem.begin(), p.smem.end(), [&](const plan::SmemPlacement& x) { return x.name == a.overlay; });
+      REQUIRE(over != p.smem.end());
+      CHECK(a.offset == over->offset);
+      CHECK(a.offset + a.stage_bytes * static_cast<uint32_t>(a.stages) <= end);
+      continue;
+    }
     for (size_t j = 0; j < i; ++j) {
       const auto& b = p.smem[j];
+      if (!b.overlay.empty()) continue;
       CHECK((a.offset >= b.offset + b.stage_bytes * static_cast<uint32_t>(b.stages) || b.offset >= a.offset + a.stage_bytes * static_cast<uint32_t>(a.stages)));
     }
   }
@@ -185,7 +201,9 @@ TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays corr
   const char* majors[][2] = {{"k", "k"}, {"m", "k"}, {"k", "n"}, {"m", "n"}};
   const nlohmann::json swizzles[] = {0, 32, 64, 128, "128_base32b"};
   const int tiles[][3] = {{64, 64, 64}, {128, 96, 128}, {256, 128, 64}, {128, 264, 32}, {192, 48, 128}};
-  int planned = 0, refused = 0;
+  // Each spec in turn one CTA per tile or persistent, and with the direct or the TMA epilogue
+  // (those are also emitted: the tile loops, the accumulator ring and the staging ring).
+  int planned = 0, refused = 0, variant = 0;
   for (const auto& t : types)
     for (const auto& mj : majors)
       for (const auto& sw : swizzles)
@@ -205,6 +223,13 @@ TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays corr
               if (std::string(src) == "wgmma") j["target"] = "sm_90a";
               else g["a_source"] = src;
               g["stages"] = 1;
+              const bool persistent = variant % 2 == 1, tma = variant % 4 >= 2;
+              ++variant;
+              if (persistent) {
+                g["schedule"] = "persistent";
+                g["cluster"] = {cta, 1, 1};
+              }
+              if (tma) g["epilogue"] = "tma";
               Diagnostics d;
               auto c = rules::parse_and_check(j.dump(), d);
               if (!c.ok) {
@@ -218,6 +243,7 @@ TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays corr
               std::string errs;
               for (const auto& e : r.errors) errs += e + "\n";
               REQUIRE_MESSAGE(r.ok, errs);
+              if (persistent || tma) CHECK(!emit::ptx(p).empty());
               ++planned;
             }
   MESSAGE("sweep: " << planned << " specs planned and replayed, " << refused << " refused by rules");

@@ -181,8 +181,15 @@ Result replay(const ptxgen::plan::Plan& p, const ptxgen::spec::Gemm& g, unsigned
     if (r.name == "mma" || r.name == "consumer") issuer = &r;
     if (r.name == "epilogue" || r.name == "consumer") epilogue = &r;
   }
+  // The K loops: the producer's first step, the issuer's first loop (a persistent issuer first waits
+  // for its accumulator buffer).
+  auto first_loop = [](const plan::RolePlan* r) -> const plan::Step* {
+    for (const auto& st : r->steps)
+      if (st.kind == plan::StepKind::loop) return &st;
+    return nullptr;
+  };
   if (!producer || !issuer || !epilogue || producer->steps.empty() || producer->steps[0].kind != plan::StepKind::loop ||
-      issuer->steps.empty() || issuer->steps[0].kind != plan::StepKind::loop) {
+      !first_loop(issuer)) {
     fail("the plan has no producer loop and MMA loop");
     return res;
   }
@@ -248,7 +255,7 @@ Result replay(const ptxgen::plan::Plan& p, const ptxgen::spec::Gemm& g, unsigned
   // wgmma: each warpgroup's accumulator in registers, by (row of the CTA tile, column of the tile).
   Cells regs(static_cast<uint32_t>(tm), static_cast<uint32_t>(tn));
 
-  for (const auto& st : issuer->steps[0].body) {
+  for (const auto& st : first_loop(issuer)->body) {
     // tcgen05.cp (§9.7.16.9.2): .128x256b / .128x128b write source row r to lane r; .64x128b
     // .warpx2::02_13 writes it to lanes r and 64 + r. Each CTA its own shared into its own tensor memory.
     for (const auto& c : st.cps) {

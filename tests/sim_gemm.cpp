@@ -11,11 +11,19 @@ namespace simtest {
 
 using nlohmann::json;
 
+int64_t d_row_unit(const json& mf) {
+  for (const json& p : mf.at("params"))
+    if (p.at("kind") == "tensor_map" && p.at("tensor") == "D") return 128 / dtype(mf.at("tensors").at("D").at("dtype")).bits;
+  return 1;
+}
+
 std::vector<std::array<int64_t, 3>> gemm_sizes(const json& mf, int stages) {
   const int64_t tm = mf.at("tile").at("m"), tn = mf.at("tile").at("n"), tk = mf.at("tile").at("k");
-  // Sparse A: k a multiple of tile.k (rule SPARSE-K: TMA's zero fill is no valid metadata).
+  // Sparse A: k a multiple of tile.k (rule SPARSE-K: TMA's zero fill is no valid metadata). A TMA
+  // epilogue: n a whole number of 16-byte rows of D.
   const int64_t tail = mf.at("tensors").at("A").contains("sparse") ? 0 : 1;
-  return {{2 * tm - 5, 2 * tn - 5, 2 * tk - 3 * tail}, {tm - 3, std::max<int64_t>(tn - 4, 2), (stages + 2) * tk - 5 * tail}};
+  const int64_t u = d_row_unit(mf);
+  return {{2 * tm - 5, (2 * tn - 5) / u * u, 2 * tk - 3 * tail}, {tm - 3, std::max<int64_t>((tn - 4) / u * u, 2), (stages + 2) * tk - 5 * tail}};
 }
 
 namespace {
@@ -86,7 +94,8 @@ uint64_t make_sparse(ksim::Global& g, Operand& op, const Dtype& dt, int64_t m, i
 
 }  // namespace
 
-GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n, int64_t kk, unsigned seed, const ksim::Options& o) {
+GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n, int64_t kk, unsigned seed, const ksim::Options& o,
+                    int multiprocessors) {
   GemmResult res;
   std::mt19937 rng(seed);
   const std::map<std::string, int64_t> size = {{"m", m}, {"n", n}, {"k", kk}};
@@ -138,6 +147,18 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   const int64_t tm = mf.at("tile").at("m"), tn = mf.at("tile").at("n"), cg = mf.at("cta_group");
   l.grid = {static_cast<uint32_t>(round_up((n + tn - 1) / tn * cg, l.cluster[0])),
             static_cast<uint32_t>(round_up((m + tm - 1) / tm, l.cluster[1])), l.cluster[2]};
+  if (mf.value("schedule", "") == "persistent") {  // the launcher's rule (the manifest's grid_rule)
+    const int64_t tiles = (n + tn - 1) / tn * ((m + tm - 1) / tm);
+    const int64_t units = multiprocessors > 0 ? std::min<int64_t>(tiles, multiprocessors / cg) : tiles;
+    l.grid = {static_cast<uint32_t>(units * cg), 1, 1};
+  }
+  // D as a TMA store's tensor map sees it: n elements a row, rows n elements apart.
+  Operand dop;
+  dop.addr = d_addr;
+  dop.inner = static_cast<uint64_t>(n);
+  dop.outer = static_cast<uint64_t>(m);
+  dop.pitch = static_cast<uint64_t>(n * dd.bits / 8);
+  ops["D"] = dop;
   for (const json& p : mf.at("params")) {
     const std::string name = p.at("name"), kind = p.at("kind");
     if (kind == "tensor_map") {

@@ -25,9 +25,16 @@ struct GemmResult {
 // and N with ragged edges (odd n: the one-element stores) and two K blocks, the second partial; then
 // one tile, short of the edge in M and N (even n: the paired stores), with more K blocks than
 // stages (the ring wraps, every barrier changes phase; k's tail partial).
+// D reached through a tensor map (the TMA epilogue) needs rows 16 bytes apart: n is then rounded
+// down to a multiple of 16 bytes of D (still short of the tile's edge).
 std::vector<std::array<int64_t, 3>> gemm_sizes(const nlohmann::json& manifest, int stages);
+// Elements of D in 16 bytes when a tensor map reaches D, else 1: n must be a multiple of it.
+int64_t d_row_unit(const nlohmann::json& manifest);
 
+// `multiprocessors`: a persistent kernel's grid is the launcher's, min(tiles, multiprocessors /
+// cta_group) * cta_group CTAs, each walking several tiles when there are more; 0: one CTA (pair) per
+// tile. A data-parallel kernel ignores it.
 GemmResult run_gemm(const ksim::Kernel& k, const nlohmann::json& manifest, int64_t m, int64_t n, int64_t kk, unsigned seed,
-                    const ksim::Options& o = {});
+                    const ksim::Options& o = {}, int multiprocessors = 0);
 
 }  // namespace simtest

@@ -57,43 +57,52 @@ void check(const Mutation& mu, const std::string& error, double worst, const std
   }
 }
 
+// A GEMM golden and the problem its mutations run: m x n x k, on `multiprocessors` for a
+// persistent grid (0: a CTA per tile). The unmutated kernel passes (its run is `clean`).
+struct Subject {
+  std::string golden;
+  nlohmann::json manifest;
+  int64_t m = 0, n = 0, k = 0;
+  unsigned seed = 0;
+  int multiprocessors = 0;
+  simtest::GemmResult clean;
+};
+
+Subject subject(const std::string& stem, int64_t m, int64_t n, int64_t k, unsigned seed, int multiprocessors = 0) {
+  Subject x;
+  const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + stem + ".json")));
+  x.manifest = nlohmann::json::parse(plan::manifest(p));
+  x.golden = support::slurp(support::source_root() + "/golden/" + stem + ".ptx");
+  x.m = m, x.n = n, x.k = k, x.seed = seed, x.multiprocessors = multiprocessors;
+  x.clean = simtest::run_gemm(*ksim::parse(x.golden), x.manifest, m, n, k, seed, {}, multiprocessors);
+  REQUIRE_MESSAGE(x.clean.error.empty(), x.clean.error);
+  REQUIRE(x.clean.worst <= 1.0);  // the unmutated kernel passes
+  return x;
+}
+
+// The mutated kernel fails for the mutation's reason.
+void run(const Subject& x, const Mutation& mu) {
+  const std::string ptx = mutate(x.golden, mu.re, mu.fmt, mu.n);
+  REQUIRE(ptx != x.golden);
+  const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), x.manifest, x.m, x.n, x.k, x.seed, {}, x.multiprocessors);
+  check(mu, r.error, r.worst, r.where);
+}
+
 // Runs the golden of gemm spec `name` at m x n x k (it must pass), then each mutation of it (each must
 // fail for its reason).
 template <size_t N>
 void mutate_gemm(const std::string& name, int64_t m, int64_t n, int64_t k, unsigned seed, const Mutation (&mutations)[N]) {
   CAPTURE(name);
-  const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + name + ".json")));
-  const auto manifest = nlohmann::json::parse(plan::manifest(p));
-  const std::string golden = support::slurp(support::source_root() + "/golden/" + name + ".ptx");
-  {
-    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(golden), manifest, m, n, k, seed);
-    REQUIRE_MESSAGE(r.error.empty(), r.error);
-    REQUIRE(r.worst <= 1.0);
-  }
-  for (const Mutation& mu : mutations) {
-    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
-    REQUIRE(ptx != golden);
-    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, m, n, k, seed);
-    check(mu, r.error, r.worst, r.where);
-  }
+  const Subject x = subject(name, m, n, k, seed);
+  for (const Mutation& mu : mutations) run(x, mu);
 }
 
 }  // namespace
 
 TEST_SUITE("sim") {
 TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each for its reason") {
-  const std::string file = support::source_root() + "/specs/gemm_bf16_tn_128x256x64.json";
-  const std::string text = support::slurp(file);
-  const plan::Plan p = support::plan_of(support::checked_spec(text));
-  const auto manifest = nlohmann::json::parse(plan::manifest(p));
-  const std::string golden = support::slurp(support::source_root() + "/golden/gemm_bf16_tn_128x256x64.ptx");
   // One tile, six K blocks over four stages (the ring wraps), a partial last K block.
-  const int64_t m = 125, n = 252, k = 379;
-  {
-    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(golden), manifest, m, n, k, 7);
-    REQUIRE_MESSAGE(r.error.empty(), r.error);
-    REQUIRE(r.worst <= 1.0);  // the unmutated kernel passes
-  }
+  const Subject x = subject("gemm_bf16_tn_128x256x64", 125, 252, 379, 7);
   static const Mutation kMutations[] = {
       {"A descriptor start +32 bytes (the first MMA reads the second K step)",
        R"((add\.u32 %r\d+, %r\d+, 0)x00010000;(\s*// 0x4000404000010000))", "$1x00010002;$2", 0, "", ""},
@@ -127,12 +136,44 @@ TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each fo
       {"mbarrier.init of the accumulator barrier dropped", R"(\tmbarrier\.init\.shared::cta\.b64 \[%r\d+\], 1;\n)", "", 0,
        "uninitialized mbarrier", ""},
   };
-  for (const Mutation& mu : kMutations) {
-    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
-    REQUIRE(ptx != golden);
-    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, m, n, k, 7);
-    check(mu, r.error, r.worst, r.where);
-  }
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
+// A persistent kernel's accumulator ring (gemm.schedule persistent): two CTAs walk five tiles, so
+// CTA 0 uses buffer 0 for tiles 0 and 2 (and 4), each reuse behind the epilogue's release.
+TEST_CASE("mutations of a persistent kernel's accumulator ring make the simulation fail") {
+  const Subject x = subject("gemm_bf16_persistent_128x256x64", 5 * 128 - 3, 250, 5 * 64 - 7, 5, 2);
+  REQUIRE(x.clean.ctas == 2);
+  static const Mutation kMutations[] = {
+      {"the epilogue's acc_empty arrival dropped (the issuer waits for buffer 0 forever at tile 2)",
+       R"(\tmbarrier\.arrive\.shared::cta\.b64 _, \[%r\d+\];\n)", "", 0, "deadlock", "waits for the phase of parity 1"},
+      {"the issuer's first pass waits for acc_empty's phase 0 (parity not flipped)",
+       R"(xor\.b32 (%r\d+), (%r\d+), 1;(\s*// the phase before[^\n]*\n\tmad\.lo\.u32 %r\d+, %r\d+, 8, %r\d+;\s*// acc_empty))",
+       "mov.b32 $1, $2;$3", 0, "deadlock", "waits for the phase of parity 0"},
+      {"the epilogue's ring over the tiles never flips its phase (tile 2 takes buffer 0 for full at once)",
+       R"(\t@%p\d+ xor\.b32 (%r\d+), \1, 1;\n(\tadd\.u32 %r\d+, %r\d+, %r\d+;\n\tbra \$L_s0;))", "$2", 0, "race: tcgen05.ld reads tensor memory", "still writes"},
+      {"the epilogue's first load reads buffer 0 on every tile", R"((mul\.lo\.u32 %r\d+, %r\d+,) 256;(\s*// this tile's buffer))",
+       "$1 0;$2", 0, "race: tcgen05.ld reads tensor memory", "still writes"},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
+// A TMA epilogue's staging ring (gemm.epilogue tma): two CTAs walk five tiles, four boxes a tile
+// through two stages, so box j's stage is written again by box j + 2, of this tile or the next.
+TEST_CASE("mutations of a TMA epilogue's bulk groups and barriers make the simulation fail") {
+  const Subject x = subject("gemm_bf16_persistent_tma_128x256x64", 5 * 128 - 3, 248, 5 * 64 - 7, 5, 2);
+  REQUIRE(x.clean.stats.tma_stores == 5 * 4);
+  static const Mutation kMutations[] = {
+      {"the wait_group.read before a stage is written again dropped (box j + 2 overwrites box j's stage while it is read)",
+       R"(\t@!%p\d+ cp\.async\.bulk\.wait_group\.read 1;[^\n]*\n)", "", -1, "race: st.shared writes shared memory",
+       "reads it (no wait for its completion)"},
+      {"the last tile's wait_group.read 0 dropped (the CTA may exit while its stores read shared memory)",
+       R"(\tcp\.async\.bulk\.wait_group\.read 0;[^\n]*\n)", "", 0,
+       "exits with cp.async.bulk.tensor stores still reading shared memory", ""},
+      {"the barrier between the box's writes and its store dropped (the store reads rows not yet written)",
+       R"(\tbar\.sync 1, 128;\s*// the box is in shared memory\n)", "", -1, "race: st.shared writes shared memory", ""},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
 }
 
 TEST_CASE("mutations of a block-scaled GEMM kernel make the simulation fail, each for its reason") {

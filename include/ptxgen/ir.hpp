@@ -163,6 +163,19 @@ std::string_view name(OpKind k);
 struct Phase {
   int lag = 0;
   bool flip = false;
+  // The ring follows the persistent role's tiles instead of a loop's iterations (the
+  // double-buffered accumulator's barriers): the CTA's i-th tile (from 0) uses stage i % S and
+  // phase (i / S) & 1, flipped by `flip`, inside a loop or not. Outside a persistent role: stage 0.
+  bool tile = false;
+};
+
+// Tensor memory a persistent role's tiles cycle through (the double-buffered accumulator of a
+// persistent tcgen05 GEMM): the op's tensor-memory operand (mma: D; tmem_load: its view) is
+// stage i % stages of a ring whose stage s lies s * stride columns after the view, for the CTA's
+// i-th tile. stages 1: the view itself.
+struct TmemRing {
+  int stages = 1;
+  uint32_t stride = 0;
 };
 
 struct Op {
@@ -178,7 +191,7 @@ struct Op {
   // load
   bool tma = false;
   std::string via_ptr;
-  bool to_leader = false;  // a pair's pipelined load: its bytes complete on CTA 0's barrier
+  bool to_leader = false;  // a pair's pipelined load: its bytes complete on CTA 0's barrier; an arrive: on CTA 0's barrier
   std::string map_param;   // the tensor-map parameter ("" : the planner names it tmap_N)
   int tile_row0 = -1;      // a row-placed load: it writes tile rows [tile_row0, tile_row0 + load_rows)
   int load_rows = 0;
@@ -209,9 +222,16 @@ struct Op {
   // that must be done with the ring `via` overlays before it is written; 0 when it has its own memory.
   Ref via;
   int via_shared_by = 0;
+  // tcgen05 registers by TMA (the template's TMA epilogue): the registers hold one box of D, which
+  // goes to stage `via_stage` of the staging ring `via` once the issuing thread's stores that read
+  // that stage before have (at most `pending` newer bulk groups still reading: the ring's stages
+  // - 1), then one thread stores it.
+  int via_stage = 0;
   // wait / arrive / commit / expect_tx / loads and mmas on ring tiles
   Phase phase;
-  int pending = 0;         // mma_wait
+  // mma (D) / tmem_load (src): a ring of tensor memory over a persistent role's tiles
+  TmemRing tmem_ring;
+  int pending = 0;         // mma_wait; a tcgen05 TMA store: the bulk groups that may still read (via_stage)
   std::string note;        // what the step does, when the lowering says it better than the planner
   bool leader_only = false;  // expect_tx / commit in a pair: CTA 0 only (or both CTAs' barriers)
 };

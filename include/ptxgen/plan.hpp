@@ -438,6 +438,14 @@ struct StoreStep {
   int box_cols = 0, boxes = 0, warpgroups = 1;
   int shared_by = 0;
   bool reuse = false;
+  // tcgen05 (the registers of tcgen05.ld, src.wgmma false): the registers are one box of
+  // `box_rows` rows x `box_cols` elements, written by the warps that hold them into the stage at
+  // stage_offset once the issuing thread (lane 0 of the role's first warp) has waited until at most
+  // `pending` of its bulk groups still read (the stage's previous box), then stored by that thread.
+  // `overlay`: the stage lies over the operand ring, which the MMAs read through the async proxy.
+  int box_rows = 0;
+  int pending = -1;
+  bool overlay = false;
 };
 
 // ---- Narrow calls: tcgen05.ld / tcgen05.st, stores and wgmma registers (src/rules/verify_regs.cpp)
@@ -508,6 +516,7 @@ struct BarrierStep {
   uint32_t tx_bytes = 0;  // expect_tx: bytes armed (per CTA; a pair's leader arms both CTAs')
   bool pair_multicast = false;  // commit: arrive on the barrier in both CTAs of the pair
   bool leader_only = false;
+  bool to_leader = false;       // arrive: on the barrier of the pair's CTA 0 (both CTAs' threads arrive there)
   int pending = 0;      // mma_wait
 };
 
@@ -524,6 +533,9 @@ struct Step {
   TmemStStep st;
   StoreStep store;
   BarrierStep bar;
+  // mma (D) / tmem_ld: the tensor-memory ring over the role's tiles (ir::Op::tmem_ring); the
+  // addresses planned are stage 0's, stage s lies s * stride columns further
+  ir::TmemRing tmem_ring;
   // loop: max(1, ceil(k_param / block)) iterations (or `trips`), over `body`
   std::string k_param;
   int64_t block = 0, trips = 0;
@@ -618,6 +630,7 @@ struct Plan {
   OutputSize size;                        // the whole kernel's, an upper bound (output_bound)
   int mma_instructions() const;           // tcgen05.mma / wgmma instructions (one warpgroup's for wgmma)
   int tma_boxes() const;                  // cp.async.bulk.tensor instructions
+  int tma_stores() const;                 // cp.async.bulk.tensor stores of D (a wgmma warpgroup's boxes are one code path)
 };
 
 // Plans a kernel that passed the rule check. Throws std::logic_error on internal inconsistencies.

@@ -389,7 +389,7 @@ Kernel read_kernel(const HeaderKernel& hk) {
       // persistent grid: its most CTAs, one per tile; the launch takes at most one per multiprocessor).
       const int64_t tiles_n = ceil_div(k.size_values[static_cast<size_t>(e.grid_n)], e.tile_n),
                     tiles_m = ceil_div(k.size_values[static_cast<size_t>(e.grid_m)], e.tile_m);
-      const int64_t g[3] = {e.persistent ? tiles_n * tiles_m : round_up(tiles_n * e.cta_group, e.cluster[0]),
+      const int64_t g[3] = {e.persistent ? tiles_n * tiles_m * e.cta_group : round_up(tiles_n * e.cta_group, e.cluster[0]),
                             e.persistent ? 1 : round_up(tiles_m, e.cluster[1]), e.persistent ? 1 : e.cluster[2]};
       need(g[0] == e.grid[0] && g[1] == e.grid[1] && g[2] == e.grid[2], k,
            "the manifest's grid is not its grid_rule at the spec's sizes");
@@ -491,7 +491,10 @@ void write_doc(std::ostream& o, const Kernel& k) {
   for (const Entry& e : k.entries) {
     o << "//   " << e.target << ": " << e.block[0] << " threads a CTA, cluster " << e.cluster[0] << "x" << e.cluster[1]
       << "x" << e.cluster[2] << ", " << e.shared << " bytes of dynamic shared memory";
-    if (k.gemm && e.persistent)
+    if (k.gemm && e.persistent && e.cta_group > 1)
+      o << ", grid min(ceil(n/" << e.tile_n << ") * ceil(m/" << e.tile_m << "), multiprocessors/" << e.cta_group << ")*" << e.cta_group
+        << ", each CTA pair walking tiles";
+    else if (k.gemm && e.persistent)
       o << ", grid min(ceil(n/" << e.tile_n << ") * ceil(m/" << e.tile_m << "), multiprocessors), each CTA walking tiles";
     else if (e.tile_m)
       o << ", grid ceil(" << k.sizes[static_cast<size_t>(e.grid_n)] << "/" << e.tile_n << ")"

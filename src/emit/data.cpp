@@ -1,6 +1,7 @@
 // Data movement: global -> shared loads (plain 16-byte loads or TMA boxes), tcgen05.cp,
 // tcgen05.ld/st, and stores of register sets to global memory (per element at static positions,
 // or clipped to run-time extents with pairs of elements per store).
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -145,7 +146,7 @@ void Emitter::ld(const plan::RegDef& d, const std::vector<std::string>& rs, cons
       for (int j = 0; j < f->regs; ++j) v += (j ? ", " : "") + rs.at(static_cast<size_t>(f->first_reg + j));
       v += "}";
       const std::string split = f->shape == isa::LdShape::s16x32bx2 ? ", " + s(f->split) : "";
-      w.ins(spell::ld(f->shape, f->num, f->pack) + " " + v + ", " + tmem(f->alloc, f->taddr) + split);
+      w.ins(spell::ld(f->shape, f->num, f->pack) + " " + v + ", " + ring_tmem(f->alloc, f->taddr) + split);
     }
     w.label(skip);
   }
@@ -455,6 +456,7 @@ std::vector<std::string> Emitter::pair_out(const plan::StoreStep& st, const std:
 // no bank conflicts), makes the writes visible to the async proxy, and one thread of the warpgroup
 // stores the boxes; TMA writes only what lies inside the tensor (the edges).
 void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
+  if (!st.src.wgmma) return box_store(st, L);
   const plan::RegDef& d = st.src;
   const auto& rs = regs.at(d.name);
   const int es = isa::value_bits(st.to) / 8;
@@ -563,25 +565,6 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
   }
   // tcgen05.ld fragments: thread t of warp w, register j holds the cell (row, element) of
   // isa::ld_cell relative to the fragment's origin; adjacent registers of one row pair up.
-  std::map<int, std::vector<const plan::LdInstr*>> by_warp;
-  for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
-  // Warps whose fragments differ only in the rows they hold (row0 = r0 + R (w - w0)) share one
-  // copy of the code, the row offset computed from the warp index.
-  std::vector<int> ws;
-  for (const auto& [wi, fs] : by_warp) ws.push_back(wi);
-  int step = 0;
-  bool uniform = ws.size() > 1;
-  for (size_t i = 1; uniform && i < ws.size(); ++i) {
-    const auto& a = by_warp.at(ws[0]);
-    const auto& b = by_warp.at(ws[i]);
-    uniform = a.size() == b.size() && ws[i] == ws[0] + static_cast<int>(i);
-    for (size_t k = 0; uniform && k < a.size(); ++k) {
-      const int dr = b[k]->row0 - a[k]->row0;
-      if (i == 1 && k == 0) step = dr;
-      uniform = a[k]->shape == b[k]->shape && a[k]->num == b[k]->num && a[k]->regs == b[k]->regs &&
-                a[k]->first_reg == b[k]->first_reg && a[k]->elem0 == b[k]->elem0 && dr == step * static_cast<int>(i);
-    }
-  }
   auto emit_frags = [&](const std::vector<const plan::LdInstr*>& fs, const std::string& wrow) {
     for (const plan::LdInstr* f : fs) {
       if (f->pack || d.elems_per_reg != 1) throw std::logic_error("a clipped store of packed registers");
@@ -612,6 +595,30 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
       }
     }
   };
+  for_warps(d, L, emit_frags);
+}
+
+void Emitter::for_warps(const plan::RegDef& d, const std::string& L,
+                        const std::function<void(const std::vector<const plan::LdInstr*>&, const std::string&)>& fn) {
+  std::map<int, std::vector<const plan::LdInstr*>> by_warp;
+  for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
+  // Warps whose fragments differ only in the rows they hold (row0 = r0 + R (w - w0)) share one
+  // copy of the code, the row offset computed from the warp index.
+  std::vector<int> ws;
+  for (const auto& [wi, fs] : by_warp) ws.push_back(wi);
+  int step = 0;
+  bool uniform = ws.size() > 1;
+  for (size_t i = 1; uniform && i < ws.size(); ++i) {
+    const auto& a = by_warp.at(ws[0]);
+    const auto& b = by_warp.at(ws[i]);
+    uniform = a.size() == b.size() && ws[i] == ws[0] + static_cast<int>(i);
+    for (size_t k = 0; uniform && k < a.size(); ++k) {
+      const int dr = b[k]->row0 - a[k]->row0;
+      if (i == 1 && k == 0) step = dr;
+      uniform = a[k]->shape == b[k]->shape && a[k]->num == b[k]->num && a[k]->regs == b[k]->regs &&
+                a[k]->first_reg == b[k]->first_reg && a[k]->elem0 == b[k]->elem0 && dr == step * static_cast<int>(i);
+    }
+  }
   if (uniform) {
     const std::string out = w.pred(), below = w.pred(), wrow = w.r32();
     w.ins("setp.lt.u32 " + below + ", " + warp + ", " + s(ws.front()));
@@ -619,14 +626,14 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
     w.ins("@" + out + " bra " + L + "_w");
     w.ins("sub.u32 " + wrow + ", " + warp + ", " + s(ws.front()));
     w.ins("mul.lo.u32 " + wrow + ", " + wrow + ", " + s(step), s(step) + " rows per warp");
-    emit_frags(by_warp.at(ws.front()), wrow);
+    fn(by_warp.at(ws.front()), wrow);
     w.label(L + "_w");
     return;
   }
   for (const auto& [wi, fs] : by_warp) {
     const std::string skip = L + "_w" + s(wi);
     w.ins("@" + warp_pred(wi) + " bra " + skip);
-    emit_frags(fs, "");
+    fn(fs, "");
     w.label(skip);
   }
 }

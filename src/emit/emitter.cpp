@@ -160,6 +160,33 @@ std::string Emitter::tmem(const std::string& alloc, uint32_t rel, const plan::Tm
   return rel ? "[" + r + "+" + hex(rel) + "]" : "[" + r + "]";
 }
 
+std::string Emitter::ring_tmem(const std::string& alloc, uint32_t rel) const {
+  auto it = ring_base.find(alloc);
+  if (it == ring_base.end()) return tmem(alloc, rel);
+  return rel ? "[" + it->second + "+" + hex(rel) + "]" : "[" + it->second + "]";
+}
+
+// A step on a tensor-memory ring over the tiles (the double-buffered accumulator): its allocation
+// bases moved by stage x stride columns (the column is the address's low half, §9.7.16.2), before
+// any branch of the step so that every warp has them.
+void Emitter::ring_bases(const plan::Step& st) {
+  ring_base.clear();
+  if (st.tmem_ring.stages <= 1) return;
+  auto it = tile_ring.find(st.tmem_ring.stages);
+  if (it == tile_ring.end()) return;  // outside a persistent role: stage 0
+  std::set<std::string> allocs;
+  for (const auto& in : st.mma.instrs) allocs.insert(in.d_alloc);
+  for (const auto& f : st.ld.frags) allocs.insert(f.alloc);
+  const std::string cols = w.r32();
+  w.ins("mul.lo.u32 " + cols + ", " + it->second.first + ", " + s(st.tmem_ring.stride), "this tile's buffer: its stage x " +
+        s(st.tmem_ring.stride) + " columns");
+  for (const auto& a : allocs) {
+    const std::string r = w.r32();
+    w.ins("add.u32 " + r + ", " + tmem_base.at(a) + ", " + cols);
+    ring_base[a] = r;
+  }
+}
+
 void Emitter::prologue() {
   tid = w.r32();
   warp = w.r32();
@@ -340,18 +367,24 @@ void Emitter::tile_of(const std::string& lin, const std::string& rows, const std
 // finish this one).
 void Emitter::tile_loop(const plan::RolePlan& r) {
   const std::string tile = w.r32(), done = w.pred(), step = w.r32();
-  std::set<int> rs;
+  std::set<int> rs, ts;
   for (const auto& st : r.steps)
     if (st.kind == plan::StepKind::loop) rs.merge(rings(st.body));
+  // Rings over the tiles: the barriers of phases that follow the tile, tensor-memory rings.
+  each_step(r.steps, [&](const plan::Step& b) {
+    if (b.bar.phase.tile && bars.count(b.bar.barrier)) ts.insert(bars.at(b.bar.barrier)->stages);
+    if (b.tmem_ring.stages > 1) ts.insert(b.tmem_ring.stages);
+  });
   role_ring.clear();
-  for (int n : rs) {
-    const std::string stg = w.r32(), ph = w.r32();
-    w.ins("mov.u32 " + stg + ", 0", "stage of a ring of " + s(n) + ", kept from tile to tile");
-    w.ins("mov.u32 " + ph + ", 0", "its phase");
-    role_ring[n] = {stg, ph};
-  }
+  for (int n : rs) role_ring[n] = ring_regs(n, ", kept from tile to tile");
+  tile_ring.clear();
+  for (int n : ts) tile_ring[n] = ring_regs(n, " over this CTA's tiles");
   w.ins("mov.u32 " + tile + ", %ctaid.x", "this CTA's first tile");
   w.ins("mov.u32 " + step + ", %nctaid.x");
+  if (pair()) {  // CTAs 2p and 2p + 1 are pair p: the pairs walk the tiles
+    w.ins("shr.u32 " + tile + ", " + tile + ", 1", "this pair's first tile");
+    w.ins("shr.u32 " + step + ", " + step + ", 1", "pairs in the grid");
+  }
   const std::string top = label(), end = top + "_end";
   w.comment("[" + s(label_ - 1) + "] tile loop: the tiles of this CTA, every %nctaid.x-th from %ctaid.x");
   w.label(top);
@@ -360,6 +393,7 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
   tile_of(tile, tiles_m, tiles_n);
   w.blank();
   steps(r.steps);
+  advance(tile_ring);  // the next tile's stage and phase
   w.ins("add.u32 " + tile + ", " + tile + ", " + step);
   w.ins("bra " + top);
   w.label(end);
@@ -369,6 +403,7 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
   if (stores) w.ins(spell::bulk_wait_read() + " 0", "the last tile's stores have read the staging tile");
   role_ring.clear();
   after_ring.clear();
+  tile_ring.clear();
 }
 
 // One role of all warps: its steps in order, then the allocating warp deallocates.
@@ -414,8 +449,16 @@ void Emitter::roles() {
         w.ins("or.pred " + not_issuer + ", " + not_t0 + ", " + odd, "of CTA 0");
       }
     }
-    if (r.persistent) tile_loop(r);
-    else steps(r.steps);
+    if (r.persistent) {
+      tile_loop(r);
+    } else {
+      steps(r.steps);
+      // A tcgen05 epilogue's TMA stores have read the staging ring before the CTA's shared memory
+      // goes (a wgmma store waits in its own step; a persistent role after its tile loop).
+      bool boxes = false;
+      for (const auto& st : r.steps) boxes = boxes || (st.kind == plan::StepKind::store && st.store.tma && !st.store.src.wgmma);
+      if (boxes) w.ins(spell::bulk_wait_read() + " 0", "the stores have read the staging ring");
+    }
     not_t0 = cta_t0;
     not_issuer = cta_issuer;
     w.ins("bra " + teardown);
@@ -452,6 +495,7 @@ void Emitter::step(const plan::Step& st) {
   const int i = label_ - 1;
   const std::string what = st.kind == plan::StepKind::mma && st.mma.engine == ir::Engine::wgmma ? "wgmma" : title(st.kind);
   w.comment(ascii("[" + s(i) + "] " + what + " (" + st.ptr + "): " + st.why));
+  ring_bases(st);
   using plan::StepKind;
   switch (st.kind) {
     case StepKind::load:
@@ -485,9 +529,18 @@ void Emitter::step(const plan::Step& st) {
         w.ins("setp.lt.u32 " + skip + ", " + loop.kb + ", " + s(st.bar.phase.lag));
         w.ins("@" + skip + " bra " + L + "_done");
       }
-      // What the role's tcgen05 instructions did is ordered before the arrival (§9.7.16.6.4.4).
+      const std::string addr = barrier_addr(st.bar.barrier, st.bar.phase);
+      // tcgen05: this thread's tcgen05 work (its completed tcgen05.ld) is ordered before the
+      // arrival, and so before the tcgen05.mma of the thread that waits for it (§9.7.16.6.4.4).
       if (p.engine == ir::Engine::tcgen05) w.ins(spell::fence_before());
-      w.ins(spell::mbarrier_arrive() + " _, [" + barrier_addr(st.bar.barrier, st.bar.phase) + "]");
+      if (st.bar.to_leader && pair()) {
+        // Both CTAs' threads arrive on CTA 0's barrier, where the pair's MMA issuer waits.
+        const std::string remote = w.r32();
+        w.ins("mapa.shared::cluster.u32 " + remote + ", " + addr + ", " + (cta_even.empty() ? "0" : cta_even), "CTA 0's barrier");
+        w.ins(spell::mbarrier_arrive_cluster() + " _, [" + remote + "]");
+      } else {
+        w.ins(spell::mbarrier_arrive() + " _, [" + addr + "]");
+      }
       if (lagged) w.label(L + "_done");
       break;
     }
@@ -528,10 +581,7 @@ void Emitter::loop_step(const plan::Step& st) {
       loop.ring[r] = role_ring.at(r);
       continue;
     }
-    const std::string stg = w.r32(), ph = w.r32();
-    w.ins("mov.u32 " + stg + ", 0", "stage of a ring of " + s(r));
-    w.ins("mov.u32 " + ph + ", 0", "its phase");
-    loop.ring[r] = {stg, ph};
+    loop.ring[r] = ring_regs(r, "");
   }
   const std::string top = label(), end = top + "_end";
   w.label(top);
@@ -543,18 +593,31 @@ void Emitter::loop_step(const plan::Step& st) {
   w.ins("setp.eq.u32 " + loop.always + ", " + loop.kb + ", " + loop.kb, "a true predicate operand");
   steps(st.body);
   w.ins("add.u32 " + loop.kb + ", " + loop.kb + ", 1");
-  for (const auto& [r, sp] : loop.ring) {
+  advance(loop.ring);
+  w.ins("bra " + top);
+  w.label(end);
+  after_ring = loop.ring;  // its last iteration, for the steps after the loop that name it (a lag)
+  loop = LoopRegs{};
+  w.blank();
+}
+
+// Stage and phase registers of a ring of `n`, both 0; `what` ends the comment.
+std::pair<std::string, std::string> Emitter::ring_regs(int n, const std::string& what) {
+  const std::string stg = w.r32(), ph = w.r32();
+  w.ins("mov.u32 " + stg + ", 0", "stage of a ring of " + s(n) + what);
+  w.ins("mov.u32 " + ph + ", 0", "its phase");
+  return {stg, ph};
+}
+
+// Each ring's next stage, and its phase flipped where the ring wraps.
+void Emitter::advance(const std::map<int, std::pair<std::string, std::string>>& rings) {
+  for (const auto& [r, sp] : rings) {
     const std::string wrap = w.pred();
     w.ins("add.u32 " + sp.first + ", " + sp.first + ", 1");
     w.ins("setp.eq.u32 " + wrap + ", " + sp.first + ", " + s(r));
     w.ins("@" + wrap + " mov.u32 " + sp.first + ", 0");
     w.ins("@" + wrap + " xor.b32 " + sp.second + ", " + sp.second + ", 1");
   }
-  w.ins("bra " + top);
-  w.label(end);
-  after_ring = loop.ring;  // its last iteration, for the steps after the loop that name it (a lag)
-  loop = LoopRegs{};
-  w.blank();
 }
 
 // The rings a loop body uses: its tiles' and barriers' stage counts.
@@ -580,6 +643,17 @@ std::set<int> Emitter::rings(const std::vector<plan::Step>& body) {
 }
 
 std::pair<std::string, std::string> Emitter::stage_phase(const ir::Phase& ph, int ring) {
+  if (ph.tile) {  // the CTA's current tile's stage and phase (outside a persistent role: stage 0)
+    if (ph.lag) throw std::logic_error("a lag on a ring over the tiles");
+    auto it = tile_ring.find(ring);
+    if (it == tile_ring.end()) return {"", ph.flip ? "1" : "0"};
+    std::string pa = it->second.second;
+    if (ph.flip) {
+      pa = w.r32();
+      w.ins("xor.b32 " + pa + ", " + it->second.second + ", 1", "the phase before: a fresh barrier's first wait passes");
+    }
+    return {it->second.first, pa};
+  }
   if (!loop.active && !after_loop(ph)) return {"", ph.flip ? "1" : "0"};
   const auto& [stg, phs] = (loop.active ? loop.ring : after_ring).at(ring);
   std::string st = stg, pa = phs;
@@ -605,7 +679,8 @@ std::pair<std::string, std::string> Emitter::stage_phase(const ir::Phase& ph, in
 
 std::string Emitter::barrier_addr(const std::string& name, const ir::Phase& ph) {
   const plan::BarrierPlacement& b = *bars.at(name);
-  if (b.stages == 1 || (!loop.active && !after_loop(ph))) return bar.at(name);
+  if (ph.tile && (b.stages == 1 || !tile_ring.count(b.stages))) return bar.at(name);
+  if (!ph.tile && (b.stages == 1 || (!loop.active && !after_loop(ph)))) return bar.at(name);
   const auto [st, pa] = stage_phase(ph, b.stages);
   const std::string a = w.r32();
   w.ins("mad.lo.u32 " + a + ", " + st + ", 8, " + bar.at(name), name + "[stage]");
@@ -616,14 +691,23 @@ void Emitter::wait(const plan::Step& st, const std::string& L) {
   const plan::BarrierPlacement& b = *bars.at(st.bar.barrier);
   std::string addr = bar.at(st.bar.barrier), parity = s(st.bar.parity);
   std::string skip;
-  if (loop.active) {
+  if (st.bar.phase.tile) {
+    const auto [stg, pa] = stage_phase(st.bar.phase, b.stages);
+    if (b.stages > 1 && !stg.empty()) {
+      addr = w.r32();
+      w.ins("mad.lo.u32 " + addr + ", " + stg + ", 8, " + bar.at(st.bar.barrier), st.bar.barrier + "[this tile's stage]");
+    }
+    parity = pa;
+  } else if (loop.active) {
     const auto [stg, pa] = stage_phase(st.bar.phase, b.stages);
     if (b.stages > 1) {
       addr = w.r32();
       w.ins("mad.lo.u32 " + addr + ", " + stg + ", 8, " + bar.at(st.bar.barrier));
     }
     parity = pa;
-    if (st.bar.phase.lag) {
+    // A ring a persistent role carries from tile to tile waits in every iteration: the first wait
+    // of all (the phase before a fresh barrier's first) passes by itself.
+    if (st.bar.phase.lag && !role_ring.count(b.stages)) {
       skip = w.pred();
       w.ins("setp.lt.u32 " + skip + ", " + loop.kb + ", " + s(st.bar.phase.lag), "nothing to wait for yet");
       w.ins("@" + skip + " bra " + L + "_done");

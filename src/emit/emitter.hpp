@@ -4,6 +4,7 @@
 // from the spelling tables (spelling.hpp).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -46,6 +47,11 @@ struct Emitter {
   // A persistent role's rings (set up once, carried from tile to tile), and the rings of the loop
   // that just ended (a step after it with a lag names its last iterations).
   std::map<int, std::pair<std::string, std::string>> role_ring, after_ring;
+  // A persistent role's rings over its tiles (ir::Phase::tile, ir::TmemRing), by ring size: the
+  // stage and phase of the CTA's current tile. And, for the step being written, its tensor-memory
+  // ring's allocation bases moved to this tile's stage (empty: no ring).
+  std::map<int, std::pair<std::string, std::string>> tile_ring;
+  std::map<std::string, std::string> ring_base;
   std::string tiles_m, tiles_n, tile_count;  // persistent grids: tile rows, columns and all tiles
   const plan::RolePlan* role = nullptr;
 
@@ -60,6 +66,8 @@ struct Emitter {
   void tile_of(const std::string& lin, const std::string& rows, const std::string& cols);
   void tile_loop(const plan::RolePlan& r);
   std::set<int> rings(const std::vector<plan::Step>& body);
+  std::pair<std::string, std::string> ring_regs(int n, const std::string& what);
+  void advance(const std::map<int, std::pair<std::string, std::string>>& rings);
 
   // emitter.cpp
   std::string header() const;
@@ -83,6 +91,10 @@ struct Emitter {
   std::string tmem(const std::string& alloc, uint32_t rel) const;
   // The same for a ring of buffers: in a K loop, the copy of the iteration's ring stage.
   std::string tmem(const std::string& alloc, uint32_t rel, const plan::TmemRing& ring);
+  // tmem() of the current step's operand that follows its tensor-memory ring (D of an mma, the
+  // view of a tcgen05.ld): the allocation base moved to this tile's stage.
+  std::string ring_tmem(const std::string& alloc, uint32_t rel) const;
+  void ring_bases(const plan::Step& st);
   std::string desc(const isa::SmemDesc& d, const std::string& tile);
 
   // data.cpp
@@ -94,6 +106,12 @@ struct Emitter {
   void store(const plan::StoreStep& st, const std::string& L);
   void clipped_store(const plan::StoreStep& st, const std::string& L);
   void tma_store(const plan::StoreStep& st, const std::string& L);
+  void box_store(const plan::StoreStep& st, const std::string& L);  // epilogue.cpp: tcgen05.ld registers, one box
+  // The tcgen05.ld fragments of `d` warp by warp: fn(fragments, wrow) writes one warp's code, `wrow`
+  // a register with the rows to add to the fragments' own ("": none). Warps whose fragments differ
+  // only in their rows share one copy, the rows computed from the warp index.
+  void for_warps(const plan::RegDef& d, const std::string& L,
+                 const std::function<void(const std::vector<const plan::LdInstr*>&, const std::string&)>& fn);
   std::vector<std::string> pair_out(const plan::StoreStep& st, const std::string& x, const std::string& y,
                                     const std::string& packed);
   std::string half(const std::string& r, int elem, int epr);

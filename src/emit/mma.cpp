@@ -16,7 +16,7 @@ void Emitter::mma(const plan::MmaStep& m, const std::string& L) {
     const std::string op = spell::mma(m, p.cta_group, target, in.collector);
     const std::string a = in.a_tmem ? tmem(in.a_alloc, in.a_taddr) : desc(in.a_desc, in.a_tile);
     const std::string b = desc(in.b_desc, in.b_tile);
-    std::string args = tmem(in.d_alloc, in.d_taddr) + ", " + a + ", " + b;
+    std::string args = ring_tmem(in.d_alloc, in.d_taddr) + ", " + a + ", " + b;
     if (m.sparse) args += ", " + tmem(in.meta_alloc, in.meta_taddr, in.meta_ring);
     args += ", " + hex(plan::encoded(in.idesc));
     if (m.scaled) args += ", " + tmem(in.sfa_alloc, in.sfa_taddr, in.sfa_ring) + ", " + tmem(in.sfb_alloc, in.sfb_taddr, in.sfb_ring);

@@ -67,10 +67,17 @@ ojson affine_json(const ir::Affine& a) {
 }
 
 std::string phase_text(const ir::Phase& ph) {
+  if (ph.tile) return std::string("this CTA's tile, a ring over its tiles") + (ph.flip ? ", phase flipped" : "");
   return "iteration kb" + (ph.lag ? " - " + s(ph.lag) : std::string()) + (ph.flip ? ", phase flipped" : "");
 }
 
-ojson phase_json(const ir::Phase& ph) { return {{"lag", ph.lag}, {"flip", ph.flip}}; }
+ojson phase_json(const ir::Phase& ph) { return {{"lag", ph.lag}, {"flip", ph.flip}, {"tile", ph.tile}}; }
+
+// A step's tensor-memory ring over the tiles (the double-buffered accumulator).
+std::string ring_text(const ir::TmemRing& r) {
+  return r.stages > 1 ? " (a ring of " + s(r.stages) + " over the CTA's tiles: stage s " + s(r.stride) + " x s columns further)" : "";
+}
+ojson ring_json(const ir::TmemRing& r) { return {{"stages", r.stages}, {"stride", r.stride}}; }
 
 void ld_lines(std::string& o, const std::string& ind, const RegDef& d, bool st) {
   for (const auto& f : d.frags) {
@@ -150,7 +157,7 @@ struct Printer {
           }
           o += (in.enable_input_d ? " accumulate" : m.first_iteration_overwrites ? " overwrite in iteration 0" : " overwrite") +
                std::string(in.collector != Collector::discard ? ", " + spell::mma(m, pl.cta_group, t, in.collector) : "") + "\n";
-          o += in2 + "  d=" + taddr(in.d_alloc, in.d_taddr) + " idesc=" + isa::hex32(encoded(in.idesc)) + "\n";
+          o += in2 + "  d=" + taddr(in.d_alloc, in.d_taddr) + ring_text(st.tmem_ring) + " idesc=" + isa::hex32(encoded(in.idesc)) + "\n";
           o += in2 + "  a=" + (in.a_tmem ? taddr(in.a_alloc, in.a_taddr) : isa::hex64(encoded(in.a_desc))) + " b=" + isa::hex64(encoded(in.b_desc)) + "\n";
           if (m.scaled)
             o += in2 + "  sfa=" + taddr(in.sfa_alloc, in.sfa_taddr) + ring_text(in.sfa_ring) + " id " + s(in.idesc.a_sf_id) +
@@ -160,13 +167,21 @@ struct Printer {
         }
         break;
       }
-      case StepKind::tmem_ld: ld_lines(o, in2, st.ld, false); break;
+      case StepKind::tmem_ld:
+        if (st.tmem_ring.stages > 1) o += in2 + "addresses of stage 0" + ring_text(st.tmem_ring) + "\n";
+        ld_lines(o, in2, st.ld, false);
+        break;
       case StepKind::tmem_st: ld_lines(o, in2, st.st.dst, true); break;
       case StepKind::store:
         o += in2 + st.store.src.name + " (" + dt(st.store.src.dtype) + ") -> " + st.store.global + " (" + dt(st.store.to) + ") at (" +
              affine_text(st.store.row0) + ", " + affine_text(st.store.col0) + ")" +
              (st.store.clip ? ", clipped to " + st.store.rows_param + " x " + st.store.cols_param : "") + "\n";
-        if (st.store.tma)
+        if (st.store.tma && !st.store.src.wgmma)
+          o += in2 + "via shared \"" + st.store.stage + "\" at " + s(st.store.stage_offset) + (st.store.overlay ? " (over the ring)" : "") +
+               ": one box of " + s(st.store.box_cols) + " x " + s(st.store.box_rows) + ", written by the warps that hold it once " +
+               spell::bulk_wait_read() + " " + s(st.store.pending) + " says the stage's previous box has been read, then " +
+               spell::tma_store() + " through " + st.store.map.param + ", " + spell::bulk_commit() + "\n";
+        else if (st.store.tma)
           o += in2 + "via shared \"" + st.store.stage + "\" at " + s(st.store.stage_offset) +
                (st.store.shared_by ? " (over the ring, once all " + s(st.store.shared_by) + " consumer threads are done with it)" : "") +
                ": each warpgroup's 64 rows as " + s(st.store.boxes) + " boxes of " + s(st.store.box_cols) + " x 64, then " +
@@ -183,7 +198,9 @@ struct Printer {
         break;
       case StepKind::arrive:
       case StepKind::expect_tx:
-        o += in2 + (st.kind == StepKind::arrive ? spell::mbarrier_arrive() : spell::mbarrier_expect_tx()) + " [" + st.bar.barrier + "]" +
+        o += in2 + (st.kind == StepKind::arrive ? (st.bar.to_leader && pl.cta_group == 2 ? spell::mbarrier_arrive_cluster() : spell::mbarrier_arrive())
+                                                : spell::mbarrier_expect_tx()) +
+             " [" + st.bar.barrier + "]" + (st.bar.to_leader && pl.cta_group == 2 ? " of CTA 0" : "") +
              (st.kind == StepKind::expect_tx ? ", " + s(st.bar.tx_bytes) + " bytes" : "") + " (" + phase_text(st.bar.phase) + ")\n";
         break;
       case StepKind::mma_wait: o += in2 + spell::wgmma_wait() + " " + s(st.bar.pending) + "\n"; break;
@@ -264,7 +281,9 @@ std::string plan_text(const Plan& pl) {
     o += "  grid of output tiles " + s(pl.grid.tile_m) + " x " + s(pl.grid.tile_n) + " over " + pl.grid.m_param + " x " + pl.grid.n_param +
          ", K blocks of " + s(pl.grid.tile_k) +
          (pl.grid.raster_group > 1 ? ", in groups of " + s(pl.grid.raster_group) + " tile rows" : ", row by row") +
-         (pl.grid.persistent ? ", walked by persistent CTAs (one per multiprocessor)" : ", one CTA per tile") + "\n";
+         (pl.grid.persistent ? (pl.cta_group == 2 ? ", walked by persistent CTA pairs (one per two multiprocessors)"
+                                                  : ", walked by persistent CTAs (one per multiprocessor)")
+                             : ", one CTA per tile") + "\n";
   o += "\nResources\n";
   for (const auto& g : pl.globals)
     o += "  global   " + g.name + ": " + dt(g.dtype) + " [" + (g.rows_param.empty() ? s(g.rows) : g.rows_param + "=" + s(g.rows)) + " x " +
@@ -278,7 +297,8 @@ std::string plan_text(const Plan& pl) {
     const auto& l = sm.layout;
     o += "  smem     " + sm.name + ": " + dt(sm.dtype) + " " + s(l.mn) + " x " + s(l.k) + " " + (l.major == isa::Major::k ? "K" : "MN") +
          "-major " + std::string(isa::name(l.swizzle)) + " at " + s(sm.offset) + " (" + s(l.bytes) + " B, align " + s(sm.align) +
-         (sm.stages > 1 ? ", a ring of " + s(sm.stages) + " stages " + s(sm.stage_bytes) + " B apart" : "") + ")\n";
+         (sm.stages > 1 ? ", a ring of " + s(sm.stages) + " stages " + s(sm.stage_bytes) + " B apart" : "") +
+         (sm.overlay.empty() ? "" : ", over \"" + sm.overlay + "\"'s ring") + ")\n";
     o += "           atom " + s(l.atom_mn) + " x " + s(l.atom_k) + ", LBO " + s(l.lbo) + " B, SBO " + s(l.sbo) + " B\n";
   }
   for (size_t i = 0; i < pl.allocs.size(); ++i)
@@ -366,12 +386,18 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       }
       x["mma"] = {{"engine", m.engine == ir::Engine::wgmma ? "wgmma" : "tcgen05"}, {"instrs", a},
                   {"first_iteration_overwrites", m.first_iteration_overwrites}};
-      if (m.engine == ir::Engine::tcgen05) x["mma"]["instruction"] = spell::mma(m, pl.cta_group, t);
+      if (m.engine == ir::Engine::tcgen05) {
+        x["mma"]["instruction"] = spell::mma(m, pl.cta_group, t);
+        x["mma"]["tmem_ring"] = ring_json(st.tmem_ring);
+      }
       else x["mma"]["accumulator"] = {{"regs", m.acc_regs}, {"dtype", dt(m.acc_dtype)}, {"a_from_registers", m.a_registers},
                                       {"a_warpgroup_stride", m.a_warpgroup_stride}};
       break;
     }
-    case StepKind::tmem_ld: x["ld"] = ld_json(st.ld); break;
+    case StepKind::tmem_ld:
+      x["ld"] = ld_json(st.ld);
+      x["ld"]["tmem_ring"] = ring_json(st.tmem_ring);
+      break;
     case StepKind::tmem_st: x["st"] = ld_json(st.st.dst); break;
     case StepKind::store:
       x["store"] = {{"regs", st.store.src.name}, {"global", st.store.global}, {"row0", st.store.row0.base}, {"col0", st.store.col0.base},
@@ -379,7 +405,8 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       if (st.store.tma)
         x["store"]["tma"] = {{"instruction", spell::tma_store()}, {"tensor_map", st.store.map.param}, {"stage", st.store.stage},
                              {"stage_offset", st.store.stage_offset}, {"boxes", st.store.boxes}, {"box_cols", st.store.box_cols},
-                             {"box_stride", st.store.box_stride}, {"shared_by", st.store.shared_by}, {"reuse", st.store.reuse}};
+                             {"box_stride", st.store.box_stride}, {"shared_by", st.store.shared_by}, {"reuse", st.store.reuse},
+                             {"box_rows", st.store.box_rows}, {"pending", st.store.pending}, {"overlay", st.store.overlay}};
       if (pl.cta_group == 2) x["store"]["per_cta"] = {st.store.cta_row, st.store.cta_col};
       break;
     case StepKind::commit:
@@ -388,6 +415,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
     case StepKind::expect_tx:
       x["barrier"] = {{"name", st.bar.barrier}, {"parity", st.bar.parity}, {"phase", phase_json(st.bar.phase)}};
       if (st.kind == StepKind::expect_tx) x["barrier"]["tx_bytes"] = st.bar.tx_bytes;
+      if (st.kind == StepKind::arrive) x["barrier"]["to_leader"] = st.bar.to_leader;
       break;
     case StepKind::mma_wait: x["pending"] = st.bar.pending; break;
     case StepKind::sync: x["proxy_fence"] = st.proxy_fence; break;

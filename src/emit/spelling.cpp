@@ -91,6 +91,9 @@ std::string bulk_wait_read() { return "cp.async.bulk.wait_group.read"; }
 std::string proxy_fence() { return "fence.proxy.async.shared::cta"; }
 std::string mbarrier_init() { return "mbarrier.init.shared::cta.b64"; }
 std::string mbarrier_arrive() { return "mbarrier.arrive.shared::cta.b64"; }
+// §9.7.13.15.13: .shared::cluster takes the sink `_` as its state; .release.cluster orders this
+// thread's prior accesses before the peer's wait.
+std::string mbarrier_arrive_cluster() { return "mbarrier.arrive.release.cluster.shared::cluster.b64"; }
 std::string mbarrier_expect_tx() { return "mbarrier.arrive.expect_tx.shared::cta.b64"; }
 std::string mbarrier_try_wait() { return "mbarrier.try_wait.parity.shared::cta.b64"; }
 std::string mbarrier_init_fence() { return "fence.mbarrier_init.release.cluster"; }

@@ -57,6 +57,7 @@ std::string proxy_fence();
 // mbarrier (§9.7.13.15) and thread / cluster barriers (§9.7.13.1, §9.7.13.2)
 std::string mbarrier_init();
 std::string mbarrier_arrive();
+std::string mbarrier_arrive_cluster();  // a release arrival on a barrier of another CTA of the cluster
 std::string mbarrier_expect_tx();
 std::string mbarrier_try_wait();
 std::string mbarrier_init_fence();

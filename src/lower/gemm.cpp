@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gemm_epilogue.hpp"
 #include "gemm_scale.hpp"
 #include "ptxgen/lower.hpp"
 
@@ -119,6 +120,10 @@ struct Gemm {
   ir::TmemLayout layout = ir::TmemLayout::rows;  // D's data-path layout (rows: D or A)
   std::vector<Piece> pieces;
   uint32_t d_columns = 0, a_columns = 0;
+  // Persistent: the accumulator's buffers in tensor memory (acc_buffers) and the ring the MMAs and
+  // the epilogue's tcgen05.ld follow over the CTA's tiles.
+  int acc_stages = 1;
+  ir::TmemRing acc_ring;
 
   Gemm(const spec::Spec& s) : spec(s), g(*s.gemm) {}
 
@@ -309,14 +314,17 @@ struct Gemm {
     const int a_block_cols = tk / a_pack;
     const int a_blocks = layout_f() ? slabs : mg;
     if (a_tmem) a_columns = static_cast<uint32_t>(a_block_cols * a_blocks);
-    const isa::DType acc = g.accumulator;
     // Block scaling: each stage's factors after D and A (src/lower/gemm_scale.cpp).
     std::optional<detail::ScaleLayout> sl;
     if (g.scale) sl = detail::scale_layout(g, kind);
     const uint32_t sf_columns = sl ? sl->columns() : 0;
     // Sparse A: each stage's metadata after them (src/lower/gemm_sparse.cpp).
     const uint32_t meta_columns = g.sparse ? detail::sparse_columns(g) : 0;
-    k.views.push_back(alloc_view("tmem", static_cast<int>(pow2_at_least_32(d_columns + a_columns + sf_columns + meta_columns))));
+    if (persistent) acc_buffers(sf_columns + meta_columns);
+    const isa::DType acc = g.accumulator;
+    // D's buffers, then A, the factors, the metadata.
+    const uint32_t d_all = d_columns * static_cast<uint32_t>(acc_stages);
+    k.views.push_back(alloc_view("tmem", static_cast<int>(pow2_at_least_32(d_all + a_columns + sf_columns + meta_columns))));
     k.views.back().dtype = acc;  // every slice of it holds accumulators but A's, which are cast
     for (size_t i = 0; i < pieces.size(); ++i) {
       const Piece& pc = pieces[i];
@@ -332,7 +340,7 @@ struct Gemm {
     if (a_tmem) {
       // A's rows where D's are: layouts D and A one 128-lane block per M group; layout B each CTA's
       // 64 rows at lanes r and 64 + r (.64x128b.warpx2::02_13); layout F a slab per pair of groups.
-      const uint32_t c0 = d_columns;
+      const uint32_t c0 = d_all;
       k.views.push_back(slice_view("a_cells", "tmem", std::nullopt, {c0, c0 + a_columns}));
       if (layout_f()) {
         for (int j = 0; j < slabs; ++j) {
@@ -352,9 +360,10 @@ struct Gemm {
       }
     }
     detail::StagedOps sf, sp;
-    if (sl) sf = detail::lower_scales(g, *sl, k, d_columns + a_columns);
-    if (g.sparse) sp = detail::lower_sparse(g, k, d_columns + a_columns + sf_columns);
-    k.barriers = {{"full", 1, stages}, {"empty", 1, stages}, {"acc", 1, 1}};
+    if (sl) sf = detail::lower_scales(g, *sl, k, d_all + a_columns);
+    if (g.sparse) sp = detail::lower_sparse(g, k, d_all + a_columns + sf_columns);
+    k.barriers = {{"full", 1, stages}, {"empty", 1, stages}};
+    acc_barriers();
     if (a_tmem) k.barriers.push_back({"a_free", 1, 1});
 
     // Roles.
@@ -385,6 +394,7 @@ struct Gemm {
     ir::Loop ml;
     ml.k_param = "k";
     ml.block = tk;
+    if (persistent) mma_role.nodes.push_back(node(acc_empty_wait()));
     ml.body.push_back(barrier_op(ir::OpKind::wait, "full"));
     if (a_tmem) {
       // A in tensor memory is single-buffered: the next K block's copy waits until the MMAs that
@@ -433,18 +443,21 @@ struct Gemm {
       if (!a_tmem && pc.mi >= 0 && (mg > 1 || pieces.size() > 1)) m.a_rows = std::array<int, 2>{pc.row0, pc.row0 + pc.rows};
       // B's rows of this op (each CTA of a pair holds half of N).
       if (pc.n != tn) m.b_rows = std::array<int, 2>{pc.n0 / cta, (pc.n0 + pc.n) / cta};
+      m.tmem_ring = acc_ring;
       ml.body.push_back(m);
     }
     ml.body.push_back(barrier_op(ir::OpKind::commit, "empty"));
     if (a_tmem) ml.body.push_back(barrier_op(ir::OpKind::commit, "a_free"));
     mma_role.nodes.push_back(loop_node(ml));
     // The accumulator is complete when every MMA issued so far is.
-    mma_role.nodes.push_back(node(barrier_op(ir::OpKind::commit, "acc")));
+    mma_role.nodes.push_back(node(persistent ? acc_full_op(ir::OpKind::commit) : barrier_op(ir::OpKind::commit, "acc")));
 
-    epi.nodes.push_back(node(barrier_op(ir::OpKind::wait, "acc")));
+    epi.nodes.push_back(node(persistent ? acc_full_op(ir::OpKind::wait) : barrier_op(ir::OpKind::wait, "acc")));
     epilogue(epi);
+    if (persistent) epi.nodes.push_back(node(acc_empty_arrive()));
     std::sort(k.views.begin(), k.views.end(), [](const ir::TmemView& a, const ir::TmemView& b) { return a.name < b.name; });
 
+    epi.persistent = prod.persistent = mma_role.persistent = persistent;
     k.roles = {epi, prod, mma_role};
     k.threads = 192;
     k.alloc_warp = 5;
@@ -462,9 +475,16 @@ struct Gemm {
   // 0-3 (tcgen05.ld reaches a warp's own 32-lane quarter, §9.7.16.8.1) and stored to D, clipped.
   void epilogue(ir::Role& epi) {
     int chunk_id = 0;
+    // "epilogue": "tma": the same runs of D's cells, stored box by box through shared memory.
+    const bool tma = g.epilogue == spec::Epilogue::tma;
+    std::vector<detail::Segment> segments;
     // Columns [c0, c1) of `cells` (a rows view), lanes [l0, l1), to D's row `row` and column `col`.
     auto chunks = [&](const std::string& cells, int c0, int c1, int l0, int l1, const ir::Affine& row, int64_t col,
                       std::optional<isa::LdShape> shape) {
+      if (tma) {
+        segments.push_back({cells, c0, c1, l0, l1, layout_f() ? 64 : l1 - l0, row, col, shape});
+        return;
+      }
       for (int c = c0; c < c1;) {
         int num = 32;
         while (num > c1 - c) num >>= 1;
@@ -475,6 +495,7 @@ struct Gemm {
         ld.src = {name, kPtr};
         ld.regs = {"acc_regs", kPtr};
         ld.shape = shape;
+        ld.tmem_ring = acc_ring;
         epi.nodes.push_back(node(ld));
         ir::Op st = op(ir::OpKind::store);
         st.regs = {"acc_regs", kPtr};
@@ -518,6 +539,61 @@ struct Gemm {
         }
       }
     }
+    if (tma) detail::tma_epilogue(k, epi, segments, {g.d, tn, persistent, acc_ring});
+  }
+
+  // A persistent CTA's accumulator: two buffers in tensor memory when 2 x D's columns (and A's)
+  // fit, so that the epilogue of one tile reads one while the MMAs of the next fill the other;
+  // otherwise one, which the next tile's MMAs wait for the epilogue to release. `ptxgen plan`
+  // says which (Kernel::chosen).
+  // `extra`: the columns of the block-scale factors and sparsity metadata beside D and A.
+  void acc_buffers(uint32_t extra) {
+    const uint32_t columns = static_cast<uint32_t>(isa::target_info(spec.target).tmem_columns);
+    const std::string d = s(d_columns), a = (a_columns ? " and A's " + s(a_columns) : "") + (extra ? " and " + s(extra) + " of factors or metadata" : "");
+    const uint32_t beside = a_columns + extra;  // what lies after D's buffers
+    if (2 * d_columns + beside <= columns) {
+      acc_stages = 2;
+      acc_ring = {2, d_columns};
+      k.views.push_back(slice_view("d_buffer1_cells", "tmem", std::nullopt, {d_columns, 2 * d_columns}));
+      k.chosen.push_back("accumulator: two buffers of " + d + " tensor-memory columns (2 x " + d + a + " of " + s(columns) +
+                         "): a tile's epilogue reads one while the next tile's MMAs fill the other");
+    } else {
+      k.chosen.push_back("accumulator: one buffer of " + d + " tensor-memory columns (two" + a + " would need " +
+                         s(2 * d_columns + beside) + " of " + s(columns) +
+                         "): the next tile's MMAs wait until the epilogue has read this one");
+    }
+  }
+
+  // The persistent handshake of the accumulator ring over the CTA's tiles: the MMA issuer commits
+  // a tile's MMAs to acc_full[b] and waits for acc_empty[b] before it writes buffer b again (the
+  // first pass finds every buffer empty); the epilogue waits for acc_full[b] and, once its
+  // tcgen05.ld of the buffer completed, every epilogue thread arrives on acc_empty[b] (in a pair
+  // both CTAs' threads on CTA 0's, where the issuer waits). One "acc" barrier otherwise.
+  void acc_barriers() {
+    if (!persistent) {
+      k.barriers.push_back({"acc", 1, 1});
+      return;
+    }
+    k.barriers.push_back({"acc_full", 1, acc_stages});
+    k.barriers.push_back({"acc_empty", 128 * cta, acc_stages});
+  }
+  static ir::Op acc_full_op(ir::OpKind kind) {
+    ir::Op o = barrier_op(kind, "acc_full");
+    o.phase.tile = true;
+    return o;
+  }
+  static ir::Op acc_empty_wait() {
+    ir::Op o = barrier_op(ir::OpKind::wait, "acc_empty", 0, true);
+    o.phase.tile = true;
+    o.note = "wait until this tile's accumulator buffer is free: the epilogue has read what an earlier tile left in it";
+    return o;
+  }
+  ir::Op acc_empty_arrive() const {
+    ir::Op o = barrier_op(ir::OpKind::arrive, "acc_empty");
+    o.phase.tile = true;
+    o.to_leader = cta == 2;
+    o.note = std::string("release this tile's accumulator buffer to the MMA issuer") + (cta == 2 ? " (on CTA 0's barrier)" : "");
+    return o;
   }
 
   void wgmma() {

@@ -80,6 +80,11 @@ std::optional<MmaStep> plan_mma(Ctx& c, const ir::Op& o);
 std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o);  // wgmma.cpp
 // tcgen05.ld / tcgen05.st: the narrow calls tmem_lanes and tmem_store (plan.hpp) plan them.
 std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src);
+// A TMA store of tcgen05.ld registers (one box of D through a stage of the staging ring; epilogue.cpp):
+// `st` is the store planned so far.
+std::optional<StoreStep> plan_box_store(Ctx& c, const ir::Op& o, const ir::Global& g, StoreStep st);
+// D's tensor map for a TMA store of boxes of `box_cols` x `box_rows` elements (128-byte swizzled).
+TensorMap store_map(const ir::Op& o, const ir::Global& g, int box_cols, int box_rows);
 
 // Logical element column of element `e` of register `reg` (0-based within a fragment) for thread t.
 struct Cell {

@@ -127,6 +127,15 @@ int Plan::tma_boxes() const {
   return n;
 }
 
+int Plan::tma_stores() const {
+  int n = 0;
+  for (const auto& r : roles)
+    each_step(r.steps, [&](const Step& s) {
+      if (s.kind == StepKind::store && s.store.tma) n += s.store.boxes;
+    });
+  return n;
+}
+
 uint64_t encoded(const isa::SmemDesc& d) {
   auto v = isa::encode(d);
   if (!v) throw std::logic_error("shared-memory descriptor does not encode");
@@ -233,15 +242,15 @@ std::map<std::string, SmemPlacement> place_tiles(const ir::Kernel& k) {
     const std::string over = overlay_of(n);
     if (over.empty()) continue;
     t.stage_bytes = round_up(t.layout.bytes, t.align);
+    const uint32_t bytes = t.stages > 1 ? t.stage_bytes * static_cast<uint32_t>(t.stages) : t.layout.bytes;  // a ring too
     const auto at = placed.find(over);
-    if (at != placed.end() && overlay_of(over).empty() && at->second.offset % t.align == 0 &&
-        at->second.offset + t.layout.bytes <= off) {
+    if (at != placed.end() && overlay_of(over).empty() && at->second.offset % t.align == 0 && at->second.offset + bytes <= off) {
       t.offset = at->second.offset;
       t.overlay = over;
     } else {
       off = round_up(off, t.align);
       t.offset = off;
-      off += t.layout.bytes;
+      off += bytes;
     }
   }
   return placed;
@@ -293,8 +302,8 @@ Grid launch_grid(const ir::Kernel& k) {
     if (z.name == k.grid.m_param) m = z.value;
     if (z.name == k.grid.n_param) n = z.value;
   }
-  // Persistent: at most one CTA per tile; the launcher takes fewer (one per multiprocessor).
-  if (k.grid.persistent) return {ceil_div(n, k.grid.tile_n) * ceil_div(m, k.grid.tile_m), 1, 1};
+  // Persistent: at most one CTA (pair) per tile; the launcher takes fewer (one per multiprocessor).
+  if (k.grid.persistent) return {ceil_div(n, k.grid.tile_n) * ceil_div(m, k.grid.tile_m) * k.cta_group, 1, 1};
   return {round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]), round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]),
           k.cluster[2]};
 }

@@ -92,9 +92,14 @@ std::string manifest(const Plan& p) {
     if (auto acc = accumulator(p)) j["accumulator"] = dt(*acc);
     if (p.grid.persistent) {
       j["schedule"] = "persistent";
-      j["grid_rule"] = "x = min(ceil(" + p.grid.n_param + " / tile.n) * ceil(" + p.grid.m_param +
-                       " / tile.m), the device's multiprocessor count), y = z = 1: each CTA walks the tiles x, x + gridDim.x, ...; "
-                       "the kernel takes its sizes as parameters";
+      if (p.cta_group == 1)
+        j["grid_rule"] = "x = min(ceil(" + p.grid.n_param + " / tile.n) * ceil(" + p.grid.m_param +
+                         " / tile.m), the device's multiprocessor count), y = z = 1: each CTA walks the tiles x, x + gridDim.x, ...; "
+                         "the kernel takes its sizes as parameters";
+      else
+        j["grid_rule"] = "x = min(ceil(" + p.grid.n_param + " / tile.n) * ceil(" + p.grid.m_param + " / tile.m), the device's multiprocessor count / " +
+                         std::to_string(p.cta_group) + ") * " + std::to_string(p.cta_group) + ", y = z = 1: each pair of CTAs (2p, 2p + 1) walks "
+                         "the tiles p, p + gridDim.x / 2, ...; the kernel takes its sizes as parameters";
     } else {
       j["grid_rule"] = "x = ceil(" + p.grid.n_param + " / tile.n) * cta_group, y = ceil(" + p.grid.m_param +
                        " / tile.m), each rounded up to the cluster; the kernel takes its sizes as parameters";

@@ -612,6 +612,7 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) 
   st.cols_param = g->cols_param;
   st.global_rows = g->rows;
   st.global_width = g->cols;
+  if (o.tma && !src.wgmma) return plan_box_store(c, o, *g, std::move(st));  // epilogue.cpp
   if (o.tma) {
     // The lowering's TMA epilogue (wgmma accumulators, a K-major 128-byte swizzled tile).
     const SmemPlacement* t = c.find_tile(o.via);
@@ -631,19 +632,27 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) 
     st.warpgroups = t->layout.mn / 64;
     st.shared_by = t->overlay.empty() ? 0 : o.via_shared_by;  // the planner placed it over the ring, or not
     st.reuse = c.k.grid.persistent;
-    TensorMap& m = st.map;
-    m.param = o.map_param;
-    m.global = m.tensor = g->name;
-    m.data_type = cu_data_type(g->dtype, isa::value_bits(g->dtype));
-    m.unit = es;
-    m.dim_inner = g->cols;
-    m.dim_outer = g->rows;
-    m.stride_bytes = (g->ld ? g->ld : g->cols) * es;
-    m.box_inner = st.box_cols;
-    m.box_outer = 64;
-    m.swizzle = isa::Swizzle::b128;
+    st.map = store_map(o, *g, st.box_cols, 64);
   }
   return st;
+}
+
+TensorMap store_map(const ir::Op& o, const ir::Global& g, int box_cols, int box_rows) {
+  // D as its own type, n elements a row (its leading dimension apart), boxes of one 128-byte
+  // swizzle row by the rows a store writes: TMA clips them at the extents (§5.5).
+  const int es = isa::value_bits(g.dtype) / 8;
+  TensorMap m;
+  m.param = o.map_param;
+  m.global = m.tensor = g.name;
+  m.data_type = cu_data_type(g.dtype, isa::value_bits(g.dtype));
+  m.unit = es;
+  m.dim_inner = g.cols;
+  m.dim_outer = g.rows;
+  m.stride_bytes = (g.ld ? g.ld : g.cols) * es;
+  m.box_inner = box_cols;
+  m.box_outer = box_rows;
+  m.swizzle = isa::Swizzle::b128;
+  return m;
 }
 
 }  // namespace ptxgen::plan::detail

@@ -127,8 +127,21 @@ class Sequencer {
   void op(int i, const ir::Op& o, std::vector<Step>& out) {
     const size_t before = out.size();
     plan_op(i, o, out);
-    if (!o.note.empty())
-      for (size_t k = before; k < out.size(); ++k) out[k].why = o.note;
+    for (size_t k = before; k < out.size(); ++k) {
+      if (!o.note.empty() && out[k].op == i) out[k].why = o.note;  // not the steps inserted before it
+      if (out[k].kind == StepKind::mma || out[k].kind == StepKind::tmem_ld) out[k].tmem_ring = tmem_ring(o);
+    }
+  }
+
+  // An op's tensor-memory ring (a lowering's double-buffered accumulator): every stage inside the
+  // allocation of the view it moves.
+  ir::TmemRing tmem_ring(const ir::Op& o) const {
+    if (o.tmem_ring.stages <= 1) return o.tmem_ring;
+    const ResolvedView* v = c_.find_view(o.kind == ir::OpKind::mma ? o.d : o.src);
+    if (!v || !c_.views.count(v->alloc)) throw std::logic_error("a tensor-memory ring of a view that does not resolve");
+    const uint64_t last = uint64_t{v->column} + v->columns + uint64_t{o.tmem_ring.stride} * static_cast<uint64_t>(o.tmem_ring.stages - 1);
+    if (last > c_.views.at(v->alloc).columns) throw std::logic_error("a tensor-memory ring beyond its allocation");
+    return o.tmem_ring;
   }
 
   void plan_op(int i, const ir::Op& o, std::vector<Step>& out) {
@@ -246,7 +259,12 @@ class Sequencer {
         st.kind = StepKind::store;
         if (t->tma) {
           bool known = false;
-          for (const auto& m : out_.tensor_maps) known = known || m.param == t->map.param;
+          for (const auto& m : out_.tensor_maps)
+            if (m.param == t->map.param) {
+              known = true;
+              if (m.box_inner != t->map.box_inner || m.box_outer != t->map.box_outer || m.global != t->map.global)
+                throw std::logic_error("two TMA stores through one tensor map parameter with different boxes");
+            }
           if (!known) out_.tensor_maps.push_back(t->map);
         }
         st.store = *t;
@@ -271,6 +289,7 @@ class Sequencer {
     st.bar.barrier = o.barrier.name;
     st.bar.phase = o.phase;
     st.bar.leader_only = o.leader_only;
+    st.bar.to_leader = o.to_leader && o.kind == ir::OpKind::arrive;
     if (o.kind == ir::OpKind::mma_wait) {
       st.kind = StepKind::mma_wait;
       st.bar.pending = o.pending;

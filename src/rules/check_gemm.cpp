@@ -4,7 +4,9 @@
 
 #include "context.hpp"
 #include <algorithm>
+#include <map>
 
+#include "ptxgen/lower.hpp"
 #include "ptxgen/plan.hpp"
 
 namespace ptxgen::rules {
@@ -61,30 +63,22 @@ void check_target_cta_pair(const Context& c, Diagnostics& d) {
 
 void check_schedule_persistent(const Context& c, Diagnostics& d) {
   if (!c.gemm || c.gemm->schedule != spec::Schedule::persistent) return;
-  if (c.target.tcgen05) {
-    d.error("SCHEDULE-PERSISTENT", "/gemm/schedule",
-            "a persistent schedule is planned for wgmma (sm_90a) only: a tcgen05 kernel's MMAs of the next tile would "
-            "overwrite the tensor-memory accumulator its epilogue is still reading")
-        .help = {"use \"schedule\": \"data_parallel\" (one CTA per tile) on " + std::string(c.target.name),
-                 "or target sm_90a"};
-  } else if (c.gemm->cluster[0] * c.gemm->cluster[1] * c.gemm->cluster[2] > 1) {
-    d.error("SCHEDULE-PERSISTENT", "/gemm/cluster",
-            "a persistent grid is one row of CTAs, one per multiprocessor, each walking its own tiles; a cluster of " +
-                num(c.gemm->cluster[0] * c.gemm->cluster[1] * c.gemm->cluster[2]) + " CTAs has nothing to share in it")
-        .help = {"use \"cluster\": [1, 1, 1] with \"schedule\": \"persistent\"", "or \"schedule\": \"data_parallel\""};
-  }
+  // The persistent grid is one row of CTAs (of CTA pairs with cta_group 2), each walking its own
+  // tiles: a cluster is the CTA itself or its pair, no more.
+  const auto& cl = c.gemm->cluster;
+  const int64_t own = c.target.tcgen05 ? c.gemm->cta_group : 1;
+  if (cl[0] == own && cl[1] == 1 && cl[2] == 1) return;
+  const std::string want = "[" + num(own) + ", 1, 1]";
+  d.error("SCHEDULE-PERSISTENT", "/gemm/cluster",
+          "a persistent grid is one row of " + std::string(own == 2 ? "CTA pairs" : "CTAs") + ", one per multiprocessor" +
+              (own == 2 ? " pair" : "") + ", each walking its own tiles; a cluster of " + num(cl[0]) + " x " + num(cl[1]) + " x " +
+              num(cl[2]) + " CTAs has " + (cl[0] * cl[1] * cl[2] > own ? "CTAs that share nothing in it" : "no pair for cta_group 2"))
+      .help = {"use \"cluster\": " + want + " with \"schedule\": \"persistent\"", "or \"schedule\": \"data_parallel\""};
 }
 
 void check_epilogue_tma(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || g->epilogue != spec::Epilogue::tma) return;
-  if (c.target.tcgen05) {
-    d.error("EPILOGUE-TMA", "/gemm/epilogue",
-            "the TMA epilogue is planned for wgmma (sm_90a) only: on " + std::string(c.target.name) +
-                " ptxgen stores D from the tcgen05.ld registers directly")
-        .help = {"use \"epilogue\": \"direct\"", "or target sm_90a"};
-    return;
-  }
   const int box = 128 / (isa::value_bits(g->d) / 8);
   if (g->tile.n % box) {
     d.error("EPILOGUE-TMA", "/gemm/tile/n",
@@ -92,6 +86,31 @@ void check_epilogue_tma(const Context& c, Diagnostics& d) {
                 std::string(isa::name(g->d)) + " columns (128 bytes, the swizzle's row), so a tile is whole boxes wide; "
                 "a partial box would write into the next tile's columns")
         .help = {"use a tile.n that is a multiple of " + num(box), "or \"epilogue\": \"direct\""};
+    return;
+  }
+  if (!c.target.tcgen05 || d.has_errors()) return;
+  // tcgen05: the epilogue stores D in runs of columns as tensor memory holds them (a pair's N
+  // groups in halves, a left-over M = 64 group's N in halves at the two lane alignments), each run
+  // in boxes: every box whole. The lowering's boxes say it (a tcgen05.ld of a box's columns, then
+  // its store); the lowering refuses nothing and runs here without the planner.
+  const ir::Kernel k = lower::lower(c.spec);
+  std::map<std::string, int64_t> widths;
+  for (const auto& v : k.views)
+    if (v.kind == ir::TmemView::Kind::slice && v.cols) widths[v.name] = (*v.cols)[1] - (*v.cols)[0];
+  for (const auto& r : k.roles) {
+    std::string loaded;
+    for (const auto& n : r.nodes) {
+      if (n.is_loop) continue;
+      if (n.op.kind == ir::OpKind::tmem_load) loaded = n.op.src.name;
+      if (n.op.kind != ir::OpKind::store || !n.op.tma || !widths.count(loaded) || widths.at(loaded) == box) continue;
+      d.error("EPILOGUE-TMA", "/gemm/tile/n",
+              "the TMA epilogue stores D in boxes of " + num(box) + " " + std::string(isa::name(g->d)) + " columns, but " +
+                  (g->cta_group == 2 ? "each CTA of the pair holds an N group's columns in two halves"
+                                     : "an M = 64 group left over holds its N columns in two halves at the two lane alignments") +
+                  ", which leaves a run ending in a box of " + num(widths.at(loaded)) + " columns; it would write into the next columns")
+          .help = {"use a tile.n whose halves are whole boxes (a multiple of " + num(2 * box) + ")", "or \"epilogue\": \"direct\""};
+      return;
+    }
   }
 }
 
@@ -333,21 +352,30 @@ void check_smem_budget(const Context& c, Diagnostics& d) {
   const plan::MemoryMap p = plan::memory_map(*k);  // narrow call: the memory map alone
   const int64_t max = c.target.smem_per_block_max;
   if (p.smem_bytes <= max) return;
-  int64_t stage = 0, tiles = 0;
+  // The pipeline's ring (a stage of A and B per stage), and the TMA epilogue's staging tile where
+  // it has memory of its own (a persistent CTA's, or one that does not fit over the ring).
+  int64_t stage = 0, tiles = 0, staging = 0;
   std::string parts;
   for (const auto& t : p.smem) {
+    const auto ir_tile = std::find_if(k->tiles.begin(), k->tiles.end(), [&](const ir::Tile& x) { return x.name == t.name; });
+    if (ir_tile != k->tiles.end() && ir_tile->ptr == "/gemm/epilogue") {
+      if (t.overlay.empty()) staging += int64_t{t.stage_bytes} * t.stages;
+      continue;
+    }
     stage += t.stage_bytes;
     tiles += int64_t{t.stage_bytes} * t.stages;
     parts += std::string(parts.empty() ? "" : " + ") + t.name + " " + num(t.layout.bytes);
   }
-  const int64_t fixed = p.smem_bytes - tiles;
-  const int64_t fit = (max - fixed) / std::max<int64_t>(1, stage);
+  const int64_t fixed = p.smem_bytes - tiles - staging;
+  const int64_t fit = (max - fixed - staging) / std::max<int64_t>(1, stage);
   auto& diag = d.error("SMEM-BUDGET", "/gemm/stages",
-                       num(g->stages) + " stages of " + num(stage) + " bytes (" + parts + ") plus " + num(fixed) +
+                       num(g->stages) + " stages of " + num(stage) + " bytes (" + parts + ")" +
+                           (staging ? ", the TMA epilogue's staging tile of " + num(staging) + " bytes," : "") + " plus " + num(fixed) +
                            " bytes of barriers and alignment need " + num(p.smem_bytes) + " bytes of shared memory; a CTA on " +
                            std::string(c.target.name) + " gets at most " + num(max));
   diag.help = {fit > 0 ? "use \"stages\": " + num(fit) + " or fewer" : "reduce the tile: one stage does not fit",
                "or shrink tile.k (each stage holds tile.k columns of A and B)"};
+  if (staging) diag.help.push_back("or \"epilogue\": \"direct\", which stores D from registers without a staging tile");
 }
 
 }  // namespace ptxgen::rules

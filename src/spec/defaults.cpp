@@ -10,7 +10,8 @@
 //   tile.m   128 (one CTA), 256 (a CTA pair: 128 rows in each)
 //   tile.n   256, or 128 when 256 would leave multiprocessors without a tile (the skinny-M shapes:
 //            m = 128, n = 16384 has 64 tiles of 128 x 256 for 132 multiprocessors)
-//   stages   as many as shared memory holds, at most 4 (deeper pipelines measured no faster)
+//   stages   as many as shared memory holds, at most 4 (deeper pipelines measured no faster); a
+//            persistent tcgen05 kernel's TMA epilogue takes its staging ring (32 KB) first
 #include <algorithm>
 #include <string>
 
@@ -52,9 +53,20 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
     // Each operand's stage is rounded up to 1 KB; 2 KB more for the base alignment, barriers and
     // the tensor-memory address slot.
     const int64_t per = stage + 2048;
-    const int64_t fit = (isa::target_info(target).smem_per_block_max - 2048) / std::max<int64_t>(1, per);
+    int64_t fit = (isa::target_info(target).smem_per_block_max - 2048) / std::max<int64_t>(1, per);
+    // A persistent tcgen05 kernel's TMA epilogue has a staging ring of its own: at most two stages
+    // of 128 bytes of D's row by the CTA's 128 rows. Each operand's stage is counted rounded to 1 KB,
+    // and 2 KB once for the base alignment, barriers and the tensor-memory address slot.
+    const bool staging = isa::target_info(target).tcgen05 && g.schedule == Schedule::persistent && g.epilogue == Epilogue::tma;
+    if (staging) {
+      const auto kb = [](int64_t bytes) { return (bytes + 1023) / 1024 * 1024; };
+      const int64_t rounded = kb(g.tile.k * g.tile.m / g.cta_group * isa::value_bits(g.a.dtype) / 8) +
+                              kb(g.tile.k * g.tile.n / g.cta_group * isa::value_bits(g.b.dtype) / 8);
+      fit = (isa::target_info(target).smem_per_block_max - 2048 - 2 * 128 * 128) / std::max<int64_t>(1, rounded);
+    }
     g.stages = std::clamp<int64_t>(fit, 1, 4);
-    g.chosen.push_back("stages " + s(g.stages) + ": as many as shared memory holds, at most 4");
+    g.chosen.push_back("stages " + s(g.stages) + ": as many as shared memory holds, at most 4" +
+                       (staging ? std::string(" beside the TMA epilogue's staging ring") : std::string()));
   }
 }
 

@@ -114,6 +114,13 @@ std::optional<std::string> check_plan(const plan::Plan& p) {
   for (const auto& r : p.roles) walk(walk, r.steps);
   for (const plan::Step* sp : steps) {
     const plan::Step& st = *sp;
+    // A tensor-memory ring over the tiles (the double-buffered accumulator): the addresses planned
+    // are stage 0's; the last stage lies stride x (stages - 1) columns further, inside too.
+    const uint32_t last = st.tmem_ring.stages > 1 ? st.tmem_ring.stride * static_cast<uint32_t>(st.tmem_ring.stages - 1) : 0;
+    for (const auto& m : st.mma.instrs)
+      if (last && !inside(m.d_alloc, m.d_taddr + last)) return "the accumulator ring's last stage outside its allocation";
+    for (const auto& f : st.ld.frags)
+      if (last && !inside(f.alloc, f.taddr + last)) return "the accumulator ring's last stage outside its allocation";
     for (const auto& c : st.cps) {
       (void)plan::encoded(c.src);  // throws when a field does not fit
       if (!inside(c.alloc, c.taddr)) return "tcgen05.cp outside its allocation";

@@ -268,6 +268,33 @@ bool fake_driver() {
   expect("fake: persistent, 2^47 tiles",
          ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, 2147483647, 2147483647, 64, pe),
          CUDA_ERROR_INVALID_VALUE, "a persistent kernel walks at most 2^31-1");
+  // A persistent CTA pair (tcgen05, cta_group 2): one pair per tile up to the 132 multiprocessors'
+  // 66 pairs, CTAs 2p and 2p + 1 a cluster; a tile count that does not fit 32 bits is refused even
+  // though the launch would take only 132 CTAs.
+  set(ctx(9), 100, 232448);
+  ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_launch pp;
+  expect("fake: persistent pair, 15 tiles", ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_prepare(a, b, d, 600, 300, 64, pp),
+         CUDA_SUCCESS, nullptr);
+  same("fake: persistent pair grid x = 5 x 3 tiles x 2", pp.grid[0], 30);
+  same("fake: persistent pair cluster x", pp.cluster[0], 2);
+  expect("fake: persistent pair, 262144 tiles",
+         ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_prepare(a, b, d, 16384, 262144, 64, pp), CUDA_SUCCESS, nullptr);
+  same("fake: persistent pair grid x = 66 pairs", pp.grid[0], 132);
+  expect("fake: persistent pair, 2^47 tiles",
+         ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_prepare(a, b, d, 2147483647, 1073741824, 64, pp),
+         CUDA_ERROR_INVALID_VALUE, "a persistent kernel walks at most 2^31-1");
+  // tcgen05's TMA epilogue: D's map has boxes of 64 bf16 columns by the CTA's 128 rows.
+  ptxgen::gemm_bf16_persistent_tma_128x256x64_launch tt;
+  const int t0 = encodes();
+  expect("fake: tcgen05 tma epilogue, n = 1000", ptxgen::gemm_bf16_persistent_tma_128x256x64_prepare(a, b, d, 1000, 1000, 64, tt),
+         CUDA_SUCCESS, nullptr);
+  same("fake: tcgen05 tma epilogue maps (A, B and D)", encodes() - t0, 3);
+  map(t0, kD, 1000, 1000, 2000, 64, 128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  same("fake: tcgen05 tma epilogue, persistent grid x = 8 x 4 tiles", tt.grid[0], 32);
+  expect("fake: tcgen05 tma epilogue, n = 1001",
+         ptxgen::gemm_bf16_persistent_tma_128x256x64_prepare(a, b, d, 1000, 1001, 64, tt), CUDA_ERROR_INVALID_VALUE,
+         "n = 1001 puts the rows of D 2002 bytes apart");
+  set(ctx(8), 90, 232448);
   // The TMA epilogue reaches D through a tensor map too: its rows (n elements) must be 16 bytes
   // apart, which the direct epilogue does not need; the launch function's arguments are the same.
   ptxgen::gemm_sm90_bf16_128x256x64_tma_epilogue_launch te;

@@ -209,17 +209,35 @@ void Machine::run_thread(Thread& t) {
         break;
       }
       case Op::bra: t.pc = in.o[0].r; continue;
-      case Op::ret: t.st = Thread::exited; return;
+      case Op::ret:
+        // The shared memory a TMA store reads must outlive it: a thread waits for its stores'
+        // reads (cp.async.bulk.wait_group.read) before it exits.
+        if (t.bulk_open_in_flight || std::any_of(t.bulk.begin(), t.bulk.end(), [](const BulkGroup& g) { return g.in_flight > 0; }))
+          fail(&t, "the thread exits with cp.async.bulk.tensor stores still reading shared memory (no cp.async.bulk.wait_group.read "
+                   "for them)");
+        t.st = Thread::exited;
+        return;
       case Op::bar_sync: {
+        // Named barrier a of b threads (all the CTA's when absent): every thread counts (§9.7.13.1).
         Cta& c = ctas[t.cta];
-        if (val(t, in.o[0]) != 0) fail(&t, "only barrier 0 is simulated");
+        const uint64_t id = val(t, in.o[0]);
+        const uint64_t count = in.nops == 2 ? val(t, in.o[1]) & 0xFFFFFFFFu : launch.threads;
+        if (id >= c.bars.size()) fail(&t, "bar.sync barrier " + std::to_string(id) + " outside 0..15");
+        if (count == 0 || count % 32 || count > launch.threads)
+          fail(&t, "bar.sync thread count " + std::to_string(count) + " is not a multiple of 32 up to the CTA's threads");
+        Cta::NamedBar& b = c.bars[id];
+        if (b.expected && b.expected != count)
+          fail(&t, "bar.sync " + std::to_string(id) + " with " + std::to_string(count) + " threads while " +
+                       std::to_string(b.arrived) + " threads wait on it for " + std::to_string(b.expected));
+        b.expected = static_cast<uint32_t>(count);
         ++t.pc;
         t.st = Thread::at_bar;
-        c.bar_waiters.push_back(static_cast<uint32_t>(&t - threads.data()));
-        if (++c.bar_arrived == launch.threads) {
-          c.bar_arrived = 0;
-          for (uint32_t w : c.bar_waiters) wake(w);
-          c.bar_waiters.clear();
+        t.bar_id = static_cast<uint32_t>(id);
+        b.waiters.push_back(static_cast<uint32_t>(&t - threads.data()));
+        if (++b.arrived == b.expected) {
+          b.arrived = b.expected = 0;
+          for (uint32_t w : b.waiters) wake(w);
+          b.waiters.clear();
         }
         return;
       }
@@ -293,6 +311,15 @@ void Machine::run_thread(Thread& t) {
         break;
       }
       case Op::tma_load: tma_issue(t, in); break;
+      case Op::tma_store: tma_store_issue(t, in); break;
+      case Op::bulk_commit:
+        t.bulk.push_back({t.bulk_open, t.bulk_open_in_flight});
+        ++t.bulk_open;
+        t.bulk_open_in_flight = 0;
+        break;
+      case Op::bulk_wait:
+        if (!bulk_wait(t, in)) return;
+        break;
       case Op::tc_mma:
         tc_issue_mma(t, in);
         ++stats.mma;

@@ -13,6 +13,7 @@ enum class Op : uint8_t {
   shl, shr, bfe, selp, setp, cvt, cvta, mapa, ld, st, bra, ret, bar_sync, bar_warp_sync, cluster_arrive, cluster_wait,
   nop, mbar_init, mbar_arrive, mbar_try_wait, tma_load, tc_alloc, tc_dealloc, tc_relinquish, tc_ld, tc_st,
   tc_wait_ld, tc_wait_st, tc_cp, tc_mma, tc_commit, elect,
+  tma_store, bulk_commit, bulk_wait,  // cp.async.bulk.tensor (shared -> global), commit_group, wait_group[.read]
 };
 
 // Instruction types: bits and class.
@@ -61,6 +62,7 @@ struct Ins {
   uint8_t shape = 0, num = 0, pack = 0, kind = 0, sparse = 0, scaled = 0, sf_vec = 0, decompress = 0, multicast = 0;
   uint8_t collector = 0;  // tcgen05.mma .collector::a:: 0 discard, 1 fill, 2 use, 3 lastuse
   uint8_t collective = 0;  // a .sync.aligned warp collective
+  uint8_t read = 0;        // cp.async.bulk.wait_group.read: only the groups' shared-memory reads
   Opnd o[8];
   uint32_t line = 0;
 };

@@ -299,7 +299,12 @@ void Machine::deadlock() const {
             << m.expected << " arrivals pending, tx-count " << m.tx << ")";
           break;
         }
-        case Thread::at_bar: s << ": waits at bar.sync (" << ctas[t.cta].bar_arrived << " of " << launch.threads << " threads arrived)"; break;
+        case Thread::at_bar: {
+          const Cta::NamedBar& b = ctas[t.cta].bars[t.bar_id];
+          s << ": waits at bar.sync " << t.bar_id << " (" << b.arrived << " of " << b.expected << " threads arrived)";
+          break;
+        }
+        case Thread::at_bulk: s << ": waits at cp.async.bulk.wait_group"; break;
         case Thread::at_cluster: s << ": waits at barrier.cluster.wait"; break;
         case Thread::at_collective: s << ": waits for the rest of its warp at a .sync.aligned instruction"; break;
         default: s << ": ready"; break;

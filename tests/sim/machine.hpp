@@ -47,8 +47,13 @@ struct Cta {
   bool collector_valid = false;
   uint64_t collector_a = 0;
   uint32_t last_alloc = kColumns;
-  uint32_t bar_arrived = 0;
-  std::vector<uint32_t> bar_waiters;
+  // The 16 named barriers of bar.sync (§9.7.13.1): threads arrived in the current phase, the
+  // count the phase expects (0: none open), the waiting threads.
+  struct NamedBar {
+    uint32_t arrived = 0, expected = 0;
+    std::vector<uint32_t> waiters;
+  };
+  std::array<NamedBar, 16> bars;
   // Race bookkeeping: asynchronous operations in flight per 16-byte shared-memory chunk and per
   // tensor-memory cell (writers, readers), the line of the last one registered, of the last writer
   // and of the last reader.
@@ -63,9 +68,15 @@ struct PendingSt {
   uint32_t cta, cell, value;
 };
 
+// A bulk async-group of one thread (§9.7.9.25.4): its TMA stores still in flight.
+struct BulkGroup {
+  uint64_t id = 0;
+  uint32_t in_flight = 0;
+};
+
 struct Thread {
   uint32_t cta = 0, tid = 0, pc = 0;
-  enum St : uint8_t { ready, at_mbar, at_bar, at_cluster, at_collective, exited } st = ready;
+  enum St : uint8_t { ready, at_mbar, at_bar, at_cluster, at_collective, at_bulk, exited } st = ready;
   bool queued = false, cluster_arrived = false;
   uint64_t cluster_phase = 0;
   uint32_t wait_cta = 0, wait_addr = 0, wait_parity = 0;
@@ -73,6 +84,12 @@ struct Thread {
   uint8_t* d = nullptr;  // per register: written on this thread's path
   std::vector<PendingLd> lds;
   std::vector<PendingSt> sts;
+  uint32_t bar_id = 0;  // at_bar: the named barrier
+  // cp.async.bulk: the stores issued since the last commit_group (the open group, `bulk_open`),
+  // then the committed groups, oldest first.
+  uint64_t bulk_open = 0;
+  uint32_t bulk_open_in_flight = 0;
+  std::deque<BulkGroup> bulk;
 };
 
 // A region an asynchronous operation reads or writes, registered at issue, released at completion.
@@ -83,7 +100,7 @@ struct Region {
 };
 
 struct Async {
-  enum Kind : uint8_t { tma, mma, cp, commit } kind;
+  enum Kind : uint8_t { tma, mma, cp, commit, tma_store } kind;
   const Ins* ins = nullptr;
   uint32_t cta = 0;  // the issuing CTA
   uint64_t v[8] = {};
@@ -148,6 +165,14 @@ class Machine {
   void collective_do(Thread& t, const Ins& in);
   void tma_issue(Thread& t, const Ins& in);
   void tma_complete(Async& a);
+  // TMA stores and their bulk async-groups (tma.cpp).
+  const TensorMap& tensor_map_of(const Thread& t, const Opnd& o) const;
+  Async tma_async(const Thread& t, const Ins& in, Async::Kind kind, const Opnd& map, const Opnd& coords) const;
+  uint32_t tma_row_bytes(const Thread& t, const TensorMap& m) const;
+  void tma_queue(Thread& t, Async&& a, uint32_t cta, uint32_t off, uint32_t bytes, bool write, const char* what);
+  void tma_store_issue(Thread& t, const Ins& in);
+  void tma_store_complete(Async& a);
+  bool bulk_wait(Thread& t, const Ins& in);  // false: blocked until older groups complete
   [[noreturn]] void deadlock() const;
   std::deque<uint32_t> runnable_;
   std::vector<uint32_t> warp_arrived_;

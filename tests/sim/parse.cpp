@@ -364,8 +364,10 @@ struct Parser {
       } else if (has(mods, "cluster")) {
         in.op = has(mods, "arrive") ? Op::cluster_arrive : Op::cluster_wait;
       } else if (has(mods, "sync")) {
+        // bar.sync a{, b}: named barrier a (0..15), b threads (a multiple of the warp size; all
+        // the CTA's threads when absent), PTX ISA 9.1 §9.7.13.1.
         in.op = Op::bar_sync;
-        if (args.size() != 1) fail("bar.sync with a thread count is not simulated");
+        if (args.size() != 1 && args.size() != 2) fail("bar.sync takes a barrier and an optional thread count");
       } else {
         fail("unsupported barrier");
       }
@@ -400,6 +402,31 @@ struct Parser {
       } else {
         fail("unsupported mbarrier operation");
       }
+    } else if (base == "cp" && (has(mods, "commit_group") || has(mods, "wait_group"))) {
+      // cp.async.bulk.commit_group; cp.async.bulk.wait_group[.read] N (PTX ISA 9.1 §9.7.9.25.4.x).
+      if (!has(mods, "async") || !has(mods, "bulk")) fail("unsupported cp.async group instruction");
+      if (has(mods, "commit_group")) {
+        in.op = Op::bulk_commit;
+        need(0);
+      } else {
+        in.op = Op::bulk_wait;
+        in.read = has(mods, "read") ? 1 : 0;
+        need(1);
+        in.o[0] = operand(args[0]);
+        if (in.o[0].kind != Opnd::immediate || in.o[0].imm < 0) fail("cp.async.bulk.wait_group takes an immediate count");
+      }
+    } else if (base == "cp" && has(mods, "bulk_group")) {
+      // cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tmap, {c0, c1}], [smem]: a TMA store
+      // (PTX ISA 9.1 §9.7.9.25.5.1), completing with the executing thread's bulk async-group.
+      if (!(has(mods, "async") && has(mods, "bulk") && has(mods, "tensor") && has(mods, "2d") && has(mods, "global") &&
+            has(mods, "shared::cta")))
+        fail("only cp.async.bulk.tensor.2d.global.shared::cta.bulk_group stores are simulated");
+      if (has(mods, "im2col") || has(mods, "L2::cache_hint")) fail("unsupported TMA store mode");
+      in.op = Op::tma_store;
+      need(2);
+      tensor_operand(args[0], in.o[0], in.o[1]);  // [tmap, {c0, c1}], [smem]
+      in.o[2] = operand(args[1]);
+      in.nops = 3;
     } else if (base == "cp") {
       const int rank = has(mods, "2d") ? 2 : has(mods, "3d") ? 3 : 0;
       if (!(has(mods, "async") && has(mods, "bulk") && has(mods, "tensor") && rank))
@@ -411,14 +438,9 @@ struct Parser {
       if (has(mods, "L2::cache_hint") && args.size() == 4) args.pop_back();  // a hint, not a semantics
       need(3);
       // [dst], [tmap, {c0, c1}], [mbar]
-      const std::string inner = trim(args[1].substr(1, args[1].size() - 2));
-      const auto parts2 = split_top(inner, ',');
-      if (parts2.size() != 2) fail("bad tensor operand");
       in.o[0] = operand(args[0]);
-      in.o[1] = operand(parts2[0]);
-      in.o[2] = operand(parts2[1]);
+      tensor_operand(args[1], in.o[1], in.o[2], rank);
       in.o[3] = operand(args[2]);
-      if (in.o[2].kind != Opnd::vec || in.o[2].count != rank) fail("a " + std::to_string(rank) + "-D TMA takes " + std::to_string(rank) + " coordinates");
       in.nops = 4;
     } else if (base == "tcgen05") {
       tcgen05(in, mods, args);
@@ -427,6 +449,16 @@ struct Parser {
     }
     k.code.push_back(in);
     k.text.push_back(text);
+  }
+
+  // A TMA's tensor operand "[tmap, {c0, c1[, c2]}]": the map and the `rank` coordinates.
+  void tensor_operand(const std::string& arg, Opnd& map, Opnd& coords, int rank = 2) {
+    const auto parts = split_top(trim(arg.substr(1, arg.size() - 2)), ',');
+    if (parts.size() != 2) fail("bad tensor operand");
+    map = operand(parts[0]);
+    coords = operand(parts[1]);
+    if (coords.kind != Opnd::vec || static_cast<int>(coords.count) != rank)
+      fail("a " + std::to_string(rank) + "-D TMA takes " + std::to_string(rank) + " coordinates");
   }
 
   void tcgen05(Ins& in, const std::vector<std::string>& mods, const std::vector<std::string>& args) {

@@ -5,10 +5,12 @@
 // bytes, each CTA has its shared memory and its tensor memory (128 lanes x 512 columns of 32 bits),
 // the mbarriers count arrivals and transaction bytes through their phases (PTX ISA 9.1 §9.7.13.15),
 // TMA loads expand boxes through tensor maps (§5.5: tile mode, out-of-bounds zero fill, swizzle),
+// TMA stores write boxes back clipped at the tensor's extents, each thread's bulk async-groups
+// (commit_group, wait_group[.read]) track them,
 // and tcgen05.mma/cp read shared and tensor memory through descriptors decoded here from the ISA's
 // tables (§9.7.16.4) -- not through ptxgen::isa. Threads run one at a time in a fixed order and
 // switch only where they block (a failed mbarrier.try_wait, bar.sync, barrier.cluster.wait, a warp
-// collective not yet reached by the whole warp). Asynchronous operations (TMA, tcgen05.mma/cp/
+// collective not yet reached by the whole warp, a cp.async.bulk.wait_group). Asynchronous operations (TMA, tcgen05.mma/cp/
 // commit, tcgen05.ld/st until their wait) take effect as late as possible: only when no thread can
 // run, oldest first. A kernel that reads what it did not wait for therefore reads stale data, and the
 // race checks name it directly. Anything the simulator cannot account for is an Error: a deadlock
@@ -84,7 +86,7 @@ struct Options {
 };
 
 struct Stats {
-  uint64_t instructions = 0, mma = 0, tma_boxes = 0, ctas = 0;
+  uint64_t instructions = 0, mma = 0, tma_boxes = 0, tma_stores = 0, ctas = 0;
 };
 
 struct Kernel;  // the decoded PTX: every instruction parsed once into a compact form

@@ -10,32 +10,64 @@
 namespace ksim {
 
 // ---- TMA (PTX ISA 9.1 §9.7.9.27.1.2; §5.5: tile mode, bounding box, out-of-bound fill, swizzle) -------
-void Machine::tma_issue(Thread& t, const Ins& in) {
-  Async a;
-  a.kind = Async::tma;
-  a.ins = &in;
-  a.cta = t.cta;
-  const uint64_t tm = val(t, in.o[1]);
+// The tensor map a TMA operand names: the generic address of a tensor-map kernel parameter.
+const TensorMap& Machine::tensor_map_of(const Thread& t, const Opnd& o) const {
+  const uint64_t tm = val(t, o);
   const uint64_t pi = (tm - 0x7F0000000000ull) / 0x1000;
   if (tm < 0x7F0000000000ull || (tm - 0x7F0000000000ull) % 0x1000 || pi >= param_maps.size() || !param_maps[pi])
     fail(&t, "the tensor-map operand " + hex(tm) + " is not the address of a tensor-map parameter");
-  a.map = param_maps[pi];
-  const TensorMap& m = *a.map;
-  const uint32_t* c = &k.pool[in.o[2].r];
+  const TensorMap& m = *param_maps[pi];
+  // cuTensorMapEncodeTiled refuses a row stride that is not a multiple of 16 bytes.
+  if (m.stride % 16) fail(&t, "tensor map with a row stride of " + std::to_string(m.stride) + " bytes (not a multiple of 16)");
+  return m;
+}
+
+// A TMA operation of `kind` through the map `map` at the coordinates `coords` (v[2], v[3]).
+Async Machine::tma_async(const Thread& t, const Ins& in, Async::Kind kind, const Opnd& map, const Opnd& coords) const {
+  Async a;
+  a.kind = kind;
+  a.ins = &in;
+  a.cta = t.cta;
+  a.map = &tensor_map_of(t, map);
+  const uint32_t* c = &k.pool[coords.r];
   a.v[2] = reg(t, c[0]) & 0xFFFFFFFFu;
   a.v[3] = reg(t, c[1]) & 0xFFFFFFFFu;
-  a.v[7] = in.o[2].count == 3 ? reg(t, c[2]) & 0xFFFFFFFFu : 0;
-  if (static_cast<int>(in.o[2].count) != m.rank)
-    fail(&t, "a " + std::to_string(in.o[2].count) + "-D TMA through a tensor map of rank " + std::to_string(m.rank));
-  if (m.rank == 3 && m.box[2] != 1) fail(&t, "a rank-3 TMA box more than one plane deep is not simulated");
+  a.v[7] = coords.count == 3 ? reg(t, c[2]) & 0xFFFFFFFFu : 0;
+  if (static_cast<int>(coords.count) != a.map->rank)
+    fail(&t, "a " + std::to_string(coords.count) + "-D TMA through a tensor map of rank " + std::to_string(a.map->rank));
+  if (a.map->rank == 3 && a.map->box[2] != 1) fail(&t, "a rank-3 TMA box more than one plane deep is not simulated");
+  return a;
+}
+
+// A box row's bytes in shared memory, the box as cuTensorMapEncodeTiled takes it: at most 256 per
+// dimension, rows whole 16 bytes (the padded types: whole groups of 16 elements), within the
+// swizzle span.
+uint32_t Machine::tma_row_bytes(const Thread& t, const TensorMap& m) const {
   const uint32_t row_bytes = m.smem_bits == 8 && m.elem_bits < 8 ? m.box[0] / 16 * 16 : m.box[0] * static_cast<uint32_t>(m.elem_bits) / 8;
-  const uint32_t bytes = row_bytes * m.box[1];
-  // The box as cuTensorMapEncodeTiled takes it: at most 256 per dimension, rows whole 16 bytes (the
-  // padded types: whole groups of 16 elements), within the swizzle span.
   if (m.box[0] == 0 || m.box[1] == 0 || m.box[0] > 256 || m.box[1] > 256) fail(&t, "TMA box dimensions outside 1..256");
   if (row_bytes % 16 || (m.smem_bits == 8 && m.elem_bits < 8 && m.box[0] % 16) || (m.elem_bits * m.box[0]) % 8)
     fail(&t, "TMA box row of " + std::to_string(row_bytes) + " bytes is not whole 16-byte pieces");
   if (m.swizzle && row_bytes > static_cast<uint32_t>(m.swizzle)) fail(&t, "TMA box row wider than its swizzle span");
+  return row_bytes;
+}
+
+// Where byte `s` of a box (rows one after another from its start) lies: the swizzle moves each
+// `atom`-byte piece of a 128-byte line to piece ^ (line mod (span / atom)) (§5.5.7), on the
+// absolute shared address.
+namespace {
+uint32_t swizzled(const TensorMap& m, uint32_t s) {
+  if (!m.swizzle) return s;
+  const uint32_t line = s / 128, atoms = 128 / static_cast<uint32_t>(m.atom);
+  const uint32_t piece = (s % 128) / static_cast<uint32_t>(m.atom);
+  const uint32_t moved = (piece ^ (line % static_cast<uint32_t>(m.swizzle / m.atom))) % atoms;
+  return line * 128 + moved * static_cast<uint32_t>(m.atom) + s % static_cast<uint32_t>(m.atom);
+}
+}  // namespace
+
+void Machine::tma_issue(Thread& t, const Ins& in) {
+  Async a = tma_async(t, in, Async::tma, in.o[1], in.o[2]);
+  const TensorMap& m = *a.map;
+  const uint32_t bytes = tma_row_bytes(t, m) * m.box[1];
   const auto [dcta, doff] = shared(t, addr_of(t, in.o[0]), true, bytes);
   const auto [bcta, boff] = shared(t, addr_of(t, in.o[3]), true, 8);
   if (doff % 128) fail(&t, "TMA destination " + hex(doff) + " not 128-byte aligned");
@@ -47,11 +79,17 @@ void Machine::tma_issue(Thread& t, const Ins& in) {
   a.v[4] = bcta;
   a.v[5] = boff;
   a.v[6] = bytes;
-  Region r{dcta, true, false, {}};
-  for (uint32_t u = doff / 16; u < (doff + bytes + 15) / 16; ++u) r.units.push_back(u);
-  check_region(r, &t, "a TMA load");
-  hold(a, std::move(r));
   ++stats.tma_boxes;
+  tma_queue(t, std::move(a), dcta, doff, bytes, true, "a TMA load");
+}
+
+// Registers the bytes [off, off + bytes) of CTA `cta`'s shared memory a TMA operation writes or
+// reads (checked against the operations in flight) and queues it.
+void Machine::tma_queue(Thread& t, Async&& a, uint32_t cta, uint32_t off, uint32_t bytes, bool write, const char* what) {
+  Region r{cta, write, false, {}};
+  for (uint32_t u = off / 16; u < (off + bytes + 15) / 16; ++u) r.units.push_back(u);
+  check_region(r, &t, what);
+  hold(a, std::move(r));
   trace_issue(a);
   async.push_back(std::move(a));
 }
@@ -86,20 +124,78 @@ void Machine::tma_complete(Async& a) {
         row[b / 8] = static_cast<uint8_t>((row[b / 8] & ~(1u << (b % 8))) | (((bits >> i) & 1) << (b % 8)));
       }
     }
-    // Rows land one after another; the swizzle moves each `atom`-byte piece of a 128-byte line to
-    // piece ^ (line mod (span / atom)) (§5.5.7), on the absolute shared address.
-    for (uint32_t x = 0; x < row_bytes; x += 16) {
-      uint32_t s = doff + y * row_bytes + x;
-      if (m.swizzle) {
-        const uint32_t line = s / 128, atoms = 128 / static_cast<uint32_t>(m.atom);
-        const uint32_t piece = (s % 128) / static_cast<uint32_t>(m.atom);
-        const uint32_t moved = (piece ^ (line % static_cast<uint32_t>(m.swizzle / m.atom))) % atoms;
-        s = line * 128 + moved * static_cast<uint32_t>(m.atom) + s % static_cast<uint32_t>(m.atom);
-      }
-      std::copy_n(row.data() + x, 16, smem_ptr(dcta, s, 16, &a, nullptr));
-    }
+    // Rows land one after another, swizzled.
+    for (uint32_t x = 0; x < row_bytes; x += 16)
+      std::copy_n(row.data() + x, 16, smem_ptr(dcta, swizzled(m, doff + y * row_bytes + x), 16, &a, nullptr));
   }
   mbar_arrive(static_cast<uint32_t>(a.v[4]), static_cast<uint32_t>(a.v[5]), 0, -static_cast<int64_t>(a.v[6]), nullptr, &a);
+}
+
+// ---- TMA stores (PTX ISA 9.1 §9.7.9.25.5.1: .global.shared::cta, .bulk_group completion) ---------
+// The box is read from shared memory as a load writes it (rows one after another, the swizzle on
+// the absolute address) and written to the elements of the tensor inside its extents only (§5.5:
+// the bounding box is clipped; nothing outside the tensor is written). The shared-memory reads
+// happen at completion, which the simulator delays as long as it can, so a thread that writes the
+// box before waiting for its group's reads (cp.async.bulk.wait_group.read) is reported as a race.
+void Machine::tma_store_issue(Thread& t, const Ins& in) {
+  Async a = tma_async(t, in, Async::tma_store, in.o[0], in.o[1]);
+  const TensorMap& m = *a.map;
+  if (m.elem_bits < 8 || m.smem_bits != m.elem_bits) fail(&t, "a TMA store of sub-byte or padded elements is not simulated");
+  const uint32_t bytes = tma_row_bytes(t, m) * m.box[1];
+  const auto [scta, soff] = shared(t, addr_of(t, in.o[2]), false, bytes);
+  if (soff % 128) fail(&t, "TMA store source " + hex(soff) + " not 128-byte aligned");
+  a.v[0] = scta;
+  a.v[1] = soff;
+  a.v[4] = static_cast<uint64_t>(&t - threads.data());
+  a.v[5] = t.bulk_open;
+  ++t.bulk_open_in_flight;
+  ++stats.tma_stores;
+  tma_queue(t, std::move(a), scta, soff, bytes, false, "a TMA store");
+}
+
+void Machine::tma_store_complete(Async& a) {
+  const TensorMap& m = *a.map;
+  const int64_t c0 = sext(a.v[2], 32), c1 = sext(a.v[3], 32);
+  const uint32_t eb = static_cast<uint32_t>(m.elem_bits) / 8, row_bytes = m.box[0] * eb;
+  const uint32_t scta = static_cast<uint32_t>(a.v[0]), soff = static_cast<uint32_t>(a.v[1]);
+  for (uint32_t y = 0; y < m.box[1]; ++y) {
+    const int64_t gy = c1 + y;
+    if (gy < 0 || static_cast<uint64_t>(gy) >= m.dims[1]) continue;
+    for (uint32_t x = 0; x < m.box[0]; ++x) {
+      const int64_t gx = c0 + x;
+      if (gx < 0 || static_cast<uint64_t>(gx) >= m.dims[0]) continue;
+      // The element's byte in the box as a load would place it, swizzled.
+      const uint32_t s = swizzled(m, soff + y * row_bytes + x * eb);
+      const uint64_t byte = m.global + static_cast<uint64_t>(gy) * m.stride + static_cast<uint64_t>(gx) * eb;
+      uint8_t* g = global.find(byte, eb);
+      if (!g) fail_async(a, "TMA store writes global memory outside every buffer at " + hex(byte));
+      std::copy_n(smem_ptr(scta, s, eb, &a, nullptr), eb, g);
+    }
+  }
+  // The store leaves its thread's bulk group; a thread waiting on the group looks again.
+  Thread& t = threads[a.v[4]];
+  if (a.v[5] == t.bulk_open) {
+    --t.bulk_open_in_flight;
+  } else {
+    for (BulkGroup& g : t.bulk)
+      if (g.id == a.v[5]) --g.in_flight;
+  }
+  if (t.st == Thread::at_bulk) wake(static_cast<uint32_t>(a.v[4]));
+}
+
+// cp.async.bulk.wait_group[.read] N: every committed group but the N most recent has completed
+// (§9.7.9.25.4.2; .read: their reads of shared memory, which the simulator performs together with
+// the writes). Stores not yet committed to a group are not waited for.
+bool Machine::bulk_wait(Thread& t, const Ins& in) {
+  while (!t.bulk.empty() && t.bulk.front().in_flight == 0) t.bulk.pop_front();
+  const uint64_t n = static_cast<uint64_t>(in.o[0].imm);
+  size_t older = t.bulk.size() > n ? t.bulk.size() - n : 0;
+  for (size_t i = 0; i < older; ++i)
+    if (t.bulk[i].in_flight) {
+      t.st = Thread::at_bulk;  // woken when one of its stores completes; the wait runs again
+      return false;
+    }
+  return true;
 }
 
 void Machine::complete(Async& a) {
@@ -107,6 +203,7 @@ void Machine::complete(Async& a) {
   release(a);
   switch (a.kind) {
     case Async::tma: tma_complete(a); return;
+    case Async::tma_store: tma_store_complete(a); return;
     case Async::commit:
       for (uint32_t c = 0; c < ctas.size(); ++c)
         if ((a.v[1] >> c) & 1) mbar_arrive(c, static_cast<uint32_t>(a.v[0]), 1, 0, nullptr, &a);

@@ -1,0 +1,41 @@
+// Internal to the gemm lowering (src/lower/gemm.cpp): the tcgen05 epilogue's TMA stores, in their
+// own file (gemm_tma.cpp). The template's epilogue reads D's cells in runs ("segments": a block of
+// rows, a range of columns) and hands them here when "epilogue" is "tma".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ptxgen/ir.hpp"
+
+namespace ptxgen::lower::detail {
+
+// Columns [c0, c1) and lanes [l0, l1) of the tensor-memory view `cells` (D's cells in a rows
+// layout, or a layout-F view: `shape` .16x256b), `rows` rows of D from row `row`, column `col` of
+// the CTA's output tile.
+struct Segment {
+  std::string cells;
+  int c0 = 0, c1 = 0, l0 = 0, l1 = 128;
+  int rows = 128;
+  ir::Affine row;
+  int64_t col = 0;
+  std::optional<isa::LdShape> shape;
+};
+
+struct TmaEpilogue {
+  isa::DType d = isa::DType::bf16;  // D's type
+  int tile_n = 0;                   // the CTA's (pair's) output tile columns
+  bool persistent = false;          // the staging ring gets memory of its own
+  ir::TmemRing ring;                // the accumulator's ring over the tiles
+};
+
+// D through shared memory by TMA: a staging ring `d_stage` of 128-byte swizzled boxes (one 128-byte
+// row of D's columns by the segments' rows each); per box a tcgen05.ld of its columns and a store
+// op through stage j % stages. Two stages when a tile has an even number of boxes, so that box j
+// only waits for box j - 2's reads (over the tiles too), else one. Appends the tile to k.tiles,
+// the views to k.views, the ops to `epi`. A segment's last box may be partial (EPILOGUE-TMA
+// refuses it: it would write into the next columns).
+void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segments, const TmaEpilogue& e);
+
+}  // namespace ptxgen::lower::detail

@@ -1,0 +1,83 @@
+// The tcgen05 epilogue's TMA stores (gemm_epilogue.hpp): D's accumulator cells to registers by
+// tcgen05.ld one box of D at a time, through a stage of a 128-byte swizzled staging ring to
+// global memory by cp.async.bulk.tensor, which writes only what lies inside m x n (§5.5).
+#include <stdexcept>
+
+#include "gemm_epilogue.hpp"
+
+namespace ptxgen::lower::detail {
+
+namespace {
+const char* kPtr = "/gemm";
+const char* kEpiloguePtr = "/gemm/epilogue";
+}  // namespace
+
+void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segments, const TmaEpilogue& e) {
+  const int es = isa::value_bits(e.d) / 8;
+  const int box = isa::bytes(isa::Swizzle::b128) / es;  // columns of one 128-byte row of D
+  int boxes = 0, rows = 0;
+  for (const Segment& s : segments) {
+    boxes += (s.c1 - s.c0 + box - 1) / box;
+    if (rows && s.rows != rows) throw std::logic_error("epilogue segments of different rows share one tensor map");
+    rows = s.rows;
+  }
+  const int stages = boxes % 2 == 0 ? 2 : 1;
+  k.chosen.push_back("epilogue: D by TMA in " + std::to_string(boxes) + " boxes of " + std::to_string(box) + " " +
+                     std::string(isa::name(e.d)) + " columns x " + std::to_string(rows) + " rows per tile, through a staging ring of " +
+                     std::to_string(stages) + (stages == 2 ? " stages (an even number of boxes: box j waits for box j - 2's reads)"
+                                                           : " stage (an odd number of boxes: box j waits for box j - 1's reads)") +
+                     (e.persistent ? " of its own" : " laid over the operand ring where it fits"));
+  // The staging ring: rows x one 128-byte row of D per stage, K-major with the 128-byte swizzle, as
+  // a TMA box of the map reads it. A data-parallel CTA's ring is free once the accumulator is
+  // complete (every MMA, and so every load, finished), so the planner lays the staging ring over it
+  // where it fits; a persistent CTA's producer is already loading the next tile into it.
+  ir::Tile t;
+  t.name = "d_stage";
+  t.ptr = t.shape_ptr = t.swizzle_ptr = t.major_ptr = kEpiloguePtr;
+  t.dtype = e.d;
+  t.rows = rows;
+  t.cols = box;
+  t.major = isa::Major::k;
+  t.swizzle = isa::Swizzle::b128;
+  t.stages = stages;
+  if (!e.persistent) t.overlay = "a";
+  k.tiles.push_back(t);
+  int j = 0;
+  for (const Segment& s : segments)
+    for (int c = s.c0; c < s.c1; c += box, ++j) {
+      const int w = std::min(box, s.c1 - c);
+      ir::TmemView v;
+      v.kind = ir::TmemView::Kind::slice;
+      v.name = "box" + std::to_string(j);
+      v.ptr = kPtr;
+      v.of = {s.cells, kPtr};
+      if (s.l0 || s.l1 != 128) v.lanes = std::array<int64_t, 2>{s.l0, s.l1};
+      v.cols = std::array<int64_t, 2>{c, c + w};
+      k.views.push_back(v);
+      ir::Node ld;
+      ld.op.kind = ir::OpKind::tmem_load;
+      ld.op.ptr = kPtr;
+      ld.op.src = {v.name, kPtr};
+      ld.op.regs = {"acc_regs", kPtr};
+      ld.op.shape = s.shape;
+      ld.op.tmem_ring = e.ring;
+      epi.nodes.push_back(ld);
+      ir::Node st;
+      st.op.kind = ir::OpKind::store;
+      st.op.ptr = kPtr;
+      st.op.regs = {"acc_regs", kPtr};
+      st.op.dst = {"D", kPtr};
+      st.op.clip = true;
+      st.op.at[0] = s.row;
+      st.op.at[1].n_tile = e.tile_n;
+      st.op.at[1].base = s.col + (c - s.c0);
+      st.op.tma = true;
+      st.op.via = {t.name, kEpiloguePtr};
+      st.op.map_param = "tmap_d";
+      st.op.via_stage = j % stages;
+      st.op.pending = stages - 1;
+      epi.nodes.push_back(st);
+    }
+}
+
+}  // namespace ptxgen::lower::detail
