@@ -57,7 +57,6 @@ struct Item {
   ir::Op ir;
   int role = -1;
   Where where = Where::before;
-  int pos = 0;  // place in the role's list for its region
   Exec exec = Exec::threads;
   bool async = false;  // tcgen05.cp / tcgen05.mma
   bool tma = false;    // a TMA load
@@ -317,7 +316,6 @@ class Pipeliner {
     std::string name;
     Signal kind = Signal::none;
     int role = -1;
-    Where where = Where::before;
     int stages = 1;
     int first_item = -1, after_item = -1;  // the run it signals: a TMA run's first load, the item the signal follows
   };
@@ -326,14 +324,9 @@ class Pipeliner {
     // The edges that need a barrier, and the ring of each signalling item's barrier: a TMA load's
     // tile's stages; the distance of the edges it leaves to later iterations.
     std::map<int, int> need;  // item -> stages
-    // An op of a role need not wait for what an earlier op of the role in the same part of the
-    // kernel already waited for (the same op's completion, as many iterations back).
-    std::set<std::tuple<int, Where, int, int>> waited;  // role, part, from, distance
     std::stable_sort(edges_.begin(), edges_.end(), [](const Edge& a, const Edge& b) { return a.to < b.to; });
     for (const Edge& e : edges_) {
       if (ordered(e)) continue;
-      const Item& t = items_[static_cast<size_t>(e.to)];
-      if (!waited.insert({t.role, t.where, e.from, e.distance}).second) continue;
       sync_.push_back(e);
       int& st = need[e.from];
       st = std::max({st, 1, e.distance});
@@ -359,10 +352,11 @@ class Pipeliner {
               open = -1;
               continue;
             }
+            const auto ni = need.find(i);
             const Barrier* o = open >= 0 ? &bars_[static_cast<size_t>(open)] : nullptr;
-            const bool joins = o && o->kind == kind && (tx ? o->stages == need[i] : !waiting.count(i));
+            const bool joins = o && o->kind == kind && (tx ? ni != need.end() && o->stages == ni->second : !waiting.count(i));
             if (!joins) open = -1;
-            if (!need.count(i)) {
+            if (ni == need.end()) {
               if (tx) open = -1;  // a TMA run is consecutive loads
               continue;
             }
@@ -370,21 +364,21 @@ class Pipeliner {
               Barrier b;
               b.kind = kind;
               b.role = static_cast<int>(r);
-              b.where = w;
-              b.stages = w == Where::loop ? need[i] : 1;
+              b.stages = w == Where::loop ? ni->second : 1;
               bars_.push_back(b);
               open = static_cast<int>(bars_.size() - 1);
             }
             Barrier& b = bars_[static_cast<size_t>(open)];
             if (b.first_item < 0) b.first_item = i;
             b.after_item = i;
-            if (w == Where::loop) b.stages = std::max(b.stages, need[i]);
+            if (w == Where::loop) b.stages = std::max(b.stages, ni->second);
             signal_of_[i] = open;
           }
         }
     };
     runs(true, {});
-    // Which items wait for something no earlier item of their role (in the same part) waited for:
+    // Which items wait for something no earlier item of their role (in the same part) waited for
+    // (an op need not wait again for what an earlier op of its role already waited for):
     // a TMA load's completion by its run's barrier, anything else by its own item. Those close the
     // commit and arrival runs.
     std::set<int> waiting;
