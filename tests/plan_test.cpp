@@ -87,7 +87,7 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
       CHECK(m->m == 64);
       CHECK(isa::wgmma_legal_n(*isa::wgmma_kind(g.a.dtype, g.b.dtype), m->n));
     }
-    CHECK(p.threads == 128 * static_cast<int>(g.tile.m / 64) + 32);
+    CHECK(p.threads == 128 * static_cast<int>(g.tile.m / 64) + (g.registers ? 128 : 32));  // a producer warp, or warpgroup with budgets
     CHECK(p.allocs.empty());
     return;
   }

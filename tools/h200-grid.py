@@ -148,8 +148,25 @@ def cases():
     add("tma_pers_bf16_128x256", bf16, tma, pers, T(128, 256, 64), {"stages": 3})
     add("tma_pers_bf16_odd", bf16, tma, pers, T(128, 128, 64), P(3001, 4992, 999))
     add("tma_pers_e4m3_out_f32", e4m3, tma, pers, {"d": {"dtype": "f32"}}, T(128, 128, 128), {"stages": 3}, P(2048, 4096, 2048))
-    # A cluster launch (no multicast: each CTA loads its own tiles).
-    add("bf16_cluster_2x1", bf16, T(128, 256, 64), {"cluster": [2, 1, 1]})
+    # Clusters multicast the operand their CTAs share: along N ([2, 1, 1]) A, along M ([1, 2, 1]) B.
+    # Odd sizes leave a cluster's second tile outside the problem (its loads zero-filled, stores clipped).
+    add("mc_a_bf16_2x1", bf16, T(128, 256, 64), {"cluster": [2, 1, 1]})
+    add("mc_b_bf16_1x2", bf16, T(128, 256, 64), {"cluster": [1, 2, 1]})
+    add("mc_b_bf16_1x2_odd", bf16, T(128, 256, 64), {"cluster": [1, 2, 1]}, P(4099, 4104, 1003))
+    add("mc_b_nmajor_1x2", bf16, {"b": {"major": "n"}}, T(128, 256, 64), {"cluster": [1, 2, 1]}, P(2048, 2048, 1024))
+    add("mc_a_mmajor_4x1", f16, {"a": {"major": "m"}}, T(128, 128, 64), {"cluster": [4, 1, 1]}, P(2048, 2048, 1024))
+    add("mc_b_e4m3_1x2", e4m3, T(128, 256, 128), {"cluster": [1, 2, 1]}, P(2048, 4096, 2048))
+    mcp = {"schedule": "persistent", "epilogue": "tma", "stages": 3}
+    add("mc_pers_b_bf16_1x2", bf16, mcp, T(128, 256, 64), {"cluster": [1, 2, 1]})
+    add("mc_pers_a_bf16_2x1", bf16, mcp, T(128, 256, 64), {"cluster": [2, 1, 1]})
+    add("mc_pers_b_odd", bf16, mcp, T(128, 256, 64), {"cluster": [1, 2, 1]}, P(3001, 4992, 999))
+    add("mc_pers_b_raster1_odd", bf16, mcp, {"raster": 1}, T(128, 128, 64), {"cluster": [1, 2, 1]}, P(1155, 2000, 512))
+    # Register budgets: a producer warpgroup of 40, consumers raised to 232 (alone and with multicast).
+    rb = {"registers": {"producer": 40, "consumer": 232}}
+    add("regbud_bf16_128x256", bf16, rb, T(128, 256, 64))
+    add("regbud_pers_tma_bf16", bf16, rb, mcp, T(128, 256, 64))
+    add("regbud_mc_pers_bf16_odd", bf16, rb, mcp, T(128, 256, 64), {"cluster": [1, 2, 1]}, P(4099, 4104, 1003))
+    add("regbud_mc_e4m3", e4m3, rb, mcp, T(128, 256, 128), {"cluster": [1, 2, 1]}, P(4096, 8192, 4096))
     return out
 
 

@@ -65,6 +65,10 @@ struct Grid {
   // Persistent: fewer CTAs than tiles (one per multiprocessor, by the launcher's rule), each CTA's
   // roles walking its tiles: place %ctaid.x, then every %nctaid.x-th (Role::persistent).
   bool persistent = false;
+  // A cluster of CTAs over a block of cluster_m x cluster_n tiles (sm_90a multicast: 2 x 1 or 1 x 2,
+  // ...): the launch order places blocks, and the CTA of cluster rank r takes tile (r / cluster_n,
+  // r % cluster_n) of its block. A persistent grid's clusters walk the blocks together.
+  int cluster_m = 1, cluster_n = 1;
 };
 
 // A u32 kernel parameter: a problem size the kernel takes at run time, and the spec's value of it.
@@ -194,6 +198,10 @@ struct Op {
   bool to_leader = false;  // a pair's pipelined load: its bytes complete on CTA 0's barrier; an arrive: on CTA 0's barrier
   std::string map_param;   // the tensor-map parameter ("" : the planner names it tmap_N)
   int tile_row0 = -1;      // a row-placed load: it writes tile rows [tile_row0, tile_row0 + load_rows)
+  // A TMA load the `multicast` CTAs of the cluster share (sm_90a, .multicast::cluster): the CTA of
+  // %cluster_ctarank r issues the r-th of `multicast` equal parts of the tile's boxes, each written
+  // to the same place in every CTA's shared memory and completing on each CTA's barrier. 0: its own.
+  int multicast = 0;
   int load_rows = 0;
   // copy: source rows / columns
   std::optional<std::array<int64_t, 2>> rows, cols;
@@ -234,6 +242,11 @@ struct Op {
   int pending = 0;         // mma_wait; a tcgen05 TMA store: the bulk groups that may still read (via_stage)
   std::string note;        // what the step does, when the lowering says it better than the planner
   bool leader_only = false;  // expect_tx / commit in a pair: CTA 0 only (or both CTAs' barriers)
+  // arrive: lane 0 of each warp of the role arrives (one arrival per warp, not per thread), on the
+  // barrier at the same offset in each of the cluster's `cluster_ctas` CTAs (0: its own CTA's):
+  // the consumers of a stage that multicast loads write release it in every CTA whose producer writes it.
+  bool per_warp = false;
+  int cluster_ctas = 0;
 };
 
 // A loop over the K blocks of the problem: max(1, ceil(k / block)) iterations with `k_param` the

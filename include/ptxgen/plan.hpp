@@ -221,6 +221,7 @@ struct TensorMap {
 struct TmaBox {
   uint32_t smem = 0;
   int64_t c0 = 0, c1 = 0;
+  int part = 0;  // a multicast load: the cluster rank that issues it
 };
 
 // Global -> shared memory. Plain loads: each thread moves 16-byte chunks, each a 16-byte piece of a
@@ -246,6 +247,7 @@ struct LoadStep {
   std::string barrier;
   ir::Phase phase;                 // which stage of the barrier ring (the tile's ring)
   bool to_leader = false;          // a pair's pipelined load completes on CTA 0's barrier
+  int multicast = 0;               // the cluster's CTAs sharing the boxes (ir::Op::multicast); 0: none
   bool arm = true;                 // TMA: the load arms its own barrier with its bytes (else an expect_tx did)
   std::vector<TmaBox> boxes;
   int64_t cta_c0 = 0, cta_c1 = 0;  // a CTA pair: CTA r's coordinates are r * (cta_c0, cta_c1) further on
@@ -517,6 +519,8 @@ struct BarrierStep {
   bool pair_multicast = false;  // commit: arrive on the barrier in both CTAs of the pair
   bool leader_only = false;
   bool to_leader = false;       // arrive: on the barrier of the pair's CTA 0 (both CTAs' threads arrive there)
+  bool per_warp = false;        // arrive: lane 0 of each warp (ir::Op::per_warp)
+  int cluster_ctas = 0;         // arrive: on the barrier in each of the cluster's first cluster_ctas CTAs
   int pending = 0;      // mma_wait
 };
 
@@ -584,6 +588,10 @@ struct Grid {
 // CTAs each), y walking M tiles, each rounded up to whole clusters; a persistent grid one CTA per
 // tile at most (the launcher takes fewer); an untiled kernel one cluster.
 Grid launch_grid(const ir::Kernel& k);
+// How a TMA load of a tile arranged as `columns` boxes of `box_bytes` per row by `rows` rows splits
+// into `parts` equal parts of whole boxes, one per CTA of a multicasting cluster: 1 by box columns,
+// 2 by rows (shorter boxes), 3 no split needed (parts 1), 0 it cannot (CLUSTER-MULTICAST).
+int multicast_split(int rows, int columns, int box_bytes, int parts);
 // Shared memory from the (run-time aligned) dynamic base: the tiles (rings of stages, overlays),
 // then the mbarriers the ops name (8 bytes a stage, in name order; a TMA load without a barrier of
 // its own gets one, and an ordered role that ends with tcgen05 work in flight gets the kernel's

@@ -79,6 +79,13 @@ struct Gemm {
   ASource a_source = ASource::smem;
   int cta_group = 1;
   std::array<int64_t, 3> cluster{1, 1, 1};
+  // wgmma (sm_90a): register budgets per thread of a producer warpgroup and of the consumer
+  // warpgroups (setmaxnreg, §9.7.19.5). Present: the producer is a whole warpgroup that lowers its
+  // budget and the consumers raise theirs; absent: one producer warp and no setmaxnreg.
+  struct Registers {
+    int64_t producer = 0, consumer = 0;
+  };
+  std::optional<Registers> registers;
   std::optional<Scale> scale;  // block scaling: the block-scaled kinds (tcgen05 only)
   // Structured-sparse A (docs/spec.md, "Sparse A"): A holds two of every four elements of K (2:4,
   // §9.7.16.10.8), its metadata a kernel input; tcgen05.mma.sp.

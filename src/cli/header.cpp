@@ -179,6 +179,7 @@ struct Entry {
   int64_t shared = 0, tile_m = 0, tile_n = 0, cta_group = 0;
   int grid_m = 0, grid_n = 0;  // a grid of tiles: the sizes it walks (indices of Kernel::sizes)
   bool persistent = false;  // gemm: one CTA per multiprocessor, each walking tiles
+  int64_t cluster_tiles[2] = {1, 1};  // the block of tiles a cluster covers (sm_90a multicast)
   std::vector<Map> maps;
 };
 
@@ -380,6 +381,10 @@ Kernel read_kernel(const HeaderKernel& hk) {
       e.tile_n = j.at("tile").at("n").get<int64_t>();
       e.cta_group = j.at("cta_group").get<int64_t>();
       e.persistent = j.value("schedule", std::string("data_parallel")) == "persistent";
+      if (j.contains("cluster_tiles")) {
+        e.cluster_tiles[0] = j.at("cluster_tiles").at("m").get<int64_t>();
+        e.cluster_tiles[1] = j.at("cluster_tiles").at("n").get<int64_t>();
+      }
       // The sizes the grid walks: a gemm's m and n, a program's its grid names.
       const ojson gs = j.value("grid_sizes", ojson{"m", "n"});
       e.grid_m = size_index(k, gs.at(0).get<std::string>());
@@ -389,7 +394,8 @@ Kernel read_kernel(const HeaderKernel& hk) {
       // persistent grid: its most CTAs, one per tile; the launch takes at most one per multiprocessor).
       const int64_t tiles_n = ceil_div(k.size_values[static_cast<size_t>(e.grid_n)], e.tile_n),
                     tiles_m = ceil_div(k.size_values[static_cast<size_t>(e.grid_m)], e.tile_m);
-      const int64_t g[3] = {e.persistent ? tiles_n * tiles_m * e.cta_group : round_up(tiles_n * e.cta_group, e.cluster[0]),
+      const int64_t blocks = ceil_div(tiles_n, e.cluster_tiles[1]) * ceil_div(tiles_m, e.cluster_tiles[0]);
+      const int64_t g[3] = {e.persistent ? blocks * e.cluster[0] * e.cluster[1] * e.cluster[2] : round_up(tiles_n * e.cta_group, e.cluster[0]),
                             e.persistent ? 1 : round_up(tiles_m, e.cluster[1]), e.persistent ? 1 : e.cluster[2]};
       need(g[0] == e.grid[0] && g[1] == e.grid[1] && g[2] == e.grid[2], k,
            "the manifest's grid is not its grid_rule at the spec's sizes");
@@ -491,7 +497,11 @@ void write_doc(std::ostream& o, const Kernel& k) {
   for (const Entry& e : k.entries) {
     o << "//   " << e.target << ": " << e.block[0] << " threads a CTA, cluster " << e.cluster[0] << "x" << e.cluster[1]
       << "x" << e.cluster[2] << ", " << e.shared << " bytes of dynamic shared memory";
-    if (k.gemm && e.persistent && e.cta_group > 1)
+    if (k.gemm && e.persistent && e.cluster_tiles[0] * e.cluster_tiles[1] > 1)
+      o << ", grid min(ceil(ceil(n/" << e.tile_n << ")/" << e.cluster_tiles[1] << ") * ceil(ceil(m/" << e.tile_m << ")/"
+        << e.cluster_tiles[0] << "), the clusters the device holds at once)*" << e.cluster[0]
+        << ", each cluster walking blocks of " << e.cluster_tiles[0] << " x " << e.cluster_tiles[1] << " tiles";
+    else if (k.gemm && e.persistent && e.cta_group > 1)
       o << ", grid min(ceil(n/" << e.tile_n << ") * ceil(m/" << e.tile_m << "), multiprocessors/" << e.cta_group << ")*" << e.cta_group
         << ", each CTA pair walking tiles";
     else if (k.gemm && e.persistent)
@@ -578,7 +588,7 @@ void write_kernel(std::ostream& o, const Kernel& k) {
       << ", image_" << e << ", sizeof image_" << e << " - 1, {" << x.block[0] << ", " << x.block[1] << ", "
       << x.block[2] << "}, {" << x.cluster[0] << ", " << x.cluster[1] << ", " << x.cluster[2] << "}, " << x.shared
       << ", " << x.tile_m << ", " << x.tile_n << ", " << x.cta_group << ", " << x.grid_m << ", " << x.grid_n << ", "
-      << (x.persistent ? "true" : "false") << ", {" << x.grid[0] << ", " << x.grid[1] << ", "
+      << (x.persistent ? "true" : "false") << ", {" << x.cluster_tiles[0] << ", " << x.cluster_tiles[1] << "}, {" << x.grid[0] << ", " << x.grid[1] << ", "
       << x.grid[2] << "}, " << (x.maps.empty() ? "nullptr" : "maps_" + std::to_string(e)) << ", " << x.maps.size()
       << "},\n";
   }

@@ -110,13 +110,29 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
     }
   };
   const std::string c2 = rank3 ? w.r32() : "";
+  // Multicast: the CTA of cluster rank r issues part r of the boxes, each to every CTA of the
+  // cluster (ctaMask: bit i for %cluster_ctarank i, §9.7.9.27.1.2), its bytes completing on the
+  // barrier at the same offset in each.
+  std::vector<std::string> mine;
+  std::string mask;
+  if (l.multicast > 1) {
+    mask = w.r16();
+    w.ins("mov.u16 " + mask + ", " + s((1 << l.multicast) - 1), "every CTA of the cluster");
+    for (int r = 0; r < l.multicast; ++r) {
+      mine.push_back(w.pred());
+      w.ins("setp.eq.u32 " + mine.back() + ", " + crank + ", " + s(r), "part " + s(r) + " of the boxes is this CTA's");
+    }
+  }
   for (const auto& bx : l.boxes) {
     w.ins("add.u32 " + dst + ", " + (stage_off.empty() ? base : stage_off) + ", " + s(bx.smem));
     coord(c0, bx.c0, l.cta_c0, r0);
     coord(c1, bx.c1, l.cta_c1, r1);
     if (rank3) coord(c2, l.c2, l.cta_c2, r2);
-    w.ins(spell::tma_load(l.to_leader && pair(), l.map.rank) + " [" + dst + "], [" + tmap.at(l.map.param) + ", {" + c0 + ", " + c1 +
-          (rank3 ? ", " + c2 : "") + "}], [" + b + "]");
+    const std::string operands = " [" + dst + "], [" + tmap.at(l.map.param) + ", {" + c0 + ", " + c1 + (rank3 ? ", " + c2 : "") + "}], [" + b + "]";
+    if (l.multicast > 1)
+      w.ins("@" + mine.at(static_cast<size_t>(bx.part)) + " " + spell::tma_load_multicast(l.map.rank) + operands + ", " + mask);
+    else
+      w.ins(spell::tma_load(l.to_leader && pair(), l.map.rank) + operands);
   }
   if (guarded()) w.label(L + "_issued");
   if (!l.arm) return;

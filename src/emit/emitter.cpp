@@ -138,13 +138,23 @@ std::string Emitter::header() const {
 void Emitter::thread_sync() {
   const bool tc = p.engine == ir::Engine::tcgen05;
   if (tc) w.ins(spell::fence_before());
-  if (pair()) {
+  if (pair() || clustered()) {
     w.ins(spell::cluster_arrive(true));
     w.ins(spell::cluster_wait(true));
   } else {
     w.ins(spell::bar_sync() + " 0");
   }
   if (tc) w.ins(spell::fence_after());
+}
+
+// A clustered CTA's tile: (block_m, block_n) is its cluster's block of cluster_m x cluster_n tiles,
+// and rank r takes tile (r / cluster_n, r % cluster_n) of it.
+void Emitter::cluster_tile(const std::string& block_m, const std::string& block_n) {
+  const std::string r = w.r32();
+  w.ins("div.u32 " + r + ", " + crank + ", " + s(p.grid.cluster_n));
+  w.ins("mad.lo.u32 " + m_tile + ", " + block_m + ", " + s(p.grid.cluster_m) + ", " + r, "M tile: the block's row, plus the rank's");
+  w.ins("rem.u32 " + r + ", " + crank + ", " + s(p.grid.cluster_n));
+  w.ins("mad.lo.u32 " + n_tile + ", " + block_n + ", " + s(p.grid.cluster_n) + ", " + r, "N tile: the block's column, plus the rank's");
 }
 
 std::string Emitter::tmem(const std::string& alloc, uint32_t rel) const {
@@ -222,6 +232,10 @@ void Emitter::prologue() {
     w.ins("setp.ne.u32 " + odd + ", " + rank + ", 0");
     w.ins("or.pred " + not_issuer + ", " + not_t0 + ", " + odd, "tcgen05.cp/mma/commit: thread 0 of CTA 0");
   }
+  if (clustered()) {
+    crank = w.r32();
+    w.ins("mov.u32 " + crank + ", %cluster_ctarank", "this CTA's place in its cluster's block of tiles");
+  }
   const std::string& not_alloc = p.allocs.empty() && p.roles.size() > 1 ? not_t0 : warp_pred(p.alloc_warp);
   for (const auto& g : p.globals) {
     if (g.param.empty()) continue;
@@ -262,7 +276,24 @@ void Emitter::prologue() {
       w.ins("div.u32 " + tiles_m + ", " + tiles_m + ", " + s(p.grid.tile_m), "tile rows");
       w.ins("add.u32 " + tiles_n + ", " + size.at(p.grid.n_param) + ", " + s(p.grid.tile_n - 1));
       w.ins("div.u32 " + tiles_n + ", " + tiles_n + ", " + s(p.grid.tile_n), "tile columns");
+      if (clustered()) {  // the clusters walk blocks of cluster_m x cluster_n tiles
+        w.ins("add.u32 " + tiles_m + ", " + tiles_m + ", " + s(p.grid.cluster_m - 1));
+        w.ins("div.u32 " + tiles_m + ", " + tiles_m + ", " + s(p.grid.cluster_m), "block rows");
+        w.ins("add.u32 " + tiles_n + ", " + tiles_n + ", " + s(p.grid.cluster_n - 1));
+        w.ins("div.u32 " + tiles_n + ", " + tiles_n + ", " + s(p.grid.cluster_n), "block columns");
+      }
       w.ins("mul.lo.u32 " + tile_count + ", " + tiles_m + ", " + tiles_n, "tiles (the header keeps it below 2^31)");
+    } else if (clustered()) {
+      // The cluster's block: %clusterid walks blocks as %ctaid walks tiles (x: N, y: M), in the
+      // launch order of the blocks; then the CTA's tile in it.
+      const std::string lin = w.r32(), tn = w.r32(), tm = w.r32(), bm = w.r32(), bn = w.r32();
+      w.ins("mov.u32 " + tn + ", %nclusterid.x");
+      w.ins("mov.u32 " + lin + ", %clusterid.x");
+      w.ins("mov.u32 " + tm + ", %clusterid.y");
+      w.ins("mad.lo.u32 " + lin + ", " + tm + ", " + tn + ", " + lin, "the block's place in launch order");
+      w.ins("mov.u32 " + tm + ", %nclusterid.y");
+      tile_of(lin, tm, tn, bm, bn);
+      cluster_tile(bm, bn);
     } else {
       // This CTA's output tile: %ctaid.x walks N tiles (cta_group CTAs per tile), %ctaid.y M tiles.
       if (p.grid.raster_group <= 1) {
@@ -343,9 +374,14 @@ void Emitter::prologue() {
 // tiles column by column: the CTAs resident together then share rows of A and columns of B in L2
 // instead of each wave sweeping all of B (docs/spec.md, "Launch order"). Any bijection is correct.
 void Emitter::tile_of(const std::string& lin, const std::string& rows, const std::string& cols) {
+  tile_of(lin, rows, cols, m_tile, n_tile);
+}
+
+void Emitter::tile_of(const std::string& lin, const std::string& rows, const std::string& cols, const std::string& out_m,
+                      const std::string& out_n) {
   if (p.grid.raster_group <= 1) {
-    w.ins("div.u32 " + m_tile + ", " + lin + ", " + cols, "M tile");
-    w.ins("rem.u32 " + n_tile + ", " + lin + ", " + cols, "N tile");
+    w.ins("div.u32 " + out_m + ", " + lin + ", " + cols, "M tile");
+    w.ins("rem.u32 " + out_n + ", " + lin + ", " + cols, "N tile");
     return;
   }
   const std::string span = w.r32(), grp = w.r32(), in = w.r32(), left = w.r32();
@@ -356,9 +392,9 @@ void Emitter::tile_of(const std::string& lin, const std::string& rows, const std
   w.ins("mul.lo.u32 " + grp + ", " + grp + ", " + g, "the group's first tile row");
   w.ins("sub.u32 " + left + ", " + rows + ", " + grp);
   w.ins("min.u32 " + left + ", " + left + ", " + g, "tile rows in the group (the last may have fewer)");
-  w.ins("rem.u32 " + m_tile + ", " + in + ", " + left);
-  w.ins("add.u32 " + m_tile + ", " + m_tile + ", " + grp, "M tile");
-  w.ins("div.u32 " + n_tile + ", " + in + ", " + left, "N tile");
+  w.ins("rem.u32 " + out_m + ", " + in + ", " + left);
+  w.ins("add.u32 " + out_m + ", " + out_m + ", " + grp, "M tile");
+  w.ins("div.u32 " + out_n + ", " + in + ", " + left, "N tile");
 }
 
 // A persistent role: its steps once per tile of this CTA, tiles %ctaid.x, %ctaid.x + %nctaid.x, ...
@@ -385,12 +421,22 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
     w.ins("shr.u32 " + tile + ", " + tile + ", 1", "this pair's first tile");
     w.ins("shr.u32 " + step + ", " + step + ", 1", "pairs in the grid");
   }
+  if (clustered()) {  // the clusters (C x 1 x 1 in the grid's one row) walk blocks of tiles together
+    w.ins("mov.u32 " + tile + ", %clusterid.x", "this cluster's first block");
+    w.ins("mov.u32 " + step + ", %nclusterid.x", "clusters in the grid");
+  }
   const std::string top = label(), end = top + "_end";
   w.comment("[" + s(label_ - 1) + "] tile loop: the tiles of this CTA, every %nctaid.x-th from %ctaid.x");
   w.label(top);
   w.ins("setp.ge.u32 " + done + ", " + tile + ", " + tile_count);
   w.ins("@" + done + " bra " + end);
-  tile_of(tile, tiles_m, tiles_n);
+  if (clustered()) {
+    const std::string bm = w.r32(), bn = w.r32();
+    tile_of(tile, tiles_m, tiles_n, bm, bn);
+    cluster_tile(bm, bn);
+  } else {
+    tile_of(tile, tiles_m, tiles_n);
+  }
   w.blank();
   steps(r.steps);
   advance(tile_ring);  // the next tile's stage and phase
@@ -429,14 +475,20 @@ void Emitter::roles() {
     w.ins("setp.lt.u32 " + below + ", " + warp + ", " + s(r.first_warp));
     w.ins("setp.ge.or.u32 " + out + ", " + warp + ", " + s(r.first_warp + r.warps) + ", " + below);
     w.ins("@" + out + " bra " + next);
+    // A register budget: every warp of the role's warpgroups sets it (§9.7.19.5), before a
+    // single-thread role's other threads leave. .dec below the launch's share, .inc above it.
+    if (r.max_registers)
+      w.ins("setmaxnreg." + std::string(r.max_registers > p.max_registers ? "inc" : "dec") + ".sync.aligned.u32 " + s(r.max_registers),
+            "this role's register budget");
     if (r.single_thread) {
       const std::string skip = w.pred();
-      // In a pair only CTA 0's lane 0 (CTA 1's lanes join the teardown).
+      // In a pair only CTA 0's lane 0 (CTA 1's lanes join the teardown); a role of several warps:
+      // lane 0 of its first.
       if (r.leader_cta_only && pair()) w.ins("setp.ne.or.u32 " + skip + ", " + lane + ", 0, " + odd);
+      else if (r.warps > 1) w.ins("setp.ne.u32 " + skip + ", " + tid + ", " + s(32 * r.first_warp));
       else w.ins("setp.ne.u32 " + skip + ", " + lane + ", 0");
       w.ins("@" + skip + " bra " + teardown);
     }
-    if (r.max_registers) w.ins("setmaxnreg." + std::string(r.max_registers >= 128 ? "inc" : "dec") + ".sync.aligned.u32 " + s(r.max_registers));
     // A role of several warps issues its single-thread instructions (TMA, tcgen05.cp/mma/commit,
     // expect_tx) from lane 0 of its first warp: thread 0 of the CTA unless the role starts later.
     const std::string cta_t0 = not_t0, cta_issuer = not_issuer;
@@ -466,6 +518,13 @@ void Emitter::roles() {
   }
   role = nullptr;
   w.label(teardown);
+  if (clustered()) {
+    // No CTA leaves while another may still arrive on its barriers (a consumer's release of the
+    // last stages) or multicast into its shared memory: the cluster's threads meet first.
+    w.comment("The cluster's CTAs leave together: peers arrive on this CTA's barriers until their last release.");
+    w.ins(spell::cluster_arrive(false));
+    w.ins(spell::cluster_wait(false));
+  }
   if (!p.allocs.empty()) {
     w.comment(pair() ? "Both CTAs are done with tensor memory before the pair deallocates (PTX ISA 9.7.16.5, Table 47)."
                      : "Every thread is done with tensor memory before it is deallocated.");
@@ -533,13 +592,29 @@ void Emitter::step(const plan::Step& st) {
       // tcgen05: this thread's tcgen05 work (its completed tcgen05.ld) is ordered before the
       // arrival, and so before the tcgen05.mma of the thread that waits for it (§9.7.16.6.4.4).
       if (p.engine == ir::Engine::tcgen05) w.ins(spell::fence_before());
-      if (st.bar.to_leader && pair()) {
+      if (st.bar.per_warp) {
+        const std::string other = w.pred();
+        w.ins("setp.ne.u32 " + other + ", " + lane + ", 0");
+        w.ins("@" + other + " bra " + L + "_arrived", "one arrival per warp");
+      }
+      if (st.bar.cluster_ctas > 1) {
+        // The barrier at the same offset in every CTA of the cluster (mapa, §9.7.9.21).
+        const std::string remote = w.r32();
+        for (int r = 0; r < st.bar.cluster_ctas; ++r) {
+          w.ins("mapa.shared::cluster.u32 " + remote + ", " + addr + ", " + s(r), "the barrier of cluster rank " + s(r));
+          w.ins(spell::mbarrier_arrive_remote() + " _, [" + remote + "]");
+        }
+      } else if (st.bar.to_leader && pair()) {
         // Both CTAs' threads arrive on CTA 0's barrier, where the pair's MMA issuer waits.
         const std::string remote = w.r32();
         w.ins("mapa.shared::cluster.u32 " + remote + ", " + addr + ", " + (cta_even.empty() ? "0" : cta_even), "CTA 0's barrier");
         w.ins(spell::mbarrier_arrive_cluster() + " _, [" + remote + "]");
       } else {
         w.ins(spell::mbarrier_arrive() + " _, [" + addr + "]");
+      }
+      if (st.bar.per_warp) {
+        w.label(L + "_arrived");
+        w.ins("bar.warp.sync -1", "reconverge before .aligned instructions");
       }
       if (lagged) w.label(L + "_done");
       break;

@@ -56,6 +56,10 @@ struct Emitter {
   const plan::RolePlan* role = nullptr;
 
   bool pair() const { return p.cta_group == 2; }
+  // sm_90a: a cluster of CTAs over a block of tiles, sharing multicast loads (ir::Grid::cluster_m/n).
+  bool clustered() const { return !pair() && p.grid.cluster_m * p.grid.cluster_n > 1; }
+  std::string crank;  // clustered: %cluster_ctarank
+  void cluster_tile(const std::string& block_m, const std::string& block_n);
   std::string cgq() const { return ".cta_group::" + std::to_string(p.cta_group); }
   std::string label() { return "$L_s" + std::to_string(label_++); }
   const std::string& warp_pred(int wi);
@@ -64,6 +68,8 @@ struct Emitter {
   bool guarded() const { return role && !role->single_thread; }
   bool after_loop(const ir::Phase& ph) const { return ph.lag > 0 && !after_ring.empty(); }
   void tile_of(const std::string& lin, const std::string& rows, const std::string& cols);
+  void tile_of(const std::string& lin, const std::string& rows, const std::string& cols, const std::string& out_m,
+               const std::string& out_n);
   void tile_loop(const plan::RolePlan& r);
   std::set<int> rings(const std::vector<plan::Step>& body);
   std::pair<std::string, std::string> ring_regs(int n, const std::string& what);

@@ -126,13 +126,20 @@ struct Printer {
              affine_text(l.row0) + ", " + affine_text(l.col0) + "), boxes " + s(l.box_bytes) + " B wide, " +
              std::string(isa::name(l.swizzle)) + " swizzle" + (pl.cta_group == 2 && !l.tma ? "; CTA 1 reads " + s(l.cta_bytes) + " B further on" : "") + "\n";
         if (l.tma) {
-          o += in2 + spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank) + "\n";
+          if (l.multicast > 1) {  // the spelling is long: its multicast qualifier on a line of its own
+            const std::string full = spell::tma_load_multicast(l.map.rank), q = ".multicast::cluster";
+            o += in2 + full.substr(0, full.size() - q.size()) + "\n" + in2 + "  " + q + ", ctaMask " + s((1 << l.multicast) - 1) +
+                 "; each box by the cluster rank of its part\n";
+          } else {
+            o += in2 + spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank) + "\n";
+          }
           if (l.map.rank == 3) o += in2 + "plane " + affine_text([&] { ir::Affine a = l.c2_rt; a.base = l.c2; a.rank = l.cta_c2; return a; }()) + " of the map\n";
           o += in2 + "through " + l.map.param + " (" + l.map.data_type + ", box " + s(l.map.box_inner) + " x " + s(l.map.box_outer) +
                "), mbarrier " + l.barrier + (l.to_leader && pl.cta_group == 2 ? " of CTA 0" : "") +
                (pl.cta_group == 2 ? "; CTA 1 at +(" + s(l.cta_c0) + ", " + s(l.cta_c1) + ")" : "") + "\n";
           for (const auto& b : l.boxes)
-            o += in2 + "  box -> shared +" + s(b.smem) + " from row " + s(b.c1) + ", element " + s(b.c0) + " of the map\n";
+            o += in2 + "  box -> shared +" + s(b.smem) + " from row " + s(b.c1) + ", element " + s(b.c0) + " of the map" +
+                 (l.multicast > 1 ? ", by cluster rank " + s(b.part) : "") + "\n";
         }
         break;
       }
@@ -198,9 +205,13 @@ struct Printer {
         break;
       case StepKind::arrive:
       case StepKind::expect_tx:
-        o += in2 + (st.kind == StepKind::arrive ? (st.bar.to_leader && pl.cta_group == 2 ? spell::mbarrier_arrive_cluster() : spell::mbarrier_arrive())
+        o += in2 + (st.kind == StepKind::arrive ? (st.bar.cluster_ctas > 1                    ? spell::mbarrier_arrive_remote()
+                                                   : st.bar.to_leader && pl.cta_group == 2 ? spell::mbarrier_arrive_cluster()
+                                                                                           : spell::mbarrier_arrive())
                                                 : spell::mbarrier_expect_tx()) +
              " [" + st.bar.barrier + "]" + (st.bar.to_leader && pl.cta_group == 2 ? " of CTA 0" : "") +
+             (st.bar.cluster_ctas > 1 ? " of each of the cluster's " + s(st.bar.cluster_ctas) + " CTAs" : "") +
+             (st.bar.per_warp ? ", lane 0 of each warp" : "") +
              (st.kind == StepKind::expect_tx ? ", " + s(st.bar.tx_bytes) + " bytes" : "") + " (" + phase_text(st.bar.phase) + ")\n";
         break;
       case StepKind::mma_wait: o += in2 + spell::wgmma_wait() + " " + s(st.bar.pending) + "\n"; break;
@@ -283,7 +294,10 @@ std::string plan_text(const Plan& pl) {
          (pl.grid.raster_group > 1 ? ", in groups of " + s(pl.grid.raster_group) + " tile rows" : ", row by row") +
          (pl.grid.persistent ? (pl.cta_group == 2 ? ", walked by persistent CTA pairs (one per two multiprocessors)"
                                                   : ", walked by persistent CTAs (one per multiprocessor)")
-                             : ", one CTA per tile") + "\n";
+                             : ", one CTA per tile") +
+         (pl.grid.cluster_m * pl.grid.cluster_n > 1 ? "; each cluster a block of " + s(pl.grid.cluster_m) + " x " + s(pl.grid.cluster_n) +
+                                                          " tiles sharing " + (pl.grid.cluster_n > 1 ? "A" : "B") + " by multicast"
+                                                    : "") + "\n";
   o += "\nResources\n";
   for (const auto& g : pl.globals)
     o += "  global   " + g.name + ": " + dt(g.dtype) + " [" + (g.rows_param.empty() ? s(g.rows) : g.rows_param + "=" + s(g.rows)) + " x " +
@@ -343,11 +357,16 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       if (pl.cta_group == 2) x["load"]["cta_bytes"] = l.cta_bytes;
       if (l.tma) {
         ojson bx = ojson::array();
-        for (const auto& b : l.boxes) bx.push_back({{"smem", b.smem}, {"coords", {b.c0, b.c1}}});
-        x["load"]["tma"] = {{"instruction", spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank)}, {"tensor_map", l.map.param},
+        for (const auto& b : l.boxes) {
+          bx.push_back({{"smem", b.smem}, {"coords", {b.c0, b.c1}}});
+          if (l.multicast > 1) bx.back()["cluster_rank"] = b.part;
+        }
+        x["load"]["tma"] = {{"instruction", l.multicast > 1 ? spell::tma_load_multicast(l.map.rank) : spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank)},
+                            {"tensor_map", l.map.param},
                             {"barrier", l.barrier}, {"phase", phase_json(l.phase)}, {"arms_barrier", l.arm},
                             {"to_leader", l.to_leader}, {"boxes", bx}};
         if (pl.cta_group == 2) x["load"]["tma"]["cta_coords"] = {l.cta_c0, l.cta_c1};
+        if (l.multicast > 1) x["load"]["tma"]["multicast"] = {{"ctas", l.multicast}, {"cta_mask", (1 << l.multicast) - 1}};
         if (l.map.rank == 3) x["load"]["tma"]["plane"] = {{"base", l.c2}, {"origin", affine_json(l.c2_rt)}, {"cta", l.cta_c2}};
       }
       break;
@@ -416,6 +435,8 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       x["barrier"] = {{"name", st.bar.barrier}, {"parity", st.bar.parity}, {"phase", phase_json(st.bar.phase)}};
       if (st.kind == StepKind::expect_tx) x["barrier"]["tx_bytes"] = st.bar.tx_bytes;
       if (st.kind == StepKind::arrive) x["barrier"]["to_leader"] = st.bar.to_leader;
+      if (st.bar.per_warp) x["barrier"]["per_warp"] = true;
+      if (st.bar.cluster_ctas > 1) x["barrier"]["cluster_ctas"] = st.bar.cluster_ctas;
       break;
     case StepKind::mma_wait: x["pending"] = st.bar.pending; break;
     case StepKind::sync: x["proxy_fence"] = st.proxy_fence; break;
@@ -449,6 +470,7 @@ std::string plan_json(const Plan& p) {
   j["grid"] = {p.launch.x, p.launch.y, p.launch.z};
   if (p.grid.tiled) j["tiles"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}, {"m_param", p.grid.m_param}, {"n_param", p.grid.n_param},
                                    {"raster_group", p.grid.raster_group}, {"persistent", p.grid.persistent}};
+  if (p.grid.cluster_m * p.grid.cluster_n > 1) j["tiles"]["cluster_tiles"] = {{"m", p.grid.cluster_m}, {"n", p.grid.cluster_n}};
   ojson g = ojson::array();
   for (const auto& x : p.globals) {
     g.push_back({{"name", x.name}, {"param", x.param}, {"dtype", dt(x.dtype)}, {"rows", x.rows}, {"cols", x.cols}, {"ld", x.ld},

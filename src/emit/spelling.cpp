@@ -85,6 +85,11 @@ std::string tma_load(bool cta_group2, int rank) {
   // .dim: the tensor map's rank; .cta_group::2: the mbarrier may be the peer CTA's (§9.7.9.27.1.2).
   return "cp.async.bulk.tensor." + s(rank) + "d.shared::cluster.global.mbarrier::complete_tx::bytes" + (cta_group2 ? ".cta_group::2" : "");
 }
+std::string tma_load_multicast(int rank) {
+  // .multicast::cluster: the box goes to every CTA of ctaMask, at the same shared-memory offset,
+  // and so does the barrier's complete_tx (§9.7.9.27.1.2).
+  return "cp.async.bulk.tensor." + s(rank) + "d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster";
+}
 std::string tma_store() { return "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"; }
 std::string bulk_commit() { return "cp.async.bulk.commit_group"; }
 std::string bulk_wait_read() { return "cp.async.bulk.wait_group.read"; }
@@ -94,6 +99,10 @@ std::string mbarrier_arrive() { return "mbarrier.arrive.shared::cta.b64"; }
 // §9.7.13.15.13: .shared::cluster takes the sink `_` as its state; .release.cluster orders this
 // thread's prior accesses before the peer's wait.
 std::string mbarrier_arrive_cluster() { return "mbarrier.arrive.release.cluster.shared::cluster.b64"; }
+// A consumer's release of a stage in every CTA of an sm_90a cluster: the default .release.cta
+// (§9.7.13.15.13; the ISA's own example of a remote arrival): its wgmma reads are complete
+// (wgmma.wait_group) before it arrives, and only the peer's async-proxy writes follow.
+std::string mbarrier_arrive_remote() { return "mbarrier.arrive.release.cta.shared::cluster.b64"; }
 std::string mbarrier_expect_tx() { return "mbarrier.arrive.expect_tx.shared::cta.b64"; }
 std::string mbarrier_try_wait() { return "mbarrier.try_wait.parity.shared::cta.b64"; }
 std::string mbarrier_init_fence() { return "fence.mbarrier_init.release.cluster"; }

@@ -49,6 +49,7 @@ std::string wgmma_wait();
 
 // cp.async.bulk.tensor (§9.7.9.27.1.2) and the proxy fence (§9.7.13.4.x)
 std::string tma_load(bool cta_group2, int rank = 2);
+std::string tma_load_multicast(int rank);
 std::string tma_store();        // cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
 std::string bulk_commit();      // cp.async.bulk.commit_group
 std::string bulk_wait_read();   // cp.async.bulk.wait_group.read N: the groups' shared-memory reads are done
@@ -57,6 +58,7 @@ std::string proxy_fence();
 // mbarrier (§9.7.13.15) and thread / cluster barriers (§9.7.13.1, §9.7.13.2)
 std::string mbarrier_init();
 std::string mbarrier_arrive();
+std::string mbarrier_arrive_remote();
 std::string mbarrier_arrive_cluster();  // a release arrival on a barrier of another CTA of the cluster
 std::string mbarrier_expect_tx();
 std::string mbarrier_try_wait();

@@ -602,7 +602,12 @@ struct Gemm {
     k.tiles.push_back(tile("a", g.a, g.swizzle_a, tm, isa::value_bits(g.a.dtype)));
     k.tiles.push_back(tile("b", g.b, g.swizzle_b, tn, isa::value_bits(g.b.dtype)));
     const int consumers = 128 * warpgroups;
-    k.barriers = {{"full", 1, stages}, {"empty", consumers, stages}};
+    // A cluster of C CTAs along N (C x 1) shares A's tile, along M (1 x C) B's: each CTA loads its
+    // part and multicasts it to all C (CLUSTER-MULTICAST), so a stage of this CTA is written by
+    // every producer of the cluster, and may be only once every CTA's consumers released it: each
+    // consumer warp arrives on the stage's empty barrier in all C CTAs (C x warps arrivals).
+    const int mc = static_cast<int>(g.cluster[0] * g.cluster[1]);
+    k.barriers = {{"full", 1, stages}, {"empty", mc > 1 ? mc * 4 * warpgroups : consumers, stages}};
     const bool a_regs = g.a_source == spec::ASource::registers;
     ir::Role cons, prod;
     cons.name = "consumer";
@@ -611,12 +616,23 @@ struct Gemm {
     prod.name = "producer";
     prod.first_warp = 4 * warpgroups;
     prod.single_thread = true;
+    if (g.registers) {
+      // setmaxnreg acts on whole warpgroups (§9.7.19.5): the producer is one, lowering its budget
+      // so that the consumers can raise theirs; one thread of it issues.
+      prod.warps = 4;
+      prod.max_registers = static_cast<int>(g.registers->producer);
+      cons.max_registers = static_cast<int>(g.registers->consumer);
+    }
     ir::Loop pl;
     pl.k_param = "k";
     pl.block = tk;
     pl.body.push_back(barrier_op(ir::OpKind::wait, "empty", 0, true));
     pl.body.push_back(barrier_op(ir::OpKind::expect_tx, "full"));
-    for (auto& o : loads()) pl.body.push_back(o);
+    for (auto& o : loads()) {
+      const bool shared = g.cluster[0] > 1 ? o.src.name == "A" : g.cluster[1] > 1 && o.src.name == "B";
+      if (shared) o.multicast = mc;
+      pl.body.push_back(o);
+    }
     prod.nodes.push_back(loop_node(pl));
     ir::Loop cl;
     cl.k_param = "k";
@@ -636,14 +652,22 @@ struct Gemm {
     const bool serial = stages == 1 || a_regs;
     wt.pending = serial ? 0 : 1;
     cl.body.push_back(wt);
-    cl.body.push_back(barrier_op(ir::OpKind::arrive, "empty", serial ? 0 : 1));
+    auto release = [&](int lag) {
+      ir::Op o = barrier_op(ir::OpKind::arrive, "empty", lag);
+      if (mc > 1) {
+        o.per_warp = true;
+        o.cluster_ctas = mc;
+      }
+      return o;
+    };
+    cl.body.push_back(release(serial ? 0 : 1));
     cons.nodes.push_back(loop_node(cl));
     ir::Op w0 = op(ir::OpKind::mma_wait);
     w0.pending = 0;
     cons.nodes.push_back(node(w0));
     if (persistent && !serial) {
       // The loop released every stage but its last one's; the next tile's loads need that too.
-      ir::Op rel = barrier_op(ir::OpKind::arrive, "empty", 1);
+      ir::Op rel = release(1);
       rel.note = "release the last K block's stage: the next tile's loads reuse it";
       cons.nodes.push_back(node(rel));
     }
@@ -679,7 +703,7 @@ struct Gemm {
     cons.nodes.push_back(node(st));
     cons.persistent = prod.persistent = persistent;
     k.roles = {cons, prod};
-    k.threads = 128 * warpgroups + 32;
+    k.threads = 128 * warpgroups + 32 * prod.warps;
     // An SM's 64K registers are four banks of 16K, one per warp scheduler, and warps are spread over
     // the schedulers round-robin, so the busiest scheduler holds ceil(warps / 4) warps; registers are
     // allocated per thread in units of 8 (docs/architecture.md, ISA reading 10).
@@ -702,6 +726,14 @@ struct Gemm {
     k.cluster = {static_cast<int>(g.cluster[0]), static_cast<int>(g.cluster[1]), static_cast<int>(g.cluster[2])};
     persistent = g.schedule == spec::Schedule::persistent;
     k.grid = {true, tm, tn, tk, "m", "n", static_cast<int>(g.raster), persistent};
+    if (!isa::target_info(spec.target).tcgen05 && g.cluster[0] * g.cluster[1] > 1) {
+      // sm_90a: the cluster's CTAs cover a block of tiles, cluster[1] rows by cluster[0] columns
+      // (the grid's y walks M tiles, x N tiles); a persistent grid is one row of CTAs, so its
+      // clusters are launched C x 1 x 1 and each CTA finds its place in the block by its rank.
+      k.grid.cluster_m = static_cast<int>(g.cluster[1]);
+      k.grid.cluster_n = static_cast<int>(g.cluster[0]);
+      if (persistent) k.cluster = {static_cast<int>(g.cluster[0] * g.cluster[1]), 1, 1};
+    }
     k.smem_ptr = std::string(kPtr) + "/stages";
     k.tmem_ptr = std::string(kPtr) + "/tile/n";
     globals();

@@ -303,7 +303,11 @@ Grid launch_grid(const ir::Kernel& k) {
     if (z.name == k.grid.n_param) n = z.value;
   }
   // Persistent: at most one CTA (pair) per tile; the launcher takes fewer (one per multiprocessor).
-  if (k.grid.persistent) return {ceil_div(n, k.grid.tile_n) * ceil_div(m, k.grid.tile_m) * k.cta_group, 1, 1};
+  // A persistent sm_90a cluster walks blocks of cluster_m x cluster_n tiles.
+  if (k.grid.persistent)
+    return {ceil_div(ceil_div(n, k.grid.tile_n), k.grid.cluster_n) * ceil_div(ceil_div(m, k.grid.tile_m), k.grid.cluster_m) * k.cta_group *
+                k.grid.cluster_m * k.grid.cluster_n,
+            1, 1};
   return {round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]), round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]),
           k.cluster[2]};
 }

@@ -90,9 +90,17 @@ std::string manifest(const Plan& p) {
     if (program) j["grid_sizes"] = {p.grid.m_param, p.grid.n_param};
     j["cta_group"] = p.cta_group;
     if (auto acc = accumulator(p)) j["accumulator"] = dt(*acc);
+    const int block = p.grid.cluster_m * p.grid.cluster_n;
+    if (block > 1) j["cluster_tiles"] = {{"m", p.grid.cluster_m}, {"n", p.grid.cluster_n}};
     if (p.grid.persistent) {
       j["schedule"] = "persistent";
-      if (p.cta_group == 1)
+      if (block > 1)
+        j["grid_rule"] = "x = min(ceil(ceil(" + p.grid.n_param + " / tile.n) / " + std::to_string(p.grid.cluster_n) + ") * ceil(ceil(" +
+                         p.grid.m_param + " / tile.m) / " + std::to_string(p.grid.cluster_m) + "), the clusters the device holds at once " +
+                         "(cuOccupancyMaxActiveClusters)) * " + std::to_string(block) + ", y = z = 1: each cluster of " + std::to_string(block) +
+                         " CTAs walks the blocks of cluster_tiles tiles c, c + gridDim.x / " + std::to_string(block) +
+                         ", ..., CTA rank r taking tile (r / cluster_tiles.n, r % cluster_tiles.n) of each; the kernel takes its sizes as parameters";
+      else if (p.cta_group == 1)
         j["grid_rule"] = "x = min(ceil(" + p.grid.n_param + " / tile.n) * ceil(" + p.grid.m_param +
                          " / tile.m), the device's multiprocessor count), y = z = 1: each CTA walks the tiles x, x + gridDim.x, ...; "
                          "the kernel takes its sizes as parameters";

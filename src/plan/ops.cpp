@@ -122,6 +122,21 @@ int box_extent(int extent, int step) {
   return 0;
 }
 
+}  // namespace ptxgen::plan::detail
+
+namespace ptxgen::plan {
+
+int multicast_split(int rows, int columns, int box_bytes, int parts) {
+  if (parts <= 1) return 3;
+  if (columns % parts == 0) return 1;
+  if (rows % parts == 0 && detail::box_extent(rows / parts, isa::kTmaSmemAlign / box_bytes) > 0) return 2;
+  return 0;
+}
+
+}  // namespace ptxgen::plan
+
+namespace ptxgen::plan::detail {
+
 Ctx::Ctx(const ir::Kernel& kernel) : k(kernel), target(isa::target_info(kernel.target)) {
   for (const auto& g : k.globals) globals[g.name] = &g;
   for (const auto& t : k.tiles) tiles[t.name] = &t;
@@ -216,12 +231,20 @@ bool plan_tma_load(const ir::Op& o, const ir::Global& g, int gbits, int tbits, L
   m.box_inner = static_cast<int>(l.box_bytes * num / den);
   m.box_outer = geo.box_rows;
   l.tma = true;
+  // A multicast load's boxes fall into o.multicast equal parts (multicast_split), one per cluster rank.
+  const int columns = l.row_bytes / l.box_bytes;
+  const int parts = std::max(1, o.multicast);
+  const int split = multicast_split(l.box_rows, columns, l.box_bytes, parts);
+  if (!split) return false;
+  if (split == 2) m.box_outer = tma_geometry(g, l.swizzle, l.box_rows / parts).box_rows;
+  l.multicast = o.multicast;
   // The constant part of the column origin, in map elements.
   const int64_t col0 = g.typed_map ? l.col0.base : l.col0_bytes / m.unit;
-  for (int q = 0; q < l.row_bytes / l.box_bytes; ++q)
+  for (int q = 0; q < columns; ++q)
     for (int r0 = 0; r0 < l.box_rows; r0 += m.box_outer)
       l.boxes.push_back({l.tile_offset + static_cast<uint32_t>(int64_t{q} * l.column_bytes + int64_t{r0} * l.box_bytes),
-                         col0 + int64_t{q} * l.box_bytes * num / den, l.row0.base + r0});
+                         col0 + int64_t{q} * l.box_bytes * num / den, l.row0.base + r0,
+                         split == 1 ? q * parts / columns : split == 2 ? r0 * parts / l.box_rows : 0});
   // Run-time parts: in a typed map the column Affine counts elements; in a byte map bytes (the
   // rank part of a pair's per_cta, LOAD-ALIGN: a multiple of 16 bytes).
   l.cta_c1 = o.at[0].rank;

@@ -177,8 +177,10 @@ class Sequencer {
         st.load = *l;
         st.why = "global \"" + l->global + "\" -> shared \"" + l->tile + "\" " +
                  (l->tma ? "by TMA: thread 0" + std::string(c_.pair() && l->arm ? " of each CTA" : "") + " issues " +
+                               (l->multicast > 1 ? "its part (of " + s(l->multicast) + ", by cluster rank) of " : std::string()) +
                                s(static_cast<int64_t>(l->boxes.size())) +
                                " cp.async.bulk.tensor box(es) completing on the mbarrier \"" + l->barrier + "\"" +
+                               (l->multicast > 1 ? ", multicast to every CTA of the cluster" : "") +
                                (l->arm ? ", and all threads wait for it" : "")
                          : "by all threads, 16-byte chunks");
         out.push_back(st);
@@ -290,6 +292,8 @@ class Sequencer {
     st.bar.phase = o.phase;
     st.bar.leader_only = o.leader_only;
     st.bar.to_leader = o.to_leader && o.kind == ir::OpKind::arrive;
+    st.bar.per_warp = o.per_warp && o.kind == ir::OpKind::arrive;
+    st.bar.cluster_ctas = o.kind == ir::OpKind::arrive ? o.cluster_ctas : 0;
     if (o.kind == ir::OpKind::mma_wait) {
       st.kind = StepKind::mma_wait;
       st.bar.pending = o.pending;
@@ -302,7 +306,8 @@ class Sequencer {
       wait_ld("the tcgen05.ld of this role complete before it arrives (§9.7.16.6.4.4)", out);
       wait_st("the tcgen05.st of this role complete before it arrives (§9.7.16.6.4.4)", out);
       st.kind = StepKind::arrive;
-      st.why = "every thread of the role arrives on \"" + o.barrier.name + "\"";
+      st.why = (o.per_warp ? "lane 0 of each warp of the role arrives on \"" : "every thread of the role arrives on \"") + o.barrier.name + "\"" +
+               (o.cluster_ctas > 1 ? " in each of the cluster's " + s(o.cluster_ctas) + " CTAs (their producers multicast into this CTA's stage)" : "");
     } else {
       // The bytes of the TMA loads that follow in this block and complete on the same barrier.
       uint32_t bytes = 0;

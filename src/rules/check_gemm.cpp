@@ -64,7 +64,9 @@ void check_target_cta_pair(const Context& c, Diagnostics& d) {
 void check_schedule_persistent(const Context& c, Diagnostics& d) {
   if (!c.gemm || c.gemm->schedule != spec::Schedule::persistent) return;
   // The persistent grid is one row of CTAs (of CTA pairs with cta_group 2), each walking its own
-  // tiles: a cluster is the CTA itself or its pair, no more.
+  // tiles: a cluster is the CTA itself or its pair, no more. On sm_90a a cluster's CTAs walk
+  // blocks of tiles together and multicast what they share (CLUSTER-MULTICAST checks its shape).
+  if (!c.target.tcgen05) return;
   const auto& cl = c.gemm->cluster;
   const int64_t own = c.target.tcgen05 ? c.gemm->cta_group : 1;
   if (cl[0] == own && cl[1] == 1 && cl[2] == 1) return;

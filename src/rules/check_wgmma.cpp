@@ -1,4 +1,5 @@
 // The wgmma (sm_90a) checks of the rule table. PTX ISA 9.1 §9.7.15.
+#include <algorithm>
 #include <string>
 
 #include "context.hpp"
@@ -104,12 +105,89 @@ void check_wgmma_registers(const Context& c, Diagnostics& d) {
   const int64_t k_steps = g->tile.k / (256 / isa::value_bits(g->a.dtype));
   const int64_t a_regs = g->a_source == spec::ASource::registers ? 4 * k_steps : 0;
   const int64_t need = acc + a_regs + 24;
-  if (need <= c.kernel->max_registers) return;
-  d.error("WGMMA-REGISTERS", "/gemm/tile/n",
+  // With register budgets the consumers hold what they raise theirs to (REGISTERS-BUDGET).
+  const int64_t have = g->registers ? g->registers->consumer : c.kernel->max_registers;
+  if (need <= have) return;
+  d.error("WGMMA-REGISTERS", g->registers ? "/gemm/registers/consumer" : "/gemm/tile/n",
           "each consumer thread needs " + num(acc) + " accumulator" + (a_regs ? " and " + num(a_regs) + " A-fragment" : std::string()) +
-              " registers (+~24), but " + num(c.kernel->threads) + " threads get at most " + num(c.kernel->max_registers) + " each")
+              " registers (+~24), but " +
+              (g->registers ? "its budget is " + num(have)
+                            : num(c.kernel->threads) + " threads get at most " + num(c.kernel->max_registers) + " each"))
       .help = {"reduce tile.n (accumulators: tile.n/2 per thread for f32 and s32, tile.n/4 for f16)",
                "or reduce tile.m (one warpgroup of 128 threads per 64 rows)"};
+}
+
+void check_registers_target(const Context& c, Diagnostics& d) {
+  if (!c.gemm || !c.gemm->registers || c.target.wgmma) return;
+  d.error("REGISTERS-TARGET", "/gemm/registers",
+          "register budgets (setmaxnreg) are planned for the wgmma template's producer and consumer warpgroups; " +
+              std::string(c.target.name) + " runs the tcgen05 template, whose accumulator is in tensor memory")
+      .help = {"remove \"registers\"", "or target sm_90a"};
+}
+
+void check_registers_budget(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = wg(c);
+  if (!g || !g->registers || g->tile.m % 64 != 0) return;
+  const auto& r = *g->registers;
+  for (auto [key, v] : {std::pair<const char*, int64_t>{"producer", r.producer}, {"consumer", r.consumer}})
+    if (v % 8 != 0) {
+      d.error("REGISTERS-BUDGET", "/gemm/registers/" + std::string(key),
+              std::string(key) + " budget " + num(v) + " is not a multiple of 8 (setmaxnreg takes 24 to 256 in steps of 8)")
+          .help = {"round it to a multiple of 8"};
+      return;
+    }
+  // The launch gives every thread the same share: 64K registers over the CTA's warps, four banks of
+  // 16K (lower/gemm.cpp); the producer lowers its share and the consumers raise theirs from it.
+  const int64_t warpgroups = g->tile.m / 64;
+  const int64_t threads = 128 * (warpgroups + 1);
+  const int64_t launch = std::min<int64_t>(255, 16384 / (32 * ((threads / 32 + 3) / 4)) / 8 * 8);
+  const int64_t total = 128 * r.producer + 128 * warpgroups * r.consumer;
+  std::string why;
+  if (total > 65536)
+    why = "128 producer threads x " + num(r.producer) + " + " + num(128 * warpgroups) + " consumer threads x " + num(r.consumer) + " = " +
+          num(total) + " registers, more than the multiprocessor's 65536";
+  else if (r.producer > launch)
+    why = "the producer's budget " + num(r.producer) + " is above the launch's " + num(launch) + " per thread (" + num(threads) +
+          " threads): setmaxnreg.dec only lowers it";
+  else if (r.consumer < launch)
+    why = "the consumers' budget " + num(r.consumer) + " is below the launch's " + num(launch) + " per thread (" + num(threads) +
+          " threads): setmaxnreg.inc only raises it";
+  if (why.empty()) return;
+  d.error("REGISTERS-BUDGET", "/gemm/registers", "register budgets that do not add up: " + why)
+      .help = {"keep 128 x producer + " + num(128 * warpgroups) + " x consumer within 65536, producer <= " + num(launch) + " <= consumer",
+               "e.g. \"registers\": {\"producer\": 40, \"consumer\": " + num(std::min<int64_t>(256, (65536 - 128 * 40) / (128 * warpgroups) / 8 * 8)) + "}"};
+}
+
+void check_cluster_multicast(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = wg(c);
+  if (!g) return;
+  const auto& cl = g->cluster;
+  const int64_t ctas = cl[0] * cl[1] * cl[2];
+  if (ctas == 1 || ctas > 16) return;
+  // A cluster along N (x) shares A's tile, along M (y) B's; each CTA loads a part and multicasts it.
+  if (cl[2] != 1 || (cl[0] > 1 && cl[1] > 1)) {
+    d.error("CLUSTER-MULTICAST", "/gemm/cluster",
+            "a cluster of " + num(cl[0]) + " x " + num(cl[1]) + " x " + num(cl[2]) +
+                " CTAs: ptxgen multicasts one operand, so the cluster lies along N ([C, 1, 1], sharing A) or along M ([1, C, 1], sharing B)")
+        .help = {"use \"cluster\": [2, 1, 1] or [1, 2, 1]"};
+    return;
+  }
+  const bool a = cl[0] > 1;
+  const spec::Operand& op = a ? g->a : g->b;
+  const isa::Swizzle sw = a ? g->swizzle_a : g->swizzle_b;
+  const int64_t mn = a ? g->tile.m : g->tile.n;
+  const int64_t bits = isa::value_bits(op.dtype);
+  const int box = sw == isa::Swizzle::none ? 16 : isa::bytes(sw);
+  // The stage's tile as TMA boxes: K-major rows are MN, each tile.k x bits wide; MN-major rows are K.
+  const bool kmaj = op.major == isa::Major::k;
+  const int64_t rows = kmaj ? mn : g->tile.k, row_bytes = (kmaj ? g->tile.k : mn) * bits / 8;
+  if (row_bytes % box != 0 || rows > 1024) return;  // other rules speak of such tiles
+  if (plan::multicast_split(static_cast<int>(rows), static_cast<int>(row_bytes / box), box, static_cast<int>(ctas))) return;
+  d.error("CLUSTER-MULTICAST", std::string("/gemm/tile/") + (a ? "m" : "n"),
+          "the " + num(ctas) + " CTAs of the cluster share " + (a ? "A" : "B") + "'s tile, but its " + num(row_bytes / box) + " box column(s) of " +
+              num(rows) + " rows do not split into " + num(ctas) + " equal parts of whole TMA boxes (rows in multiples of " +
+              num(isa::kTmaSmemAlign / box) + ")")
+      .help = {"use a tile." + std::string(a ? "m" : "n") + " that splits (e.g. a multiple of " + num(8 * ctas) + ")", "or a smaller cluster"};
 }
 
 }  // namespace ptxgen::rules

@@ -145,6 +145,16 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
   } else if (r.has("scale")) {
     ok = false;
   }
+  if (const json* rg = r.object("registers", false)) {
+    ObjReader rr(*rg, r.ptr("registers"), r);
+    Gemm::Registers x;
+    need(rr.integer("producer", true, 24, 256), x.producer);
+    need(rr.integer("consumer", true, 24, 256), x.consumer);
+    rr.finish();
+    g.registers = x;
+  } else if (r.has("registers")) {
+    ok = false;
+  }
   if (r.has("sparse")) {
     if (const json* sp = r.get("sparse", false, json::value_t::boolean, "a boolean")) g.sparse = sp->get<bool>();
     else ok = false;
@@ -269,6 +279,7 @@ std::string to_json(const Spec& s) {
     o["cta_group"] = g.cta_group;
     o["cluster"] = g.cluster;
     if (g.sparse) o["sparse"] = true;
+    if (g.registers) o["registers"] = {{"producer", g.registers->producer}, {"consumer", g.registers->consumer}};
     if (g.scale) {
       o["scale"] = {{"dtype", std::string(isa::name(g.scale->dtype))}, {"vec", g.scale->vec}};
       if (g.scale->kind) o["scale"]["kind"] = std::string(isa::name(*g.scale->kind));

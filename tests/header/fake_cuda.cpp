@@ -14,6 +14,7 @@ struct State {
   int cc = 90;
   int optin = 232448;
   int multiprocessors = 132;
+  int clusters = 0;  // cuOccupancyMaxActiveClusters: 0 answers multiprocessors / cluster size
   int modules_loaded = 0;
   int encodes = 0;
   CUtensorMapDataType type[64] = {};
@@ -43,6 +44,7 @@ __attribute__((visibility("default"))) void fake_cuda_set(CUcontext current, int
   state.cc = cc;
   state.optin = optin;
 }
+__attribute__((visibility("default"))) void fake_cuda_set_clusters(int n) { state.clusters = n; }
 __attribute__((visibility("default"))) int fake_cuda_modules_loaded() { return state.modules_loaded; }
 __attribute__((visibility("default"))) int fake_cuda_launches() { return state.launches; }
 __attribute__((visibility("default"))) const CUlaunchConfig* fake_cuda_config() { return &state.config; }
@@ -123,6 +125,12 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction* hfunc, CUmodule, const char* na
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuModuleUnload(CUmodule) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* n, CUfunction, const CUlaunchConfig* config) {
+  if (!config || config->numAttrs != 1 || config->attrs[0].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) return CUDA_ERROR_INVALID_VALUE;
+  const auto& c = config->attrs[0].value.clusterDim;
+  *n = state.clusters ? state.clusters : state.multiprocessors / static_cast<int>(c.x * c.y * c.z);
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute attrib, int value) {
   return attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && value <= state.optin ? CUDA_SUCCESS
                                                                                            : CUDA_ERROR_INVALID_VALUE;

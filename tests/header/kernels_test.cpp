@@ -150,6 +150,7 @@ CUstream stream_of(std::uintptr_t c) { return reinterpret_cast<CUstream>((c << 8
 // Returns false when the driver is not the fake.
 bool fake_driver() {
   auto set = sym<void (*)(CUcontext, int, int)>("fake_cuda_set");
+  auto set_clusters = sym<void (*)(int)>("fake_cuda_set_clusters");
   if (!set) return false;
   auto loaded = sym<int (*)()>("fake_cuda_modules_loaded");
   auto launches = sym<int (*)()>("fake_cuda_launches");
@@ -283,6 +284,22 @@ bool fake_driver() {
   expect("fake: persistent pair, 2^47 tiles",
          ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_prepare(a, b, d, 2147483647, 1073741824, 64, pp),
          CUDA_ERROR_INVALID_VALUE, "a persistent kernel walks at most 2^31-1");
+  // A persistent sm_90a cluster of 2 multicasting B: clusters walk blocks of 2 x 1 tiles, at most
+  // as many clusters as the device holds at once (cuOccupancyMaxActiveClusters: the fake says 60).
+  set(ctx(8), 90, 232448);
+  set_clusters(60);
+  ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_persistent_launch mc;
+  expect("fake: persistent cluster, 1000 x 1000", ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_persistent_prepare(a, b, d, 1000, 1000, 64, mc),
+         CUDA_SUCCESS, nullptr);
+  same("fake: persistent cluster grid x = 4 x 4 blocks of 2 x 1 tiles, 2 CTAs each", mc.grid[0], 32);
+  same("fake: persistent cluster x", mc.cluster[0], 2);
+  same("fake: persistent cluster y", mc.cluster[1], 1);
+  same("fake: persistent cluster block", mc.block[0], 384);
+  expect("fake: persistent cluster, 4096 x 8192", ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_persistent_prepare(a, b, d, 4096, 8192, 64, mc),
+         CUDA_SUCCESS, nullptr);
+  same("fake: persistent cluster grid x = 60 clusters the device holds", mc.grid[0], 120);
+  set_clusters(0);
+  set(ctx(9), 100, 232448);
   // tcgen05's TMA epilogue: D's map has boxes of 64 bf16 columns by the CTA's 128 rows.
   ptxgen::gemm_bf16_persistent_tma_128x256x64_launch tt;
   const int t0 = encodes();
