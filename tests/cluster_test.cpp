@@ -74,18 +74,20 @@ TEST_CASE("a cluster along N multicasts A: each rank issues its part of the boxe
   const plan::Step* tx = find_step(role(p, "producer").steps, plan::StepKind::expect_tx, "");
   REQUIRE(tx);
   CHECK(tx->bar.tx_bytes == 128 * 64 * 2 * 2);
-  // Each consumer warp releases a stage in all 4 CTAs: 4 x 8 arrivals complete a phase.
+  // Each consumer warpgroup releases a stage in all 4 CTAs: 4 x 2 arrivals complete a phase.
   const plan::Step* rel = find_step(role(p, "consumer").steps, plan::StepKind::arrive, "empty");
   REQUIRE(rel);
-  CHECK(rel->bar.per_warp);
+  CHECK(rel->bar.per_warpgroup);
   CHECK(rel->bar.cluster_ctas == 4);
   for (const auto& bar : p.barriers)
-    if (bar.name == "empty") CHECK(bar.count == 32);
+    if (bar.name == "empty") CHECK(bar.count == 8);
   const std::string ptx = emit::ptx(p);
   CHECK(count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster") == 8);
   CHECK(count(ptx, "mov.u16 %rs") == 1);
   CHECK(ptx.find("mov.u16 %rs64, 15;") != std::string::npos);  // ctaMask: the cluster's 4 CTAs
-  CHECK(count(ptx, "mbarrier.arrive.release.cta.shared::cluster.b64") == 4);
+  // Lane r of each warpgroup's first warp arrives on rank r's barrier: one arrive instruction.
+  CHECK(count(ptx, "mbarrier.arrive.release.cta.shared::cluster.b64") == 1);
+  CHECK(count(ptx, "setp.ge.or.u32 %p9, %r2, 4, %p9;") == 1);  // lanes 0-3 of the first warp only
   CHECK(count(ptx, "mov.u32 %r4, %cluster_ctarank;") == 1);
   CHECK(count(ptx, "%clusterid.x") == 1);
   CHECK(count(ptx, "barrier.cluster.arrive.release;") == 1);  // the CTAs leave together

@@ -4,13 +4,20 @@
   tools/bench-h200.py prepare [--only SUBSTR]  # here: the config specs, one launch header for all of
                                                # them and a ctypes shim over it, in .device/bench/
                                                # (ignored by git; carry .device to the GPU machine)
+  tools/bench-h200.py profile NAME M N K       # on the GPU machine, under ncu: launches one config
   tools/bench-h200.py run [--quick]            # on the GPU machine (torch, triton, jax): builds the
                                                # shim, then per shape times every ptxgen config of its
                                                # type and the peers, checks every ptxgen result, and
                                                # prints ptxgen / peer ratios; $OUT/bench.json
 
 Every time is the median of 30 single launches between CUDA events after 5 warm-up launches (Mosaic
-GPU: its own profiler, 30 iterations), on the same fresh random inputs for ptxgen, cuBLAS and Triton.
+GPU: its own profiler, 30 iterations, which times the kernel alone), on the same fresh random inputs
+for ptxgen, cuBLAS and Triton. The launches of one shape are timed in rounds, every ptxgen config
+and peer once a round, so that the GPU's clocks drifting over the run (power, heat) do not favour
+whichever was timed first. Before each timed launch the GPU is kept busy (torch.cuda._sleep) while
+the host enqueues the start event, the launch and the end event, so the events time the kernel on the
+GPU, not the host's launch path (Python, argument checks, tensor-map encoding), as Mosaic's profiler
+does: without it a 0.3 ms kernel carried 5-15 us of host time.
 Each ptxgen result is compared with a float32 cuBLAS product of the same (rounded) inputs: relative
 Frobenius error below 1e-2, no NaN. Ratios are what to read: absolute figures drift about 5 % between
 runs of the same machine.
@@ -135,19 +142,28 @@ def run(quick):
     dev = torch.device("cuda")
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16, "e4m3": torch.float8_e4m3fn}
 
-    def bench(fn, reps=30):
-        for _ in range(5):
-            fn()
+    def timed(fn):
+        """One launch of fn between CUDA events, the GPU kept busy while the host enqueues them."""
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(2_000_000)  # about 1 ms of GPU time, while the host enqueues what follows
+        e0.record()
+        fn()
+        e1.record()
+        e1.synchronize()
+        return e0.elapsed_time(e1)
+
+    def bench_all(fns, reps=30):
+        """Median milliseconds of each callable: warm-up, then `reps` rounds that time every callable
+        once each, so that a drift of the clocks over the run (power, heat) falls on all alike."""
+        for fn in fns.values():
+            for _ in range(5):
+                fn()
         torch.cuda.synchronize()
-        ts = []
+        ts = {k: [] for k in fns}
         for _ in range(reps):
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            fn()
-            e1.record()
-            e1.synchronize()
-            ts.append(e0.elapsed_time(e1))
-        return statistics.median(ts)
+            for k, fn in fns.items():
+                ts[k].append(timed(fn))
+        return {k: statistics.median(v) for k, v in ts.items()}
 
     triton_mm = triton_kernel()
     results, failed = [], 0
@@ -160,6 +176,7 @@ def run(quick):
         ref = a.float() @ bm.float().t()
         row = {"shape": [M, N, K], "dtype": t, "ptxgen": {}, "peers": {}}
         stream = torch.cuda.current_stream().cuda_stream
+        fns = {}  # what is timed together: (kind, name) -> callable
         for c in cfgs:
             if c["dtype"] != t:
                 continue
@@ -173,14 +190,15 @@ def run(quick):
             err = ((d.float() - ref).norm() / ref.norm()).item()
             ok = err < 1e-2 and not torch.isnan(d.float()).any().item()
             failed += not ok
-            row["ptxgen"][c["name"]] = {"tflops": round(tflops(M, N, K, bench(call)), 1), "rel_err": err, "ok": ok}
+            row["ptxgen"][c["name"]] = {"rel_err": err, "ok": ok}
+            fns[("ptxgen", c["name"])] = call
         # cuBLAS (cuBLASLt for fp8 through torch._scaled_mm), Triton, Mosaic GPU.
         if t == "e4m3":
             one = torch.ones((), device=dev)
             blas = lambda: torch._scaled_mm(a, bm.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
         else:
             blas = lambda: a @ bm.t()
-        row["peers"]["cublas"] = round(tflops(M, N, K, bench(blas)), 1)
+        fns[("peers", "cublas")] = blas
         if triton_mm:
             for cfg in ((128, 256, 64, 3, 8), (128, 128, 64, 4, 4)) if t != "e4m3" else ((128, 256, 128, 3, 8), (128, 128, 128, 4, 4)):
                 try:
@@ -190,9 +208,17 @@ def run(quick):
                     torch.cuda.synchronize()
                     err = ((c_out.float() - ref).norm() / ref.norm()).item()
                     key = "triton_%dx%dx%d_s%d_w%d" % cfg
-                    row["peers"][key] = round(tflops(M, N, K, bench(fn)), 1) if err < 1e-2 else "wrong (rel err %.2g)" % err
+                    if err < 1e-2:
+                        fns[("peers", key)] = fn
+                    else:
+                        row["peers"][key] = "wrong (rel err %.2g)" % err
                 except Exception as ex:  # a config a shape cannot take
                     row["peers"]["triton_error"] = repr(ex)[:160]
+        for (kind, name), ms in bench_all(fns).items():
+            if kind == "ptxgen":
+                row["ptxgen"][name]["tflops"] = round(tflops(M, N, K, ms), 1)
+            else:
+                row["peers"][name] = round(tflops(M, N, K, ms), 1)
         if t == "bf16":
             row["peers"].update(mosaic(M, N, K))
         best_cfg = max((v["tflops"], k) for k, v in row["ptxgen"].items() if "tflops" in v and v.get("ok"))
@@ -295,10 +321,40 @@ def mosaic(M, N, K):
     return out
 
 
+def profile(name, M, N, K):
+    """Launches one prepared config a few times, for a profiler to wrap:
+    ncu --clock-control none -k regex:b_NAME --launch-skip 2 --launch-count 1 --section ... \
+        python3 tools/bench-h200.py profile NAME M N K"""
+    import ctypes
+    import torch
+    lib_path = "/tmp/ptxgen-bench-profile.so"
+    b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-shared", "-Xcompiler", "-fPIC", "-I" + BENCH,
+                        os.path.join(BENCH, "shim.cpp"), "-o", lib_path, "-lcuda"], capture_output=True, text=True)
+    if b.returncode != 0:
+        sys.exit("building the shim failed:\n" + b.stdout + b.stderr)
+    lib = ctypes.CDLL(lib_path)
+    cfg = [c for c in json.load(open(os.path.join(BENCH, "configs.json"))) if c["name"] == name]
+    if not cfg:
+        sys.exit("no prepared config " + name)
+    f = getattr(lib, "b_" + name)
+    f.argtypes = [ctypes.c_uint64] * 3 + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
+    tdt = {"bf16": torch.bfloat16, "f16": torch.float16, "e4m3": torch.float8_e4m3fn}[cfg[0]["dtype"]]
+    a = (torch.randn(M, K, device="cuda") * 0.5).to(tdt)
+    bm = (torch.randn(N, K, device="cuda") * 0.5).to(tdt)
+    d = torch.empty(M, N, device="cuda", dtype=torch.float16 if cfg[0]["dtype"] == "f16" else torch.bfloat16)
+    for _ in range(5):
+        if f(a.data_ptr(), bm.data_ptr(), d.data_ptr(), M, N, K, torch.cuda.current_stream().cuda_stream) != 0:
+            sys.exit("launch failed")
+    torch.cuda.synchronize()
+    return 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "prepare":
         prepare(sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None)
     elif len(sys.argv) >= 2 and sys.argv[1] == "run":
         sys.exit(run("--quick" in sys.argv))
+    elif len(sys.argv) == 6 and sys.argv[1] == "profile":
+        sys.exit(profile(sys.argv[2], *map(int, sys.argv[3:6])))
     else:
         sys.exit(__doc__)

@@ -242,10 +242,11 @@ struct Op {
   int pending = 0;         // mma_wait; a tcgen05 TMA store: the bulk groups that may still read (via_stage)
   std::string note;        // what the step does, when the lowering says it better than the planner
   bool leader_only = false;  // expect_tx / commit in a pair: CTA 0 only (or both CTAs' barriers)
-  // arrive: lane 0 of each warp of the role arrives (one arrival per warp, not per thread), on the
-  // barrier at the same offset in each of the cluster's `cluster_ctas` CTAs (0: its own CTA's):
-  // the consumers of a stage that multicast loads write release it in every CTA whose producer writes it.
-  bool per_warp = false;
+  // arrive: one arrival per warpgroup of the role instead of one per thread, on the barrier at the
+  // same offset in each of the cluster's `cluster_ctas` CTAs (lane r of the warpgroup's first warp
+  // arrives on rank r's, after the warpgroup's wgmma.wait_group): the consumers of a stage that
+  // multicast loads write release it in every CTA whose producer writes it.
+  bool per_warpgroup = false;
   int cluster_ctas = 0;
 };
 

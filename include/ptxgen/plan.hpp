@@ -519,7 +519,7 @@ struct BarrierStep {
   bool pair_multicast = false;  // commit: arrive on the barrier in both CTAs of the pair
   bool leader_only = false;
   bool to_leader = false;       // arrive: on the barrier of the pair's CTA 0 (both CTAs' threads arrive there)
-  bool per_warp = false;        // arrive: lane 0 of each warp (ir::Op::per_warp)
+  bool per_warpgroup = false;   // arrive: one arrival per warpgroup (ir::Op::per_warpgroup)
   int cluster_ctas = 0;         // arrive: on the barrier in each of the cluster's first cluster_ctas CTAs
   int pending = 0;      // mma_wait
 };

@@ -592,18 +592,19 @@ void Emitter::step(const plan::Step& st) {
       // tcgen05: this thread's tcgen05 work (its completed tcgen05.ld) is ordered before the
       // arrival, and so before the tcgen05.mma of the thread that waits for it (§9.7.16.6.4.4).
       if (p.engine == ir::Engine::tcgen05) w.ins(spell::fence_before());
-      if (st.bar.per_warp) {
-        const std::string other = w.pred();
-        w.ins("setp.ne.u32 " + other + ", " + lane + ", 0");
-        w.ins("@" + other + " bra " + L + "_arrived", "one arrival per warp");
-      }
-      if (st.bar.cluster_ctas > 1) {
-        // The barrier at the same offset in every CTA of the cluster (mapa, §9.7.9.21).
-        const std::string remote = w.r32();
-        for (int r = 0; r < st.bar.cluster_ctas; ++r) {
-          w.ins("mapa.shared::cluster.u32 " + remote + ", " + addr + ", " + s(r), "the barrier of cluster rank " + s(r));
-          w.ins(spell::mbarrier_arrive_remote() + " _, [" + remote + "]");
-        }
+      if (st.bar.per_warpgroup && st.bar.cluster_ctas > 1) {
+        // One arrival per warpgroup on each CTA's barrier, in parallel: lane r of the warpgroup's
+        // first warp on cluster rank r's (mapa, §9.7.9.21), the CUTLASS consumer release.
+        const std::string other = w.pred(), wg = w.r32(), remote = w.r32();
+        w.ins("sub.u32 " + wg + ", " + warp + ", " + s(role ? role->first_warp : 0));
+        w.ins("and.b32 " + wg + ", " + wg + ", 3", "the warp's place in its warpgroup");
+        w.ins("setp.ne.u32 " + other + ", " + wg + ", 0");
+        w.ins("setp.ge.or.u32 " + other + ", " + lane + ", " + s(st.bar.cluster_ctas) + ", " + other);
+        w.ins("@" + other + " bra " + L + "_arrived", "lane r of the warpgroup's first warp: cluster rank r");
+        w.ins("mapa.shared::cluster.u32 " + remote + ", " + addr + ", " + lane, "the barrier of cluster rank = lane");
+        w.ins(spell::mbarrier_arrive_remote() + " _, [" + remote + "]");
+      } else if (st.bar.per_warpgroup || st.bar.cluster_ctas > 1) {
+        throw std::logic_error("a per-warpgroup arrival outside a cluster");
       } else if (st.bar.to_leader && pair()) {
         // Both CTAs' threads arrive on CTA 0's barrier, where the pair's MMA issuer waits.
         const std::string remote = w.r32();
@@ -612,7 +613,7 @@ void Emitter::step(const plan::Step& st) {
       } else {
         w.ins(spell::mbarrier_arrive() + " _, [" + addr + "]");
       }
-      if (st.bar.per_warp) {
+      if (st.bar.per_warpgroup) {
         w.label(L + "_arrived");
         w.ins("bar.warp.sync -1", "reconverge before .aligned instructions");
       }

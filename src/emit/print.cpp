@@ -211,7 +211,7 @@ struct Printer {
                                                 : spell::mbarrier_expect_tx()) +
              " [" + st.bar.barrier + "]" + (st.bar.to_leader && pl.cta_group == 2 ? " of CTA 0" : "") +
              (st.bar.cluster_ctas > 1 ? " of each of the cluster's " + s(st.bar.cluster_ctas) + " CTAs" : "") +
-             (st.bar.per_warp ? ", lane 0 of each warp" : "") +
+             (st.bar.per_warpgroup ? ", once per warpgroup" : "") +
              (st.kind == StepKind::expect_tx ? ", " + s(st.bar.tx_bytes) + " bytes" : "") + " (" + phase_text(st.bar.phase) + ")\n";
         break;
       case StepKind::mma_wait: o += in2 + spell::wgmma_wait() + " " + s(st.bar.pending) + "\n"; break;
@@ -435,7 +435,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       x["barrier"] = {{"name", st.bar.barrier}, {"parity", st.bar.parity}, {"phase", phase_json(st.bar.phase)}};
       if (st.kind == StepKind::expect_tx) x["barrier"]["tx_bytes"] = st.bar.tx_bytes;
       if (st.kind == StepKind::arrive) x["barrier"]["to_leader"] = st.bar.to_leader;
-      if (st.bar.per_warp) x["barrier"]["per_warp"] = true;
+      if (st.bar.per_warpgroup) x["barrier"]["per_warpgroup"] = true;
       if (st.bar.cluster_ctas > 1) x["barrier"]["cluster_ctas"] = st.bar.cluster_ctas;
       break;
     case StepKind::mma_wait: x["pending"] = st.bar.pending; break;

@@ -605,9 +605,10 @@ struct Gemm {
     // A cluster of C CTAs along N (C x 1) shares A's tile, along M (1 x C) B's: each CTA loads its
     // part and multicasts it to all C (CLUSTER-MULTICAST), so a stage of this CTA is written by
     // every producer of the cluster, and may be only once every CTA's consumers released it: each
-    // consumer warp arrives on the stage's empty barrier in all C CTAs (C x warps arrivals).
+    // consumer warpgroup arrives on the stage's empty barrier in all C CTAs (C x warpgroups
+    // arrivals; a wgmma group is the warpgroup's, so its completion is seen by each of its warps).
     const int mc = static_cast<int>(g.cluster[0] * g.cluster[1]);
-    k.barriers = {{"full", 1, stages}, {"empty", mc > 1 ? mc * 4 * warpgroups : consumers, stages}};
+    k.barriers = {{"full", 1, stages}, {"empty", mc > 1 ? mc * warpgroups : consumers, stages}};
     const bool a_regs = g.a_source == spec::ASource::registers;
     ir::Role cons, prod;
     cons.name = "consumer";
@@ -655,7 +656,7 @@ struct Gemm {
     auto release = [&](int lag) {
       ir::Op o = barrier_op(ir::OpKind::arrive, "empty", lag);
       if (mc > 1) {
-        o.per_warp = true;
+        o.per_warpgroup = true;
         o.cluster_ctas = mc;
       }
       return o;

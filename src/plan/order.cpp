@@ -292,7 +292,7 @@ class Sequencer {
     st.bar.phase = o.phase;
     st.bar.leader_only = o.leader_only;
     st.bar.to_leader = o.to_leader && o.kind == ir::OpKind::arrive;
-    st.bar.per_warp = o.per_warp && o.kind == ir::OpKind::arrive;
+    st.bar.per_warpgroup = o.per_warpgroup && o.kind == ir::OpKind::arrive;
     st.bar.cluster_ctas = o.kind == ir::OpKind::arrive ? o.cluster_ctas : 0;
     if (o.kind == ir::OpKind::mma_wait) {
       st.kind = StepKind::mma_wait;
@@ -306,7 +306,7 @@ class Sequencer {
       wait_ld("the tcgen05.ld of this role complete before it arrives (§9.7.16.6.4.4)", out);
       wait_st("the tcgen05.st of this role complete before it arrives (§9.7.16.6.4.4)", out);
       st.kind = StepKind::arrive;
-      st.why = (o.per_warp ? "lane 0 of each warp of the role arrives on \"" : "every thread of the role arrives on \"") + o.barrier.name + "\"" +
+      st.why = (o.per_warpgroup ? "each warpgroup of the role arrives once on \"" : "every thread of the role arrives on \"") + o.barrier.name + "\"" +
                (o.cluster_ctas > 1 ? " in each of the cluster's " + s(o.cluster_ctas) + " CTAs (their producers multicast into this CTA's stage)" : "");
     } else {
       // The bytes of the TMA loads that follow in this block and complete on the same barrier.
