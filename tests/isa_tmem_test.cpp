@@ -126,6 +126,15 @@ TEST_CASE("sparsity and target gaps") {
   CHECK(sparse_metadata_columns(Kind::mxf4) == 2);
   CHECK(sparse_selector_used(Kind::f16));
   CHECK_FALSE(sparse_selector_used(Kind::f8f6f4));
+  // §9.7.16.10.8's table; a 16-byte atom row holds 32 chunks of 4 bits.
+  CHECK(sparse_granularity(Kind::tf32) == "1:2");
+  CHECK(sparse_granularity(Kind::f16) == "2:4");
+  CHECK(sparse_granularity(Kind::i8) == "2:4");
+  CHECK(sparse_granularity(Kind::mxf4nvf4) == "4:8");
+  CHECK(sparse_atom_k(Kind::tf32) == 64);
+  CHECK(sparse_atom_k(Kind::f16) == 128);
+  CHECK(sparse_atom_k(Kind::f8f6f4) == 128);
+  CHECK(sparse_atom_k(Kind::mxf4) == 256);
   CHECK(mma_target_gap(Kind::i8, false, target_info(Arch::sm_100f)));
   CHECK(mma_target_gap(Kind::i8, true, target_info(Arch::sm_103a)));
   CHECK_FALSE(mma_target_gap(Kind::i8, false, target_info(Arch::sm_110a)));

@@ -112,4 +112,69 @@ TEST_CASE("messages carry the offending values") {
           "k = 4100 is not a multiple of the scale vector (32 elements of K per scale factor): the last block of every row would be partial");
   }
 }
+
+// Sparse A of .kind::f16 and .kind::tf32 (docs/spec.md, "Sparse A"): each constraint the template
+// adds is one rule at one pointer, its message carrying the kind's numbers (the tf32 atom holds 64
+// elements of K, the 2:4 kinds' 128). Swizzle 64 keeps A's short K extents whole swizzle atoms, so
+// that each spec breaks one rule only.
+TEST_CASE("sparse A of .kind::f16 and .kind::tf32: each constraint its rule, pointer and numbers") {
+  auto diags = [](const std::string& patch) {
+    nlohmann::json j = nlohmann::json::parse(rules::example_base());
+    j.merge_patch(nlohmann::json::parse(patch));
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    return d;
+  };
+  struct Case {
+    const char* patch;
+    const char* rule;
+    const char* pointer;
+    const char* message;
+  };
+  static const Case kCases[] = {
+      {R"({"gemm": {"sparse": true, "tile": {"m": 128, "n": 128, "k": 64}, "swizzle": {"a": 64}}})", "SPARSE-TILE", "/gemm/tile/k",
+       "tile.k = 64 is not whole metadata atoms: the metadata of .kind::f16 comes in atoms of 128 rows by 128 elements of K (16 "
+       "bytes a row: 4 bits per chunk of 4), one tcgen05.cp.128x128b each"},
+      {R"({"gemm": {"sparse": true, "a": {"dtype": "tf32"}, "b": {"dtype": "tf32"}, "d": {"dtype": "f32"}, "tile": {"m": 128, "n": 128, "k": 32}, "swizzle": {"a": 64, "b": 64}}})",
+       "SPARSE-TILE", "/gemm/tile/k",
+       "tile.k = 32 is not whole metadata atoms: the metadata of .kind::tf32 comes in atoms of 128 rows by 64 elements of K (16 "
+       "bytes a row: 4 bits per chunk of 2), one tcgen05.cp.128x128b each"},
+      {R"({"gemm": {"sparse": true, "k": 4032, "a": {"dtype": "tf32"}, "b": {"dtype": "tf32"}, "d": {"dtype": "f32"}, "tile": {"m": 128, "n": 128, "k": 128}, "stages": 2}})",
+       "SPARSE-K", "/gemm/k",
+       "k = 4032 is not a multiple of tile.k = 128: the MMAs read every K block's metadata whole, and the zero fill TMA gives past k "
+       "is no valid metadata (each 4-bit index is 0b0100 or 0b1110, §9.7.16.10.8.1)"},
+      {R"({"gemm": {"sparse": true, "k": 4032, "tile": {"m": 128, "n": 128, "k": 128}, "stages": 2}})", "SPARSE-K", "/gemm/k",
+       "k = 4032 is not a multiple of tile.k = 128: the MMAs read every K block's metadata whole, and the zero fill TMA gives past k "
+       "is no valid metadata (each 4-bit index pair is one of seven values, §9.7.16.10.8.2)"},
+      {R"({"gemm": {"sparse": true, "a": {"dtype": "tf32", "major": "m"}, "b": {"dtype": "tf32"}, "d": {"dtype": "f32"}, "tile": {"m": 128, "n": 128, "k": 64}, "swizzle": {"a": "128_base32b"}}})",
+       "SPARSE-TILE", "/gemm/a/major",
+       "sparse A is stored K-major: each row keeps one of every two of its elements along K, and its metadata follows the rows "
+       "(§9.7.16.10.8)"},
+      {R"({"gemm": {"sparse": true, "tile": {"m": 64, "n": 128, "k": 128}}})", "SPARSE-TILE", "/gemm/tile/m",
+       "tile.m = 64: ptxgen plans sparse A with 128 rows per CTA per M group (data-path layouts D and A); M = 64 and a pair's M = "
+       "128 keep the metadata in layouts F and C, which the template does not place"},
+      {R"({"gemm": {"sparse": true, "a_source": "tmem", "tile": {"m": 128, "n": 128, "k": 128}}})", "SPARSE-TILE", "/gemm/a_source",
+       "sparse A is read from shared memory; ptxgen does not copy it into tensor memory"},
+  };
+  for (const Case& c : kCases) {
+    CAPTURE(c.patch);
+    const Diagnostics d = diags(c.patch);
+    std::string got;
+    for (const auto& x : d.list()) got += x.rule + " at " + x.pointer + ": " + x.message + "\n";
+    REQUIRE_MESSAGE(d.list().size() == 1, got);
+    CHECK(d.list()[0].rule == c.rule);
+    CHECK(d.list()[0].pointer == c.pointer);
+    CHECK(d.list()[0].message == c.message);
+  }
+  // Their fixes pass: bf16 and tf32 at whole atoms, k a multiple of tile.k, A K-major from shared memory.
+  for (const char* ok : {R"({"gemm": {"sparse": true, "tile": {"m": 128, "n": 128, "k": 128}}})",
+                         R"({"gemm": {"sparse": true, "a": {"dtype": "tf32"}, "b": {"dtype": "tf32"}, "d": {"dtype": "f32"}, "tile": {"m": 128, "n": 128, "k": 64}}})",
+                         R"({"gemm": {"sparse": true, "k": 4032, "a": {"dtype": "tf32"}, "b": {"dtype": "tf32"}, "d": {"dtype": "f32"}, "tile": {"m": 256, "n": 64, "k": 64}, "cta_group": 2}})"}) {
+    CAPTURE(ok);
+    const Diagnostics d = diags(ok);
+    std::string got;
+    for (const auto& x : d.list()) got += x.rule + " at " + x.pointer + ": " + x.message + "\n";
+    CHECK_MESSAGE(d.list().empty(), got);
+  }
+}
 }

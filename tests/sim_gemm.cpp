@@ -67,27 +67,55 @@ Scales make_scales(ksim::Global& g, const Dtype& dt, int64_t rows, int64_t k, in
 }
 
 // Sparse A (docs/spec.md, "Sparse A"), written here from its definition: every chunk of four
-// elements of a row keeps two, at positions p0 < p1, stored in order (A is m x k/2); the metadata
-// nibble of chunk c of row r is p0 | p1 << 2, at byte (j ceil(m/128) + r / 128) x 2048 + 16 (r % 128) +
-// (4c % 128) / 8 of META, j = 4c / 128, the low nibble for even c. Rows past m stay zero (no
-// meaningful metadata: the kernel must not store what they compute).
-uint64_t make_sparse(ksim::Global& g, Operand& op, const Dtype& dt, int64_t m, int64_t k, std::mt19937& rng) {
+// elements of a row keeps two, at positions p0 < p1, stored in order (A is m x k/2), its metadata
+// nibble p0 | p1 << 2; .kind::tf32 keeps one of every two, at p, its nibble 0b0100 (p = 0) or 0b1110
+// (p = 1). The metadata of row r, the chunk at element x of K, lies in atom (x / K_atom, r / 128) at
+// byte (j ceil(m/128) + i) x 2048, inside it at the bit the kind's atom gives (atom_bit). Rows past m
+// stay zero (no meaningful metadata: the kernel must not store what they compute).
+struct SparseAtom {
+  std::string kind;
+  int64_t k = 128;  // elements of K per atom
+  // The bit of the chunk's nibble inside its atom, for row r (mod 128) and element x (mod k) of K.
+  int64_t bit(int64_t r, int64_t x) const {
+    const int64_t m0 = r % 8, m1 = r / 8 % 2, m2 = r / 16;
+    if (kind == "f16")  // CUTLASS's ((8,2,8),(16,2,4)) : ((128,16,2048),(1,1024,32)), a bit per element
+      return 128 * m0 + 16 * m1 + 2048 * m2 + x % 16 + 1024 * (x / 16 % 2) + 32 * (x / 32);
+    if (kind == "tf32")  // ((8,2,8),(8,2,4)) : ((64,8,1024),(1,512,16)), two bits per element
+      return 2 * (64 * m0 + 8 * m1 + 1024 * m2 + x % 8 + 512 * (x / 8 % 2) + 16 * (x / 16));
+    return 128 * r + x;  // the 8-bit kinds: (128, 128) : (128, 1), rows of 16 bytes
+  }
+};
+
+SparseAtom sparse_atom(const json& meta) {
+  SparseAtom a;
+  a.kind = meta.at("kind");
+  a.k = a.kind == "tf32" ? 64 : 128;
+  if (meta.at("layout") != "128x" + std::to_string(a.k) + " atoms") throw std::runtime_error("metadata of .kind::" + a.kind + " not in its atoms");
+  return a;
+}
+
+uint64_t make_sparse(ksim::Global& g, Operand& op, const Dtype& dt, const SparseAtom& at, int64_t m, int64_t k, std::mt19937& rng) {
   static const int kPairs[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
-  const int64_t mp = round_up(m, 128), atoms = (k + 127) / 128;
+  const bool tf32 = at.kind == "tf32";
+  const int64_t chunk = tf32 ? 2 : 4, keep = chunk / 2;
+  const int64_t mp = round_up(m, 128), atoms = (k + at.k - 1) / at.k;
   const uint64_t meta = g.alloc(static_cast<size_t>(mp * atoms * 16), 0);
   std::vector<uint8_t>& e = g.at(meta);
   std::vector<uint8_t>& mem = g.at(op.addr);
   op.v.assign(static_cast<size_t>(m * k), 0.0);
   for (int64_t r = 0; r < m; ++r)
-    for (int64_t c = 0; c < k / 4; ++c) {
+    for (int64_t c = 0; c < k / chunk; ++c) {
       const int* p = kPairs[rng() % 6];
-      for (int h = 0; h < 2; ++h) {
+      const int p1 = static_cast<int>(rng() % 2);
+      for (int64_t h = 0; h < keep; ++h) {
         const uint32_t b = dt.random(rng);
-        put_bits(mem, static_cast<uint64_t>(r) * op.pitch * 8 + static_cast<uint64_t>(2 * c + h) * static_cast<uint64_t>(dt.bits), dt.bits, b);
-        op.v[static_cast<size_t>(r * k + 4 * c + p[h])] = dt.decode(b);
+        put_bits(mem, static_cast<uint64_t>(r) * op.pitch * 8 + static_cast<uint64_t>(keep * c + h) * static_cast<uint64_t>(dt.bits), dt.bits, b);
+        op.v[static_cast<size_t>(r * k + chunk * c + (tf32 ? p1 : p[h]))] = dt.decode(b);
       }
-      const int64_t off = (4 * c / 128 * (mp / 128) + r / 128) * 2048 + 16 * (r % 128) + (4 * c % 128) / 8;
-      e[static_cast<size_t>(off)] |= static_cast<uint8_t>((p[0] | p[1] << 2) << (4 * (c % 2)));
+      const uint32_t nibble = tf32 ? (p1 ? 0xEu : 0x4u) : static_cast<uint32_t>(p[0] | p[1] << 2);
+      const int64_t x = chunk * c;
+      const int64_t bit = ((x / at.k * (mp / 128) + r / 128) * 2048) * 8 + at.bit(r % 128, x % at.k);
+      e[static_cast<size_t>(bit / 8)] |= static_cast<uint8_t>(nibble << (bit % 8));
     }
   return meta;
 }
@@ -103,6 +131,8 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   std::map<std::string, Operand> ops;
   const json& tensors = mf.at("tensors");
   uint64_t meta = 0;
+  SparseAtom atom;
+  if (tensors.contains("META")) atom = sparse_atom(tensors.at("META"));
   for (const std::string name : {"A", "B"}) {
     const json& t = tensors.at(name);
     const Dtype dt = dtype(t.at("dtype"));
@@ -116,7 +146,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     op.pitch = static_cast<uint64_t>(round_up((static_cast<int64_t>(op.inner) * dt.bits + 7) / 8, 16) + 16);
     op.addr = g.alloc(op.pitch * op.outer, 0x5A);
     if (sparse) {
-      meta = make_sparse(g, op, dt, m, kk, rng);
+      meta = make_sparse(g, op, dt, atom, m, kk, rng);
       ops[name] = std::move(op);
       continue;
     }
@@ -165,8 +195,8 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       const std::string tensor = p.at("tensor");
       for (const json& t : mf.at("tensor_maps")) {
         if (t.at("param") != name) continue;
-        if (tensors.at(tensor).value("layout", "") == "128x128 atoms") {  // 3-D: planes of 128 elements of K
-          const uint64_t rows = static_cast<uint64_t>(round_up(m, 128)), planes = static_cast<uint64_t>((kk + 127) / 128);
+        if (tensor == "META") {  // 3-D: planes of one atom of K
+          const uint64_t rows = static_cast<uint64_t>(round_up(m, 128)), planes = static_cast<uint64_t>((kk + atom.k - 1) / atom.k);
           l.params.push_back(map_param(name, tensor_map(t, meta, 16, rows, 16, planes, rows * 16)));
         } else if (scales.count(tensor)) {  // 3-D: planes of 128 rows, each nkb * 32 lines of 16 bytes
           const Scales& sc = scales.at(tensor);

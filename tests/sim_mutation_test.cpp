@@ -211,6 +211,38 @@ TEST_CASE("mutations of a sparse-A GEMM kernel make the simulation fail, each fo
   mutate_gemm("gemm_sparse_e4m3_sm100a", 125, 252, 1024, 13, kMutations);  // four K blocks over two stages
 }
 
+TEST_CASE("mutations of sparse-A GEMM kernels of .kind::f16 and .kind::tf32 make the simulation fail, each for its reason") {
+  {  // bf16 2:4, 128 x 256 x 128 tiles over 2 stages: one metadata atom (128 of K) per K block, four
+     // K steps of K = 32, step k reading column k: the even column 2 (k / 2) and selector k % 2.
+    const Subject x = subject("gemm_sparse_bf16_sm100a", 125, 252, 512, 17);  // four K blocks over two stages
+    static const Mutation kMutations[] = {
+        {"the second K step's sparsity selector 0 (reads the first step's metadata column)", R"(0x08400495(, 1; // m0 n0 k1:))",
+         "0x08400494$1", 0, "", ""},
+        {"the third K step's metadata address on the first column pair (reads the first step's metadata)",
+         R"(\[(%r\d+)\+0x00000102\](, 0x08400494))", "[$1+0x00000100]$2", 0, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+    // The metadata written in the 8-bit kinds' row-major atom instead of CUTLASS's permuted .kind::f16
+    // atom (docs/architecture.md item 17): the kernel reads other rows' and chunks' indices.
+    nlohmann::json mf = x.manifest;
+    REQUIRE(mf.at("tensors").at("META").at("kind") == "f16");
+    mf["tensors"]["META"]["kind"] = "f8f6f4";
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(x.golden), mf, x.m, x.n, x.k, x.seed);
+    check({"the metadata in the 8-bit kinds' row-major atom", "", "", 0, "", ""}, r.error, r.worst, r.where);
+  }
+  {  // tf32 1:2, 128 x 128 x 64 tiles over 4 stages: one atom (64 of K) per K block, four K steps of K = 16.
+    const Subject x = subject("gemm_sparse_tf32_sm100a", 125, 124, 384, 19);  // six K blocks over four stages
+    static const Mutation kMutations[] = {
+        {"the fourth K step's sparsity selector 0 (reads the third step's metadata column)", R"(0x08200915(, 1; // m0 n0 k3:))",
+         "0x08200914$1", 0, "", ""},
+        {"the metadata buffers single-buffered: every stage's copy into stage 0's columns",
+         R"((mad\.lo\.u32 %r\d+, %r\d+,) 4(, %r\d+;\s*// this stage's copy))", "$1 0$2", -1, "race: tcgen05.cp writes tensor memory",
+         "reads it"},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+}
+
 TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") {
   {  // A pair: the even CTA expects only its own bytes; the odd CTA's loads then land on a later phase.
     const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_bf16_cta2_m256.json")));

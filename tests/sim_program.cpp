@@ -172,19 +172,25 @@ struct Eval {
     auto b_at = [&](int64_t n) -> Matrix& { return !pair || n < B0.rows ? B0 : B1; };
     auto b_row = [&](int64_t n) { return static_cast<int>(!pair || n < B0.rows ? n : n - B0.rows); };
     // Sparse A (docs/spec.md; §9.7.16.10.8): row m's stored elements expanded through its metadata,
-    // one 4-bit index pair per chunk, the row's metadata elements (bytes) read low nibble first:
-    // 2:4 (1:2 for tf32; 4:8 in pairs for the packed e2m1 of the mxf4 kinds).
+    // one 4-bit index pair per chunk: 2:4 (1:2 for tf32; 4:8 in pairs for the packed e2m1 of the mxf4
+    // kinds). The 8-bit and 4-bit kinds: the row's metadata elements (bytes) read low nibble first.
+    // f16 and tf32 (docs/architecture.md item 17): K step s (8 chunks) in the view's 32-bit column s,
+    // chunks 0-3 of rows m and m + 8 of each 16-row block in the row of m % 8 + 16 (m / 16), chunks
+    // 4-7 in the row 8 on; rows m % 16 < 8 in its low 16 bits, the others in its high 16 bits.
     Matrix Afull = A;
     if (o.metadata) {
       Matrix M = read_view(r, o.metadata.name);
       Afull = Matrix(A.rows, K);
       const bool tf32 = at == DType::tf32;
+      const bool permuted = tf32 || at == DType::f16 || at == DType::bf16;
       const int u = (at == DType::e2m1 && tile_format(o.a.name) == spec::SubByte::packed) ? 2 : 1;
       for (int m = 0; m < A.rows; ++m) {
         for (int64_t k = 0; k < K; ++k) Afull.at(m, k) = Elem{true, 0, 0, 0};
         const int64_t chunks = tf32 ? K / 2 : K / (4 * u);
         for (int64_t q = 0; q < chunks; ++q) {
-          const Elem& mb = M.at(m, q / 2);
+          const int64_t c = q % 8;
+          const Elem& mb = permuted ? M.at(m - m % 16 + m % 8 + 8 * static_cast<int>(c / 4), 4 * (q / 8) + 2 * ((m % 16) / 8) + (c % 4) / 2)
+                                    : M.at(m, q / 2);
           if (!mb.def) {
             for (int64_t k = 0; k < K; ++k) Afull.at(m, k).def = false;
             break;

@@ -112,11 +112,13 @@ struct Global {
   int scale_vec = 0;
   std::string scales;
   // Sparse A (§9.7.16.10.8): `compressed` is A itself, whose K extent holds half of the k
-  // parameter's elements (2:4); `metadata_of` ("A") names the operand a metadata tensor indexes: in
-  // atoms of 128 rows by 128 elements of K, `rows` rows (m padded to 128) of 16 bytes per plane, one
-  // plane per 128 elements of K (docs/spec.md, "Sparse A").
+  // parameter's elements (2:4, 1:2); `metadata_of` ("A") names the operand a metadata tensor indexes:
+  // in atoms of 128 rows by isa::sparse_atom_k elements of K, `rows` rows (m padded to 128) of 16
+  // bytes per plane, one plane per atom of K (docs/spec.md, "Sparse A"). `sparse_kind` is the MMA
+  // kind of both: their granularity and the atom's K and order.
   bool compressed = false;
   std::string metadata_of;
+  isa::Kind sparse_kind = isa::Kind::f8f6f4;
 };
 
 // A shared-memory tile: an M (or N) x K operand in a canonical layout (§9.7.16.3.3), rows along M

@@ -321,6 +321,13 @@ int tmem_bits(Kind k, DType t);
 // assumed 0 for the 8-bit and 4-bit kinds).
 int sparse_metadata_columns(Kind k);
 bool sparse_selector_used(Kind k);
+// The sparse granularity of a kind (§9.7.16.10.8, its table): "1:2" (tf32), "4:8" (mxf4 kinds,
+// in pairs), "2:4" (the others).
+std::string sparse_granularity(Kind k);
+// Elements of K of one metadata atom of the gemm template (CUTLASS's sm_100 atoms, docs/spec.md
+// "Sparse A"): 128 rows of 16 bytes, 4 bits per chunk, so 128 elements of K for the 2:4 kinds
+// (chunks of 4), 64 for tf32 (chunks of 2, §9.7.16.10.8.1), 256 for the mxf4 kinds (chunks of 8).
+int sparse_atom_k(Kind k);
 // Target availability of an MMA variant (tcgen05.mma/.mma.sp target notes, §13 Table 60):
 // a reason when the target lacks it.
 std::optional<std::string> mma_target_gap(Kind k, bool sparse, const TargetInfo& t);

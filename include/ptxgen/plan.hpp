@@ -155,6 +155,7 @@ struct GlobalParam {  // a global tensor: its .param .u64 address (if the kernel
   std::string scales;
   bool compressed = false;  // sparse A (ir::Global::compressed)
   std::string metadata_of;  // a sparsity metadata tensor (ir::Global::metadata_of)
+  isa::Kind sparse_kind = isa::Kind::f8f6f4;  // of both (ir::Global::sparse_kind)
 };
 
 struct SmemPlacement {

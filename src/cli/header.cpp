@@ -154,7 +154,10 @@ struct Tensor {
   int bits = 0;
   int scale_vec = 0;  // block-scale factors in the 128x4 layout (gemm "scale"): one per scale_vec of k
   int k_div = 1;      // sparse A: its k extent holds k / 2 elements
-  int metadata_k = 0; // sparsity metadata in 128 x 128 atoms, read tile.k of k at a time
+  std::string sparsity;  // sparse A: "2:4" or "1:2" (tf32)
+  int metadata_k = 0; // sparsity metadata in atoms of 128 rows, read tile.k of k at a time
+  int metadata_atom = 0;  // elements of k of one metadata atom: 128, or 64 for tf32
+  std::string metadata_kind;  // the MMA kind whose atom order the metadata follows: "f16"
   int rows_size = -1, cols_size = -1;  // the kernel's size giving the extent (gemm: 0 m, 1 n, 2 k), -1 fixed
   int64_t rows = 0, cols = 0, ld = 0;
   bool cols_contiguous = true, written = false, mapped = false;
@@ -287,10 +290,14 @@ Kernel read_kernel(const HeaderKernel& hk) {
       k.tensors.push_back(x);
       continue;
     }
-    if (t.value("layout", std::string()) == "128x128 atoms") {
-      // Sparsity metadata of sparse A (docs/spec.md, "Sparse A"): bytes, their extents the sizes'.
+    if (t.value("layout", std::string()) == "128x128 atoms" || t.value("layout", std::string()) == "128x64 atoms") {
+      // Sparsity metadata of sparse A (docs/spec.md, "Sparse A"): bytes, their extents the sizes';
+      // atoms of 128 rows by 128 elements of k (64 for .kind::tf32's 1:2).
       need(k.gemm && t.at("dims") == ojson{"m", "k"}, k, "sparsity metadata " + name + " not over m and k");
-      x.format = "128x128 atoms";
+      x.format = t.at("layout").get<std::string>();
+      x.metadata_atom = x.format == "128x64 atoms" ? 64 : 128;
+      x.sparsity = t.at("sparsity").get<std::string>();
+      x.metadata_kind = t.at("kind").get<std::string>();
       x.bits = 8;
       x.type = cpp_type(x.dtype, 8);
       x.metadata_k = j0.at("tile").at("k").get<int>();
@@ -305,7 +312,8 @@ Kernel read_kernel(const HeaderKernel& hk) {
       continue;
     }
     x.format = t.value("format", std::string());
-    if (t.value("sparse", std::string()) == "2:4") x.k_div = 2;  // sparse A: M x K/2
+    x.sparsity = t.value("sparse", std::string());
+    if (x.sparsity == "2:4" || x.sparsity == "1:2") x.k_div = 2;  // sparse A: M x K/2
     x.bits = k.gemm ? gemm_bits(x.dtype) : t.at("storage_bits").get<int>();
     x.type = cpp_type(x.dtype, x.bits);
     const auto dims = t.at("dims").get<std::vector<std::string>>();
@@ -417,9 +425,9 @@ Kernel read_kernel(const HeaderKernel& hk) {
         x.element_strides[i] = m.at("element_strides").at(i).get<int64_t>();
       }
       if (t.metadata_k) {
-        // Planes of one atom column (128 of k), each m padded to 128 rows of 16 bytes (the runtime's rule).
+        // Planes of one atom column (128 of k, tf32 64), each m padded to 128 rows of 16 bytes (the runtime's rule).
         const int64_t rows = round_up(k.problem[0], 128);
-        need(m.at("global_dims") == ojson{16, rows, ceil_div(k.problem[2], 128)} && m.at("global_strides_bytes") == ojson{16, rows * 16} &&
+        need(m.at("global_dims") == ojson{16, rows, ceil_div(k.problem[2], t.metadata_atom)} && m.at("global_strides_bytes") == ojson{16, rows * 16} &&
                  x.box[2] == 1,
              k, "tensor map of " + tname + " is not its sparsity metadata's planes");
         e.maps.push_back(x);
@@ -484,7 +492,9 @@ std::string shape_words(const Kernel& k, const Tensor& t) {
     return extent(t.rows_size, t.rows) + " x " + extent(t.cols_size, t.cols);
   }
   auto dim = [&](int i) { return std::string(1, "mnk"[i]) + (i == 2 && t.k_div > 1 ? "/" + std::to_string(t.k_div) : ""); };
-  return dim(t.rows_size) + " x " + dim(t.cols_size) + (t.k_div > 1 ? " (2:4 sparse: two of every four elements of k)" : "");
+  return dim(t.rows_size) + " x " + dim(t.cols_size) +
+         (t.k_div > 1 ? " (" + t.sparsity + " sparse: " + (t.sparsity == "1:2" ? "one of every two" : "two of every four") + " elements of k)"
+                      : "");
 }
 
 void write_doc(std::ostream& o, const Kernel& k) {
@@ -516,9 +526,11 @@ void write_doc(std::ostream& o, const Kernel& k) {
   }
   for (const Tensor& t : k.tensors) {
     if (t.metadata_k) {
-      o << "//   " << t.arg << ": " << t.name << ", the sparsity metadata of A: per row 4 bits per 4 elements of k, in atoms "
-        << "of 128 rows x 128 of k (16 bytes a row), ceil(m/128) * ceil(k/128) of 2048 bytes; k a multiple of " << t.metadata_k
-        << "\n";
+      const std::string ka = std::to_string(t.metadata_atom);
+      o << "//   " << t.arg << ": " << t.name << ", the sparsity metadata of A (" << t.sparsity << "): per row 4 bits per "
+        << (t.sparsity == "1:2" ? 2 : 4) << " elements of k, in CUTLASS's sm_100 atoms for .kind::" << t.metadata_kind
+        << " of 128 rows x " << ka << " of k (16 bytes a row), ceil(m/128) * ceil(k/" << ka << ") of 2048 bytes; k a multiple of "
+        << t.metadata_k << "\n";
       continue;
     }
     if (t.scale_vec) {
@@ -597,7 +609,8 @@ void write_kernel(std::ostream& o, const Kernel& k) {
     o << "    {" << quote(t.arg) << ", " << quote(t.name) << ", " << quote(t.dtype) << ", " << t.bits << ", "
       << t.rows_size << ", " << t.cols_size << ", " << t.rows << ", " << t.cols << ", "
       << (t.cols_contiguous ? "true" : "false") << ", " << (t.ld_arg.empty() ? "nullptr" : quote(t.ld_arg)) << ", "
-      << quote(t.contiguous_name) << ", " << t.scale_vec << ", " << t.k_div << ", " << t.metadata_k << "},\n";
+      << quote(t.contiguous_name) << ", " << t.scale_vec << ", " << t.k_div << ", " << t.metadata_k << ", " << t.metadata_atom
+      << "},\n";
   o << "};\ninline constexpr ParamDesc params[] = {\n";
   for (const Param& p : k.params)
     o << "    {"

@@ -305,8 +305,11 @@ std::string plan_text(const Plan& pl) {
          (g.ld_param.empty() ? s(g.ld) : g.ld_param) + (g.param.empty() ? " (tensor maps only)" : ", param " + g.param) +
          (g.planes ? "; " + s(g.planes) + " planes" : "") +
          (g.scale_vec ? ": block-scale factors of " + g.scales + ", one per " + s(g.scale_vec) + " of k, 128x4 layout" : "") +
-         (g.compressed ? ": 2:4 sparse, two of every four elements of k" : "") +
-         (g.metadata_of.empty() ? "" : ": sparsity metadata of " + g.metadata_of + ", atoms of 128 rows x 128 of k") + "\n";
+         (g.compressed ? ": " + isa::sparse_granularity(g.sparse_kind) + " sparse, half of the elements of k" : "") +
+         (g.metadata_of.empty() ? ""
+                                : ": sparsity metadata of " + g.metadata_of + " (.kind::" + std::string(isa::name(g.sparse_kind)) +
+                                      "), atoms of 128 rows x " + s(isa::sparse_atom_k(g.sparse_kind)) + " of k") +
+         "\n";
   for (const auto& sm : pl.smem) {
     const auto& l = sm.layout;
     o += "  smem     " + sm.name + ": " + dt(sm.dtype) + " " + s(l.mn) + " x " + s(l.k) + " " + (l.major == isa::Major::k ? "K" : "MN") +
@@ -477,8 +480,11 @@ std::string plan_json(const Plan& p) {
                  {"rows_param", x.rows_param}, {"cols_param", x.cols_param}});
     if (x.planes) g.back()["planes"] = x.planes;
     if (x.scale_vec) g.back()["scale"] = {{"of", x.scales}, {"vec", x.scale_vec}, {"layout", "128x4"}};
-    if (x.compressed) g.back()["sparse"] = "2:4";
-    if (!x.metadata_of.empty()) g.back()["metadata"] = {{"of", x.metadata_of}, {"layout", "128x128 atoms"}};
+    if (x.compressed) g.back()["sparse"] = isa::sparse_granularity(x.sparse_kind);
+    if (!x.metadata_of.empty())
+      g.back()["metadata"] = {{"of", x.metadata_of},
+                              {"layout", "128x" + std::to_string(isa::sparse_atom_k(x.sparse_kind)) + " atoms"},
+                              {"kind", isa::name(x.sparse_kind)}};
   }
   j["params"] = g;
   ojson sz = ojson::array();

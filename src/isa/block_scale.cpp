@@ -92,6 +92,21 @@ int sparse_metadata_columns(Kind k) {
 
 bool sparse_selector_used(Kind k) { return k == Kind::tf32 || k == Kind::f16; }
 
+std::string sparse_granularity(Kind k) {
+  switch (k) {
+    case Kind::tf32: return "1:2";
+    case Kind::mxf4:
+    case Kind::mxf4nvf4: return "4:8";
+    default: return "2:4";
+  }
+}
+
+int sparse_atom_k(Kind k) {
+  // 128 bits of metadata a row, 4 per chunk: 32 chunks of 2, 4 or 8 elements.
+  const std::string g = sparse_granularity(k);
+  return 32 * (g == "1:2" ? 2 : g == "4:8" ? 8 : 4);
+}
+
 std::optional<std::string> mma_target_gap(Kind k, bool sparse, const TargetInfo& t) {
   if (k == Kind::i8 && !t.kind_i8)
     return ".kind::i8 is available on sm_100a and sm_110a only, not on " + std::string(t.name);

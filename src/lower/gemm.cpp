@@ -140,9 +140,12 @@ struct Gemm {
       const int64_t mn_size = name[0] == 'A' ? g.m : g.n;
       x.rows = k_major ? mn_size : g.k;
       x.cols = k_major ? g.k : mn_size;
-      // Sparse A keeps two of every four elements of K (2:4): M x K/2, K-major (SPARSE-TILE).
+      // Sparse A keeps half of the elements of K (2:4; tf32 1:2): M x K/2, K-major (SPARSE-TILE).
       x.compressed = name[0] == 'A' && g.sparse;
-      if (x.compressed) x.cols = g.k / 2;
+      if (x.compressed) {
+        x.cols = g.k / 2;
+        x.sparse_kind = *isa::unscaled_kind(g.a.dtype, g.b.dtype);  // SPARSE-KIND: never block-scaled
+      }
       x.rows_param = k_major ? mn : "k";
       x.cols_param = k_major ? "k" : mn;
       x.ld = spec::leading_dimension(op, x.cols);

@@ -1,19 +1,23 @@
-// Sparse A in the gemm template: tcgen05.mma.sp of the 8-bit kinds (.kind::f8f6f4, .kind::i8), 2:4
-// sparsity (§9.7.16.10.8.2). What it adds to the pipelined kernel of gemm.cpp (A itself is the
-// compressed M x K/2 tensor, its tile half of tile.k wide):
+// Sparse A in the gemm template: tcgen05.mma.sp without block scaling, 2:4 sparsity for .kind::f16,
+// .kind::f8f6f4 and .kind::i8, 1:2 for .kind::tf32 (§9.7.16.10.8.1-2). What it adds to the
+// pipelined kernel of gemm.cpp (A itself is the compressed M x K/2 tensor, its tile half of tile.k
+// wide):
 //
-//   tensor    META, a kernel input: per row of A, 4 bits per chunk of 4 elements of K (the two kept
-//             positions, the first in bits 0-1), chunk 0 in the low nibble of byte 0, in atoms of
-//             128 rows by 128 elements of K (16 bytes a row, 2048 bytes an atom), atom (i, j) of
-//             rows 128 i.. and K 128 j.. at byte (j ceil(m / 128) + i) x 2048: CUTLASS's layout of
-//             sm_100 metadata for these kinds (docs/spec.md, "Sparse A"). Seen by TMA as 3-D: planes
-//             of one atom column (128 elements of K), each m padded to 128 rows of 16 bytes
+//   tensor    META, a kernel input in CUTLASS's sm_100 layout for the kind (docs/spec.md, "Sparse
+//             A"): 4 bits per chunk of K (the kept positions), in atoms of 128 rows by 16 bytes, so
+//             128 elements of K an atom (2:4) or 64 (tf32: chunks of 2); atom (i, j) of rows 128 i..
+//             and the j-th atom of K at byte (j ceil(m / 128) + i) x 2048. The 8-bit kinds' atom is
+//             row-major (16 bytes a row); the f16 and tf32 atoms are permuted the way the MMA reads
+//             them (docs/architecture.md item 17). Seen by TMA as 3-D: planes of one atom of K,
+//             each m padded to 128 rows of 16 bytes
 //   memory    a ring of tiles of the stage's atoms beside A's and B's, and per stage a tensor-memory
-//             buffer: row i of the M group at lane i (layouts D and A), the atoms of a K block side
-//             by side, 4 columns each (64 bits, two columns, per instruction: §9.7.16.10.8; the
-//             selector 0)
+//             buffer: the M group's 128 rows at lanes 0-127 (layouts D and A), the atoms of a K
+//             block side by side, 4 columns each. An instruction reads two columns (8-bit kinds,
+//             K = 64, selector 0) or one (f16 K = 32, tf32 K = 16: the even column its address
+//             names plus the sparsity selector, §9.7.16.10.8.4), so an atom serves 2 or 4 K steps
 //   order     as the block-scale factors (gemm_scale.cpp): each atom copied by tcgen05.cp.128x128b
-//             before the K block's MMAs, a buffer per stage, no wait added.
+//             (lane r <- the atom's bytes 16 r .. 16 r + 15) before the K block's MMAs, a buffer per
+//             stage, no wait added.
 #include <string>
 
 #include "gemm_scale.hpp"
@@ -22,9 +26,12 @@ namespace ptxgen::lower::detail {
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-// 128-row stripes of A per CTA (M groups) and metadata atoms per K block.
+// The sparse MMA's kind (never block-scaled: SPARSE-KIND) and its atom's elements of K.
+isa::Kind kind(const spec::Gemm& g) { return *isa::unscaled_kind(g.a.dtype, g.b.dtype); }
+int atom_k(const spec::Gemm& g) { return isa::sparse_atom_k(kind(g)); }
+// 128-row stripes of A per CTA (M groups) and metadata atoms per K block (SPARSE-TILE: whole atoms).
 int stripes(const spec::Gemm& g) { return static_cast<int>(g.tile.m / g.cta_group / 128); }
-int atoms(const spec::Gemm& g) { return static_cast<int>(g.tile.k / 128); }
+int atoms(const spec::Gemm& g) { return static_cast<int>(g.tile.k / atom_k(g)); }
 }  // namespace
 
 uint32_t sparse_columns(const spec::Gemm& g) { return static_cast<uint32_t>(g.stages * 4 * atoms(g) * stripes(g)); }
@@ -36,11 +43,12 @@ StagedOps lower_sparse(const spec::Gemm& g, ir::Kernel& k, uint32_t first_column
   in.global.name = "META";
   in.global.dtype = isa::DType::b8;
   in.global.rows = ceil_div(g.m, 128) * 128;
-  in.global.planes = ceil_div(g.k, 128);
+  in.global.planes = ceil_div(g.k, atom_k(g));
   in.global.rows_param = "m";
   in.global.planes_param = "k";
   in.global.dims = {"m", "k"};
   in.global.metadata_of = "A";
+  in.global.sparse_kind = kind(g);
   in.view = "meta";
   in.ptr = "/gemm/sparse";
   in.block_rows = 128;

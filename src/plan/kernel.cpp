@@ -381,7 +381,7 @@ Plan make_plan(const ir::Kernel& k) {
   for (const auto& g : k.globals)
     p.globals.push_back({g.name, g.param, g.dtype, g.bits ? g.bits : spec::storage_bits(g.dtype, g.format), g.rows, g.cols,
                          g.ld ? g.ld : g.cols, g.rows_param, g.cols_param, g.ld_param, g.format, g.output, g.dims, g.planes,
-                         g.scale_vec, g.scales, g.compressed, g.metadata_of});
+                         g.scale_vec, g.scales, g.compressed, g.metadata_of, g.sparse_kind});
   p.launch = launch_grid(k);
   MemoryMap mm = memory_map(k);
   p.smem = std::move(mm.smem);

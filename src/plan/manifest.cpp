@@ -144,19 +144,21 @@ std::string manifest(const Plan& p) {
       continue;
     }
     if (!g.metadata_of.empty()) {
-      // Sparsity metadata of sparse A (docs/spec.md, "Sparse A"): atoms of 128 rows by 128 elements
-      // of K, 16 bytes a row, row-stripe first: m padded to 128 rows, k to 128 elements.
+      // Sparsity metadata of sparse A (docs/spec.md, "Sparse A"): atoms of 128 rows by 128 (tf32:
+      // 64) elements of K, 16 bytes a row, row-stripe first: m padded to 128 rows, k to an atom;
+      // `kind` names the MMA kind, whose atom order the tensor follows.
       tensors[g.name] = {{"dtype", dt(g.dtype)},
-                         {"layout", "128x128 atoms"},
+                         {"layout", "128x" + std::to_string(isa::sparse_atom_k(g.sparse_kind)) + " atoms"},
+                         {"kind", isa::name(g.sparse_kind)},
                          {"metadata_of", g.metadata_of},
-                         {"sparsity", "2:4"},
+                         {"sparsity", isa::sparse_granularity(g.sparse_kind)},
                          {"dims", {g.dims[0], g.dims[1]}},
                          {"shape", {g.rows, g.planes * 16}},
                          {"bytes", g.planes * g.rows * g.cols}};
       continue;
     }
     ojson t = {{"dtype", dt(g.dtype)}};
-    if (g.compressed) t["sparse"] = "2:4";  // its k extent holds half of k's elements
+    if (g.compressed) t["sparse"] = isa::sparse_granularity(g.sparse_kind);  // its k extent holds half of k's elements
     if (program) {
       t["storage_bits"] = g.bits;
       // 4- and 6-bit types: padded (16 elements, then padding to 16 bytes: 8 bits per element on

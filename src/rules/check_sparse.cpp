@@ -10,9 +10,12 @@ namespace {
 
 std::string num(int64_t v) { return std::to_string(v); }
 
-// The sparse kinds the template plans: the 8-bit ones, whose metadata rows are plain 4-bit chunk
-// indices in tensor memory (§9.7.16.10.8.2; the sparsity selector is 0, §9.7.16.10.8.4).
-bool planned_kind(const Context& c) { return c.kind && (*c.kind == isa::Kind::f8f6f4 || *c.kind == isa::Kind::i8); }
+// The sparse kinds the template plans: every kind without block scaling (isa::unscaled_kind),
+// .kind::f16 and .kind::tf32 (one metadata column per instruction, picked by the sparsity selector)
+// and .kind::f8f6f4 and .kind::i8 (two columns, selector 0; §9.7.16.10.8.4), each with its metadata
+// in CUTLASS's atoms of 128 rows by isa::sparse_atom_k elements of K (docs/spec.md, "Sparse A").
+// A spec without a kind is MMA-KIND's; one with block scaling SPARSE-KIND's.
+bool planned_kind(const Context& c) { return c.kind && c.gemm && !c.gemm->scale; }
 
 const spec::Gemm* sparse(const Context& c) {
   const spec::Gemm* g = c.gemm;
@@ -31,30 +34,22 @@ void check_sparse_target(const Context& c, Diagnostics& d) {
 
 void check_sparse_kind(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = sparse(c);
-  if (!g || (planned_kind(c) && !g->scale)) return;
-  if (g->scale) {
-    d.error("SPARSE-KIND", "/gemm/sparse",
-            "sparse A with block scaling is not planned: a sparse block-scaled MMA's factors cover vec elements of A's "
-            "stored (compressed) K, which the 128x4 layout of dense K does not describe")
-        .help = {"drop \"sparse\" (block-scaled dense A)", "or drop \"scale\" (sparse .kind::f8f6f4)"};
-    return;
-  }
-  if (!c.kind) return;  // MMA-KIND
-  d.error("SPARSE-KIND", "/gemm/a/dtype",
-          "sparse A of .kind::" + std::string(isa::name(*c.kind)) + " is not planned: ptxgen plans sparse A for the 8-bit kinds "
-          "(.kind::f8f6f4, .kind::i8), whose metadata rows are plain 4-bit chunk indices; .kind::f16 and .kind::tf32 pick "
-          "their metadata with the sparsity selector, whose layout the ISA gives only as figures (§9.7.16.10.8.4)")
-      .help = {"use 8-bit (or 6- and 4-bit) float or integer operands", "or drop \"sparse\""};
+  if (!g || !g->scale) return;
+  d.error("SPARSE-KIND", "/gemm/sparse",
+          "sparse A with block scaling is not planned: a sparse block-scaled MMA's factors cover vec elements of A's "
+          "stored (compressed) K, which the 128x4 layout of dense K does not describe")
+      .help = {"drop \"sparse\" (block-scaled dense A)", "or drop \"scale\" (sparse .kind::f8f6f4)"};
 }
 
 void check_sparse_tile(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = sparse(c);
-  if (!g || !planned_kind(c) || g->scale) return;
+  if (!g || !planned_kind(c)) return;
   const int cta = g->cta_group;
   if (g->a.major != isa::Major::k) {
     d.error("SPARSE-TILE", "/gemm/a/major",
-            "sparse A is stored K-major: each row keeps two of every four of its elements along K, and its metadata follows the "
-            "rows (§9.7.16.10.8)")
+            "sparse A is stored K-major: each row keeps " +
+                std::string(*c.kind == isa::Kind::tf32 ? "one of every two" : "two of every four") +
+                " of its elements along K, and its metadata follows the rows (§9.7.16.10.8)")
         .help = {"store the compressed A as M x K/2 with K contiguous (\"major\": \"k\")"};
   } else if (g->a_source != spec::ASource::smem) {
     d.error("SPARSE-TILE", "/gemm/a_source", "sparse A is read from shared memory; ptxgen does not copy it into tensor memory")
@@ -64,21 +59,23 @@ void check_sparse_tile(const Context& c, Diagnostics& d) {
             "tile.m = " + num(g->tile.m) + ": ptxgen plans sparse A with 128 rows per CTA per M group (data-path layouts D and A); "
             "M = 64 and a pair's M = 128 keep the metadata in layouts F and C, which the template does not place")
         .help = {"use a tile.m that is a multiple of " + num(128 * cta)};
-  } else if (g->tile.k % 128 != 0) {
+  } else if (const int ak = isa::sparse_atom_k(*c.kind); g->tile.k % ak != 0) {
     d.error("SPARSE-TILE", "/gemm/tile/k",
-            "tile.k = " + num(g->tile.k) + " is not whole metadata atoms: the metadata comes in atoms of 128 rows by 128 "
-            "elements of K (16 bytes a row), one tcgen05.cp.128x128b each")
-        .help = {"use a tile.k that is a multiple of 128"};
+            "tile.k = " + num(g->tile.k) + " is not whole metadata atoms: the metadata of .kind::" + std::string(isa::name(*c.kind)) +
+                " comes in atoms of 128 rows by " + num(ak) + " elements of K (16 bytes a row: 4 bits per chunk of " +
+                num(ak / 32) + "), one tcgen05.cp.128x128b each")
+        .help = {"use a tile.k that is a multiple of " + num(ak)};
   }
 }
 
 void check_sparse_k(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = sparse(c);
-  if (!g || !planned_kind(c) || g->scale || g->tile.k % 128 != 0 || g->k % g->tile.k == 0) return;
+  if (!g || !planned_kind(c) || g->tile.k % isa::sparse_atom_k(*c.kind) != 0 || g->k % g->tile.k == 0) return;
   d.error("SPARSE-K", "/gemm/k",
           "k = " + num(g->k) + " is not a multiple of tile.k = " + num(g->tile.k) + ": the MMAs read every K block's metadata "
-          "whole, and the zero fill TMA gives past k is no valid metadata (each 4-bit index pair is one of seven values, "
-          "§9.7.16.10.8.2)")
+          "whole, and the zero fill TMA gives past k is no valid metadata (" +
+              (*c.kind == isa::Kind::tf32 ? "each 4-bit index is 0b0100 or 0b1110, §9.7.16.10.8.1)"
+                                          : "each 4-bit index pair is one of seven values, §9.7.16.10.8.2)"))
       .help = {"pad K to a multiple of " + num(g->tile.k) + " (zero values of A and B, valid metadata)",
                "or use a tile.k that divides k"};
 }

@@ -45,8 +45,10 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
                                         : ", tile.n 256"));
   }
   if (g.stages == 0) {
-    // Sparse A: half of K, and a bit of metadata per element of K (2:4, §9.7.16.10.8).
-    const int64_t a_bits = g.sparse ? isa::value_bits(g.a.dtype) / 2 + 1 : isa::value_bits(g.a.dtype);
+    // Sparse A: half of K, and 4 bits of metadata per chunk of K (§9.7.16.10.8): a bit per element
+    // (2:4), two for tf32 (1:2).
+    const int64_t meta_bits = g.a.dtype == isa::DType::tf32 ? 2 : 1;
+    const int64_t a_bits = g.sparse ? isa::value_bits(g.a.dtype) / 2 + meta_bits : isa::value_bits(g.a.dtype);
     int64_t stage = g.tile.k * (g.tile.m * a_bits + g.tile.n * isa::value_bits(g.b.dtype)) / 8 / g.cta_group;
     // Block scaling: a byte per scale factor, of A's rows of this CTA and of all N (docs/spec.md).
     if (g.scale && g.scale->vec > 0) stage += g.tile.k / g.scale->vec * (g.tile.m / g.cta_group + g.tile.n);

@@ -96,9 +96,9 @@ const std::uintptr_t kSA = 0x4000000, kSB = 0x8000000;                 // block-
            CUDA_SUCCESS, nullptr);                                                                                   \
     expect(#NAME " with a null META", ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), nullptr, i.m, i.n, i.k), \
            CUDA_ERROR_INVALID_VALUE, "meta (META, b8) is a null pointer");                                           \
-    expect(#NAME " with k - 64",                                                                                     \
+    expect(#NAME " with k - 32",                                                                                     \
            ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), meta, \
-                                i.m, i.n, i.k - 64),                                                                 \
+                                i.m, i.n, i.k - 32),                                                                 \
            CUDA_ERROR_INVALID_VALUE, "is not a multiple of");                                                        \
     ++gemms;                                                                                                         \
   }
@@ -376,6 +376,25 @@ bool fake_driver() {
     same("fake: metadata map rank", rank, 3);
     same("fake: metadata map planes (512 of k)", static_cast<long long>(planes), 4);
     same("fake: metadata map plane stride (384 rows)", static_cast<long long>(plane_stride), 384 * 16);
+  }
+  // Sparse tf32 (1:2): the metadata's atoms hold 64 of k, so a plane per 64.
+  ptxgen::gemm_sparse_tf32_sm100a_launch spt;
+  const int q0 = encodes();
+  expect("fake: sparse tf32 prepare",
+         ptxgen::gemm_sparse_tf32_sm100a_prepare(at<const float>(kA), at<const float>(kB), at<float>(kD), at<const std::uint8_t>(kSA),
+                                                 300, 260, 512, spt),
+         CUDA_SUCCESS, nullptr);
+  same("fake: sparse tf32 maps (A, B, META)", encodes() - q0, 3);
+  map(q0 + 2, kSA, 16, 384, 16, 16, 128, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  {
+    int rank = 0;
+    cuuint64_t planes = 0, plane_stride = 0;
+    cuuint32_t box_planes = 0;
+    encode3(q0 + 2, &rank, &planes, &plane_stride, &box_planes);
+    same("fake: tf32 metadata map rank", rank, 3);
+    same("fake: tf32 metadata map planes (512 of k)", static_cast<long long>(planes), 8);
+    same("fake: tf32 metadata map plane stride (384 rows)", static_cast<long long>(plane_stride), 384 * 16);
+    same("fake: tf32 metadata map box planes", box_planes, 1);
   }
   // A program: pointers in name order, then its TMA loads' maps, over the fixed shapes.
   const int before = encodes();

@@ -105,7 +105,7 @@ void Machine::tc_issue_mma(Thread& t, const Ins& in) {
         sf.units.erase(std::unique(sf.units.begin(), sf.units.end()), sf.units.end());
         hold(a, std::move(sf));
       }
-      // The sparsity metadata it reads (row i's in D's lane of row i), held the same way.
+      // The sparsity metadata it reads (in D's lanes of the instruction's rows), held the same way.
       if (in.sparse) {
         Region md{c, false, true, {}};
         const bool sel_kind = m.kind == k_f16 || m.kind == k_tf32;
@@ -207,11 +207,23 @@ void Machine::tc_complete(Async& a) {
         return;
       }
       // §9.7.16.10.8: per chunk of 4 (tf32: 2 = four 16-bit halves; mxf4: 8 = four pairs) a 4-bit
-      // index pair, the chunk's nibble; the metadata of row i in D's lane of row i, columns from
-      // the address (+ the selector for f16/tf32: one column of 32 bits; else two columns).
+      // index pair, the chunk's nibble. The 8-bit and 4-bit kinds: row i's in D's lane of row i, two
+      // columns from the address, chunk q in bits 4q.. of that 64-bit word. f16 and tf32
+      // (docs/architecture.md item 17, Figures 262-265 as CUTLASS's tmem_e_frg and Mosaic GPU read
+      // them): one column, the address's plus the selector, and per 16 rows a block of 16 lanes:
+      // chunks 0-3 of rows i and i + 8 (i % 16 < 8) in D's lane of row i, chunks 4-7 in the lane
+      // 8 rows on, row i's in the low 16 bits, row i + 8's in the high, chunk q % 4 at bit 4 (q % 4).
       const bool sel_kind = m.kind == k_f16 || m.kind == k_tf32;
-      uint64_t meta = tcell(c, m.lane(i, 0), m.m_col + static_cast<uint32_t>(sel_kind ? m.id.sel : 0), nullptr, &a);
-      if (!sel_kind) meta |= uint64_t{tcell(c, m.lane(i, 0), m.m_col + 1, nullptr, &a)} << 32;
+      uint64_t meta = 0;
+      if (sel_kind) {
+        const uint32_t col = m.m_col + static_cast<uint32_t>(m.id.sel);
+        const int base = i - i % 16 + i % 8, half = (i % 16) / 8;
+        for (int h = 0; h < 2; ++h)
+          meta |= uint64_t{(tcell(c, m.lane(base + 8 * h, 0), col, nullptr, &a) >> (16 * half)) & 0xFFFFu} << (16 * h);
+      } else {
+        meta = tcell(c, m.lane(i, 0), m.m_col, nullptr, &a);
+        meta |= uint64_t{tcell(c, m.lane(i, 0), m.m_col + 1, nullptr, &a)} << 32;
+      }
       if (m.kind == k_tf32) {  // 1:2 (§9.7.16.10.8.1): per pair of elements 0b0100 (the first) or 0b1110 (the second)
         for (int q = 0; q < m.Ka; ++q) {
           const uint32_t nib = static_cast<uint32_t>((meta >> (4 * q)) & 0xF);
