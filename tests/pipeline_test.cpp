@@ -62,6 +62,53 @@ std::string barriers(const plan::Plan& p) {
   return out;
 }
 
+// What a CTA pair adds to each step (src/lower/pipeline.cpp): the roles that run in CTA 0 only,
+// loads completing on CTA 0's barrier, expect_tx armed by CTA 0 alone (for both CTAs' bytes),
+// commits to both CTAs' barriers, arrivals on CTA 0's barrier or on the CTA's own.
+std::string pair_steps(const plan::Plan& p) {
+  std::string out;
+  std::function<void(const std::vector<plan::Step>&)> walk = [&](const std::vector<plan::Step>& ss) {
+    for (const auto& st : ss) {
+      switch (st.kind) {
+        case plan::StepKind::load: out += " load " + st.load.tile + (st.load.to_leader ? "@cta0" : "@own"); break;
+        case plan::StepKind::expect_tx:
+          out += " expect_tx " + std::to_string(st.bar.tx_bytes) + (st.bar.leader_only ? "@cta0" : "@each");
+          break;
+        case plan::StepKind::commit: out += " commit " + st.bar.barrier + (st.bar.pair_multicast ? "@both" : "@own"); break;
+        case plan::StepKind::arrive: out += " arrive " + st.bar.barrier + (st.bar.to_leader ? "@cta0" : "@own"); break;
+        case plan::StepKind::loop: walk(st.body); break;
+        default: break;
+      }
+    }
+  };
+  for (const auto& r : p.roles) {
+    out += r.name + (r.leader_cta_only ? " (CTA 0):" : ":");
+    walk(r.steps);
+    out += "\n";
+  }
+  return out;
+}
+
+// `ptxgen emit` of the document exits 1 with the rule at the pointer and writes nothing.
+void refused(const json& doc, const char* rule, const char* ptr) {
+  const char* bin = std::getenv("PTXGEN_BIN");
+  REQUIRE(bin);
+  support::TempDir t;
+  std::ofstream(t / "bad.json") << doc.dump(2);
+  io::Run r = io::run({bin, "emit", t / "bad.json", "-o", t / "out.ptx", "--diagnostics=json"});
+  CAPTURE(rule);
+  CAPTURE(doc.dump());
+  CHECK(r.exit_code == 1);
+  CHECK_FALSE(std::filesystem::exists(t / "out.ptx"));
+  bool found = false;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    auto d = json::parse(line, nullptr, false);
+    if (d.is_object() && d.value("rule", "") == rule && d.value("pointer", "") == ptr) found = true;
+  }
+  CHECK_MESSAGE(found, r.output);
+}
+
 plan::Plan planned(const std::string& stem) {
   return support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + stem + ".json")));
 }
@@ -130,6 +177,67 @@ TEST_CASE("a 64-row multicast view refilled each K block, read by two warpgroups
         }
 }
 
+TEST_CASE("a CTA pair's pipelined GEMM: loads on CTA 0's ring barrier, the MMA thread of CTA 0, commits to both CTAs") {
+  const plan::Plan p = planned("prog_pipelined_pair_bf16_m256");
+  // The same barriers as one CTA's pipelined GEMM: a ring of 4 full and done barriers and the
+  // accumulator's; one arrival (the expect_tx, the commit) completes each phase.
+  CHECK(barriers(p) == "mma_done0(1x4) mma_done0_last(1x1) producer_full0(1x4) ");
+  CHECK(trace(p) ==
+        "epilogue: wait mma_done0_last | ld | wait::ld | store | ld | wait::ld | store\n"
+        "mma: loop[ wait producer_full0 | mma | commit mma_done0 ] | commit mma_done0_last\n"
+        "producer: loop[ wait mma_done0 -S | expect_tx producer_full0 | load a@producer_full0 | load b@producer_full0 ]\n");
+  // Each CTA loads its 128 rows of A and of B (32 KiB); CTA 0 arms the barrier for both CTAs' 64 KiB.
+  CHECK(pair_steps(p) ==
+        "epilogue:\n"
+        "mma (CTA 0): commit mma_done0@both commit mma_done0_last@both\n"
+        "producer: expect_tx 65536@cta0 load a@cta0 load b@cta0\n");
+  CHECK(p.cta_group == 2);
+  CHECK(p.launch.x == 4);  // two CTAs for each of the two tile columns (n = 512, tiles of 256)
+}
+
+TEST_CASE("a CTA pair's back-to-back chain: both CTAs' softmax warps release S and P on CTA 0's barriers") {
+  const plan::Plan p = planned("prog_pipelined_pair_chain_bf16");
+  // The one-CTA chain's edges; the softmax barriers the MMA thread waits on count both CTAs' 128 threads.
+  CHECK(barriers(p) ==
+        "mma_done0(1x2) mma_done1(1x2) mma_done1_last(1x1) producer_full0(1x1) producer_full1(1x2) softmax_ready0(256x1) "
+        "softmax_ready1(256x1) ");
+  CHECK(trace(p) ==
+        "mma: wait producer_full0 | loop[ wait producer_full1 | wait mma_done1 -1 | wait softmax_ready0 -S | mma | commit "
+        "mma_done0 | wait mma_done0 | wait softmax_ready1 | mma | commit mma_done1 ] | commit mma_done1_last\n"
+        "producer: expect_tx producer_full0 | load q@producer_full0 | loop[ wait mma_done0 -S | wait mma_done1 -S | expect_tx "
+        "producer_full1 | load kt@producer_full1 | load v@producer_full1 ]\n"
+        "softmax: loop[ wait mma_done0 | ld | wait::ld | arrive softmax_ready0 | wait mma_done1 -1 | st | wait::st | arrive "
+        "softmax_ready1 ] | wait mma_done1_last | ld | wait::ld | store\n");
+  CHECK(pair_steps(p) ==
+        "mma (CTA 0): commit mma_done0@both commit mma_done1@both commit mma_done1_last@both\n"
+        "producer: expect_tx 32768@cta0 load q@cta0 expect_tx 32768@cta0 load kt@cta0 load v@cta0\n"
+        "softmax: arrive softmax_ready0@cta0 arrive softmax_ready1@cta0\n");
+}
+
+TEST_CASE("a CTA pair's arrivals waited for by CTA 0's MMA thread and by a role of both CTAs: a twin on each CTA") {
+  const plan::Plan p = planned("prog_pipelined_pair_chain_s_bf16");
+  // The reader warps store S before the softmax warps overwrite it with P: the softmax warps of
+  // each CTA wait for their own CTA's reader (reader_ready0_local, 128 arrivals), the MMA thread
+  // for both CTAs' readers before the next S (reader_ready0, 256 on CTA 0); the same for P.
+  CHECK(barriers(p) ==
+        "mma_done0(1x2) mma_done1(1x2) mma_done1_last(1x1) producer_full0(1x1) producer_full1(1x2) reader_ready0(256x1) "
+        "reader_ready0_local(128x1) softmax_ready0(256x1) softmax_ready1(256x1) softmax_ready1_local(128x1) ");
+  CHECK(trace(p) ==
+        "mma: wait producer_full0 | loop[ wait producer_full1 | wait mma_done1 -1 | wait reader_ready0 -S | wait softmax_ready0 -S "
+        "| mma | commit mma_done0 | wait mma_done0 | wait softmax_ready1 | mma | commit mma_done1 ] | commit mma_done1_last\n"
+        "producer: expect_tx producer_full0 | load q@producer_full0 | loop[ wait mma_done0 -S | wait mma_done1 -S | expect_tx "
+        "producer_full1 | load kt@producer_full1 | load v@producer_full1 ]\n"
+        "reader: loop[ wait mma_done0 | wait softmax_ready1_local -S | ld | wait::ld | arrive reader_ready0 | arrive "
+        "reader_ready0_local | store ]\n"
+        "softmax: loop[ wait mma_done0 | ld | wait::ld | arrive softmax_ready0 | wait mma_done1 -1 | wait reader_ready0_local | st "
+        "| wait::st | arrive softmax_ready1 | arrive softmax_ready1_local ] | wait mma_done1_last | ld | wait::ld | store\n");
+  CHECK(pair_steps(p) ==
+        "mma (CTA 0): commit mma_done0@both commit mma_done1@both commit mma_done1_last@both\n"
+        "producer: expect_tx 32768@cta0 load q@cta0 expect_tx 32768@cta0 load kt@cta0 load v@cta0\n"
+        "reader: arrive reader_ready0@cta0 arrive reader_ready0_local@own\n"
+        "softmax: arrive softmax_ready0@cta0 arrive softmax_ready1@cta0 arrive softmax_ready1_local@own\n");
+}
+
 TEST_CASE("a program's sizes, grid, loop and roles: what the structure rules refuse, at its pointer, nothing written") {
   const json base = json::parse(support::slurp(support::source_root() + "/specs/prog_pipelined_gemm_bf16.json"));
   struct Case {
@@ -154,24 +262,7 @@ TEST_CASE("a program's sizes, grid, loop and roles: what the structure rules ref
       // Rings of different depths in one loop; a ring used outside the loop.
       {{{"program", {{"smem", {{"b", {{"stages", 2}}}}}}}}, "PROGRAM-LOOP", "/program/smem/b/stages"},
   };
-  const char* bin = std::getenv("PTXGEN_BIN");
-  REQUIRE(bin);
-  support::TempDir t;
-  auto run_case = [&](const json& doc, const char* rule, const char* ptr) {
-    std::ofstream(t / "bad.json") << doc.dump(2);
-    io::Run r = io::run({bin, "emit", t / "bad.json", "-o", t / "out.ptx", "--diagnostics=json"});
-    CAPTURE(rule);
-    CAPTURE(doc.dump());
-    CHECK(r.exit_code == 1);
-    CHECK_FALSE(std::filesystem::exists(t / "out.ptx"));
-    bool found = false;
-    std::istringstream lines(r.output);
-    for (std::string line; std::getline(lines, line);) {
-      auto d = json::parse(line, nullptr, false);
-      if (d.is_object() && d.value("rule", "") == rule && d.value("pointer", "") == ptr) found = true;
-    }
-    CHECK_MESSAGE(found, r.output);
-  };
+  auto run_case = refused;
   for (const auto& c : cases) {
     json j = base;
     j.merge_patch(c.patch);
@@ -198,6 +289,41 @@ TEST_CASE("a program's sizes, grid, loop and roles: what the structure rules ref
   // "after_first" outside a loop; roles in a program whose ops name none.
   ops([](json& o) { o.push_back(json{{"op", "mma"}, {"role", "mma"}, {"a", "a"}, {"b", "b"}, {"d", "acc"}, {"accumulate", "after_first"}}); },
       "PROGRAM-LOOP", "/program/ops/3/accumulate");
+}
+
+TEST_CASE("a CTA pair's roles: what cannot be pipelined over two CTAs is refused, at its pointer, nothing written") {
+  const json base = json::parse(support::slurp(support::source_root() + "/specs/prog_pipelined_pair_bf16_m256.json"));
+  auto ops = [&](const std::function<void(json&)>& edit, const char* rule, const char* ptr) {
+    json j = base;
+    edit(j["program"]);
+    refused(j, rule, ptr);
+  };
+  // The MMA role (CTA 0 only) also loads, or reads the accumulator back: CTA 1's threads of the
+  // role would wait for barriers that complete in CTA 0 alone.
+  ops([](json& p) { p["ops"][0]["ops"][1]["role"] = "mma"; }, "PAIR-ROLE-ISSUE", "/program/ops/0/ops/1/role");
+  ops([](json& p) { p["ops"][3]["role"] = "mma"; }, "PAIR-ROLE-ISSUE", "/program/ops/3/role");
+  // A second load into "a" before the MMA read it; a ring tile the loop loads and nothing reads
+  // (the next iteration's load waits for it): CTA 1's producer cannot wait for bytes that land on
+  // CTA 0's barrier.
+  ops([](json& p) { p["ops"][0]["ops"].insert(p["ops"][0]["ops"].begin() + 1, p["ops"][0]["ops"][0]); }, "PAIR-ROLE-RELOAD",
+      "/program/ops/0/ops/1/dst");
+  ops(
+      [](json& p) {
+        p["smem"]["c"] = p["smem"]["a"];
+        json c = p["ops"][0]["ops"][0];
+        c["dst"] = "c";
+        p["ops"][0]["ops"].push_back(c);
+      },
+      "PAIR-ROLE-RELOAD", "/program/ops/0/ops/3/dst");
+  // The same kernel as one CTA: its producer waits on its own barrier, and nothing is refused.
+  json one = json::parse(support::slurp(support::source_root() + "/specs/prog_pipelined_gemm_bf16.json"));
+  one["program"]["smem"]["c"] = one["program"]["smem"]["a"];
+  json c = one["program"]["ops"][0]["ops"][0];
+  c["dst"] = "c";
+  one["program"]["ops"][0]["ops"].push_back(c);
+  Diagnostics d;
+  rules::parse_and_check(one.dump(), d);
+  CHECK_FALSE(d.has_errors());
 }
 
 TEST_CASE("tiled programs: a plain load of a tensor of run-time extents, a column step that is no whole chunk") {

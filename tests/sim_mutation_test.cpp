@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <map>
 #include <regex>
 
 #include "sim_gemm.hpp"
@@ -280,6 +281,60 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
     const std::string ptx = mutate(golden, pm.mu.re, pm.mu.fmt, pm.mu.n);
     REQUIRE(ptx != golden);
     const simtest::ProgramResult r = simtest::run_program(*ksim::parse(ptx), *s.program, manifest, 5);
+    check(pm.mu, r.error, r.worst, r.where);
+  }
+}
+// A CTA pair's pipelined programs (src/lower/pipeline.cpp): what the leader's MMA thread waits
+// for must land on CTA 0's barriers, from both CTAs. The GEMM's loads complete there; the chain's
+// softmax warps of both CTAs release S and P there (256 arrivals a phase); where a role of both
+// CTAs waits for the same arrivals, each CTA's threads also arrive on its own twin ("_local").
+TEST_CASE("mutations of a CTA pair's pipelined programs make the simulation fail, each for its reason") {
+  struct PairMutation {
+    const char* spec;
+    std::map<std::string, int64_t> sizes;
+    Mutation mu;
+  };
+  static const PairMutation kMutations[] = {
+      {"prog_pipelined_pair_bf16_m256", {{"m", 488}, {"n", 264}, {"k", 560}},
+       {"each CTA's loads complete on its own full barrier (CTA 0's expects both CTAs' bytes and never gets CTA 1's)",
+        R"((mapa\.shared::cluster\.u32 %r\d+, %r\d+,) 0;(\s*// CTA 0's barrier))", "$1 %r4;$2", -1, "deadlock",
+        "0 of 1 arrivals pending, tx-count 32768"}},
+      {"prog_pipelined_pair_bf16_m256", {{"m", 488}, {"n", 264}, {"k", 560}},
+       {"the leader arms its full barrier for its own bytes only (CTA 1's land on the next phase)",
+        R"((mbarrier\.arrive\.expect_tx\.shared::cta\.b64 _, \[%r\d+\],) 65536;)", "$1 32768;", 0, "race", ""}},
+      {"prog_pipelined_pair_bf16_m256", {{"m", 488}, {"n", 264}, {"k", 560}},
+       {"the MMAs' commit of a stage arrives in CTA 0 only (ctaMask 1: CTA 1's producer never sees the stage free)",
+        R"((mov\.u16 %rs\d+,) 3;)", "$1 1;", 0, "deadlock", ""}},
+      {"prog_pipelined_pair_chain_bf16", {{"m", 488}, {"l", 624}},
+       {"the softmax warps' release of S dropped (the next block's S = Q.K^T waits forever)",
+        R"(\tmbarrier\.arrive\.release\.cluster\.shared::cluster\.b64 _, \[%r\d+\];\n)", "", 0, "deadlock",
+        "256 of 256 arrivals pending"}},
+      {"prog_pipelined_pair_chain_bf16", {{"m", 488}, {"l", 624}},
+       {"each CTA's softmax warps release P on their own CTA's barrier (CTA 0's gets 128 of its 256 arrivals)",
+        R"((mapa\.shared::cluster\.u32 %r\d+, (%r\d+), 0;[^\n]*\n\tmbarrier\.arrive\.release\.cluster\.shared::cluster\.b64 _, \[)%r\d+\])",
+        "$1$2]", 1, "deadlock", "128 of 256 arrivals pending"}},
+      {"prog_pipelined_pair_chain_bf16", {{"m", 488}, {"l", 624}},
+       {"the release barrier of P counts one CTA's 128 arrivals (a block's 256 complete two phases: the MMA thread's parity "
+        "falls out of step and it waits for a phase that never completes)",
+        R"((mbarrier\.init\.shared::cta\.b64 \[%r\d+\],) 256;)", "$1 128;", 1, "deadlock", "128 of 128 arrivals pending"}},
+      {"prog_pipelined_pair_chain_s_bf16", {{"m", 488}, {"l", 624}},
+       {"the reader warps' arrival on their own CTA's twin dropped (the softmax warps of both CTAs wait forever to overwrite S "
+        "with P)",
+        R"(\tmbarrier\.arrive\.shared::cta\.b64 _, \[%r\d+\];\n)", "", 0, "deadlock", "128 of 128 arrivals pending"}},
+  };
+  for (const auto& pm : kMutations) {
+    const std::string spec_name = pm.spec;
+    CAPTURE(spec_name);
+    const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + pm.spec + ".json"));
+    const auto manifest = nlohmann::json::parse(plan::manifest(support::plan_of(s)));
+    const std::string golden = support::slurp(support::source_root() + "/golden/" + pm.spec + ".ptx");
+    REQUIRE(golden.find("mov.u32 %r4, %cluster_ctarank;") != std::string::npos);  // the rank register a mutation names
+    const simtest::ProgramResult clean = simtest::run_program(*ksim::parse(golden), *s.program, manifest, 9, {}, pm.sizes);
+    REQUIRE_MESSAGE(clean.error.empty(), clean.error);  // the unmutated kernel passes at these sizes
+    REQUIRE(clean.worst <= 1.0);
+    const std::string ptx = mutate(golden, pm.mu.re, pm.mu.fmt, pm.mu.n);
+    REQUIRE(ptx != golden);
+    const simtest::ProgramResult r = simtest::run_program(*ksim::parse(ptx), *s.program, manifest, 9, {}, pm.sizes);
     check(pm.mu, r.error, r.worst, r.where);
   }
 }

@@ -22,6 +22,17 @@
 // iteration it depends on: its own, or (an edge an iteration leaves to the next, or to the S-th
 // next for a ring) an earlier one, which the first iterations skip. A barrier inside the loop has
 // a stage per copy of the ring it guards, so a role may run that many iterations ahead.
+//
+// A CTA pair (docs/spec.md, "CTA pairs") runs every role in both CTAs but the one that issues
+// tcgen05.cp/mma: one thread of CTA 0 issues them with .cta_group::2 for both CTAs' tensor memory
+// (§9.7.16.5, Table 46), as the gemm template's MMA warp does. A thread waits only on a barrier
+// of its own CTA (mbarrier.try_wait is .shared::cta, §9.7.13.15.16), so what that role waits for
+// completes on CTA 0's barriers: each CTA's TMA loads complete their bytes there (.cta_group::2
+// lets a load signal the peer CTA's barrier, §9.7.9.27.1.2), armed by CTA 0 alone for both CTAs'
+// bytes; the arrivals it waits for come from both CTAs' threads (mapa and .shared::cluster,
+// §9.7.13.15.13), the barrier counting them all. Its commits arrive on the barrier of both CTAs
+// (.multicast::cluster, §9.7.16.12.1), where each CTA's roles wait on their own. The structure
+// rules (PAIR-ROLE-ISSUE, PAIR-ROLE-RELOAD) keep out the waits no CTA 1 role could make.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -71,7 +82,7 @@ struct Edge {
 
 class Pipeliner {
  public:
-  Pipeliner(const spec::Program& p, ir::Kernel& k) : p_(p), k_(k) {
+  Pipeliner(const spec::Program& p, ir::Kernel& k) : p_(p), k_(k), pair_(p.cta_group == 2) {
     for (size_t i = 0; i < p.roles.size(); ++i) role_index_[p.roles[i].name] = static_cast<int>(i);
     for (const auto& t : p.smem) tile_stages_[t.name] = t.stages;
     views_ = plan::resolve_views(k.views).views;
@@ -79,6 +90,7 @@ class Pipeliner {
 
   void run() {
     flatten();
+    leaders();
     dependences();
     signals();
     build();
@@ -116,6 +128,7 @@ class Pipeliner {
       case spec::OpKind::load:
         it.tma = true;  // loads of a program with roles go by TMA (PROGRAM-ROLE)
         it.exec = Exec::issuer;
+        it.ir.to_leader = pair_;  // each CTA's bytes complete on CTA 0's barrier, where its MMA issuer waits
         use(it, tile(o.dst.name), true);
         break;
       case spec::OpKind::copy:
@@ -228,6 +241,14 @@ class Pipeliner {
     }
   }
 
+  // In a pair, the roles that issue tcgen05.cp/mma run in CTA 0 only (PAIR-ROLE-ISSUE: they
+  // issue nothing else).
+  void leaders() {
+    leader_.assign(p_.roles.size(), false);
+    for (const Item& it : items_)
+      if (pair_ && it.async) leader_[static_cast<size_t>(it.role)] = true;
+  }
+
   // ---- Dependences ---------------------------------------------------------------------------
   struct Access {
     int last_write = -1;
@@ -318,6 +339,7 @@ class Pipeliner {
     int role = -1;
     int stages = 1;
     int first_item = -1, after_item = -1;  // the run it signals: a TMA run's first load, the item the signal follows
+    bool to_leader = false;  // a pair's arrivals on CTA 0's barrier, from both CTAs
   };
 
   void signals() {
@@ -405,9 +427,11 @@ class Pipeliner {
     std::map<int, std::map<int, int>> waits;  // item -> barrier -> lag
     std::map<int, std::set<int>> post_signal;  // role -> barriers signalled after its loop
     std::map<int, std::map<int, bool>> pre_wait;  // role -> barrier waited before its loop
+    pair_barriers();
     for (const Edge& e : sync_) {
-      const int b = signal_of_.at(e.from);
       const Item &f = items_[static_cast<size_t>(e.from)], &t = items_[static_cast<size_t>(e.to)];
+      int b = signal_of_.at(e.from);
+      if (twin_[static_cast<size_t>(b)] >= 0 && !leader_[static_cast<size_t>(t.role)]) b = twin_[static_cast<size_t>(b)];
       if (f.where == Where::loop && t.where == Where::after) {
         // Waited for after the loop: the loop's role signals once more, after its last iteration.
         post_signal[f.role].insert(b);
@@ -428,10 +452,9 @@ class Pipeliner {
       for (const auto& [b, lag] : waits[i]) waits[first][b] = std::max(waits[first][b], lag);
       waits.erase(i);
     }
-    for (const auto& b : bars_) k_.barriers.push_back({b.name, b.kind == Signal::arrive ? threads(b.role) : 1, b.stages});
+    for (const auto& b : bars_) k_.barriers.push_back({b.name, arrivals(b), b.stages});
     for (const auto& [r, bs] : post_signal)
-      for (int b : bs)
-        k_.barriers.push_back({bars_[static_cast<size_t>(b)].name + "_last", bars_[static_cast<size_t>(b)].kind == Signal::arrive ? threads(r) : 1, 1});
+      for (int b : bs) k_.barriers.push_back({bars_[static_cast<size_t>(b)].name + "_last", arrivals(bars_[static_cast<size_t>(b)]), 1});
 
     std::vector<ir::Role> roles(p_.roles.size());
     for (size_t r = 0; r < p_.roles.size(); ++r) {
@@ -444,6 +467,7 @@ class Pipeliner {
       for (const auto& it : items_)
         if (it.role == static_cast<int>(r) && it.exec == Exec::threads) x.single_thread = false;
       if (x.single_thread) x.warps = 1;
+      x.leader_cta_only = leader_[r];
     }
     ir::Loop loop;
     if (loop_) {
@@ -495,12 +519,16 @@ class Pipeliner {
             ex.kind = ir::OpKind::expect_tx;
             ex.ptr = it.op->ptr;
             ex.barrier = {b.name, it.op->ptr};
+            ex.leader_only = pair_;  // CTA 0 arms its barrier for both CTAs' bytes
             ops.push_back(ex);
           }
         }
       }
       ops.push_back(o);
-      if (sig != signal_of_.end() && !it.tma && bars_[static_cast<size_t>(sig->second)].after_item == i) ops.push_back(signal_op(sig->second, false));
+      if (sig != signal_of_.end() && !it.tma && bars_[static_cast<size_t>(sig->second)].after_item == i) {
+        ops.push_back(signal_op(sig->second, false));
+        if (twin_[static_cast<size_t>(sig->second)] >= 0) ops.push_back(signal_op(twin_[static_cast<size_t>(sig->second)], false));
+      }
       for (auto& x : ops) {
         if (it.where == Where::loop) loops[static_cast<size_t>(r)].body.push_back(std::move(x));
         else roles[static_cast<size_t>(r)].nodes.push_back(node(std::move(x)));
@@ -513,6 +541,38 @@ class Pipeliner {
   }
 
   int threads(int role) const { return 32 * static_cast<int>(p_.roles[static_cast<size_t>(role)].warps.size()); }
+  // The arrivals that complete a phase: every thread of the signalling role, of both CTAs when
+  // they arrive on CTA 0's barrier; one commit or expect_tx.
+  int arrivals(const Barrier& b) const { return b.kind == Signal::arrive ? threads(b.role) * (b.to_leader ? 2 : 1) : 1; }
+
+  // A pair's barriers by who waits on them. An arrival that CTA 0's MMA issuer waits for goes to
+  // CTA 0's barrier from both CTAs; when a role of both CTAs waits for the same arrivals too, each
+  // CTA's threads also arrive on a barrier of their own CTA (the twin, "_local"), since a thread
+  // waits only on its own CTA's barrier. A TMA barrier is waited on in CTA 0 only: CTA 1's copy
+  // of it receives no bytes (the structure rules keep every other wait out).
+  void pair_barriers() {
+    twin_.assign(bars_.size(), -1);
+    if (!pair_) return;
+    const size_t n = bars_.size();
+    std::vector<bool> by_leader(n, false), by_both(n, false);
+    for (const Edge& e : sync_) {
+      const size_t b = static_cast<size_t>(signal_of_.at(e.from));
+      (leader_[static_cast<size_t>(items_[static_cast<size_t>(e.to)].role)] ? by_leader : by_both)[b] = true;
+    }
+    for (size_t b = 0; b < n; ++b) {
+      if (bars_[b].kind == Signal::tx && by_both[b])
+        throw std::logic_error("a pair's TMA barrier " + bars_[b].name + " waited on by a role of both CTAs");
+      if (bars_[b].kind != Signal::arrive || !by_leader[b]) continue;
+      bars_[b].to_leader = true;
+      if (!by_both[b]) continue;
+      Barrier own = bars_[b];
+      own.name += "_local";
+      own.to_leader = false;
+      twin_[b] = static_cast<int>(bars_.size());
+      bars_.push_back(own);
+      twin_.push_back(-1);
+    }
+  }
 
   static ir::Node node(ir::Op o) {
     ir::Node n;
@@ -544,6 +604,7 @@ class Pipeliner {
     o.kind = x.kind == Signal::commit ? ir::OpKind::commit : ir::OpKind::arrive;
     o.ptr = "/program/roles";
     o.barrier = {x.name + (last ? "_last" : ""), o.ptr};
+    o.to_leader = x.to_leader;
     return o;
   }
 
@@ -560,6 +621,9 @@ class Pipeliner {
   std::vector<Barrier> bars_;
   std::map<int, int> signal_of_;
   std::set<int> armed_;
+  const bool pair_;
+  std::vector<bool> leader_;  // per role: it runs in CTA 0 of a pair only (it issues tcgen05.cp/mma)
+  std::vector<int> twin_;     // per barrier: its own CTA's twin of a pair's arrivals, or -1
 };
 
 }  // namespace

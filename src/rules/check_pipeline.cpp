@@ -3,6 +3,8 @@
 // not lowered (the pipeliner, src/lower/pipeline.cpp, takes a loop and roles it can plan).
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <set>
 
 #include "context.hpp"
 
@@ -250,11 +252,62 @@ struct Structure {
                     "\": registers belong to the threads that hold them, and role \"" + o.role.name + "\" runs other warps",
                 {"run this op in role \"" + regs_role[o.regs.name] + "\""});
     });
-    if (!p.roles.empty() && p.cta_group == 2)
-      problem("PROGRAM-ROLE", p.roles_ptr,
-              "ptxgen does not pipeline a CTA pair's roles yet (its refusal, not the hardware's: the pair's TMA loads "
-              "complete on the leader's barriers and both CTAs' epilogues release the accumulator)",
-              {"use \"cta_group\": 1 with roles, or a pair without roles"});
+  }
+
+  // A CTA pair's roles (src/lower/pipeline.cpp): the role that issues tcgen05.cp/mma runs in CTA
+  // 0 only, and every barrier it waits on is CTA 0's; a thread waits only on its own CTA's barrier
+  // (mbarrier.try_wait is .shared::cta), so nothing a role of both CTAs waits for may complete on
+  // CTA 0's barrier alone.
+  void pair_roles() {
+    if (p.roles.empty() || p.cta_group != 2) return;
+    // PAIR-ROLE-ISSUE: the issuing role issues nothing else. Its waits (for the loads' bytes, on
+    // CTA 0's barrier) would leave CTA 1's threads of the role waiting forever.
+    std::map<std::string, const spec::Op*> issues;  // role -> its first tcgen05.cp/mma
+    each([&](const spec::Op& o, bool) {
+      if ((o.kind == spec::OpKind::copy || o.kind == spec::OpKind::mma) && o.role && !issues.count(o.role.name)) issues[o.role.name] = &o;
+    });
+    std::set<std::string> told;
+    each([&](const spec::Op& o, bool) {
+      if (o.kind == spec::OpKind::loop || o.kind == spec::OpKind::copy || o.kind == spec::OpKind::mma || !o.role) return;
+      const auto i = issues.find(o.role.name);
+      if (i == issues.end() || !told.insert(o.role.name).second) return;
+      problem("PAIR-ROLE-ISSUE", o.role.ptr,
+              "role \"" + o.role.name + "\" issues the pair's tcgen05 " + std::string(spec::name(i->second->kind)) + " (" + i->second->ptr +
+                  "), which runs in CTA 0 only, and this " + std::string(spec::name(o.kind)) +
+                  ", which both CTAs run: its CTA 1 threads would wait on barriers that complete in CTA 0 alone",
+              {"give the " + std::string(spec::name(o.kind)) + " a role of its own (a producer warp for loads, epilogue warps for "
+               "tmem_load, tmem_store and store)"});
+    });
+    // PAIR-ROLE-RELOAD: a load into a tile no op read since the last load into it waits for that
+    // load's bytes, which complete on CTA 0's barrier only. Walk the order as the pipeliner does:
+    // the ops before the loop, the loop twice (what an iteration leaves to the next), the ops after.
+    std::map<std::string, bool> loaded;  // tile -> its last access was a load
+    std::set<const spec::Op*> reported;
+    auto visit = [&](const spec::Op& o) {
+      if (o.kind == spec::OpKind::load) {
+        auto& last = loaded[o.dst.name];
+        if (last && reported.insert(&o).second)
+          problem("PAIR-ROLE-RELOAD", o.dst.ptr,
+                  "this load writes \"" + o.dst.name + "\" again before any op read what the load before it brought: it would "
+                  "wait for those bytes, which in a CTA pair complete on CTA 0's barrier only, so CTA 1's loads could never go on",
+                  {"drop the earlier load, or read the tile (copy or mma) between the two loads"});
+        last = true;
+        return;
+      }
+      for (const spec::Ref* r : {&o.src, &o.a, &o.b})
+        if ((o.kind == spec::OpKind::copy || o.kind == spec::OpKind::mma) && *r && tile(r->name)) loaded[r->name] = false;
+    };
+    const spec::Op* lp = nullptr;
+    for (const auto& o : p.ops)
+      if (o.kind == spec::OpKind::loop && !lp) lp = &o;
+    for (const auto& o : p.ops) {
+      if (&o == lp) {
+        for (int pass = 0; pass < 2; ++pass)
+          for (const auto& b : o.body) visit(b);
+      } else if (o.kind != spec::OpKind::loop) {
+        visit(o);
+      }
+    }
   }
 };
 
@@ -269,6 +322,7 @@ const std::vector<verify::Problem>& program_structure(const Context& c) {
       st.grid();
       st.loop();
       st.roles();
+      st.pair_roles();
       *c.structure = std::move(st.out);
     }
   }
@@ -286,5 +340,7 @@ void check_program_size(const Context& c, Diagnostics& d) { report(c, d, "PROGRA
 void check_program_grid(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-GRID"); }
 void check_program_loop(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-LOOP"); }
 void check_program_role(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-ROLE"); }
+void check_pair_role_issue(const Context& c, Diagnostics& d) { report(c, d, "PAIR-ROLE-ISSUE"); }
+void check_pair_role_reload(const Context& c, Diagnostics& d) { report(c, d, "PAIR-ROLE-RELOAD"); }
 
 }  // namespace ptxgen::rules

@@ -29,7 +29,8 @@ struct Context {
 };
 
 // The problems of a program's structure (src/rules/check_pipeline.cpp): PROGRAM-SIZE,
-// PROGRAM-GRID, PROGRAM-LOOP, PROGRAM-ROLE. A program with any is not lowered.
+// PROGRAM-GRID, PROGRAM-LOOP, PROGRAM-ROLE, PAIR-ROLE-ISSUE, PAIR-ROLE-RELOAD. A program with any
+// is not lowered.
 const std::vector<verify::Problem>& program_structure(const Context& c);
 
 // Lowers and verifies the kernel once (filling c.problems): the kernel, or nullptr while the
@@ -89,6 +90,8 @@ void check_program_size(const Context&, Diagnostics&);
 void check_program_grid(const Context&, Diagnostics&);
 void check_program_loop(const Context&, Diagnostics&);
 void check_program_role(const Context&, Diagnostics&);
+void check_pair_role_issue(const Context&, Diagnostics&);
+void check_pair_role_reload(const Context&, Diagnostics&);
 void check_tmem_alloc_total(const Context&, Diagnostics&);
 void check_program_smem_budget(const Context&, Diagnostics&);
 void check_tmem_budget(const Context&, Diagnostics&);
