@@ -309,6 +309,40 @@ struct Structure {
       }
     }
   }
+
+  // LOAD-RELOAD (one CTA): the pipeliner gives a run of consecutive TMA loads of one role one
+  // barrier, armed once for the run's bytes (src/lower/pipeline.cpp). A second load into a tile
+  // the run already writes would first wait for the earlier load's bytes (two TMA writes of one
+  // tile are not ordered) on that same barrier, before the run's arming: it never completes.
+  // (A pair's reloads are PAIR-ROLE-RELOAD, which refuses them across runs too.)
+  void run_reloads() {
+    if (p.roles.empty() || p.cta_group == 2) return;
+    std::set<std::string> run;  // the tiles the current run writes
+    std::string run_role;
+    std::set<const spec::Op*> reported;
+    auto visit = [&](const spec::Op& o) {
+      if (o.kind != spec::OpKind::load || !o.tma || !o.role || o.role.name != run_role) run.clear();
+      if (o.kind != spec::OpKind::load || !o.tma || !o.role) return;
+      run_role = o.role.name;
+      if (!run.insert(o.dst.name).second && reported.insert(&o).second)
+        problem("LOAD-RELOAD", o.dst.ptr,
+                "this TMA load writes \"" + o.dst.name + "\" again in the same run of loads as an earlier one, before any op read "
+                "it: the run shares one barrier, armed once for all its bytes, and this load would first wait on it for the earlier "
+                "load's bytes, before it is armed",
+                {"drop the earlier load (its bytes are overwritten unread)", "or read the tile (copy or mma) between the two loads"});
+    };
+    const spec::Op* lp = nullptr;
+    for (const auto& o : p.ops)
+      if (o.kind == spec::OpKind::loop && !lp) lp = &o;
+    for (const auto& o : p.ops) {
+      if (&o == lp) {
+        for (int pass = 0; pass < 2; ++pass)
+          for (const auto& b : o.body) visit(b);
+      } else if (o.kind != spec::OpKind::loop) {
+        visit(o);
+      }
+    }
+  }
 };
 
 }  // namespace
@@ -323,6 +357,7 @@ const std::vector<verify::Problem>& program_structure(const Context& c) {
       st.loop();
       st.roles();
       st.pair_roles();
+      st.run_reloads();
       *c.structure = std::move(st.out);
     }
   }
@@ -342,5 +377,6 @@ void check_program_loop(const Context& c, Diagnostics& d) { report(c, d, "PROGRA
 void check_program_role(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-ROLE"); }
 void check_pair_role_issue(const Context& c, Diagnostics& d) { report(c, d, "PAIR-ROLE-ISSUE"); }
 void check_pair_role_reload(const Context& c, Diagnostics& d) { report(c, d, "PAIR-ROLE-RELOAD"); }
+void check_load_reload(const Context& c, Diagnostics& d) { report(c, d, "LOAD-RELOAD"); }
 
 }  // namespace ptxgen::rules

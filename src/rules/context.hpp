@@ -92,6 +92,7 @@ void check_program_loop(const Context&, Diagnostics&);
 void check_program_role(const Context&, Diagnostics&);
 void check_pair_role_issue(const Context&, Diagnostics&);
 void check_pair_role_reload(const Context&, Diagnostics&);
+void check_load_reload(const Context&, Diagnostics&);
 void check_tmem_alloc_total(const Context&, Diagnostics&);
 void check_program_smem_budget(const Context&, Diagnostics&);
 void check_tmem_budget(const Context&, Diagnostics&);
