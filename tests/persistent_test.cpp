@@ -49,8 +49,9 @@ TEST_CASE("persistent tcgen05: two accumulator buffers, acc_full/acc_empty over 
   // 2 x 256 accumulator columns: the whole of tensor memory.
   REQUIRE(p.allocs.size() == 1);
   CHECK(p.allocs[0].columns == 512);
-  REQUIRE(p.chosen.size() == 1);
-  CHECK(p.chosen[0].find("accumulator: two buffers of 256 tensor-memory columns") == 0);
+  REQUIRE(p.chosen.size() == 2);  // the cluster (left out), then the accumulator's buffers
+  CHECK(p.chosen[0] == "cluster [1, 1, 1]: the CTA alone");
+  CHECK(p.chosen[1].find("accumulator: two buffers of 256 tensor-memory columns") == 0);
   REQUIRE(barrier(p, "acc_full"));
   REQUIRE(barrier(p, "acc_empty"));
   CHECK(!barrier(p, "acc"));
@@ -129,8 +130,8 @@ TEST_CASE("persistent tcgen05: one buffer when two do not fit, said under chosen
   doc["gemm"]["a_source"] = "tmem";
   doc["name"] = "gemm_bf16_a_tmem_persistent_one_buffer";  // the golden's spec
   const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));
-  REQUIRE(p.chosen.size() == 1);
-  CHECK(p.chosen[0] ==
+  REQUIRE(p.chosen.size() == 2);
+  CHECK(p.chosen[1] ==
         "accumulator: one buffer of 256 tensor-memory columns (two and A's 32 would need 544 of 512): the next tile's MMAs wait "
         "until the epilogue has read this one");
   CHECK(p.allocs[0].columns == 512);  // 256 + 32, rounded up to a power of two
@@ -256,7 +257,7 @@ TEST_CASE("stages chosen beside a persistent TMA epilogue's staging ring fit sha
     CHECK(p.smem_bytes <= static_cast<uint32_t>(isa::target_info(p.target).smem_per_block_max));
   }
   doc["gemm"]["tile"] = {{"m", 128}, {"n", 256}, {"k", 64}};
-  CHECK(support::plan_of(support::checked_spec(doc.dump())).chosen.front() ==
+  CHECK(support::plan_of(support::checked_spec(doc.dump())).chosen.at(1) ==
         "stages 4: as many as shared memory holds, at most 4 beside the TMA epilogue's staging ring");
 }
 }

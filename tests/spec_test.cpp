@@ -205,15 +205,22 @@ TEST_CASE("tile and stages left out are chosen per target, types and problem sha
     CHECK(x.tile.n == c.tn);
     CHECK(x.tile.k == c.tk);
     CHECK(x.stages == c.stages);
-    REQUIRE(x.chosen.size() == (c.keep_stages ? 1u : 2u));
+    // The tile, the cluster (unless the pair's is given), the stages (unless kept).
+    REQUIRE(x.chosen.size() == (c.keep_stages ? 1u : 2u) + (c.cta_group == 2 ? 0u : 1u));
+    if (c.cta_group != 2) CHECK(x.chosen[1].rfind("cluster [1, 1, 1]: the CTA alone", 0) == 0);
     CHECK(x.chosen[0].rfind("tile " + std::to_string(c.tm) + " x " + std::to_string(c.tn) + " x " + std::to_string(c.tk), 0) == 0);
     if (c.tn == 128) CHECK(x.chosen[0].find("would give 64 tiles for 132 multiprocessors") != std::string::npos);
   }
-  // Both given: nothing chosen.
+  // Tile and stages given: only the cluster is chosen; with the cluster given too, nothing.
   Diagnostics d;
   const auto r = spec::parse(rules::example_base(), d);
   REQUIRE(r.spec);
-  CHECK(r.spec->gemm->chosen.empty());
+  CHECK(r.spec->gemm->chosen == std::vector<std::string>{"cluster [1, 1, 1]: the CTA alone"});
+  auto given = nlohmann::json::parse(rules::example_base());
+  given["gemm"]["cluster"] = {1, 1, 1};
+  const auto r2 = spec::parse(given.dump(), d);
+  REQUIRE(r2.spec);
+  CHECK(r2.spec->gemm->chosen.empty());
 }
 }
 

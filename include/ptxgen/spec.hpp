@@ -79,6 +79,7 @@ struct Gemm {
   ASource a_source = ASource::smem;
   int cta_group = 1;
   std::array<int64_t, 3> cluster{1, 1, 1};
+  bool cluster_given = false;  // the spec wrote "cluster" (else choose_gemm_defaults says what it took)
   // wgmma (sm_90a): register budgets per thread of a producer warpgroup and of the consumer
   // warpgroups (setmaxnreg, §9.7.19.5). Present: the producer is a whole warpgroup that lowers its
   // budget and the consumers raise theirs; absent: one producer warp and no setmaxnreg.

@@ -44,6 +44,13 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
                        (g.tile.n == 128 ? ", tile.n 128 because 256 would give " + s(wide) + " tiles for " + s(multiprocessors(target)) + " multiprocessors"
                                         : ", tile.n 256"));
   }
+  if (!g.cluster_given) {
+    // The CTA's own cluster (its pair's with cta_group 2): on sm_90a a cluster multicasting the
+    // shared operand measured 1-10 % slower on the H200 (docs/spec.md, "Clusters and multicast").
+    g.chosen.push_back("cluster [" + s(g.cluster[0]) + ", 1, 1]: " +
+                       (g.cta_group == 2 ? std::string("the CTA pair") : std::string("the CTA alone")) +
+                       (isa::target_info(target).tcgen05 ? "" : "; a multicasting cluster ([1, 2, 1]) measured 1-10 % slower on the H200"));
+  }
   if (g.stages == 0) {
     // Sparse A: half of K, and 4 bits of metadata per chunk of K (§9.7.16.10.8): a bit per element
     // (2:4), two for tf32 (1:2).

@@ -160,6 +160,7 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     else ok = false;
   }
   g.cluster = {g.cta_group, 1, 1};
+  g.cluster_given = r.has("cluster");
   if (const json* c = r.get("cluster", false, json::value_t::array, "an array of 3 integers")) {
     if (c->size() != 3) {
       d.error("SPEC-TYPE", r.ptr("cluster"), "\"cluster\" must be an array of 3 integers, not " +
