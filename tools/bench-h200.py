@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Speed on hardware: ptxgen's sm_90a GEMMs against cuBLAS, Triton and Mosaic GPU, in one process.
 
-  tools/bench-h200.py prepare [--only SUBSTR]  # here: the config specs, one launch header for all of
+  tools/bench-h200.py prepare [--only S1,S2]   # here: the config specs, one launch header for all of
                                                # them and a ctypes shim over it, in .device/bench/
                                                # (ignored by git; carry .device to the GPU machine)
   tools/bench-h200.py profile NAME M N K       # on the GPU machine, under ncu: launches one config
@@ -47,13 +47,18 @@ def configs():
                                [("f16", (128, 256, 64, 4))] + \
                                [("e4m3", c) for c in ((128, 256, 128, 4), (128, 128, 128, 4))]:
         for sched, epi, stages in (("data_parallel", "direct", st), ("data_parallel", "tma", st),
-                                   ("persistent", "tma", st if tm * tn < 32768 else 3)):
+                                   ("persistent", "direct", st), ("persistent", "tma", st if tm * tn < 32768 else 3)):
             if tn % 64:
                 continue
             name = "%s_%dx%dx%d_s%d_%s%s" % (t, tm, tn, tk, stages, epi, "_pers" if sched == "persistent" else "")
             out.append((name, t, {"a": {"dtype": t}, "b": {"dtype": t}, "d": {"dtype": TYPES[t][1]},
                                   "tile": {"m": tm, "n": tn, "k": tk}, "stages": stages, "schedule": sched,
                                   "epilogue": epi}))
+    # ptxgen's own choices: each shape's spec with tile, stages and cluster left out (they depend on
+    # the shape: skinny M takes tile.n 128), timed on that shape only.
+    for (M, N, K, t) in SHAPES:
+        out.append(("%s_default_%dx%dx%d" % (t, M, N, K), t, {"m": M, "n": N, "k": K, "a": {"dtype": t}, "b": {"dtype": t},
+                                                         "d": {"dtype": TYPES[t][1]}, "default": True}))
     # Clusters multicasting the shared operand ([1, 2, 1]: B, [2, 1, 1]: A) and register budgets
     # (a producer warpgroup of 40, consumers of 232), on the persistent TMA-epilogue kernel.
     rb = {"producer": 40, "consumer": 232}
@@ -86,10 +91,20 @@ merge = h200_specs.merge
 def prepare(only):
     ptxgen = os.environ.get("PTXGEN", os.path.join(ROOT, "build", "ptxgen"))
     types = {name: t for name, t, _ in configs()}
-    chosen = [(name, patch) for name, _, patch in configs() if not only or only in name]
+    # --only: comma-separated substrings, any of which selects a config.
+    chosen = [(name, patch) for name, _, patch in configs() if not only or any(o in name for o in only.split(","))]
     listed, paths = [], []
+    defaults = {name for name, patch in chosen if patch.get("default")}
+    chosen = [(name, {k: v for k, v in patch.items() if k != "default"}) for name, patch in chosen]
     for name, spec, path in h200_specs.write_specs(BENCH, "b_", chosen, BASE):
-        listed.append({"name": name, "dtype": types[name], "gemm": spec["gemm"]})
+        if name in defaults:  # what ptxgen chooses: the spec leaves the tile and stages out
+            del spec["gemm"]["tile"], spec["gemm"]["stages"]
+            with open(path, "w") as f:
+                json.dump(spec, f, indent=1)
+        entry = {"name": name, "dtype": types[name], "gemm": spec["gemm"]}
+        if name in defaults:
+            entry["shape"] = [spec["gemm"]["m"], spec["gemm"]["n"], spec["gemm"]["k"]]
+        listed.append(entry)
         paths.append(path)
     header = os.path.join(BENCH, "kernels.hpp")
     r = subprocess.run([ptxgen, "build", *paths, "--header", header, "-q"], capture_output=True, text=True)
@@ -178,7 +193,7 @@ def run(quick):
         stream = torch.cuda.current_stream().cuda_stream
         fns = {}  # what is timed together: (kind, name) -> callable
         for c in cfgs:
-            if c["dtype"] != t:
+            if c["dtype"] != t or c.get("shape", [M, N, K]) != [M, N, K]:
                 continue
             d = torch.empty(M, N, device=dev, dtype=out_t)
             call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), M, N, K, stream)
@@ -224,6 +239,8 @@ def run(quick):
         best_cfg = max((v["tflops"], k) for k, v in row["ptxgen"].items() if "tflops" in v and v.get("ok"))
         peers = {k: v for k, v in row["peers"].items() if isinstance(v, float)}
         best_peer = max((v, k) for k, v in peers.items())
+        dflt = [v["tflops"] for k, v in row["ptxgen"].items() if "_default_" in k and "tflops" in v and v.get("ok")]
+        row["default_tflops"] = dflt[0] if dflt else None
         row["best"] = {"ptxgen": best_cfg[1], "ptxgen_tflops": best_cfg[0], "peer": best_peer[1],
                        "peer_tflops": best_peer[0], "vs_cublas": round(best_cfg[0] / peers["cublas"], 3),
                        "vs_best_peer": round(best_cfg[0] / best_peer[0], 3)}
@@ -237,9 +254,9 @@ def run(quick):
 
 def report(row):
     M, N, K = row["shape"]
-    lines = ["%s %dx%dx%d: ptxgen best %s %.1f TF/s = %.3fx cuBLAS, %.3fx the best peer (%s %.1f)" % (
+    lines = ["%s %dx%dx%d: ptxgen best %s %.1f TF/s = %.3fx cuBLAS, %.3fx the best peer (%s %.1f); ptxgen's default %s TF/s" % (
         row["dtype"], M, N, K, row["best"]["ptxgen"], row["best"]["ptxgen_tflops"], row["best"]["vs_cublas"],
-        row["best"]["vs_best_peer"], row["best"]["peer"], row["best"]["peer_tflops"])]
+        row["best"]["vs_best_peer"], row["best"]["peer"], row["best"]["peer_tflops"], row.get("default_tflops"))]
     for k, v in sorted(row["ptxgen"].items()):
         lines.append("   ptxgen %-28s %s" % (k, "%.1f TF/s  err %.1e%s" % (v["tflops"], v["rel_err"], "" if v["ok"] else "  WRONG")
                                              if "tflops" in v else v["error"]))
