@@ -133,18 +133,23 @@ def tflops(m, n, k, ms):
     return 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
+def shim_library(lib_path):
+    """Builds the prepared shim with nvcc (on the GPU machine) and loads it."""
+    import ctypes
+    b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-shared", "-Xcompiler", "-fPIC", "-I" + BENCH,
+                        os.path.join(BENCH, "shim.cpp"), "-o", lib_path, "-lcuda"], capture_output=True, text=True)
+    if b.returncode != 0:
+        sys.exit("building the shim failed:\n" + b.stdout + b.stderr)
+    return ctypes.CDLL(lib_path)
+
+
 def run(quick):
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch
     import ctypes
     import statistics
     import torch
     out_dir = os.environ.get("OUT", "/tmp")
-    lib_path = "/tmp/ptxgen-bench.so"
-    b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-shared", "-Xcompiler", "-fPIC", "-I" + BENCH,
-                        os.path.join(BENCH, "shim.cpp"), "-o", lib_path, "-lcuda"], capture_output=True, text=True)
-    if b.returncode != 0:
-        sys.exit("building the shim failed:\n" + b.stdout + b.stderr)
-    lib = ctypes.CDLL(lib_path)
+    lib = shim_library("/tmp/ptxgen-bench.so")
     lib.bench_error.restype = ctypes.c_char_p
     cfgs = json.load(open(os.path.join(BENCH, "configs.json")))
     for c in cfgs:
@@ -344,12 +349,7 @@ def profile(name, M, N, K):
         python3 tools/bench-h200.py profile NAME M N K"""
     import ctypes
     import torch
-    lib_path = "/tmp/ptxgen-bench-profile.so"
-    b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-shared", "-Xcompiler", "-fPIC", "-I" + BENCH,
-                        os.path.join(BENCH, "shim.cpp"), "-o", lib_path, "-lcuda"], capture_output=True, text=True)
-    if b.returncode != 0:
-        sys.exit("building the shim failed:\n" + b.stdout + b.stderr)
-    lib = ctypes.CDLL(lib_path)
+    lib = shim_library("/tmp/ptxgen-bench-profile.so")
     cfg = [c for c in json.load(open(os.path.join(BENCH, "configs.json"))) if c["name"] == name]
     if not cfg:
         sys.exit("no prepared config " + name)

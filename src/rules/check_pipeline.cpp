@@ -297,6 +297,13 @@ struct Structure {
       for (const spec::Ref* r : {&o.src, &o.a, &o.b})
         if ((o.kind == spec::OpKind::copy || o.kind == spec::OpKind::mma) && *r && tile(r->name)) loaded[r->name] = false;
     };
+    in_planned_order(visit);
+  }
+
+  // The ops in the order the pipeliner walks them: those before the loop, the loop's body twice
+  // (what one iteration leaves to the next), those after.
+  template <typename F>
+  void in_planned_order(F&& visit) const {
     const spec::Op* lp = nullptr;
     for (const auto& o : p.ops)
       if (o.kind == spec::OpKind::loop && !lp) lp = &o;
@@ -331,17 +338,7 @@ struct Structure {
                 "load's bytes, before it is armed",
                 {"drop the earlier load (its bytes are overwritten unread)", "or read the tile (copy or mma) between the two loads"});
     };
-    const spec::Op* lp = nullptr;
-    for (const auto& o : p.ops)
-      if (o.kind == spec::OpKind::loop && !lp) lp = &o;
-    for (const auto& o : p.ops) {
-      if (&o == lp) {
-        for (int pass = 0; pass < 2; ++pass)
-          for (const auto& b : o.body) visit(b);
-      } else if (o.kind != spec::OpKind::loop) {
-        visit(o);
-      }
-    }
+    in_planned_order(visit);
   }
 };
 
