@@ -49,7 +49,7 @@ std::vector<std::map<std::string, int64_t>> run_sizes(const spec::Program& p) {
 
 }  // namespace
 
-TEST_SUITE("sim") {
+TEST_SUITE("sim_tiled") {
 TEST_CASE("every tiled program golden, simulated at several sizes, stores what its ops compute") {
   int n = 0;
   for (const auto& file : support::spec_files()) {
