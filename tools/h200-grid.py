@@ -154,6 +154,7 @@ def cases():
     add("mc_b_bf16_1x2", bf16, T(128, 256, 64), {"cluster": [1, 2, 1]})
     add("mc_b_bf16_1x2_odd", bf16, T(128, 256, 64), {"cluster": [1, 2, 1]}, P(4099, 4104, 1003))
     add("mc_b_nmajor_1x2", bf16, {"b": {"major": "n"}}, T(128, 256, 64), {"cluster": [1, 2, 1]}, P(2048, 2048, 1024))
+    add("mc_b_bf16_1x16", bf16, T(128, 256, 64), {"cluster": [1, 16, 1]}, P(2048, 2048, 1024))  # past the portable 8
     add("mc_a_mmajor_4x1", f16, {"a": {"major": "m"}}, T(128, 128, 64), {"cluster": [4, 1, 1]}, P(2048, 2048, 1024))
     add("mc_b_e4m3_1x2", e4m3, T(128, 256, 128), {"cluster": [1, 2, 1]}, P(2048, 4096, 2048))
     mcp = {"schedule": "persistent", "epilogue": "tma", "stages": 3}

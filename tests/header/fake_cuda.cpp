@@ -15,6 +15,7 @@ struct State {
   int optin = 232448;
   int multiprocessors = 132;
   int clusters = 0;  // cuOccupancyMaxActiveClusters: 0 answers multiprocessors / cluster size
+  int non_portable = 0;  // functions opted in to clusters of more than 8 CTAs
   int modules_loaded = 0;
   int encodes = 0;
   CUtensorMapDataType type[64] = {};
@@ -45,6 +46,7 @@ __attribute__((visibility("default"))) void fake_cuda_set(CUcontext current, int
   state.optin = optin;
 }
 __attribute__((visibility("default"))) void fake_cuda_set_clusters(int n) { state.clusters = n; }
+__attribute__((visibility("default"))) int fake_cuda_non_portable() { return state.non_portable; }
 __attribute__((visibility("default"))) int fake_cuda_modules_loaded() { return state.modules_loaded; }
 __attribute__((visibility("default"))) int fake_cuda_launches() { return state.launches; }
 __attribute__((visibility("default"))) const CUlaunchConfig* fake_cuda_config() { return &state.config; }
@@ -132,6 +134,10 @@ CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* n, CUfunction, const CUlaunch
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute attrib, int value) {
+  if (attrib == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED && value == 1) {
+    ++state.non_portable;
+    return CUDA_SUCCESS;
+  }
   return attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && value <= state.optin ? CUDA_SUCCESS
                                                                                            : CUDA_ERROR_INVALID_VALUE;
 }

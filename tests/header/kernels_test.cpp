@@ -299,6 +299,15 @@ bool fake_driver() {
          CUDA_SUCCESS, nullptr);
   same("fake: persistent cluster grid x = 60 clusters the device holds", mc.grid[0], 120);
   set_clusters(0);
+  // A cluster of 16 CTAs is past the portable 8: the header opts the kernel in once, at load.
+  auto non_portable = sym<int (*)()>("fake_cuda_non_portable");
+  const int np0 = non_portable();
+  ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_x16_launch x16;
+  expect("fake: a cluster of 16", ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_x16_prepare(a, b, d, 1000, 1000, 64, x16),
+         CUDA_SUCCESS, nullptr);
+  same("fake: a cluster of 16 opted in to non-portable sizes", non_portable() - np0, 1);
+  same("fake: a cluster of 16, y", x16.cluster[1], 16);
+  same("fake: grid y = 8 tile rows rounded up to the cluster", x16.grid[1], 16);
   set(ctx(9), 100, 232448);
   // tcgen05's TMA epilogue: D's map has boxes of 64 bf16 columns by the CTA's 128 rows.
   ptxgen::gemm_bf16_persistent_tma_128x256x64_launch tt;
