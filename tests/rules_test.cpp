@@ -9,6 +9,17 @@
 
 using namespace ptxgen;
 
+namespace {
+// The diagnostics of the example spec patched (a JSON merge patch).
+Diagnostics diags(const std::string& patch) {
+  nlohmann::json j = nlohmann::json::parse(rules::example_base());
+  j.merge_patch(nlohmann::json::parse(patch));
+  Diagnostics d;
+  rules::parse_and_check(j.dump(), d);
+  return d;
+}
+}  // namespace
+
 TEST_SUITE("rules") {
 TEST_CASE("every rule: its failing example fires it at its pointer; its fix passes") {
   std::set<std::string_view> ids;
@@ -58,13 +69,6 @@ TEST_CASE("docs/rules.md is generated from the table and current") {
 }
 
 TEST_CASE("messages carry the offending values") {
-  auto diags = [](const std::string& patch) {
-    nlohmann::json j = nlohmann::json::parse(rules::example_base());
-    j.merge_patch(nlohmann::json::parse(patch));
-    Diagnostics d;
-    rules::parse_and_check(j.dump(), d);
-    return d;
-  };
   {
     Diagnostics d = diags(R"({"gemm": {"tile": {"m": 96}}})");
     REQUIRE(d.list().size() == 1);
@@ -118,13 +122,6 @@ TEST_CASE("messages carry the offending values") {
 // elements of K, the 2:4 kinds' 128). Swizzle 64 keeps A's short K extents whole swizzle atoms, so
 // that each spec breaks one rule only.
 TEST_CASE("sparse A of .kind::f16 and .kind::tf32: each constraint its rule, pointer and numbers") {
-  auto diags = [](const std::string& patch) {
-    nlohmann::json j = nlohmann::json::parse(rules::example_base());
-    j.merge_patch(nlohmann::json::parse(patch));
-    Diagnostics d;
-    rules::parse_and_check(j.dump(), d);
-    return d;
-  };
   struct Case {
     const char* patch;
     const char* rule;

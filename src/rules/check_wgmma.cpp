@@ -136,11 +136,12 @@ void check_registers_budget(const Context& c, Diagnostics& d) {
           .help = {"round it to a multiple of 8"};
       return;
     }
-  // The launch gives every thread the same share: 64K registers over the CTA's warps, four banks of
-  // 16K (lower/gemm.cpp); the producer lowers its share and the consumers raise theirs from it.
-  const int64_t warpgroups = g->tile.m / 64;
-  const int64_t threads = 128 * (warpgroups + 1);
-  const int64_t launch = std::min<int64_t>(255, 16384 / (32 * ((threads / 32 + 3) / 4)) / 8 * 8);
+  // The launch gives every thread the same share, which the lowering computes (.maxnreg, four
+  // banks of 16K registers, lower/gemm.cpp); the producer lowers its share and the consumers raise
+  // theirs from it.
+  const ir::Kernel* k = verified(c, d);
+  if (!k) return;
+  const int64_t warpgroups = g->tile.m / 64, threads = k->threads, launch = k->max_registers;
   const int64_t total = 128 * r.producer + 128 * warpgroups * r.consumer;
   std::string why;
   if (total > 65536)
