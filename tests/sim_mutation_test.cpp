@@ -100,7 +100,7 @@ void mutate_gemm(const std::string& name, int64_t m, int64_t n, int64_t k, unsig
 
 }  // namespace
 
-TEST_SUITE("sim") {
+TEST_SUITE("sim_mutation") {
 TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each for its reason") {
   // One tile, six K blocks over four stages (the ring wraps), a partial last K block.
   const Subject x = subject("gemm_bf16_tn_128x256x64", 125, 252, 379, 7);
