@@ -1,6 +1,8 @@
-// sm_90a clusters that multicast the operand their CTAs share, and register budgets (setmaxnreg)
-// for a producer warpgroup and the consumers, as planned and emitted.
+// sm_90a clusters that multicast the operand their CTAs share, register budgets (setmaxnreg) for a
+// producer warpgroup and the consumers, and ping-pong consumers, as planned and emitted.
 #include <doctest/doctest.h>
+
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -127,6 +129,75 @@ TEST_CASE("a persistent cluster along M multicasts B; a producer warpgroup lower
   CHECK(manifest["cluster_tiles"] == nlohmann::json{{"m", 2}, {"n", 1}});
   CHECK(manifest["cluster"] == nlohmann::json{2, 1, 1});
 }
+TEST_CASE("ping-pong consumers: two warpgroups take alternate tiles, each its whole tile, and hand the main loop over") {
+  const support::Planned p = support::plan_of(support::checked_spec(spec_doc("gemm_sm90_bf16_128x128x64_pingpong").dump()));
+  REQUIRE(p.roles.size() == 3);
+  const plan::RolePlan& c0 = role(p, "consumer0");
+  const plan::RolePlan& c1 = role(p, "consumer1");
+  CHECK(c0.first_warp == 0);
+  CHECK(c0.warps == 4);
+  CHECK(c1.first_warp == 4);
+  CHECK(c1.warps == 4);
+  CHECK((c0.turn == 0 && c1.turn == 1 && c0.turns == 2 && c1.turns == 2));
+  CHECK(role(p, "producer").first_warp == 8);
+  CHECK(role(p, "producer").turns == 1);
+  CHECK(p.threads == 384);  // two consumer warpgroups and the producer warpgroup of the budgets
+  // Each stage is read by one warpgroup: 128 arrivals release it. The hand-off barriers.
+  std::map<std::string, int> arrivals;
+  for (const auto& b : p.barriers) arrivals[b.name] = b.count;
+  CHECK(arrivals["empty"] == 128);
+  CHECK(arrivals["mainloop0"] == 128);
+  CHECK(arrivals["mainloop1"] == 128);
+  // Consumer w: wait for mainloop<w> (its i-th tile, phase i; consumer 0 one phase back), the K
+  // loop, hand over to the other, drain, release the last stage, store.
+  for (const auto* r : {&c0, &c1}) {
+    const int w = r == &c0 ? 0 : 1;
+    REQUIRE(r->steps.size() == 6);
+    CHECK(r->steps[0].kind == plan::StepKind::wait);
+    CHECK(r->steps[0].bar.barrier == "mainloop" + std::to_string(w));
+    CHECK(r->steps[0].bar.phase.tile);
+    CHECK(r->steps[0].bar.phase.flip == (w == 0));
+    CHECK(r->steps[1].kind == plan::StepKind::loop);
+    CHECK(r->steps[2].kind == plan::StepKind::arrive);
+    CHECK(r->steps[2].bar.barrier == "mainloop" + std::to_string(1 - w));
+    CHECK(r->steps[3].kind == plan::StepKind::mma_wait);
+    CHECK(r->steps[4].bar.barrier == "empty");
+    const plan::StoreStep& st = r->steps[5].store;
+    CHECK(st.tma);
+    CHECK(st.stage == "d_stage" + std::to_string(w));
+    CHECK(st.src.rows == 128);       // the warpgroup's rows: the whole tile
+    CHECK(st.src.regs == 128);       // 2 M groups x 64 f32 registers
+    CHECK(st.warpgroups == 1);
+    CHECK(st.warpgroup_bytes == 128 * 128);
+    CHECK(st.map.box_outer == 128);  // one box of 128 rows per 64 columns
+    CHECK(st.boxes == 2);
+  }
+  // The MMA: 2 M groups x 4 K steps of m64n128k16, M group 1 reading A 64 rows (8 KB) further and
+  // accumulating into registers 64 on.
+  const plan::Step* mma = find_step(c1.steps, plan::StepKind::mma, "");
+  REQUIRE(mma);
+  CHECK(mma->mma.warpgroup_rows == 128);
+  REQUIRE(mma->mma.instrs.size() == 8);
+  for (const auto& in : mma->mma.instrs) {
+    CHECK(in.m == 64);
+    CHECK(in.n == 128);
+    CHECK(in.acc_reg == 64 * in.mi);
+    CHECK(in.a_desc.start_address == static_cast<uint32_t>(8192 * in.mi + 32 * in.ki));  // tile "a" at 0
+  }
+  // The staging tiles have memory of their own (the producer refills the ring meanwhile).
+  for (const auto& t : p.smem)
+    if (t.name.rfind("d_stage", 0) == 0) CHECK(t.overlay.empty());
+  const std::string ptx = emit::ptx(p);
+  // Consumer 1 starts one tile on, every second tile, its ring one tile of K blocks on; each
+  // consumer's named barrier is its own warpgroup's (2 + 0, 2 + 1).
+  CHECK(count(ptx, "// this role's first tile: turn 1") == 1);
+  CHECK(count(ptx, "// every 2th tile of the CTA") == 2);
+  CHECK(count(ptx, "// Turn 1 of 2: the rings skip the K blocks of the tiles before this role's first.") == 1);
+  CHECK(count(ptx, "// wraps of the ring of 4") == 3);  // consumer 1's start, and after each consumer's tile
+  CHECK(count(ptx, " bar.sync 2, 128;") == 2);
+  CHECK(count(ptx, " bar.sync 3, 128;") == 2);
+  CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 16);
+}
 }
 
 TEST_SUITE("rules") {
@@ -161,5 +232,45 @@ TEST_CASE("CLUSTER-MULTICAST, REGISTERS-BUDGET, WGMMA-REGISTERS with budgets: ea
   doc["target"] = "sm_100a";
   doc["gemm"]["registers"] = {{"producer", 40}, {"consumer", 232}};
   CHECK(fires(doc, "REGISTERS-TARGET").find("/gemm/registers: ") == 0);
+}
+
+TEST_CASE("CONSUMERS-PINGPONG, and the budgets of two ping-pong warpgroups holding whole tiles") {
+  auto doc = spec_doc("gemm_sm90_bf16_128x128x64_pingpong");
+  CHECK(fires(doc, "CONSUMERS-PINGPONG").empty());
+  CHECK(fires(doc, "WGMMA-REGISTERS").empty());
+  auto d = doc;
+  d["gemm"]["schedule"] = "data_parallel";
+  CHECK(fires(d, "CONSUMERS-PINGPONG").find("/gemm/consumers: ping-pong consumers are not possible here: ping-pong consumers take alternate "
+                                            "tiles of a persistent CTA, but the schedule is data_parallel") == 0);
+  d = doc;
+  d["gemm"]["a_source"] = "registers";
+  CHECK(fires(d, "CONSUMERS-PINGPONG").find("/gemm/a_source: ") == 0);
+  d = doc;
+  d["target"] = "sm_100a";
+  d["gemm"].erase("registers");
+  CHECK(fires(d, "CONSUMERS-PINGPONG").find("/gemm/consumers: ping-pong consumers are not possible here: sm_100a runs the tcgen05 template") == 0);
+  // A ping-pong consumer holds its whole tile: 128 x 256 is 256 accumulators a thread.
+  d = doc;
+  d["gemm"]["tile"]["n"] = 256;
+  d["gemm"]["stages"] = 2;
+  CHECK(fires(d, "WGMMA-REGISTERS").find("/gemm/registers/consumer: each consumer thread needs 256 accumulator registers (+~24), but its budget is 232") == 0);
+  // Two consumer warpgroups whatever tile.m: 64 x 256 with consumers of 240 overdraws the file
+  // (128 x 40 + 256 x 240 = 66560).
+  d = doc;
+  d["gemm"]["tile"] = {{"m", 64}, {"n", 256}, {"k", 64}};
+  d["gemm"]["registers"] = {{"producer", 40}, {"consumer", 240}};
+  CHECK(fires(d, "REGISTERS-BUDGET") ==
+        "/gemm/registers: register budgets that do not add up: 128 producer threads x 40 + 256 consumer threads x 240 = 66560 registers, "
+        "more than the multiprocessor's 65536");
+  // One cooperative warpgroup of 64 rows: 256 threads with the producer, 255 registers each at launch.
+  d["gemm"]["consumers"] = "cooperative";
+  CHECK(fires(d, "REGISTERS-BUDGET") ==
+        "/gemm/registers: register budgets that do not add up: the consumers' budget 240 is below the launch's 255 per thread "
+        "(256 threads): setmaxnreg.inc only raises it");
+  // Both staging tiles count against shared memory.
+  d = doc;
+  d["gemm"]["d"]["dtype"] = "f32";
+  CHECK(fires(d, "SMEM-BUDGET").find("/gemm/stages: 4 stages of 32768 bytes (a 16384 + b 16384), the TMA epilogue's staging tiles (one per "
+                                     "ping-pong consumer) of 131072 bytes,") == 0);
 }
 }

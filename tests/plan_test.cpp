@@ -33,9 +33,16 @@ const std::vector<plan::Step>& loop_body(const plan::Plan& p, const std::string&
   return r->steps[0].body;
 }
 
+// The role that issues the MMAs: tcgen05's "mma", wgmma's "consumer" (the first of the ping-pong
+// consumers, which issue the same instructions).
+std::string issuer(const plan::Plan& p) {
+  if (p.engine != ir::Engine::wgmma) return "mma";
+  return role(p, "consumer") ? "consumer" : "consumer0";
+}
+
 std::vector<const plan::MmaInstr*> mma_instrs(const plan::Plan& p) {
   std::vector<const plan::MmaInstr*> out;
-  for (const auto& st : loop_body(p, p.engine == ir::Engine::wgmma ? "consumer" : "mma"))
+  for (const auto& st : loop_body(p, issuer(p)))
     for (const auto& in : st.mma.instrs) out.push_back(&in);
   return out;
 }
@@ -44,7 +51,7 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
   const bool wgmma = p.engine == ir::Engine::wgmma;
   const auto format = wgmma ? isa::DescFormat::sm90 : isa::DescFormat::sm100;
   // Every mma op: each (M group, N group) receives its K steps 0..k_steps-1 exactly once, in order.
-  for (const auto& st : loop_body(p, wgmma ? "consumer" : "mma")) {
+  for (const auto& st : loop_body(p, issuer(p))) {
     if (st.kind != plan::StepKind::mma) continue;
     std::map<std::pair<int, int>, std::vector<int>> ks;
     for (const auto& m : st.mma.instrs) ks[{m.mi, m.ni}].push_back(m.ki);
@@ -78,7 +85,7 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
   }
   for (const auto& t : p.smem) tile_bytes += loaded_tiles.count(t.name) ? t.layout.bytes : 0;
   // The TMA epilogue's staging tile is written by the consumers, never loaded.
-  for (const auto& t : p.smem) CHECK((loaded_tiles.count(t.name) || t.name == "d_stage"));
+  for (const auto& t : p.smem) CHECK((loaded_tiles.count(t.name) || t.name.rfind("d_stage", 0) == 0));
   CHECK(armed == loaded * static_cast<uint32_t>(p.cta_group));
   const bool lane_ordered = !wgmma && g.a_source == spec::ASource::tmem && isa::instr_m_for_tile(*isa::unscaled_kind(g.a.dtype, g.b.dtype), 1, static_cast<int>(g.tile.m)) == 64 && g.cta_group == 1;
   if (!lane_ordered) CHECK(loaded == tile_bytes);  // layout F slabs leave the rows of absent pieces unloaded
@@ -87,7 +94,19 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
       CHECK(m->m == 64);
       CHECK(isa::wgmma_legal_n(*isa::wgmma_kind(g.a.dtype, g.b.dtype), m->n));
     }
-    CHECK(p.threads == 128 * static_cast<int>(g.tile.m / 64) + (g.registers ? 128 : 32));  // a producer warp, or warpgroup with budgets
+    // One consumer warpgroup per 64 rows, or two ping-pong ones; a producer warp, or warpgroup with budgets.
+    const int consumers = g.consumers == spec::Consumers::pingpong ? 2 : static_cast<int>(g.tile.m / 64);
+    CHECK(p.threads == 128 * consumers + (g.registers ? 128 : 32));
+    if (g.consumers == spec::Consumers::pingpong) {
+      // Each ping-pong consumer's mma covers the whole tile: tile.m / 64 M groups of every N group.
+      std::set<int> mis;
+      for (const plan::MmaInstr* m : mma_instrs(p)) mis.insert(m->mi);
+      CHECK(static_cast<int64_t>(mis.size()) == g.tile.m / 64);
+      REQUIRE(role(p, "consumer1"));
+      CHECK(role(p, "consumer0")->turn == 0);
+      CHECK(role(p, "consumer1")->turn == 1);
+      CHECK(role(p, "consumer1")->turns == 2);
+    }
     CHECK(p.allocs.empty());
     return;
   }

@@ -178,8 +178,9 @@ Result replay(const ptxgen::plan::Plan& p, const ptxgen::spec::Gemm& g, unsigned
   const plan::RolePlan* epilogue = nullptr;
   for (const auto& r : p.roles) {
     if (r.name == "producer") producer = &r;
-    if (r.name == "mma" || r.name == "consumer") issuer = &r;
-    if (r.name == "epilogue" || r.name == "consumer") epilogue = &r;
+    // Ping-pong consumers each compute whole tiles: the first stands for both.
+    if (r.name == "mma" || r.name == "consumer" || r.name == "consumer0") issuer = &r;
+    if (r.name == "epilogue" || r.name == "consumer" || r.name == "consumer0") epilogue = &r;
   }
   // The K loops: the producer's first step, the issuer's first loop (a persistent issuer first waits
   // for its accumulator buffer).
@@ -301,8 +302,9 @@ Result replay(const ptxgen::plan::Plan& p, const ptxgen::spec::Gemm& g, unsigned
       const uint32_t d_lane = m.d_taddr >> 16, d_col = m.d_taddr & 0xFFFF;
       int n0 = 0;  // wgmma: the N group's first column
       for (const auto& x : ms.instrs)
-        if (x.ki == m.ki && x.ni < m.ni) n0 += x.n;
-      const int warpgroups = wgmma ? tm / 64 : 1;
+        if (x.ki == m.ki && x.mi == m.mi && x.ni < m.ni) n0 += x.n;
+      // wgmma: warpgroups of warpgroup_rows rows each, instruction M group mi 64 rows into them.
+      const int warpgroups = wgmma ? tm / ms.warpgroup_rows : 1;
       for (int v = 0; v < cta; ++v)
         for (int wg = 0; wg < warpgroups; ++wg) {
           // B of the whole instruction: CTA w holds rows [w*n_cta, (w+1)*n_cta) of the N group.
@@ -336,7 +338,7 @@ Result replay(const ptxgen::plan::Plan& p, const ptxgen::spec::Gemm& g, unsigned
               long acc = 0;
               for (int j = 0; j < k_instr; ++j) acc += long{av[static_cast<size_t>(j)]} * bv[static_cast<size_t>(n) * k_instr + j];
               if (wgmma) {
-                const uint32_t r = static_cast<uint32_t>(wg * 64 + i), c = static_cast<uint32_t>(n0 + n);
+                const uint32_t r = static_cast<uint32_t>(wg * ms.warpgroup_rows + 64 * m.mi + i), c = static_cast<uint32_t>(n0 + n);
                 const long prev = !m.enable_input_d || !regs.written(r, c) ? 0 : *regs.at(r, c);
                 regs.write(r, c, 0, prev + acc);
                 continue;

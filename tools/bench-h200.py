@@ -72,6 +72,28 @@ def configs():
             if regs:
                 patch["registers"] = regs
             out.append((name, t, patch))
+    # Ping-pong consumers: two warpgroups taking alternate tiles of the persistent CTA, each the
+    # whole tile, so that one's epilogue overlaps the other's main loop (with and without budgets).
+    for t, (tm, tn, tk, st) in (("bf16", (128, 128, 64, 4)), ("bf16", (128, 128, 64, 5)), ("bf16", (64, 256, 64, 4)),
+                                ("bf16", (128, 192, 64, 3)),
+                                ("f16", (128, 128, 64, 4)), ("e4m3", (128, 128, 128, 4))):
+        for regs in (None, rb):
+            if t != "bf16" and not regs:
+                continue
+            name = "%s_%dx%dx%d_s%d_tma_pp%s" % (t, tm, tn, tk, st, "_regs" if regs else "")
+            patch = {"a": {"dtype": t}, "b": {"dtype": t}, "d": {"dtype": TYPES[t][1]}, "tile": {"m": tm, "n": tn, "k": tk},
+                     "stages": st, "schedule": "persistent", "epilogue": "tma", "consumers": "pingpong"}
+            if regs:
+                patch["registers"] = regs
+            out.append((name, t, patch))
+    # Ping-pong with the direct epilogue: its st.global of each element overlaps the other
+    # consumer's main loop, and without staging tiles the ring has room for more stages.
+    for t, (tm, tn, tk, st) in (("bf16", (128, 128, 64, 5)), ("bf16", (128, 128, 64, 6)), ("bf16", (64, 256, 64, 5)),
+                                ("f16", (128, 128, 64, 6)), ("e4m3", (128, 128, 128, 6))):
+        name = "%s_%dx%dx%d_s%d_direct_pp_regs" % (t, tm, tn, tk, st)
+        out.append((name, t, {"a": {"dtype": t}, "b": {"dtype": t}, "d": {"dtype": TYPES[t][1]}, "tile": {"m": tm, "n": tn, "k": tk},
+                              "stages": st, "schedule": "persistent", "epilogue": "direct", "consumers": "pingpong",
+                              "registers": rb}))
     return out
 
 

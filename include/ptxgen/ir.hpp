@@ -171,7 +171,8 @@ struct Phase {
   bool flip = false;
   // The ring follows the persistent role's tiles instead of a loop's iterations (the
   // double-buffered accumulator's barriers): the CTA's i-th tile (from 0) uses stage i % S and
-  // phase (i / S) & 1, flipped by `flip`, inside a loop or not. Outside a persistent role: stage 0.
+  // phase (i / S) & 1, flipped by `flip`, inside a loop or not; in a ping-pong role (Role::turns
+  // > 1) i counts the role's own tiles (the consumers' hand-off). Outside a persistent role: stage 0.
   bool tile = false;
 };
 
@@ -215,6 +216,9 @@ struct Op {
   // wgmma: D is the register set `d` of this type; A may come from registers (loaded from the tile)
   isa::DType acc_dtype = isa::DType::f32;
   bool a_registers = false;
+  // wgmma: the rows of A (and of D) each warpgroup of the role covers, in m64 instructions stacked
+  // over them (registers of M group i after those of i - 1); 0: 64, one instruction row.
+  int warpgroup_rows = 0;
   int vec = 32;
   std::string vec_ptr, scale_ptr, sparse_ptr, kind_ptr;
   std::optional<isa::Kind> kind_override;
@@ -280,6 +284,10 @@ struct Role {
   // through carry on from one tile to the next; an op after a loop with a phase lag L names the
   // stage of that loop's iteration trips - L (the consumer releasing its last stage).
   bool persistent = false;
+  // Ping-pong: the persistent role takes only the CTA's tiles i with i % turns == turn, leaving the
+  // others to roles of the other turns. Its loops' rings skip the iterations of the tiles it leaves
+  // (each tile has the same K blocks), so that the role reads the stages its tiles were loaded into.
+  int turn = 0, turns = 1;
   std::vector<Node> nodes;
 };
 

@@ -398,7 +398,9 @@ struct RegDef {
   int64_t row_elements = 0;
   int view_packing = 1;     // packing of the view (elements per column)
   std::vector<LdInstr> frags;
-  bool wgmma = false;       // a wgmma accumulator: `groups` are the N groups, rows 64 per warpgroup
+  // A wgmma accumulator: `groups` are the N groups; `rows` per warpgroup, 64 per M group, the
+  // registers of M group i after those of M group i - 1.
+  bool wgmma = false;
   std::vector<int> groups;
 };
 
@@ -576,6 +578,7 @@ struct RolePlan {
   bool leader_cta_only = false;
   int max_registers = 0;
   bool persistent = false;  // the steps run once per tile of the CTA (ir::Role::persistent)
+  int turn = 0, turns = 1;  // ping-pong: the CTA's tiles i % turns == turn (ir::Role::turn)
   std::vector<Step> steps;
 };
 

@@ -37,6 +37,11 @@ std::string_view name(Schedule s);
 // a shared-memory tile and cp.async.bulk.tensor stores of whole boxes.
 enum class Epilogue : uint8_t { direct, tma };
 std::string_view name(Epilogue e);
+// The wgmma template's consumer warpgroups: cooperative (each warpgroup 64 rows of every tile) or
+// pingpong (two warpgroups taking alternate tiles of a persistent CTA, each the whole tile, so
+// that one's epilogue overlaps the other's main loop).
+enum class Consumers : uint8_t { cooperative, pingpong };
+std::string_view name(Consumers c);
 
 // A name ptxgen puts into PTX (entry, parameter, label): [A-Za-z_][A-Za-z0-9_]*, at most 64
 // characters (PTX ISA 9.1 §4.4 identifiers; the length keeps names portable to C and file names).
@@ -74,6 +79,7 @@ struct Gemm {
   int64_t raster = 8;  // M tiles per group of the launch order (ir::Grid::raster_group)
   Schedule schedule = Schedule::data_parallel;
   Epilogue epilogue = Epilogue::direct;
+  Consumers consumers = Consumers::cooperative;
   isa::Swizzle swizzle_a = isa::Swizzle::b128;
   isa::Swizzle swizzle_b = isa::Swizzle::b128;
   ASource a_source = ASource::smem;

@@ -330,22 +330,25 @@ void Emitter::store(const plan::StoreStep& st, const std::string& L) {
 namespace {
 // The value as an f32 register, from the register's 32-bit form (f32 or s32 bits, or an f16 in
 // the low half: tcgen05 D is unpacked, PTX ISA 9.1 §9.7.16.10.4.1).
-// The register pairs of a wgmma accumulator (§9.7.15.5.1.1), in register order: fn(col, lower, x,
-// y, packed) for the pair at column col + 2 (l % 4) of the warpgroup's rows 16q + l/4 (lower) or
-// 16q + l/4 + 8; x and y its two registers, or `packed` the one holding two f16 accumulators.
+// The register pairs of a wgmma accumulator (§9.7.15.5.1.1), in register order: fn(row, col,
+// lower, x, y, packed) for the pair at column col + 2 (l % 4) of the warpgroup's rows row + 16q +
+// l/4 (lower) or row + 16q + l/4 + 8, row the first of its M group (64 each, registers of one after
+// the other's); x and y its two registers, or `packed` the one holding two f16 accumulators.
 template <class F>
 void each_acc_pair(const plan::RegDef& d, const std::vector<std::string>& rs, F fn) {
   const bool packed = d.dtype == isa::DType::f16;
-  int n0 = 0;
   size_t reg = 0;
-  for (int ng : d.groups) {
-    for (int i = 0; i < ng / 4; ++i) {
-      const size_t at = reg + static_cast<size_t>(packed ? i : 2 * i);
-      if (packed) fn(n0 + 8 * (i / 2), i % 2 == 0, std::string(), std::string(), rs.at(at));
-      else fn(n0 + 8 * (i / 2), i % 2 == 0, rs.at(at), rs.at(at + 1), std::string());
+  for (int row = 0; row < d.rows; row += 64) {
+    int n0 = 0;
+    for (int ng : d.groups) {
+      for (int i = 0; i < ng / 4; ++i) {
+        const size_t at = reg + static_cast<size_t>(packed ? i : 2 * i);
+        if (packed) fn(row, n0 + 8 * (i / 2), i % 2 == 0, std::string(), std::string(), rs.at(at));
+        else fn(row, n0 + 8 * (i / 2), i % 2 == 0, rs.at(at), rs.at(at + 1), std::string());
+      }
+      reg += static_cast<size_t>(packed ? ng / 4 : ng / 2);
+      n0 += ng;
     }
-    reg += static_cast<size_t>(packed ? ng / 4 : ng / 2);
-    n0 += ng;
   }
 }
 
@@ -483,13 +486,14 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
   w.ins("setp.ne.u32 " + lane_pred + ", " + lane + ", 0");
   w.ins("setp.ne.or.u32 " + issuer + ", " + q + ", 0, " + lane_pred, "all but lane 0 of the warpgroup's first warp");
   w.ins("shr.u32 " + wgi + ", " + wgi + ", 2", "warpgroup of the role");
-  // Warpgroup w's named barrier is 2 + w (0: the CTA's, 1: all consumers'), an immediate so that
-  // ptxas reserves only the barriers used.
+  // The CTA's warpgroup w has named barrier 2 + w (0: the CTA's, 1: all consumers'; ping-pong
+  // roles are warpgroups of their own), an immediate so that ptxas reserves only the barriers used.
+  const int first_wg = (role ? role->first_warp : 0) / 4;
   auto wg_sync = [&] {
     for (int g = 0; g < st.warpgroups; ++g) {
       const std::string pg = w.pred();
       w.ins("setp.eq.u32 " + pg + ", " + wgi + ", " + s(g));
-      w.ins("@" + pg + " " + spell::bar_sync() + " " + s(2 + g) + ", 128");
+      w.ins("@" + pg + " " + spell::bar_sync() + " " + s(2 + first_wg + g) + ", 128");
     }
   };
   if (st.reuse) {
@@ -503,28 +507,29 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
     w.ins(spell::bar_sync() + " 1, " + s(st.shared_by), "every consumer is done with the ring the tile overlays");
     w.ins(spell::proxy_fence());
   }
-  // Row 16q + l/4 (and + 8) of the warpgroup's 64; byte 2 es (l % 4) of the 8-column group.
+  // Row 16q + l/4 (and + 8) of each 64 of the warpgroup's; byte 2 es (l % 4) of the 8-column group.
   w.ins("shr.u32 " + r + ", " + lane + ", 2");
   w.ins("mad.lo.u32 " + r + ", " + q + ", 16, " + r);
-  const int row_bytes = static_cast<int>(st.warpgroup_bytes / 64);
+  const int row_bytes = static_cast<int>(st.warpgroup_bytes / d.rows);
   w.ins("and.b32 " + rx + ", " + r + ", 7", "the row's swizzle (r % 8; the same for r + 8)");
   w.ins("and.b32 " + lc + ", " + lane + ", 3");
   w.ins("mul.lo.u32 " + lc + ", " + lc + ", " + s(2 * es), "its byte in the 8 columns");
   const std::string within = w.r32(), lchunk = w.r32();
   w.ins("and.b32 " + within + ", " + lc + ", 15");
   w.ins("shr.u32 " + lchunk + ", " + lc + ", 4");
-  w.ins("mad.lo.u32 " + wbase + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset), "the warpgroup's 64 rows of each box");
+  w.ins("mad.lo.u32 " + wbase + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset), "the warpgroup's " + s(d.rows) + " rows of each box");
   w.ins("add.u32 " + wbase + ", " + wbase + ", " + base);
   w.ins("mad.lo.u32 " + wbase + ", " + r + ", " + s(row_bytes) + ", " + wbase);
   w.ins("add.u32 " + wbase + ", " + wbase + ", " + within);
-  each_acc_pair(d, rs, [&](int col, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
+  each_acc_pair(d, rs, [&](int row, int col, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
     const int box = col / st.box_cols, chunk = (col % st.box_cols) * es / 16;
     const std::vector<std::string> v = pair_out(st, x, y, packed);
     const std::string a = w.r32();
     w.ins("add.u32 " + a + ", " + lchunk + ", " + s(chunk));
     w.ins("xor.b32 " + a + ", " + a + ", " + rx);
     w.ins("mad.lo.u32 " + a + ", " + a + ", 16, " + wbase);
-    const int64_t off = int64_t{box} * st.box_stride + (lower ? 0 : int64_t{st.warpgroup_bytes} / 8);  // 8 rows on
+    // The M group's rows (a multiple of 8: the same swizzle), and 8 rows on for the upper pair.
+    const int64_t off = int64_t{box} * st.box_stride + int64_t{row_bytes} * (row + (lower ? 0 : 8));
     const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
     if (v.size() == 1) w.ins("st.shared.b32 " + at + ", " + v[0]);
     else w.ins("st.shared.v2.b32 " + at + ", {" + v[0] + ", " + v[1] + "}");
@@ -535,7 +540,7 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
   wg_sync();
   w.ins("@" + issuer + " bra " + L + "_done");
   const std::string row0 = affine(st.row0), col0 = affine(st.col0);
-  w.ins("mad.lo.u32 " + row0 + ", " + wgi + ", 64, " + row0);
+  w.ins("mad.lo.u32 " + row0 + ", " + wgi + ", " + s(d.rows) + ", " + row0);
   const std::string box0 = w.r32();
   w.ins("mad.lo.u32 " + box0 + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset));
   w.ins("add.u32 " + box0 + ", " + box0 + ", " + base);
@@ -567,15 +572,23 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
     w.ins("shr.u32 " + wg + ", " + wg + ", 2");
     w.ins("shr.u32 " + t + ", " + lane + ", 2");
     w.ins("mad.lo.u32 " + r0 + ", " + q + ", 16, " + t);
-    w.ins("mad.lo.u32 " + r0 + ", " + wg + ", 64, " + r0);
+    w.ins("mad.lo.u32 " + r0 + ", " + wg + ", " + s(d.rows) + ", " + r0);
     w.ins("add.u32 " + r0 + ", " + r0 + ", " + row0);
     w.ins("add.u32 " + r8 + ", " + r0 + ", 8");
     w.ins("and.b32 " + t + ", " + lane + ", 3");
     w.ins("mad.lo.u32 " + c0 + ", " + t + ", 2, " + col0);
-    each_acc_pair(d, rs, [&](int c, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
+    // A warpgroup of several M groups: the rows of group i lie 64 i further.
+    std::map<int, std::pair<std::string, std::string>> at_row{{0, {r0, r8}}};
+    each_acc_pair(d, rs, [&](int row, int c, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
+      if (!at_row.count(row)) {
+        const std::string g0 = w.r32(), g8 = w.r32();
+        w.ins("add.u32 " + g0 + ", " + r0 + ", " + s(row), "M group " + s(row / 64));
+        w.ins("add.u32 " + g8 + ", " + r8 + ", " + s(row));
+        at_row[row] = {g0, g8};
+      }
       const std::string col = w.r32();
       w.ins("add.u32 " + col + ", " + c0 + ", " + s(c));
-      store_pair(st, x, y, packed, lower ? r0 : r8, col);
+      store_pair(st, x, y, packed, lower ? at_row.at(row).first : at_row.at(row).second, col);
     });
     return;
   }

@@ -400,7 +400,8 @@ void Emitter::tile_of(const std::string& lin, const std::string& rows, const std
 // A persistent role: its steps once per tile of this CTA, tiles %ctaid.x, %ctaid.x + %nctaid.x, ...
 // Its rings' stages and phases are set up once, before the first tile, so the ring carries on from
 // one tile's K loop to the next (the producer runs ahead into the next tile while the consumers
-// finish this one).
+// finish this one). A ping-pong role (turns > 1) takes every turns-th of those tiles from its turn,
+// and moves its rings past the K blocks of the tiles it leaves: every tile has the same trips.
 void Emitter::tile_loop(const plan::RolePlan& r) {
   const std::string tile = w.r32(), done = w.pred(), step = w.r32();
   std::set<int> rs, ts;
@@ -425,8 +426,37 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
     w.ins("mov.u32 " + tile + ", %clusterid.x", "this cluster's first block");
     w.ins("mov.u32 " + step + ", %nclusterid.x", "clusters in the grid");
   }
+  std::string others;  // ping-pong: the loop iterations of the other turns' tiles between two of ours
+  if (r.turns > 1) {
+    const plan::Step* lp = nullptr;
+    for (const auto& st : r.steps)
+      if (st.kind == plan::StepKind::loop) {
+        if (lp) throw std::logic_error("a ping-pong role of more than one loop");
+        lp = &st;
+      }
+    // Its rings over the tiles (Phase::tile) count its own tiles: they start at 0 and move by one.
+    if (!lp) throw std::logic_error("a ping-pong role without a K loop");
+    const std::string trips = loop_trips(*lp);
+    others = trips;  // K blocks of the other turns' tiles between two of this role's
+    if (r.turns > 2) {
+      others = w.r32();
+      w.ins("mul.lo.u32 " + others + ", " + trips + ", " + s(r.turns - 1), "K blocks of the other turns' tiles between two of this role's");
+    }
+    if (r.turn) {
+      std::string first = trips;  // K blocks of the tiles before this role's first
+      if (r.turn > 1) {
+        first = w.r32();
+        w.ins("mul.lo.u32 " + first + ", " + trips + ", " + s(r.turn), "K blocks of the tiles before this role's first");
+      }
+      w.comment("Turn " + s(r.turn) + " of " + s(r.turns) + ": the rings skip the K blocks of the tiles before this role's first.");
+      advance_by(role_ring, first);
+      w.ins("mad.lo.u32 " + tile + ", " + step + ", " + s(r.turn) + ", " + tile, "this role's first tile: turn " + s(r.turn));
+    }
+    w.ins("mul.lo.u32 " + step + ", " + step + ", " + s(r.turns), "every " + s(r.turns) + "th tile of the CTA");
+  }
   const std::string top = label(), end = top + "_end";
-  w.comment("[" + s(label_ - 1) + "] tile loop: the tiles of this CTA, every %nctaid.x-th from %ctaid.x");
+  w.comment("[" + s(label_ - 1) + "] tile loop: the tiles of this CTA, every %nctaid.x-th from %ctaid.x" +
+            (r.turns > 1 ? std::string(", of which this role takes every ") + s(r.turns) + "th from its turn " + s(r.turn) : std::string()));
   w.label(top);
   w.ins("setp.ge.u32 " + done + ", " + tile + ", " + tile_count);
   w.ins("@" + done + " bra " + end);
@@ -440,6 +470,7 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
   w.blank();
   steps(r.steps);
   advance(tile_ring);  // the next tile's stage and phase
+  if (!others.empty()) advance_by(role_ring, others);
   w.ins("add.u32 " + tile + ", " + tile + ", " + step);
   w.ins("bra " + top);
   w.label(end);
@@ -643,14 +674,7 @@ void Emitter::loop_step(const plan::Step& st) {
   loop = LoopRegs{};
   loop.active = true;
   loop.kb = w.r32();
-  const std::string trips = w.r32(), done = w.pred();
-  if (!st.k_param.empty()) {
-    w.ins("add.u32 " + trips + ", " + size.at(st.k_param) + ", " + s(st.block - 1));
-    w.ins("div.u32 " + trips + ", " + trips + ", " + s(st.block));
-    w.ins("max.u32 " + trips + ", " + trips + ", 1", "at least one K block: k = 0 computes zeros");
-  } else {
-    w.ins("mov.u32 " + trips + ", " + s(st.trips));
-  }
+  const std::string trips = loop_trips(st), done = w.pred();
   w.ins("mov.u32 " + loop.kb + ", 0");
   for (int r : rings(st.body)) {
     if (role_ring.count(r)) {  // a persistent role's ring: carried on from the previous tile
@@ -675,6 +699,33 @@ void Emitter::loop_step(const plan::Step& st) {
   after_ring = loop.ring;  // its last iteration, for the steps after the loop that name it (a lag)
   loop = LoopRegs{};
   w.blank();
+}
+
+// The iterations of a loop: max(1, ceil(k / block)) for a run-time K, else its static trips.
+std::string Emitter::loop_trips(const plan::Step& st) {
+  const std::string trips = w.r32();
+  if (!st.k_param.empty()) {
+    w.ins("add.u32 " + trips + ", " + size.at(st.k_param) + ", " + s(st.block - 1));
+    w.ins("div.u32 " + trips + ", " + trips + ", " + s(st.block));
+    w.ins("max.u32 " + trips + ", " + trips + ", 1", "at least one K block: k = 0 computes zeros");
+  } else {
+    w.ins("mov.u32 " + trips + ", " + s(st.trips));
+  }
+  return trips;
+}
+
+// Each ring moved on by `n` iterations (a register): stage (stage + n) % S, the phase flipped once
+// per wrap, i.e. by bit 0 of (stage + n) / S.
+void Emitter::advance_by(const std::map<int, std::pair<std::string, std::string>>& rings, const std::string& n) {
+  for (const auto& [r, sp] : rings) {
+    const std::string t = w.r32(), q = w.r32();
+    w.ins("add.u32 " + t + ", " + sp.first + ", " + n);
+    w.ins("div.u32 " + q + ", " + t + ", " + s(r), "wraps of the ring of " + s(r));
+    w.ins("mul.lo.u32 " + sp.first + ", " + q + ", " + s(r));
+    w.ins("sub.u32 " + sp.first + ", " + t + ", " + sp.first);
+    w.ins("and.b32 " + q + ", " + q + ", 1");
+    w.ins("xor.b32 " + sp.second + ", " + sp.second + ", " + q);
+  }
 }
 
 // Stage and phase registers of a ring of `n`, both 0; `what` ends the comment.

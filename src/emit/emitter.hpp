@@ -74,6 +74,8 @@ struct Emitter {
   std::set<int> rings(const std::vector<plan::Step>& body);
   std::pair<std::string, std::string> ring_regs(int n, const std::string& what);
   void advance(const std::map<int, std::pair<std::string, std::string>>& rings);
+  void advance_by(const std::map<int, std::pair<std::string, std::string>>& rings, const std::string& n);
+  std::string loop_trips(const plan::Step& st);
 
   // emitter.cpp
   std::string header() const;

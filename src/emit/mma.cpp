@@ -134,7 +134,8 @@ void Emitter::wgmma(const plan::MmaStep& m, const std::string& /*L*/) {
   w.ins(spell::wgmma_fence(), "orders the register writes before the wgmmas read them");
   const bool f16acc = m.acc_dtype == isa::DType::f16;
   for (const auto& in : m.instrs) {
-    w.comment("wgmma (ni=" + s(in.ni) + ", ki=" + s(in.ki) + "): 64x" + s(in.n) + "x" + s(in.k));
+    w.comment("wgmma (" + (m.warpgroup_rows > 64 ? "mi=" + s(in.mi) + ", " : std::string()) + "ni=" + s(in.ni) + ", ki=" + s(in.ki) + "): 64x" +
+              s(in.n) + "x" + s(in.k));
     std::string a;
     if (m.a_registers) {
       a = "{";

@@ -153,7 +153,7 @@ struct Printer {
         if (m.engine == ir::Engine::tcgen05)
           o += in2 + mma_name(m, 0) + (m.scaled ? ", " + s(m.scale.factors) + " scale factor(s) per row per instruction" : "") + "\n";
         else
-          o += in2 + "each warpgroup of the role: its 64 rows of A" + (m.a_registers ? " (from registers)" : "") + " into registers \"" +
+          o += in2 + "each warpgroup of the role: its " + s(m.warpgroup_rows) + " rows of A" + (m.a_registers ? " (from registers)" : "") + " into registers \"" +
                m.acc_regs + "\"\n";
         for (const auto& in : m.instrs) {
           o += in2 + "m" + s(in.mi) + " n" + s(in.ni) + " k" + s(in.ki) + " " + s(in.m) + "x" + s(in.n) + "x" + s(in.k);
@@ -191,7 +191,8 @@ struct Printer {
         else if (st.store.tma)
           o += in2 + "via shared \"" + st.store.stage + "\" at " + s(st.store.stage_offset) +
                (st.store.shared_by ? " (over the ring, once all " + s(st.store.shared_by) + " consumer threads are done with it)" : "") +
-               ": each warpgroup's 64 rows as " + s(st.store.boxes) + " boxes of " + s(st.store.box_cols) + " x 64, then " +
+               ": each warpgroup's " + s(st.store.src.rows) + " rows as " + s(st.store.boxes) + " boxes of " + s(st.store.box_cols) + " x " +
+                   s(st.store.src.rows) + ", then " +
                spell::tma_store() + " through " + st.store.map.param + ", " + spell::bulk_commit() +
                (st.store.reuse ? "; the next tile waits for " + spell::bulk_wait_read() + " 0 before writing the tile" : "") + "\n";
         break;
@@ -336,7 +337,9 @@ std::string plan_text(const Plan& pl) {
   for (const auto& r : pl.roles) {
     o += "\nRole \"" + r.name + "\": warp" + (r.warps > 1 ? "s " + s(r.first_warp) + "-" + s(r.first_warp + r.warps - 1) : " " + s(r.first_warp)) +
          (r.single_thread ? ", one thread" : "") + (r.leader_cta_only && pl.cta_group == 2 ? ", CTA 0 of the pair" : "") +
-         (r.max_registers ? ", setmaxnreg " + s(r.max_registers) : "") + (r.persistent ? ", once per tile of the CTA" : "") + "\n";
+         (r.max_registers ? ", setmaxnreg " + s(r.max_registers) : "") + (r.persistent ? (r.turns > 1 ? ", tiles i of the CTA with i % " + s(r.turns) + " = " + s(r.turn) + " (ping-pong)" : ", once per tile of the CTA")
+                        : "") +
+         "\n";
     pr.steps(r.steps, "  ");
   }
   return wrap_lines(o, 100);
@@ -521,9 +524,14 @@ std::string plan_json(const Plan& p) {
   for (const auto& r : p.roles) {
     ojson steps = ojson::array();
     for (const auto& st : r.steps) steps.push_back(step_json(p, t, st));
-    roles.push_back({{"name", r.name}, {"first_warp", r.first_warp}, {"warps", r.warps}, {"single_thread", r.single_thread},
-                     {"leader_cta_only", r.leader_cta_only}, {"max_registers", r.max_registers}, {"persistent", r.persistent},
-                     {"steps", steps}});
+    ojson role = {{"name", r.name}, {"first_warp", r.first_warp}, {"warps", r.warps}, {"single_thread", r.single_thread},
+                  {"leader_cta_only", r.leader_cta_only}, {"max_registers", r.max_registers}, {"persistent", r.persistent}};
+    if (r.turns > 1) {  // ping-pong roles only: the other roles' JSON stays as it was
+      role["turn"] = r.turn;
+      role["turns"] = r.turns;
+    }
+    role["steps"] = steps;
+    roles.push_back(role);
   }
   j["roles"] = roles;
   return j.dump(2) + "\n";

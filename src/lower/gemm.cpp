@@ -601,7 +601,13 @@ struct Gemm {
 
   void wgmma() {
     kind = *isa::wgmma_kind(g.a.dtype, g.b.dtype);
-    const int warpgroups = tm / 64;
+    // Cooperative: warpgroup w of the consumers computes rows [64 w, 64 w + 64) of every tile.
+    // Ping-pong: two consumer warpgroups take alternate tiles of the persistent CTA, each the
+    // whole tile (tile.m / 64 stacked m64 wgmmas), so that one's epilogue overlaps the other's
+    // main loop; each stage of the ring is then read by one warpgroup.
+    const bool pingpong = g.consumers == spec::Consumers::pingpong;
+    const int warpgroups = pingpong ? 2 : tm / 64;
+    const int readers = pingpong ? 1 : warpgroups;  // consumer warpgroups that read one stage
     k.tiles.push_back(tile("a", g.a, g.swizzle_a, tm, isa::value_bits(g.a.dtype)));
     k.tiles.push_back(tile("b", g.b, g.swizzle_b, tn, isa::value_bits(g.b.dtype)));
     const int consumers = 128 * warpgroups;
@@ -611,21 +617,25 @@ struct Gemm {
     // consumer warpgroup arrives on the stage's empty barrier in all C CTAs (C x warpgroups
     // arrivals; a wgmma group is the warpgroup's, so its completion is seen by each of its warps).
     const int mc = static_cast<int>(g.cluster[0] * g.cluster[1]);
-    k.barriers = {{"full", 1, stages}, {"empty", mc > 1 ? mc * warpgroups : consumers, stages}};
+    k.barriers = {{"full", 1, stages}, {"empty", mc > 1 ? mc * readers : 128 * readers, stages}};
+    // Ping-pong consumers hand the main loop to each other: a consumer waits on the full barriers
+    // of its tile's K blocks only once the other has passed those of the tile before (its main
+    // loop done). A parity wait tells only the two phases apart, so a consumer a whole tile of K
+    // blocks ahead of the ring would pass on an earlier phase of the same parity; the hand-off also
+    // alternates the main loops and the epilogues, as intended. mainloop<w>: consumer w may start.
+    if (pingpong) k.barriers.insert(k.barriers.end(), {{"mainloop0", 128, 1}, {"mainloop1", 128, 1}});
     const bool a_regs = g.a_source == spec::ASource::registers;
-    ir::Role cons, prod;
-    cons.name = "consumer";
-    cons.first_warp = 0;
-    cons.warps = 4 * warpgroups;
+    ir::Role prod;
     prod.name = "producer";
     prod.first_warp = 4 * warpgroups;
     prod.single_thread = true;
+    int consumer_budget = 0;
     if (g.registers) {
       // setmaxnreg acts on whole warpgroups (§9.7.19.5): the producer is one, lowering its budget
       // so that the consumers can raise theirs; one thread of it issues.
       prod.warps = 4;
       prod.max_registers = static_cast<int>(g.registers->producer);
-      cons.max_registers = static_cast<int>(g.registers->consumer);
+      consumer_budget = static_cast<int>(g.registers->consumer);
     }
     ir::Loop pl;
     pl.k_param = "k";
@@ -638,75 +648,105 @@ struct Gemm {
       pl.body.push_back(o);
     }
     prod.nodes.push_back(loop_node(pl));
-    ir::Loop cl;
-    cl.k_param = "k";
-    cl.block = tk;
-    cl.body.push_back(barrier_op(ir::OpKind::wait, "full"));
-    ir::Op m = op(ir::OpKind::mma);
-    m.a = {"a", kPtr};
-    m.b = {"b", kPtr};
-    m.d = {"acc", kPtr};
-    m.acc_dtype = g.accumulator;
-    m.a_registers = a_regs;
-    m.accumulate_after_first_iteration = true;
-    cl.body.push_back(m);
-    // At most one wgmma group in flight: the previous K block's stage is no longer read, and is
-    // released; with one stage, or A in registers (rewritten next block), the group completes first.
-    ir::Op wt = op(ir::OpKind::mma_wait);
-    const bool serial = stages == 1 || a_regs;
-    wt.pending = serial ? 0 : 1;
-    cl.body.push_back(wt);
-    auto release = [&](int lag) {
-      ir::Op o = barrier_op(ir::OpKind::arrive, "empty", lag);
-      if (mc > 1) {
-        o.per_warpgroup = true;
-        o.cluster_ctas = mc;
+    // The consumer role: cooperative, all warpgroups; ping-pong, one warpgroup of turn `turn`.
+    auto consumer = [&](const std::string& name, int first_warp, int wgs, int turn) {
+      ir::Role cons;
+      cons.name = name;
+      cons.first_warp = first_warp;
+      cons.warps = 4 * wgs;
+      cons.max_registers = consumer_budget;
+      cons.persistent = persistent;
+      if (pingpong) {
+        cons.turn = turn;
+        cons.turns = 2;
       }
-      return o;
+      if (pingpong) {
+        // The role's i-th tile waits for the other's main loop of the tile before: phase i of
+        // mainloop1 (consumer 0's i-th), phase i - 1 of mainloop0 (consumer 1's; the first passes).
+        ir::Op w = barrier_op(ir::OpKind::wait, "mainloop" + s(turn), 0, turn == 0);
+        w.phase.tile = true;
+        w.note = "the other consumer's main loop of the tile before is done: this role's K blocks are the ring's next";
+        cons.nodes.push_back(node(w));
+      }
+      ir::Loop cl;
+      cl.k_param = "k";
+      cl.block = tk;
+      cl.body.push_back(barrier_op(ir::OpKind::wait, "full"));
+      ir::Op m = op(ir::OpKind::mma);
+      m.a = {"a", kPtr};
+      m.b = {"b", kPtr};
+      m.d = {pingpong ? "acc" + s(turn) : "acc", kPtr};
+      m.acc_dtype = g.accumulator;
+      m.a_registers = a_regs;
+      m.accumulate_after_first_iteration = true;
+      if (pingpong) m.warpgroup_rows = tm;
+      cl.body.push_back(m);
+      // At most one wgmma group in flight: the previous K block's stage is no longer read, and is
+      // released; with one stage, or A in registers (rewritten next block), the group completes first.
+      ir::Op wt = op(ir::OpKind::mma_wait);
+      const bool serial = stages == 1 || a_regs;
+      wt.pending = serial ? 0 : 1;
+      cl.body.push_back(wt);
+      auto release = [&](int lag) {
+        ir::Op o = barrier_op(ir::OpKind::arrive, "empty", lag);
+        if (mc > 1) {
+          o.per_warpgroup = true;
+          o.cluster_ctas = mc;
+        }
+        return o;
+      };
+      cl.body.push_back(release(serial ? 0 : 1));
+      cons.nodes.push_back(loop_node(cl));
+      if (pingpong) {
+        ir::Op h = barrier_op(ir::OpKind::arrive, "mainloop" + s(1 - turn));
+        h.note = "hand the main loop to the other consumer: its tile's K blocks follow in the ring";
+        cons.nodes.push_back(node(h));
+      }
+      ir::Op w0 = op(ir::OpKind::mma_wait);
+      w0.pending = 0;
+      cons.nodes.push_back(node(w0));
+      if (persistent && !serial) {
+        // The loop released every stage but its last one's; the next tile's loads need that too.
+        ir::Op rel = release(1);
+        rel.note = "release the last K block's stage: the next tile's loads reuse it";
+        cons.nodes.push_back(node(rel));
+      }
+      ir::Op st = op(ir::OpKind::store);
+      st.regs = m.d;
+      st.dst = {"D", kPtr};
+      st.clip = true;
+      st.at[0].m_tile = tm;
+      st.at[1].n_tile = tn;
+      if (g.epilogue == spec::Epilogue::tma) {
+        // D through shared memory: a K-major tile of tm x tn elements in 128-byte swizzled boxes
+        // (what a TMA box of 128 bytes by a warpgroup's rows reads), stored by TMA. A data-parallel
+        // CTA's ring is free once its consumers' last wgmma completed, so the tile may overlay it; a
+        // persistent CTA's producer is already filling the ring for the next tile, and ping-pong
+        // consumers each have their own tile, written while the other computes.
+        ir::Tile d;
+        d.name = pingpong ? "d_stage" + s(turn) : "d_stage";
+        d.ptr = std::string(kPtr) + "/epilogue";
+        d.dtype = g.d;
+        d.rows = tm;
+        d.cols = tn;
+        d.major = isa::Major::k;
+        d.swizzle = isa::Swizzle::b128;
+        d.shape_ptr = d.swizzle_ptr = d.major_ptr = d.ptr;
+        if (!persistent) {  // the planner lays it over the ring where it fits (else its own memory)
+          d.overlay = "a";
+          st.via_shared_by = consumers;
+        }
+        k.tiles.push_back(d);
+        st.tma = true;
+        st.via = {d.name, d.ptr};
+        st.map_param = "tmap_d";
+      }
+      cons.nodes.push_back(node(st));
+      return cons;
     };
-    cl.body.push_back(release(serial ? 0 : 1));
-    cons.nodes.push_back(loop_node(cl));
-    ir::Op w0 = op(ir::OpKind::mma_wait);
-    w0.pending = 0;
-    cons.nodes.push_back(node(w0));
-    if (persistent && !serial) {
-      // The loop released every stage but its last one's; the next tile's loads need that too.
-      ir::Op rel = release(1);
-      rel.note = "release the last K block's stage: the next tile's loads reuse it";
-      cons.nodes.push_back(node(rel));
-    }
-    ir::Op st = op(ir::OpKind::store);
-    st.regs = {"acc", kPtr};
-    st.dst = {"D", kPtr};
-    st.clip = true;
-    st.at[0].m_tile = tm;
-    st.at[1].n_tile = tn;
-    if (g.epilogue == spec::Epilogue::tma) {
-      // D through shared memory: a K-major tile of tm x tn elements in 128-byte swizzled boxes
-      // (what a TMA box of 128 bytes by 64 rows reads), stored by TMA. A data-parallel CTA's ring
-      // is free once its consumers' last wgmma completed, so the tile may overlay it; a persistent
-      // CTA's producer is already filling the ring for the next tile.
-      ir::Tile d;
-      d.name = "d_stage";
-      d.ptr = std::string(kPtr) + "/epilogue";
-      d.dtype = g.d;
-      d.rows = tm;
-      d.cols = tn;
-      d.major = isa::Major::k;
-      d.swizzle = isa::Swizzle::b128;
-      d.shape_ptr = d.swizzle_ptr = d.major_ptr = d.ptr;
-      if (!persistent) {  // the planner lays it over the ring where it fits (else its own memory)
-        d.overlay = "a";
-        st.via_shared_by = consumers;
-      }
-      k.tiles.push_back(d);
-      st.tma = true;
-      st.via = {"d_stage", d.ptr};
-      st.map_param = "tmap_d";
-    }
-    cons.nodes.push_back(node(st));
-    cons.persistent = prod.persistent = persistent;
-    k.roles = {cons, prod};
+    prod.persistent = persistent;
+    if (pingpong) k.roles = {consumer("consumer0", 0, 1, 0), consumer("consumer1", 4, 1, 1), prod};
+    else k.roles = {consumer("consumer", 0, warpgroups, 0), prod};
     k.threads = 128 * warpgroups + 32 * prod.warps;
     // An SM's 64K registers are four banks of 16K, one per warp scheduler, and warps are spread over
     // the schedulers round-robin, so the busiest scheduler holds ceil(warps / 4) warps; registers are

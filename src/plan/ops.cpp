@@ -640,10 +640,12 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) 
     // The lowering's TMA epilogue (wgmma accumulators, a K-major 128-byte swizzled tile).
     const SmemPlacement* t = c.find_tile(o.via);
     if (!t) return std::nullopt;
-    // A box is one swizzle row (128 bytes) of a warpgroup's 64 rows: the tile's K-major layout of
-    // 128-byte columns of all its rows (§9.7.16.3.3), cut at every 64th row.
-    const int es = isa::value_bits(g->dtype) / 8, row = isa::bytes(isa::Swizzle::b128);
-    if (!src.wgmma || t->layout.swizzle != isa::Swizzle::b128 || es < 2 || t->layout.mn % 64 || t->layout.k % (row / es))
+    // A box is one swizzle row (128 bytes) of a warpgroup's rows (64, or a ping-pong consumer's
+    // whole tile): the tile's K-major layout of 128-byte columns of all its rows (§9.7.16.3.3), cut
+    // at every warpgroup's first row.
+    const int es = isa::value_bits(g->dtype) / 8, row = isa::bytes(isa::Swizzle::b128), wg_rows = src.rows;
+    if (!src.wgmma || t->layout.swizzle != isa::Swizzle::b128 || es < 2 || wg_rows % 64 || wg_rows > 256 || t->layout.mn % wg_rows ||
+        t->layout.k % (row / es))
       throw std::logic_error("a TMA store needs wgmma registers and a 128-byte swizzled tile of whole boxes");
     st.tma = true;
     st.stage = t->name;
@@ -651,11 +653,11 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) 
     st.box_cols = row / es;
     st.boxes = static_cast<int>(t->layout.k / st.box_cols);
     st.box_stride = static_cast<uint32_t>(t->layout.mn * row);
-    st.warpgroup_bytes = static_cast<uint32_t>(64 * row);
-    st.warpgroups = t->layout.mn / 64;
+    st.warpgroup_bytes = static_cast<uint32_t>(wg_rows * row);
+    st.warpgroups = t->layout.mn / wg_rows;
     st.shared_by = t->overlay.empty() ? 0 : o.via_shared_by;  // the planner placed it over the ring, or not
     st.reuse = c.k.grid.persistent;
-    st.map = store_map(o, *g, st.box_cols, 64);
+    st.map = store_map(o, *g, st.box_cols, wg_rows);
   }
   return st;
 }

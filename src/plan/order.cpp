@@ -344,7 +344,7 @@ class Sequencer {
       st.kind = StepKind::mma;
       st.mma = *m;
       st.why = "D \"" + o.d.name + "\" " + (o.accumulate ? "+=" : "=") + " A \"" + o.a.name + "\" x B \"" + o.b.name +
-               "\" (wgmma, each warpgroup its 64 rows)";
+               "\" (wgmma, each warpgroup its " + std::to_string(m->warpgroup_rows) + " rows)";
       out.push_back(st);
       return;
     }
@@ -457,6 +457,8 @@ Ordered order(Ctx& c) {
     rp.leader_cta_only = r.leader_cta_only;
     rp.max_registers = r.max_registers;
     rp.persistent = r.persistent;
+    rp.turn = r.turn;
+    rp.turns = r.turns;
     Sequencer seq(c, r, ordered, out);
     rp.steps = seq.run();
     out.roles.push_back(std::move(rp));

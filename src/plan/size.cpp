@@ -43,6 +43,13 @@ class Bound {
         add(inserted(StepKind::wait_ld), kInsertedWhyBytes);
         if (!within(n.op.ptr)) return crossing_;
       }
+      // A ping-pong role's tile loop also moves its rings past the other turns' K blocks, at its
+      // start and after each tile: counted as one more loop.
+      if (r.turns > 1) {
+        Step lp;
+        lp.kind = StepKind::loop;
+        add(lp, kWhyBytes);
+      }
       // The role's end: the kernel's own commit and wait, the last tcgen05.wait::ld/st, the sync
       // before the deallocation.
       for (StepKind k : {StepKind::commit, StepKind::wait, StepKind::wait_ld, StepKind::wait_st, StepKind::sync})

@@ -356,12 +356,12 @@ void check_smem_budget(const Context& c, Diagnostics& d) {
   if (p.smem_bytes <= max) return;
   // The pipeline's ring (a stage of A and B per stage), and the TMA epilogue's staging tile where
   // it has memory of its own (a persistent CTA's, or one that does not fit over the ring).
-  int64_t stage = 0, tiles = 0, staging = 0;
+  int64_t stage = 0, tiles = 0, staging = 0, staging_tiles = 0;
   std::string parts;
   for (const auto& t : p.smem) {
     const auto ir_tile = std::find_if(k->tiles.begin(), k->tiles.end(), [&](const ir::Tile& x) { return x.name == t.name; });
     if (ir_tile != k->tiles.end() && ir_tile->ptr == "/gemm/epilogue") {
-      if (t.overlay.empty()) staging += int64_t{t.stage_bytes} * t.stages;
+      if (t.overlay.empty()) staging += int64_t{t.stage_bytes} * t.stages, ++staging_tiles;
       continue;
     }
     stage += t.stage_bytes;
@@ -372,7 +372,8 @@ void check_smem_budget(const Context& c, Diagnostics& d) {
   const int64_t fit = (max - fixed - staging) / std::max<int64_t>(1, stage);
   auto& diag = d.error("SMEM-BUDGET", "/gemm/stages",
                        num(g->stages) + " stages of " + num(stage) + " bytes (" + parts + ")" +
-                           (staging ? ", the TMA epilogue's staging tile of " + num(staging) + " bytes," : "") + " plus " + num(fixed) +
+                           (staging ? ", the TMA epilogue's staging tile" + std::string(staging_tiles > 1 ? "s (one per ping-pong consumer)" : "") + " of " +
+                                          num(staging) + " bytes," : "") + " plus " + num(fixed) +
                            " bytes of barriers and alignment need " + num(p.smem_bytes) + " bytes of shared memory; a CTA on " +
                            std::string(c.target.name) + " gets at most " + num(max));
   diag.help = {fit > 0 ? "use \"stages\": " + num(fit) + " or fewer" : "reduce the tile: one stage does not fit",

@@ -1,6 +1,7 @@
 // The wgmma (sm_90a) checks of the rule table. PTX ISA 9.1 §9.7.15.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "context.hpp"
 #include "ptxgen/plan.hpp"
@@ -12,6 +13,9 @@ const spec::Gemm* wg(const Context& c) { return c.target.wgmma ? c.gemm : nullpt
 std::string tn(isa::DType t) { return std::string(isa::name(t)); }
 std::string num(int64_t v) { return std::to_string(v); }
 std::optional<isa::Kind> kind(const spec::Gemm& g) { return isa::wgmma_kind(g.a.dtype, g.b.dtype); }
+bool pingpong(const spec::Gemm& g) { return g.consumers == spec::Consumers::pingpong; }
+// Consumer warpgroups: one per 64 rows of the tile, or the two ping-pong warpgroups.
+int64_t consumer_warpgroups(const spec::Gemm& g) { return pingpong(g) ? 2 : g.tile.m / 64; }
 }  // namespace
 
 void check_wgmma_types(const Context& c, Diagnostics& d) {
@@ -101,7 +105,8 @@ void check_wgmma_registers(const Context& c, Diagnostics& d) {
   if (!verified(c, d)) return;
   // Accumulators (and A fragments, when A comes from registers) plus about 24 registers of
   // addressing and loop state must fit the per-thread share of the register file (.maxnreg).
-  const int64_t acc = g->accumulator == isa::DType::f16 ? g->tile.n / 4 : g->tile.n / 2;
+  // A ping-pong consumer holds its whole tile: tile.m / 64 rows of instructions.
+  const int64_t acc = (g->accumulator == isa::DType::f16 ? g->tile.n / 4 : g->tile.n / 2) * (pingpong(*g) ? g->tile.m / 64 : 1);
   const int64_t k_steps = g->tile.k / (256 / isa::value_bits(g->a.dtype));
   const int64_t a_regs = g->a_source == spec::ASource::registers ? 4 * k_steps : 0;
   const int64_t need = acc + a_regs + 24;
@@ -113,8 +118,9 @@ void check_wgmma_registers(const Context& c, Diagnostics& d) {
               " registers (+~24), but " +
               (g->registers ? "its budget is " + num(have)
                             : num(c.kernel->threads) + " threads get at most " + num(c.kernel->max_registers) + " each"))
-      .help = {"reduce tile.n (accumulators: tile.n/2 per thread for f32 and s32, tile.n/4 for f16)",
-               "or reduce tile.m (one warpgroup of 128 threads per 64 rows)"};
+      .help = {"reduce tile.n (accumulators: tile.n/2 per thread for f32 and s32, tile.n/4 for f16" +
+                   std::string(pingpong(*g) ? ", times tile.m/64 for a ping-pong consumer)" : ")"),
+               pingpong(*g) ? "or reduce tile.m (a ping-pong consumer holds the whole tile)" : "or reduce tile.m (one warpgroup of 128 threads per 64 rows)"};
 }
 
 void check_registers_target(const Context& c, Diagnostics& d) {
@@ -141,7 +147,7 @@ void check_registers_budget(const Context& c, Diagnostics& d) {
   // theirs from it.
   const ir::Kernel* k = verified(c, d);
   if (!k) return;
-  const int64_t warpgroups = g->tile.m / 64, threads = k->threads, launch = k->max_registers;
+  const int64_t warpgroups = consumer_warpgroups(*g), threads = k->threads, launch = k->max_registers;
   const int64_t total = 128 * r.producer + 128 * warpgroups * r.consumer;
   std::string why;
   if (total > 65536)
@@ -157,6 +163,26 @@ void check_registers_budget(const Context& c, Diagnostics& d) {
   d.error("REGISTERS-BUDGET", "/gemm/registers", "register budgets that do not add up: " + why)
       .help = {"keep 128 x producer + " + num(128 * warpgroups) + " x consumer within 65536, producer <= " + num(launch) + " <= consumer",
                "e.g. \"registers\": {\"producer\": 40, \"consumer\": " + num(std::min<int64_t>(256, (65536 - 128 * 40) / (128 * warpgroups) / 8 * 8)) + "}"};
+}
+
+void check_consumers_pingpong(const Context& c, Diagnostics& d) {
+  if (!c.gemm || !pingpong(*c.gemm)) return;
+  const spec::Gemm& g = *c.gemm;
+  std::string why, ptr = "/gemm/consumers";
+  std::vector<std::string> help;
+  if (!c.target.wgmma) {
+    why = std::string(c.target.name) + " runs the tcgen05 template, whose accumulator is in tensor memory: a persistent tcgen05 GEMM overlaps the epilogue with the next tile through its double-buffered accumulator instead";
+    help = {"remove \"consumers\"", "or target sm_90a"};
+  } else if (g.schedule != spec::Schedule::persistent) {
+    why = "ping-pong consumers take alternate tiles of a persistent CTA, but the schedule is data_parallel (one tile per CTA)";
+    help = {"add \"schedule\": \"persistent\"", "or use \"consumers\": \"cooperative\""};
+  } else if (g.a_source != spec::ASource::smem) {
+    why = "a ping-pong consumer reads A's whole tile through descriptors; A from registers (\"a_source\": \"registers\") loads 64 rows per warpgroup";
+    ptr = "/gemm/a_source";
+    help = {"use \"a_source\": \"smem\"", "or \"consumers\": \"cooperative\""};
+  }
+  if (why.empty()) return;
+  d.error("CONSUMERS-PINGPONG", ptr, "ping-pong consumers are not possible here: " + why).help = help;
 }
 
 void check_cluster_multicast(const Context& c, Diagnostics& d) {

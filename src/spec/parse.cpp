@@ -23,6 +23,7 @@ int64_t leading_dimension(const Operand& op, int64_t contiguous_extent) {
 
 std::string_view name(Schedule s) { return s == Schedule::persistent ? "persistent" : "data_parallel"; }
 std::string_view name(Epilogue e) { return e == Epilogue::tma ? "tma" : "direct"; }
+std::string_view name(Consumers c) { return c == Consumers::pingpong ? "pingpong" : "cooperative"; }
 
 std::string_view name(ASource s) {
   switch (s) {
@@ -107,6 +108,9 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
          g.schedule);
   if (r.has("epilogue"))
     need(r.choice<Epilogue>("epilogue", false, {{"direct", Epilogue::direct}, {"tma", Epilogue::tma}}), g.epilogue);
+  if (r.has("consumers"))
+    need(r.choice<Consumers>("consumers", false, {{"cooperative", Consumers::cooperative}, {"pingpong", Consumers::pingpong}}),
+         g.consumers);
   if (const json* s = r.object("swizzle", false)) {
     ObjReader rs(*s, r.ptr("swizzle"), r);
     for (auto [key, dst] : {std::pair<const char*, isa::Swizzle*>{"a", &g.swizzle_a}, {"b", &g.swizzle_b}}) {
@@ -275,6 +279,7 @@ std::string to_json(const Spec& s) {
     o["raster"] = g.raster;
     o["schedule"] = std::string(name(g.schedule));
     o["epilogue"] = std::string(name(g.epilogue));
+    o["consumers"] = std::string(name(g.consumers));
     o["swizzle"] = {{"a", swz(g.swizzle_a)}, {"b", swz(g.swizzle_b)}};
     o["a_source"] = std::string(name(g.a_source));
     o["cta_group"] = g.cta_group;
