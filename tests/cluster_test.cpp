@@ -198,6 +198,40 @@ TEST_CASE("ping-pong consumers: two warpgroups take alternate tiles, each its wh
   CHECK(count(ptx, " bar.sync 3, 128;") == 2);
   CHECK(count(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 16);
 }
+
+TEST_CASE("epilogue auto: the TMA store where D's rows are 16-byte multiples apart at run time, else the direct store") {
+  const support::Planned p = support::plan_of(support::checked_spec(spec_doc("gemm_sm90_bf16_128x256x64_auto_epilogue").dump()));
+  const plan::Step* st = find_step(role(p, "consumer").steps, plan::StepKind::store, "");
+  REQUIRE(st);
+  CHECK(st->store.tma);
+  CHECK(st->store.fallback);
+  CHECK(st->store.clip);
+  CHECK(st->store.map.optional);
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
+  int optional = 0;
+  for (const auto& m : manifest["tensor_maps"])
+    if (m.value("optional", false)) {
+      ++optional;
+      CHECK(m["tensor"] == "D");
+    }
+  CHECK(optional == 1);
+  const std::string ptx = emit::ptx(p);
+  // ld x 2 bytes (D's leading dimension is n, a parameter), its low four bits, one branch each way.
+  CHECK(count(ptx, "// bytes from one row of D to the next (low bits exact)") == 1);
+  CHECK(count(ptx, "// rows no tensor map can stride: the direct store") == 1);
+  const size_t tma = ptx.find("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group");
+  const size_t direct = ptx.find("_direct:");
+  REQUIRE(tma != std::string::npos);
+  REQUIRE(direct != std::string::npos);
+  CHECK(tma < direct);  // the TMA path first, then the direct one with its clipped stores
+  CHECK(count(ptx.substr(direct), "st.global.b32") == 64);  // a thread's 128 accumulators: 64 pairs of columns
+  // The same kernel with "tma" has neither the test nor the direct path.
+  auto doc = spec_doc("gemm_sm90_bf16_128x256x64_auto_epilogue");
+  doc["gemm"]["epilogue"] = "tma";
+  const std::string plain = emit::ptx(support::plan_of(support::checked_spec(doc.dump())));
+  CHECK(count(plain, "_direct:") == 0);
+  CHECK(count(plain, "st.global") == 0);
+}
 }
 
 TEST_SUITE("rules") {
@@ -232,6 +266,17 @@ TEST_CASE("CLUSTER-MULTICAST, REGISTERS-BUDGET, WGMMA-REGISTERS with budgets: ea
   doc["target"] = "sm_100a";
   doc["gemm"]["registers"] = {{"producer", 40}, {"consumer", 232}};
   CHECK(fires(doc, "REGISTERS-TARGET").find("/gemm/registers: ") == 0);
+}
+
+TEST_CASE("EPILOGUE-AUTO: the run-time choice of epilogue is the wgmma template's") {
+  auto doc = spec_doc("gemm_sm90_bf16_128x256x64_auto_epilogue");
+  CHECK(fires(doc, "EPILOGUE-AUTO").empty());
+  doc["target"] = "sm_100a";
+  doc["gemm"].erase("registers");
+  CHECK(fires(doc, "EPILOGUE-AUTO").find("/gemm/epilogue: \"epilogue\": \"auto\"") == 0);
+  doc["gemm"]["tile"]["n"] = 96;  // EPILOGUE-TMA's boxes are checked for "auto" too (sm_90a)
+  doc["target"] = "sm_90a";
+  CHECK(fires(doc, "EPILOGUE-TMA").find("/gemm/tile/n: tile.n = 96") == 0);
 }
 
 TEST_CASE("CONSUMERS-PINGPONG, and the budgets of two ping-pong warpgroups holding whole tiles") {

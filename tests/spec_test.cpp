@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "ptxgen/rules.hpp"
 #include "ptxgen/spec.hpp"
@@ -175,15 +176,21 @@ TEST_CASE("tile and stages left out are chosen per target, types and problem sha
     int64_t m, n;
     bool keep_stages;
     int64_t tm, tn, tk, stages;
+    // sm_90a, the tile chosen: what else is chosen (schedule, epilogue, consumers, registers).
+    std::vector<std::string> also;
   };
-  for (const Case& c : {Case{"sm_90a", "bf16", 1, 4096, 8192, false, 128, 256, 64, 4},
-                        Case{"sm_90a", "bf16", 1, 128, 16384, false, 128, 128, 64, 4},   // skinny M
-                        Case{"sm_90a", "e4m3", 1, 4096, 8192, false, 128, 256, 128, 4},
-                        Case{"sm_90a", "tf32", 1, 4096, 8192, false, 128, 256, 32, 4},
-                        Case{"sm_100a", "bf16", 2, 4096, 8192, false, 256, 256, 64, 4},
-                        Case{"sm_100a", "bf16", 1, 4096, 8192, true, 128, 256, 64, 2}}) {
+  const std::vector<std::string> wgmma = {"schedule persistent", "epilogue auto", "registers 40 / 232"};
+  const std::vector<std::string> pingpong = {"schedule persistent", "epilogue auto", "consumers pingpong", "registers 40 / 232"};
+  for (const Case& c : {Case{"sm_90a", "bf16", 1, 4096, 8192, false, 128, 256, 64, 3, wgmma},  // beside a 64 KB staging tile
+                        Case{"sm_90a", "bf16", 1, 128, 16384, false, 128, 128, 64, 5, pingpong},  // skinny M: ping-pong
+                        Case{"sm_90a", "bf16", 1, 256, 16384, false, 128, 256, 64, 3, wgmma},  // 128 tiles: half a wave or more
+                        Case{"sm_90a", "e4m3", 1, 4096, 8192, false, 128, 256, 128, 3, wgmma},
+                        Case{"sm_90a", "tf32", 1, 4096, 8192, false, 128, 256, 32, 2, wgmma},  // f32 D: a 128 KB staging tile
+                        Case{"sm_100a", "bf16", 2, 4096, 8192, false, 256, 256, 64, 4, {}},
+                        Case{"sm_100a", "bf16", 1, 4096, 8192, true, 128, 256, 64, 2, {}}}) {
     CAPTURE(c.target);
     CAPTURE(c.a);
+    CAPTURE(c.m);
     auto j = nlohmann::ordered_json::parse(rules::example_base());
     j["target"] = c.target;
     auto& g = j["gemm"];
@@ -205,11 +212,40 @@ TEST_CASE("tile and stages left out are chosen per target, types and problem sha
     CHECK(x.tile.n == c.tn);
     CHECK(x.tile.k == c.tk);
     CHECK(x.stages == c.stages);
-    // The tile, the cluster (unless the pair's is given), the stages (unless kept).
-    REQUIRE(x.chosen.size() == (c.keep_stages ? 1u : 2u) + (c.cta_group == 2 ? 0u : 1u));
-    if (c.cta_group != 2) CHECK(x.chosen[1].rfind("cluster [1, 1, 1]: the CTA alone", 0) == 0);
+    // The tile, what else the target chooses with it, the cluster (unless the pair's is given), the
+    // stages (unless kept).
+    REQUIRE(x.chosen.size() == 1u + c.also.size() + (c.cta_group == 2 ? 0u : 1u) + (c.keep_stages ? 0u : 1u));
     CHECK(x.chosen[0].rfind("tile " + std::to_string(c.tm) + " x " + std::to_string(c.tn) + " x " + std::to_string(c.tk), 0) == 0);
-    if (c.tn == 128) CHECK(x.chosen[0].find("would give 64 tiles for 132 multiprocessors") != std::string::npos);
+    for (size_t i = 0; i < c.also.size(); ++i) CHECK(x.chosen[1 + i].rfind(c.also[i], 0) == 0);
+    if (c.cta_group != 2) CHECK(x.chosen[1 + c.also.size()].rfind("cluster [1, 1, 1]: the CTA alone", 0) == 0);
+    if (c.tn == 128) CHECK(x.chosen[0].find("would give 64 tiles for 132 multiprocessors (fewer than half a wave)") != std::string::npos);
+    const bool tc = std::string(c.target) != "sm_90a";
+    CHECK(x.schedule == (tc ? spec::Schedule::data_parallel : spec::Schedule::persistent));
+    CHECK(x.epilogue == (tc ? spec::Epilogue::direct : spec::Epilogue::automatic));
+    CHECK(x.consumers == (c.tn == 128 ? spec::Consumers::pingpong : spec::Consumers::cooperative));
+    CHECK(x.registers.has_value() == !tc);
+    // What the planner chose passes the rules (registers, shared memory with the staging tiles).
+    Diagnostics all;
+    rules::parse_and_check(j.dump(), all);
+    CHECK_MESSAGE(!all.has_errors(), (all.list().empty() ? std::string() : all.list()[0].rule + ": " + all.list()[0].message));
+  }
+  // sm_90a: a field the spec gives wins over the planner's choice that comes with the tile.
+  {
+    auto j = nlohmann::ordered_json::parse(rules::example_base());
+    j["target"] = "sm_90a";
+    j["gemm"].erase("tile");
+    j["gemm"].erase("stages");
+    j["gemm"]["m"] = 128;
+    j["gemm"]["n"] = 16384;
+    j["gemm"]["schedule"] = "data_parallel";
+    j["gemm"]["epilogue"] = "direct";
+    Diagnostics d;
+    const auto r = spec::parse(j.dump(), d);
+    REQUIRE(r.spec);
+    CHECK(r.spec->gemm->schedule == spec::Schedule::data_parallel);
+    CHECK(r.spec->gemm->epilogue == spec::Epilogue::direct);
+    CHECK(r.spec->gemm->consumers == spec::Consumers::cooperative);  // ping-pong needs the persistent schedule
+    CHECK(r.spec->gemm->stages == 4);
   }
   // Tile and stages given: only the cluster is chosen; with the cluster given too, nothing.
   Diagnostics d;

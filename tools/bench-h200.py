@@ -78,7 +78,7 @@ def configs():
                                 ("bf16", (128, 192, 64, 3)),
                                 ("f16", (128, 128, 64, 4)), ("e4m3", (128, 128, 128, 4))):
         for regs in (None, rb):
-            if t != "bf16" and not regs:
+            if (t != "bf16" or tm * tn > 128 * 128) and not regs:  # whole tiles above 128 x 128 need the budgets
                 continue
             name = "%s_%dx%dx%d_s%d_tma_pp%s" % (t, tm, tn, tk, st, "_regs" if regs else "")
             patch = {"a": {"dtype": t}, "b": {"dtype": t}, "d": {"dtype": TYPES[t][1]}, "tile": {"m": tm, "n": tn, "k": tk},

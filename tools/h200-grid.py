@@ -51,7 +51,7 @@ def cases():
     def add(name, *patches):
         g = {}
         for p in patches:
-            merge(g, copy.deepcopy(p))
+            merge(g, copy.deepcopy(p), keep_none=True)
         out.append((name, g))
 
     # Performance shapes (4096^3), bf16 and f16.
@@ -184,6 +184,21 @@ def cases():
     add("pp_mc_b_bf16_odd", bf16, pp, {"epilogue": "tma", "stages": 4}, T(128, 128, 64), {"cluster": [1, 2, 1]}, P(4099, 4104, 1003))
     add("pp_tf32_out_f32", tf32, pp, {"epilogue": "tma", "stages": 2}, T(128, 128, 32), P(1024, 1024, 1000))
     add("pp_s8_direct", s8, pp, T(128, 128, 128), {"stages": 4}, P(1024, 1000, 2048))
+    # "epilogue": "auto": the TMA store where D's rows are 16-byte multiples apart at run time, the
+    # direct store otherwise (n = 1001 bf16: 2002 bytes; the launcher passes a zeroed map).
+    auto = {"epilogue": "auto"}
+    add("auto_pers_aligned", bf16, auto, pers, rb, T(128, 256, 64), {"stages": 3}, P(4096, 4096, 1024))
+    add("auto_pers_n_odd", bf16, auto, pers, rb, T(128, 256, 64), {"stages": 3}, P(1000, 1001, 520))
+    add("auto_dp_n_odd", bf16, auto, T(128, 256, 64), P(999, 1003, 300))
+    add("auto_dp_aligned_overlay", bf16, auto, T(128, 256, 64), P(1000, 1024, 300))
+    add("auto_pp_n_odd", bf16, auto, pp, T(128, 128, 64), {"stages": 4}, P(2000, 2052, 1000))
+    add("auto_out_f32_n_odd", bf16, auto, pers, {"d": {"dtype": "f32"}}, T(128, 128, 64), {"stages": 3}, P(512, 1001, 256))
+    # What the planner chooses with the tile and stages left out (persistent, auto, registers; ping-pong
+    # where tile.n 128 is chosen), at an aligned and an unaligned n.
+    dflt = {"tile": None, "stages": None}
+    add("default_4096x8192", bf16, dflt, P(4096, 8192, 4096))
+    add("default_skinny_n_odd", bf16, dflt, P(128, 16383, 2048))
+    add("default_e4m3_odd", e4m3, dflt, P(3001, 4999, 999))
     return out
 
 

@@ -13,11 +13,16 @@ def base(m=4096, n=4096, k=4096):
     }
 
 
-def merge(a, p):
-    """Patches dict a with p in place, objects member by member."""
+def merge(a, p, keep_none=False):
+    """Patches dict a with p in place, objects member by member; None removes the member (or, with
+    keep_none, is kept: a patch built from patches still removes it from the spec)."""
     for key, v in p.items():
-        if isinstance(v, dict) and isinstance(a.get(key), dict):
-            merge(a[key], v)
+        if v is None and keep_none:
+            a[key] = None
+        elif v is None:
+            a.pop(key, None)
+        elif isinstance(v, dict) and isinstance(a.get(key), dict):
+            merge(a[key], v, keep_none)
         else:
             a[key] = copy.deepcopy(v)
 

@@ -236,6 +236,9 @@ struct Op {
   // that must be done with the ring `via` overlays before it is written; 0 when it has its own memory.
   Ref via;
   int via_shared_by = 0;
+  // A TMA store with a direct fallback ("epilogue": "auto"): where D's rows are not 16-byte
+  // multiples apart at run time (no tensor map can stride them), the clipped direct store instead.
+  bool direct_fallback = false;
   // tcgen05 registers by TMA (the template's TMA epilogue): the registers hold one box of D, which
   // goes to stage `via_stage` of the staging ring `via` once the issuing thread's stores that read
   // that stage before have (at most `pending` newer bulk groups still reading: the ring's stages

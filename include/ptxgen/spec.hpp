@@ -34,8 +34,9 @@ std::string_view name(ASource s);
 enum class Schedule : uint8_t { data_parallel, persistent };
 std::string_view name(Schedule s);
 // How D leaves the kernel: each thread's st.global of its accumulator registers, or (tma) through
-// a shared-memory tile and cp.async.bulk.tensor stores of whole boxes.
-enum class Epilogue : uint8_t { direct, tma };
+// a shared-memory tile and cp.async.bulk.tensor stores of whole boxes; automatic ("auto", sm_90a):
+// by TMA when D's rows are 16-byte multiples apart at run time, else directly (the kernel has both).
+enum class Epilogue : uint8_t { direct, tma, automatic };
 std::string_view name(Epilogue e);
 // The wgmma template's consumer warpgroups: cooperative (each warpgroup 64 rows of every tile) or
 // pingpong (two warpgroups taking alternate tiles of a persistent CTA, each the whole tile, so
@@ -86,6 +87,8 @@ struct Gemm {
   int cta_group = 1;
   std::array<int64_t, 3> cluster{1, 1, 1};
   bool cluster_given = false;  // the spec wrote "cluster" (else choose_gemm_defaults says what it took)
+  // The spec wrote these (else, where the planner chooses the tile, it chooses them too).
+  bool schedule_given = false, epilogue_given = false, consumers_given = false;
   // wgmma (sm_90a): register budgets per thread of a producer warpgroup and of the consumer
   // warpgroups (setmaxnreg, §9.7.19.5). Present: the producer is a whole warpgroup that lowers its
   // budget and the consumers raise theirs; absent: one producer warp and no setmaxnreg.

@@ -168,6 +168,7 @@ struct Map {
   int rank = 2;
   std::string type, interleave, swizzle, l2, oob;
   int64_t box[3] = {0, 0, 1}, element_strides[3] = {1, 1, 1};
+  bool optional = false;  // read by the kernel only where the rows are 16-byte multiples apart
 };
 
 struct Param {
@@ -417,6 +418,7 @@ Kernel read_kernel(const HeaderKernel& hk) {
       x.swizzle = m.at("swizzle").get<std::string>();
       x.l2 = m.at("l2_promotion").get<std::string>();
       x.oob = m.at("oob_fill").get<std::string>();
+      x.optional = m.value("optional", false);
       const Tensor& t = k.tensors[static_cast<size_t>(x.tensor)];
       x.rank = m.at("rank").get<int>();
       need(x.rank == (t.scale_vec || t.metadata_k ? 3 : 2), k, "a tensor map of rank " + std::to_string(x.rank) + " for " + tname);
@@ -588,7 +590,7 @@ void write_kernel(std::ostream& o, const Kernel& k) {
         o << "    {" << m.tensor << ", " << m.type << ", " << unit_bits(m.type) << ", {" << m.box[0] << ", " << m.box[1]
           << ", " << m.box[2] << "}, {" << m.element_strides[0] << ", " << m.element_strides[1] << ", "
           << m.element_strides[2] << "}, " << m.interleave << ", " << m.swizzle << ", " << m.l2 << ", " << m.oob << ", "
-          << quote(m.type) << ", " << m.rank << "},\n";
+          << quote(m.type) << ", " << m.rank << (m.optional ? ", true" : "") << "},\n";
       o << "};\n";
     }
   }

@@ -717,7 +717,7 @@ struct Gemm {
       st.clip = true;
       st.at[0].m_tile = tm;
       st.at[1].n_tile = tn;
-      if (g.epilogue == spec::Epilogue::tma) {
+      if (g.epilogue != spec::Epilogue::direct) {
         // D through shared memory: a K-major tile of tm x tn elements in 128-byte swizzled boxes
         // (what a TMA box of 128 bytes by a warpgroup's rows reads), stored by TMA. A data-parallel
         // CTA's ring is free once its consumers' last wgmma completed, so the tile may overlay it; a
@@ -740,6 +740,8 @@ struct Gemm {
         st.tma = true;
         st.via = {d.name, d.ptr};
         st.map_param = "tmap_d";
+        // "auto": and the direct store where a tensor map cannot stride D's rows at run time.
+        st.direct_fallback = g.epilogue == spec::Epilogue::automatic;
       }
       cons.nodes.push_back(node(st));
       return cons;

@@ -28,7 +28,7 @@ std::string cu_swizzle(isa::Swizzle s) {
 // A rank-3 map (a 3-D tensor) adds its planes: boxes one plane deep.
 ojson tensor_map_entry(const TensorMap& m) {
   const bool r3 = m.rank == 3;
-  return {{"param", m.param},
+  ojson j = {{"param", m.param},
           {"tensor", m.tensor},
           {"data_type", m.data_type},
           {"rank", m.rank},
@@ -40,6 +40,9 @@ ojson tensor_map_entry(const TensorMap& m) {
           {"swizzle", cu_swizzle(m.swizzle)},
           {"l2_promotion", "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"},
           {"oob_fill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"}};
+  // The kernel reads it only where the tensor's rows are 16-byte multiples apart; else zeros.
+  if (m.optional) j["optional"] = true;
+  return j;
 }
 
 std::string dt(isa::DType t) { return std::string(isa::name(t)); }

@@ -658,6 +658,7 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) 
     st.shared_by = t->overlay.empty() ? 0 : o.via_shared_by;  // the planner placed it over the ring, or not
     st.reuse = c.k.grid.persistent;
     st.map = store_map(o, *g, st.box_cols, wg_rows);
+    st.fallback = st.map.optional = o.direct_fallback;
   }
   return st;
 }

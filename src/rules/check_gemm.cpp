@@ -78,9 +78,19 @@ void check_schedule_persistent(const Context& c, Diagnostics& d) {
       .help = {"use \"cluster\": " + want + " with \"schedule\": \"persistent\"", "or \"schedule\": \"data_parallel\""};
 }
 
+void check_epilogue_auto(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || g->epilogue != spec::Epilogue::automatic || !c.target.tcgen05) return;
+  d.error("EPILOGUE-AUTO", "/gemm/epilogue",
+          "\"epilogue\": \"auto\" (TMA stores where D's rows allow at run time, else direct stores) is planned for the wgmma template; " +
+              std::string(c.target.name) + " reads D from tensor memory, whose two epilogues are planned differently")
+      .help = {"use \"epilogue\": \"tma\" (the launch header then needs D's rows 16-byte multiples apart) or \"direct\"", "or target sm_90a"};
+}
+
 void check_epilogue_tma(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g || g->epilogue != spec::Epilogue::tma) return;
+  if (!g || g->epilogue == spec::Epilogue::direct) return;
+  if (g->epilogue == spec::Epilogue::automatic && c.target.tcgen05) return;  // EPILOGUE-AUTO
   const int box = 128 / (isa::value_bits(g->d) / 8);
   if (g->tile.n % box) {
     d.error("EPILOGUE-TMA", "/gemm/tile/n",

@@ -109,6 +109,7 @@ void check_wgmma_registers(const Context&, Diagnostics&);
 void check_registers_target(const Context&, Diagnostics&);
 void check_registers_budget(const Context&, Diagnostics&);
 void check_consumers_pingpong(const Context&, Diagnostics&);
+void check_epilogue_auto(const Context&, Diagnostics&);
 void check_cluster_multicast(const Context&, Diagnostics&);
 // Limits of this build and of the hardware's address arithmetic (src/rules/check_limits.cpp).
 void check_smem_desc_range(const Context&, Diagnostics&);

@@ -9,9 +9,20 @@
 //            rows hold half of them)
 //   tile.m   128 (one CTA), 256 (a CTA pair: 128 rows in each)
 //   tile.n   256, or 128 when 256 would leave multiprocessors without a tile (the skinny-M shapes:
-//            m = 128, n = 16384 has 64 tiles of 128 x 256 for 132 multiprocessors)
-//   stages   as many as shared memory holds, at most 4 (deeper pipelines measured no faster); a
-//            persistent tcgen05 kernel's TMA epilogue takes its staging ring (32 KB) first
+//            m = 128, n = 16384 has 64 tiles of 128 x 256 for 132 multiprocessors); on sm_90a only
+//            when 256 leaves more than half of them without one (m = 256: 128 tiles keep 256)
+//   stages   as many as shared memory holds, at most 4 (deeper pipelines measured no faster; 5 for
+//            ping-pong consumers, which measured 3 % faster with 5); a persistent kernel's TMA
+//            epilogue takes its staging memory first (tcgen05: a 32 KB ring; wgmma: D's tile, one
+//            per ping-pong consumer)
+// sm_90a, where the planner chooses the tile (tile left out), it chooses the rest of the kernel's
+// shape too, each field the spec leaves out:
+//   schedule   persistent
+//   epilogue   auto: TMA stores where D's rows are 16-byte multiples apart at run time (+10-13 %
+//              on the large shapes), the direct store otherwise, so that any n still runs
+//   consumers  pingpong with tile.n 128 (few tiles: one tile's epilogue would leave the
+//              multiprocessor idle; +4 % at m = 128), cooperative otherwise
+//   registers  a producer warpgroup of 40 and consumers of 232 (tile.m 128: 128 accumulators)
 #include <algorithm>
 #include <string>
 
@@ -32,17 +43,42 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
   const std::optional<isa::Kind> scaled =
       g.scale ? isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, g.scale->vec, g.scale->kind) : std::nullopt;
   const bool packed = scaled && isa::smem_bits(*scaled, g.a.dtype) == 4;
-  if (g.tile.m == 0) {
+  const bool chose_tile = g.tile.m == 0;
+  if (chose_tile) {
     const int bytes = std::max(container_bytes(g.a.dtype), container_bytes(g.b.dtype));
     g.tile.k = packed ? 256 : 128 / bytes;
     if (g.sparse) g.tile.k *= 2;  // sparse A keeps half of K: 128 bytes of its rows
     g.tile.m = g.cta_group == 2 ? 256 : 128;
+    // sm_90a: 256 down to half a wave of tiles (m = 256 on the H200: 128 tiles of 128 x 256 for 132
+    // multiprocessors measured 3 % faster than 256 tiles of 128 x 128; m = 128, 64 tiles, 2 % slower).
     const int64_t wide = ceil_div(g.m, g.tile.m) * ceil_div(g.n, 256);
-    g.tile.n = wide < multiprocessors(target) ? 128 : 256;
+    const int64_t enough = isa::target_info(target).tcgen05 ? multiprocessors(target) : ceil_div(multiprocessors(target), 2);
+    g.tile.n = wide < enough ? 128 : 256;
     g.chosen.push_back("tile " + s(g.tile.m) + " x " + s(g.tile.n) + " x " + s(g.tile.k) + ": tile.k one 128-byte swizzle row of K, tile.m " +
                        (g.cta_group == 2 ? "256 for the pair" : "128") +
-                       (g.tile.n == 128 ? ", tile.n 128 because 256 would give " + s(wide) + " tiles for " + s(multiprocessors(target)) + " multiprocessors"
+                       (g.tile.n == 128 ? ", tile.n 128 because 256 would give " + s(wide) + " tiles for " + s(multiprocessors(target)) + " multiprocessors" +
+                                              (enough < multiprocessors(target) ? " (fewer than half a wave)" : "")
                                         : ", tile.n 256"));
+  }
+  if (chose_tile && isa::target_info(target).wgmma) {
+    if (!g.schedule_given) {
+      g.schedule = Schedule::persistent;
+      g.chosen.push_back("schedule persistent: one CTA per multiprocessor walking the tiles (what ping-pong and the TMA epilogue's overlap need)");
+    }
+    if (!g.epilogue_given) {
+      g.epilogue = Epilogue::automatic;
+      g.chosen.push_back("epilogue auto: TMA stores where D's rows are 16-byte multiples apart at run time (10-13 % faster on the H200), "
+                         "the direct store otherwise");
+    }
+    const bool persistent = g.schedule == Schedule::persistent;
+    if (!g.consumers_given && persistent && g.tile.n == 128 && g.a_source == ASource::smem) {
+      g.consumers = Consumers::pingpong;
+      g.chosen.push_back("consumers pingpong: with few tiles each consumer warpgroup takes whole tiles, one storing while the other computes");
+    }
+    if (!g.registers && g.tile.m == 128 && g.a_source != ASource::registers) {
+      g.registers = Gemm::Registers{40, 232};
+      g.chosen.push_back("registers 40 / 232: a producer warpgroup lowered to 40, the consumers raised to 232 (128 accumulators each)");
+    }
   }
   if (!g.cluster_given) {
     // The CTA's own cluster (its pair's with cta_group 2): on sm_90a a cluster multicasting the
@@ -66,16 +102,25 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
     // A persistent tcgen05 kernel's TMA epilogue has a staging ring of its own: at most two stages
     // of 128 bytes of D's row by the CTA's 128 rows. Each operand's stage is counted rounded to 1 KB,
     // and 2 KB once for the base alignment, barriers and the tensor-memory address slot.
-    const bool staging = isa::target_info(target).tcgen05 && g.schedule == Schedule::persistent && g.epilogue == Epilogue::tma;
-    if (staging) {
-      const auto kb = [](int64_t bytes) { return (bytes + 1023) / 1024 * 1024; };
-      const int64_t rounded = kb(g.tile.k * g.tile.m / g.cta_group * isa::value_bits(g.a.dtype) / 8) +
-                              kb(g.tile.k * g.tile.n / g.cta_group * isa::value_bits(g.b.dtype) / 8);
-      fit = (isa::target_info(target).smem_per_block_max - 2048 - 2 * 128 * 128) / std::max<int64_t>(1, rounded);
+    const bool persistent_tma = g.schedule == Schedule::persistent && g.epilogue != Epilogue::direct;
+    const bool staging = isa::target_info(target).tcgen05 && persistent_tma;
+    const auto kb = [](int64_t bytes) { return (bytes + 1023) / 1024 * 1024; };
+    const int64_t rounded = kb(g.tile.k * g.tile.m / g.cta_group * isa::value_bits(g.a.dtype) / 8) +
+                            kb(g.tile.k * g.tile.n / g.cta_group * isa::value_bits(g.b.dtype) / 8);
+    if (staging) fit = (isa::target_info(target).smem_per_block_max - 2048 - 2 * 128 * 128) / std::max<int64_t>(1, rounded);
+    // A persistent wgmma kernel's TMA epilogue: D's tile in shared memory, one per ping-pong consumer.
+    const bool pingpong = g.consumers == Consumers::pingpong;
+    const bool wgmma_staging = !isa::target_info(target).tcgen05 && persistent_tma;
+    if (wgmma_staging) {
+      const int64_t d_tile = kb(g.tile.m * g.tile.n * std::max(1, isa::value_bits(g.d) / 8));
+      fit = (isa::target_info(target).smem_per_block_max - 2048 - (pingpong ? 2 : 1) * d_tile) / std::max<int64_t>(1, rounded);
     }
-    g.stages = std::clamp<int64_t>(fit, 1, 4);
-    g.chosen.push_back("stages " + s(g.stages) + ": as many as shared memory holds, at most 4" +
-                       (staging ? std::string(" beside the TMA epilogue's staging ring") : std::string()));
+    const int64_t most = pingpong ? 5 : 4;
+    g.stages = std::clamp<int64_t>(fit, 1, most);
+    g.chosen.push_back("stages " + s(g.stages) + ": as many as shared memory holds, at most " + s(most) +
+                       (staging ? std::string(" beside the TMA epilogue's staging ring")
+                                : wgmma_staging ? std::string(" beside the TMA epilogue's staging tile") + (pingpong ? "s" : "")
+                                                : std::string()));
   }
 }
 

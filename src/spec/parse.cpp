@@ -22,7 +22,7 @@ int64_t leading_dimension(const Operand& op, int64_t contiguous_extent) {
 }
 
 std::string_view name(Schedule s) { return s == Schedule::persistent ? "persistent" : "data_parallel"; }
-std::string_view name(Epilogue e) { return e == Epilogue::tma ? "tma" : "direct"; }
+std::string_view name(Epilogue e) { return e == Epilogue::tma ? "tma" : e == Epilogue::automatic ? "auto" : "direct"; }
 std::string_view name(Consumers c) { return c == Consumers::pingpong ? "pingpong" : "cooperative"; }
 
 std::string_view name(ASource s) {
@@ -107,7 +107,8 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     need(r.choice<Schedule>("schedule", false, {{"data_parallel", Schedule::data_parallel}, {"persistent", Schedule::persistent}}),
          g.schedule);
   if (r.has("epilogue"))
-    need(r.choice<Epilogue>("epilogue", false, {{"direct", Epilogue::direct}, {"tma", Epilogue::tma}}), g.epilogue);
+    need(r.choice<Epilogue>("epilogue", false, {{"direct", Epilogue::direct}, {"tma", Epilogue::tma}, {"auto", Epilogue::automatic}}),
+         g.epilogue);
   if (r.has("consumers"))
     need(r.choice<Consumers>("consumers", false, {{"cooperative", Consumers::cooperative}, {"pingpong", Consumers::pingpong}}),
          g.consumers);
@@ -165,6 +166,9 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
   }
   g.cluster = {g.cta_group, 1, 1};
   g.cluster_given = r.has("cluster");
+  g.schedule_given = r.has("schedule");
+  g.epilogue_given = r.has("epilogue");
+  g.consumers_given = r.has("consumers");
   if (const json* c = r.get("cluster", false, json::value_t::array, "an array of 3 integers")) {
     if (c->size() != 3) {
       d.error("SPEC-TYPE", r.ptr("cluster"), "\"cluster\" must be an array of 3 integers, not " +

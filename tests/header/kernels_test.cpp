@@ -331,6 +331,19 @@ bool fake_driver() {
   map(e0, kD, 1000, 1000, 2000, 64, 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);  // D's: n x m, boxes of 64 x 64
   expect("fake: tma epilogue, n = 999", ptxgen::gemm_sm90_bf16_128x256x64_tma_epilogue_prepare(a, b, d, 1000, 999, 64, te),
          CUDA_ERROR_INVALID_VALUE, "n = 999 puts the rows of D 1998 bytes apart");
+  // "epilogue": "auto": D's map is encoded where its rows are 16-byte multiples apart; elsewhere
+  // the header passes zeros for it (the kernel tests the same and stores directly), not a refusal.
+  ptxgen::gemm_sm90_bf16_128x256x64_auto_epilogue_launch ae;
+  const int e1 = encodes();
+  expect("fake: auto epilogue, n = 1000", ptxgen::gemm_sm90_bf16_128x256x64_auto_epilogue_prepare(a, b, d, 1000, 1000, 64, ae),
+         CUDA_SUCCESS, nullptr);
+  same("fake: auto epilogue maps (A, B and D)", encodes() - e1, 3);
+  map(e1, kD, 1000, 1000, 2000, 64, 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  const int e2 = encodes();
+  expect("fake: auto epilogue, n = 999", ptxgen::gemm_sm90_bf16_128x256x64_auto_epilogue_prepare(a, b, d, 1000, 999, 64, ae),
+         CUDA_SUCCESS, nullptr);
+  same("fake: auto epilogue, n = 999: A's and B's maps only", encodes() - e2, 2);
+  expect("fake: auto epilogue, n = 999 launches", ptxgen::launch(ae, nullptr), CUDA_SUCCESS, nullptr);
   // A 2 x 2 cluster: the grid in whole clusters, the cluster attribute set.
   set(ctx(7), 100, 232448);
   ptxgen::gemm_bf16_cluster_2x2_launch cl;
