@@ -183,7 +183,8 @@ TEST_CASE("tile and stages left out are chosen per target, types and problem sha
   const std::vector<std::string> pingpong = {"schedule persistent", "epilogue auto", "consumers pingpong", "registers 40 / 232"};
   for (const Case& c : {Case{"sm_90a", "bf16", 1, 4096, 8192, false, 128, 256, 64, 3, wgmma},  // beside a 64 KB staging tile
                         Case{"sm_90a", "bf16", 1, 128, 16384, false, 128, 128, 64, 5, pingpong},  // skinny M: ping-pong
-                        Case{"sm_90a", "bf16", 1, 256, 16384, false, 128, 256, 64, 3, wgmma},  // 128 tiles: half a wave or more
+                        Case{"sm_90a", "bf16", 1, 256, 16384, false, 128, 256, 64, 4,  // 128 tiles: one wave, data-parallel
+                             {"schedule data_parallel", "epilogue auto", "registers 40 / 232"}},
                         Case{"sm_90a", "e4m3", 1, 4096, 8192, false, 128, 256, 128, 3, wgmma},
                         Case{"sm_90a", "tf32", 1, 4096, 8192, false, 128, 256, 32, 2, wgmma},  // f32 D: a 128 KB staging tile
                         Case{"sm_100a", "bf16", 2, 4096, 8192, false, 256, 256, 64, 4, {}},
@@ -220,7 +221,7 @@ TEST_CASE("tile and stages left out are chosen per target, types and problem sha
     if (c.cta_group != 2) CHECK(x.chosen[1 + c.also.size()].rfind("cluster [1, 1, 1]: the CTA alone", 0) == 0);
     if (c.tn == 128) CHECK(x.chosen[0].find("would give 64 tiles for 132 multiprocessors (fewer than half a wave)") != std::string::npos);
     const bool tc = std::string(c.target) != "sm_90a";
-    CHECK(x.schedule == (tc ? spec::Schedule::data_parallel : spec::Schedule::persistent));
+    CHECK(x.schedule == (tc || c.m == 256 ? spec::Schedule::data_parallel : spec::Schedule::persistent));
     CHECK(x.epilogue == (tc ? spec::Epilogue::direct : spec::Epilogue::automatic));
     CHECK(x.consumers == (c.tn == 128 ? spec::Consumers::pingpong : spec::Consumers::cooperative));
     CHECK(x.registers.has_value() == !tc);

@@ -219,6 +219,8 @@ def run(quick):
         row = {"shape": [M, N, K], "dtype": t, "ptxgen": {}, "peers": {}}
         stream = torch.cuda.current_stream().cuda_stream
         fns = {}  # what is timed together: (kind, name) -> callable
+        if not any(c["dtype"] == t and c.get("shape", [M, N, K]) == [M, N, K] for c in cfgs):
+            continue  # prepared with --only: no config of this shape's type
         for c in cfgs:
             if c["dtype"] != t or c.get("shape", [M, N, K]) != [M, N, K]:
                 continue

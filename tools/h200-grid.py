@@ -198,6 +198,7 @@ def cases():
     dflt = {"tile": None, "stages": None}
     add("default_4096x8192", bf16, dflt, P(4096, 8192, 4096))
     add("default_skinny_n_odd", bf16, dflt, P(128, 16383, 2048))
+    add("default_m256_one_wave", bf16, dflt, P(256, 16384, 2048))
     add("default_e4m3_odd", e4m3, dflt, P(3001, 4999, 999))
     return out
 
