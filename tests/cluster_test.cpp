@@ -191,7 +191,7 @@ TEST_CASE("ping-pong consumers: two warpgroups take alternate tiles, each its wh
   // Consumer 1 starts one tile on, every second tile, its ring one tile of K blocks on; each
   // consumer's named barrier is its own warpgroup's (2 + 0, 2 + 1).
   CHECK(count(ptx, "// this role's first tile: turn 1") == 1);
-  CHECK(count(ptx, "// every 2th tile of the CTA") == 2);
+  CHECK(count(ptx, "// one tile of the CTA's in 2") == 2);
   CHECK(count(ptx, "// Turn 1 of 2: the rings skip the K blocks of the tiles before this role's first.") == 1);
   CHECK(count(ptx, "// wraps of the ring of 4") == 3);  // consumer 1's start, and after each consumer's tile
   CHECK(count(ptx, " bar.sync 2, 128;") == 2);

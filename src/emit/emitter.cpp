@@ -452,11 +452,11 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
       advance_by(role_ring, first);
       w.ins("mad.lo.u32 " + tile + ", " + step + ", " + s(r.turn) + ", " + tile, "this role's first tile: turn " + s(r.turn));
     }
-    w.ins("mul.lo.u32 " + step + ", " + step + ", " + s(r.turns), "every " + s(r.turns) + "th tile of the CTA");
+    w.ins("mul.lo.u32 " + step + ", " + step + ", " + s(r.turns), "one tile of the CTA's in " + s(r.turns));
   }
   const std::string top = label(), end = top + "_end";
   w.comment("[" + s(label_ - 1) + "] tile loop: the tiles of this CTA, every %nctaid.x-th from %ctaid.x" +
-            (r.turns > 1 ? std::string(", of which this role takes every ") + s(r.turns) + "th from its turn " + s(r.turn) : std::string()));
+            (r.turns > 1 ? std::string(", of which this role takes one in ") + s(r.turns) + " from its turn " + s(r.turn) : std::string()));
   w.label(top);
   w.ins("setp.ge.u32 " + done + ", " + tile + ", " + tile_count);
   w.ins("@" + done + " bra " + end);
