@@ -1,0 +1,250 @@
+// The mbarrier protocol of the sm_90a kernels, checked on an abstract machine independent of the
+// emitter: each role's barrier steps unrolled over a CTA's tiles at the ring positions the IR
+// means (tile t's K block kb is position t x trips + kb; Phase::tile follows the role's tiles), the
+// TMA loads landing whenever a random scheduler lets them, and every wait passing as the hardware's
+// parity test does (§9.7.13.15.16: try_wait.parity P passes once the phase of parity P completed,
+// i.e. while the completed count's parity differs from P). A wait that passes on another phase
+// than the one it means reads a stage that is not its block's: the fault the H200 found in the
+// first ping-pong kernel (consumer 1 a whole tile of K blocks ahead of the producer). A run in which
+// nothing can move before every role is done is a deadlock.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using namespace ptxgen;
+
+namespace {
+
+struct Stage {
+  int64_t completed = 0;  // phases completed
+  int arrivals = 0;       // arrivals in the current phase
+  int tx = 0;             // loads armed in the current phase and not landed
+  bool armed = false;     // expect_tx arrived in the current phase
+};
+
+struct Event {
+  enum Kind { wait, arrive, expect_tx, load } kind = wait;
+  std::string barrier;
+  int64_t pos = 0;    // the ring position (iteration or tile) the step means
+  bool flip = false;  // a wait for the phase before (the producer's empty barrier)
+  int arrivals = 0;   // arrive: how many
+  int loads = 0;      // expect_tx: the loads of its iteration
+  std::string what;
+};
+
+struct Machine {
+  std::map<std::string, int> count, stages;
+  std::map<std::string, std::vector<Stage>> bars;
+  std::vector<std::string> errors;
+
+  Stage& at(const std::string& b, int64_t pos) { return bars.at(b)[static_cast<size_t>(pos % stages.at(b))]; }
+  void complete_if_done(Stage& s, const std::string& b) {
+    if (s.arrivals == count.at(b) && s.tx == 0) {
+      ++s.completed;
+      s.arrivals = 0;
+      s.armed = false;
+    }
+  }
+};
+
+// A role's barrier events in program order, for the CTA's `tiles` tiles and `trips` K blocks a tile.
+std::vector<Event> unroll(const plan::Plan& p, const plan::RolePlan& r, int tiles, int trips) {
+  std::vector<Event> out;
+  const int threads = r.single_thread ? 1 : 32 * r.warps;
+  int mine = 0;  // the role's own tiles so far
+  for (int t = 0; t < (r.persistent ? tiles : 1); ++t) {
+    if (r.turns > 1 && t % r.turns != r.turn) continue;
+    int64_t last = -1;  // the last loop iteration's position (a step after the loop with a lag)
+    for (const auto& st : r.steps) {
+      auto barrier_event = [&](const plan::Step& s, int64_t pos, int64_t kb, bool in_loop) {
+        Event e;
+        e.barrier = s.bar.barrier;
+        e.flip = s.bar.phase.flip;
+        e.what = r.name + " tile " + std::to_string(t) + (in_loop ? " kb " + std::to_string(kb) : "") + ": " + std::string(plan::name(s.kind)) + " " + s.bar.barrier;
+        if (s.bar.phase.tile) {
+          e.pos = r.turns > 1 ? mine : t;
+        } else if (in_loop) {
+          if (kb < s.bar.phase.lag) return false;
+          e.pos = pos - s.bar.phase.lag;
+        } else if (s.bar.phase.lag) {
+          e.pos = last - (s.bar.phase.lag - 1);
+        } else {
+          e.pos = 0;
+          e.flip = s.bar.parity == 1;  // outside a loop: the parity the wait waits for
+        }
+        if (s.kind == plan::StepKind::wait) e.kind = Event::wait;
+        else if (s.kind == plan::StepKind::arrive) e.kind = Event::arrive, e.arrivals = threads;
+        else if (s.kind == plan::StepKind::expect_tx) e.kind = Event::expect_tx, e.arrivals = 1;
+        else return false;
+        out.push_back(e);
+        return true;
+      };
+      if (st.kind != plan::StepKind::loop) {
+        barrier_event(st, 0, 0, false);
+        continue;
+      }
+      int loads = 0;
+      for (const auto& b : st.body) loads += b.kind == plan::StepKind::load ? 1 : 0;
+      for (int kb = 0; kb < trips; ++kb) {
+        const int64_t pos = int64_t{t} * trips + kb;
+        for (const auto& b : st.body) {
+          if (b.kind == plan::StepKind::load) {
+            Event e;
+            e.kind = Event::load;
+            e.barrier = b.load.barrier;
+            e.pos = pos;
+            out.push_back(e);
+            continue;
+          }
+          if (barrier_event(b, pos, kb, true) && out.back().kind == Event::expect_tx) out.back().loads = loads;
+        }
+        last = pos;
+      }
+    }
+    ++mine;
+  }
+  (void)p;
+  return out;
+}
+
+// Runs the roles under a random schedule; returns the first protocol error, or "".
+std::string run(const plan::Plan& p, int tiles, int trips, unsigned seed) {
+  Machine m;
+  for (const auto& b : p.barriers) {
+    m.count[b.name] = b.count;
+    m.stages[b.name] = b.stages;
+    m.bars[b.name].assign(static_cast<size_t>(b.stages), Stage{});
+  }
+  std::vector<std::vector<Event>> roles;
+  for (const auto& r : p.roles) roles.push_back(unroll(p, r, tiles, trips));
+  std::vector<size_t> pc(roles.size(), 0);
+  std::vector<std::pair<std::string, int64_t>> in_flight;  // loads issued, not landed
+  std::mt19937 rng(seed);
+  for (;;) {
+    // Who can move: a role whose next event is not a blocked wait, or a load landing.
+    std::vector<int> ready;
+    bool done = true;
+    for (size_t i = 0; i < roles.size(); ++i) {
+      if (pc[i] == roles[i].size()) continue;
+      done = false;
+      const Event& e = roles[i][pc[i]];
+      if (e.kind == Event::wait) {
+        const Stage& s = m.at(e.barrier, e.pos);
+        const int64_t meant = e.pos / m.stages.at(e.barrier) + 1 - (e.flip ? 1 : 0);  // phases completed when it should pass
+        const int parity = static_cast<int>((meant - 1) & 1);                          // the parity it waits for
+        if ((s.completed & 1) == parity) continue;                                    // blocked: that phase is not complete
+        if (s.completed != meant)
+          return e.what + " at position " + std::to_string(e.pos) + " passes with " + std::to_string(s.completed) +
+                 " phase(s) completed; it means " + std::to_string(meant);
+      }
+      ready.push_back(static_cast<int>(i));
+    }
+    if (done) return "";
+    for (size_t j = 0; j < in_flight.size(); ++j) ready.push_back(-1 - static_cast<int>(j));
+    if (ready.empty()) {
+      std::string where;
+      for (size_t i = 0; i < roles.size(); ++i)
+        if (pc[i] < roles[i].size()) where += " [" + roles[i][pc[i]].what + "]";
+      return "deadlock:" + where;
+    }
+    const int pick = ready[rng() % ready.size()];
+    if (pick < 0) {  // a load lands: its bytes complete the stage's phase once armed
+      const auto [b, pos] = in_flight[static_cast<size_t>(-1 - pick)];
+      in_flight.erase(in_flight.begin() + (-1 - pick));
+      Stage& s = m.at(b, pos);
+      --s.tx;
+      m.complete_if_done(s, b);
+      continue;
+    }
+    const Event& e = roles[static_cast<size_t>(pick)][pc[static_cast<size_t>(pick)]++];
+    if (e.kind == Event::wait) continue;
+    Stage& s = m.at(e.barrier, e.pos);
+    if (e.kind == Event::load) {
+      in_flight.emplace_back(e.barrier, e.pos);
+      continue;
+    }
+    if (e.kind == Event::expect_tx) s.tx += e.loads;
+    s.arrivals += e.arrivals;
+    if (s.arrivals > m.count.at(e.barrier)) return e.what + ": more arrivals than the barrier's count in one phase";
+    m.complete_if_done(s, e.barrier);
+  }
+}
+
+// The sm_90a template specs of one CTA (multicast clusters arrive across CTAs, which this machine
+// does not model).
+std::vector<std::string> wgmma_specs() {
+  std::vector<std::string> out;
+  for (const auto& f : support::spec_files()) {
+    const auto j = nlohmann::json::parse(support::slurp(f));
+    if (j.value("target", "") != "sm_90a" || !j.contains("gemm")) continue;
+    if (j["gemm"].contains("cluster") && j["gemm"]["cluster"] != nlohmann::json{1, 1, 1}) continue;
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("plan") {
+TEST_CASE("the sm_90a kernels' mbarrier protocol: every wait passes on the phase it means, and nothing deadlocks") {
+  const std::vector<std::string> files = wgmma_specs();
+  CHECK(files.size() >= 12);
+  for (const auto& f : files) {
+    CAPTURE(f);
+    const support::Planned p = support::plan_of(support::checked_spec(support::slurp(f)));
+    int stages = 1;
+    for (const auto& b : p.barriers) stages = std::max(stages, b.stages);
+    // One K block, fewer blocks than stages, more; one tile, an odd number of tiles, many.
+    for (int trips : {1, stages - 1, stages + 1, 3 * stages + 2})
+      for (int tiles : {1, 3, 6})
+        for (unsigned seed = 1; seed <= 12; ++seed) {
+          if (trips < 1) continue;
+          const std::string err = run(p, tiles, trips, seed);
+          CHECK_MESSAGE(err.empty(), err << " (trips " << trips << ", tiles " << tiles << ", seed " << seed << ")");
+        }
+  }
+}
+
+TEST_CASE("the protocol check catches ping-pong consumers without their main-loop hand-off") {
+  const support::Planned planned =
+      support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x128x64_pingpong.json")));
+  plan::Plan p = planned;
+  CHECK(run(p, 6, 9, 1).empty());
+  // Drop the consumers' waits on and arrivals at mainloop0/1: what the first ping-pong kernel did.
+  for (auto& r : p.roles) {
+    std::vector<plan::Step> kept;
+    for (const auto& st : r.steps)
+      if (st.bar.barrier.rfind("mainloop", 0) != 0) kept.push_back(st);
+    r.steps = kept;
+  }
+  int caught = 0;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const std::string err = run(p, 6, 9, seed);
+    if (err.find("passes with") != std::string::npos) ++caught;
+  }
+  // Consumer 1's first wait on full[9 % 4] passes on that stage's first phase (parity 0), which
+  // is K block 1's, not its own (the third).
+  CHECK(caught == 20);
+  CHECK(run(p, 6, 9, 1) == "consumer1 tile 1 kb 0: wait full at position 9 passes with 1 phase(s) completed; it means 3");
+  // And a release dropped from the cooperative kernel deadlocks the producer.
+  const support::Planned coop =
+      support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x256x64_persistent.json")));
+  plan::Plan q = coop;
+  for (auto& r : q.roles) {
+    if (r.name != "consumer") continue;
+    std::vector<plan::Step> kept;
+    for (const auto& st : r.steps)
+      if (!(st.kind == plan::StepKind::arrive && st.bar.barrier == "empty")) kept.push_back(st);
+    r.steps = kept;
+  }
+  CHECK(run(q, 3, 7, 1).rfind("deadlock:", 0) == 0);
+}
+}
