@@ -204,7 +204,6 @@ TEST_CASE("epilogue auto: the TMA store where D's rows are 16-byte multiples apa
   const plan::Step* st = find_step(role(p, "consumer").steps, plan::StepKind::store, "");
   REQUIRE(st);
   CHECK(st->store.tma);
-  CHECK(st->store.fallback);
   CHECK(st->store.clip);
   CHECK(st->store.map.optional);
   const auto manifest = nlohmann::json::parse(plan::manifest(p));

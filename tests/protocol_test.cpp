@@ -56,7 +56,7 @@ struct Machine {
 };
 
 // A role's barrier events in program order, for the CTA's `tiles` tiles and `trips` K blocks a tile.
-std::vector<Event> unroll(const plan::Plan& p, const plan::RolePlan& r, int tiles, int trips) {
+std::vector<Event> unroll(const plan::RolePlan& r, int tiles, int trips) {
   std::vector<Event> out;
   const int threads = r.single_thread ? 1 : 32 * r.warps;
   int mine = 0;  // the role's own tiles so far
@@ -111,7 +111,6 @@ std::vector<Event> unroll(const plan::Plan& p, const plan::RolePlan& r, int tile
     }
     ++mine;
   }
-  (void)p;
   return out;
 }
 
@@ -124,7 +123,7 @@ std::string run(const plan::Plan& p, int tiles, int trips, unsigned seed) {
     m.bars[b.name].assign(static_cast<size_t>(b.stages), Stage{});
   }
   std::vector<std::vector<Event>> roles;
-  for (const auto& r : p.roles) roles.push_back(unroll(p, r, tiles, trips));
+  for (const auto& r : p.roles) roles.push_back(unroll(r, tiles, trips));
   std::vector<size_t> pc(roles.size(), 0);
   std::vector<std::pair<std::string, int64_t>> in_flight;  // loads issued, not landed
   std::mt19937 rng(seed);

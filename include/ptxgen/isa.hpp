@@ -108,6 +108,9 @@ int pattern_bytes(Swizzle s);
 // "swizzle base offset"), and each box dimension is at most 256 elements (cuTensorMapEncodeTiled).
 constexpr int kTmaSmemAlign = 128;
 constexpr int kTmaBoxMax = 256;
+// A tensor map's global strides are multiples of 16 bytes (PTX ISA 9.1 §5.5.1 tensor strides, with
+// the driver's cuTensorMapEncodeTiled for the element types ptxgen stores).
+constexpr int kTmaStrideAlign = 16;
 
 // ---------------------------------------------------------------------------------------------
 // One named bit field of an encoded word, for printing and JSON.

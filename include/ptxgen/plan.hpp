@@ -214,8 +214,9 @@ struct TensorMap {
   // boxes one plane deep.
   int rank = 2;
   int64_t dim_planes = 0, plane_stride_bytes = 0;
-  // Read only when the tensor's rows are 16-byte multiples apart at run time (a store with a direct
-  // fallback, StoreStep::fallback): else the launcher passes zeros and the kernel stores directly.
+  // Read only when the tensor's rows are 16-byte multiples apart at run time: a wgmma TMA store
+  // with a direct fallback ("epilogue": "auto") tests ld x element bytes and otherwise stores the
+  // registers directly, clipped; the launcher then passes zeros for the map.
   bool optional = false;
 };
 
@@ -446,9 +447,6 @@ struct StoreStep {
   int box_cols = 0, boxes = 0, warpgroups = 1;
   int shared_by = 0;
   bool reuse = false;
-  // wgmma, "epilogue": "auto": the kernel takes the TMA store only where D's rows are 16-byte
-  // multiples apart at run time (ld x element bytes), else the clipped direct store of the registers.
-  bool fallback = false;
   // tcgen05 (the registers of tcgen05.ld, src.wgmma false): the registers are one box of
   // `box_rows` rows x `box_cols` elements, written by the warps that hold them into the stage at
   // stage_offset once the issuing thread (lane 0 of the role's first warp) has waited until at most

@@ -476,7 +476,7 @@ std::vector<std::string> Emitter::pair_out(const plan::StoreStep& st, const std:
 // stores the boxes; TMA writes only what lies inside the tensor (the edges).
 void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
   if (!st.src.wgmma) return box_store(st, L);
-  if (st.fallback) {
+  if (st.map.optional) {
     // "epilogue": "auto": a tensor map strides rows only by 16-byte multiples. Where D's are not
     // (ld x element bytes at run time), the launcher passed zeros for the map, and the registers
     // go out by the clipped direct store. The condition is the launch's, so the warps agree.
@@ -484,7 +484,7 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
     const std::string t = w.r32(), unaligned = w.pred();
     if (st.ld_param.empty()) w.ins("mov.u32 " + t + ", " + s(st.global_cols * bytes));
     else w.ins("mul.lo.u32 " + t + ", " + size.at(st.ld_param) + ", " + s(bytes), "bytes from one row of D to the next (low bits exact)");
-    w.ins("and.b32 " + t + ", " + t + ", 15");
+    w.ins("and.b32 " + t + ", " + t + ", " + s(isa::kTmaStrideAlign - 1));
     w.ins("setp.ne.u32 " + unaligned + ", " + t + ", 0");
     w.ins("@" + unaligned + " bra " + L + "_direct", "rows no tensor map can stride: the direct store");
   }
@@ -567,7 +567,7 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
   // waits at its next tile instead, and once more at the end).
   if (!st.reuse) w.ins(spell::bulk_wait_read() + " 0");
   w.label(L + "_done");
-  if (st.fallback) {
+  if (st.map.optional) {
     w.ins("bra " + L + "_stored");
     w.label(L + "_direct");
     clipped_store(st, L + "_d");

@@ -195,7 +195,7 @@ struct Printer {
                    s(st.store.src.rows) + ", then " +
                spell::tma_store() + " through " + st.store.map.param + ", " + spell::bulk_commit() +
                (st.store.reuse ? "; the next tile waits for " + spell::bulk_wait_read() + " 0 before writing the tile" : "") +
-               (st.store.fallback ? "; where D's rows are not 16-byte multiples apart at run time, the clipped direct store instead" : "") +
+               (st.store.map.optional ? "; where D's rows are not 16-byte multiples apart at run time, the clipped direct store instead" : "") +
                "\n";
         break;
       case StepKind::commit:
@@ -434,7 +434,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
                              {"stage_offset", st.store.stage_offset}, {"boxes", st.store.boxes}, {"box_cols", st.store.box_cols},
                              {"box_stride", st.store.box_stride}, {"shared_by", st.store.shared_by}, {"reuse", st.store.reuse},
                              {"box_rows", st.store.box_rows}, {"pending", st.store.pending}, {"overlay", st.store.overlay}};
-      if (st.store.fallback) x["store"]["tma"]["direct_fallback"] = true;
+      if (st.store.map.optional) x["store"]["tma"]["direct_fallback"] = true;
       if (pl.cta_group == 2) x["store"]["per_cta"] = {st.store.cta_row, st.store.cta_col};
       break;
     case StepKind::commit:

@@ -83,7 +83,7 @@ OutputSize output_size(const Step& st) {
       const int64_t per_reg = st.store.clip ? 16 : 3 * d.elems_per_reg + 1;
       lines += 16 + 10 * warps(d) + (d.wgmma ? int64_t{d.regs} * per_reg : 0);
       // "epilogue": "auto": the TMA store and the clipped direct store, one taken at run time.
-      if (st.store.fallback) lines += 24 + int64_t{d.regs} * 16;
+      if (st.store.map.optional) lines += 24 + int64_t{d.regs} * 16;
       for (const auto& f : d.frags) lines += 3 + static_cast<int64_t>(f.regs) * per_reg;
       break;
     }

@@ -14,8 +14,20 @@ std::string tn(isa::DType t) { return std::string(isa::name(t)); }
 std::string num(int64_t v) { return std::to_string(v); }
 std::optional<isa::Kind> kind(const spec::Gemm& g) { return isa::wgmma_kind(g.a.dtype, g.b.dtype); }
 bool pingpong(const spec::Gemm& g) { return g.consumers == spec::Consumers::pingpong; }
-// Consumer warpgroups: one per 64 rows of the tile, or the two ping-pong warpgroups.
-int64_t consumer_warpgroups(const spec::Gemm& g) { return pingpong(g) ? 2 : g.tile.m / 64; }
+// What the lowered kernel gives the consumers: their warpgroups (the roles of several threads: one
+// per 64 rows, or the two ping-pong ones), and the rows of D each warpgroup's wgmmas cover.
+int64_t consumer_warpgroups(const ir::Kernel& k) {
+  int64_t n = 0;
+  for (const auto& r : k.roles) n += r.single_thread ? 0 : r.warps / 4;
+  return n;
+}
+int64_t warpgroup_rows(const ir::Kernel& k) {
+  for (const auto& r : k.roles)
+    for (const auto& node : r.nodes)
+      for (const ir::Op& o : node.is_loop ? node.loop.body : std::vector<ir::Op>{node.op})
+        if (o.kind == ir::OpKind::mma) return o.warpgroup_rows ? o.warpgroup_rows : 64;
+  return 64;
+}
 }  // namespace
 
 void check_wgmma_types(const Context& c, Diagnostics& d) {
@@ -102,22 +114,23 @@ void check_wgmma_swizzle(const Context& c, Diagnostics& d) {
 void check_wgmma_registers(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = wg(c);
   if (!g || d.has_errors()) return;
-  if (!verified(c, d)) return;
+  const ir::Kernel* k = verified(c, d);
+  if (!k) return;
   // Accumulators (and A fragments, when A comes from registers) plus about 24 registers of
-  // addressing and loop state must fit the per-thread share of the register file (.maxnreg).
-  // A ping-pong consumer holds its whole tile: tile.m / 64 rows of instructions.
-  const int64_t acc = (g->accumulator == isa::DType::f16 ? g->tile.n / 4 : g->tile.n / 2) * (pingpong(*g) ? g->tile.m / 64 : 1);
+  // addressing and loop state must fit the per-thread share of the register file (.maxnreg). A
+  // warpgroup's wgmmas cover 64 rows, or a ping-pong consumer's whole tile (M groups stacked).
+  const int64_t acc = (g->accumulator == isa::DType::f16 ? g->tile.n / 4 : g->tile.n / 2) * (warpgroup_rows(*k) / 64);
   const int64_t k_steps = g->tile.k / (256 / isa::value_bits(g->a.dtype));
   const int64_t a_regs = g->a_source == spec::ASource::registers ? 4 * k_steps : 0;
   const int64_t need = acc + a_regs + 24;
   // With register budgets the consumers hold what they raise theirs to (REGISTERS-BUDGET).
-  const int64_t have = g->registers ? g->registers->consumer : c.kernel->max_registers;
+  const int64_t have = g->registers ? g->registers->consumer : k->max_registers;
   if (need <= have) return;
   d.error("WGMMA-REGISTERS", g->registers ? "/gemm/registers/consumer" : "/gemm/tile/n",
           "each consumer thread needs " + num(acc) + " accumulator" + (a_regs ? " and " + num(a_regs) + " A-fragment" : std::string()) +
               " registers (+~24), but " +
               (g->registers ? "its budget is " + num(have)
-                            : num(c.kernel->threads) + " threads get at most " + num(c.kernel->max_registers) + " each"))
+                            : num(k->threads) + " threads get at most " + num(k->max_registers) + " each"))
       .help = {"reduce tile.n (accumulators: tile.n/2 per thread for f32 and s32, tile.n/4 for f16" +
                    std::string(pingpong(*g) ? ", times tile.m/64 for a ping-pong consumer)" : ")"),
                pingpong(*g) ? "or reduce tile.m (a ping-pong consumer holds the whole tile)" : "or reduce tile.m (one warpgroup of 128 threads per 64 rows)"};
@@ -147,7 +160,7 @@ void check_registers_budget(const Context& c, Diagnostics& d) {
   // theirs from it.
   const ir::Kernel* k = verified(c, d);
   if (!k) return;
-  const int64_t warpgroups = consumer_warpgroups(*g), threads = k->threads, launch = k->max_registers;
+  const int64_t warpgroups = consumer_warpgroups(*k), threads = k->threads, launch = k->max_registers;
   const int64_t total = 128 * r.producer + 128 * warpgroups * r.consumer;
   std::string why;
   if (total > 65536)

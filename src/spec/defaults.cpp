@@ -105,28 +105,25 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
     // the tensor-memory address slot.
     const int64_t per = stage + 2048;
     int64_t fit = (isa::target_info(target).smem_per_block_max - 2048) / std::max<int64_t>(1, per);
-    // A persistent tcgen05 kernel's TMA epilogue has a staging ring of its own: at most two stages
-    // of 128 bytes of D's row by the CTA's 128 rows. Each operand's stage is counted rounded to 1 KB,
-    // and 2 KB once for the base alignment, barriers and the tensor-memory address slot.
-    const bool persistent_tma = g.schedule == Schedule::persistent && g.epilogue != Epilogue::direct;
-    const bool staging = isa::target_info(target).tcgen05 && persistent_tma;
-    const auto kb = [](int64_t bytes) { return (bytes + 1023) / 1024 * 1024; };
-    const int64_t rounded = kb(g.tile.k * g.tile.m / g.cta_group * isa::value_bits(g.a.dtype) / 8) +
-                            kb(g.tile.k * g.tile.n / g.cta_group * isa::value_bits(g.b.dtype) / 8);
-    if (staging) fit = (isa::target_info(target).smem_per_block_max - 2048 - 2 * 128 * 128) / std::max<int64_t>(1, rounded);
-    // A persistent wgmma kernel's TMA epilogue: D's tile in shared memory, one per ping-pong consumer.
-    const bool pingpong = g.consumers == Consumers::pingpong;
-    const bool wgmma_staging = !isa::target_info(target).tcgen05 && persistent_tma;
-    if (wgmma_staging) {
-      const int64_t d_tile = kb(g.tile.m * g.tile.n * std::max(1, isa::value_bits(g.d) / 8));
-      fit = (isa::target_info(target).smem_per_block_max - 2048 - (pingpong ? 2 : 1) * d_tile) / std::max<int64_t>(1, rounded);
+    // A persistent kernel's TMA epilogue has staging memory of its own: tcgen05, a ring of at most
+    // two stages of 128 bytes of D's row by the CTA's 128 rows; wgmma, D's tile, one per ping-pong
+    // consumer. Each operand's stage is then counted rounded to 1 KB, and 2 KB once for the base
+    // alignment, barriers and the tensor-memory address slot.
+    const bool tc = isa::target_info(target).tcgen05, pingpong = g.consumers == Consumers::pingpong;
+    const bool staging = g.schedule == Schedule::persistent && g.epilogue != Epilogue::direct;
+    if (staging) {
+      const auto kb = [](int64_t bytes) { return (bytes + 1023) / 1024 * 1024; };
+      const int64_t rounded = kb(g.tile.k * g.tile.m / g.cta_group * isa::value_bits(g.a.dtype) / 8) +
+                              kb(g.tile.k * g.tile.n / g.cta_group * isa::value_bits(g.b.dtype) / 8);
+      const int64_t staged = tc ? 2 * 128 * 128 : (pingpong ? 2 : 1) * kb(g.tile.m * g.tile.n * std::max(1, isa::value_bits(g.d) / 8));
+      fit = (isa::target_info(target).smem_per_block_max - 2048 - staged) / std::max<int64_t>(1, rounded);
     }
     const int64_t most = pingpong ? 5 : 4;
     g.stages = std::clamp<int64_t>(fit, 1, most);
     g.chosen.push_back("stages " + s(g.stages) + ": as many as shared memory holds, at most " + s(most) +
-                       (staging ? std::string(" beside the TMA epilogue's staging ring")
-                                : wgmma_staging ? std::string(" beside the TMA epilogue's staging tile") + (pingpong ? "s" : "")
-                                                : std::string()));
+                       (!staging ? std::string()
+                        : tc     ? std::string(" beside the TMA epilogue's staging ring")
+                                 : std::string(" beside the TMA epilogue's staging tile") + (pingpong ? "s" : "")));
   }
 }
 
