@@ -240,7 +240,7 @@ TEST_CASE("CLUSTER-MULTICAST, REGISTERS-BUDGET, WGMMA-REGISTERS with budgets: ea
   CHECK(fires(doc, "REGISTERS-BUDGET").empty());
   doc["gemm"]["cluster"] = {1, 3, 1};  // 256 rows of B, one box column: no three equal parts
   CHECK(fires(doc, "CLUSTER-MULTICAST") ==
-        "/gemm/tile/n: the 3 CTAs of the cluster share B's tile, but its 1 box column(s) of 256 rows do not split into 3 equal "
+        "/gemm/tile/n: the 3 CTAs of the cluster along M share B's tile, but its 1 box column(s) of 256 rows do not split into 3 equal "
         "parts of whole TMA boxes (rows in multiples of 1)");
   doc["gemm"]["cluster"] = {2, 2, 1};
   CHECK(fires(doc, "CLUSTER-MULTICAST").find("/gemm/cluster: a cluster of 2 x 2 x 1 CTAs") == 0);
@@ -316,5 +316,85 @@ TEST_CASE("CONSUMERS-PINGPONG, and the budgets of two ping-pong warpgroups holdi
   d["gemm"]["d"]["dtype"] = "f32";
   CHECK(fires(d, "SMEM-BUDGET").find("/gemm/stages: 4 stages of 32768 bytes (a 16384 + b 16384), the TMA epilogue's staging tiles (one per "
                                      "ping-pong consumer) of 131072 bytes,") == 0);
+}
+}
+
+TEST_SUITE("plan") {
+TEST_CASE("tcgen05 clusters of pairs multicast A along the block's rows and B along its columns; commits release both") {
+  // Persistent, 2 x 2 pairs of 256 x 256 tiles: ranks r = p + 2 (col + 2 row) for pair rank p.
+  const support::Planned p = support::plan_of(support::checked_spec(spec_doc("gemm_bf16_cta2_cluster_4x2_persistent_tma").dump()));
+  CHECK(p.grid.cluster_m == 2);
+  CHECK(p.grid.cluster_n == 2);
+  CHECK(p.cluster == std::array<int, 3>{8, 1, 1});  // the persistent grid is one row of clusters
+  CHECK(p.launch.x == 8 * 8 * 8);                    // blocks of 2 x 2 tiles of 4096 x 4096, 8 CTAs each
+  const plan::Step* a = find_step(role(p, "producer").steps, plan::StepKind::load, "A");
+  const plan::Step* b = find_step(role(p, "producer").steps, plan::StepKind::load, "B");
+  REQUIRE(a);
+  REQUIRE(b);
+  // Each CTA's half (128 rows of one 128-byte box column) splits by rows between the two pairs.
+  CHECK(a->load.multicast == 2);
+  CHECK_FALSE(a->load.multicast_along_m);
+  CHECK(b->load.multicast == 2);
+  CHECK(b->load.multicast_along_m);
+  CHECK(a->load.to_leader);
+  CHECK(a->load.map.box_outer == 64);
+  REQUIRE(a->load.boxes.size() == 2);
+  CHECK(a->load.boxes[0].part == 0);
+  CHECK(a->load.boxes[1].part == 1);
+  CHECK(a->load.boxes[1].c1 == 64);
+  // The leader still expects both CTAs' whole stage: every part lands in each sharer.
+  const plan::Step* tx = find_step(role(p, "producer").steps, plan::StepKind::expect_tx, "");
+  REQUIRE(tx);
+  CHECK(tx->bar.tx_bytes == 2 * (128 + 128) * 64 * 2);
+  // A stage of a pair is written by the producers of its row's and column's pairs: one release
+  // from each of those 3 pairs' issuers.
+  for (const auto& bar : p.barriers)
+    if (bar.name == "empty") CHECK(bar.count == 3);
+  const plan::Step* rel = nullptr;
+  for (const auto& st : role(p, "mma").steps)
+    for (const auto& x : st.body)
+      if (x.kind == plan::StepKind::commit && x.bar.barrier == "empty") rel = &x;
+  REQUIRE(rel);
+  CHECK(rel->bar.release_row);
+  CHECK(rel->bar.release_column);
+  const std::string ptx = emit::ptx(p);
+  CHECK(count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2") == 4);
+  // The masks (§9.7.9.27.1.2: bit i for rank i): the row of this rank, 0b101 from the row's first
+  // CTA of this rank; the column, 0b10001; both ranks of the row's pairs 0b1111, of the column's 0b110011.
+  CHECK(count(ptx, "shl.b32 %r10, 5, %r9;") == 1);
+  CHECK(count(ptx, "shl.b32 %r12, 15, %r11;") == 1);
+  CHECK(count(ptx, "shl.b32 %r15, 17, %r14;") == 1);
+  CHECK(count(ptx, "shl.b32 %r17, 51, %r16;") == 1);
+  CHECK(count(ptx, "or.b32 %r18, %r12, %r17;") == 1);
+  CHECK(count(ptx, "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r384], %rs2;") == 1);
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
+  CHECK(manifest["cluster_tiles"] == nlohmann::json{{"m", 2}, {"n", 2}});
+  CHECK(manifest["cluster"] == nlohmann::json{8, 1, 1});
+  CHECK(manifest["grid_rule"].get<std::string>().find("* 8, y = z = 1: each cluster of 8 CTAs") != std::string::npos);
+  CHECK(manifest["grid_rule"].get<std::string>().find("q = r / 2") != std::string::npos);
+}
+
+TEST_CASE("a data-parallel tcgen05 cluster of 2 x 2 CTAs multicasts both operands; CLUSTER-MULTICAST on tcgen05") {
+  auto doc = spec_doc("gemm_bf16_cluster_2x2");
+  const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
+  CHECK(p.grid.cluster_m == 2);
+  CHECK(p.grid.cluster_n == 2);
+  CHECK(p.cluster == std::array<int, 3>{2, 2, 1});
+  for (const auto& bar : p.barriers)
+    if (bar.name == "empty") CHECK(bar.count == 3);
+  const std::string ptx = emit::ptx(p);
+  CHECK(count(ptx, "%clusterid.x") == 1);
+  CHECK(count(ptx, ".multicast::cluster [") == 4);  // A's 2 boxes and B's 2, each by its part's CTA
+  CHECK(count(ptx, "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64") == 1);
+  // 128 rows of A do not split three ways.
+  doc["gemm"]["cluster"] = {3, 1, 1};
+  CHECK(fires(doc, "CLUSTER-MULTICAST") ==
+        "/gemm/tile/m: the 3 CTAs of the cluster along N share A's tile, but its 1 box column(s) of 128 rows do not split into 3 equal "
+        "parts of whole TMA boxes (rows in multiples of 1)");
+  doc["gemm"]["cluster"] = {2, 2, 1};
+  CHECK(fires(doc, "CLUSTER-MULTICAST").empty());  // tcgen05 shares A and B at once
+  doc["gemm"]["tile"] = {{"m", 64}, {"n", 128}, {"k", 64}};
+  doc["gemm"]["a_source"] = "tmem";
+  CHECK(fires(doc, "CLUSTER-MULTICAST").find("/gemm/cluster/0: the cluster's 2 CTAs along N would share A's tile, but A in tensor memory at M = 64") == 0);
 }
 }

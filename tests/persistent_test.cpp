@@ -152,25 +152,28 @@ TEST_CASE("persistent tcgen05: one buffer when two do not fit, said under chosen
 }
 
 TEST_SUITE("rules") {
-TEST_CASE("SCHEDULE-PERSISTENT: the cluster of a persistent grid is the CTA or its pair") {
+TEST_CASE("SCHEDULE-PERSISTENT: a persistent grid's clusters walk blocks of tiles in M and N, with no z") {
   auto doc = spec_doc("gemm_bf16_cta2_m128_a_tmem_persistent");
-  auto fires = [](const nlohmann::json& d) {
+  auto fires = [](const nlohmann::json& d, const char* rule = "SCHEDULE-PERSISTENT") {
     Diagnostics diags;
     rules::parse_and_check(d.dump(), diags);
     for (const auto& x : diags.list())
-      if (x.rule == "SCHEDULE-PERSISTENT") return x.pointer + ": " + x.message;
+      if (x.rule == rule) return x.pointer + ": " + x.message;
     return std::string();
   };
   CHECK(fires(doc).empty());  // a pair in a cluster of 2
-  doc["gemm"]["cluster"] = {4, 1, 1};
-  CHECK(fires(doc) == "/gemm/cluster: a persistent grid is one row of CTA pairs, one per multiprocessor pair, each walking its "
-                      "own tiles; a cluster of 4 x 1 x 1 CTAs has CTAs that share nothing in it");
-  doc["gemm"]["cluster"] = {2, 2, 1};
-  CHECK(fires(doc).find("/gemm/cluster: ") == 0);
-  doc["gemm"]["cta_group"] = 1;
-  doc["gemm"]["tile"]["m"] = 128;
-  doc["gemm"]["cluster"] = {1, 1, 1};
+  doc["gemm"]["cluster"] = {4, 1, 1};  // two pairs along N sharing A
   CHECK(fires(doc).empty());
+  CHECK(fires(doc, "CLUSTER-MULTICAST").empty());
+  doc["gemm"]["cluster"] = {2, 2, 1};  // two pairs along M sharing B
+  CHECK(fires(doc).empty());
+  doc["gemm"]["cluster"] = {2, 1, 2};
+  CHECK(fires(doc) == "/gemm/cluster/2: a persistent grid is one row of clusters walking blocks of 1 x 1 tiles (x along N, y along M); "
+                      "the cluster's z = 2 has no tiles to take");
+  CHECK(fires(doc, "CLUSTER-MULTICAST").empty());  // one rule speaks of the z
+  doc["gemm"]["schedule"] = "data_parallel";
+  CHECK(fires(doc).empty());
+  CHECK(fires(doc, "CLUSTER-MULTICAST").find("/gemm/cluster: a cluster of 2 x 1 x 2 CTAs: the cluster's CTAs cover a block of tiles") == 0);
 }
 }
 

@@ -178,9 +178,13 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   l.grid = {static_cast<uint32_t>(round_up((n + tn - 1) / tn * cg, l.cluster[0])),
             static_cast<uint32_t>(round_up((m + tm - 1) / tm, l.cluster[1])), l.cluster[2]};
   if (mf.value("schedule", "") == "persistent") {  // the launcher's rule (the manifest's grid_rule)
-    const int64_t tiles = (n + tn - 1) / tn * ((m + tm - 1) / tm);
-    const int64_t units = multiprocessors > 0 ? std::min<int64_t>(tiles, multiprocessors / cg) : tiles;
-    l.grid = {static_cast<uint32_t>(units * cg), 1, 1};
+    // Units (a CTA, a pair, a cluster of either, launched as one row) walk blocks of cluster_tiles.
+    const int64_t bm = mf.contains("cluster_tiles") ? mf.at("cluster_tiles").at("m").get<int64_t>() : 1;
+    const int64_t bn = mf.contains("cluster_tiles") ? mf.at("cluster_tiles").at("n").get<int64_t>() : 1;
+    const int64_t per = int64_t{l.cluster[0]} * l.cluster[1] * l.cluster[2];
+    const int64_t blocks = ((n + tn - 1) / tn + bn - 1) / bn * (((m + tm - 1) / tm + bm - 1) / bm);
+    const int64_t units = multiprocessors > 0 ? std::min<int64_t>(blocks, multiprocessors / per) : blocks;
+    l.grid = {static_cast<uint32_t>(units * per), 1, 1};
   }
   // D as a TMA store's tensor map sees it: n elements a row, rows n elements apart.
   Operand dop;

@@ -103,10 +103,12 @@ TEST_CASE("persistent goldens: two CTAs walk five tiles, every element of D comp
       const int64_t m = mt * tm - 3, n = (nt * tn - 2) / unit * unit, kk = (doc["gemm"].value("stages", 1) + 1) * tk - tail;
       CAPTURE(m);
       CAPTURE(n);
-      const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 77, {}, 2 * p.cta_group);
+      // Two units: CTAs, pairs, or clusters (launched as one row) walking blocks of tiles.
+      const int per = p.cluster[0] * p.cluster[1] * p.cluster[2];
+      const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 77, {}, 2 * per);
       CHECK_MESSAGE(r.error.empty(), r.error);
       CHECK(r.checked == m * n);
-      CHECK(r.ctas == static_cast<uint64_t>(2 * p.cta_group));
+      CHECK(r.ctas == static_cast<uint64_t>(2 * per));
       CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " at " << r.where);
       std::printf("sim persistent %-30s %ldx%ldx%ld on %lu CTAs: max |err| %.2g\n", support::stem(file).c_str(), static_cast<long>(m),
                   static_cast<long>(n), static_cast<long>(kk), static_cast<unsigned long>(r.ctas), r.max_err);

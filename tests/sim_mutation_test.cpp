@@ -258,6 +258,20 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
     const simtest::GemmResult r2 = simtest::run_gemm(*ksim::parse(mutate(golden, mu2.re, mu2.fmt, mu2.n)), manifest, 253, 252, 379, 3);
     check(mu2, r2.error, r2.worst, r2.where);
   }
+  {  // A cluster of 2 x 2 pairs multicasting A along its rows and B along its columns (persistent).
+    const Subject x = subject("gemm_bf16_cta2_cluster_4x2_persistent_tma", 5 * 256 - 3, 248, 315, 5, 16);
+    static const Mutation kMutations[] = {
+        {"the empty barriers count one release (a stage is reloaded while the other pairs' MMAs still read it)",
+         R"((mbarrier\.init\.shared::cta\.b64 \[%r\d+(?:\+\d+)?\],) 3;)", "$1 1;", -1, "race: a multicast TMA load writes", "reads it"},
+        {"the MMA issuer's commits release the stage in its block row only (the column's producers never see it free)",
+         R"(or\.b32 (%r\d+), (%r\d+), %r\d+;(\s*// row and column))", "mov.b32 $1, $2;$3", 0, "deadlock", "mbarrier.try_wait"},
+        {"A's multicast reaches this CTA only (the row's other full barriers never complete)",
+         R"(shl\.b32 (%r\d+), 5,( %r\d+;\s*// the CTAs of the block's tile row of this CTA's rank))", "shl.b32 $1, 1,$2", 0, "deadlock", ""},
+        {"both CTAs of a column issue part 0 of B's boxes (part 0 lands twice, over the first copy still in flight)",
+         R"(setp\.eq\.u32 (%p\d+), (%r\d+), 0;(\s*// part 0 of the boxes))", "setp.le.u32 $1, $2, 1;$3", 1, "race: a multicast TMA load writes", "writes it"},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
   struct ProgramMutation {
     const char* spec;
     Mutation mu;

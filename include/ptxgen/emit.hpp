@@ -21,7 +21,7 @@ PtxVersion ptx_version(const plan::Plan& p);
 // `ptxgen plan`: every buffer, view, barrier and register set, then each role's steps with every
 // instruction's shape, descriptor (decoded field by field in JSON) and tensor-memory address.
 // The JSON form is an interface (docs/plan-json.md): "format" is its version.
-inline constexpr int kPlanJsonFormat = 4;
+inline constexpr int kPlanJsonFormat = 5;
 std::string plan_text(const plan::Plan& p);
 std::string plan_json(const plan::Plan& p);
 

@@ -65,9 +65,10 @@ struct Grid {
   // Persistent: fewer CTAs than tiles (one per multiprocessor, by the launcher's rule), each CTA's
   // roles walking its tiles: place %ctaid.x, then every %nctaid.x-th (Role::persistent).
   bool persistent = false;
-  // A cluster of CTAs over a block of cluster_m x cluster_n tiles (sm_90a multicast: 2 x 1 or 1 x 2,
-  // ...): the launch order places blocks, and the CTA of cluster rank r takes tile (r / cluster_n,
-  // r % cluster_n) of its block. A persistent grid's clusters walk the blocks together.
+  // A cluster of CTAs (CTA pairs) over a block of cluster_m x cluster_n tiles that share operands by
+  // multicast: the launch order places blocks, and the CTA of cluster rank r, in pair q = r /
+  // cta_group, takes tile (q / cluster_n, q % cluster_n) of its block. A persistent grid's clusters
+  // walk the blocks together.
   int cluster_m = 1, cluster_n = 1;
 };
 
@@ -201,10 +202,14 @@ struct Op {
   bool to_leader = false;  // a pair's pipelined load: its bytes complete on CTA 0's barrier; an arrive: on CTA 0's barrier
   std::string map_param;   // the tensor-map parameter ("" : the planner names it tmap_N)
   int tile_row0 = -1;      // a row-placed load: it writes tile rows [tile_row0, tile_row0 + load_rows)
-  // A TMA load the `multicast` CTAs of the cluster share (sm_90a, .multicast::cluster): the CTA of
-  // %cluster_ctarank r issues the r-th of `multicast` equal parts of the tile's boxes, each written
-  // to the same place in every CTA's shared memory and completing on each CTA's barrier. 0: its own.
+  // A TMA load the `multicast` CTAs (pairs) of the cluster's block share (.multicast::cluster):
+  // along N, the block's tile row (`multicast_along_m` false: the same M tile, A's rows), along M
+  // its tile column (true: B's). The CTA (pair) at place j of that row or column issues the j-th of
+  // `multicast` equal parts of the tile's boxes, each written to the same place in the shared
+  // memory of the row's (column's) CTAs of its own rank in the pair, completing on each one's
+  // barrier (in a pair, on each pair's CTA 0's). 0: its own.
   int multicast = 0;
+  bool multicast_along_m = false;
   int load_rows = 0;
   // copy: source rows / columns
   std::optional<std::array<int64_t, 2>> rows, cols;
@@ -257,6 +262,10 @@ struct Op {
   // multicast loads write release it in every CTA whose producer writes it.
   bool per_warpgroup = false;
   int cluster_ctas = 0;
+  // commit (tcgen05): also arrive on the barrier, at the same offset, in every CTA of the pairs
+  // (CTAs) of this one's cluster-block tile row (`release_row`) and tile column (`release_column`):
+  // the producers that multicast into this CTA's stage (.multicast::cluster, §9.7.16.12.1).
+  bool release_row = false, release_column = false;
 };
 
 // A loop over the K blocks of the problem: max(1, ceil(k / block)) iterations with `k_param` the

@@ -226,7 +226,7 @@ struct TensorMap {
 struct TmaBox {
   uint32_t smem = 0;
   int64_t c0 = 0, c1 = 0;
-  int part = 0;  // a multicast load: the cluster rank that issues it
+  int part = 0;  // a multicast load: the place in the sharing row (column) of the CTA that issues it
 };
 
 // Global -> shared memory. Plain loads: each thread moves 16-byte chunks, each a 16-byte piece of a
@@ -252,7 +252,8 @@ struct LoadStep {
   std::string barrier;
   ir::Phase phase;                 // which stage of the barrier ring (the tile's ring)
   bool to_leader = false;          // a pair's pipelined load completes on CTA 0's barrier
-  int multicast = 0;               // the cluster's CTAs sharing the boxes (ir::Op::multicast); 0: none
+  int multicast = 0;               // the cluster's CTAs (pairs) sharing the boxes (ir::Op::multicast); 0: none
+  bool multicast_along_m = false;  // they are the block's tile column (B), else its tile row (A)
   bool arm = true;                 // TMA: the load arms its own barrier with its bytes (else an expect_tx did)
   std::vector<TmaBox> boxes;
   int64_t cta_c0 = 0, cta_c1 = 0;  // a CTA pair: CTA r's coordinates are r * (cta_c0, cta_c1) further on
@@ -518,12 +519,19 @@ bool store_converts(isa::DType regs, isa::DType global, bool clip);
 // warpgroup, the N groups of b's N; none where the types have no wgmma variant or N no split.
 std::optional<RegDef> wgmma_accumulators(const ir::Op& o, const SmemPlacement& a, const SmemPlacement& b);
 
+// A multicast load whose sharing CTAs are the whole cluster (one CTA per tile, a block one tile
+// wide or high): it issues the part of its cluster rank, to every CTA of the cluster.
+inline bool multicast_whole_cluster(const ir::Grid& g, int cta_group, const LoadStep& l) {
+  return cta_group == 1 && l.multicast == g.cluster_m * g.cluster_n;
+}
+
 struct BarrierStep {
   std::string barrier;
   ir::Phase phase;      // in a loop: the ring position and phase of iteration kb - lag
   int parity = 0;       // outside a loop: the phase parity a wait waits for
   uint32_t tx_bytes = 0;  // expect_tx: bytes armed (per CTA; a pair's leader arms both CTAs')
   bool pair_multicast = false;  // commit: arrive on the barrier in both CTAs of the pair
+  bool release_row = false, release_column = false;  // commit: and of the block's row / column (ir::Op)
   bool leader_only = false;
   bool to_leader = false;       // arrive: on the barrier of the pair's CTA 0 (both CTAs' threads arrive there)
   bool per_warpgroup = false;   // arrive: one arrival per warpgroup (ir::Op::per_warpgroup)

@@ -115,12 +115,21 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
   // barrier at the same offset in each.
   std::vector<std::string> mine;
   std::string mask;
-  if (l.multicast > 1) {
+  if (l.multicast > 1 && plan::multicast_whole_cluster(p.grid, p.cta_group, l)) {
     mask = w.r16();
     w.ins("mov.u16 " + mask + ", " + s((1 << l.multicast) - 1), "every CTA of the cluster");
     for (int r = 0; r < l.multicast; ++r) {
       mine.push_back(w.pred());
       w.ins("setp.eq.u32 " + mine.back() + ", " + crank + ", " + s(r), "part " + s(r) + " of the boxes is this CTA's");
+    }
+  } else if (l.multicast > 1) {
+    // The CTAs of the block's tile row (A) or column (B) of this CTA's rank in its pair share the
+    // tile; the one at place j issues part j (the masks and places: the prologue's).
+    mask = share_mask[l.multicast_along_m];
+    if (mask.empty()) throw std::logic_error("a multicast load outside its cluster's groups");
+    for (int r = 0; r < l.multicast; ++r) {
+      mine.push_back(w.pred());
+      w.ins("setp.eq.u32 " + mine.back() + ", " + share_place[l.multicast_along_m] + ", " + s(r), "part " + s(r) + " of the boxes is this CTA's");
     }
   }
   for (const auto& bx : l.boxes) {
@@ -130,7 +139,7 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
     if (rank3) coord(c2, l.c2, l.cta_c2, r2);
     const std::string operands = " [" + dst + "], [" + tmap.at(l.map.param) + ", {" + c0 + ", " + c1 + (rank3 ? ", " + c2 : "") + "}], [" + b + "]";
     if (l.multicast > 1)
-      w.ins("@" + mine.at(static_cast<size_t>(bx.part)) + " " + spell::tma_load_multicast(l.map.rank) + operands + ", " + mask);
+      w.ins("@" + mine.at(static_cast<size_t>(bx.part)) + " " + spell::tma_load_multicast(l.map.rank, l.to_leader && pair()) + operands + ", " + mask);
     else
       w.ins(spell::tma_load(l.to_leader && pair(), l.map.rank) + operands);
   }

@@ -148,13 +148,33 @@ void Emitter::thread_sync() {
 }
 
 // A clustered CTA's tile: (block_m, block_n) is its cluster's block of cluster_m x cluster_n tiles,
-// and rank r takes tile (r / cluster_n, r % cluster_n) of it.
+// and rank r (of pair q = r / 2 in a pair, else q = r) takes tile (q / cluster_n, q % cluster_n) of it.
 void Emitter::cluster_tile(const std::string& block_m, const std::string& block_n) {
   const std::string r = w.r32();
-  w.ins("div.u32 " + r + ", " + crank + ", " + s(p.grid.cluster_n));
+  const std::string& q = pair() ? cpair : crank;
+  w.ins("div.u32 " + r + ", " + q + ", " + s(p.grid.cluster_n));
   w.ins("mad.lo.u32 " + m_tile + ", " + block_m + ", " + s(p.grid.cluster_m) + ", " + r, "M tile: the block's row, plus the rank's");
-  w.ins("rem.u32 " + r + ", " + crank + ", " + s(p.grid.cluster_n));
+  w.ins("rem.u32 " + r + ", " + q + ", " + s(p.grid.cluster_n));
   w.ins("mad.lo.u32 " + n_tile + ", " + block_n + ", " + s(p.grid.cluster_n) + ", " + r, "N tile: the block's column, plus the rank's");
+}
+
+// Cluster rank r = p + c (col + cluster_n row) for pair rank p of c = cta_group CTAs a tile. The
+// block's tile row of rank p is ranks p + c (j + cluster_n row), a mask of bits c j shifted by
+// r - c col; its tile column ranks p + c (col + cluster_n i), bits c cluster_n i shifted by
+// r - c cluster_n row. Both ranks of each pair: the pair's bits, shifted by p less. The place
+// (col, row) is share_place[along_m], set first.
+std::string Emitter::shared_ctas(bool along_m, bool both_ranks) {
+  const int c = p.cta_group, parts = along_m ? p.grid.cluster_m : p.grid.cluster_n;
+  const int stride = along_m ? c * p.grid.cluster_n : c;  // ranks between neighbours of the row (column)
+  uint32_t bits = 0;
+  for (int j = 0; j < parts; ++j) bits |= (both_ranks ? (1u << c) - 1 : 1u) << (stride * j);
+  const std::string shift = w.r32(), m = w.r32();
+  w.ins("mul.lo.u32 " + shift + ", " + share_place[along_m] + ", " + s(stride));
+  w.ins("sub.u32 " + shift + ", " + crank + ", " + shift, std::string("the rank of the first CTA of its block tile ") + (along_m ? "column" : "row"));
+  if (both_ranks && pair()) w.ins("and.b32 " + shift + ", " + shift + ", -2", "CTA 0 of that pair");
+  w.ins("shl.b32 " + m + ", " + s(bits) + ", " + shift,
+        std::string("the CTAs of the block's tile ") + (along_m ? "column" : "row") + (!pair() ? "" : both_ranks ? ", both of each pair" : " of this CTA's rank in its pair"));
+  return m;
 }
 
 std::string Emitter::tmem(const std::string& alloc, uint32_t rel) const {
@@ -235,6 +255,36 @@ void Emitter::prologue() {
   if (clustered()) {
     crank = w.r32();
     w.ins("mov.u32 " + crank + ", %cluster_ctarank", "this CTA's place in its cluster's block of tiles");
+    if (pair()) {
+      cpair = w.r32();
+      w.ins("shr.u32 " + cpair + ", " + crank + ", 1", "its pair's place in the block");
+    }
+    if (p.engine == ir::Engine::tcgen05) {
+      // The multicast groups: the CTAs that share A (the block's tile row) and B (its tile column),
+      // and the release mask of the MMA issuer's commits: every CTA of both.
+      const std::string& q = pair() ? cpair : crank;
+      const char* who = pair() ? "its pair's" : "its";
+      std::string rel;
+      for (bool along_m : {false, true}) {
+        if ((along_m ? p.grid.cluster_m : p.grid.cluster_n) <= 1) continue;
+        share_place[along_m] = w.r32();
+        w.ins((along_m ? "div.u32 " : "rem.u32 ") + share_place[along_m] + ", " + q + ", " + s(p.grid.cluster_n),
+              std::string(who) + " place in its block tile " + (along_m ? "column: its tile row" : "row: its tile column"));
+        const std::string m32 = shared_ctas(along_m, false);
+        share_mask[along_m] = w.r16();
+        w.ins("cvt.u16.u32 " + share_mask[along_m] + ", " + m32);
+        const std::string both = pair() ? shared_ctas(along_m, true) : m32;
+        if (rel.empty()) {
+          rel = both;
+        } else {
+          const std::string u = w.r32();
+          w.ins("or.b32 " + u + ", " + rel + ", " + both, "row and column");
+          rel = u;
+        }
+      }
+      release_mask = w.r16();
+      w.ins("cvt.u16.u32 " + release_mask + ", " + rel, "the MMA issuer's commits release a stage in these CTAs");
+    }
   }
   const std::string& not_alloc = p.allocs.empty() && p.roles.size() > 1 ? not_t0 : warp_pred(p.alloc_warp);
   for (const auto& g : p.globals) {
@@ -418,13 +468,12 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
   for (int n : ts) tile_ring[n] = ring_regs(n, " over this CTA's tiles");
   w.ins("mov.u32 " + tile + ", %ctaid.x", "this CTA's first tile");
   w.ins("mov.u32 " + step + ", %nctaid.x");
-  if (pair()) {  // CTAs 2p and 2p + 1 are pair p: the pairs walk the tiles
-    w.ins("shr.u32 " + tile + ", " + tile + ", 1", "this pair's first tile");
-    w.ins("shr.u32 " + step + ", " + step + ", 1", "pairs in the grid");
-  }
   if (clustered()) {  // the clusters (C x 1 x 1 in the grid's one row) walk blocks of tiles together
     w.ins("mov.u32 " + tile + ", %clusterid.x", "this cluster's first block");
     w.ins("mov.u32 " + step + ", %nclusterid.x", "clusters in the grid");
+  } else if (pair()) {  // CTAs 2p and 2p + 1 are pair p: the pairs walk the tiles
+    w.ins("shr.u32 " + tile + ", " + tile + ", 1", "this pair's first tile");
+    w.ins("shr.u32 " + step + ", " + step + ", 1", "pairs in the grid");
   }
   std::string others;  // ping-pong: the loop iterations of the other turns' tiles between two of ours
   if (r.turns > 1) {
@@ -853,7 +902,13 @@ void Emitter::wait(const plan::Step& st, const std::string& L) {
 void Emitter::commit(const plan::Step& st, const std::string& L) {
   if (guarded()) w.ins("@" + not_issuer + " bra " + L + "_done");
   const std::string addr = barrier_addr(st.bar.barrier, st.bar.phase);
-  if (pair()) {  // arrives on the barrier at the same offset in both CTAs of the pair
+  if (st.bar.release_row || st.bar.release_column) {
+    // Arrives on the barrier at the same offset in every CTA of the block's tile row and column
+    // (both CTAs of each pair): their producers multicast into this CTA's (pair's) stages.
+    if (release_mask.empty() || st.bar.release_row != (p.grid.cluster_n > 1) || st.bar.release_column != (p.grid.cluster_m > 1))
+      throw std::logic_error("a commit's release groups are not the cluster's");
+    w.ins(spell::commit(p.cta_group, true) + " [" + addr + "], " + release_mask);
+  } else if (pair()) {  // arrives on the barrier at the same offset in both CTAs of the pair
     const std::string mask = w.r16();
     if (cta_even.empty()) {
       w.ins("mov.u16 " + mask + ", 3");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <array>
 #include <map>
 #include <set>
 #include <string>
@@ -56,10 +57,18 @@ struct Emitter {
   const plan::RolePlan* role = nullptr;
 
   bool pair() const { return p.cta_group == 2; }
-  // sm_90a: a cluster of CTAs over a block of tiles, sharing multicast loads (ir::Grid::cluster_m/n).
-  bool clustered() const { return !pair() && p.grid.cluster_m * p.grid.cluster_n > 1; }
-  std::string crank;  // clustered: %cluster_ctarank
+  // The cluster's CTAs (pairs) cover a block of tiles and share operands by multicast
+  // (ir::Grid::cluster_m/n).
+  bool clustered() const { return p.grid.cluster_m * p.grid.cluster_n > 1; }
+  std::string crank, cpair;  // clustered: %cluster_ctarank; in a pair, the pair's place (rank / 2)
   void cluster_tile(const std::string& block_m, const std::string& block_n);
+  // tcgen05 in a multicasting cluster (set up in the prologue): this CTA's (pair's) place in its
+  // block tile row [0] (its tile column) and column [1] (its tile row); the ctaMask of the CTAs of
+  // that row [0] and column [1] of its own rank in the pair; and the mask of every CTA of both (both
+  // ranks of each pair), where the MMA issuer's commits release a stage.
+  std::array<std::string, 2> share_place, share_mask;
+  std::string release_mask;
+  std::string shared_ctas(bool along_m, bool both_ranks);
   std::string cgq() const { return ".cta_group::" + std::to_string(p.cta_group); }
   std::string label() { return "$L_s" + std::to_string(label_++); }
   const std::string& warp_pred(int wi);

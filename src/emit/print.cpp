@@ -127,9 +127,15 @@ struct Printer {
              std::string(isa::name(l.swizzle)) + " swizzle" + (pl.cta_group == 2 && !l.tma ? "; CTA 1 reads " + s(l.cta_bytes) + " B further on" : "") + "\n";
         if (l.tma) {
           if (l.multicast > 1) {  // the spelling is long: its multicast qualifier on a line of its own
-            const std::string full = spell::tma_load_multicast(l.map.rank), q = ".multicast::cluster";
-            o += in2 + full.substr(0, full.size() - q.size()) + "\n" + in2 + "  " + q + ", ctaMask " + s((1 << l.multicast) - 1) +
-                 "; each box by the cluster rank of its part\n";
+            const std::string full = spell::tma_load_multicast(l.map.rank, l.to_leader && pl.cta_group == 2), q = ".multicast::cluster";
+            const size_t at = full.find(q);
+            if (plan::multicast_whole_cluster(pl.grid, pl.cta_group, l))
+              o += in2 + full.substr(0, at) + "\n" + in2 + "  " + full.substr(at) + ", ctaMask " + s((1 << l.multicast) - 1) +
+                   "; each box by the cluster rank of its part\n";
+            else
+              o += in2 + full.substr(0, at) + "\n" + in2 + "  " + full.substr(at) + ", ctaMask: the block's tile " +
+                   (l.multicast_along_m ? "column" : "row") + (pl.cta_group == 2 ? " of this CTA's rank in its pair" : "") +
+                   "; each box by the place of its part in it\n";
           } else {
             o += in2 + spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank) + "\n";
           }
@@ -139,7 +145,7 @@ struct Printer {
                (pl.cta_group == 2 ? "; CTA 1 at +(" + s(l.cta_c0) + ", " + s(l.cta_c1) + ")" : "") + "\n";
           for (const auto& b : l.boxes)
             o += in2 + "  box -> shared +" + s(b.smem) + " from row " + s(b.c1) + ", element " + s(b.c0) + " of the map" +
-                 (l.multicast > 1 ? ", by cluster rank " + s(b.part) : "") + "\n";
+                 (l.multicast > 1 ? (plan::multicast_whole_cluster(pl.grid, pl.cta_group, l) ? ", by cluster rank " : ", by place ") + s(b.part) : "") + "\n";
         }
         break;
       }
@@ -199,8 +205,12 @@ struct Printer {
                "\n";
         break;
       case StepKind::commit:
-        o += in2 + spell::commit(pl.cta_group, st.bar.pair_multicast) + " [" + st.bar.barrier + "]" +
-             (st.bar.phase.lag || st.bar.phase.flip ? " (" + phase_text(st.bar.phase) + ")" : "") + "\n";
+        o += in2 + spell::commit(pl.cta_group, st.bar.pair_multicast || st.bar.release_row || st.bar.release_column) + " [" + st.bar.barrier + "]" +
+             (st.bar.phase.lag || st.bar.phase.flip ? " (" + phase_text(st.bar.phase) + ")" : "") +
+             (st.bar.release_row || st.bar.release_column
+                  ? std::string(", ctaMask: the block's tile ") + (st.bar.release_row && st.bar.release_column ? "row and column" : st.bar.release_row ? "row" : "column")
+                  : std::string()) +
+             "\n";
         break;
       case StepKind::wait:
         o += in2 + spell::mbarrier_try_wait() + " [" + st.bar.barrier + "], " +
@@ -299,7 +309,9 @@ std::string plan_text(const Plan& pl) {
                                                   : ", walked by persistent CTAs (one per multiprocessor)")
                              : ", one CTA per tile") +
          (pl.grid.cluster_m * pl.grid.cluster_n > 1 ? "; each cluster a block of " + s(pl.grid.cluster_m) + " x " + s(pl.grid.cluster_n) +
-                                                          " tiles sharing " + (pl.grid.cluster_n > 1 ? "A" : "B") + " by multicast"
+                                                          " tiles sharing " + (pl.grid.cluster_n > 1 && pl.grid.cluster_m > 1 ? "A along its tile rows and B along its columns"
+                                                                                                 : pl.grid.cluster_n > 1 ? "A" : "B") +
+                                                              " by multicast"
                                                     : "") + "\n";
   o += "\nResources\n";
   for (const auto& g : pl.globals)
@@ -367,14 +379,18 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
         ojson bx = ojson::array();
         for (const auto& b : l.boxes) {
           bx.push_back({{"smem", b.smem}, {"coords", {b.c0, b.c1}}});
-          if (l.multicast > 1) bx.back()["cluster_rank"] = b.part;
+          if (l.multicast > 1) bx.back()[plan::multicast_whole_cluster(pl.grid, pl.cta_group, l) ? "cluster_rank" : "place"] = b.part;
         }
-        x["load"]["tma"] = {{"instruction", l.multicast > 1 ? spell::tma_load_multicast(l.map.rank) : spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank)},
+        x["load"]["tma"] = {{"instruction", l.multicast > 1 ? spell::tma_load_multicast(l.map.rank, l.to_leader && pl.cta_group == 2)
+                                                            : spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank)},
                             {"tensor_map", l.map.param},
                             {"barrier", l.barrier}, {"phase", phase_json(l.phase)}, {"arms_barrier", l.arm},
                             {"to_leader", l.to_leader}, {"boxes", bx}};
         if (pl.cta_group == 2) x["load"]["tma"]["cta_coords"] = {l.cta_c0, l.cta_c1};
-        if (l.multicast > 1) x["load"]["tma"]["multicast"] = {{"ctas", l.multicast}, {"cta_mask", (1 << l.multicast) - 1}};
+        if (l.multicast > 1 && plan::multicast_whole_cluster(pl.grid, pl.cta_group, l))
+          x["load"]["tma"]["multicast"] = {{"ctas", l.multicast}, {"shared_by", "cluster"}, {"cta_mask", (1 << l.multicast) - 1}};
+        else if (l.multicast > 1)
+          x["load"]["tma"]["multicast"] = {{"ctas", l.multicast}, {"shared_by", l.multicast_along_m ? "block_column" : "block_row"}};
         if (l.map.rank == 3) x["load"]["tma"]["plane"] = {{"base", l.c2}, {"origin", affine_json(l.c2_rt)}, {"cta", l.cta_c2}};
       }
       break;
@@ -446,6 +462,8 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       if (st.kind == StepKind::arrive) x["barrier"]["to_leader"] = st.bar.to_leader;
       if (st.bar.per_warpgroup) x["barrier"]["per_warpgroup"] = true;
       if (st.bar.cluster_ctas > 1) x["barrier"]["cluster_ctas"] = st.bar.cluster_ctas;
+      if (st.bar.release_row) x["barrier"]["release_row"] = true;
+      if (st.bar.release_column) x["barrier"]["release_column"] = true;
       break;
     case StepKind::mma_wait: x["pending"] = st.bar.pending; break;
     case StepKind::sync: x["proxy_fence"] = st.proxy_fence; break;

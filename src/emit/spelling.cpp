@@ -85,10 +85,12 @@ std::string tma_load(bool cta_group2, int rank) {
   // .dim: the tensor map's rank; .cta_group::2: the mbarrier may be the peer CTA's (§9.7.9.27.1.2).
   return "cp.async.bulk.tensor." + s(rank) + "d.shared::cluster.global.mbarrier::complete_tx::bytes" + (cta_group2 ? ".cta_group::2" : "");
 }
-std::string tma_load_multicast(int rank) {
+std::string tma_load_multicast(int rank, bool cta_group2) {
   // .multicast::cluster: the box goes to every CTA of ctaMask, at the same shared-memory offset,
-  // and so does the barrier's complete_tx (§9.7.9.27.1.2).
-  return "cp.async.bulk.tensor." + s(rank) + "d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster";
+  // and so does the barrier's complete_tx (§9.7.9.27.1.2); with .cta_group::2 the complete_tx goes
+  // to the barrier of each destination's pair CTA of the parity where the named barrier lies.
+  return "cp.async.bulk.tensor." + s(rank) + "d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster" +
+         (cta_group2 ? ".cta_group::2" : "");
 }
 std::string tma_store() { return "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"; }
 std::string bulk_commit() { return "cp.async.bulk.commit_group"; }

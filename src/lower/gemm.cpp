@@ -365,7 +365,15 @@ struct Gemm {
     detail::StagedOps sf, sp;
     if (sl) sf = detail::lower_scales(g, *sl, k, d_all + a_columns);
     if (g.sparse) sp = detail::lower_sparse(g, k, d_all + a_columns + sf_columns);
-    k.barriers = {{"full", 1, stages}, {"empty", 1, stages}};
+    // A cluster of pairs (CTAs) over a block of tiles shares A along the block's tile row and B
+    // along its tile column: each CTA loads its part of the shared tile and multicasts it to the
+    // CTAs of its own rank in the pair of that row (column) (CLUSTER-MULTICAST). A stage of this
+    // CTA is then written by the producers of its row and column, and may be rewritten only once
+    // the MMAs of every pair those producers write into have completed: each pair's issuer commits
+    // the stage to the empty barrier of every CTA of its row and column, which counts one arrival
+    // per such pair (row + column - 1, this pair being in both).
+    const int share_n = k.grid.cluster_n, share_m = k.grid.cluster_m;
+    k.barriers = {{"full", 1, stages}, {"empty", share_n + share_m - 1, stages}};
     acc_barriers();
     if (a_tmem) k.barriers.push_back({"a_free", 1, 1});
 
@@ -389,7 +397,14 @@ struct Gemm {
     ir::Op ex = barrier_op(ir::OpKind::expect_tx, "full");
     ex.leader_only = cta == 2;
     pl.body.push_back(ex);
-    for (auto& o : loads()) pl.body.push_back(o);
+    for (auto& o : loads()) {
+      if (o.src.name == "A" && share_n > 1) o.multicast = share_n;
+      if (o.src.name == "B" && share_m > 1) {
+        o.multicast = share_m;
+        o.multicast_along_m = true;
+      }
+      pl.body.push_back(o);
+    }
     for (auto& o : sf.loads) pl.body.push_back(o);
     for (auto& o : sp.loads) pl.body.push_back(o);
     prod.nodes.push_back(loop_node(pl));
@@ -449,7 +464,10 @@ struct Gemm {
       m.tmem_ring = acc_ring;
       ml.body.push_back(m);
     }
-    ml.body.push_back(barrier_op(ir::OpKind::commit, "empty"));
+    ir::Op release = barrier_op(ir::OpKind::commit, "empty");
+    release.release_row = share_n > 1;
+    release.release_column = share_m > 1;
+    ml.body.push_back(release);
     if (a_tmem) ml.body.push_back(barrier_op(ir::OpKind::commit, "a_free"));
     mma_role.nodes.push_back(loop_node(ml));
     // The accumulator is complete when every MMA issued so far is.
@@ -772,12 +790,13 @@ struct Gemm {
     k.cluster = {static_cast<int>(g.cluster[0]), static_cast<int>(g.cluster[1]), static_cast<int>(g.cluster[2])};
     persistent = g.schedule == spec::Schedule::persistent;
     k.grid = {true, tm, tn, tk, "m", "n", static_cast<int>(g.raster), persistent};
-    if (!isa::target_info(spec.target).tcgen05 && g.cluster[0] * g.cluster[1] > 1) {
-      // sm_90a: the cluster's CTAs cover a block of tiles, cluster[1] rows by cluster[0] columns
-      // (the grid's y walks M tiles, x N tiles); a persistent grid is one row of CTAs, so its
-      // clusters are launched C x 1 x 1 and each CTA finds its place in the block by its rank.
+    if (g.cluster[0] * g.cluster[1] > cta) {
+      // The cluster's CTAs (pairs) cover a block of tiles, cluster[1] rows by cluster[0] / cta_group
+      // columns (the grid's y walks M tiles, x N tiles, cta_group CTAs a tile); a persistent grid
+      // is one row of CTAs, so its clusters are launched as one row too and each CTA finds its place
+      // in the block by its rank.
       k.grid.cluster_m = static_cast<int>(g.cluster[1]);
-      k.grid.cluster_n = static_cast<int>(g.cluster[0]);
+      k.grid.cluster_n = static_cast<int>(g.cluster[0]) / cta;
       if (persistent) k.cluster = {static_cast<int>(g.cluster[0] * g.cluster[1]), 1, 1};
     }
     k.smem_ptr = std::string(kPtr) + "/stages";

@@ -100,9 +100,10 @@ std::string manifest(const Plan& p) {
       if (block > 1)
         j["grid_rule"] = "x = min(ceil(ceil(" + p.grid.n_param + " / tile.n) / " + std::to_string(p.grid.cluster_n) + ") * ceil(ceil(" +
                          p.grid.m_param + " / tile.m) / " + std::to_string(p.grid.cluster_m) + "), the clusters the device holds at once " +
-                         "(cuOccupancyMaxActiveClusters)) * " + std::to_string(block) + ", y = z = 1: each cluster of " + std::to_string(block) +
-                         " CTAs walks the blocks of cluster_tiles tiles c, c + gridDim.x / " + std::to_string(block) +
-                         ", ..., CTA rank r taking tile (r / cluster_tiles.n, r % cluster_tiles.n) of each; the kernel takes its sizes as parameters";
+                         "(cuOccupancyMaxActiveClusters)) * " + std::to_string(block * p.cta_group) + ", y = z = 1: each cluster of " +
+                         std::to_string(block * p.cta_group) + " CTAs walks the blocks of cluster_tiles tiles c, c + gridDim.x / " +
+                         std::to_string(block * p.cta_group) + ", ..., CTA rank r taking tile (q / cluster_tiles.n, q % cluster_tiles.n) of each, q = r" +
+                         (p.cta_group > 1 ? " / " + std::to_string(p.cta_group) : std::string()) + "; the kernel takes its sizes as parameters";
       else if (p.cta_group == 1)
         j["grid_rule"] = "x = min(ceil(" + p.grid.n_param + " / tile.n) * ceil(" + p.grid.m_param +
                          " / tile.m), the device's multiprocessor count), y = z = 1: each CTA walks the tiles x, x + gridDim.x, ...; "

@@ -238,6 +238,7 @@ bool plan_tma_load(const ir::Op& o, const ir::Global& g, int gbits, int tbits, L
   if (!split) return false;
   if (split == 2) m.box_outer = tma_geometry(g, l.swizzle, l.box_rows / parts).box_rows;
   l.multicast = o.multicast;
+  l.multicast_along_m = o.multicast_along_m;
   // The constant part of the column origin, in map elements.
   const int64_t col0 = g.typed_map ? l.col0.base : l.col0_bytes / m.unit;
   for (int q = 0; q < columns; ++q)

@@ -177,10 +177,16 @@ class Sequencer {
         st.load = *l;
         st.why = "global \"" + l->global + "\" -> shared \"" + l->tile + "\" " +
                  (l->tma ? "by TMA: thread 0" + std::string(c_.pair() && l->arm ? " of each CTA" : "") + " issues " +
-                               (l->multicast > 1 ? "its part (of " + s(l->multicast) + ", by cluster rank) of " : std::string()) +
+                               (l->multicast <= 1  ? std::string()
+                                : multicast_whole_cluster(c_.k.grid, c_.k.cta_group, *l) ? "its part (of " + s(l->multicast) + ", by cluster rank) of "
+                                                    : "its part (of " + s(l->multicast) + ", by its place in the block's tile " +
+                                                          (l->multicast_along_m ? "column" : "row") + ") of ") +
                                s(static_cast<int64_t>(l->boxes.size())) +
                                " cp.async.bulk.tensor box(es) completing on the mbarrier \"" + l->barrier + "\"" +
-                               (l->multicast > 1 ? ", multicast to every CTA of the cluster" : "") +
+                               (l->multicast <= 1  ? ""
+                                : multicast_whole_cluster(c_.k.grid, c_.k.cta_group, *l) ? ", multicast to every CTA of the cluster"
+                                                    : std::string(", multicast to the CTAs of the block's tile ") + (l->multicast_along_m ? "column" : "row") +
+                                                          (c_.pair() ? " of this CTA's rank in its pair" : "")) +
                                (l->arm ? ", and all threads wait for it" : "")
                          : "by all threads, 16-byte chunks");
         out.push_back(st);
@@ -370,7 +376,13 @@ class Sequencer {
     st.bar.barrier = b.name;
     st.bar.phase = o.phase;
     st.bar.pair_multicast = c_.pair();
-    st.why = "the mbarrier \"" + b.name + "\" tracks every tcgen05.cp/mma issued so far (§9.7.16.12.1)";
+    st.bar.release_row = o.release_row;
+    st.bar.release_column = o.release_column;
+    st.why = "the mbarrier \"" + b.name + "\" tracks every tcgen05.cp/mma issued so far (§9.7.16.12.1)" +
+             (o.release_row || o.release_column
+                  ? std::string(", in every CTA of this CTA's cluster-block tile ") + (o.release_row && o.release_column ? "row and column" : o.release_row ? "row" : "column") +
+                        " (their producers multicast into its stage)"
+                  : std::string());
     out.push_back(st);
   }
 

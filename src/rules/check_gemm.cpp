@@ -63,19 +63,68 @@ void check_target_cta_pair(const Context& c, Diagnostics& d) {
 
 void check_schedule_persistent(const Context& c, Diagnostics& d) {
   if (!c.gemm || c.gemm->schedule != spec::Schedule::persistent) return;
-  // The persistent grid is one row of CTAs (of CTA pairs with cta_group 2), each walking its own
-  // tiles: a cluster is the CTA itself or its pair, no more. On sm_90a a cluster's CTAs walk
-  // blocks of tiles together and multicast what they share (CLUSTER-MULTICAST checks its shape).
-  if (!c.target.tcgen05) return;
+  // The persistent grid is one row of clusters that walk blocks of tiles in M and N together (a
+  // cluster of one CTA, or of one pair, walks single tiles): the cluster's x and y give the block,
+  // and a z extent has no tiles to take.
   const auto& cl = c.gemm->cluster;
+  if (cl[2] == 1) return;
   const int64_t own = c.target.tcgen05 ? c.gemm->cta_group : 1;
-  if (cl[0] == own && cl[1] == 1 && cl[2] == 1) return;
-  const std::string want = "[" + num(own) + ", 1, 1]";
-  d.error("SCHEDULE-PERSISTENT", "/gemm/cluster",
-          "a persistent grid is one row of " + std::string(own == 2 ? "CTA pairs" : "CTAs") + ", one per multiprocessor" +
-              (own == 2 ? " pair" : "") + ", each walking its own tiles; a cluster of " + num(cl[0]) + " x " + num(cl[1]) + " x " +
-              num(cl[2]) + " CTAs has " + (cl[0] * cl[1] * cl[2] > own ? "CTAs that share nothing in it" : "no pair for cta_group 2"))
-      .help = {"use \"cluster\": " + want + " with \"schedule\": \"persistent\"", "or \"schedule\": \"data_parallel\""};
+  d.error("SCHEDULE-PERSISTENT", "/gemm/cluster/2",
+          "a persistent grid is one row of clusters walking blocks of " + num(cl[0] / own) + " x " + num(cl[1]) +
+              " tiles (x along N, y along M); the cluster's z = " + num(cl[2]) + " has no tiles to take")
+      .help = {"use \"cluster\": [" + num(cl[0]) + ", " + num(cl[1]) + ", 1] with \"schedule\": \"persistent\"", "or \"schedule\": \"data_parallel\""};
+}
+
+void check_cluster_multicast(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g) return;
+  const auto& cl = g->cluster;
+  const int64_t own = c.target.tcgen05 ? g->cta_group : 1;
+  const int64_t ctas = cl[0] * cl[1] * cl[2];
+  if (ctas <= own || ctas > 16 || cl[0] % own) return;  // the CTA or its pair; CLUSTER-SIZE; CLUSTER-PAIR
+  if (cl[2] != 1 && g->schedule == spec::Schedule::persistent) return;  // SCHEDULE-PERSISTENT
+  // The cluster's CTAs (pairs) cover a block of tiles: along N (x) they share A's tile, along M (y)
+  // B's; each CTA loads a part of a shared tile and multicasts it to the CTAs that share it.
+  if (cl[2] != 1 || (!c.target.tcgen05 && cl[0] > 1 && cl[1] > 1)) {
+    const bool z = cl[2] != 1;
+    d.error("CLUSTER-MULTICAST", "/gemm/cluster",
+            "a cluster of " + num(cl[0]) + " x " + num(cl[1]) + " x " + num(cl[2]) + " CTAs: " +
+                (z ? "the cluster's CTAs cover a block of tiles along N (x) and M (y); its z would compute the same tiles again"
+                   : "ptxgen's wgmma kernels multicast one operand, so the cluster lies along N ([C, 1, 1], sharing A) or along M ([1, C, 1], sharing B)"))
+        .help = {z ? "use \"cluster\": [" + num(cl[0]) + ", " + num(cl[1]) + ", 1]" : std::string("use \"cluster\": [2, 1, 1] or [1, 2, 1]"),
+                 c.target.tcgen05 ? "(tcgen05 kernels share A along x and B along y at once)" : "or target sm_100a, whose kernels share both at once"};
+    return;
+  }
+  const int64_t share[2] = {cl[0] / own, cl[1]};  // CTAs (pairs) sharing A, B
+  for (int i = 0; i < 2; ++i) {
+    const int64_t parts = share[i];
+    if (parts <= 1) continue;
+    const bool a = i == 0;
+    const spec::Operand& op = a ? g->a : g->b;
+    if (a && c.target.tcgen05 && g->a_source == spec::ASource::tmem && isa::instr_m_for_tile(c.kind.value_or(isa::Kind::f16), g->cta_group, static_cast<int>(g->tile.m)) == 64) {
+      d.error("CLUSTER-MULTICAST", "/gemm/cluster/0",
+              "the cluster's " + num(parts) + " CTAs along N would share A's tile, but A in tensor memory at M = 64 is loaded in 16-row pieces "
+              "placed by lane quarter (layout F), which ptxgen does not multicast")
+          .help = {"use \"cluster\": [" + num(own) + ", " + num(cl[1]) + ", 1] (B may still be shared along M)", "or \"a_source\": \"smem\", or a tile.m of 128"};
+      continue;
+    }
+    const isa::Swizzle sw = a ? g->swizzle_a : g->swizzle_b;
+    const int64_t mn = (a ? g->tile.m : g->tile.n) / (c.target.tcgen05 ? g->cta_group : 1);
+    const int64_t kk = a && g->sparse ? g->tile.k / 2 : g->tile.k;
+    const int64_t bits = c.target.tcgen05 ? smem_bits(c, op.dtype) : isa::value_bits(op.dtype);
+    const int box = sw == isa::Swizzle::none ? 16 : isa::bytes(sw);
+    // The CTA's tile as TMA boxes: K-major rows are M (N), each K x bits wide; MN-major rows are K.
+    const bool kmaj = op.major == isa::Major::k;
+    const int64_t rows = kmaj ? mn : kk, row_bytes = (kmaj ? kk : mn) * bits / 8;
+    if (row_bytes % box != 0 || rows > 1024) continue;  // other rules speak of such tiles
+    if (plan::multicast_split(static_cast<int>(rows), static_cast<int>(row_bytes / box), box, static_cast<int>(parts))) continue;
+    d.error("CLUSTER-MULTICAST", std::string("/gemm/tile/") + (a ? "m" : "n"),
+            "the " + num(parts) + (own == 2 ? " pairs" : " CTAs") + " of the cluster along " + (a ? "N" : "M") + " share " + (a ? "A" : "B") +
+                "'s tile, but its " + num(row_bytes / box) + " box column(s) of " + num(rows) + " rows" +
+                (own == 2 ? " (each CTA's half)" : "") + " do not split into " + num(parts) + " equal parts of whole TMA boxes (rows in multiples of " +
+                num(isa::kTmaSmemAlign / box) + ")")
+        .help = {"use a tile." + std::string(a ? "m" : "n") + " that splits (e.g. a multiple of " + num(8 * parts * own) + ")", "or a smaller cluster"};
+  }
 }
 
 void check_epilogue_auto(const Context& c, Diagnostics& d) {

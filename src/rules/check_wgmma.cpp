@@ -198,36 +198,5 @@ void check_consumers_pingpong(const Context& c, Diagnostics& d) {
   d.error("CONSUMERS-PINGPONG", ptr, "ping-pong consumers are not possible here: " + why).help = help;
 }
 
-void check_cluster_multicast(const Context& c, Diagnostics& d) {
-  const spec::Gemm* g = wg(c);
-  if (!g) return;
-  const auto& cl = g->cluster;
-  const int64_t ctas = cl[0] * cl[1] * cl[2];
-  if (ctas == 1 || ctas > 16) return;
-  // A cluster along N (x) shares A's tile, along M (y) B's; each CTA loads a part and multicasts it.
-  if (cl[2] != 1 || (cl[0] > 1 && cl[1] > 1)) {
-    d.error("CLUSTER-MULTICAST", "/gemm/cluster",
-            "a cluster of " + num(cl[0]) + " x " + num(cl[1]) + " x " + num(cl[2]) +
-                " CTAs: ptxgen multicasts one operand, so the cluster lies along N ([C, 1, 1], sharing A) or along M ([1, C, 1], sharing B)")
-        .help = {"use \"cluster\": [2, 1, 1] or [1, 2, 1]"};
-    return;
-  }
-  const bool a = cl[0] > 1;
-  const spec::Operand& op = a ? g->a : g->b;
-  const isa::Swizzle sw = a ? g->swizzle_a : g->swizzle_b;
-  const int64_t mn = a ? g->tile.m : g->tile.n;
-  const int64_t bits = isa::value_bits(op.dtype);
-  const int box = sw == isa::Swizzle::none ? 16 : isa::bytes(sw);
-  // The stage's tile as TMA boxes: K-major rows are MN, each tile.k x bits wide; MN-major rows are K.
-  const bool kmaj = op.major == isa::Major::k;
-  const int64_t rows = kmaj ? mn : g->tile.k, row_bytes = (kmaj ? g->tile.k : mn) * bits / 8;
-  if (row_bytes % box != 0 || rows > 1024) return;  // other rules speak of such tiles
-  if (plan::multicast_split(static_cast<int>(rows), static_cast<int>(row_bytes / box), box, static_cast<int>(ctas))) return;
-  d.error("CLUSTER-MULTICAST", std::string("/gemm/tile/") + (a ? "m" : "n"),
-          "the " + num(ctas) + " CTAs of the cluster share " + (a ? "A" : "B") + "'s tile, but its " + num(row_bytes / box) + " box column(s) of " +
-              num(rows) + " rows do not split into " + num(ctas) + " equal parts of whole TMA boxes (rows in multiples of " +
-              num(isa::kTmaSmemAlign / box) + ")")
-      .help = {"use a tile." + std::string(a ? "m" : "n") + " that splits (e.g. a multiple of " + num(8 * ctas) + ")", "or a smaller cluster"};
-}
 
 }  // namespace ptxgen::rules

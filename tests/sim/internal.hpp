@@ -28,7 +28,7 @@ enum Special : uint32_t {
   sp_tid_x, sp_tid_y, sp_tid_z, sp_ntid_x, sp_ntid_y, sp_ntid_z, sp_ctaid_x, sp_ctaid_y, sp_ctaid_z, sp_nctaid_x,
   sp_nctaid_y, sp_nctaid_z, sp_cluster_ctarank, sp_cluster_nctarank, sp_cluster_ctaid_x, sp_cluster_ctaid_y,
   sp_cluster_ctaid_z, sp_cluster_nctaid_x, sp_cluster_nctaid_y, sp_cluster_nctaid_z, sp_clusterid_x, sp_clusterid_y,
-  sp_clusterid_z, sp_laneid, sp_warpid, sp_smem_symbol, sp_param0  // sp_param0 + i: the address of parameter i
+  sp_clusterid_z, sp_nclusterid_x, sp_nclusterid_y, sp_nclusterid_z, sp_laneid, sp_warpid, sp_smem_symbol, sp_param0  // sp_param0 + i: the address of parameter i
 };
 
 struct Opnd {

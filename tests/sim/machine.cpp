@@ -110,6 +110,10 @@ uint64_t Machine::special(const Thread& t, uint32_t id) const {
     case sp_clusterid_x: return cluster_id_[0];
     case sp_clusterid_y: return cluster_id_[1];
     case sp_clusterid_z: return cluster_id_[2];
+    // %nclusterid: clusters in the grid along each dimension (§10.12).
+    case sp_nclusterid_x: return launch.grid[0] / launch.cluster[0];
+    case sp_nclusterid_y: return launch.grid[1] / launch.cluster[1];
+    case sp_nclusterid_z: return launch.grid[2] / launch.cluster[2];
     case sp_laneid: return t.tid % 32;
     case sp_warpid: return t.tid / 32;
     case sp_smem_symbol: return launch.smem_symbol;

@@ -112,6 +112,7 @@ struct Parser {
         {"%cluster_ctaid.z", sp_cluster_ctaid_z}, {"%cluster_nctaid.x", sp_cluster_nctaid_x},
         {"%cluster_nctaid.y", sp_cluster_nctaid_y}, {"%cluster_nctaid.z", sp_cluster_nctaid_z},
         {"%clusterid.x", sp_clusterid_x}, {"%clusterid.y", sp_clusterid_y}, {"%clusterid.z", sp_clusterid_z},
+        {"%nclusterid.x", sp_nclusterid_x}, {"%nclusterid.y", sp_nclusterid_y}, {"%nclusterid.z", sp_nclusterid_z},
         {"%laneid", sp_laneid}, {"%warpid", sp_warpid}};
     auto it = m.find(s);
     if (it == m.end()) return false;
@@ -431,17 +432,23 @@ struct Parser {
       const int rank = has(mods, "2d") ? 2 : has(mods, "3d") ? 3 : 0;
       if (!(has(mods, "async") && has(mods, "bulk") && has(mods, "tensor") && rank))
         fail("only cp.async.bulk.tensor.2d and .3d are simulated");
-      if (has(mods, "multicast::cluster") || has(mods, "im2col")) fail("unsupported TMA mode");
+      if (has(mods, "im2col")) fail("unsupported TMA mode");
       if (!has(mods, "mbarrier::complete_tx::bytes") || !has(mods, "global")) fail("unsupported TMA completion");
       in.op = Op::tma_load;
       in.cta_group = has(mods, "cta_group::2") ? 2 : 1;
-      if (has(mods, "L2::cache_hint") && args.size() == 4) args.pop_back();  // a hint, not a semantics
-      need(3);
-      // [dst], [tmap, {c0, c1}], [mbar]
+      in.multicast = has(mods, "multicast::cluster");
+      const size_t nargs = in.multicast ? 4 : 3;
+      if (has(mods, "L2::cache_hint") && args.size() == nargs + 1) args.pop_back();  // a hint, not a semantics
+      need(nargs);
+      // [dst], [tmap, {c0, c1}], [mbar] (, ctaMask)
       in.o[0] = operand(args[0]);
       tensor_operand(args[1], in.o[1], in.o[2], rank);
       in.o[3] = operand(args[2]);
       in.nops = 4;
+      if (in.multicast) {
+        in.o[4] = operand(args[3]);
+        in.nops = 5;
+      }
     } else if (base == "tcgen05") {
       tcgen05(in, mods, args);
     } else {

@@ -74,13 +74,32 @@ void Machine::tma_issue(Thread& t, const Ins& in) {
   if (in.cta_group == 2 ? (bcta >> 1) != (dcta >> 1) : bcta != dcta)
     fail(&t, std::string("the TMA's mbarrier is in CTA rank ") + std::to_string(bcta) + ", its destination in rank " +
                  std::to_string(dcta) + (in.cta_group == 2 ? " (not one pair)" : " (.cta_group::2 would allow its peer)"));
-  a.v[0] = dcta;
-  a.v[1] = doff;
   a.v[4] = bcta;
   a.v[5] = boff;
   a.v[6] = bytes;
   ++stats.tma_boxes;
-  tma_queue(t, std::move(a), dcta, doff, bytes, true, "a TMA load");
+  if (!in.multicast) {
+    a.v[0] = dcta;
+    a.v[1] = doff;
+    tma_queue(t, std::move(a), dcta, doff, bytes, true, "a TMA load");
+    return;
+  }
+  // .multicast::cluster (§9.7.9.27.1.2): the box lands at the same offset in every CTA of ctaMask
+  // (bit i: %cluster_ctarank i); its complete_tx goes to the barrier at the mbarrier operand's offset
+  // in each destination (.cta_group::1), or in the CTA of each destination's pair whose rank has the
+  // parity of the CTA the mbarrier operand lies in (.cta_group::2).
+  const uint64_t mask = val(t, in.o[4]) & 0xFFFF;
+  if (!mask) fail(&t, "a multicast TMA load with an empty ctaMask");
+  if (mask >> ctas.size()) fail(&t, "the TMA's ctaMask names CTAs outside the cluster");
+  for (uint32_t d = 0; d < ctas.size(); ++d) {
+    if (!((mask >> d) & 1)) continue;
+    Async x = a;
+    x.v[0] = d;
+    x.v[1] = doff;
+    x.v[4] = in.cta_group == 2 ? (d & ~1u) | (bcta & 1u) : d;
+    if (x.v[4] >= ctas.size()) fail(&t, "the multicast TMA's barrier CTA is outside the cluster");
+    tma_queue(t, std::move(x), d, doff, bytes, true, "a multicast TMA load");
+  }
 }
 
 // Registers the bytes [off, off + bytes) of CTA `cta`'s shared memory a TMA operation writes or
