@@ -183,7 +183,7 @@ struct Entry {
   int64_t shared = 0, tile_m = 0, tile_n = 0, cta_group = 0;
   int grid_m = 0, grid_n = 0;  // a grid of tiles: the sizes it walks (indices of Kernel::sizes)
   bool persistent = false;  // gemm: one CTA per multiprocessor, each walking tiles
-  int64_t cluster_tiles[2] = {1, 1};  // the block of tiles a cluster covers (sm_90a multicast)
+  int64_t cluster_tiles[2] = {1, 1};  // the block of tiles a cluster covers (multicast clusters; a pair counts once)
   std::vector<Map> maps;
 };
 
