@@ -242,8 +242,14 @@ TEST_CASE("CLUSTER-MULTICAST, REGISTERS-BUDGET, WGMMA-REGISTERS with budgets: ea
   CHECK(fires(doc, "CLUSTER-MULTICAST") ==
         "/gemm/tile/n: the 3 CTAs of the cluster along M share B's tile, but its 1 box column(s) of 256 rows do not split into 3 equal "
         "parts of whole TMA boxes (rows in multiples of 1)");
-  doc["gemm"]["cluster"] = {2, 2, 1};
-  CHECK(fires(doc, "CLUSTER-MULTICAST").find("/gemm/cluster: a cluster of 2 x 2 x 1 CTAs") == 0);
+  doc["gemm"]["cluster"] = {2, 2, 1};  // A along the block's rows, B along its columns
+  CHECK(fires(doc, "CLUSTER-MULTICAST").empty());
+  doc["gemm"]["cluster"] = {2, 1, 2};
+  CHECK(fires(doc, "CLUSTER-MULTICAST").empty());  // persistent: SCHEDULE-PERSISTENT speaks of the z
+  CHECK(fires(doc, "SCHEDULE-PERSISTENT").find("/gemm/cluster/2: ") == 0);
+  doc["gemm"]["schedule"] = "data_parallel";
+  CHECK(fires(doc, "CLUSTER-MULTICAST").find("/gemm/cluster/2: a cluster of 2 x 1 x 2 CTAs") == 0);
+  doc["gemm"]["schedule"] = "persistent";
   doc["gemm"]["cluster"] = {1, 2, 1};
   doc["gemm"]["registers"]["producer"] = 44;  // parsed (24 .. 256), refused by the rule
   CHECK(fires(doc, "REGISTERS-BUDGET") ==
@@ -396,5 +402,42 @@ TEST_CASE("a data-parallel tcgen05 cluster of 2 x 2 CTAs multicasts both operand
   doc["gemm"]["tile"] = {{"m", 64}, {"n", 128}, {"k", 64}};
   doc["gemm"]["a_source"] = "tmem";
   CHECK(fires(doc, "CLUSTER-MULTICAST").find("/gemm/cluster/0: the cluster's 2 CTAs along N would share A's tile, but A in tensor memory at M = 64") == 0);
+}
+}
+
+TEST_SUITE("plan") {
+TEST_CASE("an sm_90a cluster of 2 x 2 multicasts A along rows and B along columns; warpgroups release in their row and column") {
+  const support::Planned p = support::plan_of(support::checked_spec(spec_doc("gemm_sm90_bf16_128x256x64_cluster_2x2_persistent").dump()));
+  CHECK(p.grid.cluster_m == 2);
+  CHECK(p.grid.cluster_n == 2);
+  CHECK(p.cluster == std::array<int, 3>{4, 1, 1});
+  const plan::Step* a = find_step(role(p, "producer").steps, plan::StepKind::load, "A");
+  const plan::Step* b = find_step(role(p, "producer").steps, plan::StepKind::load, "B");
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->load.multicast == 2);
+  CHECK_FALSE(a->load.multicast_along_m);
+  CHECK(b->load.multicast == 2);
+  CHECK(b->load.multicast_along_m);
+  CHECK_FALSE(plan::multicast_whole_cluster(p.grid, p.cta_group, a->load));
+  // Each of the 2 consumer warpgroups of the 3 CTAs of a row and column releases a stage once.
+  for (const auto& bar : p.barriers)
+    if (bar.name == "empty") CHECK(bar.count == 6);
+  const plan::Step* rel = find_step(role(p, "consumer").steps, plan::StepKind::arrive, "empty");
+  REQUIRE(rel);
+  CHECK(rel->bar.per_warpgroup);
+  CHECK(rel->bar.release_row);
+  CHECK(rel->bar.release_column);
+  const std::string ptx = emit::ptx(p);
+  // Masks from %cluster_ctarank r = col + 2 row: the row 0b11 << 2 row, the column 0b101 << col.
+  CHECK(count(ptx, "shl.b32 %r7, 3, %r6;") == 1);
+  CHECK(count(ptx, "shl.b32 %r10, 5, %r9;") == 1);
+  CHECK(count(ptx, "or.b32 %r11, %r7, %r10;") == 1);
+  // Lane r of a warpgroup's first warp arrives on rank r's barrier where bit r of the union is set
+  // (the loop's release and the tile's last).
+  CHECK(count(ptx, "shr.b32 %r196, %r11, %r2;") == 1);
+  CHECK(count(ptx, "// rank = lane is in this CTA's block row or column") == 2);
+  CHECK(count(ptx, "mbarrier.arrive.release.cta.shared::cluster.b64") == 2);
+  CHECK(count(ptx, "cvt.u16.u32") == 2);  // the loads' masks; the release uses the 32-bit union
 }
 }

@@ -173,7 +173,7 @@ TEST_CASE("SCHEDULE-PERSISTENT: a persistent grid's clusters walk blocks of tile
   CHECK(fires(doc, "CLUSTER-MULTICAST").empty());  // one rule speaks of the z
   doc["gemm"]["schedule"] = "data_parallel";
   CHECK(fires(doc).empty());
-  CHECK(fires(doc, "CLUSTER-MULTICAST").find("/gemm/cluster: a cluster of 2 x 1 x 2 CTAs: the cluster's CTAs cover a block of tiles") == 0);
+  CHECK(fires(doc, "CLUSTER-MULTICAST").find("/gemm/cluster/2: a cluster of 2 x 1 x 2 CTAs: the cluster's CTAs cover a block of tiles") == 0);
 }
 }
 

@@ -59,11 +59,11 @@ def configs():
     for (M, N, K, t) in SHAPES:
         out.append(("%s_default_%dx%dx%d" % (t, M, N, K), t, {"m": M, "n": N, "k": K, "a": {"dtype": t}, "b": {"dtype": t},
                                                          "d": {"dtype": TYPES[t][1]}, "default": True}))
-    # Clusters multicasting the shared operand ([1, 2, 1]: B, [2, 1, 1]: A) and register budgets
+    # Clusters multicasting the shared operand ([1, 2, 1]: B, [2, 1, 1]: A, [2, 2, 1]: both) and register budgets
     # (a producer warpgroup of 40, consumers of 232), on the persistent TMA-epilogue kernel.
     rb = {"producer": 40, "consumer": 232}
     for t, (tm, tn, tk) in (("bf16", (128, 256, 64)), ("f16", (128, 256, 64)), ("e4m3", (128, 256, 128))):
-        for cl, regs in (((1, 2, 1), None), ((1, 2, 1), rb), ((2, 1, 1), rb), ((1, 1, 1), rb)):
+        for cl, regs in (((1, 2, 1), None), ((1, 2, 1), rb), ((2, 1, 1), rb), ((1, 1, 1), rb), ((2, 2, 1), rb)):
             if t != "bf16" and (cl != (1, 2, 1) or not regs):
                 continue
             name = "%s_%dx%dx%d_s3_tma_pers_c%d%d%s" % (t, tm, tn, tk, cl[0], cl[1], "_regs" if regs else "")

@@ -162,6 +162,17 @@ def cases():
     add("mc_pers_a_bf16_2x1", bf16, mcp, T(128, 256, 64), {"cluster": [2, 1, 1]})
     add("mc_pers_b_odd", bf16, mcp, T(128, 256, 64), {"cluster": [1, 2, 1]}, P(3001, 4992, 999))
     add("mc_pers_b_raster1_odd", bf16, mcp, {"raster": 1}, T(128, 128, 64), {"cluster": [1, 2, 1]}, P(1155, 2000, 512))
+    # 2-D clusters share A along the block's rows and B along its columns at once; each consumer
+    # warpgroup releases a stage in the CTAs of its row and column (lane r where the mask has bit r).
+    add("mc2d_bf16_2x2", bf16, T(128, 256, 64), {"cluster": [2, 2, 1]})
+    add("mc2d_bf16_2x2_odd", bf16, T(128, 256, 64), {"cluster": [2, 2, 1]}, P(4099, 4104, 1003))
+    add("mc2d_f16_mmajor_4x2", f16, {"a": {"major": "m"}}, T(128, 128, 64), {"cluster": [4, 2, 1]}, P(2048, 2048, 1024))
+    add("mc2d_pers_bf16_2x2", bf16, mcp, T(128, 256, 64), {"cluster": [2, 2, 1]})
+    add("mc2d_pers_bf16_2x2_odd", bf16, mcp, {"registers": {"producer": 40, "consumer": 232}}, T(128, 256, 64),
+        {"cluster": [2, 2, 1]}, P(3001, 4992, 999))
+    add("mc2d_pers_e4m3_2x4", e4m3, mcp, T(128, 128, 128), {"cluster": [2, 4, 1]}, P(2048, 4096, 2048))
+    add("mc2d_pp_bf16_2x2_odd", bf16, {"consumers": "pingpong", "schedule": "persistent", "epilogue": "tma", "stages": 4}, T(128, 128, 64),
+        {"cluster": [2, 2, 1]}, P(4099, 4104, 1003))
     # Register budgets: a producer warpgroup of 40, consumers raised to 232 (alone and with multicast).
     rb = {"registers": {"producer": 40, "consumer": 232}}
     add("regbud_bf16_128x256", bf16, rb, T(128, 256, 64))

@@ -257,14 +257,16 @@ struct Op {
   std::string note;        // what the step does, when the lowering says it better than the planner
   bool leader_only = false;  // expect_tx / commit in a pair: CTA 0 only (or both CTAs' barriers)
   // arrive: one arrival per warpgroup of the role instead of one per thread, on the barrier at the
-  // same offset in each of the cluster's `cluster_ctas` CTAs (lane r of the warpgroup's first warp
+  // same offset in CTAs of the cluster's `cluster_ctas` (lane r of the warpgroup's first warp
   // arrives on rank r's, after the warpgroup's wgmma.wait_group): the consumers of a stage that
-  // multicast loads write release it in every CTA whose producer writes it.
+  // multicast loads write release it in every CTA whose producer writes it, those of this CTA's
+  // block row and column (below).
   bool per_warpgroup = false;
   int cluster_ctas = 0;
-  // commit (tcgen05): also arrive on the barrier, at the same offset, in every CTA of the pairs
-  // (CTAs) of this one's cluster-block tile row (`release_row`) and tile column (`release_column`):
-  // the producers that multicast into this CTA's stage (.multicast::cluster, §9.7.16.12.1).
+  // commit (tcgen05), per-warpgroup arrive (wgmma): arrive on the barrier, at the same offset, in
+  // every CTA of the pairs (CTAs) of this one's cluster-block tile row (`release_row`) and tile
+  // column (`release_column`): the producers that multicast into this CTA's stage
+  // (.multicast::cluster, §9.7.16.12.1; mapa and a remote arrive, §9.7.13.15.13).
   bool release_row = false, release_column = false;
 };
 

@@ -259,9 +259,10 @@ void Emitter::prologue() {
       cpair = w.r32();
       w.ins("shr.u32 " + cpair + ", " + crank + ", 1", "its pair's place in the block");
     }
-    if (p.engine == ir::Engine::tcgen05) {
+    if (p.engine == ir::Engine::tcgen05 || (p.grid.cluster_m > 1 && p.grid.cluster_n > 1)) {
       // The multicast groups: the CTAs that share A (the block's tile row) and B (its tile column),
-      // and the release mask of the MMA issuer's commits: every CTA of both.
+      // and the release mask of the MMA issuer's commits (the consumers' arrivals): every CTA of
+      // both. (A wgmma cluster along one dimension shares with the whole cluster: constant masks.)
       const std::string& q = pair() ? cpair : crank;
       const char* who = pair() ? "its pair's" : "its";
       std::string rel;
@@ -282,8 +283,11 @@ void Emitter::prologue() {
           rel = u;
         }
       }
-      release_mask = w.r16();
-      w.ins("cvt.u16.u32 " + release_mask + ", " + rel, "the MMA issuer's commits release a stage in these CTAs");
+      release_mask32 = rel;  // the consumers (wgmma) release a stage in these CTAs, lane r on rank r
+      if (p.engine == ir::Engine::tcgen05) {
+        release_mask = w.r16();
+        w.ins("cvt.u16.u32 " + release_mask + ", " + rel, "the MMA issuer's commits release a stage in these CTAs");
+      }
     }
   }
   const std::string& not_alloc = p.allocs.empty() && p.roles.size() > 1 ? not_t0 : warp_pred(p.alloc_warp);
@@ -679,7 +683,16 @@ void Emitter::step(const plan::Step& st) {
         w.ins("sub.u32 " + wg + ", " + warp + ", " + s(role ? role->first_warp : 0));
         w.ins("and.b32 " + wg + ", " + wg + ", 3", "the warp's place in its warpgroup");
         w.ins("setp.ne.u32 " + other + ", " + wg + ", 0");
-        w.ins("setp.ge.or.u32 " + other + ", " + lane + ", " + s(st.bar.cluster_ctas) + ", " + other);
+        if (st.bar.release_row && st.bar.release_column) {
+          // The CTAs of this CTA's block row and column: lane r where bit r of the prologue's mask is set.
+          if (release_mask32.empty()) throw std::logic_error("a release to a block's row and column without its mask");
+          const std::string bit = w.r32();
+          w.ins("shr.b32 " + bit + ", " + release_mask32 + ", " + lane);
+          w.ins("and.b32 " + bit + ", " + bit + ", 1", "rank = lane is in this CTA's block row or column");
+          w.ins("setp.eq.or.u32 " + other + ", " + bit + ", 0, " + other);
+        } else {
+          w.ins("setp.ge.or.u32 " + other + ", " + lane + ", " + s(st.bar.cluster_ctas) + ", " + other);
+        }
         w.ins("@" + other + " bra " + L + "_arrived", "lane r of the warpgroup's first warp: cluster rank r");
         w.ins("mapa.shared::cluster.u32 " + remote + ", " + addr + ", " + lane, "the barrier of cluster rank = lane");
         w.ins(spell::mbarrier_arrive_remote() + " _, [" + remote + "]");

@@ -67,7 +67,7 @@ struct Emitter {
   // that row [0] and column [1] of its own rank in the pair; and the mask of every CTA of both (both
   // ranks of each pair), where the MMA issuer's commits release a stage.
   std::array<std::string, 2> share_place, share_mask;
-  std::string release_mask;
+  std::string release_mask, release_mask32;
   std::string shared_ctas(bool along_m, bool both_ranks);
   std::string cgq() const { return ".cta_group::" + std::to_string(p.cta_group); }
   std::string label() { return "$L_s" + std::to_string(label_++); }

@@ -223,7 +223,9 @@ struct Printer {
                                                                                            : spell::mbarrier_arrive())
                                                 : spell::mbarrier_expect_tx()) +
              " [" + st.bar.barrier + "]" + (st.bar.to_leader && pl.cta_group == 2 ? " of CTA 0" : "") +
-             (st.bar.cluster_ctas > 1 ? " of each of the cluster's " + s(st.bar.cluster_ctas) + " CTAs" : "") +
+             (st.bar.cluster_ctas <= 1                               ? ""
+              : st.bar.release_row && st.bar.release_column ? " of each CTA of the block's tile row and column"
+                                                            : " of each of the cluster's " + s(st.bar.cluster_ctas) + " CTAs") +
              (st.bar.per_warpgroup ? ", once per warpgroup" : "") +
              (st.kind == StepKind::expect_tx ? ", " + s(st.bar.tx_bytes) + " bytes" : "") + " (" + phase_text(st.bar.phase) + ")\n";
         break;

@@ -629,13 +629,16 @@ struct Gemm {
     k.tiles.push_back(tile("a", g.a, g.swizzle_a, tm, isa::value_bits(g.a.dtype)));
     k.tiles.push_back(tile("b", g.b, g.swizzle_b, tn, isa::value_bits(g.b.dtype)));
     const int consumers = 128 * warpgroups;
-    // A cluster of C CTAs along N (C x 1) shares A's tile, along M (1 x C) B's: each CTA loads its
-    // part and multicasts it to all C (CLUSTER-MULTICAST), so a stage of this CTA is written by
-    // every producer of the cluster, and may be only once every CTA's consumers released it: each
-    // consumer warpgroup arrives on the stage's empty barrier in all C CTAs (C x warpgroups
-    // arrivals; a wgmma group is the warpgroup's, so its completion is seen by each of its warps).
-    const int mc = static_cast<int>(g.cluster[0] * g.cluster[1]);
-    k.barriers = {{"full", 1, stages}, {"empty", mc > 1 ? mc * readers : 128 * readers, stages}};
+    // A cluster's CTAs cover a block of tiles: those of a tile row share A's tile, those of a tile
+    // column B's. Each CTA loads its part of a shared tile and multicasts it to the CTAs that share
+    // it (CLUSTER-MULTICAST), so a stage of this CTA is written by the producers of its block row
+    // and column, and may be only once their CTAs' consumers released it: each consumer warpgroup
+    // arrives on the stage's empty barrier in every CTA of its row and column (row + column - 1
+    // CTAs, so as many arrivals per warpgroup; a wgmma group is the warpgroup's, so its completion
+    // is seen by each of its warps).
+    const int share_n = k.grid.cluster_n, share_m = k.grid.cluster_m;
+    const int mc = share_n * share_m, sharers = share_n + share_m - 1;
+    k.barriers = {{"full", 1, stages}, {"empty", mc > 1 ? sharers * readers : 128 * readers, stages}};
     // Ping-pong consumers hand the main loop to each other: a consumer waits on the full barriers
     // of its tile's K blocks only once the other has passed those of the tile before (its main
     // loop done). A parity wait tells only the two phases apart, so a consumer a whole tile of K
@@ -661,8 +664,11 @@ struct Gemm {
     pl.body.push_back(barrier_op(ir::OpKind::wait, "empty", 0, true));
     pl.body.push_back(barrier_op(ir::OpKind::expect_tx, "full"));
     for (auto& o : loads()) {
-      const bool shared = g.cluster[0] > 1 ? o.src.name == "A" : g.cluster[1] > 1 && o.src.name == "B";
-      if (shared) o.multicast = mc;
+      if (o.src.name == "A" && share_n > 1) o.multicast = share_n;
+      if (o.src.name == "B" && share_m > 1) {
+        o.multicast = share_m;
+        o.multicast_along_m = true;
+      }
       pl.body.push_back(o);
     }
     prod.nodes.push_back(loop_node(pl));
@@ -710,6 +716,8 @@ struct Gemm {
         if (mc > 1) {
           o.per_warpgroup = true;
           o.cluster_ctas = mc;
+          o.release_row = share_n > 1;
+          o.release_column = share_m > 1;
         }
         return o;
       };

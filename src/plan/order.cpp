@@ -300,6 +300,8 @@ class Sequencer {
     st.bar.to_leader = o.to_leader && o.kind == ir::OpKind::arrive;
     st.bar.per_warpgroup = o.per_warpgroup && o.kind == ir::OpKind::arrive;
     st.bar.cluster_ctas = o.kind == ir::OpKind::arrive ? o.cluster_ctas : 0;
+    st.bar.release_row = o.kind == ir::OpKind::arrive && o.release_row;
+    st.bar.release_column = o.kind == ir::OpKind::arrive && o.release_column;
     if (o.kind == ir::OpKind::mma_wait) {
       st.kind = StepKind::mma_wait;
       st.bar.pending = o.pending;
@@ -313,7 +315,9 @@ class Sequencer {
       wait_st("the tcgen05.st of this role complete before it arrives (§9.7.16.6.4.4)", out);
       st.kind = StepKind::arrive;
       st.why = (o.per_warpgroup ? "each warpgroup of the role arrives once on \"" : "every thread of the role arrives on \"") + o.barrier.name + "\"" +
-               (o.cluster_ctas > 1 ? " in each of the cluster's " + s(o.cluster_ctas) + " CTAs (their producers multicast into this CTA's stage)" : "");
+               (o.cluster_ctas <= 1                        ? ""
+                : o.release_row && o.release_column ? " in each CTA of this CTA's cluster-block tile row and column (their producers multicast into its stage)"
+                                                    : " in each of the cluster's " + s(o.cluster_ctas) + " CTAs (their producers multicast into this CTA's stage)");
     } else {
       // The bytes of the TMA loads that follow in this block and complete on the same barrier.
       uint32_t bytes = 0;

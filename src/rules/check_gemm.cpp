@@ -85,14 +85,11 @@ void check_cluster_multicast(const Context& c, Diagnostics& d) {
   if (cl[2] != 1 && g->schedule == spec::Schedule::persistent) return;  // SCHEDULE-PERSISTENT
   // The cluster's CTAs (pairs) cover a block of tiles: along N (x) they share A's tile, along M (y)
   // B's; each CTA loads a part of a shared tile and multicasts it to the CTAs that share it.
-  if (cl[2] != 1 || (!c.target.tcgen05 && cl[0] > 1 && cl[1] > 1)) {
-    const bool z = cl[2] != 1;
-    d.error("CLUSTER-MULTICAST", "/gemm/cluster",
-            "a cluster of " + num(cl[0]) + " x " + num(cl[1]) + " x " + num(cl[2]) + " CTAs: " +
-                (z ? "the cluster's CTAs cover a block of tiles along N (x) and M (y); its z would compute the same tiles again"
-                   : "ptxgen's wgmma kernels multicast one operand, so the cluster lies along N ([C, 1, 1], sharing A) or along M ([1, C, 1], sharing B)"))
-        .help = {z ? "use \"cluster\": [" + num(cl[0]) + ", " + num(cl[1]) + ", 1]" : std::string("use \"cluster\": [2, 1, 1] or [1, 2, 1]"),
-                 c.target.tcgen05 ? "(tcgen05 kernels share A along x and B along y at once)" : "or target sm_100a, whose kernels share both at once"};
+  if (cl[2] != 1) {
+    d.error("CLUSTER-MULTICAST", "/gemm/cluster/2",
+            "a cluster of " + num(cl[0]) + " x " + num(cl[1]) + " x " + num(cl[2]) +
+                " CTAs: the cluster's CTAs cover a block of tiles along N (x) and M (y); its z would compute the same tiles again")
+        .help = {"use \"cluster\": [" + num(cl[0]) + ", " + num(cl[1]) + ", 1]"};
     return;
   }
   const int64_t share[2] = {cl[0] / own, cl[1]};  // CTAs (pairs) sharing A, B
