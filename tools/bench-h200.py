@@ -94,6 +94,21 @@ def configs():
         out.append((name, t, {"a": {"dtype": t}, "b": {"dtype": t}, "d": {"dtype": TYPES[t][1]}, "tile": {"m": tm, "n": tn, "k": tk},
                               "stages": st, "schedule": "persistent", "epilogue": "direct", "consumers": "pingpong",
                               "registers": rb}))
+    # m = 256 (two tile rows of 128): 128 x 128 tiles, where Mosaic GPU's kernel leads, with and
+    # without a [1, 2, 1] cluster multicasting B to both tile rows, timed on that shape only.
+    for st in (4, 5, 6):
+        for cl in ((1, 1, 1), (1, 2, 1)):
+            for sched in ("data_parallel", "persistent"):
+                name = "bf16_m256_128x128x64_s%d_tma%s_c%d%d" % (st, "_pers" if sched == "persistent" else "", cl[0], cl[1])
+                out.append((name, "bf16", {"a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "bf16"},
+                                           "tile": {"m": 128, "n": 128, "k": 64}, "stages": st, "schedule": sched,
+                                           "epilogue": "tma", "cluster": list(cl), "only_shape": [256, 16384, 8192]}))
+        if st == 6:
+            continue  # ping-pong: two staging tiles leave room for 5 stages
+        out.append(("bf16_m256_128x128x64_s%d_tma_pp_c12" % st, "bf16",
+                    {"a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "bf16"}, "tile": {"m": 128, "n": 128, "k": 64},
+                     "stages": st, "schedule": "persistent", "epilogue": "tma", "consumers": "pingpong", "cluster": [1, 2, 1],
+                     "only_shape": [256, 16384, 8192]}))
     return out
 
 
@@ -117,7 +132,8 @@ def prepare(only):
     chosen = [(name, patch) for name, _, patch in configs() if not only or any(o in name for o in only.split(","))]
     listed, paths = [], []
     defaults = {name for name, patch in chosen if patch.get("default")}
-    chosen = [(name, {k: v for k, v in patch.items() if k != "default"}) for name, patch in chosen]
+    only_shape = {name: patch["only_shape"] for name, patch in chosen if "only_shape" in patch}  # timed on that shape alone
+    chosen = [(name, {k: v for k, v in patch.items() if k not in ("default", "only_shape")}) for name, patch in chosen]
     for name, spec, path in h200_specs.write_specs(BENCH, "b_", chosen, BASE):
         if name in defaults:  # what ptxgen chooses: the spec leaves the tile and stages out
             del spec["gemm"]["tile"], spec["gemm"]["stages"]
@@ -126,6 +142,8 @@ def prepare(only):
         entry = {"name": name, "dtype": types[name], "gemm": spec["gemm"]}
         if name in defaults:
             entry["shape"] = [spec["gemm"]["m"], spec["gemm"]["n"], spec["gemm"]["k"]]
+        if name in only_shape:
+            entry["shape"] = only_shape[name]
         listed.append(entry)
         paths.append(path)
     header = os.path.join(BENCH, "kernels.hpp")
