@@ -395,6 +395,21 @@ TEST_CASE("mutations of an sm_90a (wgmma) GEMM kernel make the simulation fail, 
   for (const Mutation& mu : kMutations) run(x, mu);
 }
 
+// The instruction's immediates (§9.7.15.5.2): an M-major A and an N-major B (imm-trans-a/b 1), no
+// negation (imm-scale-a/b 1).
+TEST_CASE("mutations of an sm_90a kernel's wgmma immediates make the simulation fail") {
+  const Subject x = subject("gemm_sm90_f16_nn_128x128x64", 125, 124, 379, 31);
+  static const Mutation kMutations[] = {
+      {"imm-trans-b 0 (B's N-major tile read as K-major: the descriptor's strides reach into a stage the TMA is filling)",
+       R"((wgmma\.mma_async[^\n]*, 1, 1, 1,) 1;)", "$1 0;", -1, "race: wgmma.mma_async reads shared memory", "writes it"},
+      {"imm-trans-a 0 (A's M-major tile read as K-major: the descriptor's strides reach into a stage the TMA is filling)",
+       R"((wgmma\.mma_async[^\n]*, 1, 1,) 1, 1;)", "$1 0, 1;", -1, "race: wgmma.mma_async reads shared memory", "writes it"},
+      {"imm-scale-a -1 in the first K step (its products negated)", R"((wgmma\.mma_async[^\n]*,) 1, 1, 1, 1;)", "$1 -1, 1, 1, 1;", 0,
+       "", ""},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
 // Ping-pong consumers: two warpgroups take alternate tiles of a persistent CTA, handing the main
 // loop to each other through the mainloop barriers; setmaxnreg moves registers from the producer
 // warpgroup to the consumers. Two CTAs walk five tiles.
