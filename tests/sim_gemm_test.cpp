@@ -193,7 +193,7 @@ TEST_CASE("sm_90a GEMM kernels with A from registers, simulated whole, compute D
     doc["gemm"]["a_source"] = "registers";
     ptxgen::Diagnostics diags;
     const auto checked = ptxgen::rules::parse_and_check(doc.dump(), diags);
-    if (!checked.ok) continue;  // e.g. ping-pong consumers read A through descriptors (WGMMA-PINGPONG)
+    if (!checked.ok) continue;  // ping-pong consumers read A through descriptors (CONSUMERS-PINGPONG); WGMMA-REGISTERS
     CAPTURE(file);
     const plan::Plan p = support::plan_of(*checked.parsed.spec);
     const std::string ptx = emit::ptx(p);

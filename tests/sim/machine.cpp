@@ -123,7 +123,6 @@ uint64_t Machine::special(const Thread& t, uint32_t id) const {
   }
 }
 
-
 uint64_t Machine::val(const Thread& t, const Opnd& o) const {
   switch (o.kind) {
     case Opnd::reg: return o.neg ? !reg(t, o.r) : reg(t, o.r);

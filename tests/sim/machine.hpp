@@ -99,9 +99,9 @@ struct Region {
   std::vector<uint32_t> units;  // 16-byte chunks of shared memory, or tensor-memory cells
 };
 
-// Register state bits (Thread::d, one byte per register): defined on this thread's path; an
-// asynchronous wgmma.mma_async in flight writes it (its accumulator) or reads it (its A fragment);
-// written by the thread since its warp's last wgmma.fence.
+// Register state bits (Thread::d, one byte per register): defined on this thread's path; a
+// wgmma.mma_async the warp has not waited for writes it (its accumulator) or reads it (its A
+// fragment); written by the thread since its warp's last wgmma.fence.
 constexpr uint8_t kDefined = 1, kWgWrites = 2, kWgReads = 4, kUnfenced = 8;
 
 // wgmma (PTX ISA 9.1 §9.7.15): a wgmma.mma_async is one operation of the warpgroup, 64 rows, of
@@ -122,7 +122,7 @@ struct Warpgroup {
 struct WarpWg {
   uint64_t issued = 0;        // wgmma.mma_async instructions issued
   uint64_t committed = 0;     // wgmma.commit_group instructions
-  std::deque<uint64_t> groups;  // committed groups not known complete: their ends, oldest first
+  std::deque<uint64_t> groups;  // committed groups no wgmma.wait_group of the warp covered yet: their ends, oldest first
   // The warp's wgmma.mma_async whose registers it may not access yet: every one issued and not yet
   // covered by a wgmma.wait_group of the warp (completed or not, §9.7.15.7.3), sequence numbers
   // from live_base on.
@@ -198,7 +198,7 @@ class Machine {
   // wgmma.cpp
   std::vector<Warpgroup> wgs;  // per warpgroup of the cluster (thread index / 128)
   std::vector<WarpWg> wwarps;  // per warp of the cluster
-  std::vector<uint16_t> wg_wcnt, wg_rcnt;  // per warp and register: wgmma operations in flight writing / reading it
+  std::vector<uint16_t> wg_wcnt, wg_rcnt;  // per warp and register: its live wgmma operations writing / reading it
   std::vector<uint32_t> wg_line;           // per warp and register: the line of the last wgmma.mma_async using it
   std::vector<uint32_t> reg_pool;          // per CTA: setmaxnreg's pool of registers (§9.7.19.5)
   void wg_setup();
