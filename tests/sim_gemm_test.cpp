@@ -118,3 +118,98 @@ TEST_CASE("persistent goldens: two CTAs walk five tiles, every element of D comp
   if (!std::getenv("KSIM_ONLY")) CHECK(specs >= 1);
 }
 }
+
+// Every sm_90a (wgmma) GEMM golden, run whole by the simulator as the tcgen05 ones are: the two
+// sizes of simtest::gemm_sizes (two tiles in M and N with ragged edges and a partial second K block;
+// one tile short of the edges with more K blocks than stages and a partial last one), each with
+// the launch the manifest gives (a CTA per tile, or a cluster of them multicasting A or B; a
+// persistent grid with one unit per block of tiles). A persistent golden is also run on a grid of two
+// units (CTAs, or clusters) for five tiles in a column and five in a row, ragged edges, as the
+// launcher's rule gives on a GPU of that few multiprocessors, so each unit walks several tiles: the
+// rings' phases carried from tile to tile, ping-pong consumers taking alternate tiles through their
+// hand-off barriers.
+TEST_SUITE("sim_gemm") {
+TEST_CASE("every sm_90a (wgmma) GEMM golden, simulated whole on several tiles and edges, computes D = A * B") {
+  int specs = 0;
+  for (const auto& file : support::spec_files()) {
+    const auto doc = nlohmann::json::parse(support::slurp(file));
+    if (!doc.contains("gemm") || doc.at("target") != "sm_90a") continue;
+    if (const char* only = std::getenv("KSIM_ONLY"); only && support::stem(file) != only) continue;  // debugging one spec
+    CAPTURE(file);
+    const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    const ksim::KernelPtr k = ksim::parse(support::slurp(support::source_root() + "/golden/" + support::stem(file) + ".ptx"));
+    const bool persistent = doc["gemm"].value("schedule", "") == "persistent";
+    const int stages = doc["gemm"].value("stages", 1);
+    const int64_t tm = p.grid.tile_m, tn = p.grid.tile_n, tk = p.grid.tile_k, unit = simtest::d_row_unit(manifest);
+    const int per = p.cluster[0] * p.cluster[1] * p.cluster[2];
+    struct Run {
+      std::array<int64_t, 3> size;
+      int multiprocessors;
+    };
+    std::vector<Run> runs;
+    for (const auto& size : simtest::gemm_sizes(manifest, stages)) runs.push_back({size, 0});
+    if (persistent)  // five tiles in a column, then in a row: each of the two units walks several blocks of tiles
+      for (const auto& [mt, nt] : {std::pair<int64_t, int64_t>{5, 1}, {1, 5}})
+        runs.push_back({{mt * tm - 3, (nt * tn - 2) / unit * unit, (stages + 1) * tk - 5}, 2 * per});
+    std::string line;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const auto& [size, mps] = runs[i];
+      CAPTURE(size[0]);
+      CAPTURE(size[1]);
+      CAPTURE(size[2]);
+      CAPTURE(mps);
+      const simtest::GemmResult r = simtest::run_gemm(*k, manifest, size[0], size[1], size[2], 4321 + static_cast<unsigned>(specs), {}, mps);
+      CHECK_MESSAGE(r.error.empty(), r.error);
+      CHECK(r.checked == size[0] * size[1]);
+      CHECK(r.stats.mma > 0);
+      if (mps) CHECK(r.ctas == static_cast<uint64_t>(mps));
+      CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "  %ldx%ldx%ld (%lu CTAs): max |err| %.2g (%.2g of the bound)", static_cast<long>(size[0]),
+                    static_cast<long>(size[1]), static_cast<long>(size[2]), static_cast<unsigned long>(r.ctas), r.max_err, r.worst);
+      line += buf;
+    }
+    std::printf("sim %-48s%s\n", support::stem(file).c_str(), line.c_str());
+    ++specs;
+  }
+  if (!std::getenv("KSIM_ONLY")) CHECK(specs >= 18);
+}
+}
+
+// A from registers ("a_source": "registers", wgmma's `{a0, a1, a2, a3}` form): no golden has it, so
+// each sm_90a golden's spec is rewritten with it, where the rules accept that, and the emitted kernel
+// simulated at the first size of simtest::gemm_sizes (two tiles in M and N, ragged edges, a partial
+// K block): the consumers load their A fragments from the stage with ld.shared and the wgmma reads
+// them from the four warps' registers by the fragment layouts of 16-bit, tf32 and 8-bit A.
+TEST_SUITE("sim_gemm") {
+TEST_CASE("sm_90a GEMM kernels with A from registers, simulated whole, compute D = A * B") {
+  int variants = 0;
+  for (const auto& file : support::spec_files()) {
+    auto doc = nlohmann::json::parse(support::slurp(file));
+    if (!doc.contains("gemm") || doc.at("target") != "sm_90a") continue;
+    if (const char* only = std::getenv("KSIM_ONLY"); only && support::stem(file) != only) continue;
+    doc["name"] = support::stem(file) + "_a_registers";
+    doc["gemm"]["a_source"] = "registers";
+    ptxgen::Diagnostics diags;
+    const auto checked = ptxgen::rules::parse_and_check(doc.dump(), diags);
+    if (!checked.ok) continue;  // ping-pong consumers read A through descriptors (CONSUMERS-PINGPONG); WGMMA-REGISTERS
+    CAPTURE(file);
+    const plan::Plan p = support::plan_of(*checked.parsed.spec);
+    const std::string ptx = emit::ptx(p);
+    REQUIRE(ptx.find("}, %rd") != std::string::npos);  // a wgmma with a register vector before the B descriptor
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    const ksim::KernelPtr k = ksim::parse(ptx);
+    const auto size = simtest::gemm_sizes(manifest, doc["gemm"].value("stages", 1)).front();
+    const simtest::GemmResult r = simtest::run_gemm(*k, manifest, size[0], size[1], size[2], 777 + static_cast<unsigned>(variants));
+    CHECK_MESSAGE(r.error.empty(), r.error);
+    CHECK(r.checked == size[0] * size[1]);
+    CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
+    std::printf("sim %-60s %ldx%ldx%ld (%lu CTAs): max |err| %.2g (%.2g of the bound)\n", doc["name"].get<std::string>().c_str(),
+                static_cast<long>(size[0]), static_cast<long>(size[1]), static_cast<long>(size[2]), static_cast<unsigned long>(r.ctas),
+                r.max_err, r.worst);
+    ++variants;
+  }
+  if (!std::getenv("KSIM_ONLY")) CHECK(variants >= 10);
+}
+}

@@ -353,3 +353,123 @@ TEST_CASE("mutations of a CTA pair's pipelined programs make the simulation fail
   }
 }
 }
+
+// sm_90a (wgmma): the consumer warpgroups' wgmma groups, their waits and the stage releases behind
+// them, the fence, the scale-d predicate, the descriptors; the simulator completes a wgmma as late
+// as it can, so whatever a kernel does before the wgmma.wait_group that covers it meets it in flight.
+TEST_SUITE("sim_mutation") {
+TEST_CASE("mutations of an sm_90a (wgmma) GEMM kernel make the simulation fail, each for its reason") {
+  // Two consumer warpgroups, one tile, six K blocks over four stages (the ring wraps), k's tail partial.
+  const Subject x = subject("gemm_sm90_bf16_128x256x64", 125, 252, 379, 21);
+  REQUIRE(x.clean.stats.mma == 6 * 4 * 2);  // K blocks x K steps x warpgroups
+  static const Mutation kMutations[] = {
+      {"the K loop's wgmma.wait_group 1 becomes 2 (a stage is released while the group reading it is in flight)",
+       R"(wgmma\.wait_group\.sync\.aligned 1;)", "wgmma.wait_group.sync.aligned 2;", 0, "race: a TMA load writes shared memory",
+       "reads it"},
+      {"the K loop's wgmma.wait_group dropped (every stage is released while its wgmmas are in flight)",
+       R"(\twgmma\.wait_group\.sync\.aligned 1;[^\n]*\n)", "", 0, "race: a TMA load writes shared memory", "reads it"},
+      {"the wgmma.wait_group 0 before the epilogue dropped (it reads accumulators the last group still writes)",
+       R"(\twgmma\.wait_group\.sync\.aligned 0;[^\n]*\n)", "", 0, "race: reads register %r", "while the wgmma.mma_async issued at ptx line"},
+      {"wgmma.commit_group dropped (no group to wait for: stages released and accumulators read in flight)",
+       R"(\twgmma\.commit_group\.sync\.aligned;[^\n]*\n)", "", 0, "race", ""},
+      {"scale-d true in the first K block (D accumulates onto registers nothing wrote)",
+       R"(setp\.ne\.u32 (%p\d+), (%r\d+), 0;(\s*// D = A x B in the first iteration))", "setp.eq.u32 $1, $2, $2;$3", 0,
+       "(its accumulator; scale-d is true), which no instruction on this thread's path has written", ""},
+      {"A descriptor start +32 bytes (the first wgmma of every K block reads the second K step)",
+       R"((add\.u32 %r\d+, %r\d+, 0)x00010000;(\s*// A 0x4000004000010000))", "$1x00010002;$2", 0, "", ""},
+      {"B descriptors 64-byte swizzled (bits 62-63 = 2: a 128-byte swizzled tile read through another pattern)",
+       R"(mov\.b32 (%r\d+), 0x40000040;(\s*mov\.b64 %rd\d+, \{%r\d+, %r\d+\};\s*wgmma))", "mov.b32 $1, 0x80000040;$2", -1, "", ""},
+      {"descriptors in tcgen05's format (bit 46 set: no field of the sm_90 descriptor)", R"(mov\.b32 (%r\d+), 0x40000040;)",
+       "mov.b32 $1, 0x40004040;", -1, "bits outside the fields of", ""},
+      {"the consumers' release of the stage dropped (the producer waits for an empty stage forever)",
+       R"(\tmbarrier\.arrive\.shared::cta\.b64 _, \[%r\d+\];\n)", "", 0, "deadlock", "waits for the phase of parity"},
+      {"the consumers do not spin on the full barrier (wgmmas read stages the TMA still writes)",
+       R"((mbarrier\.try_wait\.parity\.shared::cta\.b64 (%p\d+), \[%r\d+\], %r\d+;\s*)@!%p\d+ bra \$L_s\d+_wait;)", "$1", 0,
+       "race: wgmma.mma_async reads shared memory", "writes it"},
+      {"wgmma.fence dropped (PTX ISA 9.7.15.7.1: it must precede the first wgmma.mma_async)",
+       R"(\twgmma\.fence\.sync\.aligned;[^\n]*\n)", "", 0, "no wgmma.fence in the warp before its first wgmma.mma_async", ""},
+      {"each warp's A rows offset by its warp instead of its warpgroup (the warps' descriptors differ)",
+       R"(\tshr\.u32 %r\d+, %r\d+, 2;\s*// warpgroup of the role\n(\tmul\.lo\.u32 %r\d+, %r\d+, 512;))", "$1", 0,
+       "the warps of the warpgroup give different matrix descriptors", ""},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
+// The instruction's immediates (§9.7.15.5.2): an M-major A and an N-major B (imm-trans-a/b 1), no
+// negation (imm-scale-a/b 1).
+TEST_CASE("mutations of an sm_90a kernel's wgmma immediates make the simulation fail") {
+  const Subject x = subject("gemm_sm90_f16_nn_128x128x64", 125, 124, 379, 31);
+  static const Mutation kMutations[] = {
+      {"imm-trans-b 0 (B's N-major tile read as K-major: the descriptor's strides reach into a stage the TMA is filling)",
+       R"((wgmma\.mma_async[^\n]*, 1, 1, 1,) 1;)", "$1 0;", -1, "race: wgmma.mma_async reads shared memory", "writes it"},
+      {"imm-trans-a 0 (A's M-major tile read as K-major: the descriptor's strides reach into a stage the TMA is filling)",
+       R"((wgmma\.mma_async[^\n]*, 1, 1,) 1, 1;)", "$1 0, 1;", -1, "race: wgmma.mma_async reads shared memory", "writes it"},
+      {"imm-scale-a -1 in the first K step (its products negated)", R"((wgmma\.mma_async[^\n]*,) 1, 1, 1, 1;)", "$1 -1, 1, 1, 1;", 0,
+       "", ""},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
+// Ping-pong consumers: two warpgroups take alternate tiles of a persistent CTA, handing the main
+// loop to each other through the mainloop barriers; setmaxnreg moves registers from the producer
+// warpgroup to the consumers. Two CTAs walk five tiles.
+TEST_CASE("mutations of an sm_90a ping-pong kernel make the simulation fail, each for its reason") {
+  const Subject x = subject("gemm_sm90_bf16_128x128x64_pingpong", 125, 5 * 128 - 8, 5 * 64 - 5, 23, 2);  // n: whole 16 bytes of D (TMA epilogue)
+  REQUIRE(x.clean.ctas == 2);
+  static const Mutation kMutations[] = {
+      {"the consumers' waits for the hand-off dropped (the second consumer, a tile of K blocks ahead in the ring, passes its "
+       "full barriers on the phases of the same parity before)",
+       R"(\$L_s\d+_wait:\n\tmbarrier\.try_wait\.parity\.shared::cta\.b64 %p\d+, \[%r1[45]\], %r\d+;\n\t@!%p\d+ bra \$L_s\d+_wait;\n)", "",
+       -1, "race: wgmma.mma_async reads shared memory", "writes it"},
+      {"the producer's setmaxnreg.dec releases 16 registers fewer (the consumers' setmaxnreg.inc waits forever)",
+       R"(setmaxnreg\.dec\.sync\.aligned\.u32 40;)", "setmaxnreg.dec.sync.aligned.u32 56;", 0, "deadlock",
+       "waits at setmaxnreg.inc for 2048 registers; the CTA's pool holds"},
+      {"the second consumer's wgmma.wait_group 0 after its K loop dropped (it releases the last K block's stage while the group "
+       "reading it is in flight)",
+       R"(\twgmma\.wait_group\.sync\.aligned 0;[^\n]*\n)", "", 1, "race: a TMA load writes shared memory", "reads it"},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
+// A cluster of two CTAs along M multicasting B (persistent): each consumer warpgroup releases a stage
+// in both CTAs (lane r of its first warp arrives on the barrier of cluster rank r, mapa), once its
+// wgmma.wait_group saw the group reading it complete. Two clusters walk five tiles.
+TEST_CASE("mutations of an sm_90a multicasting cluster make the simulation fail, each for its reason") {
+  const Subject x = subject("gemm_sm90_bf16_128x256x64_multicast_b_persistent", 5 * 128 - 3, 248, 4 * 64 - 5, 25, 4);
+  REQUIRE(x.clean.ctas == 4);
+  static const Mutation kMutations[] = {
+      {"the consumers release the stage in their own CTA only (the peer's producer multicasts into it while its wgmmas read it)",
+       R"(mapa\.shared::cluster\.u32 (%r\d+), (%r\d+), %r2;)", "mapa.shared::cluster.u32 $1, $2, %r4;", -1,
+       "race: a multicast TMA load writes shared memory", "reads it"},
+      {"one lane releases (in CTA rank 0 only: rank 1's empty barriers never complete)", R"(setp\.ge\.or\.u32 (%p\d+), %r2, 2, )",
+       "setp.ge.or.u32 $1, %r2, 1, ", -1, "deadlock", ""},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
+// A from registers: the consumers load their A fragments from the stage (ld.shared) before each K
+// block's wgmmas, which read them when they complete; the K loop waits for its group (0) before
+// the next block's loads rewrite them. No golden has the form: the spec is rewritten.
+TEST_CASE("mutations of an sm_90a kernel with A from registers make the simulation fail, each for its reason") {
+  auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x256x64.json"));
+  doc["gemm"]["a_source"] = "registers";
+  const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
+  const std::string golden = emit::ptx(p);
+  const simtest::GemmResult clean = simtest::run_gemm(*ksim::parse(golden), manifest, 125, 252, 379, 27);
+  REQUIRE_MESSAGE(clean.error.empty(), clean.error);
+  REQUIRE(clean.worst <= 1.0);
+  static const Mutation kMutations[] = {
+      {"the K loop waits for all but one group (the stage it releases is reloaded while the wgmma reading its B is in flight)",
+       R"(wgmma\.wait_group\.sync\.aligned 0;)", "wgmma.wait_group.sync.aligned 1;", 0, "race: a TMA load writes shared memory", "reads it"},
+      {"the A fragments' second register pair (rows + 8) loaded from the first rows", R"((ld\.shared\.b32 %r\d+, \[%r\d+)\];(\s*add\.u32 %r\d+, %r\d+, 1040;))",
+       "$1+1024];$2", 0, "", ""},
+  };
+  for (const Mutation& mu : kMutations) {
+    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
+    REQUIRE(ptx != golden);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, 125, 252, 379, 27);
+    check(mu, r.error, r.worst, r.where);
+  }
+}
+}

@@ -24,17 +24,18 @@ struct Run {
   std::string error;
 };
 
-// Runs `body` in a kernel of `threads` threads with parameters (in, out): two 4 KiB buffers.
-Run run(const std::string& body, uint32_t threads, const std::vector<uint32_t>& input = {}) {
+// Runs `body` in a kernel of `threads` threads with parameters (in, out): two 4 KiB buffers;
+// `directives` (e.g. .maxnreg) follow the parameter list.
+Run run(const std::string& body, uint32_t threads, const std::vector<uint32_t>& input = {}, const std::string& directives = "") {
   Run r;
   r.in = r.g.alloc(4096, 0);
   r.out = r.g.alloc(4096, 0);
   if (!input.empty()) std::memcpy(r.g.at(r.in).data(), input.data(), input.size() * 4);
-  const std::string ptx = std::string(kHeader) + ".visible .entry k(\n\t.param .u64 in,\n\t.param .u64 out\n)\n{\n" +
+  const std::string ptx = std::string(kHeader) + ".visible .entry k(\n\t.param .u64 in,\n\t.param .u64 out\n)\n" + directives + "{\n" +
                           "\t.reg .pred %p<16>;\n\t.reg .b16 %rs<16>;\n\t.reg .b32 %r<32>;\n\t.reg .b64 %rd<16>;\n" + body + "}\n";
   ksim::Launch l;
   l.threads = threads;
-  l.dynamic_smem = 1024;
+  l.dynamic_smem = 4096;
   l.params = {{"in", r.in, false, {}}, {"out", r.out, false, {}}};
   try {
     ksim::run(*ksim::parse(ptx), l, r.g);
@@ -259,5 +260,226 @@ TEST_CASE("sim: element formats (PTX ISA 5.2.3)") {
   CHECK(tf32(0x3F800FFFu) == 1.0);  // the 13 low mantissa bits are not read
   CHECK(encode_rn(kE4M3, 448) == 0x7E);
   CHECK(encode_rn(kE4M3, 480) == 0x7F);  // beyond the largest finite (no .satfinite): NaN
+}
+
+// ---- wgmma (sm_90a) ------------------------------------------------------------------------------------
+// A warpgroup's m64n8k16 bf16 wgmma from shared memory: A (64 x 16) and B (8 x 16), K-major without
+// swizzle, copied from `in` as the test lays them out: core matrices of 8 rows x 16 bytes, the two
+// halves of K 128 bytes apart (LBO), the groups of 8 rows 256 bytes apart (SBO),
+// ((8,m),(T,2k)):((1T,SBO),(1,LBO)) of §9.7.15.5.1.2.1.3. Each thread stores its four f32 registers.
+namespace {
+const char* kWgmmaCopy = R"(
+	ld.param.u64 %rd0, [in];
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r0, %tid.x;
+	shr.u32 %r11, %r0, 5;
+	mov.u32 %r1, ptxgen_smem;
+	mul.wide.u32 %rd2, %r0, 16;
+	add.s64 %rd3, %rd0, %rd2;
+	ld.global.v4.b32 {%r4, %r5, %r6, %r7}, [%rd3];
+	mad.lo.u32 %r2, %r0, 16, %r1;
+	st.shared.v4.b32 [%r2], {%r4, %r5, %r6, %r7};
+	setp.lt.u32 %p0, %r0, 16;
+	@%p0 ld.global.v4.b32 {%r4, %r5, %r6, %r7}, [%rd3+2048];
+	@%p0 st.shared.v4.b32 [%r2+2048], {%r4, %r5, %r6, %r7};
+	bar.sync 0;
+	shr.u32 %r3, %r1, 4;
+	and.b32 %r3, %r3, 16383;
+	or.b32 %r8, %r3, 0x00080000;
+	mov.u32 %r9, 16;
+	mov.b64 %rd4, {%r8, %r9};
+	add.u32 %r10, %r8, 128;
+	mov.b64 %rd5, {%r10, %r9};
+	mul.wide.u32 %rd6, %r0, 16;
+	add.s64 %rd7, %rd1, %rd6;
+)";
+
+// The byte of element (i, k) of a K-major bf16 operand in that layout.
+size_t kmajor_byte(int i, int k) { return static_cast<size_t>((i % 8) * 16 + (k / 8) * 128 + (i / 8) * 256 + (k % 8) * 2); }
+
+// A and B of small integers (exact in bf16 and in every f32 sum), laid out for kWgmmaCopy.
+std::vector<uint32_t> wgmma_operands(std::vector<double>& A, std::vector<double>& B) {
+  std::vector<uint8_t> bytes(2304, 0);
+  A.assign(64 * 16, 0);
+  B.assign(8 * 16, 0);
+  auto put = [&](size_t at, double v) {
+    const uint32_t b = ksim::num::encode_rn(ksim::num::kBF16, v);
+    bytes[at] = static_cast<uint8_t>(b), bytes[at + 1] = static_cast<uint8_t>(b >> 8);
+  };
+  for (int i = 0; i < 64; ++i)
+    for (int k = 0; k < 16; ++k) put(kmajor_byte(i, k), A[static_cast<size_t>(i * 16 + k)] = (i * 7 + k * 3) % 5 - 2);
+  for (int n = 0; n < 8; ++n)
+    for (int k = 0; k < 16; ++k) put(2048 + kmajor_byte(n, k), B[static_cast<size_t>(n * 16 + k)] = (n * 5 + k) % 7 - 3);
+  std::vector<uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  return words;
+}
+}  // namespace
+
+TEST_CASE("sim: a wgmma.mma_async m64n8k16 from shared memory leaves D in each warp's m16n8 fragments") {
+  std::vector<double> A, B;
+  const std::vector<uint32_t> in = wgmma_operands(A, B);
+  const std::string body = std::string(kWgmmaCopy) + R"(
+	wgmma.fence.sync.aligned;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r12, %r13, %r14, %r15}, %rd4, %rd5, 0, 1, 1, 0, 0;
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 0;
+	st.global.v4.b32 [%rd7], {%r12, %r13, %r14, %r15};
+	ret;
+)";
+  Run r = run(body, 128, in);
+  REQUIRE_MESSAGE(r.error.empty(), r.error);
+  // §9.7.15.5.1.1 (the warp-level formulas of §9.7.14.5.8): warp w's register j of lane l holds
+  // D(16 w + l / 4 + 8 (j / 2), 2 (l % 4) + j % 2).
+  for (int t = 0; t < 128; ++t)
+    for (int j = 0; j < 4; ++j) {
+      const int row = 16 * (t / 32) + (t % 32) / 4 + 8 * (j / 2), col = 2 * (t % 4) + j % 2;
+      double want = 0;
+      for (int k = 0; k < 16; ++k) want += A[static_cast<size_t>(row * 16 + k)] * B[static_cast<size_t>(col * 16 + k)];
+      CAPTURE(t);
+      CAPTURE(j);
+      CHECK(word(r, 4 * t + j) == f32(static_cast<float>(want)));
+    }
+}
+
+TEST_CASE("sim: wgmma.wait_group N completes all but the N newest groups; their registers stay in flight") {
+  std::vector<double> A, B;
+  const std::vector<uint32_t> in = wgmma_operands(A, B);
+  // Two groups into two accumulators: after wait_group 1 the first is complete (stored), the second
+  // is in flight, and reading it is the race.
+  const std::string body = std::string(kWgmmaCopy) + R"(
+	wgmma.fence.sync.aligned;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r12, %r13, %r14, %r15}, %rd4, %rd5, 0, 1, 1, 0, 0;
+	wgmma.commit_group.sync.aligned;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r16, %r17, %r18, %r19}, %rd4, %rd5, 0, 1, 1, 0, 0;
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 1;
+	st.global.v4.b32 [%rd7], {%r12, %r13, %r14, %r15};
+	st.global.v4.b32 [%rd7], {%r16, %r17, %r18, %r19};
+	ret;
+)";
+  Run r = run(body, 128, in);
+  CHECK(r.error.find("race: reads register %r16 while the wgmma.mma_async issued at ptx line") != std::string::npos);
+  CHECK(r.error.find("st.global.v4.b32 [%rd7], {%r16") != std::string::npos);
+}
+
+TEST_CASE("sim: a completed wgmma's registers are the warp's only after a wgmma.wait_group covers it") {
+  std::vector<double> A, B;
+  const std::vector<uint32_t> in = wgmma_operands(A, B);
+  // Warpgroup 0 issues and commits, then waits on an mbarrier that warpgroup 1 arrives on after its
+  // own wgmma.wait_group 0: by then warpgroup 0's operation has completed (the simulator completes
+  // operations when no thread can run), but warpgroup 0 never waited for it (§9.7.15.7.3).
+  const std::string body = std::string(kWgmmaCopy) + R"(
+	add.u32 %r24, %r1, 2304;
+	setp.ne.u32 %p2, %r0, 0;
+	@%p2 bra $L_init_done;
+	mbarrier.init.shared::cta.b64 [%r24], 128;
+$L_init_done:
+	bar.sync 0;
+	wgmma.fence.sync.aligned;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r12, %r13, %r14, %r15}, %rd4, %rd5, 0, 1, 1, 0, 0;
+	wgmma.commit_group.sync.aligned;
+	setp.ge.u32 %p3, %r11, 4;
+	@%p3 bra $L_second;
+$L_wait:
+	mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r24], 0;
+	@!%p4 bra $L_wait;
+	st.global.v4.b32 [%rd7], {%r12, %r13, %r14, %r15};
+	ret;
+$L_second:
+	wgmma.wait_group.sync.aligned 0;
+	mbarrier.arrive.shared::cta.b64 _, [%r24];
+	ret;
+)";
+  Run r = run(body, 256, in);
+  CHECK(r.error.find("race: reads register %r12 while the wgmma.mma_async issued at ptx line") != std::string::npos);
+  CHECK(r.error.find("thread 0 (warp 0, lane 0)") != std::string::npos);
+}
+
+TEST_CASE("sim: wgmma registers: A rewritten before the wait, a write after the fence, a warp that skips the wgmma") {
+  std::vector<double> A, B;
+  const std::vector<uint32_t> in = wgmma_operands(A, B);
+  // A from registers (each thread's four bf16x2 of its fragment; the values do not matter here).
+  const std::string a_regs = std::string(kWgmmaCopy) + R"(
+	mov.b32 %r20, 0;
+	mov.b32 %r21, 0;
+	mov.b32 %r22, 0;
+	mov.b32 %r23, 0;
+	wgmma.fence.sync.aligned;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r12, %r13, %r14, %r15}, {%r20, %r21, %r22, %r23}, %rd5, 0, 1, 1, 0;
+	wgmma.commit_group.sync.aligned;
+)";
+  {  // the next fragment loaded into A's registers before the group completed
+    Run r = run(a_regs + "\tmov.b32 %r21, 1;\n\twgmma.wait_group.sync.aligned 0;\n\tret;\n", 128, in);
+    CHECK(r.error.find("race: writes register %r21 while the wgmma.mma_async issued at ptx line") != std::string::npos);
+    CHECK(r.error.find("reads it") != std::string::npos);
+  }
+  {  // after the wait, an accumulator written and a second wgmma without a fence between (§9.7.15.7.1)
+    Run r = run(a_regs + R"(
+	wgmma.wait_group.sync.aligned 0;
+	mov.b32 %r13, 0;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r12, %r13, %r14, %r15}, %rd4, %rd5, 1, 1, 1, 0, 0;
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 0;
+	ret;
+)", 128, in);
+    CHECK(r.error.find("register %r13 was written by the thread after its warp's last wgmma.fence") != std::string::npos);
+  }
+  // Warp 3 skips the warpgroup's wgmma: its commit then closes a group of other operations than the
+  // other warps' (a), or, if it leaves, the operation never starts and the others wait forever (b).
+  for (const char* skip : {"$L_skip", "$L_exit"}) {
+    CAPTURE(std::string(skip));
+    Run r = run(std::string(kWgmmaCopy) + R"(
+	wgmma.fence.sync.aligned;
+	setp.eq.u32 %p1, %r11, 3;
+	@%p1 bra )" + skip + R"(;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r12, %r13, %r14, %r15}, %rd4, %rd5, 0, 1, 1, 0, 0;
+$L_skip:
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 0;
+$L_exit:
+	ret;
+)", 128, in);
+    if (std::string(skip) == "$L_skip") {
+      CHECK(r.error.find("the warps of the warpgroup commit different wgmma groups") != std::string::npos);
+    } else {
+      CHECK(r.error.find("deadlock") != std::string::npos);
+      CHECK(r.error.find("waits at wgmma.wait_group for the warpgroup's wgmma.mma_async issued at ptx line") != std::string::npos);
+      CHECK(r.error.find("which warp(s) 3 of the warpgroup have not issued") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("sim: setmaxnreg moves registers through the CTA's pool; every warp of a warpgroup executes it") {
+  // .maxnreg 64, two warpgroups: the second returns (64 - dec) x 32 registers per warp, the first
+  // takes (96 - 64) x 32 = 1024 per warp (§9.7.19.5: .inc blocks until the pool holds them).
+  auto body = [](int inc, int dec, int dec_warps) {
+    return R"(
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r0, %tid.x;
+	shr.u32 %r1, %r0, 5;
+	setp.ge.u32 %p0, %r1, 4;
+	@%p0 bra $L_second;
+	)" + (inc ? "setmaxnreg.inc.sync.aligned.u32 " + std::to_string(inc) + ";" : std::string()) + R"(
+	bra $L_end;
+$L_second:
+	setp.ge.u32 %p1, %r1, )" + std::to_string(4 + dec_warps) + R"(;
+	@%p1 bra $L_end;
+	setmaxnreg.dec.sync.aligned.u32 )" + std::to_string(dec) + R"(;
+$L_end:
+	st.global.b32 [%rd1], 1;
+	ret;
+)";
+  };
+  Run ok = run(body(96, 32, 4), 256, {}, ".maxnreg 64\n");
+  CHECK_MESSAGE(ok.error.empty(), ok.error);
+  CHECK(word(ok, 0) == 1);
+  Run short_pool = run(body(96, 40, 4), 256, {}, ".maxnreg 64\n");  // 4 x 24 x 32 = 3072 returned: the fourth warp waits
+  CHECK(short_pool.error.find("deadlock") != std::string::npos);
+  CHECK(short_pool.error.find("waits at setmaxnreg.inc for 1024 registers; the CTA's pool holds 0") != std::string::npos);
+  Run partial = run(body(0, 32, 3), 256, {}, ".maxnreg 64\n");  // warp 7 never executes the warpgroup's setmaxnreg.dec
+  CHECK(partial.error.find("is not executed by every warp of warpgroup 1 (warps 4-7)") != std::string::npos);
+  Run no_maxnreg = run(body(96, 32, 4), 256);
+  CHECK(no_maxnreg.error.find("setmaxnreg in a kernel without .maxnreg") != std::string::npos);
 }
 }

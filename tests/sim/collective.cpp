@@ -26,7 +26,7 @@ bool Machine::collective(Thread& t, const Ins& in) {
       fail(&o, "the warp diverged: lane " + std::to_string(l) + " is at another .sync.aligned instruction than lane " +
                    std::to_string(t.tid % 32) + " (ptx line " + std::to_string(in.line) + ")");
   }
-  collective_do(t, in);
+  if (!collective_do(t, in)) return false;  // the warp blocks (its lanes' state says where), the instruction runs again when woken
   for (uint32_t l = 0; l < 32; ++l) {
     threads[base + l].pc++;
     wake(base + l);
@@ -34,7 +34,7 @@ bool Machine::collective(Thread& t, const Ins& in) {
   return false;
 }
 
-void Machine::collective_do(Thread& t, const Ins& in) {
+bool Machine::collective_do(Thread& t, const Ins& in) {
   const uint32_t base = t.cta * launch.threads + t.tid / 32 * 32;
   auto same = [&](const Opnd& o, const char* what) {
     const uint64_t v = o.kind == Opnd::mem ? addr_of(threads[base], o) : val(threads[base], o);
@@ -48,21 +48,21 @@ void Machine::collective_do(Thread& t, const Ins& in) {
   switch (in.op) {
     case Op::bar_warp_sync:
       if ((val(t, in.o[0]) & 0xFFFFFFFFu) != 0xFFFFFFFFu) fail(&t, "bar.warp.sync with a partial mask is not simulated");
-      return;
+      return true;
     case Op::tc_wait_ld:
       for (uint32_t l = 0; l < 32; ++l) {
         Thread& x = threads[base + l];
         for (const auto& p : x.lds) x.r[p.slot] = p.value;
         x.lds.clear();
       }
-      return;
+      return true;
     case Op::tc_wait_st:
       for (uint32_t l = 0; l < 32; ++l) {
         Thread& x = threads[base + l];
         for (const auto& p : x.sts) ctas[p.cta].tmem[p.cell] = p.value;
         x.sts.clear();
       }
-      return;
+      return true;
     case Op::tc_ld:
     case Op::tc_st: {
       const uint32_t taddr = static_cast<uint32_t>(same(in.op == Op::tc_ld ? in.o[1] : in.o[0], "tensor-memory addresses"));
@@ -70,7 +70,7 @@ void Machine::collective_do(Thread& t, const Ins& in) {
         if (in.op == Op::tc_ld) tc_ld(threads[base + l], in, taddr);
         else tc_st(threads[base + l], in, taddr);
       }
-      return;
+      return true;
     }
     case Op::tc_alloc: {
       if (c.relinquished) fail(&t, "tcgen05.alloc after tcgen05.relinquish_alloc_permit (PTX ISA 9.7.16.7.1)");
@@ -93,7 +93,7 @@ void Machine::collective_do(Thread& t, const Ins& in) {
       const auto [cta, off] = shared(t, same(in.o[0], "destinations"), false, 4);
       const uint32_t v = col;  // lane 0, the first column (§9.7.16.1.1)
       std::copy_n(reinterpret_cast<const uint8_t*>(&v), 4, smem_ptr(cta, off, 4, nullptr, &t));
-      return;
+      return true;
     }
     case Op::tc_dealloc: {
       const uint64_t a = same(in.o[0], "addresses"), n = same(in.o[1], "column counts");
@@ -110,9 +110,9 @@ void Machine::collective_do(Thread& t, const Ins& in) {
           }
       for (uint32_t j = 0; j < n; ++j) c.allocated[it->first + j] = 0;
       c.allocations.erase(it);
-      return;
+      return true;
     }
-    case Op::tc_relinquish: c.relinquished = true; return;
+    case Op::tc_relinquish: c.relinquished = true; return true;
     case Op::elect: {
       const uint64_t mask32 = same(in.o[1], "member masks") & 0xFFFFFFFFu;
       if (!mask32) fail(&t, "elect.sync with an empty member mask");
@@ -127,8 +127,13 @@ void Machine::collective_do(Thread& t, const Ins& in) {
         x.r[in.o[2].r] = l == leader;
         x.d[in.o[2].r] = 1;
       }
-      return;
+      return true;
     }
+    case Op::wg_fence:
+    case Op::wg_mma:
+    case Op::wg_commit:
+    case Op::wg_wait:
+    case Op::setmaxnreg: return wg_collective(t, in);
     default: fail(&t, "not a warp collective");
   }
 }

@@ -324,4 +324,47 @@ Mma decode_mma(const Ins& in, const uint64_t* v, uint32_t cta, uint32_t nctas, F
   return m;
 }
 
+// ---- wgmma (sm_90a) ---------------------------------------------------------------------------------
+// The sm_90 matrix descriptor (§9.7.15.5.1.2.2): start address, leading and stride byte offsets in
+// bits 0-13, 16-29, 32-45 (each matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4), the matrix
+// base offset in bits 49-51 and the swizzling mode in bits 62-63 (0 none, 1 128-byte, 2 64-byte,
+// 3 32-byte); no other field. Not tcgen05's format (Table 40: bits 46-48 a fixed 0b001, the mode
+// in bits 61-63): the canonical layouts (§9.7.15.5.1.2.1.3) are the same family, so the result is
+// a Desc in tcgen05's layout codes, read through `piece` like tcgen05's.
+template <class Fail>
+Desc decode_wgmma_desc(uint64_t w, Fail fail) {
+  Desc d;
+  d.start = static_cast<uint32_t>(bits(w, 0, 13) << 4);
+  d.lbo = static_cast<uint32_t>(bits(w, 16, 29) << 4);
+  d.sbo = static_cast<uint32_t>(bits(w, 32, 45) << 4);
+  if (bits(w, 14, 15) || bits(w, 30, 31) || bits(w, 46, 48) || bits(w, 52, 61))
+    fail("wgmma matrix descriptor " + hex(w) + ": bits outside the fields of §9.7.15.5.1.2.2 are set (tcgen05's format?)");
+  if (bits(w, 49, 51)) fail("wgmma matrix descriptor " + hex(w) + ": a non-zero matrix base offset is not simulated");
+  static const int kLayout[] = {0, 2, 4, 6};  // none, 128B, 64B, 32B as tcgen05's codes
+  d.layout = kLayout[bits(w, 62, 63)];
+  return d;
+}
+
+// Register fragments of a warp of the warpgroup (§9.7.15.5.1.1; the figures are absent from our
+// copy: each warp holds 16 rows, 16 (warp % 4) on, laid out as the warp-level mma.m16n8k* fragments
+// whose formulas §9.7.14.5.7-10 give, groupID = lane / 4, threadID_in_group = lane % 4).
+// D: element j of the N / 2 (f32, s32: one a register; f16: two, the low half first) at row
+// groupID + 8 ((j / 2) % 2), column 8 (j / 4) + 2 threadID_in_group + j % 2.
+inline void wg_d_cell(int lane, int j, int& row, int& col) {
+  row = lane / 4 + 8 * ((j / 2) % 2);
+  col = 8 * (j / 4) + 2 * (lane % 4) + j % 2;
+}
+// A in registers, element i (four registers; 16-bit: two each, 8-bit: four, tf32: one), by the input kind:
+// k16 (§9.7.14.5.8): row g + 8 ((i / 2) % 2), column 2 t + i % 2 + 8 (i / 4);
+// tf32 k8 (§9.7.14.5.7): row g + 8 (i % 2), column t + 4 (i / 2);
+// 8-bit k32 (§9.7.14.5.10): row g + 8 ((i / 4) % 2), column 4 t + i % 4 + 16 (i / 8).
+inline void wg_a_cell(int kind, int lane, int i, int& row, int& col) {
+  const int g = lane / 4, t = lane % 4;
+  switch (kind) {
+    case k_f16: row = g + 8 * ((i / 2) % 2), col = 2 * t + i % 2 + 8 * (i / 4); return;
+    case k_tf32: row = g + 8 * (i % 2), col = t + 4 * (i / 2); return;
+    default: row = g + 8 * ((i / 4) % 2), col = 4 * t + i % 4 + 16 * (i / 8); return;
+  }
+}
+
 }  // namespace ksim::tc

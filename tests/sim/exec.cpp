@@ -27,8 +27,9 @@ void Machine::run_thread(Thread& t) {
     const bool sgn = in.ty.cls == Cls::s;
     auto A = [&](int i) { return val(t, in.o[i]); };
     auto put = [&](uint32_t slot, uint64_t v) {
+      if (t.d[slot] & (kWgWrites | kWgReads)) wg_written(t, slot);  // a wgmma in flight uses it
       R[slot] = v;
-      t.d[slot] = 1;
+      t.d[slot] = kDefined | kUnfenced;
     };
     auto set = [&](uint64_t v) { put(in.o[0].r, v & mask(bits)); };
     switch (in.op) {
@@ -215,6 +216,7 @@ void Machine::run_thread(Thread& t) {
         if (t.bulk_open_in_flight || std::any_of(t.bulk.begin(), t.bulk.end(), [](const BulkGroup& g) { return g.in_flight > 0; }))
           fail(&t, "the thread exits with cp.async.bulk.tensor stores still reading shared memory (no cp.async.bulk.wait_group.read "
                    "for them)");
+        if (k.wgmma) wg_exit(t);
         t.st = Thread::exited;
         return;
       case Op::bar_sync: {
@@ -351,6 +353,11 @@ void Machine::run_thread(Thread& t) {
       case Op::tc_st:
       case Op::tc_wait_ld:
       case Op::tc_wait_st:
+      case Op::wg_fence:
+      case Op::wg_mma:
+      case Op::wg_commit:
+      case Op::wg_wait:
+      case Op::setmaxnreg:
         if (!collective(t, in)) return;
         continue;
     }

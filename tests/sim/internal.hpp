@@ -14,6 +14,7 @@ enum class Op : uint8_t {
   nop, mbar_init, mbar_arrive, mbar_try_wait, tma_load, tc_alloc, tc_dealloc, tc_relinquish, tc_ld, tc_st,
   tc_wait_ld, tc_wait_st, tc_cp, tc_mma, tc_commit, elect,
   tma_store, bulk_commit, bulk_wait,  // cp.async.bulk.tensor (shared -> global), commit_group, wait_group[.read]
+  wg_fence, wg_mma, wg_commit, wg_wait, setmaxnreg,  // sm_90a: wgmma.fence/mma_async/commit_group/wait_group, setmaxnreg
 };
 
 // Instruction types: bits and class.
@@ -63,6 +64,14 @@ struct Ins {
   uint8_t collector = 0;  // tcgen05.mma .collector::a:: 0 discard, 1 fill, 2 use, 3 lastuse
   uint8_t collective = 0;  // a .sync.aligned warp collective
   uint8_t read = 0;        // cp.async.bulk.wait_group.read: only the groups' shared-memory reads
+  // wgmma.mma_async (PTX ISA 9.1 §9.7.15.5.2): m64 n`wg_n` k`wg_k`, the types (tc::Kind of the
+  // inputs: k_f16 with type 0 f16 / 1 bf16, k_tf32, k_f8f6f4 with 0 e4m3 / 1 e5m2, k_i8 with 0 u8 /
+  // 1 s8; D: 0 f16, 1 f32, 2 s32), .satfinite, A from registers, the immediates imm-scale-a/b (-1
+  // negates) and imm-trans-a/b (1: M- / N-major). setmaxnreg: .inc (1) or .dec (0) in `pack`,
+  // the count in wg_n.
+  uint16_t wg_n = 0;
+  uint8_t wg_k = 0, wg_kind = 0, wg_atype = 0, wg_btype = 0, wg_dtype = 0, wg_sat = 0, wg_areg = 0, wg_trans_a = 0, wg_trans_b = 0;
+  int8_t wg_scale_a = 1, wg_scale_b = 1;
   Opnd o[8];
   uint32_t line = 0;
 };
@@ -84,6 +93,11 @@ struct Kernel {
   uint32_t reqntid = 0;
   std::array<uint32_t, 3> reqnctapercluster{0, 0, 0};
   int cta_group = 0;  // of every tcgen05 instruction (0: none)
+  uint32_t maxnreg = 0;  // .maxnreg (0: none), the registers a warp owns before any setmaxnreg
+  // The registers any wgmma.mma_async reads or writes (its D and A fragments): wgmma.fence orders
+  // the warp's earlier writes of these before the next wgmma (§9.7.15.7.1).
+  std::vector<uint32_t> wgmma_slots;
+  bool wgmma = false;
 };
 
 }  // namespace ksim

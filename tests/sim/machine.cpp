@@ -123,10 +123,6 @@ uint64_t Machine::special(const Thread& t, uint32_t id) const {
   }
 }
 
-void Machine::undefined(const Thread& t, uint32_t slot) const {
-  fail(&t, "reads register " + k.slot_names[slot] + ", which no instruction on this thread's path has written");
-}
-
 uint64_t Machine::val(const Thread& t, const Opnd& o) const {
   switch (o.kind) {
     case Opnd::reg: return o.neg ? !reg(t, o.r) : reg(t, o.r);
@@ -311,6 +307,8 @@ void Machine::deadlock() const {
         case Thread::at_bulk: s << ": waits at cp.async.bulk.wait_group"; break;
         case Thread::at_cluster: s << ": waits at barrier.cluster.wait"; break;
         case Thread::at_collective: s << ": waits for the rest of its warp at a .sync.aligned instruction"; break;
+        case Thread::at_wgmma:
+        case Thread::at_setmaxnreg: s << wg_blocked(t); break;
         default: s << ": ready"; break;
       }
     }
@@ -355,6 +353,7 @@ void Machine::run_cluster(const std::array<uint32_t, 3>& cid) {
   cluster_waiters_.clear();
   async.clear();
   runnable_.clear();
+  wg_setup();
   for (size_t i = 0; i < threads.size(); ++i) {
     Thread& t = threads[i];
     t.cta = static_cast<uint32_t>(i / launch.threads);
@@ -382,6 +381,7 @@ void Machine::run_cluster(const std::array<uint32_t, 3>& cid) {
     if (all) break;
     deadlock();
   }
+  wg_finish();
   for (const Cta& c : ctas)
     if (!c.allocations.empty())
       throw Error("CTA rank " + std::to_string(c.rank) + " exits with tensor memory allocated (PTX ISA 9.7.16.7.1: all of it must be deallocated)");

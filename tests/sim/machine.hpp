@@ -76,7 +76,7 @@ struct BulkGroup {
 
 struct Thread {
   uint32_t cta = 0, tid = 0, pc = 0;
-  enum St : uint8_t { ready, at_mbar, at_bar, at_cluster, at_collective, at_bulk, exited } st = ready;
+  enum St : uint8_t { ready, at_mbar, at_bar, at_cluster, at_collective, at_bulk, at_wgmma, at_setmaxnreg, exited } st = ready;
   bool queued = false, cluster_arrived = false;
   uint64_t cluster_phase = 0;
   uint32_t wait_cta = 0, wait_addr = 0, wait_parity = 0;
@@ -99,8 +99,42 @@ struct Region {
   std::vector<uint32_t> units;  // 16-byte chunks of shared memory, or tensor-memory cells
 };
 
+// Register state bits (Thread::d, one byte per register): defined on this thread's path; a
+// wgmma.mma_async the warp has not waited for writes it (its accumulator) or reads it (its A
+// fragment); written by the thread since its warp's last wgmma.fence.
+constexpr uint8_t kDefined = 1, kWgWrites = 2, kWgReads = 4, kUnfenced = 8;
+
+// wgmma (PTX ISA 9.1 §9.7.15): a wgmma.mma_async is one operation of the warpgroup, 64 rows, of
+// which each of the four warps holds 16 in its registers; the j-th wgmma.mma_async of each warp is
+// the warpgroup's j-th operation, which starts once all four have issued it. wgmma.commit_group
+// closes each warp's open group, the j-th commit of each warp the warpgroup's j-th group.
+struct WgOp {
+  const Ins* ins = nullptr;
+  uint64_t adesc = 0, bdesc = 0;
+  bool scale_d = false;
+  uint8_t warps = 0;  // the warps (bit w % 4) that issued it
+};
+struct Warpgroup {
+  std::deque<WgOp> ops;      // not yet completed, the oldest first
+  uint64_t base = 0;         // the sequence number of ops.front(); every earlier one has completed
+  std::vector<uint64_t> commits;  // the j-th commit group's end (sequence numbers before it)
+};
+struct WarpWg {
+  uint64_t issued = 0;        // wgmma.mma_async instructions issued
+  uint64_t committed = 0;     // wgmma.commit_group instructions
+  std::deque<uint64_t> groups;  // committed groups no wgmma.wait_group of the warp covered yet: their ends, oldest first
+  // The warp's wgmma.mma_async whose registers it may not access yet: every one issued and not yet
+  // covered by a wgmma.wait_group of the warp (completed or not, §9.7.15.7.3), sequence numbers
+  // from live_base on.
+  std::deque<const Ins*> live;
+  uint64_t live_base = 0;
+  bool fenced = false;        // a wgmma.fence executed
+  uint32_t regs = 0;          // setmaxnreg: the registers per thread the warp owns
+  std::vector<uint32_t> setmaxnreg;  // the setmaxnreg instructions executed, in order
+};
+
 struct Async {
-  enum Kind : uint8_t { tma, mma, cp, commit, tma_store } kind;
+  enum Kind : uint8_t { tma, mma, cp, commit, tma_store, wgmma } kind;
   const Ins* ins = nullptr;
   uint32_t cta = 0;  // the issuing CTA
   uint64_t v[8] = {};
@@ -131,10 +165,12 @@ class Machine {
 
   uint64_t val(const Thread& t, const Opnd& o) const;
   uint64_t reg(const Thread& t, uint32_t slot) const {
-    if (!t.d[slot]) undefined(t, slot);
+    if ((t.d[slot] & (kDefined | kWgWrites | kWgReads)) != kDefined) undefined(t, slot);
     return t.r[slot];
   }
+  // A register no instruction on the thread's path wrote, or one an asynchronous wgmma in flight uses.
   [[noreturn]] void undefined(const Thread& t, uint32_t slot) const;
+  [[noreturn]] void wg_written(const Thread& t, uint32_t slot) const;  // a write to a register a wgmma in flight uses
   uint64_t special(const Thread& t, uint32_t id) const;
   uint64_t addr_of(const Thread& t, const Opnd& o) const;  // a mem operand's address
   // A shared address (shared::cta or shared::cluster) as (CTA index, offset), checked.
@@ -159,10 +195,24 @@ class Machine {
   void tc_st(Thread& t, const Ins& in, uint32_t taddr);
   void complete(Async& a);
 
+  // wgmma.cpp
+  std::vector<Warpgroup> wgs;  // per warpgroup of the cluster (thread index / 128)
+  std::vector<WarpWg> wwarps;  // per warp of the cluster
+  std::vector<uint16_t> wg_wcnt, wg_rcnt;  // per warp and register: its live wgmma operations writing / reading it
+  std::vector<uint32_t> wg_line;           // per warp and register: the line of the last wgmma.mma_async using it
+  std::vector<uint32_t> reg_pool;          // per CTA: setmaxnreg's pool of registers (§9.7.19.5)
+  void wg_setup();
+  bool wg_collective(Thread& t, const Ins& in);  // false: the warp blocks (wait_group, setmaxnreg.inc)
+  void wg_complete(Async& a);
+  void wg_retire(uint32_t warp, const Ins& in);
+  void wg_exit(const Thread& t);  // a thread exits: no wgmma of its warp may be in flight
+  void wg_finish();               // the cluster ended: every warpgroup executed the same setmaxnreg
+  std::string wg_blocked(const Thread& t) const;  // why a thread waits (deadlock report)
+
  private:
   void run_thread(Thread& t);
   bool collective(Thread& t, const Ins& in);  // false: blocked until the warp arrives
-  void collective_do(Thread& t, const Ins& in);
+  bool collective_do(Thread& t, const Ins& in);  // false: the warp blocks at the instruction
   void tma_issue(Thread& t, const Ins& in);
   void tma_complete(Async& a);
   // TMA stores and their bulk async-groups (tma.cpp).

@@ -1,7 +1,8 @@
 // PTX text -> the decoded kernel (internal.hpp): every instruction parsed once, registers resolved
 // to slots, labels to instruction indices, so that running it needs no string work. Supports the
-// instructions ptxgen's tcgen05 emitters write (the sm_100a family), spelled as the PTX ISA gives
-// them; anything else is an Error naming the line.
+// instructions ptxgen's emitters write for the sm_100a family (tcgen05) and sm_90a (wgmma,
+// setmaxnreg), spelled as the PTX ISA gives them; anything else is an Error naming the line.
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -451,6 +452,19 @@ struct Parser {
       }
     } else if (base == "tcgen05") {
       tcgen05(in, mods, args);
+    } else if (base == "wgmma") {
+      wgmma(in, mods, args);
+    } else if (base == "setmaxnreg") {
+      // setmaxnreg.{inc,dec}.sync.aligned.u32 imm-reg-count (§9.7.19.5): 24..256, a multiple of 8.
+      if (!has(mods, "sync") || !has(mods, "aligned") || !has(mods, "u32") || !(has(mods, "inc") || has(mods, "dec")))
+        fail("bad setmaxnreg");
+      need(1);
+      if (in.o[0].kind != Opnd::immediate || in.o[0].imm < 24 || in.o[0].imm > 256 || in.o[0].imm % 8)
+        fail("setmaxnreg takes an immediate count in 24..256, a multiple of 8 (PTX ISA 9.7.19.5)");
+      in.op = Op::setmaxnreg;
+      in.collective = 1;
+      in.pack = has(mods, "inc") ? 1 : 0;
+      in.wg_n = static_cast<uint16_t>(in.o[0].imm);
     } else {
       fail("unknown instruction");
     }
@@ -559,6 +573,101 @@ struct Parser {
     fail("unsupported tcgen05 instruction");
   }
 
+  // wgmma.fence / commit_group / wait_group N and wgmma.mma_async (PTX ISA 9.1 §9.7.15.5.2,
+  // §9.7.15.7): the dense forms with A from a descriptor or from registers; shapes and types as
+  // §9.7.15.2-3 list them.
+  void wgmma(Ins& in, const std::vector<std::string>& mods, const std::vector<std::string>& args) {
+    const std::string& what = mods.at(0);
+    if (!has(mods, "sync") || !has(mods, "aligned")) fail("wgmma instructions are .sync.aligned");
+    in.collective = 1;
+    k.wgmma = true;
+    if (what == "fence" || what == "commit_group") {
+      if (!args.empty()) fail("expected no operands");
+      in.op = what == "fence" ? Op::wg_fence : Op::wg_commit;
+      return;
+    }
+    if (what == "wait_group") {
+      in.op = Op::wg_wait;
+      if (args.size() != 1 || in.o[0].kind != Opnd::immediate || in.o[0].imm < 0) fail("wgmma.wait_group takes an immediate count");
+      return;
+    }
+    if (what != "mma_async") fail("unsupported wgmma instruction (wgmma.mma_async.sp is not simulated)");
+    in.op = Op::wg_mma;
+    // .shape{.satfinite}.dtype.atype.btype
+    std::vector<std::string> types;
+    int n = 0, kk = 0;
+    for (size_t i = 1; i < mods.size(); ++i) {
+      const std::string& m = mods[i];
+      if (m == "sync" || m == "aligned") continue;
+      if (m == "satfinite") {
+        in.wg_sat = 1;
+      } else if (starts(m, "m64n")) {
+        const auto kp = m.find('k');
+        if (kp == std::string::npos) fail("bad wgmma shape ." + m);
+        n = std::stoi(m.substr(4, kp - 4));
+        kk = std::stoi(m.substr(kp + 1));
+      } else {
+        types.push_back(m);
+      }
+    }
+    if (types.size() != 3 || !n) fail("wgmma.mma_async needs .shape.dtype.atype.btype (the .b1 forms are not simulated)");
+    const std::string &dt = types[0], &at = types[1], &bt = types[2];
+    auto input = [&](const std::string& t, uint8_t& type) -> int {  // tc::Kind of an input type, its type code
+      type = t == "bf16" || t == "e5m2" || t == "s8";
+      if (t == "f16" || t == "bf16") return 0;
+      if (t == "tf32") return 1;
+      if (t == "e4m3" || t == "e5m2") return 2;
+      if (t == "s8" || t == "u8") return 3;
+      fail("wgmma input type ." + t + " is not simulated");
+    };
+    const int ka = input(at, in.wg_atype), kb = input(bt, in.wg_btype);
+    if (ka != kb) fail("wgmma A and B of different type families");
+    in.wg_kind = static_cast<uint8_t>(ka);
+    in.wg_dtype = dt == "f16" ? 0 : dt == "f32" ? 1 : dt == "s32" ? 2 : 9;
+    // §9.7.15.3: f16 -> f16/f32, bf16 and tf32 -> f32, e4m3/e5m2 -> f16/f32, u8/s8 -> s32, equal
+    // types but for the 8-bit floats (the u8.s8 mix of PTX 8.4 is accepted too).
+    const bool dt_ok = ka == 3 ? in.wg_dtype == 2 : (ka == 0 && in.wg_atype == 0) || ka == 2 ? in.wg_dtype <= 1 : in.wg_dtype == 1;
+    if (!dt_ok) fail("wgmma D type ." + dt + " does not go with ." + at);
+    if ((ka == 0 || ka == 1) && at != bt) fail("wgmma A and B types must be equal for ." + at);
+    if (in.wg_sat && ka != 3) fail(".satfinite is for the integer wgmma");
+    static const int kK[] = {16, 8, 32, 32};
+    if (kk != kK[ka]) fail("wgmma K = " + std::to_string(kk) + " is not the K of ." + at + " (" + std::to_string(kK[ka]) + ")");
+    const bool n_ok = ka == 3 ? (n == 8 || n == 16 || n == 24 || (n >= 32 && n % 16 == 0)) : n % 8 == 0;  // §9.7.15.2
+    if (!n_ok || n < 8 || n > 256) fail("wgmma N = " + std::to_string(n) + " is not a shape of §9.7.15.2 for ." + at);
+    in.wg_n = static_cast<uint16_t>(n);
+    in.wg_k = static_cast<uint8_t>(kk);
+    // d, a-desc | {a}, b-desc, scale-d[, imm-scale-a, imm-scale-b[, imm-trans-a (descriptor A only), imm-trans-b]]
+    in.wg_areg = in.o[1].kind == Opnd::vec;
+    const bool fp = ka != 3, trans = ka == 0;
+    const size_t nargs = 4 + (fp ? 2 : 0) + (trans ? (in.wg_areg ? 1 : 2) : 0);
+    if (args.size() != nargs) fail("expected " + std::to_string(nargs) + " operands");
+    const int dregs = in.wg_dtype == 0 ? n / 4 : n / 2;  // f16 D: two per register
+    if (in.o[0].kind != Opnd::vec || in.o[0].count != dregs) fail("wgmma D takes " + std::to_string(dregs) + " registers");
+    if (in.wg_areg && in.o[1].count != 4) fail("wgmma A from registers takes 4 registers");
+    if (!in.wg_areg && in.o[1].kind != Opnd::reg) fail("wgmma A descriptor must be a register");
+    if (in.o[2].kind != Opnd::reg) fail("wgmma B descriptor must be a register");
+    if (in.o[3].kind != Opnd::reg && in.o[3].kind != Opnd::immediate) fail("wgmma scale-d must be a predicate or an immediate");
+    auto imm = [&](size_t i, int64_t a, int64_t b) {
+      if (in.o[i].kind != Opnd::immediate || (in.o[i].imm != a && in.o[i].imm != b))
+        fail("wgmma operand " + std::to_string(i + 1) + " must be the immediate " + std::to_string(a) + " or " + std::to_string(b));
+      return static_cast<int8_t>(in.o[i].imm);
+    };
+    if (fp) {
+      in.wg_scale_a = imm(4, -1, 1);
+      in.wg_scale_b = imm(5, -1, 1);
+    }
+    if (trans) {
+      if (!in.wg_areg) in.wg_trans_a = static_cast<uint8_t>(imm(6, 0, 1));
+      in.wg_trans_b = static_cast<uint8_t>(imm(in.wg_areg ? 6 : 7, 0, 1));
+    }
+    for (int v = 0; v < (in.wg_areg ? 2 : 1); ++v)
+      for (uint32_t i = 0; i < in.o[v].count; ++i) {
+        const uint32_t sl = k.pool[in.o[v].r + i];
+        if (sl == kSinkSlot) fail("wgmma register operands cannot be sinks");
+        k.wgmma_slots.push_back(sl);
+      }
+  }
+
   void parse(const std::string& ptx) {
     std::istringstream in(ptx);
     std::string raw;
@@ -610,6 +719,7 @@ struct Parser {
           continue;
         }
         if (starts(s, ".reqntid")) k.reqntid = static_cast<uint32_t>(std::stoul(trim(s.substr(8))));
+        if (starts(s, ".maxnreg")) k.maxnreg = static_cast<uint32_t>(std::stoul(trim(s.substr(8))));
         if (starts(s, ".reqnctapercluster")) {
           const auto v = split_top(s.substr(18), ',');
           for (size_t i = 0; i < 3 && i < v.size(); ++i) k.reqnctapercluster[i] = static_cast<uint32_t>(std::stoul(v[i]));
@@ -634,6 +744,8 @@ struct Parser {
       instruction(trim(s));
     }
     if (!body) throw Error("no .entry body in the PTX");
+    std::sort(k.wgmma_slots.begin(), k.wgmma_slots.end());
+    k.wgmma_slots.erase(std::unique(k.wgmma_slots.begin(), k.wgmma_slots.end()), k.wgmma_slots.end());
     for (const auto& [i, l] : branch_fix) {
       auto it = labels.find(l);
       if (it == labels.end()) {

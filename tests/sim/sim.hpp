@@ -1,5 +1,6 @@
-// ksim: a simulator of complete tcgen05 kernels as ptxgen emits them, driven by the PTX text and
-// the launch (grid, cluster, parameters, tensor maps) only -- it knows nothing of ptxgen's plans.
+// ksim: a simulator of complete tcgen05 (sm_100a family) and wgmma (sm_90a) kernels as ptxgen emits
+// them, driven by the PTX text and the launch (grid, cluster, parameters, tensor maps) only -- it
+// knows nothing of ptxgen's plans.
 //
 // Every thread of every CTA runs, with real values: registers hold bit patterns, global memory is
 // bytes, each CTA has its shared memory and its tensor memory (128 lanes x 512 columns of 32 bits),
@@ -8,11 +9,13 @@
 // TMA stores write boxes back clipped at the tensor's extents, each thread's bulk async-groups
 // (commit_group, wait_group[.read]) track them,
 // and tcgen05.mma/cp read shared and tensor memory through descriptors decoded here from the ISA's
-// tables (§9.7.16.4) -- not through ptxgen::isa. Threads run one at a time in a fixed order and
-// switch only where they block (a failed mbarrier.try_wait, bar.sync, barrier.cluster.wait, a warp
-// collective not yet reached by the whole warp, a cp.async.bulk.wait_group). Asynchronous operations (TMA, tcgen05.mma/cp/
-// commit, tcgen05.ld/st until their wait) take effect as late as possible: only when no thread can
-// run, oldest first. A kernel that reads what it did not wait for therefore reads stale data, and the
+// tables (§9.7.16.4) -- not through ptxgen::isa; wgmma.mma_async (§9.7.15) is an operation of the
+// warpgroup reading shared memory through the sm_90 descriptors and its warps' registers (wgmma.cpp).
+// Threads run one at a time in a fixed order and switch only where they block (a failed
+// mbarrier.try_wait, bar.sync, barrier.cluster.wait, a warp collective not yet reached by the whole
+// warp, a cp.async.bulk.wait_group, a wgmma.wait_group, a setmaxnreg.inc). Asynchronous operations
+// (TMA, tcgen05.mma/cp/commit, tcgen05.ld/st until their wait, wgmma.mma_async) take effect as late
+// as possible: only when no thread can run, oldest first. A kernel that reads what it did not wait for therefore reads stale data, and the
 // race checks name it directly. Anything the simulator cannot account for is an Error: a deadlock
 // (naming the blocked threads and where), an unknown instruction, an access outside memory or the
 // allocated tensor memory, a race, a misused barrier.
