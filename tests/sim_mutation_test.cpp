@@ -447,6 +447,20 @@ TEST_CASE("mutations of an sm_90a multicasting cluster make the simulation fail,
   for (const Mutation& mu : kMutations) run(x, mu);
 }
 
+// A 2 x 2 cluster shares A along its rows and B along its columns: each consumer warpgroup releases
+// a stage on the CTAs of its row and column (lane r where bit r of the union mask is set).
+TEST_CASE("mutations of an sm_90a 2 x 2 cluster's releases make the simulation fail") {
+  const Subject x = subject("gemm_sm90_bf16_128x256x64_cluster_2x2_persistent", 5 * 128 - 3, 248, 4 * 64 - 5, 26, 8);
+  REQUIRE(x.clean.ctas == 8);
+  static const Mutation kMutations[] = {
+      {"the consumers release the stage in their block row only (the empty barriers, counting the column's releases too, never complete)",
+       R"(or\.b32 (%r\d+), (%r\d+), %r\d+;)", "mov.b32 $1, $2;", 0, "deadlock", ""},
+      {"the empty barriers count one CTA's two warpgroups (a stage is reloaded before the row's and column's consumers release it)",
+       R"((mbarrier\.init\.shared::cta\.b64 \[%r\d+(?:\+\d+)?\],) 6;)", "$1 2;", -1, "race: a multicast TMA load writes shared memory", "reads it"},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
 // A from registers: the consumers load their A fragments from the stage (ld.shared) before each K
 // block's wgmmas, which read them when they complete; the K loop waits for its group (0) before
 // the next block's loads rewrite them. No golden has the form: the spec is rewritten.
