@@ -154,7 +154,9 @@ TEST_CASE("every sm_90a (wgmma) GEMM golden, simulated whole on several tiles an
         runs.push_back({{mt * tm - 3, (nt * tn - 2) / unit * unit, (stages + 1) * tk - 5}, 2 * per});
     std::string line;
     for (size_t i = 0; i < runs.size(); ++i) {
-      const auto& [size, mps] = runs[i];
+      // (No structured binding: clang 14 cannot capture one in CAPTURE's lambda.)
+      const std::array<int64_t, 3>& size = runs[i].size;
+      const int mps = runs[i].multiprocessors;
       CAPTURE(size[0]);
       CAPTURE(size[1]);
       CAPTURE(size[2]);
