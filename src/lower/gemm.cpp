@@ -237,6 +237,20 @@ struct Gemm {
     return out;
   }
 
+  // The stage's loads, a tile that the cluster's block shares marked multicast: A along the block's
+  // tile rows (its CTAs, or pairs, of one M tile), B along its columns (CLUSTER-MULTICAST).
+  std::vector<ir::Op> shared_loads() {
+    std::vector<ir::Op> out = loads();
+    for (auto& o : out) {
+      if (o.src.name == "A" && k.grid.cluster_n > 1) o.multicast = k.grid.cluster_n;
+      if (o.src.name == "B" && k.grid.cluster_m > 1) {
+        o.multicast = k.grid.cluster_m;
+        o.multicast_along_m = true;
+      }
+    }
+    return out;
+  }
+
   bool layout_f() const { return layout == ir::TmemLayout::layout_f_0; }
   int slab_of(const Piece& pc) const { return pc.mi / 2; }
 
@@ -397,14 +411,7 @@ struct Gemm {
     ir::Op ex = barrier_op(ir::OpKind::expect_tx, "full");
     ex.leader_only = cta == 2;
     pl.body.push_back(ex);
-    for (auto& o : loads()) {
-      if (o.src.name == "A" && share_n > 1) o.multicast = share_n;
-      if (o.src.name == "B" && share_m > 1) {
-        o.multicast = share_m;
-        o.multicast_along_m = true;
-      }
-      pl.body.push_back(o);
-    }
+    for (auto& o : shared_loads()) pl.body.push_back(o);
     for (auto& o : sf.loads) pl.body.push_back(o);
     for (auto& o : sp.loads) pl.body.push_back(o);
     prod.nodes.push_back(loop_node(pl));
@@ -663,14 +670,7 @@ struct Gemm {
     pl.block = tk;
     pl.body.push_back(barrier_op(ir::OpKind::wait, "empty", 0, true));
     pl.body.push_back(barrier_op(ir::OpKind::expect_tx, "full"));
-    for (auto& o : loads()) {
-      if (o.src.name == "A" && share_n > 1) o.multicast = share_n;
-      if (o.src.name == "B" && share_m > 1) {
-        o.multicast = share_m;
-        o.multicast_along_m = true;
-      }
-      pl.body.push_back(o);
-    }
+    for (auto& o : shared_loads()) pl.body.push_back(o);
     prod.nodes.push_back(loop_node(pl));
     // The consumer role: cooperative, all warpgroups; ping-pong, one warpgroup of turn `turn`.
     auto consumer = [&](const std::string& name, int first_warp, int wgs, int turn) {
