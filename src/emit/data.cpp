@@ -110,21 +110,14 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
     }
   };
   const std::string c2 = rank3 ? w.r32() : "";
-  // Multicast: the CTA of cluster rank r issues part r of the boxes, each to every CTA of the
-  // cluster (ctaMask: bit i for %cluster_ctarank i, §9.7.9.27.1.2), its bytes completing on the
-  // barrier at the same offset in each.
+  // Multicast: each box goes to every CTA of ctaMask (bit i for %cluster_ctarank i, §9.7.9.27.1.2),
+  // its bytes completing on the barrier at the same offset in each (in a pair, CTA 0's).
   std::vector<std::string> mine;
   std::string mask;
-  if (l.multicast > 1 && plan::multicast_whole_cluster(p.grid, p.cta_group, l)) {
-    mask = w.r16();
-    w.ins("mov.u16 " + mask + ", " + s((1 << l.multicast) - 1), "every CTA of the cluster");
-    for (int r = 0; r < l.multicast; ++r) {
-      mine.push_back(w.pred());
-      w.ins("setp.eq.u32 " + mine.back() + ", " + crank + ", " + s(r), "part " + s(r) + " of the boxes is this CTA's");
-    }
-  } else if (l.multicast > 1) {
+  if (l.multicast > 1) {
     // The CTAs of the block's tile row (A) or column (B) of this CTA's rank in its pair share the
-    // tile; the one at place j issues part j (the masks and places: the prologue's).
+    // tile (the whole cluster for a block one tile wide or high); the one at place j issues part j.
+    // The masks and places are the prologue's.
     mask = share_mask[l.multicast_along_m];
     if (mask.empty()) throw std::logic_error("a multicast load outside its cluster's groups");
     for (int r = 0; r < l.multicast; ++r) {

@@ -169,8 +169,12 @@ std::string Emitter::shared_ctas(bool along_m, bool both_ranks) {
   uint32_t bits = 0;
   for (int j = 0; j < parts; ++j) bits |= (both_ranks ? (1u << c) - 1 : 1u) << (stride * j);
   const std::string shift = w.r32(), m = w.r32();
-  w.ins("mul.lo.u32 " + shift + ", " + share_place[along_m] + ", " + s(stride));
-  w.ins("sub.u32 " + shift + ", " + crank + ", " + shift, std::string("the rank of the first CTA of its block tile ") + (along_m ? "column" : "row"));
+  if (stride == 1) {
+    w.ins("sub.u32 " + shift + ", " + crank + ", " + share_place[along_m], std::string("the rank of the first CTA of its block tile ") + (along_m ? "column" : "row"));
+  } else {
+    w.ins("mul.lo.u32 " + shift + ", " + share_place[along_m] + ", " + s(stride));
+    w.ins("sub.u32 " + shift + ", " + crank + ", " + shift, std::string("the rank of the first CTA of its block tile ") + (along_m ? "column" : "row"));
+  }
   if (both_ranks && pair()) w.ins("and.b32 " + shift + ", " + shift + ", -2", "CTA 0 of that pair");
   w.ins("shl.b32 " + m + ", " + s(bits) + ", " + shift,
         std::string("the CTAs of the block's tile ") + (along_m ? "column" : "row") + (!pair() ? "" : both_ranks ? ", both of each pair" : " of this CTA's rank in its pair"));
@@ -259,36 +263,45 @@ void Emitter::prologue() {
       cpair = w.r32();
       w.ins("shr.u32 " + cpair + ", " + crank + ", 1", "its pair's place in the block");
     }
-    if (p.engine == ir::Engine::tcgen05 || (p.grid.cluster_m > 1 && p.grid.cluster_n > 1)) {
-      // The multicast groups: the CTAs that share A (the block's tile row) and B (its tile column),
-      // and the release mask of the MMA issuer's commits (the consumers' arrivals): every CTA of
-      // both. (A wgmma cluster along one dimension shares with the whole cluster: constant masks.)
-      const std::string& q = pair() ? cpair : crank;
-      const char* who = pair() ? "its pair's" : "its";
-      std::string rel;
-      for (bool along_m : {false, true}) {
-        if ((along_m ? p.grid.cluster_m : p.grid.cluster_n) <= 1) continue;
-        share_place[along_m] = w.r32();
-        w.ins((along_m ? "div.u32 " : "rem.u32 ") + share_place[along_m] + ", " + q + ", " + s(p.grid.cluster_n),
-              std::string(who) + " place in its block tile " + (along_m ? "column: its tile row" : "row: its tile column"));
-        const std::string m32 = shared_ctas(along_m, false);
-        share_mask[along_m] = w.r16();
-        w.ins("cvt.u16.u32 " + share_mask[along_m] + ", " + m32);
-        const std::string both = pair() ? shared_ctas(along_m, true) : m32;
-        if (rel.empty()) {
-          rel = both;
-        } else {
-          const std::string u = w.r32();
-          w.ins("or.b32 " + u + ", " + rel + ", " + both, "row and column");
-          rel = u;
-        }
+    // The multicast groups, for every load and release of the kernel: the CTAs that share A (the
+    // block's tile row) and B (its tile column), this CTA's (pair's) place in each, and the release
+    // mask, every CTA of both: the MMA issuer's commits (tcgen05), the consumers' arrivals (wgmma,
+    // lane r on rank r). A block one tile wide or high of single CTAs shares with the whole
+    // cluster: the rank is the place, and the masks are constants.
+    const bool whole = !pair() && (p.grid.cluster_m == 1 || p.grid.cluster_n == 1);
+    const std::string& q = pair() ? cpair : crank;
+    const char* who = pair() ? "its pair's" : "its";
+    std::string rel;
+    for (bool along_m : {false, true}) {
+      const int parts = along_m ? p.grid.cluster_m : p.grid.cluster_n;
+      if (parts <= 1) continue;
+      share_mask[along_m] = w.r16();
+      if (whole) {
+        share_place[along_m] = crank;
+        w.ins("mov.u16 " + share_mask[along_m] + ", " + s((1 << parts) - 1), "every CTA of the cluster");
+        continue;
       }
-      release_mask32 = rel;  // the consumers (wgmma) release a stage in these CTAs, lane r on rank r
-      if (p.engine == ir::Engine::tcgen05) {
-        release_mask = w.r16();
-        w.ins("cvt.u16.u32 " + release_mask + ", " + rel, "the MMA issuer's commits release a stage in these CTAs");
+      share_place[along_m] = w.r32();
+      w.ins((along_m ? "div.u32 " : "rem.u32 ") + share_place[along_m] + ", " + q + ", " + s(p.grid.cluster_n),
+            std::string(who) + " place in its block tile " + (along_m ? "column: its tile row" : "row: its tile column"));
+      const std::string m32 = shared_ctas(along_m, false);
+      w.ins("cvt.u16.u32 " + share_mask[along_m] + ", " + m32);
+      const std::string both = pair() ? shared_ctas(along_m, true) : m32;
+      if (rel.empty()) {
+        rel = both;
+      } else {
+        const std::string u = w.r32();
+        w.ins("or.b32 " + u + ", " + rel + ", " + both, "row and column");
+        rel = u;
       }
     }
+    release_mask32 = rel;  // empty for a whole-cluster group: a wgmma release then takes lanes 0 .. C - 1
+    if (p.engine == ir::Engine::tcgen05)
+      release_mask = whole ? share_mask[p.grid.cluster_m > 1] : [&] {
+        const std::string m = w.r16();
+        w.ins("cvt.u16.u32 " + m + ", " + rel, "the MMA issuer's commits release a stage in these CTAs");
+        return m;
+      }();
   }
   const std::string& not_alloc = p.allocs.empty() && p.roles.size() > 1 ? not_t0 : warp_pred(p.alloc_warp);
   for (const auto& g : p.globals) {
