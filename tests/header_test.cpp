@@ -8,6 +8,7 @@
 
 #include "cli_support.hpp"
 #include "ptxgen/io.hpp"
+#include "ptxgen/rules.hpp"
 
 using namespace support;
 using ptxgen::io::Run;
@@ -178,5 +179,52 @@ TEST_CASE("--header: a spec that fails its check, a name C++ cannot take, or a u
   CHECK(ptxgen_run({"build", "-", "-", "--header", t / "k.hpp"}).exit_code == 2);
   CHECK(ptxgen_run({"build", good, "--target", "sm_99z", "--header", t / "k.hpp"}).exit_code == 7);
   CHECK(dir_listing(t) == "bad.json clash.json kw.json twice.json ");
+}
+
+// The launch header reads each manifest's tensors (factor layouts, metadata atoms, sparsity), so a
+// combination it was not written for is an internal error there (the e2m1 kinds' 4:8 metadata was,
+// before it learnt "128x256 atoms"). Every combination of operand types, block scaling (scale type,
+// block size, kind) and sparse A the rules accept goes into one header, which must be written.
+TEST_CASE("--header: every block-scaled and sparse combination the rules accept gets its launch functions") {
+  TempDir t;
+  struct Types {
+    const char *a, *b;
+  };
+  const Types types[] = {{"e4m3", "e4m3"}, {"e2m3", "e2m1"}, {"e2m1", "e2m1"}, {"bf16", "bf16"}, {"tf32", "tf32"}, {"s8", "s8"}};
+  const char* scales[] = {"",
+                          R"(, "scale": {"dtype": "ue8m0"})",
+                          R"(, "scale": {"dtype": "ue8m0", "vec": 16})",
+                          R"(, "scale": {"dtype": "ue8m0", "vec": 32, "kind": "mxf4nvf4"})",
+                          R"(, "scale": {"dtype": "ue8m0", "vec": 64})",
+                          R"(, "scale": {"dtype": "ue4m3"})",
+                          R"(, "scale": {"dtype": "ue4m3", "vec": 32})",
+                          R"(, "scale": {"dtype": "ue8m0", "kind": "mxf8f6f4"})"};
+  std::vector<std::string> args{"build"};
+  int combo = 0, accepted = 0, sparse_scaled = 0;
+  for (const Types& ty : types)
+    for (const char* sc : scales)
+      for (bool sparse : {false, true}) {
+        const std::string name = "sweep_" + std::to_string(combo++);
+        const std::string acc = std::string(ty.a) == "s8" ? "s32" : "f32";
+        const std::string text = std::string(R"({"ptxgen": 1, "name": ")") + name + R"(", "target": "sm_100a", "gemm": {"m": 1024, "n": 1024, "k": 2048, "a": {"dtype": ")" +
+                                 ty.a + R"(", "major": "k"}, "b": {"dtype": ")" + ty.b + R"(", "major": "k"}, "d": {"dtype": ")" + acc +
+                                 R"("}, "accumulator": ")" + acc + "\"" + (sparse ? R"(, "sparse": true)" : "") + sc + "}}";
+        ptxgen::Diagnostics d;
+        if (!ptxgen::rules::parse_and_check(text, d).ok) continue;
+        if (!sparse && !*sc) continue;  // dense unscaled: the shipped specs cover them
+        write(t / (name + ".json"), text);
+        args.push_back(t / (name + ".json"));
+        ++accepted;
+        sparse_scaled += sparse && *sc;
+      }
+  MESSAGE("sweep: " << accepted << " specs, " << sparse_scaled << " sparse and block-scaled");
+  CHECK(accepted >= 14);
+  CHECK(sparse_scaled >= 6);
+  args.insert(args.end(), {"--header", t / "sweep.hpp", "-q"});
+  const Run r = ptxgen_run(args);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const std::string h = slurp(t / "sweep.hpp");
+  CHECK(h.find("in CUTLASS's sm_100 atoms for .kind::mxf4nvf4 of 128 rows x 256 of k") != std::string::npos);
+  CHECK(h.find("(4:8 sparse: two pairs of every eight elements of k)") != std::string::npos);
 }
 }

@@ -69,12 +69,15 @@ Scales make_scales(ksim::Global& g, const Dtype& dt, int64_t rows, int64_t k, in
 // Sparse A (docs/spec.md, "Sparse A"), written here from its definition: every chunk of four
 // elements of a row keeps two, at positions p0 < p1, stored in order (A is m x k/2), its metadata
 // nibble p0 | p1 << 2; .kind::tf32 keeps one of every two, at p, its nibble 0b0100 (p = 0) or 0b1110
-// (p = 1). The metadata of row r, the chunk at element x of K, lies in atom (x / K_atom, r / 128) at
-// byte (j ceil(m/128) + i) x 2048, inside it at the bit the kind's atom gives (atom_bit). Rows past m
-// stay zero (no meaningful metadata: the kernel must not store what they compute).
+// (p = 1); .kind::mxf4 and .kind::mxf4nvf4 keep two pairs of every eight elements, pairs p0 < p1,
+// nibble p0 | p1 << 2. The metadata of row r, the chunk at element x of K, lies in atom
+// (x / K_atom, r / 128) at byte (j ceil(m/128) + i) x 2048, inside it at the bit the kind's atom
+// gives (atom_bit). Rows past m stay zero (no meaningful metadata: the kernel must not store what
+// they compute).
 struct SparseAtom {
   std::string kind;
   int64_t k = 128;  // elements of K per atom
+  bool pairs() const { return kind == "mxf4" || kind == "mxf4nvf4"; }
   // The bit of the chunk's nibble inside its atom, for row r (mod 128) and element x (mod k) of K.
   int64_t bit(int64_t r, int64_t x) const {
     const int64_t m0 = r % 8, m1 = r / 8 % 2, m2 = r / 16;
@@ -82,6 +85,7 @@ struct SparseAtom {
       return 128 * m0 + 16 * m1 + 2048 * m2 + x % 16 + 1024 * (x / 16 % 2) + 32 * (x / 32);
     if (kind == "tf32")  // ((8,2,8),(8,2,4)) : ((64,8,1024),(1,512,16)), two bits per element
       return 2 * (64 * m0 + 8 * m1 + 1024 * m2 + x % 8 + 512 * (x / 8 % 2) + 16 * (x / 16));
+    if (pairs()) return (256 * r + x) / 2;  // (128, 256) : (256, 1), half a bit per element: rows of 16 bytes
     return 128 * r + x;  // the 8-bit kinds: (128, 128) : (128, 1), rows of 16 bytes
   }
 };
@@ -89,7 +93,7 @@ struct SparseAtom {
 SparseAtom sparse_atom(const json& meta) {
   SparseAtom a;
   a.kind = meta.at("kind");
-  a.k = a.kind == "tf32" ? 64 : 128;
+  a.k = a.kind == "tf32" ? 64 : a.pairs() ? 256 : 128;
   if (meta.at("layout") != "128x" + std::to_string(a.k) + " atoms") throw std::runtime_error("metadata of .kind::" + a.kind + " not in its atoms");
   return a;
 }
@@ -97,7 +101,8 @@ SparseAtom sparse_atom(const json& meta) {
 uint64_t make_sparse(ksim::Global& g, Operand& op, const Dtype& dt, const SparseAtom& at, int64_t m, int64_t k, std::mt19937& rng) {
   static const int kPairs[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
   const bool tf32 = at.kind == "tf32";
-  const int64_t chunk = tf32 ? 2 : 4, keep = chunk / 2;
+  const int64_t u = at.pairs() ? 2 : 1;  // elements per position: the mxf4 kinds keep pairs
+  const int64_t chunk = tf32 ? 2 : 4 * u, keep = chunk / 2;
   const int64_t mp = round_up(m, 128), atoms = (k + at.k - 1) / at.k;
   const uint64_t meta = g.alloc(static_cast<size_t>(mp * atoms * 16), 0);
   std::vector<uint8_t>& e = g.at(meta);
@@ -110,7 +115,7 @@ uint64_t make_sparse(ksim::Global& g, Operand& op, const Dtype& dt, const Sparse
       for (int64_t h = 0; h < keep; ++h) {
         const uint32_t b = dt.random(rng);
         put_bits(mem, static_cast<uint64_t>(r) * op.pitch * 8 + static_cast<uint64_t>(keep * c + h) * static_cast<uint64_t>(dt.bits), dt.bits, b);
-        op.v[static_cast<size_t>(r * k + chunk * c + (tf32 ? p1 : p[h]))] = dt.decode(b);
+        op.v[static_cast<size_t>(r * k + chunk * c + (tf32 ? p1 : u * p[h / u] + h % u))] = dt.decode(b);
       }
       const uint32_t nibble = tf32 ? (p1 ? 0xEu : 0x4u) : static_cast<uint32_t>(p[0] | p[1] << 2);
       const int64_t x = chunk * c;

@@ -244,6 +244,33 @@ TEST_CASE("mutations of sparse-A GEMM kernels of .kind::f16 and .kind::tf32 make
   }
 }
 
+TEST_CASE("mutations of a sparse block-scaled GEMM kernel make the simulation fail, each for its reason") {
+  // .kind::mxf4 at 4:8 with ue8m0 factors per 64 of K, 128 x 128 x 512 tiles over 3 stages: per K
+  // block two 512-byte blocks of A's factors and two of B's (4 factors each, 256 of K), two metadata
+  // atoms (256 of K each); K step s (K = 128) reads its 2 factors at half-word 2 (s % 2) of column
+  // s / 2 and 2 metadata columns from 2 s on.
+  const Subject x = subject("gemm_sparse_mxf4_sm103a", 125, 124, 2560, 23);  // five K blocks over three stages
+  static const Mutation kMutations[] = {
+      {"the second K step reads the first one's factors (scale factor IDs 0)", R"(0x48a004a4(, \[%r\d+\+0x00000080\]))",
+       "0x08a00484$1", 0, "", ""},
+      {"the third K step reads the first one's metadata", R"(\[(%r\d+)\+0x000000b4\], 0x08a00484)", "[$1+0x000000b0], 0x08a00484",
+       0, "", ""},
+      {"the copy of the K block's second metadata atom dropped (K steps 2-3 read stale metadata)",
+       R"(\ttcgen05\.cp\.cta_group::1\.128x128b \[%r\d+\+0x000000b4\], %rd\d+;\n)", "", 0, "", ""},
+      {"the copy of A's second factor block dropped (K steps 2-3 read stale factors)",
+       R"(\ttcgen05\.cp\.cta_group::1\.32x128b\.warpx4 \[%r\d+\+0x00000084\], %rd\d+;\n)", "", 0, "", ""},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+  // Factor tensors at the dense kind's block (one per 32 of K, as MXFP4 without sparsity takes them):
+  // the kernel, whose sparse MMAs apply one factor per 64 (Table 56), scales with the wrong ones.
+  nlohmann::json mf = x.manifest;
+  REQUIRE(mf.at("tensors").at("SFA").at("vec") == 64);
+  mf["tensors"]["SFA"]["vec"] = 32;
+  mf["tensors"]["SFB"]["vec"] = 32;
+  const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(x.golden), mf, x.m, x.n, x.k, x.seed);
+  check({"factor tensors of one factor per 32 elements of K (the dense block)", "", "", 0, "", ""}, r.error, r.worst, r.where);
+}
+
 TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") {
   {  // A pair: the even CTA expects only its own bytes; the odd CTA's loads then land on a later phase.
     const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_bf16_cta2_m256.json")));

@@ -302,8 +302,9 @@ def cases_of(name, family, plan, manifest):
                     doc_bytes = e["Rp"] * e["Cp"]
                 else:
                     M, K = sizes[tiles["m_param"]], sizes["k"]
-                    # An atom covers 128 elements of K (64 for tf32's 1:2 atoms, "128x64 atoms").
-                    AK = 64 if "128x64" in g.get("metadata", {}).get("layout", "") else 128
+                    # An atom covers 128 elements of K ("128x128 atoms"; 64 for tf32's 1:2 atoms, 256
+                    # for the e2m1 kinds' 4:8 pairs).
+                    AK = int(g["metadata"]["layout"].split()[0].split("x")[1])
                     A = tiles["k"] // AK
                     e.update(tile_base=tile["offset"] + soff, lines=a["rows"], r0=mt * tiles["m"] + rank * (tiles["m"] // ctas),
                              J0=kb * A, A=A, AK=AK, Mp=ceil_div(M, 128), Kp=ceil_div(K, AK))
@@ -414,10 +415,11 @@ def sf_byte(r, c, Cp):
     return ((r // 128) * (Cp // 4) + c // 4) * 512 + (r % 32) * 16 + ((r % 128) // 32) * 4 + c % 4
 
 
-def meta_byte(r, kchunk, Mp):
-    """docs/spec.md "Sparse A": the metadata byte of chunk `kchunk` (4 elements of K) of row r."""
-    i, j = r // 128, (4 * kchunk) // 128
-    return (j * Mp + i) * 2048 + 16 * (r % 128) + ((4 * kchunk) % 128) // 8
+def meta_byte(r, x, Mp, AK):
+    """docs/spec.md "Sparse A": the metadata byte of element x of K of row r in the row-major atoms of
+    AK elements (the 8-bit kinds' 128: a bit per element; the e2m1 kinds' 256: half a bit)."""
+    i, j = r // 128, x // AK
+    return (j * Mp + i) * 2048 + 16 * (r % 128) + (x % AK) * 16 // AK
 
 
 def expected_chunks(c):
@@ -453,12 +455,12 @@ def expected_chunks(c):
         s, atom, line = pos // per, (pos % per) // 2048, (pos % 2048) // 16
         r, J = e["r0"] + 128 * s + line, e["J0"] + atom
         # docs/spec.md "Sparse A": atom (i, j) at byte (j ceil(m / 128) + i) x 2048, 16-byte lines;
-        # the 8-bit kinds' line is row r's chunks in order (meta_byte), the f16/tf32 atoms permute
-        # rows and chunks inside the atom, which TMA copies line by line all the same.
+        # the 8-bit and e2m1 kinds' line is row r's chunks in order (meta_byte), the f16/tf32 atoms
+        # permute rows and chunks inside the atom, which TMA copies line by line all the same.
         src = [(J * e["Mp"] + r // 128) * 2048 + 16 * (r % 128) + q for q in range(16)]
-        if e.get("AK", 128) == 128:  # the line's first byte is its row's first chunk of the atom
-            if src[0] != meta_byte(r, 32 * J, e["Mp"]):
-                raise RuntimeError(f"{c['case']}: the atom's line and the 8-bit kinds' byte formula disagree")
+        if e["AK"] in (128, 256):  # the line's first byte is its row's first chunk of the atom
+            if src[0] != meta_byte(r, e["AK"] * J, e["Mp"], e["AK"]):
+                raise RuntimeError(f"{c['case']}: the atom's line and the row-major atoms' byte formula disagree")
         valid = r < 128 * e["Mp"] and J < e["Kp"]
         out.append((e["tile_offset"] + 16 * L, src[0] if valid else None, 16))
     return out

@@ -297,7 +297,14 @@ constexpr int first_lane_of_warp(int warp) { return 32 * (warp % 4); }
 // reads per row of A (per column of B), the N of .scale_vec::NX, follow from kind and vec.
 // Empty when Table 57 has no such combination.
 std::optional<int> scale_factors_per_instr(Kind k, DType scale, int vec);
-std::string scale_combinations_text(Kind k);
+// The block sizes of Table 57 in words. With `sparse` they count elements of the logical K, which
+// are twice the .blockN of tcgen05.mma.sp (stored_scale_vec).
+std::string scale_combinations_text(Kind k, bool sparse = false);
+// The .blockN of an MMA whose factors each cover `vec` elements of the logical K. A sparse MMA
+// computes twice the K with as many factors (Table 56: "All supported values of K"), and .block32
+// is its .scale_vec::2X at K = 128 (§9.7.16.10.9.2), so its block counts A's stored elements: half
+// of vec. 0 (no block size) for an odd vec with sparse A.
+int stored_scale_vec(int vec, bool sparse);
 // The .scale_vectorsize qualifier as the target spells it: .scale_vec::NX where the target has
 // it (architecture-specific targets), .blockN otherwise (PTX ISA 8.8 and family targets).
 std::string scale_vec_qualifier(int factors_per_instr, int vec, const TargetInfo& t);

@@ -63,7 +63,8 @@ int64_t leading_dimension(const Operand& op, int64_t contiguous_extent);
 // factor tensors SFA and SFB are kernel inputs in the 128x4 layout.
 struct Scale {
   isa::DType dtype = isa::DType::ue8m0;
-  int vec = 32;                   // as written, else 16 for ue4m3 and 32 for ue8m0
+  int vec = 32;                   // elements of K per factor as written, else 16 for ue4m3 and 32 for ue8m0
+                                  // (32 and 64 with sparse A: isa::stored_scale_vec)
   std::optional<isa::Kind> kind;  // as written; else the types choose (isa::gemm_scaled_kind)
 };
 

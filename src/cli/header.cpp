@@ -154,9 +154,9 @@ struct Tensor {
   int bits = 0;
   int scale_vec = 0;  // block-scale factors in the 128x4 layout (gemm "scale"): one per scale_vec of k
   int k_div = 1;      // sparse A: its k extent holds k / 2 elements
-  std::string sparsity;  // sparse A: "2:4" or "1:2" (tf32)
+  std::string sparsity;  // sparse A: "2:4", "1:2" (tf32) or "4:8" (the e2m1 kinds, in pairs)
   int metadata_k = 0; // sparsity metadata in atoms of 128 rows, read tile.k of k at a time
-  int metadata_atom = 0;  // elements of k of one metadata atom: 128, or 64 for tf32
+  int metadata_atom = 0;  // elements of k of one metadata atom: 128, or 64 for tf32, 256 for the e2m1 kinds
   std::string metadata_kind;  // the MMA kind whose atom order the metadata follows: "f16"
   int rows_size = -1, cols_size = -1;  // the kernel's size giving the extent (gemm: 0 m, 1 n, 2 k), -1 fixed
   int64_t rows = 0, cols = 0, ld = 0;
@@ -291,12 +291,12 @@ Kernel read_kernel(const HeaderKernel& hk) {
       k.tensors.push_back(x);
       continue;
     }
-    if (t.value("layout", std::string()) == "128x128 atoms" || t.value("layout", std::string()) == "128x64 atoms") {
+    if (const std::string lay = t.value("layout", std::string()); lay == "128x128 atoms" || lay == "128x64 atoms" || lay == "128x256 atoms") {
       // Sparsity metadata of sparse A (docs/spec.md, "Sparse A"): bytes, their extents the sizes';
-      // atoms of 128 rows by 128 elements of k (64 for .kind::tf32's 1:2).
+      // atoms of 128 rows by 128 elements of k (64 for .kind::tf32's 1:2, 256 for the e2m1 kinds' 4:8).
       need(k.gemm && t.at("dims") == ojson{"m", "k"}, k, "sparsity metadata " + name + " not over m and k");
-      x.format = t.at("layout").get<std::string>();
-      x.metadata_atom = x.format == "128x64 atoms" ? 64 : 128;
+      x.format = lay;
+      x.metadata_atom = lay == "128x64 atoms" ? 64 : lay == "128x256 atoms" ? 256 : 128;
       x.sparsity = t.at("sparsity").get<std::string>();
       x.metadata_kind = t.at("kind").get<std::string>();
       x.bits = 8;
@@ -314,7 +314,7 @@ Kernel read_kernel(const HeaderKernel& hk) {
     }
     x.format = t.value("format", std::string());
     x.sparsity = t.value("sparse", std::string());
-    if (x.sparsity == "2:4" || x.sparsity == "1:2") x.k_div = 2;  // sparse A: M x K/2
+    if (x.sparsity == "2:4" || x.sparsity == "1:2" || x.sparsity == "4:8") x.k_div = 2;  // sparse A: M x K/2
     x.bits = k.gemm ? gemm_bits(x.dtype) : t.at("storage_bits").get<int>();
     x.type = cpp_type(x.dtype, x.bits);
     const auto dims = t.at("dims").get<std::vector<std::string>>();
@@ -495,7 +495,8 @@ std::string shape_words(const Kernel& k, const Tensor& t) {
   }
   auto dim = [&](int i) { return std::string(1, "mnk"[i]) + (i == 2 && t.k_div > 1 ? "/" + std::to_string(t.k_div) : ""); };
   return dim(t.rows_size) + " x " + dim(t.cols_size) +
-         (t.k_div > 1 ? " (" + t.sparsity + " sparse: " + (t.sparsity == "1:2" ? "one of every two" : "two of every four") + " elements of k)"
+         (t.k_div > 1 ? " (" + t.sparsity + " sparse: " + (t.sparsity == "1:2" ? "one of every two" : t.sparsity == "4:8" ? "two pairs of every eight" : "two of every four") +
+                              " elements of k)"
                       : "");
 }
 
@@ -530,7 +531,7 @@ void write_doc(std::ostream& o, const Kernel& k) {
     if (t.metadata_k) {
       const std::string ka = std::to_string(t.metadata_atom);
       o << "//   " << t.arg << ": " << t.name << ", the sparsity metadata of A (" << t.sparsity << "): per row 4 bits per "
-        << (t.sparsity == "1:2" ? 2 : 4) << " elements of k, in CUTLASS's sm_100 atoms for .kind::" << t.metadata_kind
+        << (t.sparsity == "1:2" ? 2 : t.sparsity == "4:8" ? 8 : 4) << " elements of k, in CUTLASS's sm_100 atoms for .kind::" << t.metadata_kind
         << " of 128 rows x " << ka << " of k (16 bytes a row), ceil(m/128) * ceil(k/" << ka << ") of 2048 bytes; k a multiple of "
         << t.metadata_k << "\n";
       continue;
@@ -765,15 +766,19 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   o << "\n}  // namespace launch1\n}  // namespace ptxgen\n";
   o << "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n\n";
   // X-macro lists, for code that does the same for every kernel of the header.
-  // Block-scaled gemm kernels take the factors after D, sparse ones the metadata: each their own list.
+  // Block-scaled gemm kernels take the factors after D, sparse ones the metadata, sparse block-scaled
+  // ones the factors and then the metadata: each their own list.
   auto scaled = [](const Kernel& k) { return k.tensors.size() == 5 && k.tensors[3].scale_vec && k.tensors[4].scale_vec; };
   auto sparse = [](const Kernel& k) { return k.tensors.size() == 4 && k.tensors[3].metadata_k; };
+  auto sparse_scaled = [](const Kernel& k) {
+    return k.tensors.size() == 6 && k.tensors[3].scale_vec && k.tensors[4].scale_vec && k.tensors[5].metadata_k;
+  };
   o << "// X(NAME, A type, B type, D type) for each gemm kernel; X(NAME, A type, B type, D type, factor type) for each\n"
-       "// block-scaled gemm kernel; X(NAME, A type, B type, D type) for each gemm kernel of sparse A; X(NAME) for each\n"
-       "// program.\n";
+       "// block-scaled gemm kernel; X(NAME, A type, B type, D type) for each gemm kernel of sparse A; X(NAME, A type,\n"
+       "// B type, D type, factor type) for each block-scaled gemm kernel of sparse A; X(NAME) for each program.\n";
   o << "#define PTXGEN_" << stem << "_GEMMS(X)";
   for (const Kernel& k : ks)
-    if (k.gemm && !scaled(k) && !sparse(k))
+    if (k.gemm && !scaled(k) && !sparse(k) && !sparse_scaled(k))
       o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
         << qualified(k.tensors[2].type) << ")";
   o << "\n#define PTXGEN_" << stem << "_SCALED_GEMMS(X)";
@@ -786,6 +791,11 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
     if (k.gemm && sparse(k))
       o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
         << qualified(k.tensors[2].type) << ")";
+  o << "\n#define PTXGEN_" << stem << "_SPARSE_SCALED_GEMMS(X)";
+  for (const Kernel& k : ks)
+    if (k.gemm && sparse_scaled(k))
+      o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
+        << qualified(k.tensors[2].type) << ", " << qualified(k.tensors[3].type) << ")";
   o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";
   for (const Kernel& k : ks)
     if (!k.gemm) o << " \\\n  X(" << k.name << ")";

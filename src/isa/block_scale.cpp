@@ -22,15 +22,21 @@ std::optional<int> scale_factors_per_instr(Kind k, DType scale, int vec) {
   }
 }
 
-std::string scale_combinations_text(Kind k) {
+std::string scale_combinations_text(Kind k, bool sparse) {
+  const std::string v32 = sparse ? "64" : "32", v16 = sparse ? "32" : "16";
   switch (k) {
-    case Kind::mxf8f6f4: return "ue8m0 scales with vec 32 (.scale_vec::1X / .block32)";
-    case Kind::mxf4: return "ue8m0 scales with vec 32 (.scale_vec::2X / .block32)";
+    case Kind::mxf8f6f4: return "ue8m0 scales with vec " + v32 + " (.scale_vec::1X / .block32)";
+    case Kind::mxf4: return "ue8m0 scales with vec " + v32 + " (.scale_vec::2X / .block32)";
     case Kind::mxf4nvf4:
-      return "ue8m0 scales with vec 32 (.scale_vec::2X / .block32), ue8m0 or ue4m3 scales with vec 16 "
-             "(.scale_vec::4X / .block16)";
+      return "ue8m0 scales with vec " + v32 + " (.scale_vec::2X / .block32), ue8m0 or ue4m3 scales with vec " + v16 +
+             " (.scale_vec::4X / .block16)";
     default: return "no block scaling";
   }
+}
+
+int stored_scale_vec(int vec, bool sparse) {
+  if (!sparse) return vec;
+  return vec % 2 == 0 ? vec / 2 : 0;
 }
 
 std::string scale_vec_qualifier(int factors, int vec, const TargetInfo& t) {

@@ -144,7 +144,7 @@ struct Gemm {
       x.compressed = name[0] == 'A' && g.sparse;
       if (x.compressed) {
         x.cols = g.k / 2;
-        x.sparse_kind = *isa::unscaled_kind(g.a.dtype, g.b.dtype);  // SPARSE-KIND: never block-scaled
+        x.sparse_kind = detail::mma_kind(g);
       }
       x.rows_param = k_major ? mn : "k";
       x.cols_param = k_major ? "k" : mn;
@@ -310,8 +310,7 @@ struct Gemm {
   }
 
   void tcgen05() {
-    kind = g.scale ? *isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, g.scale->vec, g.scale->kind)
-                   : *isa::unscaled_kind(g.a.dtype, g.b.dtype);
+    kind = detail::mma_kind(g);
     m_instr = isa::instr_m_for_tile(kind, cta, tm);
     mg = tm / m_instr;
     rows_cta = m_instr / cta;
@@ -451,7 +450,7 @@ struct Gemm {
       if (sl) {
         m.scale_a = sf.scale_a;
         m.scale_b = sf.scale_b;
-        m.vec = sl->vec;
+        m.vec = isa::stored_scale_vec(sl->vec, g.sparse);  // the .blockN: A's stored elements
         m.kind_override = kind;
         m.scale_ptr = "/gemm/scale";
         m.vec_ptr = "/gemm/scale/vec";

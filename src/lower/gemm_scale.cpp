@@ -44,6 +44,11 @@ ir::TmemView view(ir::TmemView::Kind kind, const std::string& name, const std::s
 
 }  // namespace
 
+isa::Kind mma_kind(const spec::Gemm& g) {
+  return g.scale ? *isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, isa::stored_scale_vec(g.scale->vec, g.sparse), g.scale->kind)
+                 : *isa::unscaled_kind(g.a.dtype, g.b.dtype);
+}
+
 ScaleLayout scale_layout(const spec::Gemm& g, isa::Kind kind) {
   ScaleLayout l;
   l.kind = kind;

@@ -16,6 +16,10 @@ namespace ptxgen::lower::detail {
 // (4 vec)), for `stripes_a` blocks of 128 rows of A (this CTA's rows) and `stripes_b` blocks of 128
 // columns of B (all of the tile's N, in each CTA of a pair). One 512-byte block of the layout is
 // 4 tensor-memory columns, so a stage takes 4 * groups * stripes columns of A's and of B's.
+// The tcgen05 kind of the template's MMAs: the block-scaled kind of "scale" (its .blockN counting A's
+// stored elements with sparse A), else the types' own. The rules have checked that there is one.
+isa::Kind mma_kind(const spec::Gemm& g);
+
 struct ScaleLayout {
   isa::Kind kind = isa::Kind::mxf8f6f4;
   isa::DType dtype = isa::DType::ue8m0;

@@ -26,8 +26,8 @@ namespace ptxgen::lower::detail {
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-// The sparse MMA's kind (never block-scaled: SPARSE-KIND) and its atom's elements of K.
-isa::Kind kind(const spec::Gemm& g) { return *isa::unscaled_kind(g.a.dtype, g.b.dtype); }
+// The sparse MMA's kind and its atom's elements of K.
+isa::Kind kind(const spec::Gemm& g) { return mma_kind(g); }
 int atom_k(const spec::Gemm& g) { return isa::sparse_atom_k(kind(g)); }
 // 128-row stripes of A per CTA (M groups) and metadata atoms per K block (SPARSE-TILE: whole atoms).
 int stripes(const spec::Gemm& g) { return static_cast<int>(g.tile.m / g.cta_group / 128); }

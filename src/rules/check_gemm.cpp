@@ -294,7 +294,9 @@ void check_mma_k(const Context& c, Diagnostics& d) {
 
 void check_layout_atom(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g) return;
+  // Block scaling with no kind for the types is SCALE-KIND's alone: without a kind there is no
+  // container size for the 4- and 6-bit types, so their atoms cannot be judged.
+  if (!g || (g->scale && !c.kind)) return;
   for (const auto& o : operands(*g)) {
     if (o.op.major == Major::mn && sub_byte(o.op.dtype)) continue;  // MMA-MAJOR
     if (o.swizzle == isa::Swizzle::b128_base32b && !(o.op.dtype == DType::tf32 && o.op.major == Major::mn))

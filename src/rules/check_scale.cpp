@@ -22,7 +22,7 @@ struct Scaled {
 std::optional<Scaled> scaled(const Context& c) {
   const spec::Gemm* g = c.gemm;
   if (!g || !g->scale || !c.target.tcgen05 || !c.kind) return std::nullopt;
-  const auto f = isa::scale_factors_per_instr(*c.kind, g->scale->dtype, g->scale->vec);
+  const auto f = isa::scale_factors_per_instr(*c.kind, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse));
   if (!f) return std::nullopt;
   return Scaled{*g, *g->scale, *c.kind, *f};
 }
@@ -55,16 +55,18 @@ void check_scale_kind(const Context& c, Diagnostics& d) {
 void check_scale_type(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || !g->scale || !c.target.tcgen05 || !c.kind || scaled(c)) return;
-  // The dtype is wrong when no block size takes it for this kind; else the block size is.
+  // The dtype is wrong when no block size takes it for this kind; else the block size is (with
+  // sparse A that is SPARSE-KIND's).
   const bool dtype_wrong = !isa::scale_factors_per_instr(*c.kind, g->scale->dtype, 16) &&
                            !isa::scale_factors_per_instr(*c.kind, g->scale->dtype, 32);
+  if (g->sparse && !dtype_wrong) return;
   std::string fix;
   for (int v : {16, 32})
     if (isa::scale_factors_per_instr(*c.kind, g->scale->dtype, v)) fix = "use \"vec\": " + num(v) + " with " + tn(g->scale->dtype);
   if (fix.empty()) fix = "use \"dtype\": \"ue8m0\" (" + kn(*c.kind) + " has no " + tn(g->scale->dtype) + " factors)";
   d.error("SCALE-TYPE", dtype_wrong ? "/gemm/scale/dtype" : "/gemm/scale/vec",
           kn(*c.kind) + " has no block size " + num(g->scale->vec) + " with " + tn(g->scale->dtype) +
-              " scale factors (Table 57): it takes " + isa::scale_combinations_text(*c.kind))
+              " scale factors (Table 57): it takes " + isa::scale_combinations_text(*c.kind, g->sparse))
       .help = {fix, *c.kind == isa::Kind::mxf4 ? "ue4m3 factors or vec 16 with e2m1 are .kind::mxf4nvf4: \"kind\": \"mxf4nvf4\" (or leave \"kind\" out)"
                                                : "or another kind the types allow (\"kind\")"};
 }

@@ -10,12 +10,12 @@ namespace {
 
 std::string num(int64_t v) { return std::to_string(v); }
 
-// The sparse kinds the template plans: every kind without block scaling (isa::unscaled_kind),
-// .kind::f16 and .kind::tf32 (one metadata column per instruction, picked by the sparsity selector)
-// and .kind::f8f6f4 and .kind::i8 (two columns, selector 0; §9.7.16.10.8.4), each with its metadata
-// in CUTLASS's atoms of 128 rows by isa::sparse_atom_k elements of K (docs/spec.md, "Sparse A").
-// A spec without a kind is MMA-KIND's; one with block scaling SPARSE-KIND's.
-bool planned_kind(const Context& c) { return c.kind && c.gemm && !c.gemm->scale; }
+// The sparse kinds the template plans: every tcgen05 kind. .kind::f16 and .kind::tf32 read one
+// metadata column per instruction, picked by the sparsity selector; .kind::f8f6f4, .kind::i8 and
+// the block-scaled kinds two, selector 0 (§9.7.16.10.8.4). Each kind's metadata comes in CUTLASS's
+// atoms of 128 rows by isa::sparse_atom_k elements of K (docs/spec.md, "Sparse A"). A spec without
+// a kind is MMA-KIND's or SCALE-KIND's.
+bool planned_kind(const Context& c) { return c.kind && c.gemm; }
 
 const spec::Gemm* sparse(const Context& c) {
   const spec::Gemm* g = c.gemm;
@@ -32,13 +32,26 @@ void check_sparse_target(const Context& c, Diagnostics& d) {
       .help = {"target sm_100a, sm_100f, sm_103a or sm_110a", "or drop \"sparse\" and store A dense"};
 }
 
+// A sparse block-scaled MMA computes twice the K of the dense one with as many factors (Table 56), so
+// each factor covers twice the elements of K: 64 for MXFP8 (not the 32 of the dense kind), 32 or 64
+// for the e2m1 kinds. A scale type the kind never takes is SCALE-TYPE's.
 void check_sparse_kind(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = sparse(c);
-  if (!g || !g->scale) return;
-  d.error("SPARSE-KIND", "/gemm/sparse",
-          "sparse A with block scaling is not planned: a sparse block-scaled MMA's factors cover vec elements of A's "
-          "stored (compressed) K, which the 128x4 layout of dense K does not describe")
-      .help = {"drop \"sparse\" (block-scaled dense A)", "or drop \"scale\" (sparse .kind::f8f6f4)"};
+  if (!g || !g->scale || !c.kind) return;
+  const isa::DType t = g->scale->dtype;
+  if (isa::scale_factors_per_instr(*c.kind, t, isa::stored_scale_vec(g->scale->vec, true))) return;
+  if (!isa::scale_factors_per_instr(*c.kind, t, 16) && !isa::scale_factors_per_instr(*c.kind, t, 32)) return;
+  std::string fix;
+  for (int v : {32, 64})
+    if (isa::scale_factors_per_instr(*c.kind, t, v / 2))
+      fix += std::string(fix.empty() ? "use " : " or ") + "\"vec\": " + num(v);
+  d.error("SPARSE-KIND", "/gemm/scale/vec",
+          "a sparse .kind::" + std::string(isa::name(*c.kind)) + " MMA has no block size " + num(g->scale->vec) + " with " +
+              std::string(isa::name(t)) + " scale factors: it computes twice the K of the dense instruction with as many "
+              "factors (Table 56), so it takes " + isa::scale_combinations_text(*c.kind, true) +
+              ", each factor over the elements of K that hold 16 or 32 of A's stored ones")
+      .help = {fix + " (factor tensors in the 128x4 layout over that block, as CUTLASS's sparse block-scaled kernels take)",
+               "or drop \"sparse\" (block-scaled dense A at the dense block sizes)"};
 }
 
 void check_sparse_tile(const Context& c, Diagnostics& d) {

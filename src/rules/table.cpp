@@ -293,7 +293,7 @@ const std::vector<Rule> kTable = {
  {"use float8/6/4 operands", "or leave \"kind\" out and let the types choose it"},
  R"({"gemm": {"scale": {"dtype": "ue8m0"}}})", "/gemm/scale", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue8m0"}}})", check_scale_kind},
 {"SCALE-TYPE", "the scale type and block size are not a combination of the kind", "PTX ISA 9.1 §9.7.16.10.7.1 Tables 56 and 57",
- "Each block-scaled kind takes its scale types and block sizes: .kind::mxf8f6f4 ue8m0 per 32 elements (.scale_vec::1X / .block32), .kind::mxf4 ue8m0 per 32 (.scale_vec::2X / .block32), .kind::mxf4nvf4 ue8m0 per 32 or ue8m0 or ue4m3 per 16 (.scale_vec::4X / .block16). \"vec\" defaults to 16 for ue4m3 and 32 for ue8m0.",
+ "Each block-scaled kind takes its scale types and block sizes: .kind::mxf8f6f4 ue8m0 per 32 elements (.scale_vec::1X / .block32), .kind::mxf4 ue8m0 per 32 (.scale_vec::2X / .block32), .kind::mxf4nvf4 ue8m0 per 32 or ue8m0 or ue4m3 per 16 (.scale_vec::4X / .block16). \"vec\" defaults to 16 for ue4m3 and 32 for ue8m0 (with sparse A twice that: SPARSE-KIND).",
  "NVFP4 scales (ue4m3 per 16) on fp8 operands; MXFP4 with vec 16 and \"kind\": \"mxf4\".",
  {"use a scale type and vec of the kind (the message lists them)"},
  R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue4m3"}}})", "/gemm/scale/dtype", false,
@@ -315,15 +315,15 @@ const std::vector<Rule> kTable = {
  "Porting a sparse Blackwell spec to Hopper.",
  {"target sm_100a, sm_100f, sm_103a or sm_110a", "or drop \"sparse\""},
  R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", "/gemm/sparse", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_target},
-{"SPARSE-KIND", "sparse A with block scaling", "PTX ISA 9.1 §9.7.16.10.8.1-4 (granularity, metadata, sparsity selector); §9.7.16.10.7",
- "The template plans sparse A for every kind without block scaling: .kind::f16 (f16, bf16) and .kind::f8f6f4 (e4m3, e5m2, e2m3, e3m2, e2m1 in 8-bit containers) and .kind::i8 at 2:4, .kind::tf32 at 1:2, each with its metadata in CUTLASS's sm_100 atoms for the kind. A sparse block-scaled MMA (.kind::mxf8f6f4, .kind::mxf4, .kind::mxf4nvf4) takes one scale factor per vec elements of A's stored (compressed) K, which the 128x4 layout of the dense kinds' factors does not describe; the program level writes it. That is ptxgen's refusal, not the hardware's.",
- "Sparse MXFP8 or NVFP4.",
- {"drop \"sparse\" (block-scaled dense A) or \"scale\" (sparse .kind::f8f6f4)", "or write the kernel at the program level"},
- R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true, "scale": {"dtype": "ue8m0"}}})", "/gemm/sparse", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_kind},
+{"SPARSE-KIND", "a block size the sparse block-scaled MMA does not take", "PTX ISA 9.1 §9.7.16.10.7.1 Table 56; §9.7.16.10.9.2 (tcgen05.mma.sp, .blockN); §9.7.16.10.8.2-3",
+ "A sparse block-scaled MMA (.kind::mxf8f6f4 at 2:4, .kind::mxf4 and .kind::mxf4nvf4 at 4:8 in pairs) computes twice the K of the dense one with as many scale factors per row (Table 56: M x 1, M x 2, M x 4 for all K), so each factor covers twice the elements of K: .kind::mxf8f6f4 ue8m0 per 64 (.scale_vec::1X / .block32: 32 of A's stored elements), .kind::mxf4 ue8m0 per 64 (2X), .kind::mxf4nvf4 ue8m0 per 64 (2X) or ue8m0 or ue4m3 per 32 (4X / .block16). \"vec\" counts elements of K (the factor tensors' 128x4 layout is over K, as CUTLASS's sparse block-scaled kernels take it) and defaults to 64 for ue8m0 and 32 for ue4m3 with sparse A. MXFP8's 32-element blocks and NVFP4's 16 have no sparse instruction.",
+ "Sparse MXFP8 with the dense 32-element factor tensors; NVFP4 with vec 16 and sparse A.",
+ {"use the sparse block size (64 for ue8m0, 32 for ue4m3 with the e2m1 kinds) and factor tensors over it", "or drop \"sparse\""},
+ R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true, "scale": {"dtype": "ue8m0", "vec": 32}}})", "/gemm/scale/vec", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true, "scale": {"dtype": "ue8m0"}}})", check_sparse_kind},
 {"SPARSE-TILE", "a sparse A the template cannot lay out", "PTX ISA 9.1 §9.7.16.10.8 (sparse A, metadata); §9.7.16.9.2 (tcgen05.cp .128x128b)",
- "Sparse A is K-major in shared memory (each row keeps half of its elements of K: two of every four, one of every two for tf32; half of tile.k), read from there (not copied into tensor memory), 128 rows per CTA and M group (data-path layouts D and A; M = 64 and a pair's M = 128 keep the metadata in layouts F and C, which the template does not place), and its metadata arrives in atoms of 128 rows by 16 bytes, one tcgen05.cp.128x128b each, 4 bits per chunk: 128 elements of K for the 2:4 kinds (.kind::f16, .kind::f8f6f4, .kind::i8), 64 for .kind::tf32 (1:2). tile.k is whole atoms.",
+ "Sparse A is K-major in shared memory (each row keeps half of its elements of K: two of every four, one of every two for tf32; half of tile.k), read from there (not copied into tensor memory), 128 rows per CTA and M group (data-path layouts D and A; M = 64 and a pair's M = 128 keep the metadata in layouts F and C, which the template does not place), and its metadata arrives in atoms of 128 rows by 16 bytes, one tcgen05.cp.128x128b each, 4 bits per chunk: 128 elements of K for the 2:4 kinds (.kind::f16, .kind::f8f6f4, .kind::mxf8f6f4, .kind::i8), 64 for .kind::tf32 (1:2), 256 for .kind::mxf4 and .kind::mxf4nvf4 (4:8 in pairs). tile.k is whole atoms.",
  "tile.m = 64, tile.k = 64 with bf16 or 8-bit operands, tile.k = 32 with tf32, an M-major A or \"a_source\": \"tmem\" with \"sparse\".",
- {"use K-major A from shared memory, a tile.m that is a multiple of 128 (256 with cta_group 2) and a tile.k that is a multiple of the atom (128; 64 for tf32)"},
+ {"use K-major A from shared memory, a tile.m that is a multiple of 128 (256 with cta_group 2) and a tile.k that is a multiple of the atom (128; 64 for tf32, 256 for packed e2m1)"},
  R"({"gemm": {"tile": {"m": 64, "k": 256}, "a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "stages": 2, "sparse": true}})", "/gemm/tile/m", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 256}, "stages": 2, "sparse": true}})", check_sparse_tile},
 {"SPARSE-K", "with sparse A, K is not a multiple of tile.k", "PTX ISA 9.1 §9.7.16.10.8.1-2 (metadata values)",
  "Each 4-bit index pair of the metadata is one of seven values (tf32's 4-bit index one of two); TMA fills what lies past k with zeros, which is none of them, and an MMA reads the metadata of a whole K block. So k is a multiple of tile.k, and the metadata tensor holds valid indices over all of it (zero values of A past the real K). The launch header refuses other k at run time.",
@@ -868,7 +868,8 @@ void check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
   Context c{s, g, isa::target_info(s.target), std::nullopt, std::nullopt, false, {}};
   if (g)
-    c.kind = g->scale ? isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, g->scale->vec, g->scale->kind)
+    c.kind = g->scale ? isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse),
+                                              g->scale->kind)
                       : isa::unscaled_kind(g->a.dtype, g->b.dtype);
   if (s.program) lowered(c, diags);
   for (const auto& r : kTable)

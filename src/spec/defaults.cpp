@@ -42,7 +42,7 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
   const auto s = [](int64_t v) { return std::to_string(v); };
   // Block scaling with two e2m1 per byte (.kind::mxf4, .kind::mxf4nvf4): 128 bytes are 256 elements.
   const std::optional<isa::Kind> scaled =
-      g.scale ? isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, g.scale->vec, g.scale->kind) : std::nullopt;
+      g.scale ? isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, isa::stored_scale_vec(g.scale->vec, g.sparse), g.scale->kind) : std::nullopt;
   const bool packed = scaled && isa::smem_bits(*scaled, g.a.dtype) == 4;
   const bool chose_tile = g.tile.m == 0;
   if (chose_tile) {

@@ -132,7 +132,8 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     if (v) g.cta_group = static_cast<int>(*v);
     else ok = false;
   }
-  if (const json* sc = r.object("scale", false)) {
+  const json* sc_obj = r.object("scale", false);
+  if (const json* sc = sc_obj) {
     ObjReader rs(*sc, r.ptr("scale"), r);
     Scale x;
     need(rs.choice("dtype", true, dtype_choices({isa::DType::ue8m0, isa::DType::ue4m3})), x.dtype);
@@ -164,6 +165,9 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     if (const json* sp = r.get("sparse", false, json::value_t::boolean, "a boolean")) g.sparse = sp->get<bool>();
     else ok = false;
   }
+  // A sparse MMA's factors each cover twice the elements of K (isa::stored_scale_vec): the default
+  // block doubles with it (ue8m0 per 64, ue4m3 per 32), as CUTLASS's sparse block-scaled MMAs take.
+  if (g.scale && g.sparse && !(sc_obj && sc_obj->contains("vec"))) g.scale->vec *= 2;
   g.cluster = {g.cta_group, 1, 1};
   g.cluster_given = r.has("cluster");
   g.schedule_given = r.has("schedule");

@@ -103,6 +103,33 @@ const std::uintptr_t kSA = 0x4000000, kSB = 0x8000000;                 // block-
     ++gemms;                                                                                                         \
   }
 
+// Every block-scaled gemm kernel of sparse A (the factors after D, then the metadata): its long form
+// instantiated, its spec's own arguments accepted, a null META refused, and a k that is no multiple of
+// tile.k (nor of the factor vector) refused.
+#define SPARSE_SCALED_GEMM(NAME, TA, TB, TD, TS)                                                                     \
+  {                                                                                                                  \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const TS*, const TS*,              \
+                           const std::uint8_t*, std::int64_t, std::int64_t, std::int64_t, CUstream);                 \
+    F f = &ptxgen::NAME;                                                                                             \
+    (void)f;                                                                                                         \
+    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                               \
+    const TS* sfa = at<const TS>(kSA);                                                                               \
+    const TS* sfb = at<const TS>(kSB);                                                                               \
+    const std::uint8_t* meta = at<const std::uint8_t>(kSA);                                                          \
+    expect(#NAME " at its spec's sizes",                                                                             \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), sfa, \
+                                sfb, meta, i.m, i.n, i.k),                                                           \
+           CUDA_SUCCESS, nullptr);                                                                                   \
+    expect(#NAME " with a null META",                                                                                \
+           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), sfa, sfb, nullptr, i.m, i.n, i.k),   \
+           CUDA_ERROR_INVALID_VALUE, "meta (META, b8) is a null pointer");                                           \
+    expect(#NAME " with k - 32",                                                                                     \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), sfa, \
+                                sfb, meta, i.m, i.n, i.k - 32),                                                      \
+           CUDA_ERROR_INVALID_VALUE, "is not a multiple of");                                                        \
+    ++gemms;                                                                                                         \
+  }
+
 // Every program: its functions instantiated; the checks accept aligned addresses, refuse a null one.
 #define PROGRAM(NAME)                                                                                         \
   {                                                                                                           \
@@ -399,6 +426,28 @@ bool fake_driver() {
     same("fake: metadata map planes (512 of k)", static_cast<long long>(planes), 4);
     same("fake: metadata map plane stride (384 rows)", static_cast<long long>(plane_stride), 384 * 16);
   }
+  // Sparse NVFP4 (4:8 pairs, ue4m3 factors per 32 of k): A's map is m x k/2 packed e2m1, the factors'
+  // maps follow B's (a 4-factor block per 128 of k), the metadata's last, its atoms 256 of k a plane.
+  ptxgen::gemm_sparse_mxf4nvf4_ue4m3_cta2_sm100a_launch snv;
+  const int n0 = encodes();
+  expect("fake: sparse block-scaled prepare",
+         ptxgen::gemm_sparse_mxf4nvf4_ue4m3_cta2_sm100a_prepare(
+             at<const ptxgen::e2m1x2>(kA), at<const ptxgen::e2m1x2>(kB), at<float>(kD), at<const ptxgen::ue4m3>(kSA),
+             at<const ptxgen::ue4m3>(kSB), at<const std::uint8_t>(kSA), 300, 260, 1024, snv),
+         CUDA_SUCCESS, nullptr);
+  same("fake: sparse block-scaled maps (A, B, SFA, SFB, META)", encodes() - n0, 5);
+  for (int i : {2, 3, 4}) {
+    int rank = 0;
+    cuuint64_t planes = 0, plane_stride = 0;
+    cuuint32_t box_planes = 0;
+    encode3(n0 + i, &rank, &planes, &plane_stride, &box_planes);
+    same("fake: sparse block-scaled rank-3 map " + std::to_string(i), rank, 3);
+    // Factors: 32 per row over k = 1024, 8 blocks of 4: 256 lines a plane of 128 rows (3 for 300 rows,
+    // 3 for 260 columns). Metadata: 4 atoms of 256 of k, each 300 rows padded to 384.
+    same("fake: sparse block-scaled planes " + std::to_string(i), static_cast<long long>(planes), i == 4 ? 4 : 3);
+    same("fake: sparse block-scaled plane stride " + std::to_string(i), static_cast<long long>(plane_stride),
+         i == 4 ? 384 * 16 : 256 * 16);
+  }
   // Sparse tf32 (1:2): the metadata's atoms hold 64 of k, so a plane per 64.
   ptxgen::gemm_sparse_tf32_sm100a_launch spt;
   const int q0 = encodes();
@@ -445,6 +494,7 @@ int main() {
   PTXGEN_GEMMS_GEMMS(GEMM)
   PTXGEN_GEMMS_SCALED_GEMMS(SCALED_GEMM)
   PTXGEN_GEMMS_SPARSE_GEMMS(SPARSE_GEMM)
+  PTXGEN_GEMMS_SPARSE_SCALED_GEMMS(SPARSE_SCALED_GEMM)
   PTXGEN_PROGRAMS_PROGRAMS(PROGRAM)
 
   using ptxgen::bf16;
@@ -522,6 +572,23 @@ int main() {
            bad, "lda = 128 is less than k/2 = 256");
     expect("sparse k = 640", ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), at<const e4m3>(kB), df, meta, 300, 260, 640), bad,
            "k = 640 is not a multiple of 256, the K block whose meta (META, b8) the kernel reads whole");
+    // Sparse and block-scaled: k a multiple of the factor vector (64 of k) and of tile.k (512).
+    using ptxgen::e2m1x2;
+    using ptxgen::ue8m0;
+    const ue8m0* sfa = at<const ue8m0>(kSA);
+    const ue8m0* sfb = at<const ue8m0>(kSB);
+    ptxgen::bf16* db = at<ptxgen::bf16>(kD);
+    expect("sparse mxf4 good",
+           ptxgen::gemm_sparse_mxf4_sm103a_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), db, sfa, sfb, meta, 300, 260, 1024),
+           CUDA_SUCCESS, nullptr);
+    expect("sparse mxf4 k = 1056",
+           ptxgen::gemm_sparse_mxf4_sm103a_check(at<const e2m1x2>(kA), 1024, at<const e2m1x2>(kB), 2048, db, sfa, sfb, meta, 300,
+                                                 260, 1056),
+           bad, "k = 1056 is not a multiple of 64, the elements of k each factor of sfa (SFA, ue8m0) scales");
+    expect("sparse mxf4 k = 1088",
+           ptxgen::gemm_sparse_mxf4_sm103a_check(at<const e2m1x2>(kA), 1024, at<const e2m1x2>(kB), 2048, db, sfa, sfb, meta, 300,
+                                                 260, 1088),
+           bad, "k = 1088 is not a multiple of 512, the K block whose meta (META, b8) the kernel reads whole");
   }
   // Programs: fixed shapes, every tensor 16-byte aligned.
   const float* none = nullptr;
