@@ -244,6 +244,21 @@ TEST_CASE("mutations of sparse-A GEMM kernels of .kind::f16 and .kind::tf32 make
   }
 }
 
+TEST_CASE("mutations of a sparse-A GEMM kernel at M = 64 (layout F) make the simulation fail, each for its reason") {
+  // bf16 2:4, 192 x 128 x 128 tiles over 2 stages: three M = 64 groups, 0 and 1 sharing slab 0 at
+  // lane alignments 0 and 16, group 2's N split over both alignments of slab 1; each group's
+  // metadata rows placed by 16-row boxes in D's lanes of them (line 32 q + alignment of the slab).
+  const Subject x = subject("gemm_sparse_bf16_m192_fold_sm100a", 189, 124, 512, 29);  // four K blocks over two stages
+  static const Mutation kMutations[] = {
+      {"the alignment-16 group's MMAs read the metadata at lane 0 (the other group's rows)",
+       R"(\[(%r\d+)\+0x001000c0\](, 0x04200494, %p))", "[$1+0x000000c0]$2", 0,
+       "the sparsity metadata's lane is not D's alignment", ""},
+      {"the alignment-16 group's first box of metadata rows lands at alignment 0 (over the other group's)",
+       R"((add\.u32 %r\d+, %r\d+,) 114944;)", "$1 114688;", 0, "race: a TMA load writes shared memory", "writes it"},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
 TEST_CASE("mutations of a sparse block-scaled GEMM kernel make the simulation fail, each for its reason") {
   // .kind::mxf4 at 4:8 with ue8m0 factors per 64 of K, 128 x 128 x 512 tiles over 3 stages: per K
   // block two 512-byte blocks of A's factors and two of B's (4 factors each, 256 of K), two metadata

@@ -306,8 +306,12 @@ def cases_of(name, family, plan, manifest):
                     # for the e2m1 kinds' 4:8 pairs).
                     AK = int(g["metadata"]["layout"].split()[0].split("x")[1])
                     A = tiles["k"] // AK
-                    e.update(tile_base=tile["offset"] + soff, lines=a["rows"], r0=mt * tiles["m"] + rank * (tiles["m"] // ctas),
-                             J0=kb * A, A=A, AK=AK, Mp=ceil_div(M, 128), Kp=ceil_div(K, AK))
+                    # The box's first row and its atom: its lines are consecutive rows of the atom,
+                    # wherever in the tile they land (layout F places 16-row boxes 32 lines apart).
+                    e.update(tile_base=tile["offset"] + soff, lines=a["rows"], row_first=full(ld["origin"][0], mt, nt, kb, rank),
+                             J=plane, A=A, AK=AK, Mp=ceil_div(M, 128), Kp=ceil_div(K, AK))
+                    if not 0 <= e["J"] - kb * A < A:
+                        raise RuntimeError(f"{name}: a metadata box outside its K block's atoms")
                     doc_bytes = e["Mp"] * 2048 * e["Kp"]
                 d = m["global_dims"]
                 map_bytes = d[1] * m["global_strides_bytes"][0] if m["rank"] == 2 else d[2] * m["global_strides_bytes"][1]
@@ -449,11 +453,10 @@ def expected_chunks(c):
             valid = r < e["Rp"] and f < e["Cp"]
             out.append((e["tile_offset"] + 16 * L, src[0] if valid else None, 16))
         return out
+    if e["lines"] == 128 and (e["tile_offset"] - e["tile_base"]) % 2048:  # a whole atom lands on an atom of the tile
+        raise RuntimeError(f"{c['case']}: a whole metadata atom off the tile's atom boundary")
     for L in range(e["lines"]):  # meta
-        pos = e["tile_offset"] - e["tile_base"] + 16 * L
-        per = e["A"] * 2048
-        s, atom, line = pos // per, (pos % per) // 2048, (pos % 2048) // 16
-        r, J = e["r0"] + 128 * s + line, e["J0"] + atom
+        r, J = e["row_first"] + L, e["J"]
         # docs/spec.md "Sparse A": atom (i, j) at byte (j ceil(m / 128) + i) x 2048, 16-byte lines;
         # the 8-bit and e2m1 kinds' line is row r's chunks in order (meta_byte), the f16/tf32 atoms
         # permute rows and chunks inside the atom, which TMA copies line by line all the same.

@@ -377,7 +377,12 @@ struct Gemm {
     }
     detail::StagedOps sf, sp;
     if (sl) sf = detail::lower_scales(g, *sl, k, d_all + a_columns);
-    if (g.sparse) sp = detail::lower_sparse(g, k, d_all + a_columns + sf_columns);
+    if (g.sparse) {
+      std::vector<detail::SparseRowsF> f;
+      if (layout_f())
+        for (const Piece& pc : pieces) f.push_back({pc.row0, pc.alignment, slab_of(pc)});
+      sp = detail::lower_sparse(g, k, d_all + a_columns + sf_columns, f);
+    }
     // A cluster of pairs (CTAs) over a block of tiles shares A along the block's tile row and B
     // along its tile column: each CTA loads its part of the shared tile and multicasts it to the
     // CTAs of its own rank in the pair of that row (column) (CLUSTER-MULTICAST). A stage of this
@@ -456,7 +461,7 @@ struct Gemm {
         m.vec_ptr = "/gemm/scale/vec";
       }
       if (g.sparse) {
-        m.metadata = sp.metadata;
+        m.metadata = layout_f() ? ir::Ref{detail::sparse_view_f(slab_of(pc), pc.alignment), "/gemm/sparse"} : sp.metadata;
         m.sparse_ptr = "/gemm/sparse";
       }
       m.d = {"d" + s(static_cast<int64_t>(i)), kPtr};

@@ -173,8 +173,8 @@ void add_staged(ir::Kernel& k, const StagedInput& in, const std::vector<StagedLo
     ld.to_leader = pair;
     ld.at[0] = x.row;
     ld.plane = x.plane;
-    ld.tile_row0 = in.block_rows * x.block0;
-    ld.load_rows = in.block_rows * x.blocks;
+    ld.tile_row0 = x.lines ? x.line0 : in.block_rows * x.block0;
+    ld.load_rows = x.lines ? x.lines : in.block_rows * x.blocks;
     out.loads.push_back(ld);
   }
   for (size_t b = 0; b < place.size(); ++b) {

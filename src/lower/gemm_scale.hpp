@@ -64,6 +64,9 @@ struct StagedInput {
 struct StagedLoad {
   ir::Affine row, plane;
   int block0 = 0, blocks = 1;
+  // Rows placed inside the stage's tile (layout F's 16-row pieces): its first line and line count;
+  // 0 lines: whole blocks from block0.
+  int line0 = 0, lines = 0;
 };
 // Adds the global, the tile, the ring and its views; appends the loads (completing on CTA 0's
 // barrier in a pair) and the copies, tile block b into buffer block place[b].
@@ -72,7 +75,17 @@ void add_staged(ir::Kernel& k, const StagedInput& in, const std::vector<StagedLo
 
 // Sparse A (src/lower/gemm_sparse.cpp): the metadata tensor META, its tiles and buffers from column
 // `first_column`, and the tensor-memory columns they take.
+// Sparse A at M = 64 (data-path layout F): an M group's metadata rows sit where its D rows do, lane
+// 32 q + alignment + i for row 16 q + i (§9.7.16.10.8.5, docs/architecture.md item 12), in the
+// 128-lane slab the group shares with the group at the other alignment.
+struct SparseRowsF {
+  int row0 = 0;       // the M group's first row in the CTA's tile
+  int alignment = 0;  // D's lane alignment: 0 or 16
+  int slab = 0;       // the slab of two M groups
+};
+std::string sparse_view_f(int slab, int alignment);  // the metadata view an MMA of that piece reads
 uint32_t sparse_columns(const spec::Gemm& g);
-StagedOps lower_sparse(const spec::Gemm& g, ir::Kernel& k, uint32_t first_column);
+// Without `layout_f`, 128 rows per M group (layouts D and A); with it, the pieces of layout F.
+StagedOps lower_sparse(const spec::Gemm& g, ir::Kernel& k, uint32_t first_column, const std::vector<SparseRowsF>& layout_f = {});
 
 }  // namespace ptxgen::lower::detail
