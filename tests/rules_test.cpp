@@ -177,3 +177,45 @@ TEST_CASE("sparse A of .kind::f16 and .kind::tf32: each constraint its rule, poi
   }
 }
 }
+
+// A help that names a value names one that passes: MMA-M's multiple, for every kind and cta_group
+// (it once said 64 for the block-scaled kinds, whose only M at cta_group::1 is 128, Table 39).
+TEST_SUITE("rules") {
+TEST_CASE("MMA-M: the tile.m its help names passes, for every kind and cta_group") {
+  const char* kinds[] = {
+      R"("a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "f32"}, "accumulator": "f32")",
+      R"("a": {"dtype": "tf32"}, "b": {"dtype": "tf32"}, "d": {"dtype": "f32"}, "accumulator": "f32")",
+      R"("a": {"dtype": "e4m3"}, "b": {"dtype": "e5m2"}, "d": {"dtype": "f32"}, "accumulator": "f32", "tile": {"k": 128})",
+      R"("a": {"dtype": "s8"}, "b": {"dtype": "s8"}, "d": {"dtype": "s32"}, "accumulator": "s32", "tile": {"k": 128})",
+      R"("a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "d": {"dtype": "f32"}, "accumulator": "f32", "tile": {"k": 128}, "scale": {"dtype": "ue8m0"})",
+      R"("a": {"dtype": "e2m1"}, "b": {"dtype": "e2m1"}, "d": {"dtype": "f32"}, "accumulator": "f32", "tile": {"k": 256}, "scale": {"dtype": "ue8m0"})",
+      R"("a": {"dtype": "e2m1"}, "b": {"dtype": "e2m1"}, "d": {"dtype": "f32"}, "accumulator": "f32", "tile": {"k": 256}, "scale": {"dtype": "ue4m3"})",
+  };
+  int checked = 0;
+  for (const char* kind : kinds)
+    for (int cta : {1, 2}) {
+      const std::string base = std::string(R"({"gemm": {)") + kind + R"(, "cta_group": )" + std::to_string(cta);
+      CAPTURE(base);
+      Diagnostics bad = diags(base + R"(, "tile": {"m": 32}}})");
+      const Diagnostic* m = nullptr;
+      for (const auto& x : bad.list())
+        if (x.rule == "MMA-M") m = &x;
+      REQUIRE(m);
+      REQUIRE(!m->help.empty());
+      const std::string h = m->help[0], lead = "use a tile.m that is a multiple of ";
+      REQUIRE(h.rfind(lead, 0) == 0);
+      const int named = std::stoi(h.substr(lead.size()));
+      Diagnostics good = diags(base + R"(, "tile": {"m": )" + std::to_string(named) + "}}}");
+      for (const auto& x : good.list()) CHECK_MESSAGE(x.rule != "MMA-M", x.message);
+      // and no smaller multiple of 32 passes: the help names the least
+      if (named > 64) {
+        Diagnostics less = diags(base + R"(, "tile": {"m": )" + std::to_string(named / 2) + "}}}");
+        bool fired = false;
+        for (const auto& x : less.list()) fired |= x.rule == "MMA-M";
+        CHECK(fired);
+      }
+      ++checked;
+    }
+  CHECK(checked == 14);
+}
+}

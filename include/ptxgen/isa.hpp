@@ -72,6 +72,7 @@ std::string accumulators_text(Kind k, DType a);
 // Table 39 (+ Table 52 for 8-bit N-major B): legal instruction M and N, dense, non-.ws.
 bool legal_m(Kind k, int cta_group, int m);
 std::string legal_m_text(Kind k, int cta_group);
+int smallest_legal_m(Kind k, int cta_group);  // what every legal tile.m is a multiple of
 // The largest legal instruction M that divides a CTA tile's M (0: none).
 int instr_m_for_tile(Kind k, int cta_group, int tile_m);
 bool legal_n(Kind k, int cta_group, bool b_mn_major_8bit, int n);

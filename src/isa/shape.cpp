@@ -46,6 +46,12 @@ std::string legal_m_text(Kind k, int cta_group) {
   return cta_group == 1 ? "64 or 128" : "128 or 256";
 }
 
+int smallest_legal_m(Kind k, int cta_group) {
+  for (int m : {64, 128, 256})
+    if (legal_m(k, cta_group, m)) return m;
+  return 0;
+}
+
 int instr_m_for_tile(Kind k, int cta_group, int tile_m) {
   for (int m : {256, 128, 64})
     if (legal_m(k, cta_group, m) && tile_m % m == 0) return m;

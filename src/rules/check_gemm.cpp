@@ -259,7 +259,7 @@ void check_mma_m(const Context& c, Diagnostics& d) {
   d.error("MMA-M", "/gemm/tile/m",
           "tile.m=" + num(g->tile.m) + " is not a multiple of a legal instruction M (" +
               isa::legal_m_text(*c.kind, g->cta_group) + " at cta_group::" + num(g->cta_group) + ")")
-      .help = {"use a tile.m that is a multiple of " + std::string(g->cta_group == 1 ? "64" : "128") +
+      .help = {"use a tile.m that is a multiple of " + num(isa::smallest_legal_m(*c.kind, g->cta_group)) +
                " (several M groups are planned when it is larger)"};
 }
 
