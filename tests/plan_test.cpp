@@ -77,18 +77,34 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
   }
   // TMA: the loads of one stage fill each operand tile exactly, and the stage's barrier expects
   // their bytes (a pair's CTA 0 both CTAs').
-  uint32_t tile_bytes = 0, armed = 0, loaded = 0;
-  std::set<std::string> loaded_tiles;
+  uint32_t armed = 0, loaded = 0;
+  std::map<std::string, uint32_t> loaded_of;  // bytes loaded into each tile per stage
   for (const auto& st : loop_body(p, "producer")) {
     if (st.kind == plan::StepKind::expect_tx) armed += st.bar.tx_bytes;
-    if (st.kind == plan::StepKind::load) loaded += st.load.chunks * 16, loaded_tiles.insert(st.load.tile);
+    if (st.kind == plan::StepKind::load) loaded += st.load.chunks * 16, loaded_of[st.load.tile] += st.load.chunks * 16;
   }
-  for (const auto& t : p.smem) tile_bytes += loaded_tiles.count(t.name) ? t.layout.bytes : 0;
   // The TMA epilogue's staging tile is written by the consumers, never loaded.
-  for (const auto& t : p.smem) CHECK((loaded_tiles.count(t.name) || t.name.rfind("d_stage", 0) == 0));
+  for (const auto& t : p.smem) CHECK((loaded_of.count(t.name) || t.name.rfind("d_stage", 0) == 0));
   CHECK(armed == loaded * static_cast<uint32_t>(p.cta_group));
-  const bool lane_ordered = !wgmma && g.a_source == spec::ASource::tmem && isa::instr_m_for_tile(*isa::unscaled_kind(g.a.dtype, g.b.dtype), 1, static_cast<int>(g.tile.m)) == 64 && g.cta_group == 1;
-  if (!lane_ordered) CHECK(loaded == tile_bytes);  // layout F slabs leave the rows of absent pieces unloaded
+  // Each loaded tile is filled whole, but for layout F's slabs (M = 64; a pair's sparse M = 128, layout C), whose
+  // lines at an alignment no M group takes stay unloaded: there each 64-row placement loads whole 16-row boxes,
+  // every row of the CTA's tile at least once, and no more lines than the slabs hold.
+  const int lanes_per_group = isa::instr_m_for_tile(*isa::unscaled_kind(g.a.dtype, g.b.dtype), g.cta_group, static_cast<int>(g.tile.m)) / g.cta_group;
+  const bool half_lanes = !wgmma && lanes_per_group == 64 && !(g.cta_group == 2 && !g.sparse);
+  for (const auto& t : p.smem) {
+    if (!loaded_of.count(t.name)) continue;
+    CAPTURE(t.name);
+    const bool slab = half_lanes && (t.name == "meta_s" || (t.name == "a" && g.a_source == spec::ASource::tmem));
+    if (!slab) {
+      CHECK(loaded_of[t.name] == t.layout.bytes);
+      continue;
+    }
+    const uint32_t line = t.layout.bytes / static_cast<uint32_t>(t.layout.mn);  // bytes of one of its lines
+    const uint32_t placement = 64 * line;
+    CHECK(loaded_of[t.name] % placement == 0);
+    CHECK(loaded_of[t.name] >= static_cast<uint32_t>(g.tile.m / g.cta_group) * line);
+    CHECK(loaded_of[t.name] <= t.layout.bytes);
+  }
   if (wgmma) {
     for (const plan::MmaInstr* m : mma_instrs(p)) {
       CHECK(m->m == 64);

@@ -147,9 +147,6 @@ TEST_CASE("sparse A of .kind::f16 and .kind::tf32: each constraint its rule, poi
        "SPARSE-TILE", "/gemm/a/major",
        "sparse A is stored K-major: each row keeps one of every two of its elements along K, and its metadata follows the rows "
        "(§9.7.16.10.8)"},
-      {R"({"gemm": {"sparse": true, "cta_group": 2, "tile": {"m": 128, "n": 128, "k": 128}}})", "SPARSE-TILE", "/gemm/tile/m",
-       "tile.m = 128 at cta_group 2: ptxgen plans a pair's sparse A with 128 rows per CTA per M group (data-path layout A); a "
-       "pair's M = 128 keeps D and the metadata in layout C, which the template does not place"},
       {R"({"gemm": {"sparse": true, "a_source": "tmem", "tile": {"m": 128, "n": 128, "k": 128}}})", "SPARSE-TILE", "/gemm/a_source",
        "sparse A is read from shared memory; ptxgen does not copy it into tensor memory"},
   };
@@ -163,10 +160,11 @@ TEST_CASE("sparse A of .kind::f16 and .kind::tf32: each constraint its rule, poi
     CHECK(d.list()[0].pointer == c.pointer);
     CHECK(d.list()[0].message == c.message);
   }
-  // Their fixes pass: bf16 and tf32 at whole atoms, M = 64 on one CTA (layout F), k a multiple of tile.k, A K-major from
-  // shared memory.
+  // Their fixes pass: bf16 and tf32 at whole atoms, M = 64 on one CTA (layout F) and a pair's M = 128 (layout C), k a
+  // multiple of tile.k, A K-major from shared memory.
   for (const char* ok : {R"({"gemm": {"sparse": true, "tile": {"m": 128, "n": 128, "k": 128}}})",
                          R"({"gemm": {"sparse": true, "tile": {"m": 64, "n": 128, "k": 128}}})",
+                         R"({"gemm": {"sparse": true, "cta_group": 2, "tile": {"m": 128, "n": 128, "k": 128}}})",
                          R"({"gemm": {"sparse": true, "a": {"dtype": "tf32"}, "b": {"dtype": "tf32"}, "d": {"dtype": "f32"}, "tile": {"m": 128, "n": 128, "k": 64}}})",
                          R"({"gemm": {"sparse": true, "k": 4032, "a": {"dtype": "tf32"}, "b": {"dtype": "tf32"}, "d": {"dtype": "f32"}, "tile": {"m": 256, "n": 64, "k": 64}, "cta_group": 2}})"}) {
     CAPTURE(ok);

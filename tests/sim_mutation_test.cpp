@@ -259,6 +259,21 @@ TEST_CASE("mutations of a sparse-A GEMM kernel at M = 64 (layout F) make the sim
   for (const Mutation& mu : kMutations) run(x, mu);
 }
 
+TEST_CASE("mutations of a CTA pair's sparse-A GEMM kernel at M = 128 (layout C) make the simulation fail, each for its reason") {
+  // e4m3 2:4, 128 x 256 x 256 tiles on a pair over 3 stages: each CTA's 64 rows of D at lane
+  // alignment 0 (layout C organizes them as layout F), their metadata placed by four 16-row boxes
+  // per atom from the CTA's own rows (CTA 1's from row 64 of the tile).
+  const Subject x = subject("gemm_sparse_e4m3_cta2_m128_sm100a", 251, 252, 1280, 31);  // five K blocks over three stages
+  static const Mutation kMutations[] = {
+      {"CTA 1's first box of metadata rows comes from CTA 0's rows (the pair rank's 64 rows dropped)",
+       R"((add\.u32 %r\d+, %r\d+, 122880;\n\tadd\.u32 %r\d+, %r\d+, 0;\n\tadd\.u32 %r\d+, %r\d+, 0;\n)\tmad\.lo\.u32 %r\d+, %r4, 64, %r\d+;[^\n]*\n)",
+       "$1", 0, "", ""},
+      {"the first K step reads its metadata at lane 16 (the alignment no group of D takes)",
+       R"(\[(%r\d+)\+0x00000100\](, 0x08400014, %p))", "[$1+0x00100100]$2", 0, "the sparsity metadata's lane is not D's alignment", ""},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
 TEST_CASE("mutations of a sparse block-scaled GEMM kernel make the simulation fail, each for its reason") {
   // .kind::mxf4 at 4:8 with ue8m0 factors per 64 of K, 128 x 128 x 512 tiles over 3 stages: per K
   // block two 512-byte blocks of A's factors and two of B's (4 factors each, 256 of K), two metadata

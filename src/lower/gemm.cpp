@@ -19,7 +19,8 @@
 // at alignment 0, 2j + 1 at 16), and a group left over splits its N in halves at the two alignments
 // when both halves are legal instruction widths, which halves its columns. A in tensor memory for
 // layout F is copied (.128x256b) from 128-row slabs whose rows TMA places in lane order: lane
-// 32q + 16h + i holds row 16q + i of the piece at alignment 16h (docs/architecture.md).
+// 32q + 16h + i holds row 16q + i of the piece at alignment 16h (docs/architecture.md). A pair's
+// sparse M = 128 (layout C) keeps each CTA's 64 rows as layout F does, with one op per N group.
 #include <algorithm>
 #include <stdexcept>
 
@@ -261,10 +262,20 @@ struct Gemm {
     if (layout_f()) {
       // M = 64: pairs of M groups share columns at alignments 0 and 16; a group left over splits
       // its N in halves at the two alignments when both are legal widths (Table 39).
-      const bool fold = mg % 2 == 1 && tn % 2 == 0 && tn / 2 % align == 0 && !isa::split_n(kind, 1, b8mn, tn / 2, align).empty();
+      // A pair (layout C) does not fold: its instruction's N columns come half from each CTA's B.
+      const bool fold = cta == 1 && mg % 2 == 1 && tn % 2 == 0 && tn / 2 % align == 0 &&
+                        !isa::split_n(kind, 1, b8mn, tn / 2, align).empty();
       for (int mi = 0; mi < mg; ++mi) {
         const uint32_t col = static_cast<uint32_t>(mi / 2) * static_cast<uint32_t>(tn);
-        if (mi == mg - 1 && mg % 2 == 1 && fold) {
+        if (cta == 2) {
+          // One op per N group (as layouts A and B), its columns at the group's offset.
+          int n0 = 0;
+          for (int n : isa::split_n(kind, 2, b8mn, tn, align * 2)) {
+            pieces.push_back({mi, 64 * mi, 64, 1, n0, n, col + static_cast<uint32_t>(n0), static_cast<uint32_t>(n), mi % 2 ? 16 : 0});
+            n0 += n;
+          }
+          d_columns = std::max<uint32_t>(d_columns, col + static_cast<uint32_t>(tn));
+        } else if (mi == mg - 1 && mg % 2 == 1 && fold) {
           pieces.push_back({mi, 64 * mi, 64, 1, 0, tn / 2, col, static_cast<uint32_t>(tn / 2), 0});
           pieces.push_back({mi, 64 * mi, 64, 1, tn / 2, tn / 2, col, static_cast<uint32_t>(tn / 2), 16});
           d_columns = std::max<uint32_t>(d_columns, col + static_cast<uint32_t>(tn / 2));
@@ -314,8 +325,11 @@ struct Gemm {
     m_instr = isa::instr_m_for_tile(kind, cta, tm);
     mg = tm / m_instr;
     rows_cta = m_instr / cta;
+    // A pair's sparse M = 128 is layout C, which organizes each CTA's 64 rows as layout F does
+    // (§9.7.16.10.5.3; docs/architecture.md item 7).
     if (cta == 1) layout = m_instr == 64 ? ir::TmemLayout::layout_f_0 : ir::TmemLayout::rows;
-    else layout = m_instr == 256 ? ir::TmemLayout::rows : ir::TmemLayout::layout_b;
+    else if (m_instr == 256) layout = ir::TmemLayout::rows;
+    else layout = g.sparse ? ir::TmemLayout::layout_f_0 : ir::TmemLayout::layout_b;
     a_tmem = g.a_source == spec::ASource::tmem;
     place_pieces();
     const int abits = isa::smem_bits(kind, g.a.dtype), bbits = isa::smem_bits(kind, g.b.dtype);
@@ -379,8 +393,10 @@ struct Gemm {
     if (sl) sf = detail::lower_scales(g, *sl, k, d_all + a_columns);
     if (g.sparse) {
       std::vector<detail::SparseRowsF> f;
+      // One placement per M group and alignment (a pair's N groups share theirs).
       if (layout_f())
-        for (const Piece& pc : pieces) f.push_back({pc.row0, pc.alignment, slab_of(pc)});
+        for (const Piece& pc : pieces)
+          if (f.empty() || f.back().row0 != pc.row0 || f.back().alignment != pc.alignment) f.push_back({pc.row0, pc.alignment, slab_of(pc)});
       sp = detail::lower_sparse(g, k, d_all + a_columns + sf_columns, f);
     }
     // A cluster of pairs (CTAs) over a block of tiles shares A along the block's tile row and B
@@ -548,7 +564,14 @@ struct Gemm {
         ir::Affine row;
         row.m_tile = tm;
         row.base = pc.row0;
-        chunks(d, 0, pc.n, 0, 128, row, pc.n0, isa::LdShape::s16x256b);
+        if (cta == 1) {
+          chunks(d, 0, pc.n, 0, 128, row, pc.n0, isa::LdShape::s16x256b);
+        } else {
+          // Layout C: each CTA's own rows; instruction column j < N/2 from CTA 0's B, as layout A.
+          row.rank = tm / 2;
+          chunks(d, 0, pc.n / 2, 0, 128, row, pc.n0 / 2, isa::LdShape::s16x256b);
+          chunks(d, pc.n / 2, pc.n, 0, 128, row, tn / 2 + pc.n0 / 2, isa::LdShape::s16x256b);
+        }
         continue;
       }
       for (int mi = 0; mi < pc.blocks; ++mi) {

@@ -75,6 +75,7 @@ StagedOps lower_sparse(const spec::Gemm& g, ir::Kernel& k, uint32_t first_column
         for (int q = 0; q < 4; ++q) {
           StagedLoad ld;
           ld.row.m_tile = g.tile.m;
+          ld.row.rank = g.cta_group == 2 ? g.tile.m / 2 : 0;  // layout C: each CTA's own rows
           ld.row.base = p.row0 + 16 * q;
           ld.plane.k_block = a;
           ld.plane.base = j;
@@ -83,7 +84,7 @@ StagedOps lower_sparse(const spec::Gemm& g, ir::Kernel& k, uint32_t first_column
           loads.push_back(ld);
         }
     for (int b = 0; b < s * a; ++b) place.push_back(b);
-    add_staged(k, in, loads, place, false, out);
+    add_staged(k, in, loads, place, g.cta_group == 2, out);
     // The view each piece's MMAs read: its slab's atoms at its alignment.
     for (const SparseRowsF& p : layout_f) {
       const std::string name = sparse_view_f(p.slab, p.alignment);

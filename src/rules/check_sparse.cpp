@@ -57,7 +57,6 @@ void check_sparse_kind(const Context& c, Diagnostics& d) {
 void check_sparse_tile(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = sparse(c);
   if (!g || !planned_kind(c)) return;
-  const int cta = g->cta_group;
   if (g->a.major != isa::Major::k) {
     d.error("SPARSE-TILE", "/gemm/a/major",
             "sparse A is stored K-major: each row keeps " +
@@ -67,11 +66,6 @@ void check_sparse_tile(const Context& c, Diagnostics& d) {
   } else if (g->a_source != spec::ASource::smem) {
     d.error("SPARSE-TILE", "/gemm/a_source", "sparse A is read from shared memory; ptxgen does not copy it into tensor memory")
         .help = {"use \"a_source\": \"smem\""};
-  } else if (cta == 2 && g->tile.m % 256 != 0) {
-    d.error("SPARSE-TILE", "/gemm/tile/m",
-            "tile.m = " + num(g->tile.m) + " at cta_group 2: ptxgen plans a pair's sparse A with 128 rows per CTA per M group "
-            "(data-path layout A); a pair's M = 128 keeps D and the metadata in layout C, which the template does not place")
-        .help = {"use a tile.m that is a multiple of 256 with cta_group 2", "or cta_group 1 (M = 128, or M = 64 in layout F)"};
   } else if (const int ak = isa::sparse_atom_k(*c.kind); g->tile.k % ak != 0) {
     d.error("SPARSE-TILE", "/gemm/tile/k",
             "tile.k = " + num(g->tile.k) + " is not whole metadata atoms: the metadata of .kind::" + std::string(isa::name(*c.kind)) +
