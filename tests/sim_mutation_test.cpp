@@ -248,7 +248,6 @@ TEST_CASE("mutations of a sparse-A GEMM kernel at M = 64 (layout F) make the sim
   // bf16 2:4, 192 x 128 x 128 tiles over 2 stages: three M = 64 groups, 0 and 1 sharing slab 0 at
   // lane alignments 0 and 16, group 2's N split over both alignments of slab 1; each group's
   // metadata rows placed by 16-row boxes in D's lanes of them (line 32 q + alignment of the slab).
-  const Subject x = subject("gemm_sparse_bf16_m192_fold_sm100a", 189, 124, 512, 29);  // four K blocks over two stages
   static const Mutation kMutations[] = {
       {"the alignment-16 group's MMAs read the metadata at lane 0 (the other group's rows)",
        R"(\[(%r\d+)\+0x001000c0\](, 0x04200494, %p))", "[$1+0x000000c0]$2", 0,
@@ -256,14 +255,13 @@ TEST_CASE("mutations of a sparse-A GEMM kernel at M = 64 (layout F) make the sim
       {"the alignment-16 group's first box of metadata rows lands at alignment 0 (over the other group's)",
        R"((add\.u32 %r\d+, %r\d+,) 114944;)", "$1 114688;", 0, "race: a TMA load writes shared memory", "writes it"},
   };
-  for (const Mutation& mu : kMutations) run(x, mu);
+  mutate_gemm("gemm_sparse_bf16_m192_fold_sm100a", 189, 124, 512, 29, kMutations);  // four K blocks over two stages
 }
 
 TEST_CASE("mutations of a CTA pair's sparse-A GEMM kernel at M = 128 (layout C) make the simulation fail, each for its reason") {
   // e4m3 2:4, 128 x 256 x 256 tiles on a pair over 3 stages: each CTA's 64 rows of D at lane
   // alignment 0 (layout C organizes them as layout F), their metadata placed by four 16-row boxes
   // per atom from the CTA's own rows (CTA 1's from row 64 of the tile).
-  const Subject x = subject("gemm_sparse_e4m3_cta2_m128_sm100a", 251, 252, 1280, 31);  // five K blocks over three stages
   static const Mutation kMutations[] = {
       {"CTA 1's first box of metadata rows comes from CTA 0's rows (the pair rank's 64 rows dropped)",
        R"((add\.u32 %r\d+, %r\d+, 122880;\n\tadd\.u32 %r\d+, %r\d+, 0;\n\tadd\.u32 %r\d+, %r\d+, 0;\n)\tmad\.lo\.u32 %r\d+, %r4, 64, %r\d+;[^\n]*\n)",
@@ -271,7 +269,7 @@ TEST_CASE("mutations of a CTA pair's sparse-A GEMM kernel at M = 128 (layout C) 
       {"the first K step reads its metadata at lane 16 (the alignment no group of D takes)",
        R"(\[(%r\d+)\+0x00000100\](, 0x08400014, %p))", "[$1+0x00100100]$2", 0, "the sparsity metadata's lane is not D's alignment", ""},
   };
-  for (const Mutation& mu : kMutations) run(x, mu);
+  mutate_gemm("gemm_sparse_e4m3_cta2_m128_sm100a", 251, 252, 1280, 31, kMutations);  // five K blocks over three stages
 }
 
 TEST_CASE("mutations of a sparse block-scaled GEMM kernel make the simulation fail, each for its reason") {
