@@ -89,8 +89,9 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
   // Each loaded tile is filled whole, but for layout F's slabs (M = 64; a pair's sparse M = 128, layout C), whose
   // lines at an alignment no M group takes stay unloaded: there each 64-row placement loads whole 16-row boxes,
   // every row of the CTA's tile at least once, and no more lines than the slabs hold.
-  const int lanes_per_group = isa::instr_m_for_tile(*isa::unscaled_kind(g.a.dtype, g.b.dtype), g.cta_group, static_cast<int>(g.tile.m)) / g.cta_group;
-  const bool half_lanes = !wgmma && lanes_per_group == 64 && !(g.cta_group == 2 && !g.sparse);
+  // Rows of each CTA per instruction, from the planned MMAs: 64 is layout F (one CTA) or C (a sparse pair); a dense
+  // pair's 64 (layout B) loads whole tiles.
+  const bool half_lanes = !wgmma && !mma_instrs(p).empty() && mma_instrs(p)[0]->m / p.cta_group == 64 && (p.cta_group == 1 || g.sparse);
   for (const auto& t : p.smem) {
     if (!loaded_of.count(t.name)) continue;
     CAPTURE(t.name);

@@ -42,8 +42,10 @@ bool legal_m(Kind k, int cta_group, int m) {
 }
 
 std::string legal_m_text(Kind k, int cta_group) {
-  if (is_block_scaled(k) && cta_group == 1) return "128";
-  return cta_group == 1 ? "64 or 128" : "128 or 256";
+  std::string out;
+  for (int m : {64, 128, 256})
+    if (legal_m(k, cta_group, m)) out += (out.empty() ? "" : " or ") + std::to_string(m);
+  return out;
 }
 
 int smallest_legal_m(Kind k, int cta_group) {
