@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -623,7 +624,19 @@ struct MemoryMap {
 };
 MemoryMap memory_map(const ir::Kernel& k);
 
+// What the rules computed of a verified kernel through the narrow calls above (memory_map,
+// launch_grid, output_bound), handed to make_plan with the kernel so that a spec's analysis is
+// done once (ptxgen/compile.hpp). Empty members are computed by make_plan.
+struct Facts {
+  std::optional<MemoryMap> memory;
+  std::optional<Grid> grid;
+  bool sized = false;                    // output_bound ran: where it passed kMaxOutput,
+  std::optional<SizeCrossing> crossing;  // or (none) the whole kernel's bound in `size`
+  OutputSize size;
+};
+
 struct Plan {
+  std::shared_ptr<const ir::Kernel> kernel;  // the IR it plans; steps refer to its ops by index
   std::string name;
   isa::Arch target = isa::Arch::sm_100a;
   ir::Engine engine = ir::Engine::tcgen05;
@@ -657,7 +670,10 @@ struct Plan {
   int tma_stores() const;                 // cp.async.bulk.tensor stores of D (a wgmma warpgroup's boxes are one code path)
 };
 
-// Plans a kernel that passed the rule check. Throws std::logic_error on internal inconsistencies.
+// Plans a kernel that passed the rule check, reusing what the rules computed of it (`facts`).
+// Throws std::logic_error on internal inconsistencies.
+Plan make_plan(std::shared_ptr<const ir::Kernel> k, Facts facts = {});
+// The same for a kernel the caller holds (tests): the plan keeps its own copy.
 Plan make_plan(const ir::Kernel& k);
 
 // Encoded words.

@@ -6,11 +6,14 @@
 // docs/rules.md and the negative test suite are all generated from this table.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ptxgen/diag.hpp"
+#include "ptxgen/ir.hpp"
+#include "ptxgen/plan.hpp"
 #include "ptxgen/spec.hpp"
 
 namespace ptxgen::rules {
@@ -50,8 +53,15 @@ bool uses_program_base(const Rule& r);
 std::string bad_document(const Rule& r);
 std::string good_document(const Rule& r);
 
+// What the checks of a spec computed: when none found an error, the kernel IR they lowered (once)
+// and verified, and the planner's facts the budget rules read, for make_plan (ptxgen/compile.hpp).
+struct Analysis {
+  std::shared_ptr<const ir::Kernel> kernel;  // null when a rule refused the spec
+  plan::Facts facts;
+};
+
 // Runs every check of the table over a parsed spec.
-void check(const spec::Spec& s, Diagnostics& diags);
+Analysis check(const spec::Spec& s, Diagnostics& diags);
 
 // Parses then checks: everything `ptxgen check` does.
 struct Checked {

@@ -17,7 +17,6 @@
 #include "output.hpp"
 #include "ptxgen/emit.hpp"
 #include "ptxgen/io.hpp"
-#include "ptxgen/lower.hpp"
 #include "ptxgen/plan.hpp"
 
 namespace ptxgen::cli {
@@ -46,10 +45,10 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 
 // A ptxas whose toolkit knows every target (io::ptxas_for checks the newest target's minimum, which
 // covers the others). Empty (message printed) when there is none.
-std::optional<std::string> usable_ptxas(const std::vector<spec::Spec>& specs) {
+std::optional<std::string> usable_ptxas(const std::vector<Compiled>& units) {
   const isa::TargetInfo* newest = nullptr;
-  for (const auto& s : specs) {
-    const auto& t = isa::target_info(s.target);
+  for (const auto& u : units) {
+    const auto& t = isa::target_info(u.spec.target);
     if (!newest || t.cuda_min_major > newest->cuda_min_major ||
         (t.cuda_min_major == newest->cuda_min_major && t.cuda_min_minor > newest->cuda_min_minor))
       newest = &t;
@@ -102,12 +101,12 @@ std::string registers(const std::string& report) {
 
 BuildPaths build_paths(const Loaded& l, const BuildOptions& o) {
   BuildPaths p;
-  const bool fat = l.specs.size() > 1;
-  const std::string& name = l.specs.front().name;
+  const bool fat = l.units.size() > 1;
+  const std::string& name = l.units.front().spec.name;
   p.primary = !o.out.empty() ? o.out : name + (fat ? ".fatbin" : ".cubin");
   if (p.primary == "-") {
     // Only the cubin (or fatbin) goes out, on standard output; the PTX too where --ptx names it.
-    for (size_t i = 0; i < l.specs.size(); ++i) p.targets.push_back({fat ? "" : o.out_ptx, ""});
+    for (size_t i = 0; i < l.units.size(); ++i) p.targets.push_back({fat ? "" : o.out_ptx, ""});
     return p;
   }
   p.manifest = with_extension(p.primary, ".manifest.json");
@@ -116,9 +115,9 @@ BuildPaths build_paths(const Loaded& l, const BuildOptions& o) {
                          with_extension(p.primary, ".ptxas.txt")});
     return p;
   }
-  for (const auto& s : l.specs)
-    p.targets.push_back({with_extension(p.primary, "." + target_name(s) + ".ptx"),
-                         with_extension(p.primary, "." + target_name(s) + ".ptxas.txt")});
+  for (const auto& u : l.units)
+    p.targets.push_back({with_extension(p.primary, "." + target_name(u.spec) + ".ptx"),
+                         with_extension(p.primary, "." + target_name(u.spec) + ".ptxas.txt")});
   return p;
 }
 
@@ -126,12 +125,12 @@ std::string fatbin_manifest(const Loaded& l, const BuildPaths& p) {
   nlohmann::ordered_json j;
   j["ptxgen"] = 1;
   j["kind"] = "fatbin";
-  j["name"] = l.specs.front().name;
+  j["name"] = l.units.front().spec.name;
   j["fatbin"] = base_name(p.primary);
   j["entries"] = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < l.specs.size(); ++i) {
+  for (size_t i = 0; i < l.units.size(); ++i) {
     // Each entry is the target's launch manifest (what a one-target build writes) and its files.
-    const plan::Plan plan = plan::make_plan(lower::lower(l.specs[i]));
+    const plan::Plan& plan = *l.units[i].plan;
     const emit::PtxVersion v = emit::ptx_version(plan);
     auto e = nlohmann::ordered_json::parse(plan::manifest(plan));
     e["ptx"] = base_name(p.targets[i].ptx);
@@ -144,7 +143,7 @@ std::string fatbin_manifest(const Loaded& l, const BuildPaths& p) {
 
 int build(const Loaded& l, const BuildOptions& o) {
   const BuildPaths paths = build_paths(l, o);
-  const bool fat = l.specs.size() > 1;
+  const bool fat = l.units.size() > 1;
   // "-" for -o sends the cubin (or fatbin) to standard output, for --ptx the PTX; messages and
   // ptxas's reports then go to standard error. Files that go to standard output are staged in
   // $TMPDIR for the tools, and nothing is written beside them.
@@ -163,7 +162,7 @@ int build(const Loaded& l, const BuildOptions& o) {
     if (!primary_stdout) remove_stale(paths);
     return kToolchain;
   };
-  const auto ptxas = usable_ptxas(l.specs);
+  const auto ptxas = usable_ptxas(l.units);
   if (!ptxas) return toolchain_failed();
   std::optional<std::string> fatbinary;
   if (fat && !(fatbinary = io::find_fatbinary(*ptxas))) {
@@ -196,11 +195,11 @@ int build(const Loaded& l, const BuildOptions& o) {
   std::string bad_timeout;  // refused before the build began (main.cpp: exit 2)
   const int timeout = io::ptxas_timeout_s(bad_timeout).value_or(600);
   io::TempFile* last_cubin = nullptr;
-  for (size_t i = 0; i < l.specs.size(); ++i) {
-    const spec::Spec& s = l.specs[i];
+  for (size_t i = 0; i < l.units.size(); ++i) {
+    const spec::Spec& s = l.units[i].spec;
     const std::string t = target_name(s);
     const std::string& ptx_path = paths.targets[i].ptx;
-    const std::string ptx_text = emit::ptx(plan::make_plan(lower::lower(s)));
+    const std::string ptx_text = emit::ptx(*l.units[i].plan);
     io::TempFile* ptx = nullptr;
     if (ptx_path.empty() || ptx_path == "-") {
       if (!(ptx = scratch_file(io::temp_dir() + "/" + s.name + "." + t + ".ptx"))) return unwritable(scratch.back()->error());
@@ -240,7 +239,7 @@ int build(const Loaded& l, const BuildOptions& o) {
   }
   io::TempFile* image = nullptr;  // what goes to standard output with -o -
   if (fat) {
-    io::TempFile* fatbin = primary_stdout ? scratch_file(io::temp_dir() + "/" + l.specs.front().name + ".fatbin")
+    io::TempFile* fatbin = primary_stdout ? scratch_file(io::temp_dir() + "/" + l.units.front().spec.name + ".fatbin")
                                           : outs.reserve(paths.primary, error);
     if (!fatbin) return unwritable(primary_stdout ? scratch.back()->error() : error);
     std::vector<std::string> argv{*fatbinary, "--create=" + fatbin->path()};
@@ -262,7 +261,7 @@ int build(const Loaded& l, const BuildOptions& o) {
     if (!bin.ok) return unwritable(bin.error);
     outs.add("-", bin.data);
   } else {
-    const std::string manifest = fat ? fatbin_manifest(l, paths) : plan::manifest(plan::make_plan(lower::lower(l.specs.front())));
+    const std::string manifest = fat ? fatbin_manifest(l, paths) : plan::manifest(*l.units.front().plan);
     if (auto err = outs.add(paths.manifest, manifest)) return unwritable(*err);
   }
   if (auto err = outs.commit()) return unwritable(*err);
@@ -303,10 +302,10 @@ std::vector<std::string> written(const spec::Spec& s) {
 }  // namespace
 
 int build_header(const std::vector<Loaded>& loaded, const BuildOptions& o, const std::string& producer) {
-  std::vector<spec::Spec> all;
+  std::vector<Compiled> all;
   std::vector<std::string> inputs;
   for (const Loaded& l : loaded) {
-    all.insert(all.end(), l.specs.begin(), l.specs.end());
+    all.insert(all.end(), l.units.begin(), l.units.end());
     inputs.insert(inputs.end(), l.inputs.begin(), l.inputs.end());
   }
   std::ostream& status = o.header == "-" ? std::cerr : std::cout;
@@ -329,11 +328,12 @@ int build_header(const std::vector<Loaded>& loaded, const BuildOptions& o, const
   for (size_t i = 0; i < loaded.size(); ++i) {
     HeaderKernel hk;
     hk.spec = loaded[i].inputs.empty() ? "standard input" : loaded[i].inputs.front();
-    hk.written = written(loaded[i].specs.front());
+    hk.written = written(loaded[i].units.front().spec);
     std::string targets;
-    for (const spec::Spec& s : loaded[i].specs) {
+    for (const Compiled& u : loaded[i].units) {
+      const spec::Spec& s = u.spec;
       const std::string t = target_name(s);
-      const plan::Plan p = plan::make_plan(lower::lower(s));
+      const plan::Plan& p = *u.plan;
       // PTX and cubin are scratch files: the header holds the cubin, and nothing else is written.
       io::TempFile ptx(io::temp_dir() + "/" + s.name + "." + t + ".ptx");
       io::TempFile cubin(io::temp_dir() + "/" + s.name + "." + t + ".cubin");
@@ -353,7 +353,7 @@ int build_header(const std::vector<Loaded>& loaded, const BuildOptions& o, const
       hk.images.push_back({plan::manifest(p), bin.data});
       targets += (targets.empty() ? "" : ", ") + t;
     }
-    summary += (summary.empty() ? "" : "; ") + loaded[i].specs.front().name + " for " + targets;
+    summary += (summary.empty() ? "" : "; ") + loaded[i].units.front().spec.name + " for " + targets;
     kernels.push_back(std::move(hk));
   }
   std::string text;

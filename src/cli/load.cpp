@@ -7,7 +7,6 @@
 
 #include "exit.hpp"
 #include "ptxgen/io.hpp"
-#include "ptxgen/rules.hpp"
 
 namespace ptxgen::cli {
 
@@ -60,9 +59,9 @@ size_t count_errors(const Diagnostics& d) {
 
 }  // namespace
 
-std::string target_names(const std::vector<spec::Spec>& specs) {
+std::string target_names(const std::vector<Compiled>& units) {
   std::string out;
-  for (const auto& s : specs) out += (out.empty() ? "" : ", ") + std::string(isa::target_info(s.target).name);
+  for (const auto& u : units) out += (out.empty() ? "" : ", ") + std::string(isa::target_info(u.spec.target).name);
   return out;
 }
 
@@ -95,10 +94,8 @@ Loaded load(const Source& src) {
   size_t errors = 0;
   std::string failing;
   for (isa::Arch a : archs) {
-    spec::Spec s = *parsed.spec;
-    s.target = a;
     Diagnostics d;
-    rules::check(s, d);
+    Compiled unit = compile(*parsed.spec, a, d);
     const std::string name(isa::target_info(a).name);
     if (overridden && !d.list().empty() && src.diagnostics != "json")
       std::cerr << "note: " << src.path << " checked for --target " << name << " (the spec says "
@@ -108,13 +105,13 @@ Loaded load(const Source& src) {
       errors += count_errors(d);
       failing += (failing.empty() ? "" : ", ") + name;
     }
-    l.specs.push_back(s);
+    l.units.push_back(std::move(unit));
   }
   if (errors) {
     std::cerr << src.path << ": " << errors << " error(s)" << (overridden ? " for --target " + failing : "")
               << "; nothing written\n";
     l.exit = kInvalid;
-    l.specs.clear();
+    l.units.clear();
   }
   return l;
 }

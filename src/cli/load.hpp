@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "ptxgen/compile.hpp"
 #include "ptxgen/spec.hpp"
 
 namespace ptxgen::cli {
@@ -16,16 +17,17 @@ struct Source {
 
 struct Loaded {
   int exit = 0;                     // 0, or the exit code (diagnostics printed; nothing else set)
-  std::vector<spec::Spec> specs;    // the spec once per target (its target replaced), checked
+  // The spec compiled once per target (its target replaced): checked, lowered and planned once.
+  std::vector<Compiled> units;
   std::vector<std::string> inputs;  // the files read, for --depfile
 };
 
 // Resolves the --target names (kUnknownTarget for a name ptxgen does not know), reads and parses
-// the spec, then runs the rule table once per target: rules differ per target (.kind::i8 is not on
-// sm_100f), so each target's diagnostics are printed under a note naming it.
+// the spec, then compiles it once per target (ptxgen/compile.hpp): rules differ per target
+// (.kind::i8 is not on sm_100f), so each target's diagnostics are printed under a note naming it.
 Loaded load(const Source& src);
 
 // "sm_100a, sm_103a": the targets of the loaded specs, for messages.
-std::string target_names(const std::vector<spec::Spec>& specs);
+std::string target_names(const std::vector<Compiled>& units);
 
 }  // namespace ptxgen::cli

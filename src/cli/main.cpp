@@ -12,7 +12,6 @@
 #include "load.hpp"
 #include "output.hpp"
 #include "ptxgen/emit.hpp"
-#include "ptxgen/lower.hpp"
 #include "ptxgen/io.hpp"
 #include "ptxgen/plan.hpp"
 #include "ptxgen/rules.hpp"
@@ -191,23 +190,23 @@ int main(int argc, char** argv) {
 
     const Loaded l = load(src);
     if (l.exit) return l.exit;
-    const spec::Spec& s = l.specs.front();
+    const spec::Spec& s = l.units.front().spec;
+    const plan::Plan& planned = *l.units.front().plan;
     std::string producer = " " + src.path;
     for (const auto& t : src.targets) producer += " --target " + t;
     if (*check) {
-      std::cerr << src.path << ": ok" << (src.targets.empty() ? "" : " for " + target_names(l.specs)) << "\n";
+      std::cerr << src.path << ": ok" << (src.targets.empty() ? "" : " for " + target_names(l.units)) << "\n";
       return kOk;
     }
     if (*plan_cmd) {
-      const plan::Plan p = plan::make_plan(lower::lower(s));
-      return deliver(text, out, json ? emit::plan_json(p) : emit::plan_text(p),
+      return deliver(text, out, json ? emit::plan_json(planned) : emit::plan_text(planned),
                      std::string("ptxgen plan") + (json ? " --json" : "") + producer, l.inputs);
     }
     if (*emit_cmd)
-      return deliver(text, out.empty() ? s.name + ".ptx" : out, emit::ptx(plan::make_plan(lower::lower(s))), "ptxgen emit" + producer,
+      return deliver(text, out.empty() ? s.name + ".ptx" : out, emit::ptx(planned), "ptxgen emit" + producer,
                      l.inputs);
     if (*manifest_cmd)
-      return deliver(text, out.empty() ? s.name + ".manifest.json" : out, plan::manifest(plan::make_plan(lower::lower(s))),
+      return deliver(text, out.empty() ? s.name + ".manifest.json" : out, plan::manifest(planned),
                      "ptxgen manifest" + producer, l.inputs);
     if (*build_cmd) return build(l, bo);
   } catch (const std::exception& e) {

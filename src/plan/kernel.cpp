@@ -358,11 +358,15 @@ MemoryMap memory_map(const ir::Kernel& k) {
   return mm;
 }
 
-Plan make_plan(const ir::Kernel& k) {
+Plan make_plan(const ir::Kernel& k) { return make_plan(std::make_shared<const ir::Kernel>(k)); }
+
+Plan make_plan(std::shared_ptr<const ir::Kernel> kernel, Facts facts) {
+  const ir::Kernel& k = *kernel;
   detail::Ctx c(k);
   detail::declarations(c);
   detail::Ordered ord = detail::order(c);
   Plan p;
+  p.kernel = kernel;
   p.name = k.name;
   p.target = k.target;
   p.engine = k.engine;
@@ -376,7 +380,9 @@ Plan make_plan(const ir::Kernel& k) {
   p.grid = k.grid;
   p.size_params = k.size_params;
   p.roles = std::move(ord.roles);
-  if (output_bound(k, &p.size)) throw std::logic_error("make_plan on a kernel past the output bound (OUTPUT-SIZE)");
+  if (!facts.sized) facts.crossing = output_bound(k, &facts.size);
+  if (facts.crossing) throw std::logic_error("make_plan on a kernel past the output bound (OUTPUT-SIZE)");
+  p.size = facts.size;
   p.views = c.views;
   p.reg_counts = ord.reg_counts;
   p.tensor_maps = ord.tensor_maps;
@@ -384,8 +390,8 @@ Plan make_plan(const ir::Kernel& k) {
     p.globals.push_back({g.name, g.param, g.dtype, g.bits ? g.bits : spec::storage_bits(g.dtype, g.format), g.rows, g.cols,
                          g.ld ? g.ld : g.cols, g.rows_param, g.cols_param, g.ld_param, g.format, g.output, g.dims, g.planes,
                          g.scale_vec, g.scales, g.compressed, g.metadata_of, g.sparse_kind});
-  p.launch = launch_grid(k);
-  MemoryMap mm = memory_map(k);
+  p.launch = facts.grid ? *facts.grid : launch_grid(k);
+  MemoryMap mm = facts.memory ? std::move(*facts.memory) : memory_map(k);
   p.smem = std::move(mm.smem);
   p.barriers = std::move(mm.barriers);
   p.allocs = std::move(mm.allocs);

@@ -151,7 +151,9 @@ void check_epilogue_tma(const Context& c, Diagnostics& d) {
   // groups in halves, a left-over M = 64 group's N in halves at the two lane alignments), each run
   // in boxes: every box whole. The lowering's boxes say it (a tcgen05.ld of a box's columns, then
   // its store); the lowering refuses nothing and runs here without the planner.
-  const ir::Kernel k = lower::lower(c.spec);
+  const ir::Kernel* lk = lowered(c, d);
+  if (!lk) return;
+  const ir::Kernel& k = *lk;
   std::map<std::string, int64_t> widths;
   for (const auto& v : k.views)
     if (v.kind == ir::TmemView::Kind::slice && v.cols) widths[v.name] = (*v.cols)[1] - (*v.cols)[0];
@@ -409,7 +411,7 @@ void check_smem_budget(const Context& c, Diagnostics& d) {
   if (!g) return;
   const ir::Kernel* k = verified(c, d);
   if (!k) return;
-  const plan::MemoryMap p = plan::memory_map(*k);  // narrow call: the memory map alone
+  const plan::MemoryMap& p = memory_map(c, *k);
   const int64_t max = c.target.smem_per_block_max;
   if (p.smem_bytes <= max) return;
   // The pipeline's ring (a stage of A and B per stage), and the TMA epilogue's staging tile where

@@ -47,7 +47,7 @@ void check_launch_grid(const Context& c, Diagnostics& d) {
   const spec::Gemm& g = *c.gemm;
   const ir::Kernel* k = verified(c, d);
   if (!k) return;
-  const plan::Grid grid = plan::launch_grid(*k);  // narrow call
+  const plan::Grid& grid = launch_grid(c, *k);
   if (grid.x > kGridMaxX)
     d.error("LAUNCH-GRID", "/gemm/n",
             "the grid needs " + num(grid.x) + " CTAs along N (x); at most " + num(kGridMaxX) + " are launched")
@@ -75,7 +75,7 @@ void check_output_size(const Context& c, Diagnostics& d) {
   if (c.gemm && d.has_errors()) return;
   const ir::Kernel* k = verified(c, d);
   if (!k) return;
-  const std::optional<plan::SizeCrossing> over = plan::output_bound(*k);
+  const std::optional<plan::SizeCrossing>& over = output_bound(c, *k);
   if (!over) return;
   const plan::OutputSize& z = over->size;
   const plan::OutputSize& m = plan::kMaxOutput;

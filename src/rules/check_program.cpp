@@ -43,7 +43,7 @@ void check_tmem_alloc_total(const Context& c, Diagnostics& d) {
   if (!c.spec.program || !c.target.tcgen05) return;  // elsewhere PROGRAM-TARGET says all there is
   const ir::Kernel* k = verified(c, d);
   if (!k) return;
-  const plan::MemoryMap m = plan::memory_map(*k);  // narrow call
+  const plan::MemoryMap& m = memory_map(c, *k);
   if (m.allocs.empty() || m.tmem_columns <= static_cast<uint32_t>(c.target.tmem_columns)) return;
   d.error("TMEM-ALLOC-TOTAL", k->tmem_ptr,
           "the allocations take " + std::to_string(m.tmem_columns) + " tensor-memory columns; a CTA has " +
@@ -55,7 +55,7 @@ void check_program_smem_budget(const Context& c, Diagnostics& d) {
   if (!c.spec.program || !c.target.tcgen05) return;
   const ir::Kernel* k = verified(c, d);
   if (!k) return;
-  const uint32_t bytes = plan::memory_map(*k).smem_bytes;  // narrow call
+  const uint32_t bytes = memory_map(c, *k).smem_bytes;
   if (bytes <= static_cast<uint32_t>(c.target.smem_per_block_max)) return;
   d.error("PROGRAM-SMEM-BUDGET", k->smem_ptr,
           "the tiles, barriers and allocation words need " + std::to_string(bytes) +

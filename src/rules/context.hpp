@@ -1,6 +1,7 @@
 // What a rule's check sees: the spec, its target, and facts derived once for all checks.
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "ptxgen/ir.hpp"
@@ -21,11 +22,14 @@ struct Context {
   // nothing, so it runs only on specs the template's rules accept). The kernel's rules report the
   // verifiers' problems; the budget, grid and size rules read a verified kernel through narrow
   // calls into plan/ (memory_map, launch_grid, output_bound). No rule plans the kernel.
-  mutable std::optional<ir::Kernel> kernel;
+  mutable std::shared_ptr<ir::Kernel> kernel;
   mutable bool lowering_tried = false;
   mutable std::vector<verify::Problem> problems;  // the verifiers' (src/rules/verify*.cpp)
   // The program's sizes, grid, loop and roles as check_pipeline.cpp judges them (computed once).
   mutable std::optional<std::vector<verify::Problem>> structure = std::nullopt;
+  // The planner's facts the budget, grid and size rules read (narrow calls into plan/), each
+  // computed once and handed to the planner with the kernel (rules::Analysis).
+  mutable plan::Facts facts;
 };
 
 // The problems of a program's structure (src/rules/check_pipeline.cpp): PROGRAM-SIZE,
@@ -39,6 +43,12 @@ const ir::Kernel* lowered(const Context& c, const Diagnostics& d);
 // The lowered kernel when the verifiers found nothing in it, else nullptr: what the rules that make
 // a narrow call into plan/ read.
 const ir::Kernel* verified(const Context& c, const Diagnostics& d);
+
+// The verified kernel's memory map, launch grid and output bound, each computed once (c.facts).
+const plan::MemoryMap& memory_map(const Context& c, const ir::Kernel& k);
+const plan::Grid& launch_grid(const Context& c, const ir::Kernel& k);
+// The size bound of the whole kernel, or the op at which it passed kMaxOutput.
+const std::optional<plan::SizeCrossing>& output_bound(const Context& c, const ir::Kernel& k);
 
 // Checks, in table order (src/rules/check_gemm.cpp).
 void check_target_a_tmem(const Context&, Diagnostics&);

@@ -853,10 +853,28 @@ const ir::Kernel* lowered(const Context& c, const Diagnostics& d) {
     // A program whose sizes, grid, loop or roles are refused is not lowered: the pipeliner plans
     // only a structure it can take (check_pipeline.cpp reports why).
     if (c.spec.program && !program_structure(c).empty()) return nullptr;
-    c.kernel = lower::lower(c.spec);
+    c.kernel = std::make_shared<ir::Kernel>(lower::lower(c.spec));
     c.problems = verify::run(*c.kernel).problems;
   }
-  return c.kernel ? &*c.kernel : nullptr;
+  return c.kernel.get();
+}
+
+const plan::MemoryMap& memory_map(const Context& c, const ir::Kernel& k) {
+  if (!c.facts.memory) c.facts.memory = plan::memory_map(k);  // narrow call
+  return *c.facts.memory;
+}
+
+const plan::Grid& launch_grid(const Context& c, const ir::Kernel& k) {
+  if (!c.facts.grid) c.facts.grid = plan::launch_grid(k);  // narrow call
+  return *c.facts.grid;
+}
+
+const std::optional<plan::SizeCrossing>& output_bound(const Context& c, const ir::Kernel& k) {
+  if (!c.facts.sized) {
+    c.facts.crossing = plan::output_bound(k, &c.facts.size);  // narrow call
+    c.facts.sized = true;
+  }
+  return c.facts.crossing;
 }
 
 const ir::Kernel* verified(const Context& c, const Diagnostics& d) {
@@ -864,9 +882,9 @@ const ir::Kernel* verified(const Context& c, const Diagnostics& d) {
   return k && c.problems.empty() ? k : nullptr;
 }
 
-void check(const spec::Spec& s, Diagnostics& diags) {
+Analysis check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
-  Context c{s, g, isa::target_info(s.target), std::nullopt, std::nullopt, false, {}};
+  Context c{s, g, isa::target_info(s.target), std::nullopt, nullptr, false, {}, std::nullopt, {}};
   if (g)
     c.kind = g->scale ? isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse),
                                               g->scale->kind)
@@ -874,6 +892,14 @@ void check(const spec::Spec& s, Diagnostics& diags) {
   if (s.program) lowered(c, diags);
   for (const auto& r : kTable)
     if (r.check) r.check(c, diags);
+  Analysis a;
+  if (diags.has_errors()) return a;
+  // Every rule passed: the kernel the rules lowered (the gemm template's after its own rules, a
+  // program's at once), which the verifiers passed, and what the narrow calls computed of it.
+  if (!lowered(c, diags)) return a;
+  a.kernel = std::move(c.kernel);
+  a.facts = std::move(c.facts);
+  return a;
 }
 
 Checked parse_and_check(std::string_view text, Diagnostics& diags) {
