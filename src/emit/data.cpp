@@ -25,27 +25,27 @@ void Emitter::load(const plan::LoadStep& l, const std::string& L) {
   for (int k = 0; k < 4; ++k) v.push_back(w.r32());
   const std::string vec = "{" + v[0] + ", " + v[1] + ", " + v[2] + ", " + v[3] + "}";
   const int cpr = l.row_bytes / 16, cpb = l.box_bytes / 16;
-  w.ins("add.s64 " + g + ", " + gbase.at(l.global) + ", " + hex(static_cast<uint64_t>(l.row0.base * l.global_row_bytes + l.col0_bytes)),
+  w.ins(spell::alu(Op::add, Ty::s64) + " " + g + ", " + gbase.at(l.global) + ", " + hex(static_cast<uint64_t>(l.row0.base * l.global_row_bytes + l.col0_bytes)),
         "first byte of the tile in \"" + l.global + "\"");
-  if (pair() && l.cta_bytes) w.ins("mad.lo.s64 " + g + ", " + rank64 + ", " + s(l.cta_bytes) + ", " + g, "CTA 1: per_cta further on");
-  w.ins("mov.u32 " + i + ", " + tid);
+  if (pair() && l.cta_bytes) w.ins(spell::alu(Op::mad_lo, Ty::s64) + " " + g + ", " + rank64 + ", " + s(l.cta_bytes) + ", " + g, "CTA 1: per_cta further on");
+  w.ins(spell::alu(Op::mov, Ty::u32) + " " + i + ", " + tid);
   w.label(L + "_loop");
-  w.ins("setp.ge.u32 " + done + ", " + i + ", " + s(l.chunks));
-  w.ins("@" + done + " bra " + L + "_done");
-  w.ins("div.u32 " + row + ", " + i + ", " + s(cpr));
-  w.ins("rem.u32 " + chunk + ", " + i + ", " + s(cpr));
-  w.ins("cvt.u64.u32 " + go + ", " + row);
-  w.ins("mul.lo.u64 " + go + ", " + go + ", " + s(l.global_row_bytes));
-  w.ins("mul.wide.u32 " + gc + ", " + chunk + ", 16");
-  w.ins("add.s64 " + go + ", " + go + ", " + gc);
-  w.ins("add.s64 " + go + ", " + go + ", " + g);
-  w.ins("ld.global.v4.b32 " + vec + ", [" + go + "]");
-  w.ins("div.u32 " + q + ", " + chunk + ", " + s(cpb), "box");
-  w.ins("rem.u32 " + m + ", " + chunk + ", " + s(cpb), "16-byte piece of the box row");
-  w.ins("mul.lo.u32 " + off + ", " + q + ", " + s(l.column_bytes));
-  w.ins("mad.lo.u32 " + off + ", " + row + ", " + s(l.box_bytes) + ", " + off);
-  w.ins("mad.lo.u32 " + off + ", " + m + ", 16, " + off);
-  w.ins("add.u32 " + off + ", " + off + ", " + s(l.tile_offset));
+  w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + done + ", " + i + ", " + s(l.chunks));
+  w.ins("@" + done + " " + spell::bra() + " " + L + "_done");
+  w.ins(spell::alu(Op::div, Ty::u32) + " " + row + ", " + i + ", " + s(cpr));
+  w.ins(spell::alu(Op::rem, Ty::u32) + " " + chunk + ", " + i + ", " + s(cpr));
+  w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + go + ", " + row);
+  w.ins(spell::alu(Op::mul_lo, Ty::u64) + " " + go + ", " + go + ", " + s(l.global_row_bytes));
+  w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + gc + ", " + chunk + ", 16");
+  w.ins(spell::alu(Op::add, Ty::s64) + " " + go + ", " + go + ", " + gc);
+  w.ins(spell::alu(Op::add, Ty::s64) + " " + go + ", " + go + ", " + g);
+  w.ins(spell::ld(Space::global, Ty::b32, 4) + " " + vec + ", [" + go + "]");
+  w.ins(spell::alu(Op::div, Ty::u32) + " " + q + ", " + chunk + ", " + s(cpb), "box");
+  w.ins(spell::alu(Op::rem, Ty::u32) + " " + m + ", " + chunk + ", " + s(cpb), "16-byte piece of the box row");
+  w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + off + ", " + q + ", " + s(l.column_bytes));
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + off + ", " + row + ", " + s(l.box_bytes) + ", " + off);
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + off + ", " + m + ", 16, " + off);
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + off + ", " + off + ", " + s(l.tile_offset));
   int mask = 0, shift = 4;
   switch (l.swizzle) {
     case isa::Swizzle::b128: mask = 7; break;
@@ -55,15 +55,15 @@ void Emitter::load(const plan::LoadStep& l, const std::string& L) {
     case isa::Swizzle::none: break;
   }
   if (mask) {
-    w.ins("shr.u32 " + x + ", " + off + ", 7");
-    w.ins("and.b32 " + x + ", " + x + ", " + s(mask));
-    w.ins("shl.b32 " + x + ", " + x + ", " + s(shift));
-    w.ins("xor.b32 " + off + ", " + off + ", " + x, std::string(isa::name(l.swizzle)) + " swizzle");
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + x + ", " + off + ", 7");
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + x + ", " + x + ", " + s(mask));
+    w.ins(spell::alu(Op::shl, Ty::b32) + " " + x + ", " + x + ", " + s(shift));
+    w.ins(spell::alu(Op::xor_, Ty::b32) + " " + off + ", " + off + ", " + x, std::string(isa::name(l.swizzle)) + " swizzle");
   }
-  w.ins("add.u32 " + off + ", " + off + ", " + base);
-  w.ins("st.shared.v4.b32 [" + off + "], " + vec);
-  w.ins("add.u32 " + i + ", " + i + ", " + s(p.threads));
-  w.ins("bra " + L + "_loop");
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + off + ", " + off + ", " + base);
+  w.ins(spell::st(Space::shared, Ty::b32, 4) + " [" + off + "], " + vec);
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + i + ", " + i + ", " + s(p.threads));
+  w.ins(spell::bra() + " " + L + "_loop");
   w.label(L + "_done");
 }
 
@@ -75,20 +75,20 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
   const std::string dst = w.r32(), c0 = w.r32(), c1 = w.r32(), pr = w.pred();
   const plan::SmemPlacement& t = *tiles.at(l.tile);
   std::string b = barrier_addr(l.barrier, l.phase);
-  if (guarded()) w.ins("@" + not_t0 + " bra " + L + "_issued");
+  if (guarded()) w.ins("@" + not_t0 + " " + spell::bra() + " " + L + "_issued");
   if (l.arm)
     w.ins(spell::mbarrier_expect_tx() + " _, [" + b + "], " + s(int64_t{l.chunks} * 16), "the tile's bytes complete the phase");
   if (l.to_leader && pair()) {
     // Both CTAs' boxes complete on CTA 0's barrier (.cta_group::2 lets it be the peer's).
     const std::string remote = w.r32();
-    w.ins("mapa.shared::cluster.u32 " + remote + ", " + b + ", " + (cta_even.empty() ? "0" : cta_even), "CTA 0's barrier");
+    w.ins(spell::mapa() + " " + remote + ", " + b + ", " + (cta_even.empty() ? "0" : cta_even), "CTA 0's barrier");
     b = remote;
   }
   const bool runtime = !l.c0_rt.constant() || !l.c1_rt.constant();
   std::string stage_off;
   if (t.stages > 1 && loop.active) {
     stage_off = w.r32();
-    w.ins("mad.lo.u32 " + stage_off + ", " + loop.ring.at(t.stages).first + ", " + s(t.stage_bytes) + ", " + base,
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + stage_off + ", " + loop.ring.at(t.stages).first + ", " + s(t.stage_bytes) + ", " + base,
           "\"" + l.tile + "\"'s stage");
   }
   std::string r0, r1, r2;
@@ -101,12 +101,12 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
   // A coordinate: the box's, the run-time origin's, and in a pair CTA r's r * per_cta further on.
   auto coord = [&](const std::string& r, int64_t v, int64_t per_cta, const std::string& rt) {
     if (!rt.empty()) {
-      w.ins("add.u32 " + r + ", " + rt + ", " + s(v));
-      if (pair() && per_cta) w.ins("mad.lo.u32 " + r + ", " + rank + ", " + s(per_cta) + ", " + r, "CTA 1: further on");
+      w.ins(spell::alu(Op::add, Ty::u32) + " " + r + ", " + rt + ", " + s(v));
+      if (pair() && per_cta) w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r + ", " + rank + ", " + s(per_cta) + ", " + r, "CTA 1: further on");
     } else if (pair() && per_cta) {
-      w.ins("mad.lo.u32 " + r + ", " + rank + ", " + s(per_cta) + ", " + s(v), "CTA 1: per_cta further on");
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r + ", " + rank + ", " + s(per_cta) + ", " + s(v), "CTA 1: per_cta further on");
     } else {
-      w.ins("mov.b32 " + r + ", " + s(v));
+      w.ins(spell::alu(Op::mov, Ty::b32) + " " + r + ", " + s(v));
     }
   };
   const std::string c2 = rank3 ? w.r32() : "";
@@ -122,11 +122,11 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
     if (mask.empty()) throw std::logic_error("a multicast load outside its cluster's groups");
     for (int r = 0; r < l.multicast; ++r) {
       mine.push_back(w.pred());
-      w.ins("setp.eq.u32 " + mine.back() + ", " + share_place[l.multicast_along_m] + ", " + s(r), "part " + s(r) + " of the boxes is this CTA's");
+      w.ins(spell::setp(Cmp::eq, Ty::u32) + " " + mine.back() + ", " + share_place[l.multicast_along_m] + ", " + s(r), "part " + s(r) + " of the boxes is this CTA's");
     }
   }
   for (const auto& bx : l.boxes) {
-    w.ins("add.u32 " + dst + ", " + (stage_off.empty() ? base : stage_off) + ", " + s(bx.smem));
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + dst + ", " + (stage_off.empty() ? base : stage_off) + ", " + s(bx.smem));
     coord(c0, bx.c0, l.cta_c0, r0);
     coord(c1, bx.c1, l.cta_c1, r1);
     if (rank3) coord(c2, l.c2, l.cta_c2, r2);
@@ -140,11 +140,11 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
   if (!l.arm) return;
   w.label(L + "_wait");
   w.ins(spell::mbarrier_try_wait() + " " + pr + ", [" + b + "], 0");
-  w.ins("@!" + pr + " bra " + L + "_wait");
+  w.ins("@!" + pr + " " + spell::bra() + " " + L + "_wait");
 }
 
 void Emitter::cp(const plan::Step& st, const std::string& L) {
-  if (guarded()) w.ins("@" + not_issuer + " bra " + L + "_done");
+  if (guarded()) w.ins("@" + not_issuer + " " + spell::bra() + " " + L + "_done");
   for (const auto& c : st.cps) {
     const std::string d = desc(c.src, c.tile);
     w.ins(spell::cp(c.shape, c.decompress, p.cta_group) + " " + tmem(c.alloc, c.taddr, c.ring) + ", " + d);
@@ -158,7 +158,7 @@ void Emitter::ld(const plan::RegDef& d, const std::vector<std::string>& rs, cons
   for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
   for (const auto& [wi, fs] : by_warp) {
     const std::string skip = L + "_w" + s(wi);
-    w.ins("@" + warp_pred(wi) + " bra " + skip);
+    w.ins("@" + warp_pred(wi) + " " + spell::bra() + " " + skip);
     for (const plan::LdInstr* f : fs) {
       std::string v = "{";
       for (int j = 0; j < f->regs; ++j) v += (j ? ", " : "") + rs.at(static_cast<size_t>(f->first_reg + j));
@@ -173,7 +173,7 @@ void Emitter::ld(const plan::RegDef& d, const std::vector<std::string>& rs, cons
 // The 16-bit value of element `elem` of a register holding `epr` elements of `bits` each.
 std::string Emitter::half(const std::string& r, int elem, int epr) {
   const std::string lo = w.r16(), hi = w.r16();
-  w.ins("mov.b32 {" + lo + ", " + hi + "}, " + r);
+  w.ins(spell::alu(Op::mov, Ty::b32) + " {" + lo + ", " + hi + "}, " + r);
   return (epr == 2 && elem == 1) ? hi : lo;
 }
 
@@ -189,7 +189,7 @@ void Emitter::tmem_st(const plan::Step& step, const std::string& L) {
   for (size_t k = 0; k < t.dst.frags.size(); ++k) by_warp[t.dst.frags[k].warp].push_back(k);
   for (const auto& [wi, ks] : by_warp) {
     const std::string skip = L + "_w" + s(wi);
-    w.ins("@" + warp_pred(wi) + " bra " + skip);
+    w.ins("@" + warp_pred(wi) + " " + spell::bra() + " " + skip);
     for (size_t k : ks) {
       const plan::LdInstr& f = t.dst.frags[k];
       std::vector<std::string> operands;
@@ -206,15 +206,15 @@ void Emitter::tmem_st(const plan::Step& step, const std::string& L) {
           const std::string& in = src.at(static_cast<size_t>(e.reg));
           if (t.convert) {
             const std::string h = w.r16();
-            w.ins("cvt.rn." + std::string(isa::name(t.dst.dtype)) + ".f32 " + h + ", " + in);
+            w.ins(spell::cvt(spell::ty(t.dst.dtype), Ty::f32, Round::rn) + " " + h + ", " + in);
             parts.push_back(h);
           } else if (t.src.elem_bits == 16 && t.dst.elem_bits == 16) {
             parts.push_back(half(in, e.elem, t.src.elems_per_reg));
           }
         }
-        if (parts.empty()) w.ins("mov.b32 " + out + ", " + src.at(static_cast<size_t>(el[0].reg)));
-        else if (parts.size() == 2) w.ins("mov.b32 " + out + ", {" + parts[0] + ", " + parts[1] + "}");
-        else w.ins("cvt.u32.u16 " + out + ", " + parts[0], "one 16-bit element in the low half (unpacked)");
+        if (parts.empty()) w.ins(spell::alu(Op::mov, Ty::b32) + " " + out + ", " + src.at(static_cast<size_t>(el[0].reg)));
+        else if (parts.size() == 2) w.ins(spell::alu(Op::mov, Ty::b32) + " " + out + ", {" + parts[0] + ", " + parts[1] + "}");
+        else w.ins(spell::cvt(Ty::u32, Ty::u16) + " " + out + ", " + parts[0], "one 16-bit element in the low half (unpacked)");
       }
       std::string v = "{";
       for (size_t j = 0; j < operands.size(); ++j) v += (j ? ", " : "") + operands[j];
@@ -232,32 +232,32 @@ std::string Emitter::thread_offset(const plan::LdInstr& f, int64_t stride, int64
   const std::string tr = w.r32(), tc = w.r32(), t64 = w.r64();
   switch (f.shape) {
     case isa::LdShape::s32x32b:  // lane t, column 0
-      w.ins("mul.lo.u32 " + tr + ", " + lane + ", " + s(stride));
+      w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + tr + ", " + lane + ", " + s(stride));
       break;
     case isa::LdShape::s16x64b:  // lane t/4 + 8(t%2), column (t/2)%2
-      w.ins("shr.u32 " + tr + ", " + lane + ", 2");
-      w.ins("and.b32 " + tc + ", " + lane + ", 1");
-      w.ins("mad.lo.u32 " + tr + ", " + tc + ", 8, " + tr);
-      w.ins("mul.lo.u32 " + tr + ", " + tr + ", " + s(stride));
-      w.ins("bfe.u32 " + tc + ", " + lane + ", 1, 1");
-      w.ins("mad.lo.u32 " + tr + ", " + tc + ", " + s(col_bytes) + ", " + tr);
+      w.ins(spell::alu(Op::shr, Ty::u32) + " " + tr + ", " + lane + ", 2");
+      w.ins(spell::alu(Op::and_, Ty::b32) + " " + tc + ", " + lane + ", 1");
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tr + ", " + tc + ", 8, " + tr);
+      w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + tr + ", " + tr + ", " + s(stride));
+      w.ins(spell::alu(Op::bfe, Ty::u32) + " " + tc + ", " + lane + ", 1, 1");
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tr + ", " + tc + ", " + s(col_bytes) + ", " + tr);
       break;
     case isa::LdShape::s16x128b:  // lane t/4, column t%4
     case isa::LdShape::s16x256b:  // lane t/4, column 2(t%4)
-      w.ins("shr.u32 " + tr + ", " + lane + ", 2");
-      w.ins("mul.lo.u32 " + tr + ", " + tr + ", " + s(stride));
-      w.ins("and.b32 " + tc + ", " + lane + ", 3");
-      w.ins("mad.lo.u32 " + tr + ", " + tc + ", " + s(col_bytes * (f.shape == isa::LdShape::s16x256b ? 2 : 1)) + ", " + tr);
+      w.ins(spell::alu(Op::shr, Ty::u32) + " " + tr + ", " + lane + ", 2");
+      w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + tr + ", " + tr + ", " + s(stride));
+      w.ins(spell::alu(Op::and_, Ty::b32) + " " + tc + ", " + lane + ", 3");
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tr + ", " + tc + ", " + s(col_bytes * (f.shape == isa::LdShape::s16x256b ? 2 : 1)) + ", " + tr);
       break;
     case isa::LdShape::s16x32bx2:  // lane t%16; threads 16-31 at + immHalfSplitoff columns
-      w.ins("and.b32 " + tr + ", " + lane + ", 15");
-      w.ins("mul.lo.u32 " + tr + ", " + tr + ", " + s(stride));
-      w.ins("shr.u32 " + tc + ", " + lane + ", 4");
+      w.ins(spell::alu(Op::and_, Ty::b32) + " " + tr + ", " + lane + ", 15");
+      w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + tr + ", " + tr + ", " + s(stride));
+      w.ins(spell::alu(Op::shr, Ty::u32) + " " + tc + ", " + lane + ", 4");
       // split counts tensor-memory columns; col_bytes counts register columns (two with .pack)
-      w.ins("mad.lo.u32 " + tr + ", " + tc + ", " + s(f.split * (f.pack ? col_bytes / 2 : col_bytes)) + ", " + tr);
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tr + ", " + tc + ", " + s(f.split * (f.pack ? col_bytes / 2 : col_bytes)) + ", " + tr);
       break;
   }
-  w.ins("cvt.u64.u32 " + t64 + ", " + tr);
+  w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + t64 + ", " + tr);
   return t64;
 }
 
@@ -274,7 +274,7 @@ void Emitter::store(const plan::StoreStep& st, const std::string& L) {
   for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
   for (const auto& [wi, fs] : by_warp) {
     const std::string skip = L + "_w" + s(wi);
-    w.ins("@" + warp_pred(wi) + " bra " + skip);
+    w.ins("@" + warp_pred(wi) + " " + spell::bra() + " " + skip);
     std::map<std::tuple<int, int, bool>, std::string> thread_part;
     for (const plan::LdInstr* f : fs) {
       // Bytes per register column: .pack registers span two columns of one element each.
@@ -283,10 +283,10 @@ void Emitter::store(const plan::StoreStep& st, const std::string& L) {
       if (!thread_part.count(key)) thread_part[key] = thread_offset(*f, stride, col_bytes);
       const std::string a = w.r64();
       const int64_t origin = (st.row0.base + f->row0) * stride + (st.col0.base + f->elem0) * eb;
-      w.ins("add.s64 " + a + ", " + gbase.at(st.global) + ", " + hex(static_cast<uint64_t>(origin)));
+      w.ins(spell::alu(Op::add, Ty::s64) + " " + a + ", " + gbase.at(st.global) + ", " + hex(static_cast<uint64_t>(origin)));
       if (pair() && (st.cta_row || st.cta_col))
-        w.ins("mad.lo.s64 " + a + ", " + rank64 + ", " + s(st.cta_row * stride + st.cta_col * eb) + ", " + a, "CTA 1: per_cta further on");
-      w.ins("add.s64 " + a + ", " + a + ", " + thread_part[key]);
+        w.ins(spell::alu(Op::mad_lo, Ty::s64) + " " + a + ", " + rank64 + ", " + s(st.cta_row * stride + st.cta_col * eb) + ", " + a, "CTA 1: per_cta further on");
+      w.ins(spell::alu(Op::add, Ty::s64) + " " + a + ", " + a + ", " + thread_part[key]);
       // A register's elements are adjacent in the row: one 32-bit store when they fill it and sit aligned.
       const bool whole = !convert && d.elem_bits * d.elems_per_reg == 32 && d.elems_per_reg > 1 && stride % 4 == 0 &&
                          ((st.col0.base + f->elem0) * eb) % 4 == 0;
@@ -300,27 +300,27 @@ void Emitter::store(const plan::StoreStep& st, const std::string& L) {
           return "[" + a + (off ? "+" + s(off) : "") + "]";
         };
         if (whole || (d.elem_bits == 32 && !convert)) {
-          w.ins("st.global.b32 " + addr(0) + ", " + r);
+          w.ins(spell::st(Space::global, Ty::b32) + " " + addr(0) + ", " + r);
           continue;
         }
         std::vector<std::string> halves;
         if (d.elem_bits == 16) {
           const std::string lo = w.r16(), hi = w.r16();
-          w.ins("mov.b32 {" + lo + ", " + hi + "}, " + r);
+          w.ins(spell::alu(Op::mov, Ty::b32) + " {" + lo + ", " + hi + "}, " + r);
           halves = {lo, hi};
         }
         for (int e = 0; e < d.elems_per_reg; ++e) {
           if (convert) {
             const std::string h = w.r16();
-            w.ins("cvt.rn." + std::string(isa::name(st.to)) + ".f32 " + h + ", " + r);
-            w.ins("st.global.b16 " + addr(e) + ", " + h);
+            w.ins(spell::cvt(spell::ty(st.to), Ty::f32, Round::rn) + " " + h + ", " + r);
+            w.ins(spell::st(Space::global, Ty::b16) + " " + addr(e) + ", " + h);
           } else if (d.elem_bits == 16) {
-            w.ins("st.global.b16 " + addr(e) + ", " + halves[static_cast<size_t>(e)]);
+            w.ins(spell::st(Space::global, Ty::b16) + " " + addr(e) + ", " + halves[static_cast<size_t>(e)]);
           } else {
             const std::string b = w.r32(), h = w.r16();
-            w.ins("bfe.u32 " + b + ", " + r + ", " + s(e * d.elem_bits) + ", " + s(d.elem_bits));
-            w.ins("cvt.u16.u32 " + h + ", " + b);
-            w.ins("st.global.b8 " + addr(e) + ", " + h);
+            w.ins(spell::alu(Op::bfe, Ty::u32) + " " + b + ", " + r + ", " + s(e * d.elem_bits) + ", " + s(d.elem_bits));
+            w.ins(spell::cvt(Ty::u16, Ty::u32) + " " + h + ", " + b);
+            w.ins(spell::st(Space::global, Ty::b8) + " " + addr(e) + ", " + h);
           }
         }
       }
@@ -358,11 +358,11 @@ std::string to_f32(PtxWriter& w, isa::DType from, const std::string& x) {
   if (from == isa::DType::f32) return x;
   const std::string f = w.r32();
   if (from == isa::DType::s32) {
-    w.ins("cvt.rn.f32.s32 " + f + ", " + x);
+    w.ins(spell::cvt(Ty::f32, Ty::s32, Round::rn) + " " + f + ", " + x);
   } else {
     const std::string h = w.r16();
-    w.ins("cvt.u16.u32 " + h + ", " + x);
-    w.ins("cvt.f32.f16 " + f + ", " + h);
+    w.ins(spell::cvt(Ty::u16, Ty::u32) + " " + h + ", " + x);
+    w.ins(spell::cvt(Ty::f32, Ty::f16) + " " + f + ", " + h);
   }
   return f;
 }
@@ -381,68 +381,68 @@ void Emitter::store_pair(const plan::StoreStep& st, const std::string& x, const 
   const std::string ld = st.ld_param.empty() ? s(st.global_cols) : size.at(st.ld_param);
   const std::string c1 = w.r32(), p0 = w.pred(), p1 = w.pred(), pv = w.pred(), ps0 = w.pred(), ps1 = w.pred();
   const std::string rowok = w.pred(), t = w.r32();
-  w.ins("setp.lt.u32 " + rowok + ", " + row + ", " + rows);
-  w.ins("setp.lt.and.u32 " + p0 + ", " + col + ", " + cols + ", " + rowok);
-  w.ins("add.u32 " + c1 + ", " + col + ", 1");
-  w.ins("setp.lt.and.u32 " + p1 + ", " + c1 + ", " + cols + ", " + rowok);
+  w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + rowok + ", " + row + ", " + rows);
+  w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + p0 + ", " + col + ", " + cols + ", " + rowok);
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + c1 + ", " + col + ", 1");
+  w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + p1 + ", " + c1 + ", " + cols + ", " + rowok);
   // A two-element store is aligned when the row stride is even (the column is even, D row-major).
   if (st.ld_param.empty()) {
-    w.ins("setp.eq.and.u32 " + pv + ", " + s(st.global_cols % 2) + ", 0, " + p1);
+    w.ins(spell::setp(Cmp::eq, Ty::u32, BoolOp::and_) + " " + pv + ", " + s(st.global_cols % 2) + ", 0, " + p1);
   } else {
-    w.ins("and.b32 " + t + ", " + ld + ", 1");
-    w.ins("setp.eq.and.u32 " + pv + ", " + t + ", 0, " + p1);
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + ld + ", 1");
+    w.ins(spell::setp(Cmp::eq, Ty::u32, BoolOp::and_) + " " + pv + ", " + t + ", 0, " + p1);
   }
-  w.ins("and.pred " + ps0 + ", " + p0 + ", !" + pv);
-  w.ins("and.pred " + ps1 + ", " + p1 + ", !" + pv);
+  w.ins(spell::alu(Op::and_, Ty::pred) + " " + ps0 + ", " + p0 + ", !" + pv);
+  w.ins(spell::alu(Op::and_, Ty::pred) + " " + ps1 + ", " + p1 + ", !" + pv);
   const std::string addr = w.r64(), idx = w.r64();
-  w.ins("mul.wide.u32 " + idx + ", " + row + ", " + ld);
-  w.ins("cvt.u64.u32 " + addr + ", " + col);
-  w.ins("add.u64 " + idx + ", " + idx + ", " + addr);
-  w.ins("mad.lo.u64 " + addr + ", " + idx + ", " + s(es) + ", " + gbase.at(st.global));
+  w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + idx + ", " + row + ", " + ld);
+  w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + addr + ", " + col);
+  w.ins(spell::alu(Op::add, Ty::u64) + " " + idx + ", " + idx + ", " + addr);
+  w.ins(spell::alu(Op::mad_lo, Ty::u64) + " " + addr + ", " + idx + ", " + s(es) + ", " + gbase.at(st.global));
   std::string fx, fy;
   if (!packed.empty()) {
     const std::string lo = w.r16(), hi = w.r16();
-    w.ins("mov.b32 {" + lo + ", " + hi + "}, " + packed);
+    w.ins(spell::alu(Op::mov, Ty::b32) + " {" + lo + ", " + hi + "}, " + packed);
     if (out == isa::DType::f16) {
-      w.ins("@" + pv + " st.global.b32 [" + addr + "], " + packed);
-      w.ins("@" + ps0 + " st.global.b16 [" + addr + "], " + lo);
-      w.ins("@" + ps1 + " st.global.b16 [" + addr + "+2], " + hi);
+      w.ins("@" + pv + " " + spell::st(Space::global, Ty::b32) + " [" + addr + "], " + packed);
+      w.ins("@" + ps0 + " " + spell::st(Space::global, Ty::b16) + " [" + addr + "], " + lo);
+      w.ins("@" + ps1 + " " + spell::st(Space::global, Ty::b16) + " [" + addr + "+2], " + hi);
       return;
     }
     fx = w.r32();
     fy = w.r32();
-    w.ins("cvt.f32.f16 " + fx + ", " + lo);
-    w.ins("cvt.f32.f16 " + fy + ", " + hi);
+    w.ins(spell::cvt(Ty::f32, Ty::f16) + " " + fx + ", " + lo);
+    w.ins(spell::cvt(Ty::f32, Ty::f16) + " " + fy + ", " + hi);
   } else if (out == isa::DType::s32) {  // s32 accumulators only (rule-checked)
-    w.ins("@" + pv + " st.global.v2.s32 [" + addr + "], {" + x + ", " + y + "}");
-    w.ins("@" + ps0 + " st.global.s32 [" + addr + "], " + x);
-    w.ins("@" + ps1 + " st.global.s32 [" + addr + "+4], " + y);
+    w.ins("@" + pv + " " + spell::st(Space::global, Ty::s32, 2) + " [" + addr + "], {" + x + ", " + y + "}");
+    w.ins("@" + ps0 + " " + spell::st(Space::global, Ty::s32) + " [" + addr + "], " + x);
+    w.ins("@" + ps1 + " " + spell::st(Space::global, Ty::s32) + " [" + addr + "+4], " + y);
     return;
   } else if (out == isa::DType::f16 && from == isa::DType::f16) {
     const std::string hx = w.r16(), hy = w.r16(), pk = w.r32();
-    w.ins("cvt.u16.u32 " + hx + ", " + x);
-    w.ins("cvt.u16.u32 " + hy + ", " + y);
-    w.ins("mov.b32 " + pk + ", {" + hx + ", " + hy + "}");
-    w.ins("@" + pv + " st.global.b32 [" + addr + "], " + pk);
-    w.ins("@" + ps0 + " st.global.b16 [" + addr + "], " + hx);
-    w.ins("@" + ps1 + " st.global.b16 [" + addr + "+2], " + hy);
+    w.ins(spell::cvt(Ty::u16, Ty::u32) + " " + hx + ", " + x);
+    w.ins(spell::cvt(Ty::u16, Ty::u32) + " " + hy + ", " + y);
+    w.ins(spell::alu(Op::mov, Ty::b32) + " " + pk + ", {" + hx + ", " + hy + "}");
+    w.ins("@" + pv + " " + spell::st(Space::global, Ty::b32) + " [" + addr + "], " + pk);
+    w.ins("@" + ps0 + " " + spell::st(Space::global, Ty::b16) + " [" + addr + "], " + hx);
+    w.ins("@" + ps1 + " " + spell::st(Space::global, Ty::b16) + " [" + addr + "+2], " + hy);
     return;
   } else {
     fx = to_f32(w, from, x);
     fy = to_f32(w, from, y);
   }
   if (out == isa::DType::f32) {
-    w.ins("@" + pv + " st.global.v2.f32 [" + addr + "], {" + fx + ", " + fy + "}");
-    w.ins("@" + ps0 + " st.global.f32 [" + addr + "], " + fx);
-    w.ins("@" + ps1 + " st.global.f32 [" + addr + "+4], " + fy);
+    w.ins("@" + pv + " " + spell::st(Space::global, Ty::f32, 2) + " [" + addr + "], {" + fx + ", " + fy + "}");
+    w.ins("@" + ps0 + " " + spell::st(Space::global, Ty::f32) + " [" + addr + "], " + fx);
+    w.ins("@" + ps1 + " " + spell::st(Space::global, Ty::f32) + " [" + addr + "+4], " + fy);
     return;
   }
   const std::string pk = w.r32(), h0 = w.r16(), h1 = w.r16();
-  w.ins(std::string(out == isa::DType::bf16 ? "cvt.rn.bf16x2.f32 " : "cvt.rn.f16x2.f32 ") + pk + ", " + fy + ", " + fx);
-  w.ins("@" + pv + " st.global.b32 [" + addr + "], " + pk);
-  w.ins("mov.b32 {" + h0 + ", " + h1 + "}, " + pk);
-  w.ins("@" + ps0 + " st.global.b16 [" + addr + "], " + h0);
-  w.ins("@" + ps1 + " st.global.b16 [" + addr + "+2], " + h1);
+  w.ins(spell::cvt(out == isa::DType::bf16 ? Ty::bf16x2 : Ty::f16x2, Ty::f32, Round::rn) + " " + pk + ", " + fy + ", " + fx);
+  w.ins("@" + pv + " " + spell::st(Space::global, Ty::b32) + " [" + addr + "], " + pk);
+  w.ins(spell::alu(Op::mov, Ty::b32) + " {" + h0 + ", " + h1 + "}, " + pk);
+  w.ins("@" + ps0 + " " + spell::st(Space::global, Ty::b16) + " [" + addr + "], " + h0);
+  w.ins("@" + ps1 + " " + spell::st(Space::global, Ty::b16) + " [" + addr + "+2], " + h1);
 }
 
 // Elements (row, col) and (row, col + 1) of a register set in D's type: one 32-bit register for
@@ -456,9 +456,9 @@ std::vector<std::string> Emitter::pair_out(const plan::StoreStep& st, const std:
     const std::string lo = w.r16(), hi = w.r16();
     fx = w.r32();
     fy = w.r32();
-    w.ins("mov.b32 {" + lo + ", " + hi + "}, " + packed);
-    w.ins("cvt.f32.f16 " + fx + ", " + lo);
-    w.ins("cvt.f32.f16 " + fy + ", " + hi);
+    w.ins(spell::alu(Op::mov, Ty::b32) + " {" + lo + ", " + hi + "}, " + packed);
+    w.ins(spell::cvt(Ty::f32, Ty::f16) + " " + fx + ", " + lo);
+    w.ins(spell::cvt(Ty::f32, Ty::f16) + " " + fy + ", " + hi);
   } else if (out == isa::DType::s32) {
     return {x, y};
   } else {
@@ -467,7 +467,7 @@ std::vector<std::string> Emitter::pair_out(const plan::StoreStep& st, const std:
   }
   if (out == isa::DType::f32) return {fx, fy};
   const std::string pk = w.r32();
-  w.ins(std::string(out == isa::DType::bf16 ? "cvt.rn.bf16x2.f32 " : "cvt.rn.f16x2.f32 ") + pk + ", " + fy + ", " + fx);
+  w.ins(spell::cvt(out == isa::DType::bf16 ? Ty::bf16x2 : Ty::f16x2, Ty::f32, Round::rn) + " " + pk + ", " + fy + ", " + fx);
   return {pk};
 }
 
@@ -484,29 +484,29 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
     // go out by the clipped direct store. The condition is the launch's, so the warps agree.
     const int bytes = isa::value_bits(st.to) / 8;
     const std::string t = w.r32(), unaligned = w.pred();
-    if (st.ld_param.empty()) w.ins("mov.u32 " + t + ", " + s(st.global_cols * bytes));
-    else w.ins("mul.lo.u32 " + t + ", " + size.at(st.ld_param) + ", " + s(bytes), "bytes from one row of D to the next (low bits exact)");
-    w.ins("and.b32 " + t + ", " + t + ", " + s(isa::kTmaStrideAlign - 1));
-    w.ins("setp.ne.u32 " + unaligned + ", " + t + ", 0");
-    w.ins("@" + unaligned + " bra " + L + "_direct", "rows no tensor map can stride: the direct store");
+    if (st.ld_param.empty()) w.ins(spell::alu(Op::mov, Ty::u32) + " " + t + ", " + s(st.global_cols * bytes));
+    else w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + t + ", " + size.at(st.ld_param) + ", " + s(bytes), "bytes from one row of D to the next (low bits exact)");
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + t + ", " + s(isa::kTmaStrideAlign - 1));
+    w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + unaligned + ", " + t + ", 0");
+    w.ins("@" + unaligned + " " + spell::bra() + " " + L + "_direct", "rows no tensor map can stride: the direct store");
   }
   const plan::RegDef& d = st.src;
   const auto& rs = regs.at(d.name);
   const int es = isa::value_bits(st.to) / 8;
   const std::string wgi = w.r32(), q = w.r32(), r = w.r32(), rx = w.r32(), lc = w.r32(), wbase = w.r32();
   const std::string issuer = w.pred(), lane_pred = w.pred();
-  w.ins("sub.u32 " + wgi + ", " + warp + ", " + s(role ? role->first_warp : 0));
-  w.ins("and.b32 " + q + ", " + wgi + ", 3");
-  w.ins("setp.ne.u32 " + lane_pred + ", " + lane + ", 0");
-  w.ins("setp.ne.or.u32 " + issuer + ", " + q + ", 0, " + lane_pred, "all but lane 0 of the warpgroup's first warp");
-  w.ins("shr.u32 " + wgi + ", " + wgi + ", 2", "warpgroup of the role");
+  w.ins(spell::alu(Op::sub, Ty::u32) + " " + wgi + ", " + warp + ", " + s(role ? role->first_warp : 0));
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + q + ", " + wgi + ", 3");
+  w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + lane_pred + ", " + lane + ", 0");
+  w.ins(spell::setp(Cmp::ne, Ty::u32, BoolOp::or_) + " " + issuer + ", " + q + ", 0, " + lane_pred, "all but lane 0 of the warpgroup's first warp");
+  w.ins(spell::alu(Op::shr, Ty::u32) + " " + wgi + ", " + wgi + ", 2", "warpgroup of the role");
   // The CTA's warpgroup w has named barrier 2 + w (0: the CTA's, 1: all consumers'; ping-pong
   // roles are warpgroups of their own), an immediate so that ptxas reserves only the barriers used.
   const int first_wg = (role ? role->first_warp : 0) / 4;
   auto wg_sync = [&] {
     for (int g = 0; g < st.warpgroups; ++g) {
       const std::string pg = w.pred();
-      w.ins("setp.eq.u32 " + pg + ", " + wgi + ", " + s(g));
+      w.ins(spell::setp(Cmp::eq, Ty::u32) + " " + pg + ", " + wgi + ", " + s(g));
       w.ins("@" + pg + " " + spell::bar_sync() + " " + s(2 + first_wg + g) + ", 128");
     }
   };
@@ -522,46 +522,46 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
     w.ins(spell::proxy_fence());
   }
   // Row 16q + l/4 (and + 8) of each 64 of the warpgroup's; byte 2 es (l % 4) of the 8-column group.
-  w.ins("shr.u32 " + r + ", " + lane + ", 2");
-  w.ins("mad.lo.u32 " + r + ", " + q + ", 16, " + r);
+  w.ins(spell::alu(Op::shr, Ty::u32) + " " + r + ", " + lane + ", 2");
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r + ", " + q + ", 16, " + r);
   const int row_bytes = static_cast<int>(st.warpgroup_bytes / d.rows);
-  w.ins("and.b32 " + rx + ", " + r + ", 7", "the row's swizzle (r % 8; the same for r + 8)");
-  w.ins("and.b32 " + lc + ", " + lane + ", 3");
-  w.ins("mul.lo.u32 " + lc + ", " + lc + ", " + s(2 * es), "its byte in the 8 columns");
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + rx + ", " + r + ", 7", "the row's swizzle (r % 8; the same for r + 8)");
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + lc + ", " + lane + ", 3");
+  w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + lc + ", " + lc + ", " + s(2 * es), "its byte in the 8 columns");
   const std::string within = w.r32(), lchunk = w.r32();
-  w.ins("and.b32 " + within + ", " + lc + ", 15");
-  w.ins("shr.u32 " + lchunk + ", " + lc + ", 4");
-  w.ins("mad.lo.u32 " + wbase + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset), "the warpgroup's " + s(d.rows) + " rows of each box");
-  w.ins("add.u32 " + wbase + ", " + wbase + ", " + base);
-  w.ins("mad.lo.u32 " + wbase + ", " + r + ", " + s(row_bytes) + ", " + wbase);
-  w.ins("add.u32 " + wbase + ", " + wbase + ", " + within);
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + within + ", " + lc + ", 15");
+  w.ins(spell::alu(Op::shr, Ty::u32) + " " + lchunk + ", " + lc + ", 4");
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + wbase + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset), "the warpgroup's " + s(d.rows) + " rows of each box");
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + wbase + ", " + wbase + ", " + base);
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + wbase + ", " + r + ", " + s(row_bytes) + ", " + wbase);
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + wbase + ", " + wbase + ", " + within);
   each_acc_pair(d, rs, [&](int row, int col, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
     const int box = col / st.box_cols, chunk = (col % st.box_cols) * es / 16;
     const std::vector<std::string> v = pair_out(st, x, y, packed);
     const std::string a = w.r32();
-    w.ins("add.u32 " + a + ", " + lchunk + ", " + s(chunk));
-    w.ins("xor.b32 " + a + ", " + a + ", " + rx);
-    w.ins("mad.lo.u32 " + a + ", " + a + ", 16, " + wbase);
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + a + ", " + lchunk + ", " + s(chunk));
+    w.ins(spell::alu(Op::xor_, Ty::b32) + " " + a + ", " + a + ", " + rx);
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + a + ", " + a + ", 16, " + wbase);
     // The M group's rows (a multiple of 8: the same swizzle), and 8 rows on for the upper pair.
     const int64_t off = int64_t{box} * st.box_stride + int64_t{row_bytes} * (row + (lower ? 0 : 8));
     const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
-    if (v.size() == 1) w.ins("st.shared.b32 " + at + ", " + v[0]);
-    else w.ins("st.shared.v2.b32 " + at + ", {" + v[0] + ", " + v[1] + "}");
+    if (v.size() == 1) w.ins(spell::st(Space::shared, Ty::b32) + " " + at + ", " + v[0]);
+    else w.ins(spell::st(Space::shared, Ty::b32, 2) + " " + at + ", {" + v[0] + ", " + v[1] + "}");
   });
   // The writes reach the async proxy before TMA reads them (§9.7.13.4), every thread's before the
   // one that issues: the warpgroup's named barrier.
   w.ins(spell::proxy_fence());
   wg_sync();
-  w.ins("@" + issuer + " bra " + L + "_done");
+  w.ins("@" + issuer + " " + spell::bra() + " " + L + "_done");
   const std::string row0 = affine(st.row0), col0 = affine(st.col0);
-  w.ins("mad.lo.u32 " + row0 + ", " + wgi + ", " + s(d.rows) + ", " + row0);
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + row0 + ", " + wgi + ", " + s(d.rows) + ", " + row0);
   const std::string box0 = w.r32();
-  w.ins("mad.lo.u32 " + box0 + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset));
-  w.ins("add.u32 " + box0 + ", " + box0 + ", " + base);
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + box0 + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset));
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + box0 + ", " + box0 + ", " + base);
   for (int j = 0; j < st.boxes; ++j) {
     const std::string cj = w.r32(), sj = w.r32();
-    w.ins("add.u32 " + cj + ", " + col0 + ", " + s(int64_t{j} * st.box_cols));
-    w.ins("add.u32 " + sj + ", " + box0 + ", " + s(int64_t{j} * st.box_stride));
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + cj + ", " + col0 + ", " + s(int64_t{j} * st.box_cols));
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + sj + ", " + box0 + ", " + s(int64_t{j} * st.box_stride));
     w.ins(spell::tma_store() + " [" + tmap.at(st.map.param) + ", {" + cj + ", " + row0 + "}], [" + sj + "]");
   }
   w.ins(spell::bulk_commit());
@@ -570,7 +570,7 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
   if (!st.reuse) w.ins(spell::bulk_wait_read() + " 0");
   w.label(L + "_done");
   if (st.map.optional) {
-    w.ins("bra " + L + "_stored");
+    w.ins(spell::bra() + " " + L + "_stored");
     w.label(L + "_direct");
     clipped_store(st, L + "_d");
     w.label(L + "_stored");
@@ -587,27 +587,27 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
     // §9.7.15.5.1.1: warp q of the warpgroup, lane l: register pair i of an N group holds rows
     // 16q + l/4 + 8 (i % 2) and columns 8 (i / 2) + 2 (l % 4) + {0, 1} of its warpgroup's 64 rows.
     const std::string q = w.r32(), wg = w.r32(), r0 = w.r32(), r8 = w.r32(), c0 = w.r32(), t = w.r32();
-    w.ins("sub.u32 " + wg + ", " + warp + ", " + s(role ? role->first_warp : 0));
-    w.ins("and.b32 " + q + ", " + wg + ", 3");
-    w.ins("shr.u32 " + wg + ", " + wg + ", 2");
-    w.ins("shr.u32 " + t + ", " + lane + ", 2");
-    w.ins("mad.lo.u32 " + r0 + ", " + q + ", 16, " + t);
-    w.ins("mad.lo.u32 " + r0 + ", " + wg + ", " + s(d.rows) + ", " + r0);
-    w.ins("add.u32 " + r0 + ", " + r0 + ", " + row0);
-    w.ins("add.u32 " + r8 + ", " + r0 + ", 8");
-    w.ins("and.b32 " + t + ", " + lane + ", 3");
-    w.ins("mad.lo.u32 " + c0 + ", " + t + ", 2, " + col0);
+    w.ins(spell::alu(Op::sub, Ty::u32) + " " + wg + ", " + warp + ", " + s(role ? role->first_warp : 0));
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + q + ", " + wg + ", 3");
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + wg + ", " + wg + ", 2");
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + t + ", " + lane + ", 2");
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r0 + ", " + q + ", 16, " + t);
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r0 + ", " + wg + ", " + s(d.rows) + ", " + r0);
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + r0 + ", " + r0 + ", " + row0);
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + r8 + ", " + r0 + ", 8");
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + lane + ", 3");
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + c0 + ", " + t + ", 2, " + col0);
     // A warpgroup of several M groups: the rows of group i lie 64 i further.
     std::map<int, std::pair<std::string, std::string>> at_row{{0, {r0, r8}}};
     each_acc_pair(d, rs, [&](int row, int c, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
       if (!at_row.count(row)) {
         const std::string g0 = w.r32(), g8 = w.r32();
-        w.ins("add.u32 " + g0 + ", " + r0 + ", " + s(row), "M group " + s(row / 64));
-        w.ins("add.u32 " + g8 + ", " + r8 + ", " + s(row));
+        w.ins(spell::alu(Op::add, Ty::u32) + " " + g0 + ", " + r0 + ", " + s(row), "M group " + s(row / 64));
+        w.ins(spell::alu(Op::add, Ty::u32) + " " + g8 + ", " + r8 + ", " + s(row));
         at_row[row] = {g0, g8};
       }
       const std::string col = w.r32();
-      w.ins("add.u32 " + col + ", " + c0 + ", " + s(c));
+      w.ins(spell::alu(Op::add, Ty::u32) + " " + col + ", " + c0 + ", " + s(c));
       store_pair(st, x, y, packed, lower ? at_row.at(row).first : at_row.at(row).second, col);
     });
     return;
@@ -620,26 +620,26 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
       const std::string tr = w.r32(), tc = w.r32();
       switch (f->shape) {
         case isa::LdShape::s32x32b:  // lane t, column 0
-          w.ins("add.u32 " + tr + ", " + row0 + ", " + lane);
-          w.ins("mov.u32 " + tc + ", " + col0);
+          w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + lane);
+          w.ins(spell::alu(Op::mov, Ty::u32) + " " + tc + ", " + col0);
           break;
         case isa::LdShape::s16x256b: {  // lane t/4, column 2(t%4)
           const std::string x = w.r32();
-          w.ins("shr.u32 " + x + ", " + lane + ", 2");
-          w.ins("add.u32 " + tr + ", " + row0 + ", " + x);
-          w.ins("and.b32 " + x + ", " + lane + ", 3");
-          w.ins("mad.lo.u32 " + tc + ", " + x + ", 2, " + col0);
+          w.ins(spell::alu(Op::shr, Ty::u32) + " " + x + ", " + lane + ", 2");
+          w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + x);
+          w.ins(spell::alu(Op::and_, Ty::b32) + " " + x + ", " + lane + ", 3");
+          w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tc + ", " + x + ", 2, " + col0);
           break;
         }
         default: throw std::logic_error("a clipped store of an unsupported tcgen05.ld shape");
       }
-      if (!wrow.empty()) w.ins("add.u32 " + tr + ", " + tr + ", " + wrow, "the rows of this warp");
+      if (!wrow.empty()) w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + tr + ", " + wrow, "the rows of this warp");
       for (int j = 0; j + 1 < f->regs; j += 2) {
         const isa::LdCell c = isa::ld_cell(f->shape, 0, j), c1 = isa::ld_cell(f->shape, 0, j + 1);
         if (c1.lane != c.lane || c1.column != c.column + 1) throw std::logic_error("registers of a pair are not adjacent");
         const std::string row = w.r32(), col = w.r32();
-        w.ins("add.u32 " + row + ", " + tr + ", " + s(f->row0 + c.lane));
-        w.ins("add.u32 " + col + ", " + tc + ", " + s(f->elem0 + c.column));
+        w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + tr + ", " + s(f->row0 + c.lane));
+        w.ins(spell::alu(Op::add, Ty::u32) + " " + col + ", " + tc + ", " + s(f->elem0 + c.column));
         store_pair(st, rs.at(static_cast<size_t>(f->first_reg + j)), rs.at(static_cast<size_t>(f->first_reg + j + 1)), "", row, col);
       }
     }
@@ -670,18 +670,18 @@ void Emitter::for_warps(const plan::RegDef& d, const std::string& L,
   }
   if (uniform) {
     const std::string out = w.pred(), below = w.pred(), wrow = w.r32();
-    w.ins("setp.lt.u32 " + below + ", " + warp + ", " + s(ws.front()));
-    w.ins("setp.gt.or.u32 " + out + ", " + warp + ", " + s(ws.back()) + ", " + below);
-    w.ins("@" + out + " bra " + L + "_w");
-    w.ins("sub.u32 " + wrow + ", " + warp + ", " + s(ws.front()));
-    w.ins("mul.lo.u32 " + wrow + ", " + wrow + ", " + s(step), s(step) + " rows per warp");
+    w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(ws.front()));
+    w.ins(spell::setp(Cmp::gt, Ty::u32, BoolOp::or_) + " " + out + ", " + warp + ", " + s(ws.back()) + ", " + below);
+    w.ins("@" + out + " " + spell::bra() + " " + L + "_w");
+    w.ins(spell::alu(Op::sub, Ty::u32) + " " + wrow + ", " + warp + ", " + s(ws.front()));
+    w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + wrow + ", " + wrow + ", " + s(step), s(step) + " rows per warp");
     fn(by_warp.at(ws.front()), wrow);
     w.label(L + "_w");
     return;
   }
   for (const auto& [wi, fs] : by_warp) {
     const std::string skip = L + "_w" + s(wi);
-    w.ins("@" + warp_pred(wi) + " bra " + skip);
+    w.ins("@" + warp_pred(wi) + " " + spell::bra() + " " + skip);
     fn(fs, "");
     w.label(skip);
   }

@@ -75,7 +75,7 @@ const std::string& Emitter::warp_pred(int wi) {
   auto it = warp_p.find(wi);
   if (it != warp_p.end()) return it->second;
   const std::string pr = w.pred();
-  w.ins("setp.ne.u32 " + pr + ", " + warp + ", " + s(wi), "not warp " + s(wi));
+  w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + pr + ", " + warp + ", " + s(wi), "not warp " + s(wi));
   return warp_p[wi] = pr;
 }
 
@@ -152,10 +152,10 @@ void Emitter::thread_sync() {
 void Emitter::cluster_tile(const std::string& block_m, const std::string& block_n) {
   const std::string r = w.r32();
   const std::string& q = pair() ? cpair : crank;
-  w.ins("div.u32 " + r + ", " + q + ", " + s(p.grid.cluster_n));
-  w.ins("mad.lo.u32 " + m_tile + ", " + block_m + ", " + s(p.grid.cluster_m) + ", " + r, "M tile: the block's row, plus the rank's");
-  w.ins("rem.u32 " + r + ", " + q + ", " + s(p.grid.cluster_n));
-  w.ins("mad.lo.u32 " + n_tile + ", " + block_n + ", " + s(p.grid.cluster_n) + ", " + r, "N tile: the block's column, plus the rank's");
+  w.ins(spell::alu(Op::div, Ty::u32) + " " + r + ", " + q + ", " + s(p.grid.cluster_n));
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + m_tile + ", " + block_m + ", " + s(p.grid.cluster_m) + ", " + r, "M tile: the block's row, plus the rank's");
+  w.ins(spell::alu(Op::rem, Ty::u32) + " " + r + ", " + q + ", " + s(p.grid.cluster_n));
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + n_tile + ", " + block_n + ", " + s(p.grid.cluster_n) + ", " + r, "N tile: the block's column, plus the rank's");
 }
 
 // Cluster rank r = p + c (col + cluster_n row) for pair rank p of c = cta_group CTAs a tile. The
@@ -170,13 +170,13 @@ std::string Emitter::shared_ctas(bool along_m, bool both_ranks) {
   for (int j = 0; j < parts; ++j) bits |= (both_ranks ? (1u << c) - 1 : 1u) << (stride * j);
   const std::string shift = w.r32(), m = w.r32();
   if (stride == 1) {
-    w.ins("sub.u32 " + shift + ", " + crank + ", " + share_place[along_m], std::string("the rank of the first CTA of its block tile ") + (along_m ? "column" : "row"));
+    w.ins(spell::alu(Op::sub, Ty::u32) + " " + shift + ", " + crank + ", " + share_place[along_m], std::string("the rank of the first CTA of its block tile ") + (along_m ? "column" : "row"));
   } else {
-    w.ins("mul.lo.u32 " + shift + ", " + share_place[along_m] + ", " + s(stride));
-    w.ins("sub.u32 " + shift + ", " + crank + ", " + shift, std::string("the rank of the first CTA of its block tile ") + (along_m ? "column" : "row"));
+    w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + shift + ", " + share_place[along_m] + ", " + s(stride));
+    w.ins(spell::alu(Op::sub, Ty::u32) + " " + shift + ", " + crank + ", " + shift, std::string("the rank of the first CTA of its block tile ") + (along_m ? "column" : "row"));
   }
-  if (both_ranks && pair()) w.ins("and.b32 " + shift + ", " + shift + ", -2", "CTA 0 of that pair");
-  w.ins("shl.b32 " + m + ", " + s(bits) + ", " + shift,
+  if (both_ranks && pair()) w.ins(spell::alu(Op::and_, Ty::b32) + " " + shift + ", " + shift + ", -2", "CTA 0 of that pair");
+  w.ins(spell::alu(Op::shl, Ty::b32) + " " + m + ", " + s(bits) + ", " + shift,
         std::string("the CTAs of the block's tile ") + (along_m ? "column" : "row") + (!pair() ? "" : both_ranks ? ", both of each pair" : " of this CTA's rank in its pair"));
   return m;
 }
@@ -189,7 +189,7 @@ std::string Emitter::tmem(const std::string& alloc, uint32_t rel) const {
 std::string Emitter::tmem(const std::string& alloc, uint32_t rel, const plan::TmemRing& ring) {
   if (ring.stages <= 1 || !loop.active) return tmem(alloc, rel);
   const std::string r = w.r32();
-  w.ins("mad.lo.u32 " + r + ", " + loop.ring.at(ring.stages).first + ", " + s(ring.columns) + ", " + tmem_base.at(alloc),
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r + ", " + loop.ring.at(ring.stages).first + ", " + s(ring.columns) + ", " + tmem_base.at(alloc),
         "this stage's copy of a ring " + s(ring.columns) + " columns apart");
   return rel ? "[" + r + "+" + hex(rel) + "]" : "[" + r + "]";
 }
@@ -212,11 +212,11 @@ void Emitter::ring_bases(const plan::Step& st) {
   for (const auto& in : st.mma.instrs) allocs.insert(in.d_alloc);
   for (const auto& f : st.ld.frags) allocs.insert(f.alloc);
   const std::string cols = w.r32();
-  w.ins("mul.lo.u32 " + cols + ", " + it->second.first + ", " + s(st.tmem_ring.stride), "this tile's buffer: its stage x " +
+  w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + cols + ", " + it->second.first + ", " + s(st.tmem_ring.stride), "this tile's buffer: its stage x " +
         s(st.tmem_ring.stride) + " columns");
   for (const auto& a : allocs) {
     const std::string r = w.r32();
-    w.ins("add.u32 " + r + ", " + tmem_base.at(a) + ", " + cols);
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + r + ", " + tmem_base.at(a) + ", " + cols);
     ring_base[a] = r;
   }
 }
@@ -228,14 +228,14 @@ void Emitter::prologue() {
   base = w.r32();
   w.comment("Thread, warp, lane; the shared-memory base rounded up to " + s(p.smem_align) +
             " B, where every swizzle pattern starts (Table 41): descriptors carry base offset 0.");
-  w.ins("mov.u32 " + tid + ", %tid.x");
-  w.ins("shr.u32 " + warp + ", " + tid + ", 5");
-  w.ins("and.b32 " + lane + ", " + tid + ", 31");
-  w.ins("mov.u32 " + base + ", ptxgen_smem");
-  w.ins("add.u32 " + base + ", " + base + ", " + s(p.smem_align - 1));
-  w.ins("and.b32 " + base + ", " + base + ", " + s(-static_cast<int64_t>(p.smem_align)));
+  w.ins(spell::alu(Op::mov, Ty::u32) + " " + tid + ", %tid.x");
+  w.ins(spell::alu(Op::shr, Ty::u32) + " " + warp + ", " + tid + ", 5");
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + lane + ", " + tid + ", 31");
+  w.ins(spell::alu(Op::mov, Ty::u32) + " " + base + ", ptxgen_smem");
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + base + ", " + base + ", " + s(p.smem_align - 1));
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + base + ", " + base + ", " + s(-static_cast<int64_t>(p.smem_align)));
   not_t0 = w.pred();
-  w.ins("setp.ne.u32 " + not_t0 + ", " + tid + ", 0");
+  w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + not_t0 + ", " + tid + ", 0");
   not_issuer = not_t0;
   const int ctas = p.cluster[0] * p.cluster[1] * p.cluster[2];
   if (pair()) {
@@ -244,24 +244,24 @@ void Emitter::prologue() {
     not_issuer = w.pred();
     odd = w.pred();
     if (ctas == 2) {
-      w.ins("mov.u32 " + rank + ", %cluster_ctarank", "0 or 1 in the pair");
+      w.ins(spell::alu(Op::mov, Ty::u32) + " " + rank + ", %cluster_ctarank", "0 or 1 in the pair");
     } else {
       // Pairs are CTAs 2i and 2i + 1 of the cluster (its x extent is even, CLUSTER-PAIR).
       cta_even = w.r32();
-      w.ins("mov.u32 " + cta_even + ", %cluster_ctarank");
-      w.ins("and.b32 " + rank + ", " + cta_even + ", 1", "0 or 1 in the pair");
-      w.ins("and.b32 " + cta_even + ", " + cta_even + ", -2", "the pair's CTA 0 in the cluster");
+      w.ins(spell::alu(Op::mov, Ty::u32) + " " + cta_even + ", %cluster_ctarank");
+      w.ins(spell::alu(Op::and_, Ty::b32) + " " + rank + ", " + cta_even + ", 1", "0 or 1 in the pair");
+      w.ins(spell::alu(Op::and_, Ty::b32) + " " + cta_even + ", " + cta_even + ", -2", "the pair's CTA 0 in the cluster");
     }
-    w.ins("cvt.u64.u32 " + rank64 + ", " + rank);
-    w.ins("setp.ne.u32 " + odd + ", " + rank + ", 0");
-    w.ins("or.pred " + not_issuer + ", " + not_t0 + ", " + odd, "tcgen05.cp/mma/commit: thread 0 of CTA 0");
+    w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + rank64 + ", " + rank);
+    w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + odd + ", " + rank + ", 0");
+    w.ins(spell::alu(Op::or_, Ty::pred) + " " + not_issuer + ", " + not_t0 + ", " + odd, "tcgen05.cp/mma/commit: thread 0 of CTA 0");
   }
   if (clustered()) {
     crank = w.r32();
-    w.ins("mov.u32 " + crank + ", %cluster_ctarank", "this CTA's place in its cluster's block of tiles");
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + crank + ", %cluster_ctarank", "this CTA's place in its cluster's block of tiles");
     if (pair()) {
       cpair = w.r32();
-      w.ins("shr.u32 " + cpair + ", " + crank + ", 1", "its pair's place in the block");
+      w.ins(spell::alu(Op::shr, Ty::u32) + " " + cpair + ", " + crank + ", 1", "its pair's place in the block");
     }
     // The multicast groups, for every load and release of the kernel: the CTAs that share A (the
     // block's tile row) and B (its tile column), this CTA's (pair's) place in each, and the release
@@ -278,20 +278,20 @@ void Emitter::prologue() {
       share_mask[along_m] = w.r16();
       if (whole) {
         share_place[along_m] = crank;
-        w.ins("mov.u16 " + share_mask[along_m] + ", " + s((1 << parts) - 1), "every CTA of the cluster");
+        w.ins(spell::alu(Op::mov, Ty::u16) + " " + share_mask[along_m] + ", " + s((1 << parts) - 1), "every CTA of the cluster");
         continue;
       }
       share_place[along_m] = w.r32();
-      w.ins((along_m ? "div.u32 " : "rem.u32 ") + share_place[along_m] + ", " + q + ", " + s(p.grid.cluster_n),
+      w.ins(spell::alu(along_m ? Op::div : Op::rem, Ty::u32) + " " + share_place[along_m] + ", " + q + ", " + s(p.grid.cluster_n),
             std::string(who) + " place in its block tile " + (along_m ? "column: its tile row" : "row: its tile column"));
       const std::string m32 = shared_ctas(along_m, false);
-      w.ins("cvt.u16.u32 " + share_mask[along_m] + ", " + m32);
+      w.ins(spell::cvt(Ty::u16, Ty::u32) + " " + share_mask[along_m] + ", " + m32);
       const std::string both = pair() ? shared_ctas(along_m, true) : m32;
       if (rel.empty()) {
         rel = both;
       } else {
         const std::string u = w.r32();
-        w.ins("or.b32 " + u + ", " + rel + ", " + both, "row and column");
+        w.ins(spell::alu(Op::or_, Ty::b32) + " " + u + ", " + rel + ", " + both, "row and column");
         rel = u;
       }
     }
@@ -299,7 +299,7 @@ void Emitter::prologue() {
     if (p.engine == ir::Engine::tcgen05)
       release_mask = whole ? share_mask[p.grid.cluster_m > 1] : [&] {
         const std::string m = w.r16();
-        w.ins("cvt.u16.u32 " + m + ", " + rel, "the MMA issuer's commits release a stage in these CTAs");
+        w.ins(spell::cvt(Ty::u16, Ty::u32) + " " + m + ", " + rel, "the MMA issuer's commits release a stage in these CTAs");
         return m;
       }();
   }
@@ -307,28 +307,28 @@ void Emitter::prologue() {
   for (const auto& g : p.globals) {
     if (g.param.empty()) continue;
     const std::string r = w.r64();
-    w.ins("ld.param.u64 " + r + ", [" + g.param + "]");
-    w.ins("cvta.to.global.u64 " + r + ", " + r);
+    w.ins(spell::ld(Space::param, Ty::u64) + " " + r + ", [" + g.param + "]");
+    w.ins(spell::cvta_to(Space::global, Ty::u64) + " " + r + ", " + r);
     gbase[g.name] = r;
   }
   for (const auto& m : p.tensor_maps) {  // the generic address of the parameter (PTX ISA 9.7.9.27.1.2: tensorMap)
     const std::string r = w.r64();
-    w.ins("mov.b64 " + r + ", " + m.param);
-    w.ins("cvta.param.u64 " + r + ", " + r);
+    w.ins(spell::alu(Op::mov, Ty::b64) + " " + r + ", " + m.param);
+    w.ins(spell::cvta(Space::param, Ty::u64) + " " + r + ", " + r);
     tmap[m.param] = r;
   }
   for (const auto& z : p.size_params) {
     if (!z.of.empty()) continue;
     const std::string r = w.r32();
-    w.ins("ld.param.u32 " + r + ", [" + z.name + "]");
+    w.ins(spell::ld(Space::param, Ty::u32) + " " + r + ", [" + z.name + "]");
     size[z.name] = r;
   }
   for (const auto& z : p.size_params) {  // derived: ceil(of / div) * mul, below 2^32 as mul <= div
     if (z.of.empty()) continue;
     const std::string r = w.r32();
-    w.ins("add.u32 " + r + ", " + size.at(z.of) + ", " + s(z.div - 1));
-    w.ins("div.u32 " + r + ", " + r + ", " + s(z.div));
-    w.ins("mul.lo.u32 " + r + ", " + r + ", " + s(z.mul), z.name + " = ceil(" + z.of + " / " + s(z.div) + ") * " + s(z.mul));
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + r + ", " + size.at(z.of) + ", " + s(z.div - 1));
+    w.ins(spell::alu(Op::div, Ty::u32) + " " + r + ", " + r + ", " + s(z.div));
+    w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + r + ", " + r + ", " + s(z.mul), z.name + " = ceil(" + z.of + " / " + s(z.div) + ") * " + s(z.mul));
     size[z.name] = r;
   }
   if (p.grid.tiled) {
@@ -339,58 +339,58 @@ void Emitter::prologue() {
       tiles_m = w.r32();
       tiles_n = w.r32();
       tile_count = w.r32();
-      w.ins("add.u32 " + tiles_m + ", " + size.at(p.grid.m_param) + ", " + s(p.grid.tile_m - 1));
-      w.ins("div.u32 " + tiles_m + ", " + tiles_m + ", " + s(p.grid.tile_m), "tile rows");
-      w.ins("add.u32 " + tiles_n + ", " + size.at(p.grid.n_param) + ", " + s(p.grid.tile_n - 1));
-      w.ins("div.u32 " + tiles_n + ", " + tiles_n + ", " + s(p.grid.tile_n), "tile columns");
+      w.ins(spell::alu(Op::add, Ty::u32) + " " + tiles_m + ", " + size.at(p.grid.m_param) + ", " + s(p.grid.tile_m - 1));
+      w.ins(spell::alu(Op::div, Ty::u32) + " " + tiles_m + ", " + tiles_m + ", " + s(p.grid.tile_m), "tile rows");
+      w.ins(spell::alu(Op::add, Ty::u32) + " " + tiles_n + ", " + size.at(p.grid.n_param) + ", " + s(p.grid.tile_n - 1));
+      w.ins(spell::alu(Op::div, Ty::u32) + " " + tiles_n + ", " + tiles_n + ", " + s(p.grid.tile_n), "tile columns");
       if (clustered()) {  // the clusters walk blocks of cluster_m x cluster_n tiles
-        w.ins("add.u32 " + tiles_m + ", " + tiles_m + ", " + s(p.grid.cluster_m - 1));
-        w.ins("div.u32 " + tiles_m + ", " + tiles_m + ", " + s(p.grid.cluster_m), "block rows");
-        w.ins("add.u32 " + tiles_n + ", " + tiles_n + ", " + s(p.grid.cluster_n - 1));
-        w.ins("div.u32 " + tiles_n + ", " + tiles_n + ", " + s(p.grid.cluster_n), "block columns");
+        w.ins(spell::alu(Op::add, Ty::u32) + " " + tiles_m + ", " + tiles_m + ", " + s(p.grid.cluster_m - 1));
+        w.ins(spell::alu(Op::div, Ty::u32) + " " + tiles_m + ", " + tiles_m + ", " + s(p.grid.cluster_m), "block rows");
+        w.ins(spell::alu(Op::add, Ty::u32) + " " + tiles_n + ", " + tiles_n + ", " + s(p.grid.cluster_n - 1));
+        w.ins(spell::alu(Op::div, Ty::u32) + " " + tiles_n + ", " + tiles_n + ", " + s(p.grid.cluster_n), "block columns");
       }
-      w.ins("mul.lo.u32 " + tile_count + ", " + tiles_m + ", " + tiles_n, "tiles (the header keeps it below 2^31)");
+      w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + tile_count + ", " + tiles_m + ", " + tiles_n, "tiles (the header keeps it below 2^31)");
     } else if (clustered()) {
       // The cluster's block: %clusterid walks blocks as %ctaid walks tiles (x: N, y: M), in the
       // launch order of the blocks; then the CTA's tile in it.
       const std::string lin = w.r32(), tn = w.r32(), tm = w.r32(), bm = w.r32(), bn = w.r32();
-      w.ins("mov.u32 " + tn + ", %nclusterid.x");
-      w.ins("mov.u32 " + lin + ", %clusterid.x");
-      w.ins("mov.u32 " + tm + ", %clusterid.y");
-      w.ins("mad.lo.u32 " + lin + ", " + tm + ", " + tn + ", " + lin, "the block's place in launch order");
-      w.ins("mov.u32 " + tm + ", %nclusterid.y");
+      w.ins(spell::alu(Op::mov, Ty::u32) + " " + tn + ", %nclusterid.x");
+      w.ins(spell::alu(Op::mov, Ty::u32) + " " + lin + ", %clusterid.x");
+      w.ins(spell::alu(Op::mov, Ty::u32) + " " + tm + ", %clusterid.y");
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + lin + ", " + tm + ", " + tn + ", " + lin, "the block's place in launch order");
+      w.ins(spell::alu(Op::mov, Ty::u32) + " " + tm + ", %nclusterid.y");
       tile_of(lin, tm, tn, bm, bn);
       cluster_tile(bm, bn);
     } else {
       // This CTA's output tile: %ctaid.x walks N tiles (cta_group CTAs per tile), %ctaid.y M tiles.
       if (p.grid.raster_group <= 1) {
-        w.ins("mov.u32 " + m_tile + ", %ctaid.y", "M tile");
-        w.ins("mov.u32 " + n_tile + ", %ctaid.x");
-        if (pair()) w.ins("shr.u32 " + n_tile + ", " + n_tile + ", 1", "N tile: two CTAs per tile");
+        w.ins(spell::alu(Op::mov, Ty::u32) + " " + m_tile + ", %ctaid.y", "M tile");
+        w.ins(spell::alu(Op::mov, Ty::u32) + " " + n_tile + ", %ctaid.x");
+        if (pair()) w.ins(spell::alu(Op::shr, Ty::u32) + " " + n_tile + ", " + n_tile + ", 1", "N tile: two CTAs per tile");
       } else {
       const std::string lin = w.r32(), tn = w.r32(), tm = w.r32();
-      w.ins("mov.u32 " + tn + ", %nctaid.x");
-      w.ins("mov.u32 " + lin + ", %ctaid.x");
+      w.ins(spell::alu(Op::mov, Ty::u32) + " " + tn + ", %nctaid.x");
+      w.ins(spell::alu(Op::mov, Ty::u32) + " " + lin + ", %ctaid.x");
       if (pair()) {
-        w.ins("shr.u32 " + tn + ", " + tn + ", 1", "two CTAs per tile");
-        w.ins("shr.u32 " + lin + ", " + lin + ", 1");
+        w.ins(spell::alu(Op::shr, Ty::u32) + " " + tn + ", " + tn + ", 1", "two CTAs per tile");
+        w.ins(spell::alu(Op::shr, Ty::u32) + " " + lin + ", " + lin + ", 1");
       }
-      w.ins("mov.u32 " + tm + ", %ctaid.y");
-      w.ins("mad.lo.u32 " + lin + ", " + tm + ", " + tn + ", " + lin, "the tile's place in launch order");
-      w.ins("mov.u32 " + tm + ", %nctaid.y");
+      w.ins(spell::alu(Op::mov, Ty::u32) + " " + tm + ", %ctaid.y");
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + lin + ", " + tm + ", " + tn + ", " + lin, "the tile's place in launch order");
+      w.ins(spell::alu(Op::mov, Ty::u32) + " " + tm + ", %nctaid.y");
       tile_of(lin, tm, tn);
       }
     }
   }
   for (const auto& b : p.barriers) {
     const std::string r = w.r32();
-    w.ins("add.u32 " + r + ", " + base + ", " + s(b.offset), "mbarrier " + b.name + (b.stages > 1 ? " [" + s(b.stages) + "]" : ""));
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + r + ", " + base + ", " + s(b.offset), "mbarrier " + b.name + (b.stages > 1 ? " [" + s(b.stages) + "]" : ""));
     bar[b.name] = r;
   }
   std::map<std::string, std::string> slots;
   for (const auto& a : p.allocs) {
     const std::string r = w.r32();
-    w.ins("add.u32 " + r + ", " + base + ", " + s(a.slot_offset), "tcgen05.alloc writes the address of " + a.name + " here");
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + r + ", " + base + ", " + s(a.slot_offset), "tcgen05.alloc writes the address of " + a.name + " here");
     slots[a.name] = r;
   }
   w.blank();
@@ -398,13 +398,13 @@ void Emitter::prologue() {
     w.comment("Warp " + s(p.alloc_warp) + (pair() ? " of each CTA (together, .cta_group::2)" : "") +
               " allocates tensor memory, largest allocation first: column counts may not increase");
     w.comment("between allocations (PTX ISA 9.7.16.7.1); then no further allocation in this CTA.");
-    w.ins("@" + not_alloc + " bra $L_alloc_done");
+    w.ins("@" + not_alloc + " " + spell::bra() + " $L_alloc_done");
     for (const auto& a : p.allocs) w.ins(spell::alloc(p.cta_group) + " [" + slots[a.name] + "], " + s(a.columns));
     w.ins(spell::relinquish(p.cta_group));
     w.label("$L_alloc_done");
   }
   if (!p.barriers.empty()) {
-    w.ins("@" + not_t0 + " bra $L_init_done");
+    w.ins("@" + not_t0 + " " + spell::bra() + " $L_init_done");
     for (const auto& b : p.barriers)
       for (int st = 0; st < b.stages; ++st)
         w.ins(spell::mbarrier_init() + " [" + bar[b.name] + (st ? "+" + s(8 * st) : "") + "], " + s(b.count));
@@ -416,17 +416,17 @@ void Emitter::prologue() {
   thread_sync();
   for (const auto& a : p.allocs) {
     const std::string r = w.r32();
-    w.ins("ld.shared.b32 " + r + ", [" + slots[a.name] + "]", "tensor memory " + a.name + ": lane 0, first column");
+    w.ins(spell::ld(Space::shared, Ty::b32) + " " + r + ", [" + slots[a.name] + "]", "tensor memory " + a.name + ": lane 0, first column");
     tmem_base[a.name] = r;
   }
   desc_base32 = w.r32();
   w.comment("Descriptor start addresses in the plan are relative to the aligned base: add its");
   w.comment("matrix-descriptor-encode, (base & 0x3FFFF) >> 4 (PTX ISA 9.7.16.4.1).");
-  w.ins("shr.u32 " + desc_base32 + ", " + base + ", 4");
-  w.ins("and.b32 " + desc_base32 + ", " + desc_base32 + ", 16383");
+  w.ins(spell::alu(Op::shr, Ty::u32) + " " + desc_base32 + ", " + base + ", 4");
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + desc_base32 + ", " + desc_base32 + ", 16383");
   if (p.roles.size() == 1) {
     dbase = w.r64();
-    w.ins("cvt.u64.u32 " + dbase + ", " + desc_base32);
+    w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + dbase + ", " + desc_base32);
   }
   for (const auto& [n, c] : p.reg_counts) {
     std::vector<std::string> v;
@@ -447,21 +447,21 @@ void Emitter::tile_of(const std::string& lin, const std::string& rows, const std
 void Emitter::tile_of(const std::string& lin, const std::string& rows, const std::string& cols, const std::string& out_m,
                       const std::string& out_n) {
   if (p.grid.raster_group <= 1) {
-    w.ins("div.u32 " + out_m + ", " + lin + ", " + cols, "M tile");
-    w.ins("rem.u32 " + out_n + ", " + lin + ", " + cols, "N tile");
+    w.ins(spell::alu(Op::div, Ty::u32) + " " + out_m + ", " + lin + ", " + cols, "M tile");
+    w.ins(spell::alu(Op::rem, Ty::u32) + " " + out_n + ", " + lin + ", " + cols, "N tile");
     return;
   }
   const std::string span = w.r32(), grp = w.r32(), in = w.r32(), left = w.r32();
   const std::string g = s(p.grid.raster_group);
-  w.ins("mul.lo.u32 " + span + ", " + cols + ", " + g, "tiles of one group of " + g + " tile rows");
-  w.ins("div.u32 " + grp + ", " + lin + ", " + span, "its group");
-  w.ins("rem.u32 " + in + ", " + lin + ", " + span, "its place in the group");
-  w.ins("mul.lo.u32 " + grp + ", " + grp + ", " + g, "the group's first tile row");
-  w.ins("sub.u32 " + left + ", " + rows + ", " + grp);
-  w.ins("min.u32 " + left + ", " + left + ", " + g, "tile rows in the group (the last may have fewer)");
-  w.ins("rem.u32 " + out_m + ", " + in + ", " + left);
-  w.ins("add.u32 " + out_m + ", " + out_m + ", " + grp, "M tile");
-  w.ins("div.u32 " + out_n + ", " + in + ", " + left, "N tile");
+  w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + span + ", " + cols + ", " + g, "tiles of one group of " + g + " tile rows");
+  w.ins(spell::alu(Op::div, Ty::u32) + " " + grp + ", " + lin + ", " + span, "its group");
+  w.ins(spell::alu(Op::rem, Ty::u32) + " " + in + ", " + lin + ", " + span, "its place in the group");
+  w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + grp + ", " + grp + ", " + g, "the group's first tile row");
+  w.ins(spell::alu(Op::sub, Ty::u32) + " " + left + ", " + rows + ", " + grp);
+  w.ins(spell::alu(Op::min, Ty::u32) + " " + left + ", " + left + ", " + g, "tile rows in the group (the last may have fewer)");
+  w.ins(spell::alu(Op::rem, Ty::u32) + " " + out_m + ", " + in + ", " + left);
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + out_m + ", " + out_m + ", " + grp, "M tile");
+  w.ins(spell::alu(Op::div, Ty::u32) + " " + out_n + ", " + in + ", " + left, "N tile");
 }
 
 // A persistent role: its steps once per tile of this CTA, tiles %ctaid.x, %ctaid.x + %nctaid.x, ...
@@ -483,14 +483,14 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
   for (int n : rs) role_ring[n] = ring_regs(n, ", kept from tile to tile");
   tile_ring.clear();
   for (int n : ts) tile_ring[n] = ring_regs(n, " over this CTA's tiles");
-  w.ins("mov.u32 " + tile + ", %ctaid.x", "this CTA's first tile");
-  w.ins("mov.u32 " + step + ", %nctaid.x");
+  w.ins(spell::alu(Op::mov, Ty::u32) + " " + tile + ", %ctaid.x", "this CTA's first tile");
+  w.ins(spell::alu(Op::mov, Ty::u32) + " " + step + ", %nctaid.x");
   if (clustered()) {  // the clusters (C x 1 x 1 in the grid's one row) walk blocks of tiles together
-    w.ins("mov.u32 " + tile + ", %clusterid.x", "this cluster's first block");
-    w.ins("mov.u32 " + step + ", %nclusterid.x", "clusters in the grid");
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + tile + ", %clusterid.x", "this cluster's first block");
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + step + ", %nclusterid.x", "clusters in the grid");
   } else if (pair()) {  // CTAs 2p and 2p + 1 are pair p: the pairs walk the tiles
-    w.ins("shr.u32 " + tile + ", " + tile + ", 1", "this pair's first tile");
-    w.ins("shr.u32 " + step + ", " + step + ", 1", "pairs in the grid");
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + tile + ", " + tile + ", 1", "this pair's first tile");
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + step + ", " + step + ", 1", "pairs in the grid");
   }
   std::string others;  // ping-pong: the loop iterations of the other turns' tiles between two of ours
   if (r.turns > 1) {
@@ -506,26 +506,26 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
     others = trips;  // K blocks of the other turns' tiles between two of this role's
     if (r.turns > 2) {
       others = w.r32();
-      w.ins("mul.lo.u32 " + others + ", " + trips + ", " + s(r.turns - 1), "K blocks of the other turns' tiles between two of this role's");
+      w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + others + ", " + trips + ", " + s(r.turns - 1), "K blocks of the other turns' tiles between two of this role's");
     }
     if (r.turn) {
       std::string first = trips;  // K blocks of the tiles before this role's first
       if (r.turn > 1) {
         first = w.r32();
-        w.ins("mul.lo.u32 " + first + ", " + trips + ", " + s(r.turn), "K blocks of the tiles before this role's first");
+        w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + first + ", " + trips + ", " + s(r.turn), "K blocks of the tiles before this role's first");
       }
       w.comment("Turn " + s(r.turn) + " of " + s(r.turns) + ": the rings skip the K blocks of the tiles before this role's first.");
       advance_by(role_ring, first);
-      w.ins("mad.lo.u32 " + tile + ", " + step + ", " + s(r.turn) + ", " + tile, "this role's first tile: turn " + s(r.turn));
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tile + ", " + step + ", " + s(r.turn) + ", " + tile, "this role's first tile: turn " + s(r.turn));
     }
-    w.ins("mul.lo.u32 " + step + ", " + step + ", " + s(r.turns), "one tile of the CTA's in " + s(r.turns));
+    w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + step + ", " + step + ", " + s(r.turns), "one tile of the CTA's in " + s(r.turns));
   }
   const std::string top = label(), end = top + "_end";
   w.comment("[" + s(label_ - 1) + "] tile loop: the tiles of this CTA, every %nctaid.x-th from %ctaid.x" +
             (r.turns > 1 ? std::string(", of which this role takes one in ") + s(r.turns) + " from its turn " + s(r.turn) : std::string()));
   w.label(top);
-  w.ins("setp.ge.u32 " + done + ", " + tile + ", " + tile_count);
-  w.ins("@" + done + " bra " + end);
+  w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + done + ", " + tile + ", " + tile_count);
+  w.ins("@" + done + " " + spell::bra() + " " + end);
   if (clustered()) {
     const std::string bm = w.r32(), bn = w.r32();
     tile_of(tile, tiles_m, tiles_n, bm, bn);
@@ -537,8 +537,8 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
   steps(r.steps);
   advance(tile_ring);  // the next tile's stage and phase
   if (!others.empty()) advance_by(role_ring, others);
-  w.ins("add.u32 " + tile + ", " + tile + ", " + step);
-  w.ins("bra " + top);
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + tile + ", " + tile + ", " + step);
+  w.ins(spell::bra() + " " + top);
   w.label(end);
   // The last tile's TMA stores have read the staging tile before the CTA's shared memory goes.
   bool stores = false;
@@ -552,11 +552,11 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
 // One role of all warps: its steps in order, then the allocating warp deallocates.
 void Emitter::teardown_single() {
   if (!p.allocs.empty()) {
-    w.ins("@" + warp_pred(p.alloc_warp) + " bra $L_exit");
+    w.ins("@" + warp_pred(p.alloc_warp) + " " + spell::bra() + " $L_exit");
     for (const auto& a : p.allocs) w.ins(spell::dealloc(p.cta_group) + " " + tmem_base.at(a.name) + ", " + s(a.columns));
   }
   w.label("$L_exit");
-  w.ins("ret");
+  w.ins(spell::ret());
 }
 
 // Several roles: each warp branches to its role; the roles join before tensor memory is freed.
@@ -569,33 +569,33 @@ void Emitter::roles() {
     const std::string below = w.pred(), out = w.pred();
     w.comment("Role \"" + r.name + "\": warp" + (r.warps > 1 ? "s " + s(r.first_warp) + "-" + s(r.first_warp + r.warps - 1) : " " + s(r.first_warp)) +
               (r.single_thread ? ", lane 0" + std::string(r.leader_cta_only && pair() ? " of CTA 0" : "") : "") + ".");
-    w.ins("setp.lt.u32 " + below + ", " + warp + ", " + s(r.first_warp));
-    w.ins("setp.ge.or.u32 " + out + ", " + warp + ", " + s(r.first_warp + r.warps) + ", " + below);
-    w.ins("@" + out + " bra " + next);
+    w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(r.first_warp));
+    w.ins(spell::setp(Cmp::ge, Ty::u32, BoolOp::or_) + " " + out + ", " + warp + ", " + s(r.first_warp + r.warps) + ", " + below);
+    w.ins("@" + out + " " + spell::bra() + " " + next);
     // A register budget: every warp of the role's warpgroups sets it (§9.7.19.5), before a
     // single-thread role's other threads leave. .dec below the launch's share, .inc above it.
     if (r.max_registers)
-      w.ins("setmaxnreg." + std::string(r.max_registers > p.max_registers ? "inc" : "dec") + ".sync.aligned.u32 " + s(r.max_registers),
+      w.ins(spell::setmaxnreg(r.max_registers > p.max_registers) + " " + s(r.max_registers),
             "this role's register budget");
     if (r.single_thread) {
       const std::string skip = w.pred();
       // In a pair only CTA 0's lane 0 (CTA 1's lanes join the teardown); a role of several warps:
       // lane 0 of its first.
-      if (r.leader_cta_only && pair()) w.ins("setp.ne.or.u32 " + skip + ", " + lane + ", 0, " + odd);
-      else if (r.warps > 1) w.ins("setp.ne.u32 " + skip + ", " + tid + ", " + s(32 * r.first_warp));
-      else w.ins("setp.ne.u32 " + skip + ", " + lane + ", 0");
-      w.ins("@" + skip + " bra " + teardown);
+      if (r.leader_cta_only && pair()) w.ins(spell::setp(Cmp::ne, Ty::u32, BoolOp::or_) + " " + skip + ", " + lane + ", 0, " + odd);
+      else if (r.warps > 1) w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + skip + ", " + tid + ", " + s(32 * r.first_warp));
+      else w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + skip + ", " + lane + ", 0");
+      w.ins("@" + skip + " " + spell::bra() + " " + teardown);
     }
     // A role of several warps issues its single-thread instructions (TMA, tcgen05.cp/mma/commit,
     // expect_tx) from lane 0 of its first warp: thread 0 of the CTA unless the role starts later.
     const std::string cta_t0 = not_t0, cta_issuer = not_issuer;
     if (!r.single_thread && r.first_warp != 0) {
       not_t0 = w.pred();
-      w.ins("setp.ne.u32 " + not_t0 + ", " + tid + ", " + s(32 * r.first_warp), "the role's issuing thread: lane 0 of its first warp");
+      w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + not_t0 + ", " + tid + ", " + s(32 * r.first_warp), "the role's issuing thread: lane 0 of its first warp");
       not_issuer = not_t0;
       if (pair()) {
         not_issuer = w.pred();
-        w.ins("or.pred " + not_issuer + ", " + not_t0 + ", " + odd, "of CTA 0");
+        w.ins(spell::alu(Op::or_, Ty::pred) + " " + not_issuer + ", " + not_t0 + ", " + odd, "of CTA 0");
       }
     }
     if (r.persistent) {
@@ -610,7 +610,7 @@ void Emitter::roles() {
     }
     not_t0 = cta_t0;
     not_issuer = cta_issuer;
-    w.ins("bra " + teardown);
+    w.ins(spell::bra() + " " + teardown);
     w.label(next);
   }
   role = nullptr;
@@ -631,15 +631,15 @@ void Emitter::roles() {
       w.ins(spell::cluster_arrive(false));
       w.ins(spell::cluster_wait(false));
     } else {
-      w.ins("barrier.sync 0");
+      w.ins(spell::barrier_sync() + " 0");
     }
     w.ins(spell::fence_after());
-    w.ins("@" + warp_pred(p.alloc_warp) + " bra $L_exit");
-    w.ins("bar.warp.sync -1");
+    w.ins("@" + warp_pred(p.alloc_warp) + " " + spell::bra() + " $L_exit");
+    w.ins(spell::bar_warp_sync() + " -1");
     for (const auto& a : p.allocs) w.ins(spell::dealloc(p.cta_group) + " " + tmem_base.at(a.name) + ", " + s(a.columns));
   }
   w.label("$L_exit");
-  w.ins("ret");
+  w.ins(spell::ret());
 }
 
 void Emitter::steps(const std::vector<plan::Step>& ss) {
@@ -682,8 +682,8 @@ void Emitter::step(const plan::Step& st) {
       const std::string skip = w.pred();
       const bool lagged = loop.active && st.bar.phase.lag > 0;
       if (lagged) {
-        w.ins("setp.lt.u32 " + skip + ", " + loop.kb + ", " + s(st.bar.phase.lag));
-        w.ins("@" + skip + " bra " + L + "_done");
+        w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + skip + ", " + loop.kb + ", " + s(st.bar.phase.lag));
+        w.ins("@" + skip + " " + spell::bra() + " " + L + "_done");
       }
       const std::string addr = barrier_addr(st.bar.barrier, st.bar.phase);
       // tcgen05: this thread's tcgen05 work (its completed tcgen05.ld) is ordered before the
@@ -693,35 +693,35 @@ void Emitter::step(const plan::Step& st) {
         // One arrival per warpgroup on each CTA's barrier, in parallel: lane r of the warpgroup's
         // first warp on cluster rank r's (mapa, §9.7.9.21), the CUTLASS consumer release.
         const std::string other = w.pred(), wg = w.r32(), remote = w.r32();
-        w.ins("sub.u32 " + wg + ", " + warp + ", " + s(role ? role->first_warp : 0));
-        w.ins("and.b32 " + wg + ", " + wg + ", 3", "the warp's place in its warpgroup");
-        w.ins("setp.ne.u32 " + other + ", " + wg + ", 0");
+        w.ins(spell::alu(Op::sub, Ty::u32) + " " + wg + ", " + warp + ", " + s(role ? role->first_warp : 0));
+        w.ins(spell::alu(Op::and_, Ty::b32) + " " + wg + ", " + wg + ", 3", "the warp's place in its warpgroup");
+        w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + other + ", " + wg + ", 0");
         if (st.bar.release_row && st.bar.release_column) {
           // The CTAs of this CTA's block row and column: lane r where bit r of the prologue's mask is set.
           if (release_mask32.empty()) throw std::logic_error("a release to a block's row and column without its mask");
           const std::string bit = w.r32();
-          w.ins("shr.b32 " + bit + ", " + release_mask32 + ", " + lane);
-          w.ins("and.b32 " + bit + ", " + bit + ", 1", "rank = lane is in this CTA's block row or column");
-          w.ins("setp.eq.or.u32 " + other + ", " + bit + ", 0, " + other);
+          w.ins(spell::alu(Op::shr, Ty::b32) + " " + bit + ", " + release_mask32 + ", " + lane);
+          w.ins(spell::alu(Op::and_, Ty::b32) + " " + bit + ", " + bit + ", 1", "rank = lane is in this CTA's block row or column");
+          w.ins(spell::setp(Cmp::eq, Ty::u32, BoolOp::or_) + " " + other + ", " + bit + ", 0, " + other);
         } else {
-          w.ins("setp.ge.or.u32 " + other + ", " + lane + ", " + s(st.bar.cluster_ctas) + ", " + other);
+          w.ins(spell::setp(Cmp::ge, Ty::u32, BoolOp::or_) + " " + other + ", " + lane + ", " + s(st.bar.cluster_ctas) + ", " + other);
         }
-        w.ins("@" + other + " bra " + L + "_arrived", "lane r of the warpgroup's first warp: cluster rank r");
-        w.ins("mapa.shared::cluster.u32 " + remote + ", " + addr + ", " + lane, "the barrier of cluster rank = lane");
+        w.ins("@" + other + " " + spell::bra() + " " + L + "_arrived", "lane r of the warpgroup's first warp: cluster rank r");
+        w.ins(spell::mapa() + " " + remote + ", " + addr + ", " + lane, "the barrier of cluster rank = lane");
         w.ins(spell::mbarrier_arrive_remote() + " _, [" + remote + "]");
       } else if (st.bar.per_warpgroup || st.bar.cluster_ctas > 1) {
         throw std::logic_error("a per-warpgroup arrival outside a cluster");
       } else if (st.bar.to_leader && pair()) {
         // Both CTAs' threads arrive on CTA 0's barrier, where the pair's MMA issuer waits.
         const std::string remote = w.r32();
-        w.ins("mapa.shared::cluster.u32 " + remote + ", " + addr + ", " + (cta_even.empty() ? "0" : cta_even), "CTA 0's barrier");
+        w.ins(spell::mapa() + " " + remote + ", " + addr + ", " + (cta_even.empty() ? "0" : cta_even), "CTA 0's barrier");
         w.ins(spell::mbarrier_arrive_cluster() + " _, [" + remote + "]");
       } else {
         w.ins(spell::mbarrier_arrive() + " _, [" + addr + "]");
       }
       if (st.bar.per_warpgroup) {
         w.label(L + "_arrived");
-        w.ins("bar.warp.sync -1", "reconverge before .aligned instructions");
+        w.ins(spell::bar_warp_sync() + " -1", "reconverge before .aligned instructions");
       }
       if (lagged) w.label(L + "_done");
       break;
@@ -732,7 +732,7 @@ void Emitter::step(const plan::Step& st) {
       const bool leader = st.bar.leader_only && pair();
       const bool guard = guarded() || leader;
       const std::string& who = guarded() ? (leader ? not_issuer : not_t0) : odd;
-      if (guard) w.ins("@" + who + " bra " + L + "_done");
+      if (guard) w.ins("@" + who + " " + spell::bra() + " " + L + "_done");
       w.ins(spell::mbarrier_expect_tx() + " _, [" + barrier_addr(st.bar.barrier, st.bar.phase) + "], " + s(st.bar.tx_bytes));
       if (guard) w.label(L + "_done");
       break;
@@ -750,7 +750,7 @@ void Emitter::loop_step(const plan::Step& st) {
   loop.active = true;
   loop.kb = w.r32();
   const std::string trips = loop_trips(st), done = w.pred();
-  w.ins("mov.u32 " + loop.kb + ", 0");
+  w.ins(spell::alu(Op::mov, Ty::u32) + " " + loop.kb + ", 0");
   for (int r : rings(st.body)) {
     if (role_ring.count(r)) {  // a persistent role's ring: carried on from the previous tile
       loop.ring[r] = role_ring.at(r);
@@ -760,16 +760,16 @@ void Emitter::loop_step(const plan::Step& st) {
   }
   const std::string top = label(), end = top + "_end";
   w.label(top);
-  w.ins("setp.ge.u32 " + done + ", " + loop.kb + ", " + trips);
-  w.ins("@" + done + " bra " + end);
+  w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + done + ", " + loop.kb + ", " + trips);
+  w.ins("@" + done + " " + spell::bra() + " " + end);
   loop.acc_on = w.pred();
   loop.always = w.pred();
-  w.ins("setp.ne.u32 " + loop.acc_on + ", " + loop.kb + ", 0", "D = A x B in the first iteration");
-  w.ins("setp.eq.u32 " + loop.always + ", " + loop.kb + ", " + loop.kb, "a true predicate operand");
+  w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + loop.acc_on + ", " + loop.kb + ", 0", "D = A x B in the first iteration");
+  w.ins(spell::setp(Cmp::eq, Ty::u32) + " " + loop.always + ", " + loop.kb + ", " + loop.kb, "a true predicate operand");
   steps(st.body);
-  w.ins("add.u32 " + loop.kb + ", " + loop.kb + ", 1");
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + loop.kb + ", " + loop.kb + ", 1");
   advance(loop.ring);
-  w.ins("bra " + top);
+  w.ins(spell::bra() + " " + top);
   w.label(end);
   after_ring = loop.ring;  // its last iteration, for the steps after the loop that name it (a lag)
   loop = LoopRegs{};
@@ -780,11 +780,11 @@ void Emitter::loop_step(const plan::Step& st) {
 std::string Emitter::loop_trips(const plan::Step& st) {
   const std::string trips = w.r32();
   if (!st.k_param.empty()) {
-    w.ins("add.u32 " + trips + ", " + size.at(st.k_param) + ", " + s(st.block - 1));
-    w.ins("div.u32 " + trips + ", " + trips + ", " + s(st.block));
-    w.ins("max.u32 " + trips + ", " + trips + ", 1", "at least one K block: k = 0 computes zeros");
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + trips + ", " + size.at(st.k_param) + ", " + s(st.block - 1));
+    w.ins(spell::alu(Op::div, Ty::u32) + " " + trips + ", " + trips + ", " + s(st.block));
+    w.ins(spell::alu(Op::max, Ty::u32) + " " + trips + ", " + trips + ", 1", "at least one K block: k = 0 computes zeros");
   } else {
-    w.ins("mov.u32 " + trips + ", " + s(st.trips));
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + trips + ", " + s(st.trips));
   }
   return trips;
 }
@@ -794,20 +794,20 @@ std::string Emitter::loop_trips(const plan::Step& st) {
 void Emitter::advance_by(const std::map<int, std::pair<std::string, std::string>>& rings, const std::string& n) {
   for (const auto& [r, sp] : rings) {
     const std::string t = w.r32(), q = w.r32();
-    w.ins("add.u32 " + t + ", " + sp.first + ", " + n);
-    w.ins("div.u32 " + q + ", " + t + ", " + s(r), "wraps of the ring of " + s(r));
-    w.ins("mul.lo.u32 " + sp.first + ", " + q + ", " + s(r));
-    w.ins("sub.u32 " + sp.first + ", " + t + ", " + sp.first);
-    w.ins("and.b32 " + q + ", " + q + ", 1");
-    w.ins("xor.b32 " + sp.second + ", " + sp.second + ", " + q);
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + t + ", " + sp.first + ", " + n);
+    w.ins(spell::alu(Op::div, Ty::u32) + " " + q + ", " + t + ", " + s(r), "wraps of the ring of " + s(r));
+    w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + sp.first + ", " + q + ", " + s(r));
+    w.ins(spell::alu(Op::sub, Ty::u32) + " " + sp.first + ", " + t + ", " + sp.first);
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + q + ", " + q + ", 1");
+    w.ins(spell::alu(Op::xor_, Ty::b32) + " " + sp.second + ", " + sp.second + ", " + q);
   }
 }
 
 // Stage and phase registers of a ring of `n`, both 0; `what` ends the comment.
 std::pair<std::string, std::string> Emitter::ring_regs(int n, const std::string& what) {
   const std::string stg = w.r32(), ph = w.r32();
-  w.ins("mov.u32 " + stg + ", 0", "stage of a ring of " + s(n) + what);
-  w.ins("mov.u32 " + ph + ", 0", "its phase");
+  w.ins(spell::alu(Op::mov, Ty::u32) + " " + stg + ", 0", "stage of a ring of " + s(n) + what);
+  w.ins(spell::alu(Op::mov, Ty::u32) + " " + ph + ", 0", "its phase");
   return {stg, ph};
 }
 
@@ -815,10 +815,10 @@ std::pair<std::string, std::string> Emitter::ring_regs(int n, const std::string&
 void Emitter::advance(const std::map<int, std::pair<std::string, std::string>>& rings) {
   for (const auto& [r, sp] : rings) {
     const std::string wrap = w.pred();
-    w.ins("add.u32 " + sp.first + ", " + sp.first + ", 1");
-    w.ins("setp.eq.u32 " + wrap + ", " + sp.first + ", " + s(r));
-    w.ins("@" + wrap + " mov.u32 " + sp.first + ", 0");
-    w.ins("@" + wrap + " xor.b32 " + sp.second + ", " + sp.second + ", 1");
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + sp.first + ", " + sp.first + ", 1");
+    w.ins(spell::setp(Cmp::eq, Ty::u32) + " " + wrap + ", " + sp.first + ", " + s(r));
+    w.ins("@" + wrap + " " + spell::alu(Op::mov, Ty::u32) + " " + sp.first + ", 0");
+    w.ins("@" + wrap + " " + spell::alu(Op::xor_, Ty::b32) + " " + sp.second + ", " + sp.second + ", 1");
   }
 }
 
@@ -852,7 +852,7 @@ std::pair<std::string, std::string> Emitter::stage_phase(const ir::Phase& ph, in
     std::string pa = it->second.second;
     if (ph.flip) {
       pa = w.r32();
-      w.ins("xor.b32 " + pa + ", " + it->second.second + ", 1", "the phase before: a fresh barrier's first wait passes");
+      w.ins(spell::alu(Op::xor_, Ty::b32) + " " + pa + ", " + it->second.second + ", 1", "the phase before: a fresh barrier's first wait passes");
     }
     return {it->second.first, pa};
   }
@@ -865,15 +865,15 @@ std::pair<std::string, std::string> Emitter::stage_phase(const ir::Phase& ph, in
     const std::string wrapped = w.pred();
     st = w.r32();
     pa = w.r32();
-    w.ins("setp.eq.u32 " + wrapped + ", " + stg + ", 0");
-    w.ins("add.u32 " + st + ", " + stg + ", " + s(ring - 1));
-    w.ins("@!" + wrapped + " add.u32 " + st + ", " + stg + ", -1");
-    w.ins("xor.b32 " + pa + ", " + phs + ", 1");
-    w.ins("@!" + wrapped + " mov.u32 " + pa + ", " + phs);
+    w.ins(spell::setp(Cmp::eq, Ty::u32) + " " + wrapped + ", " + stg + ", 0");
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + st + ", " + stg + ", " + s(ring - 1));
+    w.ins("@!" + wrapped + " " + spell::alu(Op::add, Ty::u32) + " " + st + ", " + stg + ", -1");
+    w.ins(spell::alu(Op::xor_, Ty::b32) + " " + pa + ", " + phs + ", 1");
+    w.ins("@!" + wrapped + " " + spell::alu(Op::mov, Ty::u32) + " " + pa + ", " + phs);
   }
   if (ph.flip) {
     const std::string f = w.r32();
-    w.ins("xor.b32 " + f + ", " + pa + ", 1", "the phase before: a fresh barrier's first wait passes");
+    w.ins(spell::alu(Op::xor_, Ty::b32) + " " + f + ", " + pa + ", 1", "the phase before: a fresh barrier's first wait passes");
     pa = f;
   }
   return {st, pa};
@@ -885,7 +885,7 @@ std::string Emitter::barrier_addr(const std::string& name, const ir::Phase& ph) 
   if (!ph.tile && (b.stages == 1 || (!loop.active && !after_loop(ph)))) return bar.at(name);
   const auto [st, pa] = stage_phase(ph, b.stages);
   const std::string a = w.r32();
-  w.ins("mad.lo.u32 " + a + ", " + st + ", 8, " + bar.at(name), name + "[stage]");
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + a + ", " + st + ", 8, " + bar.at(name), name + "[stage]");
   return a;
 }
 
@@ -897,36 +897,36 @@ void Emitter::wait(const plan::Step& st, const std::string& L) {
     const auto [stg, pa] = stage_phase(st.bar.phase, b.stages);
     if (b.stages > 1 && !stg.empty()) {
       addr = w.r32();
-      w.ins("mad.lo.u32 " + addr + ", " + stg + ", 8, " + bar.at(st.bar.barrier), st.bar.barrier + "[this tile's stage]");
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + addr + ", " + stg + ", 8, " + bar.at(st.bar.barrier), st.bar.barrier + "[this tile's stage]");
     }
     parity = pa;
   } else if (loop.active) {
     const auto [stg, pa] = stage_phase(st.bar.phase, b.stages);
     if (b.stages > 1) {
       addr = w.r32();
-      w.ins("mad.lo.u32 " + addr + ", " + stg + ", 8, " + bar.at(st.bar.barrier));
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + addr + ", " + stg + ", 8, " + bar.at(st.bar.barrier));
     }
     parity = pa;
     // A ring a persistent role carries from tile to tile waits in every iteration: the first wait
     // of all (the phase before a fresh barrier's first) passes by itself.
     if (st.bar.phase.lag && !role_ring.count(b.stages)) {
       skip = w.pred();
-      w.ins("setp.lt.u32 " + skip + ", " + loop.kb + ", " + s(st.bar.phase.lag), "nothing to wait for yet");
-      w.ins("@" + skip + " bra " + L + "_done");
+      w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + skip + ", " + loop.kb + ", " + s(st.bar.phase.lag), "nothing to wait for yet");
+      w.ins("@" + skip + " " + spell::bra() + " " + L + "_done");
     }
   }
   const std::string pr = w.pred();
   w.label(L + "_wait");
   w.ins(spell::mbarrier_try_wait() + " " + pr + ", [" + addr + "], " + parity);
-  w.ins("@!" + pr + " bra " + L + "_wait");
+  w.ins("@!" + pr + " " + spell::bra() + " " + L + "_wait");
   // A role of several warps reconverges before .aligned instructions.
-  if (role && !role->single_thread && p.roles.size() > 1) w.ins("bar.warp.sync -1", "reconverge before .aligned instructions");
+  if (role && !role->single_thread && p.roles.size() > 1) w.ins(spell::bar_warp_sync() + " -1", "reconverge before .aligned instructions");
   if (p.engine == ir::Engine::tcgen05) w.ins(spell::fence_after());
   if (!skip.empty()) w.label(L + "_done");
 }
 
 void Emitter::commit(const plan::Step& st, const std::string& L) {
-  if (guarded()) w.ins("@" + not_issuer + " bra " + L + "_done");
+  if (guarded()) w.ins("@" + not_issuer + " " + spell::bra() + " " + L + "_done");
   const std::string addr = barrier_addr(st.bar.barrier, st.bar.phase);
   if (st.bar.release_row || st.bar.release_column) {
     // Arrives on the barrier at the same offset in every CTA of the block's tile row and column
@@ -937,11 +937,11 @@ void Emitter::commit(const plan::Step& st, const std::string& L) {
   } else if (pair()) {  // arrives on the barrier at the same offset in both CTAs of the pair
     const std::string mask = w.r16();
     if (cta_even.empty()) {
-      w.ins("mov.u16 " + mask + ", 3");
+      w.ins(spell::alu(Op::mov, Ty::u16) + " " + mask + ", 3");
     } else {
       const std::string m32 = w.r32();
-      w.ins("shl.b32 " + m32 + ", 3, " + cta_even, "the pair's two CTAs in the cluster");
-      w.ins("cvt.u16.u32 " + mask + ", " + m32);
+      w.ins(spell::alu(Op::shl, Ty::b32) + " " + m32 + ", 3, " + cta_even, "the pair's two CTAs in the cluster");
+      w.ins(spell::cvt(Ty::u16, Ty::u32) + " " + mask + ", " + m32);
     }
     w.ins(spell::commit(2, true) + " [" + addr + "], " + mask);
   } else {
@@ -952,9 +952,9 @@ void Emitter::commit(const plan::Step& st, const std::string& L) {
 
 std::string Emitter::affine(const ir::Affine& a, int64_t scale) {
   const std::string r = w.r32();
-  w.ins("mov.u32 " + r + ", " + s(a.base * scale));
+  w.ins(spell::alu(Op::mov, Ty::u32) + " " + r + ", " + s(a.base * scale));
   auto term = [&](int64_t c, const std::string& x) {
-    if (c) w.ins("mad.lo.u32 " + r + ", " + x + ", " + s(c * scale) + ", " + r);
+    if (c) w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r + ", " + x + ", " + s(c * scale) + ", " + r);
   };
   term(a.m_tile, m_tile);
   term(a.n_tile, n_tile);
@@ -967,7 +967,7 @@ std::string Emitter::stage_units(const std::string& tile) {
   const plan::SmemPlacement& t = *tiles.at(tile);
   if (t.stages == 1 || !loop.active) return "";
   const std::string r = w.r32();
-  w.ins("mad.lo.u32 " + r + ", " + loop.ring.at(t.stages).first + ", " + s(t.stage_bytes >> 4) + ", " + desc_base32,
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r + ", " + loop.ring.at(t.stages).first + ", " + s(t.stage_bytes >> 4) + ", " + desc_base32,
         "descriptor start of \"" + tile + "\"'s stage");
   return r;
 }
@@ -981,17 +981,17 @@ std::string Emitter::desc(const isa::SmemDesc& d, const std::string& tile) {
   const uint64_t v = plan::encoded(d);
   if (!dbase.empty()) {
     const std::string r = w.r64();
-    w.ins("add.s64 " + r + ", " + dbase + ", " + hex(v),
+    w.ins(spell::alu(Op::add, Ty::s64) + " " + r + ", " + dbase + ", " + hex(v),
           "start=base+" + s(d.start_address) + " LBO=" + s(d.lbo) + " SBO=" + s(d.sbo) + " " + std::string(isa::name(d.swizzle)));
     return r;
   }
   std::string b = tile.empty() ? "" : stage_units(tile);
   if (b.empty()) b = desc_base32;
   const std::string lo = w.r32(), hi = w.r32(), r = w.r64();
-  w.ins("add.u32 " + lo + ", " + b + ", " + hex(v & 0xFFFFFFFFu),
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + lo + ", " + b + ", " + hex(v & 0xFFFFFFFFu),
         hex(v) + ": start=+" + s(d.start_address) + " LBO=" + s(d.lbo) + " SBO=" + s(d.sbo) + " " + std::string(isa::name(d.swizzle)));
-  w.ins("mov.b32 " + hi + ", " + hex(v >> 32));
-  w.ins("mov.b64 " + r + ", {" + lo + ", " + hi + "}");
+  w.ins(spell::alu(Op::mov, Ty::b32) + " " + hi + ", " + hex(v >> 32));
+  w.ins(spell::alu(Op::mov, Ty::b64) + " " + r + ", {" + lo + ", " + hi + "}");
   return r;
 }
 

@@ -17,6 +17,14 @@
 
 namespace ptxgen::emit::detail {
 
+// The scalar spelling table's parameters, by their short names at the emitter's many call sites.
+using spell::BoolOp;
+using spell::Cmp;
+using spell::Op;
+using spell::Round;
+using spell::Space;
+using spell::Ty;
+
 // PTX is ASCII (ptxas refuses other bytes, even in comments): the plan's notes cite sections as
 // "§9.7.16.6", written here "PTX ISA 9.7.16.6".
 std::string ascii(const std::string& t);

@@ -28,8 +28,8 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
   const int row_bytes = st.box_cols * es;  // one 128-byte swizzle row
   const int first = role ? role->first_warp : 0, threads = 32 * (role ? role->warps : 1);
   const std::string issuer = w.pred(), stage = w.r32();
-  w.ins("setp.ne.u32 " + issuer + ", " + tid + ", " + s(32 * first), "all but the issuing thread");
-  w.ins("add.u32 " + stage + ", " + base + ", " + s(st.stage_offset), "the staging stage of this box");
+  w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + issuer + ", " + tid + ", " + s(32 * first), "all but the issuing thread");
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + stage + ", " + base + ", " + s(st.stage_offset), "the staging stage of this box");
   if (st.pending >= 0) w.ins("@!" + issuer + " " + spell::bulk_wait_read() + " " + s(st.pending), "the stage's previous box has been read");
   w.ins(spell::bar_sync() + " 1, " + s(threads), "the stage is free for every thread of the role");
   // Over the operand ring, which the MMAs read through the async proxy: their reads (complete with
@@ -44,27 +44,27 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
       std::string lchunk, within;
       switch (f->shape) {
         case isa::LdShape::s32x32b:  // lane t, column 0: whole 16-byte chunks of one row
-          w.ins("add.u32 " + row + ", " + lane + ", " + s(f->row0));
+          w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + lane + ", " + s(f->row0));
           per_unit = 16 / es;
           break;
         case isa::LdShape::s16x256b: {  // lane t/4 (+ 8), columns 2(t%4) + {0, 1}: pairs
           lchunk = w.r32();
           within = w.r32();
-          w.ins("shr.u32 " + row + ", " + lane + ", 2");
-          w.ins("add.u32 " + row + ", " + row + ", " + s(f->row0));
-          w.ins("and.b32 " + lchunk + ", " + lane + ", 3");
-          w.ins("mul.lo.u32 " + lchunk + ", " + lchunk + ", " + s(2 * es), "its byte in 8 columns");
-          w.ins("and.b32 " + within + ", " + lchunk + ", 15");
-          w.ins("shr.u32 " + lchunk + ", " + lchunk + ", 4");
+          w.ins(spell::alu(Op::shr, Ty::u32) + " " + row + ", " + lane + ", 2");
+          w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + row + ", " + s(f->row0));
+          w.ins(spell::alu(Op::and_, Ty::b32) + " " + lchunk + ", " + lane + ", 3");
+          w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + lchunk + ", " + lchunk + ", " + s(2 * es), "its byte in 8 columns");
+          w.ins(spell::alu(Op::and_, Ty::b32) + " " + within + ", " + lchunk + ", 15");
+          w.ins(spell::alu(Op::shr, Ty::u32) + " " + lchunk + ", " + lchunk + ", 4");
           per_unit = 2;
           break;
         }
         default: throw std::logic_error("a TMA store of an unsupported tcgen05.ld shape");
       }
-      if (!wrows.empty()) w.ins("add.u32 " + row + ", " + row + ", " + wrows, "the rows of this warp");
-      w.ins("and.b32 " + rx + ", " + row + ", 7", "the row's swizzle (r % 8; the same 8 rows on)");
-      w.ins("mad.lo.u32 " + wrow + ", " + row + ", " + s(row_bytes) + ", " + stage);
-      if (!within.empty()) w.ins("add.u32 " + wrow + ", " + wrow + ", " + within);
+      if (!wrows.empty()) w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + row + ", " + wrows, "the rows of this warp");
+      w.ins(spell::alu(Op::and_, Ty::b32) + " " + rx + ", " + row + ", 7", "the row's swizzle (r % 8; the same 8 rows on)");
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + wrow + ", " + row + ", " + s(row_bytes) + ", " + stage);
+      if (!within.empty()) w.ins(spell::alu(Op::add, Ty::u32) + " " + wrow + ", " + wrow + ", " + within);
       for (int j = 0; j < f->regs; j += per_unit) {
         const isa::LdCell c = isa::ld_cell(f->shape, 0, j);
         const int64_t col = f->elem0 + c.column;  // the register part of the element column
@@ -80,18 +80,18 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
         const std::string a = w.r32();
         const int64_t chunk = col * es / 16;
         if (lchunk.empty()) {
-          w.ins("xor.b32 " + a + ", " + rx + ", " + s(chunk));
+          w.ins(spell::alu(Op::xor_, Ty::b32) + " " + a + ", " + rx + ", " + s(chunk));
         } else {
-          w.ins("add.u32 " + a + ", " + lchunk + ", " + s(chunk));
-          w.ins("xor.b32 " + a + ", " + a + ", " + rx);
+          w.ins(spell::alu(Op::add, Ty::u32) + " " + a + ", " + lchunk + ", " + s(chunk));
+          w.ins(spell::alu(Op::xor_, Ty::b32) + " " + a + ", " + a + ", " + rx);
         }
-        w.ins("mad.lo.u32 " + a + ", " + a + ", 16, " + wrow);
+        w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + a + ", " + a + ", 16, " + wrow);
         const int64_t off = int64_t{c.lane} * row_bytes + (col * es) % 16;  // 8 rows on: the same swizzle
         const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
         std::string list;
         for (size_t i = 0; i < v.size(); ++i) list += (i ? ", " : "") + v[i];
-        if (v.size() == 1) w.ins("st.shared.b32 " + at + ", " + v[0]);
-        else w.ins("st.shared.v" + s(static_cast<int64_t>(v.size())) + ".b32 " + at + ", {" + list + "}");
+        if (v.size() == 1) w.ins(spell::st(Space::shared, Ty::b32) + " " + at + ", " + v[0]);
+        else w.ins(spell::st(Space::shared, Ty::b32, static_cast<int>(v.size())) + " " + at + ", {" + list + "}");
       }
     }
   });
@@ -99,7 +99,7 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
   // the issuing thread's store.
   w.ins(spell::proxy_fence());
   w.ins(spell::bar_sync() + " 1, " + s(threads), "the box is in shared memory");
-  w.ins("@" + issuer + " bra " + L + "_done");
+  w.ins("@" + issuer + " " + spell::bra() + " " + L + "_done");
   const std::string row0 = affine(st.row0), col0 = affine(st.col0);
   w.ins(spell::tma_store() + " [" + tmap.at(st.map.param) + ", {" + col0 + ", " + row0 + "}], [" + stage + "]");
   w.ins(spell::bulk_commit());

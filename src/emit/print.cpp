@@ -353,7 +353,7 @@ std::string plan_text(const Plan& pl) {
   for (const auto& r : pl.roles) {
     o += "\nRole \"" + r.name + "\": warp" + (r.warps > 1 ? "s " + s(r.first_warp) + "-" + s(r.first_warp + r.warps - 1) : " " + s(r.first_warp)) +
          (r.single_thread ? ", one thread" : "") + (r.leader_cta_only && pl.cta_group == 2 ? ", CTA 0 of the pair" : "") +
-         (r.max_registers ? ", setmaxnreg " + s(r.max_registers) : "") + (r.persistent ? (r.turns > 1 ? ", tiles i of the CTA with i % " + s(r.turns) + " = " + s(r.turn) + " (ping-pong)" : ", once per tile of the CTA")
+         (r.max_registers ? ", " + std::string(spell::name(spell::Op::setmaxnreg)) + " " + s(r.max_registers) : "") + (r.persistent ? (r.turns > 1 ? ", tiles i of the CTA with i % " + s(r.turns) + " = " + s(r.turn) + " (ping-pong)" : ", once per tile of the CTA")
                         : "") +
          "\n";
     pr.steps(r.steps, "  ");

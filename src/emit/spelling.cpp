@@ -2,6 +2,8 @@
 // table of families says where the ISA defines each and which targets take it.
 #include "spelling.hpp"
 
+#include <stdexcept>
+
 namespace ptxgen::emit::spell {
 
 namespace {
@@ -22,7 +24,14 @@ const std::vector<Family>& families() {
       {"cp.async.bulk.commit_group / wait_group", "PTX ISA 9.1 §9.7.9.27.3-4", 80, true, true},
       {"fence.proxy.async", "PTX ISA 9.1 §9.7.13.4", 80, true, true},
       {"mbarrier", "PTX ISA 9.1 §9.7.13.15", 80, true, true},
-      {"bar.sync / barrier.cluster", "PTX ISA 9.1 §9.7.13.1, §9.7.13.2", 78, true, true},
+      {"bar.sync / barrier.cluster", "PTX ISA 9.1 §9.7.13.1, §9.7.13.3", 78, true, true},
+      // The scalar instructions: one row each in alu_rows(), which says more (types, spaces, versions).
+      {"integer arithmetic: add sub mul mad div rem min max bfe", "PTX ISA 9.1 §9.7.1", 10, true, true},
+      {"logic and shift: and or xor shl shr", "PTX ISA 9.1 §9.7.8", 10, true, true},
+      {"setp", "PTX ISA 9.1 §9.7.6.2", 10, true, true},
+      {"mov / cvt / cvta / mapa / ld / st", "PTX ISA 9.1 §9.7.9", 10, true, true},
+      {"bra / ret / bar.warp.sync / barrier.sync", "PTX ISA 9.1 §9.7.12.3, §9.7.12.6, §9.7.13.2, §9.7.13.1", 10, true, true},
+      {"setmaxnreg", "PTX ISA 9.1 §9.7.19.5", 80, true, true},
   };
   return f;
 }
@@ -111,5 +120,176 @@ std::string mbarrier_init_fence() { return "fence.mbarrier_init.release.cluster"
 std::string bar_sync() { return "bar.sync"; }
 std::string cluster_arrive(bool aligned) { return std::string("barrier.cluster.arrive.release") + (aligned ? ".aligned" : ""); }
 std::string cluster_wait(bool aligned) { return std::string("barrier.cluster.wait.acquire") + (aligned ? ".aligned" : ""); }
+
+// ---- scalar instructions ------------------------------------------------------------------------
+std::string_view name(Op op) {
+  switch (op) {
+    case Op::add: return "add";
+    case Op::sub: return "sub";
+    case Op::mul_lo: return "mul.lo";
+    case Op::mul_wide: return "mul.wide";
+    case Op::mad_lo: return "mad.lo";
+    case Op::div: return "div";
+    case Op::rem: return "rem";
+    case Op::min: return "min";
+    case Op::max: return "max";
+    case Op::bfe: return "bfe";
+    case Op::and_: return "and";
+    case Op::or_: return "or";
+    case Op::xor_: return "xor";
+    case Op::shl: return "shl";
+    case Op::shr: return "shr";
+    case Op::setp: return "setp";
+    case Op::mov: return "mov";
+    case Op::cvt: return "cvt";
+    case Op::cvta: return "cvta";
+    case Op::mapa: return "mapa";
+    case Op::ld: return "ld";
+    case Op::st: return "st";
+    case Op::bra: return "bra";
+    case Op::ret: return "ret";
+    case Op::bar_warp_sync: return "bar.warp.sync";
+    case Op::barrier_sync: return "barrier.sync";
+    case Op::setmaxnreg: return "setmaxnreg";
+  }
+  return "?";
+}
+
+std::string_view name(Ty t) {
+  static constexpr std::string_view k[] = {"",    "pred", "b8",  "b16", "b32",  "b64", "u16",   "u32",
+                                           "u64", "s32",  "s64", "f16", "bf16", "f32", "f16x2", "bf16x2"};
+  return k[static_cast<int>(t)];
+}
+
+Ty ty(isa::DType t) {
+  switch (t) {
+    case isa::DType::f16: return Ty::f16;
+    case isa::DType::bf16: return Ty::bf16;
+    case isa::DType::f32: return Ty::f32;
+    case isa::DType::s32: return Ty::s32;
+    default: throw std::logic_error("no scalar instruction type for element type " + std::string(isa::name(t)));
+  }
+}
+
+namespace {
+std::string_view name(Space sp) {
+  static constexpr std::string_view k[] = {"", "param", "global", "shared", "shared::cluster"};
+  return k[static_cast<int>(sp)];
+}
+std::string_view name(Cmp c) {
+  static constexpr std::string_view k[] = {"", "eq", "ne", "lt", "le", "gt", "ge"};
+  return k[static_cast<int>(c)];
+}
+std::string_view name(BoolOp b) {
+  static constexpr std::string_view k[] = {"", "and", "or"};
+  return k[static_cast<int>(b)];
+}
+void add_part(std::string& out, std::string_view part) {
+  if (!part.empty()) out += "." + std::string(part);
+}
+}  // namespace
+
+std::string alu(const Scalar& v) {
+  // Modifiers in the order the ISA's syntax blocks give them; a parameter the operation does not
+  // take is at its default and adds nothing: cvta.to.SPACE.size (§9.7.9.20), setmaxnreg.ACTION
+  // .sync.aligned.u32 (§9.7.19.5), cvt.RND.DTYPE.ATYPE (§9.7.9.21), setp.CMP.BOOL.TYPE (§9.7.6.2),
+  // ld/st.SPACE.VEC.TYPE (§9.7.9.8, §9.7.9.11), mapa.SPACE.TYPE (§9.7.9.23).
+  std::string out(name(v.op));
+  if (v.to) out += ".to";
+  if (v.op == Op::setmaxnreg) out += v.inc ? ".inc.sync.aligned" : ".dec.sync.aligned";
+  if (v.round == Round::rn) out += ".rn";
+  add_part(out, name(v.cmp));
+  add_part(out, name(v.combine));
+  add_part(out, name(v.space));
+  if (v.vec > 1) out += ".v" + s(v.vec);
+  add_part(out, name(v.type));
+  add_part(out, name(v.from));
+  return out;
+}
+
+std::string alu(Op op, Ty t) { return alu(Scalar{.op = op, .type = t}); }
+std::string setp(Cmp c, Ty t, BoolOp combine) { return alu({.op = Op::setp, .type = t, .cmp = c, .combine = combine}); }
+std::string cvt(Ty to, Ty from, Round r) { return alu({.op = Op::cvt, .type = to, .from = from, .round = r}); }
+std::string cvta(Space sp, Ty t) { return alu({.op = Op::cvta, .type = t, .space = sp}); }
+std::string cvta_to(Space sp, Ty t) { return alu({.op = Op::cvta, .type = t, .space = sp, .to = true}); }
+std::string ld(Space sp, Ty t, int vec) { return alu({.op = Op::ld, .type = t, .space = sp, .vec = vec}); }
+std::string st(Space sp, Ty t, int vec) { return alu({.op = Op::st, .type = t, .space = sp, .vec = vec}); }
+// The emitter's shared-memory addresses are 32-bit offsets in the window (§5.1.4): .u32.
+std::string mapa() { return alu({.op = Op::mapa, .type = Ty::u32, .space = Space::shared_cluster}); }
+std::string bra() { return alu({.op = Op::bra}); }
+std::string ret() { return alu({.op = Op::ret}); }
+std::string bar_warp_sync() { return alu({.op = Op::bar_warp_sync}); }
+std::string barrier_sync() { return alu({.op = Op::barrier_sync}); }
+std::string setmaxnreg(bool inc) { return alu({.op = Op::setmaxnreg, .type = Ty::u32, .inc = inc}); }
+
+const std::vector<AluRow>& alu_rows() {
+  // What each row claims is what ptxgen writes, closed under its axes' cross product (every
+  // compare op of setp, every vector width of a load or store): all of it is assembled for every
+  // target by tests/spelling_test.cpp. Every scalar row holds on every target ptxgen has (setmaxnreg
+  // needs an `a` target or, from PTX 8.8, sm_100f; mapa needs sm_90).
+  using T = Ty;
+  static const std::vector<AluRow> rows = {
+      {Op::add, "§9.7.1.1", 10, true, true, {.types = {T::u32, T::u64, T::s64}}},
+      {Op::sub, "§9.7.1.2", 10, true, true, {.types = {T::u32}}},
+      {Op::mul_lo, "§9.7.1.3", 10, true, true, {.types = {T::u32, T::u64}}},
+      {Op::mul_wide, "§9.7.1.3", 10, true, true, {.types = {T::u32}}},
+      {Op::mad_lo, "§9.7.1.4", 10, true, true, {.types = {T::u32, T::u64, T::s64}}},
+      {Op::div, "§9.7.1.8", 10, true, true, {.types = {T::u32}}},
+      {Op::rem, "§9.7.1.9", 10, true, true, {.types = {T::u32}}},
+      {Op::min, "§9.7.1.12", 10, true, true, {.types = {T::u32}}},
+      {Op::max, "§9.7.1.13", 10, true, true, {.types = {T::u32}}},
+      {Op::bfe, "§9.7.1.19", 20, true, true, {.types = {T::u32}}},
+      {Op::and_, "§9.7.8.1", 10, true, true, {.types = {T::pred, T::b32}}},
+      {Op::or_, "§9.7.8.2", 10, true, true, {.types = {T::pred, T::b32}}},
+      {Op::xor_, "§9.7.8.3", 10, true, true, {.types = {T::b32}}},
+      {Op::shl, "§9.7.8.8", 10, true, true, {.types = {T::b32}}},
+      {Op::shr, "§9.7.8.9", 10, true, true, {.types = {T::b32, T::u32}}},
+      {Op::setp, "§9.7.6.2", 10, true, true,
+       {.types = {T::u32},
+        .cmps = {Cmp::eq, Cmp::ne, Cmp::lt, Cmp::le, Cmp::gt, Cmp::ge},
+        .combines = {BoolOp::none, BoolOp::and_, BoolOp::or_}}},
+      // mov of a register, an immediate or an address (§9.7.9.3), and packing {lo, hi} (§9.7.9.4).
+      {Op::mov, "§9.7.9.3, §9.7.9.4", 10, true, true, {.types = {T::u16, T::u32, T::b32, T::b64}}},
+      // cvt's forms: integers widened or narrowed (no rounding); s32 to f32 and f32 to 16-bit
+      // floats round (.rn, the ISA requires a rounding modifier there); f16 to f32 is exact.
+      {Op::cvt, "§9.7.9.21", 10, true, true, {.types = {T::u16, T::u32, T::u64}, .from = {T::u16, T::u32}}},
+      {Op::cvt, "§9.7.9.21", 10, true, true, {.types = {T::f32}, .from = {T::s32}, .round = Round::rn}},
+      {Op::cvt, "§9.7.9.21", 10, true, true, {.types = {T::f32}, .from = {T::f16}}},
+      {Op::cvt, "§9.7.9.21", 70, true, true,
+       {.types = {T::f16, T::bf16, T::f16x2, T::bf16x2}, .from = {T::f32}, .round = Round::rn}},
+      {Op::cvta, "§9.7.9.20", 77, true, true, {.types = {T::u64}, .spaces = {Space::global, Space::param}, .to = {false, true}}},
+      {Op::mapa, "§9.7.9.23", 78, true, true, {.types = {T::u32}, .spaces = {Space::shared_cluster}}},
+      {Op::ld, "§9.7.9.8", 10, true, true, {.types = {T::u32, T::u64}, .spaces = {Space::param}}},
+      {Op::ld, "§9.7.9.8", 10, true, true, {.types = {T::b16, T::b32}, .spaces = {Space::global, Space::shared}, .vecs = {1, 2, 4}}},
+      {Op::st, "§9.7.9.11", 10, true, true,
+       {.types = {T::b8, T::b16, T::b32, T::s32, T::f32}, .spaces = {Space::global, Space::shared}, .vecs = {1, 2, 4}}},
+      {Op::bra, "§9.7.12.3", 10, true, true, {}},
+      {Op::ret, "§9.7.12.6", 10, true, true, {}},
+      {Op::bar_warp_sync, "§9.7.13.2", 60, true, true, {}},
+      {Op::barrier_sync, "§9.7.13.1", 60, true, true, {}},
+      {Op::setmaxnreg, "§9.7.19.5", 80, true, true, {.types = {T::u32}, .inc = {true, false}}},
+  };
+  return rows;
+}
+
+std::vector<Scalar> variants(const AluRow& row) {
+  const Axes& a = row.axes;
+  std::vector<Scalar> out;
+  for (Ty t : a.types)
+    for (Ty f : a.from)
+      for (Space sp : a.spaces)
+        for (int vec : a.vecs)
+          for (Cmp c : a.cmps)
+            for (BoolOp b : a.combines)
+              for (bool to : a.to)
+                for (bool inc : a.inc)
+                  out.push_back({.op = row.op, .type = t, .from = f, .space = sp, .vec = vec, .cmp = c, .combine = b,
+                                 .round = a.round, .to = to, .inc = inc});
+  return out;
+}
+
+bool accepts(const AluRow& row, const isa::TargetInfo& t) {
+  return (t.tcgen05 ? row.tcgen05_targets : row.sm90) && t.ptx_major * 10 + t.ptx_minor >= row.min_ptx;
+}
 
 }  // namespace ptxgen::emit::spell

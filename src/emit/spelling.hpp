@@ -2,10 +2,14 @@
 // which PTX ISA version. Every mnemonic the emitter and the `ptxgen plan` printer write comes from
 // here; a variant's spelling is computed from its parameters, never assembled by hand elsewhere.
 // Every spelling reaches ptxas through the goldens (golden/, each assembled for its target by the
-// golden suite); there is no separate table test.
+// golden suite). The scalar table (alu_rows(), below) also has its own test: for each target,
+// tests/spelling_test.cpp assembles one module holding every variant a row claims for it, so a
+// claim no golden happens to exercise is still checked.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ptxgen/isa.hpp"
@@ -66,5 +70,83 @@ std::string mbarrier_init_fence();
 std::string bar_sync();
 std::string cluster_arrive(bool aligned);
 std::string cluster_wait(bool aligned);
+
+// ---- scalar instructions (§9.7.1-9.7.9, §9.7.12-13, §9.7.19) ------------------------------------
+// Addresses, predicates, moves and conversions, loads and stores, branches and register
+// reallocation around the tensor-core work. A variant is a `Scalar`: an operation and the
+// parameters its spelling takes; alu() spells any variant, and the helpers below build the common
+// shapes for call sites. alu_rows() is the table: one row per operation (and per form where the
+// parameters do not combine freely, as cvt's), with its section, its targets, and the axes whose
+// cross product is every variant the row claims. A new operation (add.f32, fma.rn.f32,
+// ex2.approx.f32, cvt.rn.satfinite.e4m3x2.f32) is one more enumerator and one more row.
+enum class Op : uint8_t {
+  add, sub, mul_lo, mul_wide, mad_lo, div, rem, min, max, bfe,  // integer arithmetic (§9.7.1)
+  and_, or_, xor_, shl, shr,                                    // logic and shift (§9.7.8)
+  setp,                                                         // comparison (§9.7.6)
+  mov, cvt, cvta, mapa, ld, st,                                 // data movement and conversion (§9.7.9)
+  bra, ret, bar_warp_sync, barrier_sync, setmaxnreg,            // control, synchronization, registers
+};
+// Instruction types (§5.2.2) plus .pred; the packed pairs are cvt's destinations.
+enum class Ty : uint8_t { none, pred, b8, b16, b32, b64, u16, u32, u64, s32, s64, f16, bf16, f32, f16x2, bf16x2 };
+enum class Space : uint8_t { none, param, global, shared, shared_cluster };  // state spaces (§5.1)
+enum class Cmp : uint8_t { none, eq, ne, lt, le, gt, ge };                  // setp's CmpOp (§9.7.6.2)
+enum class BoolOp : uint8_t { none, and_, or_ };  // setp's BoolOp: combine the result with a predicate
+enum class Round : uint8_t { none, rn };          // cvt's rounding (§9.7.9.21): none where the ISA allows none
+
+struct Scalar {
+  Op op;
+  Ty type = Ty::none;          // the instruction type; cvt: the destination type
+  Ty from = Ty::none;          // cvt: the source type
+  Space space = Space::none;   // ld, st, cvta, mapa
+  int vec = 1;                 // ld, st: .v2 / .v4
+  Cmp cmp = Cmp::none;         // setp
+  BoolOp combine = BoolOp::none;
+  Round round = Round::none;   // cvt
+  bool to = false;             // cvta.to.SPACE (generic to SPACE) rather than cvta.SPACE (SPACE to generic)
+  bool inc = false;            // setmaxnreg.inc rather than .dec
+};
+std::string alu(const Scalar& v);
+std::string_view name(Op op);  // the operation's base mnemonic: "mul.lo", "setmaxnreg"
+std::string_view name(Ty t);   // "u32", "pred", "bf16x2"
+Ty ty(isa::DType t);           // the scalar type of an element type (f16, bf16, f32, s32)
+
+std::string alu(Op op, Ty t);                                    // add.u32, and.pred, mul.wide.u32, mov.b64
+std::string setp(Cmp c, Ty t, BoolOp combine = BoolOp::none);    // setp.ne.or.u32
+std::string cvt(Ty to, Ty from, Round r = Round::none);          // cvt.rn.f32.s32, cvt.u64.u32
+std::string cvta(Space s, Ty t);                                 // cvta.param.u64: SPACE address to generic
+std::string cvta_to(Space s, Ty t);                              // cvta.to.global.u64: generic to SPACE
+std::string ld(Space s, Ty t, int vec = 1);                      // ld.global.v4.b32, ld.param.u64
+std::string st(Space s, Ty t, int vec = 1);                      // st.shared.v2.b32, st.global.b16
+std::string mapa();                                              // mapa.shared::cluster.u32
+std::string bra();
+std::string ret();
+std::string bar_warp_sync();
+std::string barrier_sync();
+std::string setmaxnreg(bool inc);                                // setmaxnreg.inc.sync.aligned.u32
+
+// The parameters a row claims; its variants are their cross product (a list left at its default
+// keeps that parameter's default).
+struct Axes {
+  std::vector<Ty> types{Ty::none};
+  std::vector<Ty> from{Ty::none};
+  std::vector<Space> spaces{Space::none};
+  std::vector<int> vecs{1};
+  std::vector<Cmp> cmps{Cmp::none};
+  std::vector<BoolOp> combines{BoolOp::none};
+  std::vector<bool> to{false};
+  std::vector<bool> inc{false};
+  Round round = Round::none;
+};
+struct AluRow {
+  Op op;
+  std::string_view isa;   // "§9.7.1.1"
+  int min_ptx;            // lowest PTX ISA version (major * 10 + minor) of every variant claimed
+  bool tcgen05_targets;   // sm_100a, sm_100f, sm_103a, sm_110a
+  bool sm90;              // sm_90a
+  Axes axes;
+};
+const std::vector<AluRow>& alu_rows();
+std::vector<Scalar> variants(const AluRow& row);
+bool accepts(const AluRow& row, const isa::TargetInfo& t);
 
 }  // namespace ptxgen::emit::spell
