@@ -34,7 +34,7 @@ const plan::Step* find_step(const std::vector<plan::Step>& steps, plan::StepKind
 
 const plan::RolePlan& role(const plan::Plan& p, const std::string& name) {
   for (const auto& r : p.roles)
-    if (r.name == name) return r;
+    if (r.ir().name == name) return r;
   FAIL("no role " << name);
   return p.roles.front();
 }
@@ -52,9 +52,9 @@ std::string fires(const nlohmann::json& d, const std::string& rule) {
 TEST_SUITE("plan") {
 TEST_CASE("a cluster along N multicasts A: each rank issues its part of the boxes, releases go to every CTA") {
   const support::Planned p = support::plan_of(support::checked_spec(spec_doc("gemm_sm90_f16_nn_128x128x64_multicast_a_x4").dump()));
-  CHECK(p.grid.cluster_m == 1);
-  CHECK(p.grid.cluster_n == 4);
-  CHECK(p.cluster == std::array<int, 3>{4, 1, 1});
+  CHECK(p.ir().grid.cluster_m == 1);
+  CHECK(p.ir().grid.cluster_n == 4);
+  CHECK(p.ir().cluster == std::array<int, 3>{4, 1, 1});
   CHECK(p.launch.x == 32);  // 32 tile columns, whole clusters of 4
   CHECK(p.launch.y == 32);
   const plan::Step* a = find_step(role(p, "producer").steps, plan::StepKind::load, "A");
@@ -99,15 +99,15 @@ TEST_CASE("a cluster along N multicasts A: each rank issues its part of the boxe
 TEST_CASE("a persistent cluster along M multicasts B; a producer warpgroup lowers its registers, the consumers raise theirs") {
   const std::string stem = "gemm_sm90_bf16_128x256x64_multicast_b_persistent";
   const support::Planned p = support::plan_of(support::checked_spec(spec_doc(stem).dump()));
-  CHECK(p.grid.cluster_m == 2);
-  CHECK(p.grid.cluster_n == 1);
-  CHECK(p.cluster == std::array<int, 3>{2, 1, 1});  // the persistent grid is one row: clusters along x
+  CHECK(p.ir().grid.cluster_m == 2);
+  CHECK(p.ir().grid.cluster_n == 1);
+  CHECK(p.ir().cluster == std::array<int, 3>{2, 1, 1});  // the persistent grid is one row: clusters along x
   CHECK(p.launch.x == 16 * 32 * 2 / 2);            // blocks of 2 x 1 tiles of 4096 x 4096, 2 CTAs each
-  CHECK(p.threads == 384);
-  CHECK(p.max_registers == 168);
-  CHECK(role(p, "producer").warps == 4);
-  CHECK(role(p, "producer").max_registers == 40);
-  CHECK(role(p, "consumer").max_registers == 232);
+  CHECK(p.ir().threads == 384);
+  CHECK(p.ir().max_registers == 168);
+  CHECK(role(p, "producer").ir().warps == 4);
+  CHECK(role(p, "producer").ir().max_registers == 40);
+  CHECK(role(p, "consumer").ir().max_registers == 232);
   const plan::Step* b = find_step(role(p, "producer").steps, plan::StepKind::load, "B");
   REQUIRE(b);
   // K-major B: one box column of 256 rows splits by rows into two boxes of 128.
@@ -134,14 +134,14 @@ TEST_CASE("ping-pong consumers: two warpgroups take alternate tiles, each its wh
   REQUIRE(p.roles.size() == 3);
   const plan::RolePlan& c0 = role(p, "consumer0");
   const plan::RolePlan& c1 = role(p, "consumer1");
-  CHECK(c0.first_warp == 0);
-  CHECK(c0.warps == 4);
-  CHECK(c1.first_warp == 4);
-  CHECK(c1.warps == 4);
-  CHECK((c0.turn == 0 && c1.turn == 1 && c0.turns == 2 && c1.turns == 2));
-  CHECK(role(p, "producer").first_warp == 8);
-  CHECK(role(p, "producer").turns == 1);
-  CHECK(p.threads == 384);  // two consumer warpgroups and the producer warpgroup of the budgets
+  CHECK(c0.ir().first_warp == 0);
+  CHECK(c0.ir().warps == 4);
+  CHECK(c1.ir().first_warp == 4);
+  CHECK(c1.ir().warps == 4);
+  CHECK((c0.ir().turn == 0 && c1.ir().turn == 1 && c0.ir().turns == 2 && c1.ir().turns == 2));
+  CHECK(role(p, "producer").ir().first_warp == 8);
+  CHECK(role(p, "producer").ir().turns == 1);
+  CHECK(p.ir().threads == 384);  // two consumer warpgroups and the producer warpgroup of the budgets
   // Each stage is read by one warpgroup: 128 arrivals release it. The hand-off barriers.
   std::map<std::string, int> arrivals;
   for (const auto& b : p.barriers) arrivals[b.name] = b.count;
@@ -329,9 +329,9 @@ TEST_SUITE("plan") {
 TEST_CASE("tcgen05 clusters of pairs multicast A along the block's rows and B along its columns; commits release both") {
   // Persistent, 2 x 2 pairs of 256 x 256 tiles: ranks r = p + 2 (col + 2 row) for pair rank p.
   const support::Planned p = support::plan_of(support::checked_spec(spec_doc("gemm_bf16_cta2_cluster_4x2_persistent_tma").dump()));
-  CHECK(p.grid.cluster_m == 2);
-  CHECK(p.grid.cluster_n == 2);
-  CHECK(p.cluster == std::array<int, 3>{8, 1, 1});  // the persistent grid is one row of clusters
+  CHECK(p.ir().grid.cluster_m == 2);
+  CHECK(p.ir().grid.cluster_n == 2);
+  CHECK(p.ir().cluster == std::array<int, 3>{8, 1, 1});  // the persistent grid is one row of clusters
   CHECK(p.launch.x == 8 * 8 * 8);                    // blocks of 2 x 2 tiles of 4096 x 4096, 8 CTAs each
   const plan::Step* a = find_step(role(p, "producer").steps, plan::StepKind::load, "A");
   const plan::Step* b = find_step(role(p, "producer").steps, plan::StepKind::load, "B");
@@ -383,9 +383,9 @@ TEST_CASE("tcgen05 clusters of pairs multicast A along the block's rows and B al
 TEST_CASE("a data-parallel tcgen05 cluster of 2 x 2 CTAs multicasts both operands; CLUSTER-MULTICAST on tcgen05") {
   auto doc = spec_doc("gemm_bf16_cluster_2x2");
   const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
-  CHECK(p.grid.cluster_m == 2);
-  CHECK(p.grid.cluster_n == 2);
-  CHECK(p.cluster == std::array<int, 3>{2, 2, 1});
+  CHECK(p.ir().grid.cluster_m == 2);
+  CHECK(p.ir().grid.cluster_n == 2);
+  CHECK(p.ir().cluster == std::array<int, 3>{2, 2, 1});
   for (const auto& bar : p.barriers)
     if (bar.name == "empty") CHECK(bar.count == 3);
   const std::string ptx = emit::ptx(p);
@@ -408,9 +408,9 @@ TEST_CASE("a data-parallel tcgen05 cluster of 2 x 2 CTAs multicasts both operand
 TEST_SUITE("plan") {
 TEST_CASE("an sm_90a cluster of 2 x 2 multicasts A along rows and B along columns; warpgroups release in their row and column") {
   const support::Planned p = support::plan_of(support::checked_spec(spec_doc("gemm_sm90_bf16_128x256x64_cluster_2x2_persistent").dump()));
-  CHECK(p.grid.cluster_m == 2);
-  CHECK(p.grid.cluster_n == 2);
-  CHECK(p.cluster == std::array<int, 3>{4, 1, 1});
+  CHECK(p.ir().grid.cluster_m == 2);
+  CHECK(p.ir().grid.cluster_n == 2);
+  CHECK(p.ir().cluster == std::array<int, 3>{4, 1, 1});
   const plan::Step* a = find_step(role(p, "producer").steps, plan::StepKind::load, "A");
   const plan::Step* b = find_step(role(p, "producer").steps, plan::StepKind::load, "B");
   REQUIRE(a);
@@ -419,7 +419,7 @@ TEST_CASE("an sm_90a cluster of 2 x 2 multicasts A along rows and B along column
   CHECK_FALSE(a->load.multicast_along_m);
   CHECK(b->load.multicast == 2);
   CHECK(b->load.multicast_along_m);
-  CHECK_FALSE(plan::multicast_whole_cluster(p.grid, p.cta_group, a->load));
+  CHECK_FALSE(plan::multicast_whole_cluster(p.ir().grid, p.ir().cta_group, a->load));
   // Each of the 2 consumer warpgroups of the 3 CTAs of a row and column releases a stage once.
   for (const auto& bar : p.barriers)
     if (bar.name == "empty") CHECK(bar.count == 6);

@@ -18,7 +18,7 @@ nlohmann::json spec_doc(const std::string& stem) {
 
 const plan::RolePlan& role(const plan::Plan& p, const std::string& name) {
   for (const auto& r : p.roles)
-    if (r.name == name) return r;
+    if (r.ir().name == name) return r;
   FAIL("no role " << name);
   return p.roles.front();
 }
@@ -43,15 +43,15 @@ TEST_CASE("persistent tcgen05: two accumulator buffers, acc_full/acc_empty over 
   const plan::Plan dp = support::plan_of(support::checked_spec(doc.dump()));
   doc["gemm"]["schedule"] = "persistent";
   const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));
-  CHECK(p.grid.persistent);
+  CHECK(p.ir().grid.persistent);
   CHECK(p.launch.x == 32 * 16);  // at most one CTA per 128 x 256 tile of 4096 x 4096
-  for (const auto& r : p.roles) CHECK(r.persistent);
+  for (const auto& r : p.roles) CHECK(r.ir().persistent);
   // 2 x 256 accumulator columns: the whole of tensor memory.
   REQUIRE(p.allocs.size() == 1);
   CHECK(p.allocs[0].columns == 512);
-  REQUIRE(p.chosen.size() == 2);  // the cluster (left out), then the accumulator's buffers
-  CHECK(p.chosen[0] == "cluster [1, 1, 1]: the CTA alone");
-  CHECK(p.chosen[1].find("accumulator: two buffers of 256 tensor-memory columns") == 0);
+  REQUIRE(p.ir().chosen.size() == 2);  // the cluster (left out), then the accumulator's buffers
+  CHECK(p.ir().chosen[0] == "cluster [1, 1, 1]: the CTA alone");
+  CHECK(p.ir().chosen[1].find("accumulator: two buffers of 256 tensor-memory columns") == 0);
   REQUIRE(barrier(p, "acc_full"));
   REQUIRE(barrier(p, "acc_empty"));
   CHECK(!barrier(p, "acc"));
@@ -130,8 +130,8 @@ TEST_CASE("persistent tcgen05: one buffer when two do not fit, said under chosen
   doc["gemm"]["a_source"] = "tmem";
   doc["name"] = "gemm_bf16_a_tmem_persistent_one_buffer";  // the golden's spec
   const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));
-  REQUIRE(p.chosen.size() == 2);
-  CHECK(p.chosen[1] ==
+  REQUIRE(p.ir().chosen.size() == 2);
+  CHECK(p.ir().chosen[1] ==
         "accumulator: one buffer of 256 tensor-memory columns (two and A's 32 would need 544 of 512): the next tile's MMAs wait "
         "until the epilogue has read this one");
   CHECK(p.allocs[0].columns == 512);  // 256 + 32, rounded up to a power of two
@@ -239,9 +239,9 @@ TEST_CASE("TMA epilogue on tcgen05: a staging ring of 128-byte swizzled boxes, o
       CHECK(t.offset == 4 * (16384 + 32768));  // after the rings of a and b
       CHECK(t.layout.k == 64);
     }
-  CHECK(pp.smem_bytes <= static_cast<uint32_t>(isa::target_info(pp.target).smem_per_block_max));
+  CHECK(pp.smem_bytes <= static_cast<uint32_t>(isa::target_info(pp.ir().target).smem_per_block_max));
   CHECK(pp.tma_stores() == 4);
-  CHECK(pp.chosen.back() ==
+  CHECK(pp.ir().chosen.back() ==
         "epilogue: D by TMA in 4 boxes of 64 bf16 columns x 128 rows per tile, through a staging ring of 2 stages (an even number "
         "of boxes: box j waits for box j - 2's reads) of its own");
 }
@@ -257,10 +257,10 @@ TEST_CASE("stages chosen beside a persistent TMA epilogue's staging ring fit sha
     CAPTURE(n);
     doc["gemm"]["tile"] = {{"m", m}, {"n", n}, {"k", tile[2]}};
     const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));  // no SMEM-BUDGET
-    CHECK(p.smem_bytes <= static_cast<uint32_t>(isa::target_info(p.target).smem_per_block_max));
+    CHECK(p.smem_bytes <= static_cast<uint32_t>(isa::target_info(p.ir().target).smem_per_block_max));
   }
   doc["gemm"]["tile"] = {{"m", 128}, {"n", 256}, {"k", 64}};
-  CHECK(support::plan_of(support::checked_spec(doc.dump())).chosen.at(1) ==
+  CHECK(support::plan_of(support::checked_spec(doc.dump())).ir().chosen.at(1) ==
         "stages 4: as many as shared memory holds, at most 4 beside the TMA epilogue's staging ring");
 }
 }

@@ -48,7 +48,7 @@ std::string trace(const plan::Plan& p) {
     return "?";
   };
   for (const auto& r : p.roles) {
-    out += r.name + ":";
+    out += r.ir().name + ":";
     std::string line;
     for (const auto& st : r.steps) line += (line.empty() ? " " : " | ") + step(step, st);
     out += line + "\n";
@@ -82,7 +82,7 @@ std::string pair_steps(const plan::Plan& p) {
     }
   };
   for (const auto& r : p.roles) {
-    out += r.name + (r.leader_cta_only ? " (CTA 0):" : ":");
+    out += r.ir().name + (r.ir().leader_cta_only ? " (CTA 0):" : ":");
     walk(r.steps);
     out += "\n";
   }
@@ -173,7 +173,7 @@ TEST_CASE("a 64-row multicast view refilled each K block, read by two warpgroups
         if (b.kind == plan::StepKind::tmem_ld) {
           std::string warps;
           for (const auto& f : b.ld.frags) warps += std::to_string(f.warp) + "@" + std::to_string(f.row0) + " ";
-          CHECK(warps == (r.name == "wg0" ? "0@0 1@32 " : "6@0 7@32 "));
+          CHECK(warps == (r.ir().name == "wg0" ? "0@0 1@32 " : "6@0 7@32 "));
         }
 }
 
@@ -191,7 +191,7 @@ TEST_CASE("a CTA pair's pipelined GEMM: loads on CTA 0's ring barrier, the MMA t
         "epilogue:\n"
         "mma (CTA 0): commit mma_done0@both commit mma_done0_last@both\n"
         "producer: expect_tx 65536@cta0 load a@cta0 load b@cta0\n");
-  CHECK(p.cta_group == 2);
+  CHECK(p.ir().cta_group == 2);
   CHECK(p.launch.x == 4);  // two CTAs for each of the two tile columns (n = 512, tiles of 256)
 }
 

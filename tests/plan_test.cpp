@@ -18,7 +18,7 @@ namespace {
 
 const plan::RolePlan* role(const plan::Plan& p, const std::string& name) {
   for (const auto& r : p.roles)
-    if (r.name == name) return &r;
+    if (r.ir().name == name) return &r;
   return nullptr;
 }
 
@@ -36,7 +36,7 @@ const std::vector<plan::Step>& loop_body(const plan::Plan& p, const std::string&
 // The role that issues the MMAs: tcgen05's "mma", wgmma's "consumer" (the first of the ping-pong
 // consumers, which issue the same instructions).
 std::string issuer(const plan::Plan& p) {
-  if (p.engine != ir::Engine::wgmma) return "mma";
+  if (p.ir().engine != ir::Engine::wgmma) return "mma";
   return role(p, "consumer") ? "consumer" : "consumer0";
 }
 
@@ -48,7 +48,7 @@ std::vector<const plan::MmaInstr*> mma_instrs(const plan::Plan& p) {
 }
 
 void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
-  const bool wgmma = p.engine == ir::Engine::wgmma;
+  const bool wgmma = p.ir().engine == ir::Engine::wgmma;
   const auto format = wgmma ? isa::DescFormat::sm90 : isa::DescFormat::sm100;
   // Every mma op: each (M group, N group) receives its K steps 0..k_steps-1 exactly once, in order.
   for (const auto& st : loop_body(p, issuer(p))) {
@@ -85,13 +85,13 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
   }
   // The TMA epilogue's staging tile is written by the consumers, never loaded.
   for (const auto& t : p.smem) CHECK((loaded_of.count(t.name) || t.name.rfind("d_stage", 0) == 0));
-  CHECK(armed == loaded * static_cast<uint32_t>(p.cta_group));
+  CHECK(armed == loaded * static_cast<uint32_t>(p.ir().cta_group));
   // Each loaded tile is filled whole, but for layout F's slabs (M = 64; a pair's sparse M = 128, layout C), whose
   // lines at an alignment no M group takes stay unloaded: there each 64-row placement loads whole 16-row boxes,
   // every row of the CTA's tile at least once, and no more lines than the slabs hold.
   // Rows of each CTA per instruction, from the planned MMAs: 64 is layout F (one CTA) or C (a sparse pair); a dense
   // pair's 64 (layout B) loads whole tiles.
-  const bool half_lanes = !wgmma && !mma_instrs(p).empty() && mma_instrs(p)[0]->m / p.cta_group == 64 && (p.cta_group == 1 || g.sparse);
+  const bool half_lanes = !wgmma && !mma_instrs(p).empty() && mma_instrs(p)[0]->m / p.ir().cta_group == 64 && (p.ir().cta_group == 1 || g.sparse);
   for (const auto& t : p.smem) {
     if (!loaded_of.count(t.name)) continue;
     CAPTURE(t.name);
@@ -113,16 +113,16 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
     }
     // One consumer warpgroup per 64 rows, or two ping-pong ones; a producer warp, or warpgroup with budgets.
     const int consumers = g.consumers == spec::Consumers::pingpong ? 2 : static_cast<int>(g.tile.m / 64);
-    CHECK(p.threads == 128 * consumers + (g.registers ? 128 : 32));
+    CHECK(p.ir().threads == 128 * consumers + (g.registers ? 128 : 32));
     if (g.consumers == spec::Consumers::pingpong) {
       // Each ping-pong consumer's mma covers the whole tile: tile.m / 64 M groups of every N group.
       std::set<int> mis;
       for (const plan::MmaInstr* m : mma_instrs(p)) mis.insert(m->mi);
       CHECK(static_cast<int64_t>(mis.size()) == g.tile.m / 64);
       REQUIRE(role(p, "consumer1"));
-      CHECK(role(p, "consumer0")->turn == 0);
-      CHECK(role(p, "consumer1")->turn == 1);
-      CHECK(role(p, "consumer1")->turns == 2);
+      CHECK(role(p, "consumer0")->ir().turn == 0);
+      CHECK(role(p, "consumer1")->ir().turn == 1);
+      CHECK(role(p, "consumer1")->ir().turns == 2);
     }
     CHECK(p.allocs.empty());
     return;
@@ -134,8 +134,8 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
     const isa::InstrDesc d = isa::decode_idesc(plan::encoded(m->idesc), kind);
     CHECK(static_cast<int>(d.m) == m->m);
     CHECK(static_cast<int>(d.n) == m->n);
-    CHECK(isa::legal_m(kind, p.cta_group, m->m));
-    CHECK(isa::legal_n(kind, p.cta_group, g.b.major == isa::Major::mn && isa::smem_bits(kind, g.b.dtype) == 8, m->n));
+    CHECK(isa::legal_m(kind, p.ir().cta_group, m->m));
+    CHECK(isa::legal_n(kind, p.ir().cta_group, g.b.major == isa::Major::mn && isa::smem_bits(kind, g.b.dtype) == 8, m->n));
     CHECK(d.transpose_a == (g.a.major == isa::Major::mn));
     CHECK(d.transpose_b == (g.b.major == isa::Major::mn));
   }
@@ -395,10 +395,10 @@ TEST_CASE("persistent schedule: one tile loop per role, rings carried across til
   const std::string dp = emit::ptx(support::plan_of(support::checked_spec(doc.dump())));
   doc["gemm"]["schedule"] = "persistent";
   const support::Planned pp = support::plan_of(support::checked_spec(doc.dump()));
-  CHECK(pp.grid.persistent);
+  CHECK(pp.ir().grid.persistent);
   CHECK(pp.launch.x == 16 * 32);  // at most one CTA per 128 x 256 tile of 4096 x 4096 (1-D)
   CHECK(pp.launch.y == 1);
-  for (const auto& r : pp.roles) CHECK(r.persistent);
+  for (const auto& r : pp.roles) CHECK(r.ir().persistent);
   const std::string pers = emit::ptx(pp);
   CHECK(count(pers, "tile loop: the tiles of this CTA") == 2);
   CHECK(count(pers, "stage of a ring of 4, kept from tile to tile") == 2);

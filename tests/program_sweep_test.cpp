@@ -159,7 +159,7 @@ void check_issue(const plan::Plan& p) {
   const std::string ptx = emit::ptx(p);
   ptxsim::Kernel k;
   k.smem_symbol = 48;
-  for (size_t i = 0; i < pp.globals.size(); ++i) k.param_values["p_" + pp.globals[i].name] = uint64_t{0x10000000} * (i + 1);
+  for (size_t i = 0; i < pp.ir().globals.size(); ++i) k.param_values["p_" + pp.ir().globals[i].name] = uint64_t{0x10000000} * (i + 1);
   const uint64_t base = (k.smem_symbol + pp.smem_align - 1) / pp.smem_align * pp.smem_align;
   const uint64_t dbase = (base >> 4) & 0x3FFF;
   std::map<std::string, uint64_t> tbase;

@@ -462,13 +462,13 @@ TEST_CASE("every shipped program spec: views, invariants, and the reference mode
     for (const auto& st : p.roles[0].steps) {
       for (const auto& c : st.cps) inside(c.alloc, c.taddr, static_cast<uint32_t>(isa::info(c.shape).bits / 32));
       // A pair's dense M = 128 (layout B, §9.7.16.10.5.2) folds N into N / 2 columns of both lane halves.
-      const bool layout_b = p.cta_group == 2 && !st.mma.sparse;
+      const bool layout_b = p.ir().cta_group == 2 && !st.mma.sparse;
       for (const auto& m : st.mma.instrs)
         inside(m.d_alloc, m.d_taddr, static_cast<uint32_t>(layout_b && m.m == 128 ? m.n / 2 : m.n));
       for (const auto* d : {&st.ld, &st.st.dst})
         for (const auto& f : d->frags) {
           CHECK(isa::decode_tmem(f.taddr).lane / 32 == static_cast<uint32_t>(f.warp % 4));
-          CHECK(f.warp < p.threads / 32);
+          CHECK(f.warp < p.ir().threads / 32);
           CHECK(isa::ld_regs(f.shape, f.num) == f.regs);
         }
     }
@@ -656,7 +656,7 @@ TEST_CASE("launch manifest of a program: one CTA, the .entry's parameters in ord
   CHECK(g.x == 1);
   CHECK(g.y == 1);
   CHECK(g.z == 1);
-  CHECK(m["block"] == json::array({p.threads, 1, 1}));
+  CHECK(m["block"] == json::array({p.ir().threads, 1, 1}));
   CHECK(m["dynamic_shared_memory_bytes"] == p.smem_bytes);
   // The parameters in the order the .entry declares them.
   const std::string ptx = emit::ptx(p);
@@ -669,7 +669,7 @@ TEST_CASE("launch manifest of a program: one CTA, the .entry's parameters in ord
     CHECK(x["kind"] == "global_pointer");
     CHECK(m["tensors"].contains(x["tensor"].get<std::string>()));
   }
-  CHECK(m["params"].size() == p.globals.size());
+  CHECK(m["params"].size() == p.ir().globals.size());
   CHECK(m["tensors"]["A"]["shape"] == json::array({128, 64}));
 }
 
@@ -738,7 +738,7 @@ TEST_SUITE("program") {
 TEST_CASE("CTA pairs: .cta_group::2 everywhere, M = 256, B halves per CTA, per_cta offsets, cluster launch") {
   const std::string src = support::slurp(support::source_root() + "/specs/prog_pair_bf16_m256.json");
   const support::Planned p = plan_of(json::parse(src));
-  REQUIRE(p.cta_group == 2);
+  REQUIRE(p.ir().cta_group == 2);
   const plan::Step* m = first(p, plan::StepKind::mma);
   REQUIRE(m);
   REQUIRE(m->mma.instrs.size() == 4);  // K = 64: four K = 16 steps, one M group, one N group

@@ -58,19 +58,19 @@ struct Machine {
 // A role's barrier events in program order, for the CTA's `tiles` tiles and `trips` K blocks a tile.
 std::vector<Event> unroll(const plan::RolePlan& r, int tiles, int trips) {
   std::vector<Event> out;
-  const int threads = r.single_thread ? 1 : 32 * r.warps;
+  const int threads = r.ir().single_thread ? 1 : 32 * r.ir().warps;
   int mine = 0;  // the role's own tiles so far
-  for (int t = 0; t < (r.persistent ? tiles : 1); ++t) {
-    if (r.turns > 1 && t % r.turns != r.turn) continue;
+  for (int t = 0; t < (r.ir().persistent ? tiles : 1); ++t) {
+    if (r.ir().turns > 1 && t % r.ir().turns != r.ir().turn) continue;
     int64_t last = -1;  // the last loop iteration's position (a step after the loop with a lag)
     for (const auto& st : r.steps) {
       auto barrier_event = [&](const plan::Step& s, int64_t pos, int64_t kb, bool in_loop) {
         Event e;
         e.barrier = s.bar.barrier;
         e.flip = s.bar.phase.flip;
-        e.what = r.name + " tile " + std::to_string(t) + (in_loop ? " kb " + std::to_string(kb) : "") + ": " + std::string(plan::name(s.kind)) + " " + s.bar.barrier;
+        e.what = r.ir().name + " tile " + std::to_string(t) + (in_loop ? " kb " + std::to_string(kb) : "") + ": " + std::string(plan::name(s.kind)) + " " + s.bar.barrier;
         if (s.bar.phase.tile) {
-          e.pos = r.turns > 1 ? mine : t;
+          e.pos = r.ir().turns > 1 ? mine : t;
         } else if (in_loop) {
           if (kb < s.bar.phase.lag) return false;
           e.pos = pos - s.bar.phase.lag;
@@ -238,7 +238,7 @@ TEST_CASE("the protocol check catches ping-pong consumers without their main-loo
       support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x256x64_persistent.json")));
   plan::Plan q = coop;
   for (auto& r : q.roles) {
-    if (r.name != "consumer") continue;
+    if (r.ir().name != "consumer") continue;
     std::vector<plan::Step> kept;
     for (const auto& st : r.steps)
       if (!(st.kind == plan::StepKind::arrive && st.bar.barrier == "empty")) kept.push_back(st);

@@ -63,15 +63,15 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
     const std::string ptx = all_tma ? emit::ptx(p) : support::slurp(support::source_root() + "/golden/" + support::stem(file) + ".ptx");
     // A CTA pair: both CTAs run, each with its own shared memory (its own Kernel); CTA 0's thread 0
     // issues every tcgen05.cp/mma/commit, and CTA 1's loads and stores sit per_cta further on.
-    for (int rank = 0; rank < pp.cta_group; ++rank) {
+    for (int rank = 0; rank < pp.ir().cta_group; ++rank) {
     CAPTURE(rank);
     ptxsim::Kernel k;
     k.cluster_ctarank = static_cast<uint64_t>(rank);
     k.smem_symbol = 48;  // not aligned: the kernel rounds its base up
     Expected ex;
-    for (size_t i = 0; i < pp.globals.size(); ++i) {
-      ex.gbase[pp.globals[i].name] = uint64_t{0x10000000} * (i + 1);
-      k.param_values["p_" + pp.globals[i].name] = ex.gbase[pp.globals[i].name];
+    for (size_t i = 0; i < pp.ir().globals.size(); ++i) {
+      ex.gbase[pp.ir().globals[i].name] = uint64_t{0x10000000} * (i + 1);
+      k.param_values["p_" + pp.ir().globals[i].name] = ex.gbase[pp.ir().globals[i].name];
     }
     // The tensor maps a host would encode from the manifest.
     const auto manifest = nlohmann::json::parse(plan::manifest(p));
@@ -106,7 +106,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
       col += a.columns;
     }
     std::vector<ptxsim::Thread> th;
-    for (int t = 0; t < pp.threads; ++t) th.push_back(ptxsim::run(ptx, t, k));
+    for (int t = 0; t < pp.ir().threads; ++t) th.push_back(ptxsim::run(ptx, t, k));
 
     // 1. Loads: every 16-byte chunk of each tile from its place in the global tensor.
     std::vector<std::pair<uint64_t, uint64_t>> want_sh, got_sh;
@@ -151,7 +151,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
         uint64_t off = 0;
         for (const auto& b : pp.barriers)
           if (b.name == st.bar.barrier) off = b.offset;
-        if (pp.cta_group == 2) want_is.push_back({ex.base + off, 3});  // multicast to both CTAs' barriers
+        if (pp.ir().cta_group == 2) want_is.push_back({ex.base + off, 3});  // multicast to both CTAs' barriers
         else want_is.push_back({ex.base + off});
       }
     }
@@ -166,7 +166,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
 
     // 3. Each warp: its tcgen05.ld/st, with the lane of its quarter in the address.
     std::map<std::pair<int, int>, std::pair<const plan::RegDef*, const plan::LdInstr*>> ld_frag;  // (thread, ld index)
-    for (int t = 0; t < pp.threads; ++t) {
+    for (int t = 0; t < pp.ir().threads; ++t) {
       const int w = t / 32;
       std::vector<std::tuple<const plan::RegDef*, const plan::LdInstr*, bool>> want;
       for (const auto& st : pp.roles[0].steps) {
@@ -194,7 +194,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
 
     // 4. Stores: every element of every register, at its row and column of the global tensor.
     std::vector<std::tuple<uint64_t, int, int, int>> want_st, got_st;  // (address, ld index, register, element)
-    for (int t = 0; t < pp.threads; ++t) {
+    for (int t = 0; t < pp.ir().threads; ++t) {
       // The thread's most recent load of each register set, at each store.
       std::map<std::string, std::vector<std::pair<int, const plan::LdInstr*>>> latest;
       int ld_index = 0;
@@ -207,8 +207,8 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
         }
         if (st.kind != plan::StepKind::store) continue;
         const auto& g = st.store;
-        const auto* gp = &pp.globals[0];
-        for (const auto& x : pp.globals)
+        const auto* gp = &pp.ir().globals[0];
+        for (const auto& x : pp.ir().globals)
           if (x.name == g.global) gp = &x;
         const int eb = ebytes(g.to);
         for (const auto& [li, f] : latest[g.src.name])
@@ -236,7 +236,7 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
     CHECK(want_st == got_st);
 
     // 5. tcgen05.st moves, in each cell, the element the loads brought for it (converted when planned).
-    for (int t = 0; t < pp.threads; ++t) {
+    for (int t = 0; t < pp.ir().threads; ++t) {
       std::vector<std::pair<const plan::TmemStStep*, const plan::LdInstr*>> sts;
       for (const auto& st : pp.roles[0].steps)
         if (st.kind == plan::StepKind::tmem_st)

@@ -166,21 +166,21 @@ struct Cells {
 Result replay(const ptxgen::plan::Plan& p, const ptxgen::spec::Gemm& g, unsigned seed) {
   using namespace ptxgen;
   Result res;
-  const int cta = p.cta_group;
+  const int cta = p.ir().cta_group;
   const int tm = static_cast<int>(g.tile.m), tn = static_cast<int>(g.tile.n), tk = static_cast<int>(g.tile.k);
   const int a_rows = tm / cta, b_rows = tn / cta;
   auto fail = [&](const std::string& e) {
     if (res.errors.size() < 8) res.errors.push_back(e);
   };
-  const bool wgmma = p.engine == ir::Engine::wgmma;
+  const bool wgmma = p.ir().engine == ir::Engine::wgmma;
   const plan::RolePlan* producer = nullptr;
   const plan::RolePlan* issuer = nullptr;
   const plan::RolePlan* epilogue = nullptr;
   for (const auto& r : p.roles) {
-    if (r.name == "producer") producer = &r;
+    if (r.ir().name == "producer") producer = &r;
     // Ping-pong consumers each compute whole tiles: the first stands for both.
-    if (r.name == "mma" || r.name == "consumer" || r.name == "consumer0") issuer = &r;
-    if (r.name == "epilogue" || r.name == "consumer" || r.name == "consumer0") epilogue = &r;
+    if (r.ir().name == "mma" || r.ir().name == "consumer" || r.ir().name == "consumer0") issuer = &r;
+    if (r.ir().name == "epilogue" || r.ir().name == "consumer" || r.ir().name == "consumer0") epilogue = &r;
   }
   // The K loops: the producer's first step, the issuer's first loop (a persistent issuer first waits
   // for its accumulator buffer).

@@ -290,7 +290,7 @@ struct Model {
   // descriptor or address; B's N columns are the n / 2 rows the descriptor gives in CTA 0, then the
   // same rows in CTA 1; D goes to each CTA's own tensor memory.
   void mma(const plan::MmaStep& m, const spec::Op& o) {
-    const int ctas = plan.cta_group;
+    const int ctas = plan.ir().cta_group;
     for (int v = 0; v < ctas; ++v) {
       switch_to(v);
       mma_in_cta(m, o, ctas == 2);
@@ -642,7 +642,7 @@ struct Model {
     Matrix A = a_view ? read_view(o.a.name) : ltile[o.a.name];
     Matrix& B = ltile[o.b.name];
     // A pair (docs/spec.md "CTA pairs"): D's column n < N / 2 is CTA 0's B row n, the rest CTA 1's.
-    const bool pair = plan.cta_group == 2;
+    const bool pair = plan.ir().cta_group == 2;
     Matrix& B0 = pair && cur == 1 ? peer.ltile[o.b.name] : B;
     Matrix& B1 = pair && cur == 0 ? peer.ltile[o.b.name] : B;
     auto b_at = [&](int64_t n, int64_t k) -> std::optional<double> {
@@ -719,7 +719,7 @@ struct Model {
 
   void run(unsigned seed) {
     init(seed);
-    const int ctas = plan.cta_group;
+    const int ctas = plan.ir().cta_group;
     for (size_t i = 0; i < prog.ops.size(); ++i) {
       const spec::Op& o = prog.ops[i];
       // The ops run in both CTAs of a pair; a pair's tcgen05.mma is one instruction for both.

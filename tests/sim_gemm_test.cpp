@@ -66,15 +66,15 @@ TEST_CASE("the grouped launch order covers every tile once, whole groups and a s
     auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + c.spec + ".json"));
     doc["gemm"]["raster"] = c.raster;
     const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
-    CHECK(p.grid.raster_group == c.raster);
+    CHECK(p.ir().grid.raster_group == c.raster);
     const auto manifest = nlohmann::json::parse(plan::manifest(p));
     const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
-    const int64_t tm = p.grid.tile_m, tn = p.grid.tile_n, kk = p.grid.tile_k;
+    const int64_t tm = p.ir().grid.tile_m, tn = p.ir().grid.tile_n, kk = p.ir().grid.tile_k;
     const int64_t m = c.m_tiles * tm - 5, n = c.n_tiles * tn - 3;
     const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 99);
     CHECK_MESSAGE(r.error.empty(), r.error);
     CHECK(r.checked == m * n);
-    CHECK(r.ctas == static_cast<uint64_t>(c.m_tiles * c.n_tiles * p.cta_group));
+    CHECK(r.ctas == static_cast<uint64_t>(c.m_tiles * c.n_tiles * p.ir().cta_group));
     CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " at " << r.where);
   }
 }
@@ -95,7 +95,7 @@ TEST_CASE("persistent goldens: two CTAs walk five tiles, every element of D comp
     const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));
     const auto manifest = nlohmann::json::parse(plan::manifest(p));
     const ksim::KernelPtr k = ksim::parse(support::slurp(support::source_root() + "/golden/" + support::stem(file) + ".ptx"));
-    const int64_t tm = p.grid.tile_m, tn = p.grid.tile_n, tk = p.grid.tile_k;
+    const int64_t tm = p.ir().grid.tile_m, tn = p.ir().grid.tile_n, tk = p.ir().grid.tile_k;
     const int64_t unit = simtest::d_row_unit(manifest);
     for (const auto& [mt, nt] : {std::pair<int64_t, int64_t>{5, 1}, {1, 5}}) {
       // Sparse A: k a multiple of tile.k (SPARSE-K: TMA's zero fill is no valid metadata).
@@ -104,7 +104,7 @@ TEST_CASE("persistent goldens: two CTAs walk five tiles, every element of D comp
       CAPTURE(m);
       CAPTURE(n);
       // Two units: CTAs, pairs, or clusters (launched as one row) walking blocks of tiles.
-      const int per = p.cluster[0] * p.cluster[1] * p.cluster[2];
+      const int per = p.ir().cluster[0] * p.ir().cluster[1] * p.ir().cluster[2];
       const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 77, {}, 2 * per);
       CHECK_MESSAGE(r.error.empty(), r.error);
       CHECK(r.checked == m * n);
@@ -141,8 +141,8 @@ TEST_CASE("every sm_90a (wgmma) GEMM golden, simulated whole on several tiles an
     const ksim::KernelPtr k = ksim::parse(support::slurp(support::source_root() + "/golden/" + support::stem(file) + ".ptx"));
     const bool persistent = doc["gemm"].value("schedule", "") == "persistent";
     const int stages = doc["gemm"].value("stages", 1);
-    const int64_t tm = p.grid.tile_m, tn = p.grid.tile_n, tk = p.grid.tile_k, unit = simtest::d_row_unit(manifest);
-    const int per = p.cluster[0] * p.cluster[1] * p.cluster[2];
+    const int64_t tm = p.ir().grid.tile_m, tn = p.ir().grid.tile_n, tk = p.ir().grid.tile_k, unit = simtest::d_row_unit(manifest);
+    const int per = p.ir().cluster[0] * p.ir().cluster[1] * p.ir().cluster[2];
     struct Run {
       std::array<int64_t, 3> size;
       int multiprocessors;

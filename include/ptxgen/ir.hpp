@@ -93,8 +93,9 @@ struct Global {
   std::string rows_param, cols_param, ld_param;  // "" : static
   bool output = false;                           // written by the kernel (the manifest says so)
   std::string param;      // the .u64 address parameter; "" when only tensor maps reach the tensor
-  // Bits one element occupies in global memory (0: spec::storage_bits of dtype and format). The gemm
-  // template's 4- and 6-bit operands are dense (4 or 6 bits) and their TMA loads unpack them.
+  // Bits one element occupies in global memory (lower() sets spec::storage_bits of dtype and format
+  // where a front end left 0, and ld = cols likewise). The gemm template's 4- and 6-bit operands are
+  // dense (4 or 6 bits) and their TMA loads unpack them.
   int bits = 0;
   // TMA loads see the tensor as elements of its own type (the CUtensorMapDataType of the dtype),
   // not as bytes: what the gemm template's host code encodes.

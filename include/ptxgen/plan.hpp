@@ -141,24 +141,6 @@ std::string describe(const Region& r);
 
 
 // ---- Memory ------------------------------------------------------------------------------------
-struct GlobalParam {  // a global tensor: its .param .u64 address (if the kernel takes one) and shape
-  std::string name;
-  std::string param;  // "" when the kernel reaches it only through tensor maps
-  isa::DType dtype = isa::DType::f32;
-  int bits = 32;      // storage bits per element
-  int64_t rows = 0, cols = 0, ld = 0;
-  std::string rows_param, cols_param, ld_param;
-  ir::SubByte format = ir::SubByte::padded;
-  bool output = false;
-  std::array<std::string, 2> dims;
-  int64_t planes = 0;       // a 3-D tensor (ir::Global::planes)
-  int scale_vec = 0;        // a block-scale factor tensor of `scales` (ir::Global::scale_vec)
-  std::string scales;
-  bool compressed = false;  // sparse A (ir::Global::compressed)
-  std::string metadata_of;  // a sparsity metadata tensor (ir::Global::metadata_of)
-  isa::Kind sparse_kind = isa::Kind::f8f6f4;  // of both (ir::Global::sparse_kind)
-};
-
 struct SmemPlacement {
   std::string name;
   isa::DType dtype = isa::DType::bf16;
@@ -584,15 +566,12 @@ OutputSize output_size(const Step& s);  // an upper bound of what the emitter wr
 // bound); else nullopt and `total` the whole kernel's bound (the Plan's `size`).
 std::optional<SizeCrossing> output_bound(const ir::Kernel& k, OutputSize* total = nullptr);
 
+// A role's steps; what the role is (its warps, issue, budget, tiles) is the IR's role, read
+// through ir(), not copied.
 struct RolePlan {
-  std::string name;
-  int first_warp = 0, warps = 1;
-  bool single_thread = false;
-  bool leader_cta_only = false;
-  int max_registers = 0;
-  bool persistent = false;  // the steps run once per tile of the CTA (ir::Role::persistent)
-  int turn = 0, turns = 1;  // ping-pong: the CTA's tiles i % turns == turn (ir::Role::turn)
+  const ir::Role* role = nullptr;  // in Plan::kernel, which the plan holds
   std::vector<Step> steps;
+  const ir::Role& ir() const { return *role; }
 };
 
 struct Grid {
@@ -636,22 +615,12 @@ struct Facts {
 };
 
 struct Plan {
-  std::shared_ptr<const ir::Kernel> kernel;  // the IR it plans; steps refer to its ops by index
-  std::string name;
-  isa::Arch target = isa::Arch::sm_100a;
-  ir::Engine engine = ir::Engine::tcgen05;
-  std::string source;                     // "gemm" / "program" (header comment)
+  // The IR it plans: what the kernel is (name, target, engine, threads, cta_group, cluster, grid,
+  // size parameters, roles) is read through ir(), not copied; the plan adds what it resolved.
+  std::shared_ptr<const ir::Kernel> kernel;
+  const ir::Kernel& ir() const { return *kernel; }
   std::string summary;                    // one line on what the kernel computes (header comment)
-  std::vector<std::string> chosen;        // ir::Kernel::chosen (ptxgen plan shows it)
-  int threads = 128;
-  int cta_group = 1;                      // 2: CTA pairs (.cta_group::2)
-  std::array<int, 3> cluster{1, 1, 1};
-  int max_registers = 255;
-  int alloc_warp = 0;
-  ir::Grid grid;
   Grid launch;                            // the grid of the spec's own problem sizes
-  std::vector<ir::SizeParam> size_params;
-  std::vector<GlobalParam> globals;
   std::vector<SmemPlacement> smem;
   std::vector<AllocPlacement> allocs;
   std::vector<BarrierPlacement> barriers;

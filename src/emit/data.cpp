@@ -62,7 +62,7 @@ void Emitter::load(const plan::LoadStep& l, const std::string& L) {
   }
   w.ins(spell::alu(Op::add, Ty::u32) + " " + off + ", " + off + ", " + base);
   w.ins(spell::st(Space::shared, Ty::b32, 4) + " [" + off + "], " + vec);
-  w.ins(spell::alu(Op::add, Ty::u32) + " " + i + ", " + i + ", " + s(p.threads));
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + i + ", " + i + ", " + s(p.ir().threads));
   w.ins(spell::bra() + " " + L + "_loop");
   w.label(L + "_done");
 }
@@ -147,7 +147,7 @@ void Emitter::cp(const plan::Step& st, const std::string& L) {
   if (guarded()) w.ins("@" + not_issuer + " " + spell::bra() + " " + L + "_done");
   for (const auto& c : st.cps) {
     const std::string d = desc(c.src, c.tile);
-    w.ins(spell::cp(c.shape, c.decompress, p.cta_group) + " " + tmem(c.alloc, c.taddr, c.ring) + ", " + d);
+    w.ins(spell::cp(c.shape, c.decompress, p.ir().cta_group) + " " + tmem(c.alloc, c.taddr, c.ring) + ", " + d);
   }
   if (guarded()) w.label(L + "_done");
 }
@@ -495,14 +495,14 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
   const int es = isa::value_bits(st.to) / 8;
   const std::string wgi = w.r32(), q = w.r32(), r = w.r32(), rx = w.r32(), lc = w.r32(), wbase = w.r32();
   const std::string issuer = w.pred(), lane_pred = w.pred();
-  w.ins(spell::alu(Op::sub, Ty::u32) + " " + wgi + ", " + warp + ", " + s(role ? role->first_warp : 0));
+  w.ins(spell::alu(Op::sub, Ty::u32) + " " + wgi + ", " + warp + ", " + s(role ? role->ir().first_warp : 0));
   w.ins(spell::alu(Op::and_, Ty::b32) + " " + q + ", " + wgi + ", 3");
   w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + lane_pred + ", " + lane + ", 0");
   w.ins(spell::setp(Cmp::ne, Ty::u32, BoolOp::or_) + " " + issuer + ", " + q + ", 0, " + lane_pred, "all but lane 0 of the warpgroup's first warp");
   w.ins(spell::alu(Op::shr, Ty::u32) + " " + wgi + ", " + wgi + ", 2", "warpgroup of the role");
   // The CTA's warpgroup w has named barrier 2 + w (0: the CTA's, 1: all consumers'; ping-pong
   // roles are warpgroups of their own), an immediate so that ptxas reserves only the barriers used.
-  const int first_wg = (role ? role->first_warp : 0) / 4;
+  const int first_wg = (role ? role->ir().first_warp : 0) / 4;
   auto wg_sync = [&] {
     for (int g = 0; g < st.warpgroups; ++g) {
       const std::string pg = w.pred();
@@ -587,7 +587,7 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
     // §9.7.15.5.1.1: warp q of the warpgroup, lane l: register pair i of an N group holds rows
     // 16q + l/4 + 8 (i % 2) and columns 8 (i / 2) + 2 (l % 4) + {0, 1} of its warpgroup's 64 rows.
     const std::string q = w.r32(), wg = w.r32(), r0 = w.r32(), r8 = w.r32(), c0 = w.r32(), t = w.r32();
-    w.ins(spell::alu(Op::sub, Ty::u32) + " " + wg + ", " + warp + ", " + s(role ? role->first_warp : 0));
+    w.ins(spell::alu(Op::sub, Ty::u32) + " " + wg + ", " + warp + ", " + s(role ? role->ir().first_warp : 0));
     w.ins(spell::alu(Op::and_, Ty::b32) + " " + q + ", " + wg + ", 3");
     w.ins(spell::alu(Op::shr, Ty::u32) + " " + wg + ", " + wg + ", 2");
     w.ins(spell::alu(Op::shr, Ty::u32) + " " + t + ", " + lane + ", 2");

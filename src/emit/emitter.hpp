@@ -64,10 +64,10 @@ struct Emitter {
   std::string tiles_m, tiles_n, tile_count;  // persistent grids: tile rows, columns and all tiles
   const plan::RolePlan* role = nullptr;
 
-  bool pair() const { return p.cta_group == 2; }
+  bool pair() const { return p.ir().cta_group == 2; }
   // The cluster's CTAs (pairs) cover a block of tiles and share operands by multicast
   // (ir::Grid::cluster_m/n).
-  bool clustered() const { return p.grid.cluster_m * p.grid.cluster_n > 1; }
+  bool clustered() const { return p.ir().grid.cluster_m * p.ir().grid.cluster_n > 1; }
   std::string crank, cpair;  // clustered: %cluster_ctarank; in a pair, the pair's place (rank / 2)
   void cluster_tile(const std::string& block_m, const std::string& block_n);
   // tcgen05 in a multicasting cluster (set up in the prologue): this CTA's (pair's) place in its
@@ -77,12 +77,12 @@ struct Emitter {
   std::array<std::string, 2> share_place, share_mask;
   std::string release_mask, release_mask32;
   std::string shared_ctas(bool along_m, bool both_ranks);
-  std::string cgq() const { return ".cta_group::" + std::to_string(p.cta_group); }
+  std::string cgq() const { return ".cta_group::" + std::to_string(p.ir().cta_group); }
   std::string label() { return "$L_s" + std::to_string(label_++); }
   const std::string& warp_pred(int wi);
   // The issuing thread's guard: a role of all threads leaves one thread (of CTA 0 in a pair) to
   // issue tcgen05.cp/mma/commit; a single-thread role is that thread already.
-  bool guarded() const { return role && !role->single_thread; }
+  bool guarded() const { return role && !role->ir().single_thread; }
   bool after_loop(const ir::Phase& ph) const { return ph.lag > 0 && !after_ring.empty(); }
   void tile_of(const std::string& lin, const std::string& rows, const std::string& cols);
   void tile_of(const std::string& lin, const std::string& rows, const std::string& cols, const std::string& out_m,

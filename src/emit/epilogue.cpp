@@ -26,7 +26,7 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
   const auto& rs = regs.at(d.name);
   const int es = isa::value_bits(st.to) / 8;
   const int row_bytes = st.box_cols * es;  // one 128-byte swizzle row
-  const int first = role ? role->first_warp : 0, threads = 32 * (role ? role->warps : 1);
+  const int first = role ? role->ir().first_warp : 0, threads = 32 * (role ? role->ir().warps : 1);
   const std::string issuer = w.pred(), stage = w.r32();
   w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + issuer + ", " + tid + ", " + s(32 * first), "all but the issuing thread");
   w.ins(spell::alu(Op::add, Ty::u32) + " " + stage + ", " + base + ", " + s(st.stage_offset), "the staging stage of this box");

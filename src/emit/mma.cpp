@@ -13,7 +13,7 @@ std::string s(int64_t v) { return std::to_string(v); }
 void Emitter::mma(const plan::MmaStep& m, const std::string& L) {
   if (guarded()) w.ins("@" + not_issuer + " " + spell::bra() + " " + L + "_done");
   for (const auto& in : m.instrs) {
-    const std::string op = spell::mma(m, p.cta_group, target, in.collector);
+    const std::string op = spell::mma(m, p.ir().cta_group, target, in.collector);
     const std::string a = in.a_tmem ? tmem(in.a_alloc, in.a_taddr) : desc(in.a_desc, in.a_tile);
     const std::string b = desc(in.b_desc, in.b_tile);
     std::string args = ring_tmem(in.d_alloc, in.d_taddr) + ", " + a + ", " + b;
@@ -47,7 +47,7 @@ void Emitter::a_fragments(const plan::MmaStep& m, const std::vector<std::string>
   else w.ins(spell::alu(Op::mov, Ty::u32) + " " + stage_base + ", " + base);
   // This thread's first A row in the tile: 64wg + 16q + l/4.
   const std::string wq = w.r32(), q4 = w.r32(), l4r = w.r32(), row0 = w.r32();
-  w.ins(spell::alu(Op::sub, Ty::u32) + " " + wq + ", " + warp + ", " + s(role ? role->first_warp : 0));
+  w.ins(spell::alu(Op::sub, Ty::u32) + " " + wq + ", " + warp + ", " + s(role ? role->ir().first_warp : 0));
   w.ins(spell::alu(Op::and_, Ty::b32) + " " + q4 + ", " + wq + ", 3");
   w.ins(spell::alu(Op::shr, Ty::u32) + " " + wq + ", " + wq + ", 2");
   w.ins(spell::alu(Op::shr, Ty::u32) + " " + l4r + ", " + lane + ", 2");
@@ -127,7 +127,7 @@ void Emitter::wgmma(const plan::MmaStep& m, const std::string& /*L*/) {
   if (!m.a_registers) {
     const std::string wg = w.r32();
     a_wg = w.r32();
-    w.ins(spell::alu(Op::sub, Ty::u32) + " " + wg + ", " + warp + ", " + s(role ? role->first_warp : 0));
+    w.ins(spell::alu(Op::sub, Ty::u32) + " " + wg + ", " + warp + ", " + s(role ? role->ir().first_warp : 0));
     w.ins(spell::alu(Op::shr, Ty::u32) + " " + wg + ", " + wg + ", 2", "warpgroup of the role");
     w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + a_wg + ", " + wg + ", " + s(m.a_warpgroup_stride >> 4), "its A rows, in 16-byte units");
   }

@@ -108,7 +108,7 @@ struct Printer {
   int index = 0;
 
   std::string mma_name(const MmaStep& m, int n) const {
-    return m.engine == ir::Engine::wgmma ? spell::wgmma(m, n) : spell::mma(m, pl.cta_group, t);
+    return m.engine == ir::Engine::wgmma ? spell::wgmma(m, n) : spell::mma(m, pl.ir().cta_group, t);
   }
 
   void steps(const std::vector<Step>& ss, const std::string& ind) {
@@ -124,34 +124,34 @@ struct Printer {
         const auto& l = st.load;
         o += in2 + s(l.chunks) + " chunks of 16 B: " + s(l.box_rows) + " rows of " + s(l.row_bytes) + " B from (" +
              affine_text(l.row0) + ", " + affine_text(l.col0) + "), boxes " + s(l.box_bytes) + " B wide, " +
-             std::string(isa::name(l.swizzle)) + " swizzle" + (pl.cta_group == 2 && !l.tma ? "; CTA 1 reads " + s(l.cta_bytes) + " B further on" : "") + "\n";
+             std::string(isa::name(l.swizzle)) + " swizzle" + (pl.ir().cta_group == 2 && !l.tma ? "; CTA 1 reads " + s(l.cta_bytes) + " B further on" : "") + "\n";
         if (l.tma) {
           if (l.multicast > 1) {  // the spelling is long: its multicast qualifier on a line of its own
-            const std::string full = spell::tma_load_multicast(l.map.rank, l.to_leader && pl.cta_group == 2), q = ".multicast::cluster";
+            const std::string full = spell::tma_load_multicast(l.map.rank, l.to_leader && pl.ir().cta_group == 2), q = ".multicast::cluster";
             const size_t at = full.find(q);
-            if (plan::multicast_whole_cluster(pl.grid, pl.cta_group, l))
+            if (plan::multicast_whole_cluster(pl.ir().grid, pl.ir().cta_group, l))
               o += in2 + full.substr(0, at) + "\n" + in2 + "  " + full.substr(at) + ", ctaMask " + s((1 << l.multicast) - 1) +
                    "; each box by the cluster rank of its part\n";
             else
               o += in2 + full.substr(0, at) + "\n" + in2 + "  " + full.substr(at) + ", ctaMask: the block's tile " +
-                   (l.multicast_along_m ? "column" : "row") + (pl.cta_group == 2 ? " of this CTA's rank in its pair" : "") +
+                   (l.multicast_along_m ? "column" : "row") + (pl.ir().cta_group == 2 ? " of this CTA's rank in its pair" : "") +
                    "; each box by the place of its part in it\n";
           } else {
-            o += in2 + spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank) + "\n";
+            o += in2 + spell::tma_load(l.to_leader && pl.ir().cta_group == 2, l.map.rank) + "\n";
           }
           if (l.map.rank == 3) o += in2 + "plane " + affine_text([&] { ir::Affine a = l.c2_rt; a.base = l.c2; a.rank = l.cta_c2; return a; }()) + " of the map\n";
           o += in2 + "through " + l.map.param + " (" + l.map.data_type + ", box " + s(l.map.box_inner) + " x " + s(l.map.box_outer) +
-               "), mbarrier " + l.barrier + (l.to_leader && pl.cta_group == 2 ? " of CTA 0" : "") +
-               (pl.cta_group == 2 ? "; CTA 1 at +(" + s(l.cta_c0) + ", " + s(l.cta_c1) + ")" : "") + "\n";
+               "), mbarrier " + l.barrier + (l.to_leader && pl.ir().cta_group == 2 ? " of CTA 0" : "") +
+               (pl.ir().cta_group == 2 ? "; CTA 1 at +(" + s(l.cta_c0) + ", " + s(l.cta_c1) + ")" : "") + "\n";
           for (const auto& b : l.boxes)
             o += in2 + "  box -> shared +" + s(b.smem) + " from row " + s(b.c1) + ", element " + s(b.c0) + " of the map" +
-                 (l.multicast > 1 ? (plan::multicast_whole_cluster(pl.grid, pl.cta_group, l) ? ", by cluster rank " : ", by place ") + s(b.part) : "") + "\n";
+                 (l.multicast > 1 ? (plan::multicast_whole_cluster(pl.ir().grid, pl.ir().cta_group, l) ? ", by cluster rank " : ", by place ") + s(b.part) : "") + "\n";
         }
         break;
       }
       case StepKind::cp:
         for (const auto& c : st.cps)
-          o += in2 + spell::cp(c.shape, c.decompress, pl.cta_group) + " " + taddr(c.alloc, c.taddr) + ring_text(c.ring) + " <- " +
+          o += in2 + spell::cp(c.shape, c.decompress, pl.ir().cta_group) + " " + taddr(c.alloc, c.taddr) + ring_text(c.ring) + " <- " +
                isa::hex64(encoded(c.src)) + " (\"" + c.tile + "\" rows from " + s(c.src_row) + ", column " + s(c.src_col) + ")\n";
         break;
       case StepKind::mma: {
@@ -169,7 +169,7 @@ struct Printer {
             continue;
           }
           o += (in.enable_input_d ? " accumulate" : m.first_iteration_overwrites ? " overwrite in iteration 0" : " overwrite") +
-               std::string(in.collector != Collector::discard ? ", " + spell::mma(m, pl.cta_group, t, in.collector) : "") + "\n";
+               std::string(in.collector != Collector::discard ? ", " + spell::mma(m, pl.ir().cta_group, t, in.collector) : "") + "\n";
           o += in2 + "  d=" + taddr(in.d_alloc, in.d_taddr) + ring_text(st.tmem_ring) + " idesc=" + isa::hex32(encoded(in.idesc)) + "\n";
           o += in2 + "  a=" + (in.a_tmem ? taddr(in.a_alloc, in.a_taddr) : isa::hex64(encoded(in.a_desc))) + " b=" + isa::hex64(encoded(in.b_desc)) + "\n";
           if (m.scaled)
@@ -205,7 +205,7 @@ struct Printer {
                "\n";
         break;
       case StepKind::commit:
-        o += in2 + spell::commit(pl.cta_group, st.bar.pair_multicast || st.bar.release_row || st.bar.release_column) + " [" + st.bar.barrier + "]" +
+        o += in2 + spell::commit(pl.ir().cta_group, st.bar.pair_multicast || st.bar.release_row || st.bar.release_column) + " [" + st.bar.barrier + "]" +
              (st.bar.phase.lag || st.bar.phase.flip ? " (" + phase_text(st.bar.phase) + ")" : "") +
              (st.bar.release_row || st.bar.release_column
                   ? std::string(", ctaMask: the block's tile ") + (st.bar.release_row && st.bar.release_column ? "row and column" : st.bar.release_row ? "row" : "column")
@@ -219,10 +219,10 @@ struct Printer {
       case StepKind::arrive:
       case StepKind::expect_tx:
         o += in2 + (st.kind == StepKind::arrive ? (st.bar.cluster_ctas > 1                    ? spell::mbarrier_arrive_remote()
-                                                   : st.bar.to_leader && pl.cta_group == 2 ? spell::mbarrier_arrive_cluster()
+                                                   : st.bar.to_leader && pl.ir().cta_group == 2 ? spell::mbarrier_arrive_cluster()
                                                                                            : spell::mbarrier_arrive())
                                                 : spell::mbarrier_expect_tx()) +
-             " [" + st.bar.barrier + "]" + (st.bar.to_leader && pl.cta_group == 2 ? " of CTA 0" : "") +
+             " [" + st.bar.barrier + "]" + (st.bar.to_leader && pl.ir().cta_group == 2 ? " of CTA 0" : "") +
              (st.bar.cluster_ctas <= 1                               ? ""
               : st.bar.release_row && st.bar.release_column ? " of each CTA of the block's tile row and column"
                                                             : " of each of the cluster's " + s(st.bar.cluster_ctas) + " CTAs") +
@@ -232,7 +232,7 @@ struct Printer {
       case StepKind::mma_wait: o += in2 + spell::wgmma_wait() + " " + s(st.bar.pending) + "\n"; break;
       case StepKind::sync:
         o += in2 + (st.proxy_fence ? spell::proxy_fence() + "; " : "") + spell::fence_before() + "; " +
-             (pl.cta_group == 2 ? spell::cluster_arrive(true) + "; " + spell::cluster_wait(true) : spell::bar_sync() + " 0") + "; " +
+             (pl.ir().cta_group == 2 ? spell::cluster_arrive(true) + "; " + spell::cluster_wait(true) : spell::bar_sync() + " 0") + "; " +
              spell::fence_after() + "\n";
         break;
       case StepKind::loop: steps(st.body, ind + "    "); break;
@@ -291,32 +291,32 @@ std::string wrap_lines(const std::string& text, size_t width) {
 }  // namespace
 
 std::string plan_text(const Plan& pl) {
-  const auto& t = isa::target_info(pl.target);
+  const auto& t = isa::target_info(pl.ir().target);
   const PtxVersion v = ptx_version(pl);
   Printer pr{pl, t, "", 0};
   std::string& o = pr.o;
-  o += "plan for \"" + pl.name + "\" (" + std::string(t.name) + ", PTX ISA " + s(v.major) + "." + s(v.minor) + "): " +
-       s(pl.threads) + " threads" + (pl.cta_group == 2 ? " in each CTA of a pair (CTA 0 issues .cta_group::2)" : "") + ", " +
+  o += "plan for \"" + pl.ir().name + "\" (" + std::string(t.name) + ", PTX ISA " + s(v.major) + "." + s(v.minor) + "): " +
+       s(pl.ir().threads) + " threads" + (pl.ir().cta_group == 2 ? " in each CTA of a pair (CTA 0 issues .cta_group::2)" : "") + ", " +
        (pl.roles.size() == 1 ? "one role the planner orders" : s(static_cast<int64_t>(pl.roles.size())) + " warp-specialized roles") + "\n";
   if (!pl.summary.empty()) o += "  " + pl.summary + "\n";
-  for (const auto& c : pl.chosen) o += "  chosen   " + c + "\n";
+  for (const auto& c : pl.ir().chosen) o += "  chosen   " + c + "\n";
   o += "  launch: grid " + s(pl.launch.x) + " x " + s(pl.launch.y) + " x " + s(pl.launch.z) + " for the spec's sizes, cluster " +
-       s(pl.cluster[0]) + " x " + s(pl.cluster[1]) + " x " + s(pl.cluster[2]) +
-       (pl.max_registers < 255 ? ", .maxnreg " + s(pl.max_registers) : "") + "\n";
-  if (pl.grid.tiled)
-    o += "  grid of output tiles " + s(pl.grid.tile_m) + " x " + s(pl.grid.tile_n) + " over " + pl.grid.m_param + " x " + pl.grid.n_param +
-         ", K blocks of " + s(pl.grid.tile_k) +
-         (pl.grid.raster_group > 1 ? ", in groups of " + s(pl.grid.raster_group) + " tile rows" : ", row by row") +
-         (pl.grid.persistent ? (pl.cta_group == 2 ? ", walked by persistent CTA pairs (one per two multiprocessors)"
+       s(pl.ir().cluster[0]) + " x " + s(pl.ir().cluster[1]) + " x " + s(pl.ir().cluster[2]) +
+       (pl.ir().max_registers < 255 ? ", .maxnreg " + s(pl.ir().max_registers) : "") + "\n";
+  if (pl.ir().grid.tiled)
+    o += "  grid of output tiles " + s(pl.ir().grid.tile_m) + " x " + s(pl.ir().grid.tile_n) + " over " + pl.ir().grid.m_param + " x " + pl.ir().grid.n_param +
+         ", K blocks of " + s(pl.ir().grid.tile_k) +
+         (pl.ir().grid.raster_group > 1 ? ", in groups of " + s(pl.ir().grid.raster_group) + " tile rows" : ", row by row") +
+         (pl.ir().grid.persistent ? (pl.ir().cta_group == 2 ? ", walked by persistent CTA pairs (one per two multiprocessors)"
                                                   : ", walked by persistent CTAs (one per multiprocessor)")
                              : ", one CTA per tile") +
-         (pl.grid.cluster_m * pl.grid.cluster_n > 1 ? "; each cluster a block of " + s(pl.grid.cluster_m) + " x " + s(pl.grid.cluster_n) +
-                                                          " tiles sharing " + (pl.grid.cluster_n > 1 && pl.grid.cluster_m > 1 ? "A along its tile rows and B along its columns"
-                                                                                                 : pl.grid.cluster_n > 1 ? "A" : "B") +
+         (pl.ir().grid.cluster_m * pl.ir().grid.cluster_n > 1 ? "; each cluster a block of " + s(pl.ir().grid.cluster_m) + " x " + s(pl.ir().grid.cluster_n) +
+                                                          " tiles sharing " + (pl.ir().grid.cluster_n > 1 && pl.ir().grid.cluster_m > 1 ? "A along its tile rows and B along its columns"
+                                                                                                 : pl.ir().grid.cluster_n > 1 ? "A" : "B") +
                                                               " by multicast"
                                                     : "") + "\n";
   o += "\nResources\n";
-  for (const auto& g : pl.globals)
+  for (const auto& g : pl.ir().globals)
     o += "  global   " + g.name + ": " + dt(g.dtype) + " [" + (g.rows_param.empty() ? s(g.rows) : g.rows_param + "=" + s(g.rows)) + " x " +
          (g.cols_param.empty() ? s(g.cols) : g.cols_param + "=" + s(g.cols)) + "] row-major, " + s(g.bits) + " bits per element, ld " +
          (g.ld_param.empty() ? s(g.ld) : g.ld_param) + (g.param.empty() ? " (tensor maps only)" : ", param " + g.param) +
@@ -351,9 +351,9 @@ std::string plan_text(const Plan& pl) {
   o += "  shared memory: " + s(pl.smem_bytes) + " B dynamic (base rounded up to " + s(pl.smem_align) +
        " B at run time); tensor memory: " + s(pl.tmem_columns) + " columns\n";
   for (const auto& r : pl.roles) {
-    o += "\nRole \"" + r.name + "\": warp" + (r.warps > 1 ? "s " + s(r.first_warp) + "-" + s(r.first_warp + r.warps - 1) : " " + s(r.first_warp)) +
-         (r.single_thread ? ", one thread" : "") + (r.leader_cta_only && pl.cta_group == 2 ? ", CTA 0 of the pair" : "") +
-         (r.max_registers ? ", " + std::string(spell::name(spell::Op::setmaxnreg)) + " " + s(r.max_registers) : "") + (r.persistent ? (r.turns > 1 ? ", tiles i of the CTA with i % " + s(r.turns) + " = " + s(r.turn) + " (ping-pong)" : ", once per tile of the CTA")
+    o += "\nRole \"" + r.ir().name + "\": warp" + (r.ir().warps > 1 ? "s " + s(r.ir().first_warp) + "-" + s(r.ir().first_warp + r.ir().warps - 1) : " " + s(r.ir().first_warp)) +
+         (r.ir().single_thread ? ", one thread" : "") + (r.ir().leader_cta_only && pl.ir().cta_group == 2 ? ", CTA 0 of the pair" : "") +
+         (r.ir().max_registers ? ", " + std::string(spell::name(spell::Op::setmaxnreg)) + " " + s(r.ir().max_registers) : "") + (r.ir().persistent ? (r.ir().turns > 1 ? ", tiles i of the CTA with i % " + s(r.ir().turns) + " = " + s(r.ir().turn) + " (ping-pong)" : ", once per tile of the CTA")
                         : "") +
          "\n";
     pr.steps(r.steps, "  ");
@@ -376,20 +376,20 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
                                   {"box_bytes", l.box_bytes}, {"column_bytes", l.column_bytes},
                                   {"swizzle", std::string(isa::name(l.swizzle))},
                                   {"global_row_bytes", l.global_row_bytes}, {"col0_bytes", l.col0_bytes}};
-      if (pl.cta_group == 2) x["load"]["cta_bytes"] = l.cta_bytes;
+      if (pl.ir().cta_group == 2) x["load"]["cta_bytes"] = l.cta_bytes;
       if (l.tma) {
         ojson bx = ojson::array();
         for (const auto& b : l.boxes) {
           bx.push_back({{"smem", b.smem}, {"coords", {b.c0, b.c1}}});
-          if (l.multicast > 1) bx.back()[plan::multicast_whole_cluster(pl.grid, pl.cta_group, l) ? "cluster_rank" : "place"] = b.part;
+          if (l.multicast > 1) bx.back()[plan::multicast_whole_cluster(pl.ir().grid, pl.ir().cta_group, l) ? "cluster_rank" : "place"] = b.part;
         }
-        x["load"]["tma"] = {{"instruction", l.multicast > 1 ? spell::tma_load_multicast(l.map.rank, l.to_leader && pl.cta_group == 2)
-                                                            : spell::tma_load(l.to_leader && pl.cta_group == 2, l.map.rank)},
+        x["load"]["tma"] = {{"instruction", l.multicast > 1 ? spell::tma_load_multicast(l.map.rank, l.to_leader && pl.ir().cta_group == 2)
+                                                            : spell::tma_load(l.to_leader && pl.ir().cta_group == 2, l.map.rank)},
                             {"tensor_map", l.map.param},
                             {"barrier", l.barrier}, {"phase", phase_json(l.phase)}, {"arms_barrier", l.arm},
                             {"to_leader", l.to_leader}, {"boxes", bx}};
-        if (pl.cta_group == 2) x["load"]["tma"]["cta_coords"] = {l.cta_c0, l.cta_c1};
-        if (l.multicast > 1 && plan::multicast_whole_cluster(pl.grid, pl.cta_group, l))
+        if (pl.ir().cta_group == 2) x["load"]["tma"]["cta_coords"] = {l.cta_c0, l.cta_c1};
+        if (l.multicast > 1 && plan::multicast_whole_cluster(pl.ir().grid, pl.ir().cta_group, l))
           x["load"]["tma"]["multicast"] = {{"ctas", l.multicast}, {"shared_by", "cluster"}, {"cta_mask", (1 << l.multicast) - 1}};
         else if (l.multicast > 1)
           x["load"]["tma"]["multicast"] = {{"ctas", l.multicast}, {"shared_by", l.multicast_along_m ? "block_column" : "block_row"}};
@@ -400,7 +400,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
     case StepKind::cp: {
       ojson a = ojson::array();
       for (const auto& c : st.cps)
-        a.push_back({{"instruction", spell::cp(c.shape, c.decompress, pl.cta_group)}, {"dst", tmem_json(c.alloc, c.taddr, c.ring)},
+        a.push_back({{"instruction", spell::cp(c.shape, c.decompress, pl.ir().cta_group)}, {"dst", tmem_json(c.alloc, c.taddr, c.ring)},
                      {"src", desc_json(c.src, c.tile)}, {"src_row", c.src_row}, {"src_col", c.src_col}});
       x["cp"] = a;
       break;
@@ -416,7 +416,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
           if (!m.a_registers) j["a"] = desc_json(in.a_desc, in.a_tile);
           j["acc_reg"] = in.acc_reg;
         } else {
-          j["instruction"] = spell::mma(m, pl.cta_group, t, in.collector);
+          j["instruction"] = spell::mma(m, pl.ir().cta_group, t, in.collector);
           j["idesc"] = {{"hex", isa::hex32(encoded(in.idesc))}, {"fields", fields_json(isa::fields(in.idesc))}};
           j["d"] = tmem_json(in.d_alloc, in.d_taddr);
           if (in.a_tmem) j["a"] = tmem_json(in.a_alloc, in.a_taddr);
@@ -432,7 +432,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       x["mma"] = {{"engine", m.engine == ir::Engine::wgmma ? "wgmma" : "tcgen05"}, {"instrs", a},
                   {"first_iteration_overwrites", m.first_iteration_overwrites}};
       if (m.engine == ir::Engine::tcgen05) {
-        x["mma"]["instruction"] = spell::mma(m, pl.cta_group, t);
+        x["mma"]["instruction"] = spell::mma(m, pl.ir().cta_group, t);
         x["mma"]["tmem_ring"] = ring_json(st.tmem_ring);
       }
       else x["mma"]["accumulator"] = {{"regs", m.acc_regs}, {"dtype", dt(m.acc_dtype)}, {"a_from_registers", m.a_registers},
@@ -453,7 +453,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
                              {"box_stride", st.store.box_stride}, {"shared_by", st.store.shared_by}, {"reuse", st.store.reuse},
                              {"box_rows", st.store.box_rows}, {"pending", st.store.pending}, {"overlay", st.store.overlay}};
       if (st.store.map.optional) x["store"]["tma"]["direct_fallback"] = true;
-      if (pl.cta_group == 2) x["store"]["per_cta"] = {st.store.cta_row, st.store.cta_col};
+      if (pl.ir().cta_group == 2) x["store"]["per_cta"] = {st.store.cta_row, st.store.cta_col};
       break;
     case StepKind::commit:
     case StepKind::wait:
@@ -484,24 +484,24 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
 }  // namespace
 
 std::string plan_json(const Plan& p) {
-  const auto& t = isa::target_info(p.target);
+  const auto& t = isa::target_info(p.ir().target);
   const PtxVersion v = ptx_version(p);
   ojson j;
   j["format"] = kPlanJsonFormat;
-  j["name"] = p.name;
+  j["name"] = p.ir().name;
   j["target"] = std::string(t.name);
   j["ptx_version"] = s(v.major) + "." + s(v.minor);
-  j["engine"] = p.engine == ir::Engine::wgmma ? "wgmma" : "tcgen05";
-  j["threads"] = p.threads;
-  j["cta_group"] = p.cta_group;
-  j["cluster"] = p.cluster;
-  if (!p.chosen.empty()) j["chosen"] = p.chosen;
+  j["engine"] = p.ir().engine == ir::Engine::wgmma ? "wgmma" : "tcgen05";
+  j["threads"] = p.ir().threads;
+  j["cta_group"] = p.ir().cta_group;
+  j["cluster"] = p.ir().cluster;
+  if (!p.ir().chosen.empty()) j["chosen"] = p.ir().chosen;
   j["grid"] = {p.launch.x, p.launch.y, p.launch.z};
-  if (p.grid.tiled) j["tiles"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}, {"m_param", p.grid.m_param}, {"n_param", p.grid.n_param},
-                                   {"raster_group", p.grid.raster_group}, {"persistent", p.grid.persistent}};
-  if (p.grid.cluster_m * p.grid.cluster_n > 1) j["tiles"]["cluster_tiles"] = {{"m", p.grid.cluster_m}, {"n", p.grid.cluster_n}};
+  if (p.ir().grid.tiled) j["tiles"] = {{"m", p.ir().grid.tile_m}, {"n", p.ir().grid.tile_n}, {"k", p.ir().grid.tile_k}, {"m_param", p.ir().grid.m_param}, {"n_param", p.ir().grid.n_param},
+                                   {"raster_group", p.ir().grid.raster_group}, {"persistent", p.ir().grid.persistent}};
+  if (p.ir().grid.cluster_m * p.ir().grid.cluster_n > 1) j["tiles"]["cluster_tiles"] = {{"m", p.ir().grid.cluster_m}, {"n", p.ir().grid.cluster_n}};
   ojson g = ojson::array();
-  for (const auto& x : p.globals) {
+  for (const auto& x : p.ir().globals) {
     g.push_back({{"name", x.name}, {"param", x.param}, {"dtype", dt(x.dtype)}, {"rows", x.rows}, {"cols", x.cols}, {"ld", x.ld},
                  {"rows_param", x.rows_param}, {"cols_param", x.cols_param}});
     if (x.planes) g.back()["planes"] = x.planes;
@@ -514,7 +514,7 @@ std::string plan_json(const Plan& p) {
   }
   j["params"] = g;
   ojson sz = ojson::array();
-  for (const auto& z : p.size_params) {
+  for (const auto& z : p.ir().size_params) {
     ojson x = {{"name", z.name}, {"value", z.value}};
     if (!z.of.empty()) x.update({{"of", z.of}, {"div", z.div}, {"mul", z.mul}});
     sz.push_back(x);
@@ -547,11 +547,11 @@ std::string plan_json(const Plan& p) {
   for (const auto& r : p.roles) {
     ojson steps = ojson::array();
     for (const auto& st : r.steps) steps.push_back(step_json(p, t, st));
-    ojson role = {{"name", r.name}, {"first_warp", r.first_warp}, {"warps", r.warps}, {"single_thread", r.single_thread},
-                  {"leader_cta_only", r.leader_cta_only}, {"max_registers", r.max_registers}, {"persistent", r.persistent}};
-    if (r.turns > 1) {  // ping-pong roles only: the other roles' JSON stays as it was
-      role["turn"] = r.turn;
-      role["turns"] = r.turns;
+    ojson role = {{"name", r.ir().name}, {"first_warp", r.ir().first_warp}, {"warps", r.ir().warps}, {"single_thread", r.ir().single_thread},
+                  {"leader_cta_only", r.ir().leader_cta_only}, {"max_registers", r.ir().max_registers}, {"persistent", r.ir().persistent}};
+    if (r.ir().turns > 1) {  // ping-pong roles only: the other roles' JSON stays as it was
+      role["turn"] = r.ir().turn;
+      role["turns"] = r.ir().turns;
     }
     role["steps"] = steps;
     roles.push_back(role);

@@ -155,6 +155,15 @@ ir::Kernel lower_program(const spec::Spec& s) {
   return k;
 }
 
-ir::Kernel lower(const spec::Spec& s) { return s.program ? lower_program(s) : lower_gemm(s); }
+ir::Kernel lower(const spec::Spec& s) {
+  ir::Kernel k = s.program ? lower_program(s) : lower_gemm(s);
+  // Every global states its storage bits and row stride, so what reads the IR (the planner, the
+  // emitter, the manifest) needs no default of its own.
+  for (auto& g : k.globals) {
+    if (!g.bits) g.bits = spec::storage_bits(g.dtype, g.format);
+    if (!g.ld) g.ld = g.cols;
+  }
+  return k;
+}
 
 }  // namespace ptxgen::lower

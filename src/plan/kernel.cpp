@@ -367,18 +367,6 @@ Plan make_plan(std::shared_ptr<const ir::Kernel> kernel, Facts facts) {
   detail::Ordered ord = detail::order(c);
   Plan p;
   p.kernel = kernel;
-  p.name = k.name;
-  p.target = k.target;
-  p.engine = k.engine;
-  p.source = k.source;
-  p.chosen = k.chosen;
-  p.threads = k.threads;
-  p.cta_group = k.cta_group;
-  p.cluster = k.cluster;
-  p.max_registers = k.max_registers;
-  p.alloc_warp = k.alloc_warp;
-  p.grid = k.grid;
-  p.size_params = k.size_params;
   p.roles = std::move(ord.roles);
   if (!facts.sized) facts.crossing = output_bound(k, &facts.size);
   if (facts.crossing) throw std::logic_error("make_plan on a kernel past the output bound (OUTPUT-SIZE)");
@@ -386,10 +374,6 @@ Plan make_plan(std::shared_ptr<const ir::Kernel> kernel, Facts facts) {
   p.views = c.views;
   p.reg_counts = ord.reg_counts;
   p.tensor_maps = ord.tensor_maps;
-  for (const auto& g : k.globals)
-    p.globals.push_back({g.name, g.param, g.dtype, g.bits ? g.bits : spec::storage_bits(g.dtype, g.format), g.rows, g.cols,
-                         g.ld ? g.ld : g.cols, g.rows_param, g.cols_param, g.ld_param, g.format, g.output, g.dims, g.planes,
-                         g.scale_vec, g.scales, g.compressed, g.metadata_of, g.sparse_kind});
   p.launch = facts.grid ? *facts.grid : launch_grid(k);
   MemoryMap mm = facts.memory ? std::move(*facts.memory) : memory_map(k);
   p.smem = std::move(mm.smem);

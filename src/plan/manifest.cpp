@@ -72,14 +72,14 @@ std::optional<isa::DType> accumulator(const Plan& p) {
 std::string manifest(const Plan& p) {
   ojson j;
   j["ptxgen"] = 1;
-  j["entry"] = p.name;
-  j["target"] = std::string(isa::target_info(p.target).name);
-  const bool program = p.source == "program";
+  j["entry"] = p.ir().name;
+  j["target"] = std::string(isa::target_info(p.ir().target).name);
+  const bool program = p.ir().source == "program";
   if (program) j["level"] = "program";
-  if (p.grid.tiled || !p.size_params.empty()) {
+  if (p.ir().grid.tiled || !p.ir().size_params.empty()) {
     ojson problem = ojson::object();
     ojson derived = ojson::object();
-    for (const auto& s : p.size_params) {
+    for (const auto& s : p.ir().size_params) {
       if (s.of.empty()) problem[s.name] = s.value;
       else derived[s.name] = {{"of", s.of}, {"div", s.div}, {"mul", s.mul}, {"value", s.value}};
     }
@@ -87,33 +87,33 @@ std::string manifest(const Plan& p) {
     // Sizes the kernel computes from the problem's: ceil(of / div) * mul.
     if (!derived.empty()) j["derived_sizes"] = derived;
   }
-  if (p.grid.tiled) {
-    j["tile"] = {{"m", p.grid.tile_m}, {"n", p.grid.tile_n}, {"k", p.grid.tile_k}};
+  if (p.ir().grid.tiled) {
+    j["tile"] = {{"m", p.ir().grid.tile_m}, {"n", p.ir().grid.tile_n}, {"k", p.ir().grid.tile_k}};
     // A program names the sizes its grid walks (a gemm's are m and n).
-    if (program) j["grid_sizes"] = {p.grid.m_param, p.grid.n_param};
-    j["cta_group"] = p.cta_group;
+    if (program) j["grid_sizes"] = {p.ir().grid.m_param, p.ir().grid.n_param};
+    j["cta_group"] = p.ir().cta_group;
     if (auto acc = accumulator(p)) j["accumulator"] = dt(*acc);
-    const int block = p.grid.cluster_m * p.grid.cluster_n;
-    if (block > 1) j["cluster_tiles"] = {{"m", p.grid.cluster_m}, {"n", p.grid.cluster_n}};
-    if (p.grid.persistent) {
+    const int block = p.ir().grid.cluster_m * p.ir().grid.cluster_n;
+    if (block > 1) j["cluster_tiles"] = {{"m", p.ir().grid.cluster_m}, {"n", p.ir().grid.cluster_n}};
+    if (p.ir().grid.persistent) {
       j["schedule"] = "persistent";
       if (block > 1)
-        j["grid_rule"] = "x = min(ceil(ceil(" + p.grid.n_param + " / tile.n) / " + std::to_string(p.grid.cluster_n) + ") * ceil(ceil(" +
-                         p.grid.m_param + " / tile.m) / " + std::to_string(p.grid.cluster_m) + "), the clusters the device holds at once " +
-                         "(cuOccupancyMaxActiveClusters)) * " + std::to_string(block * p.cta_group) + ", y = z = 1: each cluster of " +
-                         std::to_string(block * p.cta_group) + " CTAs walks the blocks of cluster_tiles tiles c, c + gridDim.x / " +
-                         std::to_string(block * p.cta_group) + ", ..., CTA rank r taking tile (q / cluster_tiles.n, q % cluster_tiles.n) of each, q = r" +
-                         (p.cta_group > 1 ? " / " + std::to_string(p.cta_group) : std::string()) + "; the kernel takes its sizes as parameters";
-      else if (p.cta_group == 1)
-        j["grid_rule"] = "x = min(ceil(" + p.grid.n_param + " / tile.n) * ceil(" + p.grid.m_param +
+        j["grid_rule"] = "x = min(ceil(ceil(" + p.ir().grid.n_param + " / tile.n) / " + std::to_string(p.ir().grid.cluster_n) + ") * ceil(ceil(" +
+                         p.ir().grid.m_param + " / tile.m) / " + std::to_string(p.ir().grid.cluster_m) + "), the clusters the device holds at once " +
+                         "(cuOccupancyMaxActiveClusters)) * " + std::to_string(block * p.ir().cta_group) + ", y = z = 1: each cluster of " +
+                         std::to_string(block * p.ir().cta_group) + " CTAs walks the blocks of cluster_tiles tiles c, c + gridDim.x / " +
+                         std::to_string(block * p.ir().cta_group) + ", ..., CTA rank r taking tile (q / cluster_tiles.n, q % cluster_tiles.n) of each, q = r" +
+                         (p.ir().cta_group > 1 ? " / " + std::to_string(p.ir().cta_group) : std::string()) + "; the kernel takes its sizes as parameters";
+      else if (p.ir().cta_group == 1)
+        j["grid_rule"] = "x = min(ceil(" + p.ir().grid.n_param + " / tile.n) * ceil(" + p.ir().grid.m_param +
                          " / tile.m), the device's multiprocessor count), y = z = 1: each CTA walks the tiles x, x + gridDim.x, ...; "
                          "the kernel takes its sizes as parameters";
       else
-        j["grid_rule"] = "x = min(ceil(" + p.grid.n_param + " / tile.n) * ceil(" + p.grid.m_param + " / tile.m), the device's multiprocessor count / " +
-                         std::to_string(p.cta_group) + ") * " + std::to_string(p.cta_group) + ", y = z = 1: each pair of CTAs (2p, 2p + 1) walks "
+        j["grid_rule"] = "x = min(ceil(" + p.ir().grid.n_param + " / tile.n) * ceil(" + p.ir().grid.m_param + " / tile.m), the device's multiprocessor count / " +
+                         std::to_string(p.ir().cta_group) + ") * " + std::to_string(p.ir().cta_group) + ", y = z = 1: each pair of CTAs (2p, 2p + 1) walks "
                          "the tiles p, p + gridDim.x / 2, ...; the kernel takes its sizes as parameters";
     } else {
-      j["grid_rule"] = "x = ceil(" + p.grid.n_param + " / tile.n) * cta_group, y = ceil(" + p.grid.m_param +
+      j["grid_rule"] = "x = ceil(" + p.ir().grid.n_param + " / tile.n) * cta_group, y = ceil(" + p.ir().grid.m_param +
                        " / tile.m), each rounded up to the cluster; the kernel takes its sizes as parameters";
     }
     j["requirements"] = "outputs 16-byte aligned; inputs as the tensor maps describe (row strides multiples of 16 bytes)";
@@ -122,19 +122,19 @@ std::string manifest(const Plan& p) {
     // CTA pair (%cluster_ctarank picks the half).
     j["requirements"] = "every tensor row-major, rows tightly packed (leading dimension = columns), its address 16-byte aligned";
   }
-  j["block"] = {p.threads, 1, 1};
+  j["block"] = {p.ir().threads, 1, 1};
   j["grid"] = {p.launch.x, p.launch.y, p.launch.z};
-  j["cluster"] = p.cluster;
+  j["cluster"] = p.ir().cluster;
   j["dynamic_shared_memory_bytes"] = p.smem_bytes;
   ojson params = ojson::array();
-  for (const auto& g : p.globals)
+  for (const auto& g : p.ir().globals)
     if (!g.param.empty()) params.push_back({{"name", g.param}, {"kind", "global_pointer"}, {"tensor", g.name}});
   for (const auto& m : p.tensor_maps) params.push_back({{"name", m.param}, {"kind", "tensor_map"}, {"tensor", m.global}});
-  for (const auto& s : p.size_params)
+  for (const auto& s : p.ir().size_params)
     if (s.of.empty()) params.push_back({{"name", s.name}, {"kind", "u32"}});
   j["params"] = params;
   ojson tensors = ojson::object();
-  for (const auto& g : p.globals) {
+  for (const auto& g : p.ir().globals) {
     if (g.scale_vec > 0) {
       // A block-scale factor tensor in the 128x4 layout (docs/spec.md, "Block scaling"): the
       // factors of dims[0] (m or n) rows by ceil(k / vec) factors, padded to 128 rows and 4 factors.
@@ -181,7 +181,7 @@ std::string manifest(const Plan& p) {
     tensors[g.name] = t;
   }
   j["tensors"] = tensors;
-  if (!p.tensor_maps.empty() || p.grid.tiled) {
+  if (!p.tensor_maps.empty() || p.ir().grid.tiled) {
     ojson maps = ojson::array();
     for (const auto& m : p.tensor_maps) maps.push_back(tensor_map_entry(m));
     j["tensor_maps"] = maps;

@@ -466,15 +466,7 @@ Ordered order(Ctx& c) {
   const bool ordered = c.k.planner_orders();
   for (const auto& r : c.k.roles) {
     RolePlan rp;
-    rp.name = r.name;
-    rp.first_warp = r.first_warp;
-    rp.warps = r.warps;
-    rp.single_thread = r.single_thread;
-    rp.leader_cta_only = r.leader_cta_only;
-    rp.max_registers = r.max_registers;
-    rp.persistent = r.persistent;
-    rp.turn = r.turn;
-    rp.turns = r.turns;
+    rp.role = &r;
     Sequencer seq(c, r, ordered, out);
     rp.steps = seq.run();
     out.roles.push_back(std::move(rp));

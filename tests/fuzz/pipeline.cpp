@@ -53,9 +53,9 @@ std::optional<std::string> check_diagnostics(const Diagnostics& d, const rules::
 // A plan: every placement inside the budgets it was checked against, tiles (and their rings)
 // apart and aligned, views, tensor-memory addresses and descriptors inside what they point into.
 std::optional<std::string> check_plan(const plan::Plan& p) {
-  const auto& t = isa::target_info(p.target);
-  if (p.engine == ir::Engine::tcgen05 && !t.tcgen05) return "a tcgen05 plan for a target without tcgen05";
-  if (p.engine == ir::Engine::wgmma && !p.allocs.empty()) return "a wgmma plan with tensor memory";
+  const auto& t = isa::target_info(p.ir().target);
+  if (p.ir().engine == ir::Engine::tcgen05 && !t.tcgen05) return "a tcgen05 plan for a target without tcgen05";
+  if (p.ir().engine == ir::Engine::wgmma && !p.allocs.empty()) return "a wgmma plan with tensor memory";
   if (p.smem_bytes > static_cast<uint32_t>(t.smem_per_block_max))
     return "the plan exceeds the target's shared memory: " + std::to_string(p.smem_bytes);
   const uint32_t usable = p.smem_bytes - p.smem_align;  // the rest is slack for aligning the base
@@ -154,11 +154,13 @@ struct Outputs {
 // The outputs of a spec. `chosen` aside: the canonical form states what a spec left out and was
 // chosen (gemm.tile, gemm.stages), so only the spec itself has the plan's "chosen" notes.
 Outputs outputs(const spec::Spec& s) {
-  plan::Plan p = plan::make_plan(lower::lower(s));
-  if (auto bad = check_plan(p)) throw std::logic_error(*bad);
-  const std::string text = emit::plan_text(p);  // printed with them once, so a crash there is found
+  ir::Kernel k = lower::lower(s);
+  const plan::Plan with_chosen = plan::make_plan(k);
+  if (auto bad = check_plan(with_chosen)) throw std::logic_error(*bad);
+  const std::string text = emit::plan_text(with_chosen);  // printed with them once, so a crash there is found
   (void)text;
-  p.chosen.clear();
+  k.chosen.clear();  // the plan reads the IR's notes
+  const plan::Plan p = plan::make_plan(k);
   return {emit::ptx(p), emit::plan_json(p), emit::plan_text(p), plan::manifest(p)};
 }
 
