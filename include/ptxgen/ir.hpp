@@ -207,7 +207,7 @@ struct TmemAccess {
 };
 
 // global -> shared tile: plain 16-byte loads of every thread, or TMA boxes (`tma`,
-// cp.async.bulk.tensor, §9.7.9.25.5.1) completing on `barrier`.
+// cp.async.bulk.tensor, §9.7.9.27.1.2) completing on `barrier`.
 struct Load {
   Ref src, dst, barrier;
   Position pos;
@@ -228,7 +228,7 @@ struct Load {
   bool multicast_along_m = false;
 };
 
-// shared tile -> tensor-memory view (tcgen05.cp, §9.7.16.9.1): the source's rows / columns, or all.
+// shared tile -> tensor-memory view (tcgen05.cp, §9.7.16.9.2): the source's rows / columns, or all.
 struct Copy {
   Ref src, dst;
   std::optional<std::array<int64_t, 2>> rows, cols;
@@ -301,12 +301,12 @@ struct Commit {
   bool release_row = false, release_column = false;
 };
 
-// Every thread of the role waits for a phase of the barrier (mbarrier.try_wait.parity, §9.7.13.15.16).
+// Every thread of the role waits for a phase of the barrier (mbarrier.try_wait.parity, §9.7.13.15).
 struct Wait {
   Ref barrier;
 };
 
-// Every thread of the role arrives on the barrier (mbarrier.arrive, §9.7.13.15.13).
+// Every thread of the role arrives on the barrier (mbarrier.arrive, §9.7.13.15).
 struct Arrive {
   Ref barrier;
   bool to_leader = false;  // in a pair: on CTA 0's barrier
@@ -321,7 +321,7 @@ struct Arrive {
 };
 
 // One thread arrives and arms the barrier with the bytes of the loads that follow
-// (mbarrier.arrive.expect_tx, §9.7.13.15.12).
+// (mbarrier.arrive.expect_tx, §9.7.13.15).
 struct ExpectTx {
   Ref barrier;
   bool leader_only = false;  // in a pair: CTA 0 only, arming its barrier for both CTAs' bytes
