@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "ptxgen/isa.hpp"
@@ -104,7 +105,7 @@ struct Global {
   // is the rows' if it equals rows_param, else the tensor is stored transposed. Empty: rows, cols.
   std::array<std::string, 2> dims;
   // A 3-D tensor [planes][rows][cols], its planes rows * ld elements apart (TMA loads take a
-  // plane coordinate, ir::Op::plane); 0: 2-D. `planes_param` names the size it grows with at run time.
+  // plane coordinate, ir::Load::plane); 0: 2-D. `planes_param` names the size it grows with at run time.
   int64_t planes = 0;
   std::string planes_param;
   // A block-scale factor tensor (§9.7.16.10.7) of operand `scales` ("A", "B"), one factor per
@@ -187,22 +188,37 @@ struct TmemRing {
   uint32_t stride = 0;
 };
 
-struct Op {
-  OpKind kind = OpKind::load;
-  std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
-  Ref src, dst, regs, barrier;
-  Ref a, b, d, scale_a, scale_b, metadata;
-  // load / store: first row and column in the global tensor (a load of a 3-D global: in `plane`)
+// Where a load or a store works in its global tensor: the first row and column (a load of a 3-D
+// global: in Load::plane), and the spec fields they came from. A pair's CTA r works at `at`'s
+// rank term; `has_per_cta`: the spec said where (a single CTA's spec may not, CTA-PAIR).
+struct Position {
   std::array<Affine, 2> at{};
-  Affine plane;
   std::string at_ptr, per_cta_ptr;
   bool has_per_cta = false;
-  // load
+};
+
+// The access of a tcgen05.ld / tcgen05.st (§9.7.16.8.3-5): shape, .num, .pack::16b (load) or
+// .unpack::16b (store) and the warps that run it; unset: the planner chooses.
+struct TmemAccess {
+  std::optional<isa::LdShape> shape;
+  std::optional<int> num;
+  bool pack = false;
+  std::vector<int> warps;
+  std::string shape_ptr, num_ptr, pack_ptr, warps_ptr;
+};
+
+// global -> shared tile: plain 16-byte loads of every thread, or TMA boxes (`tma`,
+// cp.async.bulk.tensor, §9.7.9.27.1.2) completing on `barrier`.
+struct Load {
+  Ref src, dst, barrier;
+  Position pos;
+  Affine plane;  // a 3-D global's plane (Global::planes)
   bool tma = false;
   std::string via_ptr;
-  bool to_leader = false;  // a pair's pipelined load: its bytes complete on CTA 0's barrier; an arrive: on CTA 0's barrier
+  bool to_leader = false;  // a pair's pipelined load: its bytes complete on CTA 0's barrier
   std::string map_param;   // the tensor-map parameter ("" : the planner names it tmap_N)
   int tile_row0 = -1;      // a row-placed load: it writes tile rows [tile_row0, tile_row0 + load_rows)
+  int load_rows = 0;
   // A TMA load the `multicast` CTAs (pairs) of the cluster's block share (.multicast::cluster):
   // along N, the block's tile row (`multicast_along_m` false: the same M tile, A's rows), along M
   // its tile column (true: B's). The CTA (pair) at place j of that row or column issues the j-th of
@@ -211,11 +227,20 @@ struct Op {
   // barrier (in a pair, on each pair's CTA 0's). 0: its own.
   int multicast = 0;
   bool multicast_along_m = false;
-  int load_rows = 0;
-  // copy: source rows / columns
+};
+
+// shared tile -> tensor-memory view (tcgen05.cp, §9.7.16.9.2): the source's rows / columns, or all.
+struct Copy {
+  Ref src, dst;
   std::optional<std::array<int64_t, 2>> rows, cols;
   std::string rows_ptr, cols_ptr;
-  // mma: A and B may be a range of their tile's rows (an instruction group the lowering places)
+};
+
+// D (+)= A x B: tcgen05.mma (§9.7.16.10.9; block-scaled and sparse variants), or wgmma.mma_async
+// (§9.7.15.5) with D a register set.
+struct Mma {
+  Ref a, b, d, scale_a, scale_b, metadata;
+  // A and B may be a range of their tile's rows (an instruction group the lowering places)
   std::optional<std::array<int, 2>> a_rows, b_rows;
   bool accumulate = false;    // D += A x B from the first instruction on
   bool accumulate_after_first_iteration = false;  // inside a loop: D = A x B in iteration 0, += after
@@ -225,17 +250,32 @@ struct Op {
   // wgmma: the rows of A (and of D) each warpgroup of the role covers, in m64 instructions stacked
   // over them (registers of M group i after those of i - 1); 0: 64, one instruction row.
   int warpgroup_rows = 0;
-  int vec = 32;
+  int vec = 32;  // block scaling: elements of K per scale factor
   std::string vec_ptr, scale_ptr, sparse_ptr, kind_ptr;
   std::optional<isa::Kind> kind_override;
-  // tmem_load / tmem_store
-  std::optional<isa::LdShape> shape;
-  std::optional<int> num;
-  bool pack = false;
-  std::vector<int> warps;
-  std::string shape_ptr, num_ptr, pack_ptr, warps_ptr;
-  // store: clip to the global's run-time extents (elements past them are not written)
-  bool clip = false;
+  TmemRing tmem_ring;  // D: a ring of tensor memory over a persistent role's tiles
+};
+
+// tensor-memory view -> register set (tcgen05.ld, §9.7.16.8.3).
+struct TmemLoad {
+  Ref src, regs;
+  TmemAccess access;
+  TmemRing tmem_ring;  // src: a ring of tensor memory over a persistent role's tiles
+};
+
+// register set -> tensor-memory view (tcgen05.st, §9.7.16.8.4).
+struct TmemStore {
+  Ref regs, dst;
+  TmemAccess access;
+};
+
+// register set -> global tensor: each thread's elements directly, or through shared memory by TMA.
+struct Store {
+  Ref regs, dst;
+  Position pos;
+  bool clip = false;  // clip to the global's run-time extents (elements past them are not written)
+  bool tma = false;
+  std::string map_param;  // the tensor-map parameter of a TMA store
   // store by TMA (wgmma accumulators): the registers go to the shared tile `via` (boxes of one
   // 128-byte swizzle row by 64 rows, a warpgroup's), then cp.async.bulk.tensor writes the boxes,
   // which TMA clips to the tensor's extents. `via_shared_by`: the threads (all consumer warpgroups)
@@ -250,26 +290,95 @@ struct Op {
   // that stage before have (at most `pending` newer bulk groups still reading: the ring's stages
   // - 1), then one thread stores it.
   int via_stage = 0;
-  // wait / arrive / commit / expect_tx / loads and mmas on ring tiles
-  Phase phase;
-  // mma (D) / tmem_load (src): a ring of tensor memory over a persistent role's tiles
-  TmemRing tmem_ring;
-  int pending = 0;         // mma_wait; a tcgen05 TMA store: the bulk groups that may still read (via_stage)
-  std::string note;        // what the step does, when the lowering says it better than the planner
-  bool leader_only = false;  // expect_tx / commit in a pair: CTA 0 only (or both CTAs' barriers)
-  // arrive: one arrival per warpgroup of the role instead of one per thread, on the barrier at the
-  // same offset in CTAs of the cluster's `cluster_ctas` (lane r of the warpgroup's first warp
-  // arrives on rank r's, after the warpgroup's wgmma.wait_group): the consumers of a stage that
-  // multicast loads write release it in every CTA whose producer writes it, those of this CTA's
-  // block row and column (below).
-  bool per_warpgroup = false;
-  int cluster_ctas = 0;
-  // commit (tcgen05), per-warpgroup arrive (wgmma): arrive on the barrier, at the same offset, in
-  // every CTA of the pairs (CTAs) of this one's cluster-block tile row (`release_row`) and tile
-  // column (`release_column`): the producers that multicast into this CTA's stage
-  // (.multicast::cluster, §9.7.16.12.1; mapa and a remote arrive, §9.7.13.15.13).
+  int pending = 0;
+};
+
+// tcgen05.commit (§9.7.16.12.1): the barrier's next phase completes when the issued tcgen05 work does.
+struct Commit {
+  Ref barrier;  // in a pair: the barrier of both CTAs (.multicast::cluster)
+  // Arrive on the barrier, at the same offset, in every CTA of the pairs (CTAs) of this one's
+  // cluster-block tile row (`release_row`) and tile column (`release_column`): the producers that
+  // multicast into this CTA's stage (.multicast::cluster, §9.7.16.12.1).
   bool release_row = false, release_column = false;
 };
+
+// Every thread of the role waits for a phase of the barrier (mbarrier.try_wait.parity, §9.7.13.15).
+struct Wait {
+  Ref barrier;
+};
+
+// Every thread of the role arrives on the barrier (mbarrier.arrive, §9.7.13.15).
+struct Arrive {
+  Ref barrier;
+  bool to_leader = false;  // in a pair: on CTA 0's barrier
+  // One arrival per warpgroup of the role instead of one per thread, on the barrier at the same
+  // offset in CTAs of the cluster's `cluster_ctas` (lane r of the warpgroup's first warp arrives on
+  // rank r's, after the warpgroup's wgmma.wait_group): the consumers of a stage that multicast
+  // loads write release it in every CTA whose producer writes it, those of this CTA's block row
+  // (`release_row`) and column (`release_column`) (mapa and a remote arrive, §9.7.13.15.13).
+  bool per_warpgroup = false;
+  int cluster_ctas = 0;
+  bool release_row = false, release_column = false;
+};
+
+// One thread arrives and arms the barrier with the bytes of the loads that follow
+// (mbarrier.arrive.expect_tx, §9.7.13.15).
+struct ExpectTx {
+  Ref barrier;
+  bool leader_only = false;  // in a pair: CTA 0 only, arming its barrier for both CTAs' bytes
+};
+
+// wgmma.wait_group (§9.7.15.7): wait until at most `pending` wgmma groups of this warpgroup are in flight.
+struct MmaWait {
+  int pending = 0;
+};
+
+// An op: what every kind has, and the kind's own fields. A new kind adds its struct to `Body` (in
+// OpKind's order), its verifier, and its planner and emitter cases.
+struct Op {
+  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait>;
+  std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
+  // The stage of a ring and the phase of a barrier (waits, arrivals, commits, expect_tx; loads and
+  // mmas on ring tiles) of an op in a loop or a persistent role.
+  Phase phase;
+  std::string note;  // what the step does, when the lowering says it better than the planner
+  Body body;
+
+  OpKind kind() const { return static_cast<OpKind>(body.index()); }
+  template <class T>
+  const T* as() const { return std::get_if<T>(&body); }
+  template <class T>
+  T* as() { return std::get_if<T>(&body); }
+};
+static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::mma_wait) + 1, "one struct per OpKind");
+
+// What the passes that walk every op ask of it, whatever its kind: the barrier it names (a TMA
+// load's, a wait's, ...), the register set it defines or reads (tcgen05.ld/st, a store), where it
+// works in a global tensor (a load, a store). nullptr for kinds that have none.
+inline const Ref* barrier_of(const Op& o) {
+  return std::visit(
+      [](const auto& b) -> const Ref* {
+        if constexpr (requires { b.barrier; }) return &b.barrier;
+        else return nullptr;
+      },
+      o.body);
+}
+inline const Ref* regs_of(const Op& o) {
+  return std::visit(
+      [](const auto& b) -> const Ref* {
+        if constexpr (requires { b.regs; }) return &b.regs;
+        else return nullptr;
+      },
+      o.body);
+}
+inline const Position* position_of(const Op& o) {
+  return std::visit(
+      [](const auto& b) -> const Position* {
+        if constexpr (requires { b.pos; }) return &b.pos;
+        else return nullptr;
+      },
+      o.body);
+}
 
 // A loop over the K blocks of the problem: max(1, ceil(k / block)) iterations with `k_param` the
 // run-time K, or `trips` iterations when it is static. Ops inside see the iteration as k_block.

@@ -235,7 +235,7 @@ struct LoadStep {
   std::string barrier;
   ir::Phase phase;                 // which stage of the barrier ring (the tile's ring)
   bool to_leader = false;          // a pair's pipelined load completes on CTA 0's barrier
-  int multicast = 0;               // the cluster's CTAs (pairs) sharing the boxes (ir::Op::multicast); 0: none
+  int multicast = 0;               // the cluster's CTAs (pairs) sharing the boxes (ir::Load::multicast); 0: none
   bool multicast_along_m = false;  // they are the block's tile column (B), else its tile row (A)
   bool arm = true;                 // TMA: the load arms its own barrier with its bytes (else an expect_tx did)
   std::vector<TmaBox> boxes;
@@ -355,7 +355,7 @@ struct MmaShape {
   int k_instr = 16, ka_instr = 16, ks = 1;  // K per instruction (B, A), K steps
   std::optional<int> factors;             // block scaling: scale factors per instruction (Table 57)
 };
-MmaShape mma_shape(const ir::Kernel& k, const ir::Op& o, const MmaOperands& x);
+MmaShape mma_shape(const ir::Kernel& k, const ir::Mma& o, const MmaOperands& x);
 
 // One tcgen05.ld / tcgen05.st instruction of one warp. Thread t's register `first_reg + j` moves
 // the cell isa::ld_cell(shape, t, j) relative to taddr (two columns with .pack/.unpack).
@@ -418,7 +418,7 @@ struct StoreStep {
   bool clip = false;                 // elements at or past the run-time extents are not written
   std::string rows_param, cols_param;  // the extents at run time ("" : the static extents below)
   int64_t global_rows = 0, global_width = 0;
-  // By TMA (ir::Op::via): each warpgroup writes its 64 rows into the shared tile `stage` (column
+  // By TMA (ir::Store::via): each warpgroup writes its 64 rows into the shared tile `stage` (column
   // box j of `box_cols` elements at stage_offset + j * box_stride, its rows from warpgroup w at
   // + w * warpgroup_bytes, 128-byte swizzled), then one of its threads stores each box through `map` at
   // (col0 + j * box_cols, row0 + 64 w). `shared_by` > 0: that many threads are done with the
@@ -442,8 +442,9 @@ struct StoreStep {
 };
 
 // ---- Narrow calls: tcgen05.ld / tcgen05.st, stores and wgmma registers (src/rules/verify_regs.cpp)
-// The tcgen05.ld (a tmem_load) or tcgen05.st (a tmem_store) instructions that move view `v` for op
-// `o` in a kernel of `threads` threads (§9.7.16.8): warps, shape, .num, (un)packing. Without them
+// The tcgen05.ld (a tmem_load) or tcgen05.st (a tmem_store) instructions that move view `v` for the
+// access `o` of an op on register set `set` in a kernel of `threads` threads (§9.7.16.8): warps,
+// shape, .num, (un)packing. Without them
 // `miss` says why, with the numbers a message needs:
 //   pack: .pack::16b / .unpack::16b on a view not of unpacked 16-bit elements (§9.7.16.8.2);
 //   threads: the threads are no whole number of warps (PROGRAM-THREADS is the root: nothing to say);
@@ -471,7 +472,7 @@ struct TmemLanes {
   int columns = 0, span = 0;
   std::vector<std::pair<uint32_t, uint32_t>> unreached;
 };
-TmemLanes tmem_lanes(const ir::Op& o, const ResolvedView& v, int threads);
+TmemLanes tmem_lanes(const ir::TmemAccess& o, const std::string& set, const ResolvedView& v, int threads);
 // Where each thread holds each element of a register set: (warp, thread, row, element) -> source.
 using Held = std::map<std::tuple<int, int, int, int64_t>, StSource>;
 // A tmem_store of register set `src` into view `v`: its tcgen05.st instructions and where each of
@@ -493,14 +494,14 @@ struct TmemStore {
   int thread = 0, warp = 0, row = 0;
   int64_t elem = 0;
 };
-TmemStore tmem_store(const ir::Op& o, const RegDef& src, const ResolvedView& v, int threads, Held& held);
+TmemStore tmem_store(const ir::TmemStore& o, const RegDef& src, const ResolvedView& v, int threads, Held& held);
 // Whether a store writes registers of `regs` into a global tensor of `global`: its own type (of 8
 // bits or more), f32 to f16/bf16, and for a clipped store (the gemm template's D) f16, s32 or f32
 // accumulators into f32, f16 or bf16.
 bool store_converts(isa::DType regs, isa::DType global, bool clip);
 // The accumulator registers a wgmma op of tiles `a` and `b` defines (§9.7.15.5.1.1): 64 rows per
 // warpgroup, the N groups of b's N; none where the types have no wgmma variant or N no split.
-std::optional<RegDef> wgmma_accumulators(const ir::Op& o, const SmemPlacement& a, const SmemPlacement& b);
+std::optional<RegDef> wgmma_accumulators(const ir::Mma& o, const SmemPlacement& a, const SmemPlacement& b);
 
 // A multicast load whose sharing CTAs are the whole cluster (one CTA per tile, a block one tile
 // wide or high): it issues the part of its cluster rank, to every CTA of the cluster.
@@ -514,10 +515,10 @@ struct BarrierStep {
   int parity = 0;       // outside a loop: the phase parity a wait waits for
   uint32_t tx_bytes = 0;  // expect_tx: bytes armed (per CTA; a pair's leader arms both CTAs')
   bool pair_multicast = false;  // commit: arrive on the barrier in both CTAs of the pair
-  bool release_row = false, release_column = false;  // commit: and of the block's row / column (ir::Op)
+  bool release_row = false, release_column = false;  // commit: and of the block's row / column (ir::Commit)
   bool leader_only = false;
   bool to_leader = false;       // arrive: on the barrier of the pair's CTA 0 (both CTAs' threads arrive there)
-  bool per_warpgroup = false;   // arrive: one arrival per warpgroup (ir::Op::per_warpgroup)
+  bool per_warpgroup = false;   // arrive: one arrival per warpgroup (ir::Arrive::per_warpgroup)
   int cluster_ctas = 0;         // arrive: on the barrier in each of the cluster's first cluster_ctas CTAs
   int pending = 0;      // mma_wait
 };
@@ -535,7 +536,7 @@ struct Step {
   TmemStStep st;
   StoreStep store;
   BarrierStep bar;
-  // mma (D) / tmem_ld: the tensor-memory ring over the role's tiles (ir::Op::tmem_ring); the
+  // mma (D) / tmem_ld: the tensor-memory ring over the role's tiles (ir::Mma::tmem_ring, ir::TmemLoad::tmem_ring); the
   // addresses planned are stage 0's, stage s lies s * stride columns further
   ir::TmemRing tmem_ring;
   // loop: max(1, ceil(k_param / block)) iterations (or `trips`), over `body`

@@ -77,16 +77,19 @@ ir::TmemView cast_view(const std::string& name, const std::string& of, std::opti
   return v;
 }
 
-ir::Op op(ir::OpKind k) {  // an op of the template: its pointer is the template's
+ir::Op op(ir::Op::Body body) {  // an op of the template: its pointer is the template's
   ir::Op o;
-  o.kind = k;
   o.ptr = kPtr;
+  o.body = std::move(body);
   return o;
 }
 
-ir::Op barrier_op(ir::OpKind k, const std::string& bar, int lag = 0, bool flip = false) {
-  ir::Op o = op(k);
-  o.barrier = {bar, kPtr};
+// A wait, arrive, commit or expect_tx on `bar`.
+template <class T>
+ir::Op barrier_op(const std::string& bar, int lag = 0, bool flip = false) {
+  T b;
+  b.barrier = {bar, kPtr};
+  ir::Op o = op(std::move(b));
   o.phase.lag = lag;
   o.phase.flip = flip;
   return o;
@@ -195,14 +198,14 @@ struct Gemm {
   std::vector<ir::Op> loads() {
     std::vector<ir::Op> out;
     auto load = [&](const char* global, const char* tile, const char* map, std::array<ir::Affine, 2> at) {
-      ir::Op o = op(ir::OpKind::load);
+      ir::Load o;
       o.src = {global, kPtr};
       o.dst = {tile, kPtr};
       o.tma = true;
       o.map_param = map;
       o.barrier = {"full", kPtr};
       o.to_leader = cta == 2;
-      o.at = at;
+      o.pos.at = at;
       return o;
     };
     // This CTA's rows of A: the tile's M rows, the pair's CTA r the half from r * tm / 2.
@@ -221,20 +224,20 @@ struct Gemm {
         for (int q = 0; q < 4; ++q) {
           ir::Affine r = a_mn;
           r.base = pc.row0 + 16 * q;
-          ir::Op o = load("A", "a", "tmap_a", {r, kk});
+          ir::Load o = load("A", "a", "tmap_a", {r, kk});
           o.tile_row0 = 128 * slab + 32 * q + pc.alignment;
           o.load_rows = 16;
-          out.push_back(o);
+          out.push_back(op(std::move(o)));
         }
       }
     } else if (g.sparse) {  // half of each K block's elements (K-major: SPARSE-TILE)
       ir::Affine half = kk;
       half.k_block = tk / 2;
-      out.push_back(load("A", "a", "tmap_a", {a_mn, half}));
+      out.push_back(op(load("A", "a", "tmap_a", {a_mn, half})));
     } else {
-      out.push_back(load("A", "a", "tmap_a", ak ? std::array<ir::Affine, 2>{a_mn, kk} : std::array<ir::Affine, 2>{kk, a_mn}));
+      out.push_back(op(load("A", "a", "tmap_a", ak ? std::array<ir::Affine, 2>{a_mn, kk} : std::array<ir::Affine, 2>{kk, a_mn})));
     }
-    out.push_back(load("B", "b", "tmap_b", bk ? std::array<ir::Affine, 2>{b_mn, kk} : std::array<ir::Affine, 2>{kk, b_mn}));
+    out.push_back(op(load("B", "b", "tmap_b", bk ? std::array<ir::Affine, 2>{b_mn, kk} : std::array<ir::Affine, 2>{kk, b_mn})));
     return out;
   }
 
@@ -243,10 +246,11 @@ struct Gemm {
   std::vector<ir::Op> shared_loads() {
     std::vector<ir::Op> out = loads();
     for (auto& o : out) {
-      if (o.src.name == "A" && k.grid.cluster_n > 1) o.multicast = k.grid.cluster_n;
-      if (o.src.name == "B" && k.grid.cluster_m > 1) {
-        o.multicast = k.grid.cluster_m;
-        o.multicast_along_m = true;
+      ir::Load& l = *o.as<ir::Load>();
+      if (l.src.name == "A" && k.grid.cluster_n > 1) l.multicast = k.grid.cluster_n;
+      if (l.src.name == "B" && k.grid.cluster_m > 1) {
+        l.multicast = k.grid.cluster_m;
+        l.multicast_along_m = true;
       }
     }
     return out;
@@ -427,9 +431,9 @@ struct Gemm {
     ir::Loop pl;
     pl.k_param = "k";
     pl.block = tk;
-    pl.body.push_back(barrier_op(ir::OpKind::wait, "empty", 0, true));  // the first pass finds every stage empty
-    ir::Op ex = barrier_op(ir::OpKind::expect_tx, "full");
-    ex.leader_only = cta == 2;
+    pl.body.push_back(barrier_op<ir::Wait>("empty", 0, true));  // the first pass finds every stage empty
+    ir::Op ex = barrier_op<ir::ExpectTx>("full");
+    ex.as<ir::ExpectTx>()->leader_only = cta == 2;
     pl.body.push_back(ex);
     for (auto& o : shared_loads()) pl.body.push_back(o);
     for (auto& o : sf.loads) pl.body.push_back(o);
@@ -440,34 +444,34 @@ struct Gemm {
     ml.k_param = "k";
     ml.block = tk;
     if (persistent) mma_role.nodes.push_back(node(acc_empty_wait()));
-    ml.body.push_back(barrier_op(ir::OpKind::wait, "full"));
+    ml.body.push_back(barrier_op<ir::Wait>("full"));
     if (a_tmem) {
       // A in tensor memory is single-buffered: the next K block's copy waits until the MMAs that
       // read this one completed (tcgen05.mma then tcgen05.cp is not ordered, §9.7.16.6.2).
-      ir::Op wait_free = barrier_op(ir::OpKind::wait, "a_free", 1);
+      ir::Op wait_free = barrier_op<ir::Wait>("a_free", 1);
       wait_free.note =
           "A in tensor memory is single-buffered: this K block's tcgen05.cp waits until the previous block's "
           "MMAs have read it (their tcgen05.commit arrives on a_free)";
       ml.body.push_back(wait_free);
-      ir::Op cpy = op(ir::OpKind::copy);
+      ir::Copy cpy;
       cpy.src = {"a", kPtr};
       if (layout_f()) {
         for (int j = 0; j < slabs; ++j) {
-          ir::Op c = cpy;
+          ir::Copy c = cpy;
           c.rows = std::array<int64_t, 2>{128 * j, 128 * j + 128};
           c.dst = {"a_slab" + s(j), kPtr};
-          ml.body.push_back(c);
+          ml.body.push_back(op(std::move(c)));
         }
       } else {
         cpy.dst = {"a_tmem", kPtr};
-        ml.body.push_back(cpy);
+        ml.body.push_back(op(std::move(cpy)));
       }
     }
     for (auto& o : sf.copies) ml.body.push_back(o);
     for (auto& o : sp.copies) ml.body.push_back(o);
     for (size_t i = 0; i < pieces.size(); ++i) {
       const Piece& pc = pieces[i];
-      ir::Op m = op(ir::OpKind::mma);
+      ir::Mma m;
       if (sl) {
         m.scale_a = sf.scale_a;
         m.scale_b = sf.scale_b;
@@ -489,18 +493,18 @@ struct Gemm {
       // B's rows of this op (each CTA of a pair holds half of N).
       if (pc.n != tn) m.b_rows = std::array<int, 2>{pc.n0 / cta, (pc.n0 + pc.n) / cta};
       m.tmem_ring = acc_ring;
-      ml.body.push_back(m);
+      ml.body.push_back(op(std::move(m)));
     }
-    ir::Op release = barrier_op(ir::OpKind::commit, "empty");
-    release.release_row = share_n > 1;
-    release.release_column = share_m > 1;
+    ir::Op release = barrier_op<ir::Commit>("empty");
+    release.as<ir::Commit>()->release_row = share_n > 1;
+    release.as<ir::Commit>()->release_column = share_m > 1;
     ml.body.push_back(release);
-    if (a_tmem) ml.body.push_back(barrier_op(ir::OpKind::commit, "a_free"));
+    if (a_tmem) ml.body.push_back(barrier_op<ir::Commit>("a_free"));
     mma_role.nodes.push_back(loop_node(ml));
     // The accumulator is complete when every MMA issued so far is.
-    mma_role.nodes.push_back(node(persistent ? acc_full_op(ir::OpKind::commit) : barrier_op(ir::OpKind::commit, "acc")));
+    mma_role.nodes.push_back(node(persistent ? acc_full_op<ir::Commit>() : barrier_op<ir::Commit>("acc")));
 
-    epi.nodes.push_back(node(persistent ? acc_full_op(ir::OpKind::wait) : barrier_op(ir::OpKind::wait, "acc")));
+    epi.nodes.push_back(node(persistent ? acc_full_op<ir::Wait>() : barrier_op<ir::Wait>("acc")));
     epilogue(epi);
     if (persistent) epi.nodes.push_back(node(acc_empty_arrive()));
     std::sort(k.views.begin(), k.views.end(), [](const ir::TmemView& a, const ir::TmemView& b) { return a.name < b.name; });
@@ -514,7 +518,7 @@ struct Gemm {
   static ir::Node loop_node(ir::Loop l) {
     ir::Node n;
     n.is_loop = true;
-    n.op = op(ir::OpKind::wait);
+    n.op = op(ir::Wait{});
     n.loop = std::move(l);
     return n;
   }
@@ -539,20 +543,20 @@ struct Gemm {
         const std::string name = "chunk" + s(chunk_id++);
         if (l0 || l1 != 128) k.views.push_back(slice_view(name, cells, std::array<int64_t, 2>{l0, l1}, {c, c + num}));
         else k.views.push_back(slice_view(name, cells, std::nullopt, {c, c + num}));
-        ir::Op ld = op(ir::OpKind::tmem_load);
+        ir::TmemLoad ld;
         ld.src = {name, kPtr};
         ld.regs = {"acc_regs", kPtr};
-        ld.shape = shape;
+        ld.access.shape = shape;
         ld.tmem_ring = acc_ring;
-        epi.nodes.push_back(node(ld));
-        ir::Op st = op(ir::OpKind::store);
+        epi.nodes.push_back(node(op(std::move(ld))));
+        ir::Store st;
         st.regs = {"acc_regs", kPtr};
         st.dst = {"D", kPtr};
         st.clip = true;
-        st.at[0] = row;
-        st.at[1].n_tile = tn;
-        st.at[1].base = col + (c - c0);
-        epi.nodes.push_back(node(st));
+        st.pos.at[0] = row;
+        st.pos.at[1].n_tile = tn;
+        st.pos.at[1].base = col + (c - c0);
+        epi.nodes.push_back(node(op(std::move(st))));
         c += num;
       }
     };
@@ -632,21 +636,22 @@ struct Gemm {
     k.barriers.push_back({"acc_full", 1, acc_stages});
     k.barriers.push_back({"acc_empty", 128 * cta, acc_stages});
   }
-  static ir::Op acc_full_op(ir::OpKind kind) {
-    ir::Op o = barrier_op(kind, "acc_full");
+  template <class T>
+  static ir::Op acc_full_op() {
+    ir::Op o = barrier_op<T>("acc_full");
     o.phase.tile = true;
     return o;
   }
   static ir::Op acc_empty_wait() {
-    ir::Op o = barrier_op(ir::OpKind::wait, "acc_empty", 0, true);
+    ir::Op o = barrier_op<ir::Wait>("acc_empty", 0, true);
     o.phase.tile = true;
     o.note = "wait until this tile's accumulator buffer is free: the epilogue has read what an earlier tile left in it";
     return o;
   }
   ir::Op acc_empty_arrive() const {
-    ir::Op o = barrier_op(ir::OpKind::arrive, "acc_empty");
+    ir::Op o = barrier_op<ir::Arrive>("acc_empty");
     o.phase.tile = true;
-    o.to_leader = cta == 2;
+    o.as<ir::Arrive>()->to_leader = cta == 2;
     o.note = std::string("release this tile's accumulator buffer to the MMA issuer") + (cta == 2 ? " (on CTA 0's barrier)" : "");
     return o;
   }
@@ -695,8 +700,8 @@ struct Gemm {
     ir::Loop pl;
     pl.k_param = "k";
     pl.block = tk;
-    pl.body.push_back(barrier_op(ir::OpKind::wait, "empty", 0, true));
-    pl.body.push_back(barrier_op(ir::OpKind::expect_tx, "full"));
+    pl.body.push_back(barrier_op<ir::Wait>("empty", 0, true));
+    pl.body.push_back(barrier_op<ir::ExpectTx>("full"));
     for (auto& o : shared_loads()) pl.body.push_back(o);
     prod.nodes.push_back(loop_node(pl));
     // The consumer role: cooperative, all warpgroups; ping-pong, one warpgroup of turn `turn`.
@@ -714,7 +719,7 @@ struct Gemm {
       if (pingpong) {
         // The role's i-th tile waits for the other's main loop of the tile before: phase i of
         // mainloop1 (consumer 0's i-th), phase i - 1 of mainloop0 (consumer 1's; the first passes).
-        ir::Op w = barrier_op(ir::OpKind::wait, "mainloop" + s(turn), 0, turn == 0);
+        ir::Op w = barrier_op<ir::Wait>("mainloop" + s(turn), 0, turn == 0);
         w.phase.tile = true;
         w.note = "the other consumer's main loop of the tile before is done: this role's K blocks are the ring's next";
         cons.nodes.push_back(node(w));
@@ -722,8 +727,8 @@ struct Gemm {
       ir::Loop cl;
       cl.k_param = "k";
       cl.block = tk;
-      cl.body.push_back(barrier_op(ir::OpKind::wait, "full"));
-      ir::Op m = op(ir::OpKind::mma);
+      cl.body.push_back(barrier_op<ir::Wait>("full"));
+      ir::Mma m;
       m.a = {"a", kPtr};
       m.b = {"b", kPtr};
       m.d = {pingpong ? "acc" + s(turn) : "acc", kPtr};
@@ -731,45 +736,46 @@ struct Gemm {
       m.a_registers = a_regs;
       m.accumulate_after_first_iteration = true;
       if (pingpong) m.warpgroup_rows = tm;
-      cl.body.push_back(m);
+      cl.body.push_back(op(m));
       // At most one wgmma group in flight: the previous K block's stage is no longer read, and is
       // released; with one stage, or A in registers (rewritten next block), the group completes first.
-      ir::Op wt = op(ir::OpKind::mma_wait);
+      ir::MmaWait wt;
       const bool serial = stages == 1 || a_regs;
       wt.pending = serial ? 0 : 1;
-      cl.body.push_back(wt);
+      cl.body.push_back(op(wt));
       auto release = [&](int lag) {
-        ir::Op o = barrier_op(ir::OpKind::arrive, "empty", lag);
+        ir::Op o = barrier_op<ir::Arrive>("empty", lag);
         if (mc > 1) {
-          o.per_warpgroup = true;
-          o.cluster_ctas = mc;
-          o.release_row = share_n > 1;
-          o.release_column = share_m > 1;
+          ir::Arrive& a = *o.as<ir::Arrive>();
+          a.per_warpgroup = true;
+          a.cluster_ctas = mc;
+          a.release_row = share_n > 1;
+          a.release_column = share_m > 1;
         }
         return o;
       };
       cl.body.push_back(release(serial ? 0 : 1));
       cons.nodes.push_back(loop_node(cl));
       if (pingpong) {
-        ir::Op h = barrier_op(ir::OpKind::arrive, "mainloop" + s(1 - turn));
+        ir::Op h = barrier_op<ir::Arrive>("mainloop" + s(1 - turn));
         h.note = "hand the main loop to the other consumer: its tile's K blocks follow in the ring";
         cons.nodes.push_back(node(h));
       }
-      ir::Op w0 = op(ir::OpKind::mma_wait);
+      ir::MmaWait w0;
       w0.pending = 0;
-      cons.nodes.push_back(node(w0));
+      cons.nodes.push_back(node(op(w0)));
       if (persistent && !serial) {
         // The loop released every stage but its last one's; the next tile's loads need that too.
         ir::Op rel = release(1);
         rel.note = "release the last K block's stage: the next tile's loads reuse it";
         cons.nodes.push_back(node(rel));
       }
-      ir::Op st = op(ir::OpKind::store);
+      ir::Store st;
       st.regs = m.d;
       st.dst = {"D", kPtr};
       st.clip = true;
-      st.at[0].m_tile = tm;
-      st.at[1].n_tile = tn;
+      st.pos.at[0].m_tile = tm;
+      st.pos.at[1].n_tile = tn;
       if (g.epilogue != spec::Epilogue::direct) {
         // D through shared memory: a K-major tile of tm x tn elements in 128-byte swizzled boxes
         // (what a TMA box of 128 bytes by a warpgroup's rows reads), stored by TMA. A data-parallel
@@ -796,7 +802,7 @@ struct Gemm {
         // "auto": and the direct store where a tensor map cannot stride D's rows at run time.
         st.direct_fallback = g.epilogue == spec::Epilogue::automatic;
       }
-      cons.nodes.push_back(node(st));
+      cons.nodes.push_back(node(op(std::move(st))));
       return cons;
     };
     prod.persistent = persistent;

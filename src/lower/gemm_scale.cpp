@@ -162,20 +162,21 @@ void add_staged(ir::Kernel& k, const StagedInput& in, const std::vector<StagedLo
   k.views.push_back(all);
 
   for (const StagedLoad& x : loads) {
-    ir::Op ld;
-    ld.kind = ir::OpKind::load;
-    ld.ptr = in.ptr;
+    ir::Load ld;
     ld.src = {t.name, ptr};
     ld.dst = {tname, ptr};
     ld.tma = true;
     ld.map_param = "tmap_" + in.view;
     ld.barrier = {"full", ptr};
     ld.to_leader = pair;
-    ld.at[0] = x.row;
+    ld.pos.at[0] = x.row;
     ld.plane = x.plane;
     ld.tile_row0 = x.lines ? x.line0 : in.block_rows * x.block0;
     ld.load_rows = x.lines ? x.lines : in.block_rows * x.blocks;
-    out.loads.push_back(ld);
+    ir::Op o;
+    o.ptr = in.ptr;
+    o.body = std::move(ld);
+    out.loads.push_back(std::move(o));
   }
   for (size_t b = 0; b < place.size(); ++b) {
     const int j = place[b];
@@ -188,14 +189,15 @@ void add_staged(ir::Kernel& k, const StagedInput& in, const std::vector<StagedLo
     v4.packing = 4;
     v4.layout = in.layout;
     k.views.push_back(v4);
-    ir::Op cp;
-    cp.kind = ir::OpKind::copy;
-    cp.ptr = in.ptr;
+    ir::Copy cp;
     cp.src = {tname, ptr};
     cp.dst = {name, ptr};
     const int64_t row0 = in.block_rows * static_cast<int64_t>(b);
     cp.rows = std::array<int64_t, 2>{row0, row0 + in.block_rows};
-    out.copies.push_back(cp);
+    ir::Op o;
+    o.ptr = in.ptr;
+    o.body = std::move(cp);
+    out.copies.push_back(std::move(o));
   }
 }
 

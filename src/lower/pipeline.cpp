@@ -128,7 +128,7 @@ class Pipeliner {
       case spec::OpKind::load:
         it.tma = true;  // loads of a program with roles go by TMA (PROGRAM-ROLE)
         it.exec = Exec::issuer;
-        it.ir.to_leader = pair_;  // each CTA's bytes complete on CTA 0's barrier, where its MMA issuer waits
+        it.ir.as<ir::Load>()->to_leader = pair_;  // each CTA's bytes complete on CTA 0's barrier, where its MMA issuer waits
         use(it, tile(o.dst.name), true);
         break;
       case spec::OpKind::copy:
@@ -166,7 +166,7 @@ class Pipeliner {
     if (w == Where::loop) {
       // In a loop the position may step with the iteration; an mma that accumulates across it
       // overwrites D in the first iteration.
-      it.ir.accumulate_after_first_iteration = o.accumulate_after_first;
+      if (auto* m = it.ir.as<ir::Mma>()) m->accumulate_after_first_iteration = o.accumulate_after_first;
     }
     items_.push_back(std::move(it));
   }
@@ -222,9 +222,10 @@ class Pipeliner {
   // tcgen05.ld/st reach the lanes of a warp's own quarter (§9.7.16.8.1): the role's warp for each
   // quarter the view occupies, unless the op lists its warps.
   void warps_for(Item& it, const std::string& view) {
-    if (!it.ir.warps.empty()) return;
+    ir::TmemAccess& access = *tmem_access(it.ir);
+    if (!access.warps.empty()) return;
     const spec::Role& r = p_.roles[static_cast<size_t>(it.role)];
-    it.ir.warps_ptr = r.warps_ptr;
+    access.warps_ptr = r.warps_ptr;
     const auto v = views_.find(view);
     if (v == views_.end()) return;
     const plan::Region reg = plan::region_of(v->second);
@@ -235,10 +236,23 @@ class Pipeliner {
       if (!occupied) continue;
       for (int w : r.warps)
         if (w % 4 == q) {
-          it.ir.warps.push_back(w);
+          access.warps.push_back(w);
           break;
         }
     }
+  }
+
+  // The access of a tcgen05.ld / tcgen05.st; nullptr for the other kinds.
+  static ir::TmemAccess* tmem_access(ir::Op& o) {
+    if (auto* l = o.as<ir::TmemLoad>()) return &l->access;
+    if (auto* st = o.as<ir::TmemStore>()) return &st->access;
+    return nullptr;
+  }
+  // The warps an op lists (tcgen05.ld / tcgen05.st); none for the other kinds.
+  static std::vector<int> warps(const ir::Op& o) {
+    if (const auto* l = o.as<ir::TmemLoad>()) return l->access.warps;
+    if (const auto* st = o.as<ir::TmemStore>()) return st->access.warps;
+    return {};
   }
 
   // In a pair, the roles that issue tcgen05.cp/mma run in CTA 0 only (PAIR-ROLE-ISSUE: they
@@ -322,7 +336,7 @@ class Pipeliner {
     if (f.role != t.role) return false;
     // A store is run by the warps that hold its registers: those of the tmem_load that set them.
     if (f.exec == Exec::threads && t.exec == Exec::threads)
-      return f.ir.warps == t.ir.warps || f.op->kind == spec::OpKind::store || t.op->kind == spec::OpKind::store;
+      return warps(f.ir) == warps(t.ir) || f.op->kind == spec::OpKind::store || t.op->kind == spec::OpKind::store;
     if (f.async && t.async && e.distance <= 1) {
       // §9.7.16.6.2: tcgen05.cp -> tcgen05.mma, tcgen05.mma -> tcgen05.mma with the same
       // accumulator (and shape: one mma op issues one shape per D).
@@ -487,7 +501,7 @@ class Pipeliner {
       for (const auto& [b, _] : pre_wait[r]) roles[static_cast<size_t>(r)].nodes.push_back(node(wait_op(b, 0)));
       ir::Node ln;
       ln.is_loop = true;
-      ln.op.kind = ir::OpKind::wait;
+      ln.op.body = ir::Wait{};
       ln.op.ptr = loop_->ptr;
       ln.loop = std::move(loops[static_cast<size_t>(r)]);
       roles[static_cast<size_t>(r)].nodes.push_back(std::move(ln));
@@ -512,14 +526,14 @@ class Pipeliner {
         // (none: its data is read by no op).
         if (sig != signal_of_.end()) {
           const Barrier& b = bars_[static_cast<size_t>(sig->second)];
-          o.barrier = {b.name, it.op->ptr};
+          o.as<ir::Load>()->barrier = {b.name, it.op->ptr};
           if (!armed_.count(sig->second)) {
             armed_.insert(sig->second);
             ir::Op ex;
-            ex.kind = ir::OpKind::expect_tx;
             ex.ptr = it.op->ptr;
-            ex.barrier = {b.name, it.op->ptr};
-            ex.leader_only = pair_;  // CTA 0 arms its barrier for both CTAs' bytes
+            ir::ExpectTx& tx = ex.body.emplace<ir::ExpectTx>();
+            tx.barrier = {b.name, it.op->ptr};
+            tx.leader_only = pair_;  // CTA 0 arms its barrier for both CTAs' bytes
             ops.push_back(ex);
           }
         }
@@ -584,9 +598,8 @@ class Pipeliner {
   // once (so the first S iterations need no skip).
   ir::Op wait_op(int b, int lag) const {
     ir::Op o;
-    o.kind = ir::OpKind::wait;
     o.ptr = "/program/roles";
-    o.barrier = {bars_[static_cast<size_t>(b)].name, o.ptr};
+    o.body = ir::Wait{{bars_[static_cast<size_t>(b)].name, o.ptr}};
     if (lag && lag == bars_[static_cast<size_t>(b)].stages) o.phase.flip = true;
     else if (lag == 1) o.phase.lag = 1;
     else if (lag) throw std::logic_error("a wait " + std::to_string(lag) + " iterations back on a ring of " +
@@ -595,16 +608,21 @@ class Pipeliner {
   }
   ir::Op wait_last(int b) const {
     ir::Op o = wait_op(b, 0);
-    o.barrier.name += "_last";
+    o.as<ir::Wait>()->barrier.name += "_last";
     return o;
   }
   ir::Op signal_op(int b, bool last) const {
     const Barrier& x = bars_[static_cast<size_t>(b)];
     ir::Op o;
-    o.kind = x.kind == Signal::commit ? ir::OpKind::commit : ir::OpKind::arrive;
     o.ptr = "/program/roles";
-    o.barrier = {x.name + (last ? "_last" : ""), o.ptr};
-    o.to_leader = x.to_leader;
+    const ir::Ref bar{x.name + (last ? "_last" : ""), o.ptr};
+    if (x.kind == Signal::commit) {
+      o.body.emplace<ir::Commit>().barrier = bar;  // only arrivals go to CTA 0's barrier (pair_barriers)
+    } else {
+      ir::Arrive& a = o.body.emplace<ir::Arrive>();
+      a.barrier = bar;
+      a.to_leader = x.to_leader;
+    }
     return o;
   }
 

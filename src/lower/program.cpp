@@ -11,31 +11,12 @@
 
 namespace ptxgen::lower {
 
-ir::Op lower_op(const spec::Op& o) {
-  ir::Op x;
-  switch (o.kind) {
-    case spec::OpKind::loop: x.kind = ir::OpKind::wait; break;  // a loop is a node, not an op
-    case spec::OpKind::load: x.kind = ir::OpKind::load; break;
-    case spec::OpKind::copy: x.kind = ir::OpKind::copy; break;
-    case spec::OpKind::mma: x.kind = ir::OpKind::mma; break;
-    case spec::OpKind::tmem_load: x.kind = ir::OpKind::tmem_load; break;
-    case spec::OpKind::tmem_store: x.kind = ir::OpKind::tmem_store; break;
-    case spec::OpKind::store: x.kind = ir::OpKind::store; break;
-    case spec::OpKind::commit: x.kind = ir::OpKind::commit; break;
-    case spec::OpKind::wait: x.kind = ir::OpKind::wait; break;
-  }
-  x.ptr = o.ptr;
-  x.src = o.src;
-  x.dst = o.dst;
-  x.regs = o.regs;
-  x.barrier = o.barrier;
-  x.a = o.a;
-  x.b = o.b;
-  x.d = o.d;
-  x.scale_a = o.scale_a;
-  x.scale_b = o.scale_b;
-  x.metadata = o.metadata;
+// Each kind takes the fields the parser reads for it (parse_program.cpp).
+namespace {
+
+ir::Position position(const spec::Op& o) {
   // A pair's CTA r works at `at` + r * per_cta; a grid's CTA at its tile, a loop at its iteration.
+  ir::Position x;
   for (size_t i = 0; i < 2; ++i) {
     x.at[i].base = o.at[i];
     x.at[i].rank = o.per_cta[i];
@@ -46,20 +27,11 @@ ir::Op lower_op(const spec::Op& o) {
   x.at_ptr = o.at_ptr;
   x.per_cta_ptr = o.per_cta_ptr;
   x.has_per_cta = o.has_per_cta;
-  x.tma = o.tma;
-  x.via_ptr = o.via_ptr;
-  x.rows = o.rows;
-  x.cols = o.cols;
-  x.rows_ptr = o.rows_ptr;
-  x.cols_ptr = o.cols_ptr;
-  x.accumulate = o.accumulate;
-  x.accumulate_after_first_iteration = o.accumulate_after_first;
-  x.vec = o.vec;
-  x.vec_ptr = o.vec_ptr;
-  x.scale_ptr = o.scale_ptr;
-  x.sparse_ptr = o.sparse_ptr;
-  x.kind_override = o.kind_override;
-  x.kind_ptr = o.kind_ptr;
+  return x;
+}
+
+ir::TmemAccess access(const spec::Op& o) {
+  ir::TmemAccess x;
   x.shape = o.shape;
   x.num = o.num;
   x.pack = o.pack;
@@ -68,6 +40,93 @@ ir::Op lower_op(const spec::Op& o) {
   x.num_ptr = o.num_ptr;
   x.pack_ptr = o.pack_ptr;
   x.warps_ptr = o.warps_ptr;
+  return x;
+}
+
+}  // namespace
+
+ir::Op lower_op(const spec::Op& o) {
+  ir::Op x;
+  x.ptr = o.ptr;
+  switch (o.kind) {
+    case spec::OpKind::loop: x.body = ir::Wait{}; break;  // a loop is a node, not an op
+    case spec::OpKind::load: {
+      ir::Load l;
+      l.src = o.src;
+      l.dst = o.dst;
+      l.pos = position(o);
+      l.tma = o.tma;
+      l.via_ptr = o.via_ptr;
+      x.body = std::move(l);
+      break;
+    }
+    case spec::OpKind::copy: {
+      ir::Copy c;
+      c.src = o.src;
+      c.dst = o.dst;
+      c.rows = o.rows;
+      c.cols = o.cols;
+      c.rows_ptr = o.rows_ptr;
+      c.cols_ptr = o.cols_ptr;
+      x.body = std::move(c);
+      break;
+    }
+    case spec::OpKind::mma: {
+      ir::Mma m;
+      m.a = o.a;
+      m.b = o.b;
+      m.d = o.d;
+      m.scale_a = o.scale_a;
+      m.scale_b = o.scale_b;
+      m.metadata = o.metadata;
+      m.accumulate = o.accumulate;
+      m.accumulate_after_first_iteration = o.accumulate_after_first;
+      m.vec = o.vec;
+      m.vec_ptr = o.vec_ptr;
+      m.scale_ptr = o.scale_ptr;
+      m.sparse_ptr = o.sparse_ptr;
+      m.kind_override = o.kind_override;
+      m.kind_ptr = o.kind_ptr;
+      x.body = std::move(m);
+      break;
+    }
+    case spec::OpKind::tmem_load: {
+      ir::TmemLoad l;
+      l.src = o.src;
+      l.regs = o.regs;
+      l.access = access(o);
+      x.body = std::move(l);
+      break;
+    }
+    case spec::OpKind::tmem_store: {
+      ir::TmemStore st;
+      st.regs = o.regs;
+      st.dst = o.dst;
+      st.access = access(o);
+      x.body = std::move(st);
+      break;
+    }
+    case spec::OpKind::store: {
+      ir::Store st;
+      st.regs = o.regs;
+      st.dst = o.dst;
+      st.pos = position(o);
+      x.body = std::move(st);
+      break;
+    }
+    case spec::OpKind::commit: {
+      ir::Commit c;
+      c.barrier = o.barrier;
+      x.body = std::move(c);
+      break;
+    }
+    case spec::OpKind::wait: {
+      ir::Wait w;
+      w.barrier = o.barrier;
+      x.body = std::move(w);
+      break;
+    }
+  }
   return x;
 }
 
@@ -147,7 +206,7 @@ ir::Kernel lower_program(const spec::Spec& s) {
   for (auto& r : k.roles)
     for (auto& n : r.nodes) {
       auto clip = [&](ir::Op& o) {
-        if (o.kind == ir::OpKind::store && runtime.count(o.dst.name)) o.clip = true;
+        if (auto* st = o.as<ir::Store>(); st && runtime.count(st->dst.name)) st->clip = true;
       };
       clip(n.op);
       for (auto& o : n.loop.body) clip(o);

@@ -7,7 +7,7 @@
 
 namespace ptxgen::plan::detail {
 
-std::optional<StoreStep> plan_box_store(Ctx& c, const ir::Op& o, const ir::Global& g, StoreStep st) {
+std::optional<StoreStep> plan_box_store(Ctx& c, const ir::Store& o, const ir::Global& g, StoreStep st) {
   const SmemPlacement* t = c.find_tile(o.via);
   if (!t) return std::nullopt;  // the kernel verifier reports the tile
   // The stage is a K-major tile of 128-byte rows with the 128-byte swizzle (Table 41: 16-byte chunk

@@ -68,23 +68,23 @@ void each_op(const ir::Role& r, F&& f) {
 std::set<std::string> typed_maps(const ir::Kernel& k);
 bool by_tma(const std::set<std::string>& typed_maps, const ir::Op& o);
 // The barrier a TMA load completes on: a pipeline's stage barrier, or one of its own.
-std::string load_barrier(const ir::Op& o, int index);
+std::string load_barrier(const ir::Load& o, int index);
 // The role the planner orders ends with tcgen05.cp/mma work in flight, so the kernel commits and
 // waits before tensor memory is deallocated (the final commit's barrier, planner_name("done")).
 bool ends_in_flight(const ir::Kernel& k, const ir::Role& r);
 
-std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o);
+std::optional<LoadStep> plan_load(Ctx& c, const ir::Load& o);
 // tcgen05.cp instructions; `collateral` receives the lanes the multicast also writes outside the view.
-std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vector<Region>& collateral);
-std::optional<MmaStep> plan_mma(Ctx& c, const ir::Op& o);
-std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o);  // wgmma.cpp
+std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Copy& o, std::vector<Region>& collateral);
+std::optional<MmaStep> plan_mma(Ctx& c, const ir::Op& o);  // o: an mma
+std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Mma& o);  // wgmma.cpp
 // tcgen05.ld / tcgen05.st: the narrow calls tmem_lanes and tmem_store (plan.hpp) plan them.
-std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src);
+std::optional<StoreStep> plan_store(Ctx& c, const ir::Store& o, const RegDef& src);
 // A TMA store of tcgen05.ld registers (one box of D through a stage of the staging ring; epilogue.cpp):
 // `st` is the store planned so far.
-std::optional<StoreStep> plan_box_store(Ctx& c, const ir::Op& o, const ir::Global& g, StoreStep st);
+std::optional<StoreStep> plan_box_store(Ctx& c, const ir::Store& o, const ir::Global& g, StoreStep st);
 // D's tensor map for a TMA store of boxes of `box_cols` x `box_rows` elements (128-byte swizzled).
-TensorMap store_map(const ir::Op& o, const ir::Global& g, int box_cols, int box_rows);
+TensorMap store_map(const ir::Store& o, const ir::Global& g, int box_cols, int box_rows);
 
 // Logical element column of element `e` of register `reg` (0-based within a fragment) for thread t.
 struct Cell {

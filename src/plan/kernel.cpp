@@ -169,7 +169,8 @@ std::set<std::string> typed_maps(const ir::Kernel& k) {
   return typed;
 }
 bool by_tma(const std::set<std::string>& typed_maps, const ir::Op& o) {
-  return o.kind == ir::OpKind::load && (o.tma || typed_maps.count(o.src.name));
+  const ir::Load* l = o.as<ir::Load>();
+  return l && (l->tma || typed_maps.count(l->src.name));
 }
 }  // namespace detail
 
@@ -178,7 +179,7 @@ std::set<std::string> tma_destinations(const ir::Kernel& k) {
   std::set<std::string> out;
   for (const auto& r : k.roles)
     detail::each_op(r, [&](int, const ir::Op& o) {
-      if (detail::by_tma(typed, o)) out.insert(o.dst.name);
+      if (detail::by_tma(typed, o)) out.insert(o.as<ir::Load>()->dst.name);
     });
   return out;
 }
@@ -268,7 +269,7 @@ void declarations(Ctx& c) {
   c.views = std::move(vr.views);
 }
 
-std::string load_barrier(const ir::Op& o, int index) {
+std::string load_barrier(const ir::Load& o, int index) {
   return o.barrier ? o.barrier.name : planner_name("load", index);
 }
 
@@ -278,14 +279,14 @@ bool ends_in_flight(const ir::Kernel& k, const ir::Role& r) {
   bool uncommitted = false;
   std::set<std::string> unwaited;
   auto walk = [&](const ir::Op& o) {
-    switch (o.kind) {
+    switch (o.kind()) {
       case ir::OpKind::copy: uncommitted = true; break;
       case ir::OpKind::mma: uncommitted = uncommitted || k.engine != ir::Engine::wgmma; break;
       case ir::OpKind::commit:
-        if (uncommitted) unwaited.insert(o.barrier.name);  // the barrier now tracks what was issued since
+        if (uncommitted) unwaited.insert(o.as<ir::Commit>()->barrier.name);  // the barrier now tracks what was issued since
         uncommitted = false;
         break;
-      case ir::OpKind::wait: unwaited.erase(o.barrier.name); break;
+      case ir::OpKind::wait: unwaited.erase(o.as<ir::Wait>()->barrier.name); break;
       default: break;
     }
   };
@@ -328,11 +329,10 @@ MemoryMap memory_map(const ir::Kernel& k) {
   std::set<std::string> used;
   for (const auto& r : k.roles) {
     detail::each_op(r, [&](int i, const ir::Op& o) {
-      if (o.kind == ir::OpKind::load) {
-        if (detail::by_tma(typed, o)) used.insert(detail::load_barrier(o, i));
-      } else if (o.kind == ir::OpKind::commit || o.kind == ir::OpKind::wait || o.kind == ir::OpKind::arrive ||
-                 o.kind == ir::OpKind::expect_tx) {
-        used.insert(o.barrier.name);
+      if (const ir::Load* l = o.as<ir::Load>()) {
+        if (detail::by_tma(typed, o)) used.insert(detail::load_barrier(*l, i));
+      } else if (const ir::Ref* b = ir::barrier_of(o)) {
+        used.insert(b->name);
       }
     });
     if (detail::ends_in_flight(k, r)) used.insert(planner_name("done"));

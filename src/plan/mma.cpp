@@ -19,7 +19,7 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // The operands, found without a report: the MMA verifier (src/rules/verify_mma.cpp) reported any
 // that is undeclared or of the wrong kind.
-bool lookup(Ctx& c, const ir::Op& o, MmaOperands& x) {
+bool lookup(Ctx& c, const ir::Mma& o, MmaOperands& x) {
   auto view = [&](const ir::Ref& r) -> const ResolvedView* {
     auto it = c.views.find(r.name);
     return it == c.views.end() ? nullptr : &it->second;
@@ -51,7 +51,8 @@ bool packed_e2m1(const MmaOperands& x) {
 // What the four steps share: the op's operands and what each step derived.
 struct Mma {
   Ctx& c;
-  const ir::Op& o;
+  const std::string& ptr;  // the op's
+  const ir::Mma& o;
   MmaOperands x;
   MmaShape q;  // steps 1 and 2
   MmaStep m;
@@ -61,7 +62,7 @@ struct Mma {
 bool steps12(Mma& w) {
   w.q = mma_shape(w.c.k, w.o, w.x);
   const MmaShape& q = w.q;
-  if (!q.kind || !q.factors.has_value() != !q.scaled) throw std::logic_error("mma op not verified: " + w.o.ptr);
+  if (!q.kind || !q.factors.has_value() != !q.scaled) throw std::logic_error("mma op not verified: " + w.ptr);
   w.m.kind = *q.kind;
   w.m.sparse = q.sparse;
   w.m.scaled = q.scaled;
@@ -78,7 +79,7 @@ bool steps12(Mma& w) {
 
 namespace ptxgen::plan {
 
-MmaShape mma_shape(const ir::Kernel& k, const ir::Op& o, const MmaOperands& x) {
+MmaShape mma_shape(const ir::Kernel& k, const ir::Mma& o, const MmaOperands& x) {
   MmaShape q;
   // Step 1: types and kind.
   q.ta = x.a_tile ? x.a_tile->dtype : x.a_view->dtype;
@@ -141,7 +142,7 @@ MmaInstr step3_descriptors(const Mma& w, int mi, int ni, int n0, int ki) {
   const MmaOperands& x = w.x;
   const MmaStep& m = w.m;
   const MmaShape& q = w.q;
-  const ir::Op& o = w.o;
+  const ir::Mma& o = w.o;
   // The lane field of D's and A's addresses: layout F's alignment (§9.7.16.10.5), else lane 0.
   const uint32_t lane0 = q.m64 ? static_cast<uint32_t>(q.f_align) : 0u;
   MmaInstr in;
@@ -231,9 +232,10 @@ void step4_issue(Mma& w) {
 
 }  // namespace
 
-std::optional<MmaStep> plan_mma(Ctx& c, const ir::Op& o) {
+std::optional<MmaStep> plan_mma(Ctx& c, const ir::Op& op) {
+  const ir::Mma& o = *op.as<ir::Mma>();
   if (c.k.engine == ir::Engine::wgmma) return plan_wgmma(c, o);
-  Mma w{c, o, {}, {}, {}};
+  Mma w{c, op.ptr, o, {}, {}, {}};
   if (!lookup(c, o, w.x)) return std::nullopt;
   steps12(w);
   step4_issue(w);

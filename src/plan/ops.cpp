@@ -207,7 +207,7 @@ std::string cu_data_type(isa::DType t, int smem_bits) {
 // 4-byte words for the 32-byte-atom swizzle): coordinates are signed 32-bit and dimensions at most
 // 2^32, so a row may hold at most 2^31 - 1 of them. A typed map counts elements of the tensor's type.
 // False where no map reaches the rows or no box height fits (LOAD-TMA, src/rules/verify_ops.cpp).
-bool plan_tma_load(const ir::Op& o, const ir::Global& g, int gbits, int tbits, LoadStep& l) {
+bool plan_tma_load(const ir::Load& o, const ir::Global& g, int gbits, int tbits, LoadStep& l) {
   const TmaGeometry geo = tma_geometry(g, l.swizzle, l.box_rows);
   if (geo.dim_inner > INT32_MAX || !geo.box_rows) return false;
   TensorMap& m = l.map;
@@ -248,10 +248,10 @@ bool plan_tma_load(const ir::Op& o, const ir::Global& g, int gbits, int tbits, L
                          split == 1 ? q * parts / columns : split == 2 ? r0 * parts / l.box_rows : 0});
   // Run-time parts: in a typed map the column Affine counts elements; in a byte map bytes (the
   // rank part of a pair's per_cta, LOAD-ALIGN: a multiple of 16 bytes).
-  l.cta_c1 = o.at[0].rank;
-  l.cta_c0 = g.typed_map ? o.at[1].rank : o.at[1].rank * gbits / 8 / m.unit;
-  l.c1_rt = o.at[0];
-  l.c0_rt = o.at[1];
+  l.cta_c1 = o.pos.at[0].rank;
+  l.cta_c0 = g.typed_map ? o.pos.at[1].rank : o.pos.at[1].rank * gbits / 8 / m.unit;
+  l.c1_rt = o.pos.at[0];
+  l.c0_rt = o.pos.at[1];
   l.c1_rt.base = l.c0_rt.base = l.c1_rt.rank = l.c0_rt.rank = 0;
   if (!g.typed_map) {
     // A byte map counts bytes (or 4-byte words): the run-time column steps, in elements, become
@@ -279,7 +279,7 @@ bool plan_tma_load(const ir::Op& o, const ir::Global& g, int gbits, int tbits, L
 
 // The load verifier (src/rules/verify_ops.cpp) reports each load refused here: LOAD-DTYPE,
 // LOAD-BOUNDS, LOAD-ALIGN, LOAD-TMA, and its operands' names.
-std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o) {
+std::optional<LoadStep> plan_load(Ctx& c, const ir::Load& o) {
   const ir::Global* g = c.find_global(o.src);
   const SmemPlacement* t = c.find_tile(o.dst);
   if (!g || !t) return std::nullopt;
@@ -290,8 +290,8 @@ std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o) {
   LoadStep l;
   l.global = g->name;
   l.tile = t->name;
-  l.row0 = o.at[0];
-  l.col0 = o.at[1];
+  l.row0 = o.pos.at[0];
+  l.col0 = o.pos.at[1];
   const bool kmaj = t->layout.major == isa::Major::k;
   // A K-major tile reads rows of the global as its rows; an MN-major tile reads rows of the
   // global (K of them) as its columns (docs/spec.md). A row-placed load writes some of the rows.
@@ -304,7 +304,7 @@ std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o) {
   const bool runtime = !g->rows_param.empty() || !g->cols_param.empty();
   const int ctas = c.k.cta_group;
   for (int r = 0; r < ctas && !runtime; ++r) {
-    const int64_t r0 = l.row0.base + r * o.at[0].rank, c0 = l.col0.base + r * o.at[1].rank;
+    const int64_t r0 = l.row0.base + r * o.pos.at[0].rank, c0 = l.col0.base + r * o.pos.at[1].rank;
     if (r0 + grows > g->rows || c0 + gcols > g->cols) return std::nullopt;
   }
   const int64_t ld = g->ld ? g->ld : g->cols;
@@ -313,8 +313,8 @@ std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o) {
   if (!g->typed_map) {
     // Plain loads and byte maps move 16-byte chunks: CTA 1's column offset, the rows and the tile's
     // first column are multiples of 128 bits.
-    if (ctas > 1 && o.at[1].rank * gbits % 128 != 0) return std::nullopt;
-    l.cta_bytes = o.at[0].rank * l.global_row_bytes + o.at[1].rank * gbits / 8;
+    if (ctas > 1 && o.pos.at[1].rank * gbits % 128 != 0) return std::nullopt;
+    l.cta_bytes = o.pos.at[0].rank * l.global_row_bytes + o.pos.at[1].rank * gbits / 8;
     if (g->cols * gbits % 128 != 0 || l.col0.base * gbits % 128 != 0) return std::nullopt;
   }
   l.box_bytes = isa::bytes(t->layout.swizzle);
@@ -334,7 +334,7 @@ std::optional<LoadStep> plan_load(Ctx& c, const ir::Op& o) {
 // ---- copy (tcgen05.cp) ----------------------------------------------------------------------
 // The copy verifier (src/rules/verify_ops.cpp) reports each copy refused here: CP-SOURCE,
 // CP-WIDTH, CP-FORMAT, CP-SHAPE, and its operands' names.
-std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vector<Region>& collateral) {
+std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Copy& o, std::vector<Region>& collateral) {
   const SmemPlacement* t = c.find_tile(o.src);
   const ResolvedView* v = c.find_view(o.dst);
   if (!t || !v) return std::nullopt;
@@ -396,7 +396,7 @@ std::optional<std::vector<CpInstr>> plan_copy(Ctx& c, const ir::Op& o, std::vect
 // ---- tcgen05.ld / tcgen05.st and stores: narrow calls (the lanes verifier's too) -----------------
 namespace ptxgen::plan {
 
-TmemLanes tmem_lanes(const ir::Op& o, const ResolvedView& v, int threads) {
+TmemLanes tmem_lanes(const ir::TmemAccess& o, const std::string& set, const ResolvedView& v, int threads) {
   TmemLanes out;
   auto fail = [&](TmemLanes::Miss m) {
     out.miss = m;
@@ -492,7 +492,7 @@ TmemLanes tmem_lanes(const ir::Op& o, const ResolvedView& v, int threads) {
     if (!num) return fail(TmemLanes::no_num);
   }
   RegDef& d = out.def;
-  d.name = o.regs.name;
+  d.name = set;
   d.dtype = v.dtype;
   d.view_packing = v.packing;
   d.elems_per_reg = o.pack ? 2 : v.packing;
@@ -529,7 +529,7 @@ TmemLanes tmem_lanes(const ir::Op& o, const ResolvedView& v, int threads) {
   return out;
 }
 
-TmemStore tmem_store(const ir::Op& o, const RegDef& src, const ResolvedView& v, int threads, Held& held) {
+TmemStore tmem_store(const ir::TmemStore& o, const RegDef& src, const ResolvedView& v, int threads, Held& held) {
   using detail::Cell;
   TmemStore out;
   auto fail = [&](TmemStore::Miss m) {
@@ -540,7 +540,7 @@ TmemStore tmem_store(const ir::Op& o, const RegDef& src, const ResolvedView& v, 
   const bool convert = src.dtype != v.dtype;
   if (convert && !(src.dtype == isa::DType::f32 && (v.dtype == isa::DType::bf16 || v.dtype == isa::DType::f16)))
     return fail(TmemStore::dtype);
-  out.lanes = tmem_lanes(o, v, threads);
+  out.lanes = tmem_lanes(o.access, o.regs.name, v, threads);
   if (out.lanes.miss != TmemLanes::fits) return fail(TmemStore::no_lanes);
   const RegDef& dst = out.lanes.def;
   TmemStStep st;
@@ -609,25 +609,25 @@ namespace ptxgen::plan::detail {
 
 // The register verifier (src/rules/verify_regs.cpp) reports each store refused here: STORE-DTYPE,
 // STORE-BOUNDS, PAIR-STORE-OVERLAP, and its operands' names.
-std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) {
+std::optional<StoreStep> plan_store(Ctx& c, const ir::Store& o, const RegDef& src) {
   const ir::Global* g = c.find_global(o.dst);
   if (!g || !store_converts(src.dtype, g->dtype, o.clip)) return std::nullopt;
   const int ctas = c.k.cta_group;
   // A clipped store lies where its CTA's tile does; elements at or past the run-time extents are
   // not written. Otherwise the registers must fit the (static) tensor.
   for (int r = 0; r < ctas && !o.clip; ++r) {
-    const int64_t r0 = o.at[0].base + r * o.at[0].rank, c0 = o.at[1].base + r * o.at[1].rank;
+    const int64_t r0 = o.pos.at[0].base + r * o.pos.at[0].rank, c0 = o.pos.at[1].base + r * o.pos.at[1].rank;
     if (r0 + src.rows > g->rows || c0 + src.row_elements > g->cols) return std::nullopt;
   }
   // Both CTAs of a pair run the store: their elements must not overlap (the values differ).
-  if (ctas > 1 && !o.clip && o.at[0].rank < src.rows && o.at[1].rank < src.row_elements) return std::nullopt;
+  if (ctas > 1 && !o.clip && o.pos.at[0].rank < src.rows && o.pos.at[1].rank < src.row_elements) return std::nullopt;
   StoreStep st;
   st.src = src;
   st.global = g->name;
-  st.row0 = o.at[0];
-  st.col0 = o.at[1];
-  st.cta_row = o.at[0].rank;
-  st.cta_col = o.at[1].rank;
+  st.row0 = o.pos.at[0];
+  st.col0 = o.pos.at[1];
+  st.cta_row = o.pos.at[0].rank;
+  st.cta_col = o.pos.at[1].rank;
   st.to = g->dtype;
   st.global_cols = g->ld ? g->ld : g->cols;
   st.ld_param = g->ld_param;
@@ -664,7 +664,7 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Op& o, const RegDef& src) 
   return st;
 }
 
-TensorMap store_map(const ir::Op& o, const ir::Global& g, int box_cols, int box_rows) {
+TensorMap store_map(const ir::Store& o, const ir::Global& g, int box_cols, int box_rows) {
   // D as its own type, n elements a row (its leading dimension apart), boxes of one 128-byte
   // swizzle row by the rows a store writes: TMA clips them at the extents (§5.5).
   const int es = isa::value_bits(g.dtype) / 8;

@@ -136,20 +136,25 @@ class Sequencer {
   // An op's tensor-memory ring (a lowering's double-buffered accumulator): every stage inside the
   // allocation of the view it moves.
   ir::TmemRing tmem_ring(const ir::Op& o) const {
-    if (o.tmem_ring.stages <= 1) return o.tmem_ring;
-    const ResolvedView* v = c_.find_view(o.kind == ir::OpKind::mma ? o.d : o.src);
+    const ir::Mma* m = o.as<ir::Mma>();
+    const ir::TmemLoad* l = o.as<ir::TmemLoad>();
+    if (!m && !l) return {};
+    const ir::TmemRing& ring = m ? m->tmem_ring : l->tmem_ring;
+    if (ring.stages <= 1) return ring;
+    const ResolvedView* v = c_.find_view(m ? m->d : l->src);
     if (!v || !c_.views.count(v->alloc)) throw std::logic_error("a tensor-memory ring of a view that does not resolve");
-    const uint64_t last = uint64_t{v->column} + v->columns + uint64_t{o.tmem_ring.stride} * static_cast<uint64_t>(o.tmem_ring.stages - 1);
+    const uint64_t last = uint64_t{v->column} + v->columns + uint64_t{ring.stride} * static_cast<uint64_t>(ring.stages - 1);
     if (last > c_.views.at(v->alloc).columns) throw std::logic_error("a tensor-memory ring beyond its allocation");
-    return o.tmem_ring;
+    return ring;
   }
 
-  void plan_op(int i, const ir::Op& o, std::vector<Step>& out) {
+  void plan_op(int i, const ir::Op& op, std::vector<Step>& out) {
     Step st;
     st.op = i;
-    st.ptr = o.ptr;
-    switch (o.kind) {
+    st.ptr = op.ptr;
+    switch (op.kind()) {
       case ir::OpKind::load: {
+        const ir::Load& o = *op.as<ir::Load>();
         auto l = plan_load(c_, o);
         if (!l) return;
         // TMA: plain stores to shared memory before it are ordered before the async proxy's writes
@@ -159,7 +164,7 @@ class Sequencer {
           l->map.param = o.map_param.empty() ? "tmap_" + s(i) : o.map_param;
           l->barrier = load_barrier(o, i);  // memory_map places the same barriers
           if (o.barrier) {  // a pipeline's stage barrier, armed by an expect_tx before the loads
-            l->phase = o.phase;
+            l->phase = op.phase;
             l->arm = false;
           }
           // Loads through one map (a lowering's row-placed loads of one tensor) share its parameter.
@@ -197,6 +202,7 @@ class Sequencer {
         return;
       }
       case ir::OpKind::copy: {
+        const ir::Copy& o = *op.as<ir::Copy>();
         std::vector<Region> collateral;
         auto cps = plan_copy(c_, o, collateral);
         const ResolvedView* v = c_.views.count(o.dst.name) ? &c_.views.at(o.dst.name) : nullptr;
@@ -208,12 +214,13 @@ class Sequencer {
         out.push_back(st);
         return;
       }
-      case ir::OpKind::mma: return mma(o, st, out);
+      case ir::OpKind::mma: return mma(op, st, out);
       case ir::OpKind::tmem_load: {
         // The register verifier (src/rules/verify_regs.cpp) reports each tmem_load refused here.
+        const ir::TmemLoad& o = *op.as<ir::TmemLoad>();
         const ResolvedView* v = c_.find_view(o.src);
         if (!v) return;
-        const TmemLanes lanes = tmem_lanes(o, *v, c_.k.threads);
+        const TmemLanes lanes = tmem_lanes(o.access, o.regs.name, *v, c_.k.threads);
         if (lanes.miss != TmemLanes::fits) return;
         const RegDef* d = &lanes.def;
         enter(Exec::warps, warps_of(*d), out);
@@ -236,6 +243,7 @@ class Sequencer {
       }
       case ir::OpKind::tmem_store: {
         // The register verifier reports each tmem_store refused here (ST-*, LD-*, its view's name).
+        const ir::TmemStore& o = *op.as<ir::TmemStore>();
         const RegDef* src = regs(o.regs);
         const ResolvedView* v = c_.find_view(o.dst);
         if (!v || !src) return;
@@ -257,6 +265,7 @@ class Sequencer {
         return;
       }
       case ir::OpKind::store: {
+        const ir::Store& o = *op.as<ir::Store>();
         const RegDef* src = regs(o.regs);
         if (!src) return;
         auto t = plan_store(c_, o, *src);
@@ -281,35 +290,35 @@ class Sequencer {
         out.push_back(st);
         return;
       }
-      case ir::OpKind::commit: return commit(i, o, out);
-      case ir::OpKind::wait: return wait(i, o, out);
+      case ir::OpKind::commit: return commit(i, op, out);
+      case ir::OpKind::wait: return wait(i, op, out);
       case ir::OpKind::arrive:
       case ir::OpKind::expect_tx:
-      case ir::OpKind::mma_wait: return barrier_op(i, o, out);
+      case ir::OpKind::mma_wait: return barrier_op(i, op, out);
     }
   }
 
   // The lowering's own barrier ops (warp-specialized roles).
-  void barrier_op(int i, const ir::Op& o, std::vector<Step>& out) {
+  void barrier_op(int i, const ir::Op& op, std::vector<Step>& out) {
     Step st;
     st.op = i;
-    st.ptr = o.ptr;
-    st.bar.barrier = o.barrier.name;
-    st.bar.phase = o.phase;
-    st.bar.leader_only = o.leader_only;
-    st.bar.to_leader = o.to_leader && o.kind == ir::OpKind::arrive;
-    st.bar.per_warpgroup = o.per_warpgroup && o.kind == ir::OpKind::arrive;
-    st.bar.cluster_ctas = o.kind == ir::OpKind::arrive ? o.cluster_ctas : 0;
-    st.bar.release_row = o.kind == ir::OpKind::arrive && o.release_row;
-    st.bar.release_column = o.kind == ir::OpKind::arrive && o.release_column;
-    if (o.kind == ir::OpKind::mma_wait) {
+    st.ptr = op.ptr;
+    if (const ir::Ref* b = ir::barrier_of(op)) st.bar.barrier = b->name;
+    st.bar.phase = op.phase;
+    if (const ir::MmaWait* w = op.as<ir::MmaWait>()) {
       st.kind = StepKind::mma_wait;
-      st.bar.pending = o.pending;
-      st.why = "wait until at most " + s(o.pending) + " wgmma group(s) of this warpgroup are in flight (§9.7.15.7)";
+      st.bar.pending = w->pending;
+      st.why = "wait until at most " + s(w->pending) + " wgmma group(s) of this warpgroup are in flight (§9.7.15.7)";
       out.push_back(st);
       return;
     }
-    if (o.kind == ir::OpKind::arrive) {
+    if (const ir::Arrive* a = op.as<ir::Arrive>()) {
+      const ir::Arrive& o = *a;
+      st.bar.to_leader = o.to_leader;
+      st.bar.per_warpgroup = o.per_warpgroup;
+      st.bar.cluster_ctas = o.cluster_ctas;
+      st.bar.release_row = o.release_row;
+      st.bar.release_column = o.release_column;
       // The arrival tells other threads that this role's tcgen05.ld/st are done (§9.7.16.6.4.4).
       wait_ld("the tcgen05.ld of this role complete before it arrives (§9.7.16.6.4.4)", out);
       wait_st("the tcgen05.st of this role complete before it arrives (§9.7.16.6.4.4)", out);
@@ -319,18 +328,21 @@ class Sequencer {
                 : o.release_row && o.release_column ? " in each CTA of this CTA's cluster-block tile row and column (their producers multicast into its stage)"
                                                     : " in each of the cluster's " + s(o.cluster_ctas) + " CTAs (their producers multicast into this CTA's stage)");
     } else {
+      const ir::ExpectTx& o = *op.as<ir::ExpectTx>();
+      st.bar.leader_only = o.leader_only;
       // The bytes of the TMA loads that follow in this block and complete on the same barrier.
       uint32_t bytes = 0;
       bool seen = false;
-      for (const ir::Op* x : ops_) {
-        if (x == &o) seen = true;
-        else if (seen && x->kind == ir::OpKind::load && x->barrier.name == o.barrier.name) {
+      for (const ir::Op* y : ops_) {
+        const ir::Load* x = y->as<ir::Load>();
+        if (y == &op) seen = true;
+        else if (seen && x && x->barrier.name == o.barrier.name) {
           const SmemPlacement* t = c_.placed.count(x->dst.name) ? &c_.placed.at(x->dst.name) : nullptr;
           if (!t) continue;
           const int rows = x->tile_row0 >= 0 ? x->load_rows : (t->layout.major == isa::Major::k ? t->layout.mn : t->layout.k);
           const int row_bytes = (t->layout.major == isa::Major::k ? t->layout.k : t->layout.mn) * t->bits / 8;
           bytes += static_cast<uint32_t>(rows * row_bytes);
-        } else if (seen && x->kind != ir::OpKind::load) {
+        } else if (seen && !x) {
           break;
         }
       }
@@ -342,8 +354,9 @@ class Sequencer {
     out.push_back(st);
   }
 
-  void mma(const ir::Op& o, Step& st, std::vector<Step>& out) {
-    auto m = plan_mma(c_, o);
+  void mma(const ir::Op& op, Step& st, std::vector<Step>& out) {
+    const ir::Mma& o = *op.as<ir::Mma>();
+    auto m = plan_mma(c_, op);
     if (c_.k.engine == ir::Engine::wgmma) {
       if (!m) return;
       // The accumulator registers the wgmmas define (§9.7.15.5.1.1).
@@ -366,7 +379,8 @@ class Sequencer {
     out.push_back(st);
   }
 
-  void commit(int i, const ir::Op& o, std::vector<Step>& out) {
+  void commit(int i, const ir::Op& op, std::vector<Step>& out) {
+    const ir::Commit& o = *op.as<ir::Commit>();
     const ir::Ref& b = o.barrier;
     BarrierState& bs = bars_[b.name];
     if (ordered_ && bs.outstanding) return;  // ORDER-BARRIER (verify_order.cpp)
@@ -375,10 +389,10 @@ class Sequencer {
     enter(Exec::issuer, {}, out);
     Step st;
     st.op = i;
-    st.ptr = o.ptr;
+    st.ptr = op.ptr;
     st.kind = StepKind::commit;
     st.bar.barrier = b.name;
-    st.bar.phase = o.phase;
+    st.bar.phase = op.phase;
     st.bar.pair_multicast = c_.pair();
     st.bar.release_row = o.release_row;
     st.bar.release_column = o.release_column;
@@ -390,18 +404,18 @@ class Sequencer {
     out.push_back(st);
   }
 
-  void wait(int i, const ir::Op& o, std::vector<Step>& out) {
-    const ir::Ref& b = o.barrier;
+  void wait(int i, const ir::Op& op, std::vector<Step>& out) {
+    const ir::Ref& b = op.as<ir::Wait>()->barrier;
     BarrierState& bs = bars_[b.name];
     if (ordered_ && !bs.outstanding) return;  // ORDER-BARRIER (verify_order.cpp)
     bs.outstanding = false;
     Step st;
     st.op = i;
-    st.ptr = o.ptr;
+    st.ptr = op.ptr;
     st.kind = StepKind::wait;
     st.bar.barrier = b.name;
-    st.bar.phase = o.phase;
-    st.bar.parity = ordered_ ? bs.waits % 2 : (o.phase.flip ? 1 : 0);
+    st.bar.phase = op.phase;
+    st.bar.parity = ordered_ ? bs.waits % 2 : (op.phase.flip ? 1 : 0);
     ++bs.waits;
     enter(Exec::all, {}, out, true);  // what these threads did before must be ordered too
     clean_ = true;  // every thread passed the mbarrier and tcgen05.fence::after_thread_sync

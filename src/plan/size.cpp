@@ -103,9 +103,9 @@ class Bound {
   bool op(const ir::Op& o) {
     const int64_t why = std::max<int64_t>(kWhyBytes, static_cast<int64_t>(o.note.size()));
     Step st;
-    switch (o.kind) {
+    switch (o.kind()) {
       case ir::OpKind::load: {
-        const auto l = detail::plan_load(c_, o);
+        const auto l = detail::plan_load(c_, *o.as<ir::Load>());
         if (!l) break;
         before(Exec::all, l->tma);
         st.kind = StepKind::load;
@@ -115,7 +115,7 @@ class Bound {
       }
       case ir::OpKind::copy: {
         std::vector<Region> collateral;
-        const auto cps = detail::plan_copy(c_, o, collateral);
+        const auto cps = detail::plan_copy(c_, *o.as<ir::Copy>(), collateral);
         if (!cps) break;
         before(Exec::issuer, false);
         st.kind = StepKind::cp;
@@ -127,7 +127,8 @@ class Bound {
         const auto m = detail::plan_mma(c_, o);
         if (!m) break;
         if (c_.k.engine == ir::Engine::wgmma) {
-          if (auto d = wgmma_accumulators(o, *c_.find_tile(o.a), *c_.find_tile(o.b))) c_.regs[o.d.name] = std::move(*d);
+          const ir::Mma& x = *o.as<ir::Mma>();
+          if (auto d = wgmma_accumulators(x, *c_.find_tile(x.a), *c_.find_tile(x.b))) c_.regs[x.d.name] = std::move(*d);
         } else {
           before(Exec::issuer, false);
         }
@@ -137,24 +138,26 @@ class Bound {
         break;
       }
       case ir::OpKind::tmem_load: {
-        const ResolvedView* v = c_.find_view(o.src);
+        const ir::TmemLoad& x = *o.as<ir::TmemLoad>();
+        const ResolvedView* v = c_.find_view(x.src);
         if (!v) break;
-        TmemLanes lanes = tmem_lanes(o, *v, c_.k.threads);
+        TmemLanes lanes = tmem_lanes(x.access, x.regs.name, *v, c_.k.threads);
         if (lanes.miss != TmemLanes::fits) break;
         before(Exec::warps, false, warps_of(lanes.def));
         st.kind = StepKind::tmem_ld;
         st.ld = std::move(lanes.def);
         add(st, why);
         add(inserted(StepKind::wait_ld), kInsertedWhyBytes);
-        c_.regs[o.regs.name] = std::move(st.ld);
-        c_.held.erase(o.regs.name);
+        c_.regs[x.regs.name] = std::move(st.ld);
+        c_.held.erase(x.regs.name);
         break;
       }
       case ir::OpKind::tmem_store: {
-        const auto src = c_.regs.find(o.regs.name);
-        const ResolvedView* v = c_.find_view(o.dst);
+        const ir::TmemStore& x = *o.as<ir::TmemStore>();
+        const auto src = c_.regs.find(x.regs.name);
+        const ResolvedView* v = c_.find_view(x.dst);
         if (!v || src == c_.regs.end()) break;
-        TmemStore t = tmem_store(o, src->second, *v, c_.k.threads, c_.held[o.regs.name]);
+        TmemStore t = tmem_store(x, src->second, *v, c_.k.threads, c_.held[x.regs.name]);
         if (!t.step) break;
         before(Exec::warps, false, warps_of(t.step->dst));
         st.kind = StepKind::tmem_st;
@@ -164,9 +167,10 @@ class Bound {
         break;
       }
       case ir::OpKind::store: {
-        const auto src = c_.regs.find(o.regs.name);
+        const ir::Store& x = *o.as<ir::Store>();
+        const auto src = c_.regs.find(x.regs.name);
         if (src == c_.regs.end()) break;
-        auto t = detail::plan_store(c_, o, src->second);
+        auto t = detail::plan_store(c_, x, src->second);
         if (!t) break;
         before(Exec::warps, false, warps_of(src->second));
         st.kind = StepKind::store;
@@ -178,16 +182,18 @@ class Bound {
       case ir::OpKind::wait:
       case ir::OpKind::arrive:
       case ir::OpKind::expect_tx:
-      case ir::OpKind::mma_wait:
-        if (o.kind == ir::OpKind::commit) before(Exec::issuer, false);
-        if (o.kind == ir::OpKind::wait) before(Exec::all, true);
-        st.kind = o.kind == ir::OpKind::commit      ? StepKind::commit
-                  : o.kind == ir::OpKind::wait      ? StepKind::wait
-                  : o.kind == ir::OpKind::arrive    ? StepKind::arrive
-                  : o.kind == ir::OpKind::expect_tx ? StepKind::expect_tx
-                                                    : StepKind::mma_wait;
+      case ir::OpKind::mma_wait: {
+        const ir::OpKind k = o.kind();
+        if (k == ir::OpKind::commit) before(Exec::issuer, false);
+        if (k == ir::OpKind::wait) before(Exec::all, true);
+        st.kind = k == ir::OpKind::commit      ? StepKind::commit
+                  : k == ir::OpKind::wait      ? StepKind::wait
+                  : k == ir::OpKind::arrive    ? StepKind::arrive
+                  : k == ir::OpKind::expect_tx ? StepKind::expect_tx
+                                               : StepKind::mma_wait;
         add(st, why);
         break;
+      }
     }
     return within(o.ptr);
   }

@@ -11,7 +11,7 @@ namespace ptxgen::plan::detail {
 
 
 // The register verifier (src/rules/verify_regs.cpp) reports the operands of each op refused here.
-std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o) {
+std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Mma& o) {
   const SmemPlacement* a = c.find_tile(o.a);
   const SmemPlacement* b = c.find_tile(o.b);
   if (!a || !b) return std::nullopt;
@@ -35,7 +35,7 @@ std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o) {
   const std::vector<int> ng = isa::wgmma_split_n(m.kind, b->layout.mn);
   if (ng.empty() || a->layout.k % k_instr != 0) throw std::logic_error("wgmma op without legal instruction shapes");
   const int ks = a->layout.k / k_instr;
-  // Each warpgroup of the role covers `rows` of A and D (ir::Op::warpgroup_rows): mg m64 M groups.
+  // Each warpgroup of the role covers `rows` of A and D (ir::Mma::warpgroup_rows): mg m64 M groups.
   const int rows = o.warpgroup_rows ? o.warpgroup_rows : 64;
   if (rows % 64 || a->layout.mn % rows) throw std::logic_error("wgmma warpgroup rows are not whole M groups of the tile");
   const int mg = rows / 64;
@@ -79,7 +79,7 @@ std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Op& o) {
 
 namespace ptxgen::plan {
 
-std::optional<RegDef> wgmma_accumulators(const ir::Op& o, const SmemPlacement& a, const SmemPlacement& b) {
+std::optional<RegDef> wgmma_accumulators(const ir::Mma& o, const SmemPlacement& a, const SmemPlacement& b) {
   const auto kind = isa::wgmma_kind(a.dtype, b.dtype);
   if (!kind) return std::nullopt;
   RegDef d;

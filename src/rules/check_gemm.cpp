@@ -161,8 +161,9 @@ void check_epilogue_tma(const Context& c, Diagnostics& d) {
     std::string loaded;
     for (const auto& n : r.nodes) {
       if (n.is_loop) continue;
-      if (n.op.kind == ir::OpKind::tmem_load) loaded = n.op.src.name;
-      if (n.op.kind != ir::OpKind::store || !n.op.tma || !widths.count(loaded) || widths.at(loaded) == box) continue;
+      if (const ir::TmemLoad* ld = n.op.as<ir::TmemLoad>()) loaded = ld->src.name;
+      const ir::Store* st = n.op.as<ir::Store>();
+      if (!st || !st->tma || !widths.count(loaded) || widths.at(loaded) == box) continue;
       d.error("EPILOGUE-TMA", "/gemm/tile/n",
               "the TMA epilogue stores D in boxes of " + num(box) + " " + std::string(isa::name(g->d)) + " columns, but " +
                   (g->cta_group == 2 ? "each CTA of the pair holds an N group's columns in two halves"

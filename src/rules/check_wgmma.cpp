@@ -25,7 +25,7 @@ int64_t warpgroup_rows(const ir::Kernel& k) {
   for (const auto& r : k.roles)
     for (const auto& node : r.nodes)
       for (const ir::Op& o : node.is_loop ? node.loop.body : std::vector<ir::Op>{node.op})
-        if (o.kind == ir::OpKind::mma) return o.warpgroup_rows ? o.warpgroup_rows : 64;
+        if (const ir::Mma* m = o.as<ir::Mma>()) return m->warpgroup_rows ? m->warpgroup_rows : 64;
   return 64;
 }
 }  // namespace

@@ -77,8 +77,8 @@ void kernel(Ctx& c) {
   // "per_cta" places the second CTA of a pair; a one-CTA program has none.
   if (p.cta_group == 1)
     for (const ir::Op* op : all_ops(p))
-      if (const ir::Op& o = *op; o.has_per_cta)
-        c.problem("PAIR-PER-CTA", o.per_cta_ptr,
+      if (const ir::Position* o = ir::position_of(*op); o && o->has_per_cta)
+        c.problem("PAIR-PER-CTA", o->per_cta_ptr,
                   "\"per_cta\" says where CTA 1 of a pair reads or writes; this program is one CTA (\"cta_group\": 1)",
                   {"drop \"per_cta\"", "or make the program a CTA pair with \"cta_group\": 2"});
   // Names: identifiers (they name kernel parameters and labels), one kind each.
@@ -108,8 +108,8 @@ void kernel(Ctx& c) {
   for (const auto& v : p.views)
     if (!v.name.empty()) declare(v.name, v.ptr, "a tensor-memory view");
   for (const ir::Op* o : all_ops(p)) {
-    if (o->regs) declare(o->regs.name, o->regs.ptr, "a register set");
-    if (o->barrier) declare(o->barrier.name, o->barrier.ptr, "a barrier");
+    if (const ir::Ref* r = ir::regs_of(*o); r && *r) declare(r->name, r->ptr, "a register set");
+    if (const ir::Ref* b = ir::barrier_of(*o); b && *b) declare(b->name, b->ptr, "a barrier");
   }
   // Global tensors: at most 2^48 bytes (plan::kGlobalBytesMax says why).
   for (const auto& g : p.globals) {

@@ -20,7 +20,7 @@ std::string dt(isa::DType t) { return std::string(isa::name(t)); }
 std::string kn(isa::Kind k) { return ".kind::" + std::string(isa::name(k)); }
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-bool lookup(Ctx& c, const ir::Op& o, plan::MmaOperands& x) {
+bool lookup(Ctx& c, const ir::Mma& o, plan::MmaOperands& x) {
   bool ok = true;
   const std::string ak = c.kind_of(o.a.name);
   if (ak == "a tensor-memory view") {
@@ -51,7 +51,7 @@ bool lookup(Ctx& c, const ir::Op& o, plan::MmaOperands& x) {
 }
 
 // Step 1: types and kind, D's layout, majors and swizzles.
-bool types(Ctx& c, const ir::Op& o, const plan::MmaOperands& x, const plan::MmaShape& q) {
+bool types(Ctx& c, const ir::Mma& o, const plan::MmaOperands& x, const plan::MmaShape& q) {
   const isa::DType ta = q.ta, tb = q.tb, acc = q.acc;
   if (q.scaled) {
     if (!q.scale_types_ok) {
@@ -164,7 +164,7 @@ bool types(Ctx& c, const ir::Op& o, const plan::MmaOperands& x, const plan::MmaS
 }
 
 // Step 2: instruction shapes, and where tensor memory holds what the instructions read.
-bool shapes(Ctx& c, const ir::Op& o, const plan::MmaOperands& x, const plan::MmaShape& q) {
+bool shapes(Ctx& c, const ir::Mma& o, const plan::MmaOperands& x, const plan::MmaShape& q) {
   const isa::Kind kind = *q.kind;
   const bool m64 = q.m64, lb = q.lb, pair = q.pair;
   const int M = q.M, N = q.N, KB = q.KB, m_instr = q.m_instr, mg = q.mg, ks = q.ks, k_instr = q.k_instr;
@@ -331,15 +331,15 @@ bool shapes(Ctx& c, const ir::Op& o, const plan::MmaOperands& x, const plan::Mma
 void mmas(Ctx& c) {
   if (c.k.engine != ir::Engine::tcgen05) return;
   for (const ir::Op* op : all_ops(c.k)) {
-    const ir::Op& o = *op;
-    if (o.kind != ir::OpKind::mma) continue;
+    if (op->kind() != ir::OpKind::mma) continue;
+    const ir::Mma& o = *op->as<ir::Mma>();
     // Follow-on errors are noise: an mma reading a view a refused copy was to fill is not judged
     // (the copy's error says what is wrong with the view).
     bool after_refused_copy = false;
     for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata})
       after_refused_copy |= *r && c.refused_copies.count(r->name) > 0;
     if (after_refused_copy) {
-      c.refused.insert(&o);
+      c.refused.insert(op);
       continue;
     }
     plan::MmaOperands x;
@@ -347,9 +347,9 @@ void mmas(Ctx& c) {
     if (ok) {
       const plan::MmaShape q = plan::mma_shape(c.k, o, x);
       ok = types(c, o, x, q) && shapes(c, o, x, q);
-      if (ok) c.mma_shapes.emplace(&o, q);
+      if (ok) c.mma_shapes.emplace(op, q);
     }
-    if (!ok) c.refused.insert(&o);
+    if (!ok) c.refused.insert(op);
   }
 }
 

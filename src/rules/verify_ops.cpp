@@ -23,7 +23,7 @@ std::string range(int64_t a, int64_t b) { return "[" + s(a) + ", " + s(b) + ")";
 
 // LOAD-TMA: "via": "tma" (or a typed map) addresses a row in signed 32-bit coordinates and needs a
 // box height that starts every box 128-byte aligned in shared memory.
-bool tma(Ctx& c, const ir::Op& o, const ir::Global& g, const plan::SmemPlacement& t, int gbits, int rows) {
+bool tma(Ctx& c, const ir::Load& o, const ir::Global& g, const plan::SmemPlacement& t, int gbits, int rows) {
   const plan::TmaGeometry geo = plan::tma_geometry(g, t.layout.swizzle, rows);
   if (geo.dim_inner > INT32_MAX) {
     const int64_t row_bytes = (g.ld ? g.ld : g.cols) * gbits / 8;
@@ -45,7 +45,8 @@ bool tma(Ctx& c, const ir::Op& o, const ir::Global& g, const plan::SmemPlacement
   return true;
 }
 
-bool load(Ctx& c, const ir::Op& o) {
+bool load(Ctx& c, const ir::Op& op) {
+  const ir::Load& o = *op.as<ir::Load>();
   const ir::Global* g = c.global(o.src, "load source");
   const plan::SmemPlacement* t = c.tile(o.dst, "load destination");
   if (!g || !t) return false;
@@ -72,9 +73,9 @@ bool load(Ctx& c, const ir::Op& o) {
   const bool runtime = !g->rows_param.empty() || !g->cols_param.empty();
   const int ctas = c.k.cta_group;
   for (int r = 0; r < ctas && !runtime; ++r) {
-    const int64_t r0 = o.at[0].base + r * o.at[0].rank, c0 = o.at[1].base + r * o.at[1].rank;
+    const int64_t r0 = o.pos.at[0].base + r * o.pos.at[0].rank, c0 = o.pos.at[1].base + r * o.pos.at[1].rank;
     if (r0 + grows > g->rows || c0 + gcols > g->cols) {
-      c.problem("LOAD-BOUNDS", r ? o.per_cta_ptr : o.at_ptr,
+      c.problem("LOAD-BOUNDS", r ? o.pos.per_cta_ptr : o.pos.at_ptr,
                 "the tile \"" + t->name + "\" (" + (kmaj ? "K" : "MN") + "-major) reads global rows " + range(r0, r0 + grows) +
                     " and columns " + range(c0, c0 + gcols) + " of \"" + g->name + "\"" + (ctas > 1 ? " in CTA " + s(r) : "") +
                     ", which is " + s(g->rows) + " x " + s(g->cols),
@@ -86,7 +87,7 @@ bool load(Ctx& c, const ir::Op& o) {
   // Plain loads have no bounds: a tensor of run-time extents is read through a tensor map, which
   // zero-fills past them.
   if (runtime && !o.tma && !g->typed_map) {
-    c.problem("LOAD-TMA", o.via_ptr.empty() ? o.ptr : o.via_ptr,
+    c.problem("LOAD-TMA", o.via_ptr.empty() ? op.ptr : o.via_ptr,
               "\"" + g->name + "\" has extents the kernel takes at run time; a load by every thread's 16-byte loads would "
               "read past them, a TMA load zero-fills there",
               {"add \"via\": \"tma\""});
@@ -95,26 +96,26 @@ bool load(Ctx& c, const ir::Op& o) {
   // Plain loads and byte maps move 16-byte chunks (a typed map counts elements), the steps of a
   // position too: each tile or iteration further on starts a whole number of chunks into a row.
   if (!g->typed_map)
-    for (int64_t step : {o.at[1].m_tile, o.at[1].n_tile, o.at[1].k_block})
+    for (int64_t step : {o.pos.at[1].m_tile, o.pos.at[1].n_tile, o.pos.at[1].k_block})
       if (step * gbits % 128 != 0) {
-        c.problem("LOAD-ALIGN", o.at_ptr + "/1",
+        c.problem("LOAD-ALIGN", o.pos.at_ptr + "/1",
                   "loads move 16-byte chunks: the column steps " + s(step) + " elements (" + s(step * gbits) +
                       " bits) per tile or iteration, not a multiple of 128 bits",
                   {"step by a multiple of " + s(128 / std::min(gbits, 128)) + " elements"});
         return false;
       }
   if (!g->typed_map) {
-    if (ctas > 1 && o.at[1].rank * gbits % 128 != 0) {
-      c.problem("LOAD-ALIGN", o.per_cta_ptr + "/1",
-                "loads move 16-byte chunks: CTA 1's tile starts " + s(o.at[1].rank * gbits) +
+    if (ctas > 1 && o.pos.at[1].rank * gbits % 128 != 0) {
+      c.problem("LOAD-ALIGN", o.pos.per_cta_ptr + "/1",
+                "loads move 16-byte chunks: CTA 1's tile starts " + s(o.pos.at[1].rank * gbits) +
                     " bits further into a row than CTA 0's; that must be a multiple of 128",
                 {"make per_cta's column a multiple of " + s(128 / gbits) + " elements"});
       return false;
     }
-    if (g->cols * gbits % 128 != 0 || o.at[1].base * gbits % 128 != 0) {
-      c.problem("LOAD-ALIGN", g->cols * gbits % 128 != 0 ? g->ptr + "/shape/1" : o.at_ptr + "/1",
+    if (g->cols * gbits % 128 != 0 || o.pos.at[1].base * gbits % 128 != 0) {
+      c.problem("LOAD-ALIGN", g->cols * gbits % 128 != 0 ? g->ptr + "/shape/1" : o.pos.at_ptr + "/1",
                 "loads move 16-byte chunks: rows of \"" + g->name + "\" are " + s(g->cols * gbits) +
-                    " bits apart and the tile starts " + s(o.at[1].base * gbits) + " bits into a row; both must be multiples of 128",
+                    " bits apart and the tile starts " + s(o.pos.at[1].base * gbits) + " bits into a row; both must be multiples of 128",
                 {"pad the global rows to a multiple of 16 bytes", "start the tile at a column that is a multiple of " +
                                                                       s(128 / gbits) + " elements"});
       return false;
@@ -125,7 +126,7 @@ bool load(Ctx& c, const ir::Op& o) {
 }
 
 // CP-SHAPE: why no tcgen05.cp shape writes the rows into the destination's lanes.
-std::string no_shape(plan::CpShapes::Miss m, const ir::Op& o, const plan::ResolvedView& v, int rows) {
+std::string no_shape(plan::CpShapes::Miss m, const ir::Copy& o, const plan::ResolvedView& v, int rows) {
   using M = plan::CpShapes;
   switch (m) {
     case M::four_rows: return "4 rows go with .4x256b, which writes 256-bit rows to lanes 0, 32, 64 and 96 of a 128-lane view";
@@ -146,7 +147,7 @@ std::string no_shape(plan::CpShapes::Miss m, const ir::Op& o, const plan::Resolv
          ".warpx2::01_23; 32 rows: one 32-lane quarter with .warpx4)";
 }
 
-bool copy(Ctx& c, const ir::Op& o) {
+bool copy(Ctx& c, const ir::Copy& o) {
   const plan::SmemPlacement* t = c.tile(o.src, "copy source");
   const plan::ResolvedView* v = c.view(o.dst, "copy destination");
   if (!t || !v) return false;
@@ -218,15 +219,15 @@ bool copy(Ctx& c, const ir::Op& o) {
 
 void loads(Ctx& c) {
   for (const ir::Op* o : all_ops(c.k))
-    if (o->kind == ir::OpKind::load && !load(c, *o)) c.refused.insert(o);
+    if (o->kind() == ir::OpKind::load && !load(c, *o)) c.refused.insert(o);
 }
 
 void copies(Ctx& c) {
   for (const ir::Op* o : all_ops(c.k))
-    if (o->kind == ir::OpKind::copy && !copy(c, *o)) {
+    if (const ir::Copy* cp = o->as<ir::Copy>(); cp && !copy(c, *cp)) {
       c.refused.insert(o);
       // The ops reading the view it was to fill are not judged again (verify_mma.cpp, verify_order.cpp).
-      if (c.views.count(o->dst.name)) c.refused_copies.insert(o->dst.name);
+      if (c.views.count(cp->dst.name)) c.refused_copies.insert(cp->dst.name);
     }
 }
 

@@ -131,16 +131,16 @@ class Walk {
     auto add = [&](std::vector<plan::Region>& to, const ir::Ref& r) {
       if (const plan::ResolvedView* v = known_view(r)) to.push_back(plan::region_of(*v));
     };
-    switch (o.kind) {
-      case ir::OpKind::copy: add(a.writes, o.dst); break;
-      case ir::OpKind::mma:
-        for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata}) add(a.reads, *r);
-        if (o.accumulate) add(a.reads, o.d);
-        add(a.writes, o.d);
-        break;
-      case ir::OpKind::tmem_load: add(a.reads, o.src); break;
-      case ir::OpKind::tmem_store: add(a.writes, o.dst); break;
-      default: break;
+    if (const ir::Copy* cp = o.as<ir::Copy>()) {
+      add(a.writes, cp->dst);
+    } else if (const ir::Mma* m = o.as<ir::Mma>()) {
+      for (const ir::Ref* r : {&m->a, &m->scale_a, &m->scale_b, &m->metadata}) add(a.reads, *r);
+      if (m->accumulate) add(a.reads, m->d);
+      add(a.writes, m->d);
+    } else if (const ir::TmemLoad* ld = o.as<ir::TmemLoad>()) {
+      add(a.reads, ld->src);
+    } else if (const ir::TmemStore* st = o.as<ir::TmemStore>()) {
+      add(a.writes, st->dst);
     }
     return a;
   }
@@ -148,7 +148,7 @@ class Walk {
   // A multicast tcgen05.cp also writes `col`, lanes outside its destination. That is harmless where
   // what those lanes hold is dead: no later op reads it before something writes it again. Refused
   // only when a later op reads cells the copy clobbered (data still to be read).
-  void check_collateral(size_t i, const ir::Op& o, const plan::Region& col) {
+  void check_collateral(size_t i, const ir::Copy& o, const plan::Region& col) {
     if (accesses_.empty())  // each op's regions once, for every copy that checks its multicast lanes
       for (const ir::Op* x : ops_) accesses_.push_back(access(*x));
     std::vector<plan::Region> rewritten;
@@ -163,8 +163,12 @@ class Walk {
                      w.lane1 >= std::min(r.lane1, col.lane1) && w.col0 <= std::max(r.col0, col.col0) &&
                      w.col1 >= std::min(r.col1, col.col1) && w.piece < 0;
         if (covered) continue;
-        const ir::Ref* name = &later.src;
-        for (const ir::Ref* x : {&later.src, &later.a, &later.d, &later.scale_a, &later.scale_b, &later.metadata})
+        // The operand that holds the cells: what the later op reads in tensor memory (access()).
+        std::vector<const ir::Ref*> reads;
+        if (const ir::TmemLoad* ld = later.as<ir::TmemLoad>()) reads = {&ld->src};
+        if (const ir::Mma* m = later.as<ir::Mma>()) reads = {&m->a, &m->d, &m->scale_a, &m->scale_b, &m->metadata};
+        const ir::Ref* name = reads.front();
+        for (const ir::Ref* x : reads)
           if (const plan::ResolvedView* v = known_view(*x); v && plan::overlap(plan::region_of(*v), col)) name = x;
         c_.problem("CP-MULTICAST-OVERLAP", o.dst.ptr,
                    "the tcgen05.cp multicast into \"" + o.dst.name + "\" also writes " + plan::describe(col) + ", which \"" +
@@ -178,8 +182,9 @@ class Walk {
   }
 
   // The lanes outside its destination an accepted multicast copy writes (plan::cp_shapes).
-  std::vector<plan::Region> collateral(const ir::Op& o, const plan::ResolvedView& v) const {
-    if (c_.refused.count(&o)) return {};
+  std::vector<plan::Region> collateral(const ir::Op& op, const plan::ResolvedView& v) const {
+    if (c_.refused.count(&op)) return {};
+    const ir::Copy& o = *op.as<ir::Copy>();
     const auto t = c_.placed.find(o.src.name);
     if (t == c_.placed.end()) return {};
     const isa::TileLayout& L = t->second.layout;
@@ -191,27 +196,30 @@ class Walk {
     return out;
   }
 
-  void op(size_t i, const ir::Op& o) {
+  void op(size_t i, const ir::Op& op) {
     // Follow-on errors are noise: an mma reading a view a refused copy was to fill is not judged
     // (the copy's error says what is wrong with the view); the view still counts as written.
-    if (o.kind == ir::OpKind::mma)
-      for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata})
+    if (const ir::Mma* m = op.as<ir::Mma>())
+      for (const ir::Ref* r : {&m->a, &m->scale_a, &m->scale_b, &m->metadata})
         if (*r && c_.refused_copies.count(r->name)) {
-          if (const plan::ResolvedView* d = known_view(o.d)) add_written(plan::region_of(*d));
+          if (const plan::ResolvedView* d = known_view(m->d)) add_written(plan::region_of(*d));
           return;
         }
-    switch (o.kind) {
-      case ir::OpKind::load:
+    switch (op.kind()) {
+      case ir::OpKind::load: {
+        const ir::Load& o = *op.as<ir::Load>();
         for (const auto& a : async_)
           if (a.tiles.count(o.dst.name)) incomplete(o.dst.ptr, "load", a, "overwrites");
         loaded_.insert(o.dst.name);
         return;
+      }
       case ir::OpKind::copy: {
+        const ir::Copy& o = *op.as<ir::Copy>();
         read_tile(o.src, "copy");
         const plan::ResolvedView* v = known_view(o.dst);
         if (!v) return;
         const plan::Region r = plan::region_of(*v);
-        const std::vector<plan::Region> cols = collateral(o, *v);
+        const std::vector<plan::Region> cols = collateral(op, *v);
         write_tmem(o.dst, r, "copy", false);
         for (const auto& col : cols) {
           write_tmem(o.dst, col, "the multicast of this copy", false);  // lanes an unfinished op still uses
@@ -227,13 +235,15 @@ class Walk {
         add_async(std::move(a));
         return;
       }
-      case ir::OpKind::mma: return mma(i, o);
+      case ir::OpKind::mma: return mma(i, op);
       case ir::OpKind::tmem_load: {
+        const ir::TmemLoad& o = *op.as<ir::TmemLoad>();
         regs_seen_.insert(o.regs.name);
         read_tmem(o.src, known_view(o.src), "tmem_load", false);
         return;
       }
       case ir::OpKind::tmem_store: {
+        const ir::TmemStore& o = *op.as<ir::TmemStore>();
         read_regs(o.regs, "tmem_store");
         const plan::ResolvedView* v = known_view(o.dst);
         if (!v) return;
@@ -242,8 +252,9 @@ class Walk {
         add_written(r);
         return;
       }
-      case ir::OpKind::store: return read_regs(o.regs, "store");
+      case ir::OpKind::store: return read_regs(op.as<ir::Store>()->regs, "store");
       case ir::OpKind::commit: {
+        const ir::Commit& o = *op.as<ir::Commit>();
         bool& outstanding = outstanding_[o.barrier.name];
         if (outstanding) {
           c_.problem("ORDER-BARRIER", o.barrier.ptr,
@@ -259,6 +270,7 @@ class Walk {
         return;
       }
       case ir::OpKind::wait: {
+        const ir::Wait& o = *op.as<ir::Wait>();
         bool& outstanding = outstanding_[o.barrier.name];
         if (!outstanding) {
           c_.problem("ORDER-BARRIER", o.barrier.ptr,
@@ -279,7 +291,8 @@ class Walk {
     }
   }
 
-  void mma(size_t i, const ir::Op& o) {
+  void mma(size_t i, const ir::Op& op) {
+    const ir::Mma& o = *op.as<ir::Mma>();
     read_tile(o.a, "mma");
     read_tile(o.b, "mma");
     // tcgen05.mma pipelines with an earlier one on the same accumulator with the same shapes.
@@ -287,7 +300,7 @@ class Walk {
     std::string key;
     if (d) {
       key = plan::describe(plan::region_of(*d));
-      if (auto sh = c_.mma_shapes.find(&o); sh != c_.mma_shapes.end())
+      if (auto sh = c_.mma_shapes.find(&op); sh != c_.mma_shapes.end())
         for (int mi = 0; mi < sh->second.mg; ++mi)
           for (int n : sh->second.ng) key += "|" + std::to_string(sh->second.m_idesc) + "x" + std::to_string(n);
     }

@@ -25,13 +25,18 @@ std::string dt(isa::DType t) { return std::string(isa::name(t)); }
 
 // LD-PACK, LD-WARPS, LD-SHAPE, LD-NUM, LD-REGS: why no tcgen05.ld (tmem_load) or tcgen05.st
 // (tmem_store) instructions move view `v` (plan::tmem_lanes).
-void no_lanes(Ctx& c, const ir::Op& o, const plan::ResolvedView& v, const plan::TmemLanes& l) {
+void no_lanes(Ctx& c, const ir::Op& op, const plan::ResolvedView& v, const plan::TmemLanes& l) {
   using L = plan::TmemLanes;
-  const bool load = o.kind == ir::OpKind::tmem_load;
+  const ir::TmemLoad* ld = op.as<ir::TmemLoad>();
+  const ir::TmemStore* st = op.as<ir::TmemStore>();
+  const bool load = ld != nullptr;
+  const ir::TmemAccess& o = load ? ld->access : st->access;
+  const ir::Ref& regs = load ? ld->regs : st->regs;
+  const ir::Ref& view = load ? ld->src : st->dst;
   const std::string ins = load ? "tcgen05.ld" : "tcgen05.st";
   const isa::LdShapeInfo& si = isa::info(o.shape.value_or(isa::LdShape::s32x32b));
   const int nwarps = c.k.threads / 32;
-  const std::string wp = o.warps.empty() ? o.ptr : ptr_join(o.warps_ptr, l.index);
+  const std::string wp = o.warps.empty() ? op.ptr : ptr_join(o.warps_ptr, l.index);
   const uint32_t qi = static_cast<uint32_t>(l.warp % 4);
   switch (l.miss) {
     case L::fits:
@@ -50,7 +55,7 @@ void no_lanes(Ctx& c, const ir::Op& o, const plan::ResolvedView& v, const plan::
     case L::warp_quarter:
       c.problem("LD-WARPS", wp,
                 "warp " + s(l.warp) + " reaches lanes " + s(32 * qi) + "-" + s(32 * qi + 31) + " only (§9.7.16.8.1); \"" +
-                    (load ? o.src.name : o.dst.name) + "\" has lanes " + s(v.lane) + "-" + s(v.lane + v.lanes - 1),
+                    view.name + "\" has lanes " + s(v.lane) + "-" + s(v.lane + v.lanes - 1),
                 {"list the warps w whose w % 4 selects the view's lanes"});
       return;
     case L::row_twice:
@@ -67,7 +72,7 @@ void no_lanes(Ctx& c, const ir::Op& o, const plan::ResolvedView& v, const plan::
       return;
     }
     case L::shape_lanes:
-      c.problem("LD-SHAPE", o.shape ? o.shape_ptr : o.ptr,
+      c.problem("LD-SHAPE", o.shape ? o.shape_ptr : op.ptr,
                 ins + "." + std::string(si.name) + " accesses " + s(si.lanes) + " lanes at a time; warp " + s(l.warp) +
                     " holds lanes " + s(l.lane0) + "-" + s(l.lane1 - 1) + " of the view",
                 {si.lanes == 32 ? "use a 16-lane shape (16x64b, 16x128b, 16x256b, 16x32bx2) for views of 16-lane pieces"
@@ -92,11 +97,11 @@ void no_lanes(Ctx& c, const ir::Op& o, const plan::ResolvedView& v, const plan::
       return;
     }
     case L::no_num:
-      c.problem("LD-SHAPE", o.shape ? o.shape_ptr : o.ptr,
+      c.problem("LD-SHAPE", o.shape ? o.shape_ptr : op.ptr,
                 "." + std::string(si.name) + " moves " + s(l.columns) + " columns per lane at least; the view's rows span " + s(l.span));
       return;
     case L::too_many_regs:
-      c.problem("LD-REGS", o.regs.ptr,
+      c.problem("LD-REGS", regs.ptr,
                 "the " + std::string(load ? "load" : "store") + " needs " + s(l.def.regs) +
                     " registers per thread; ptxgen keeps a register set at 256 or fewer",
                 {"split the view into column slices and move them one at a time"});
@@ -106,8 +111,9 @@ void no_lanes(Ctx& c, const ir::Op& o, const plan::ResolvedView& v, const plan::
 
 // ST-REGS, ST-DTYPE (and the LD-* rules of its tcgen05.st): why a tmem_store of `src` into `v` has
 // no instructions (plan::tmem_store).
-void no_store(Ctx& c, const ir::Op& o, const plan::RegDef& src, const plan::ResolvedView& v, const plan::TmemStore& t) {
+void no_store(Ctx& c, const ir::Op& op, const plan::RegDef& src, const plan::ResolvedView& v, const plan::TmemStore& t) {
   using T = plan::TmemStore;
+  const ir::TmemStore& o = *op.as<ir::TmemStore>();
   switch (t.miss) {
     case T::fits: return;
     case T::shape_differs:
@@ -120,7 +126,7 @@ void no_store(Ctx& c, const ir::Op& o, const plan::RegDef& src, const plan::Reso
                 "tmem_store converts f32 to f16 or bf16 (cvt.rn) and otherwise stores the registers' own type; the registers are " +
                     dt(src.dtype) + ", the view " + dt(v.dtype));
       return;
-    case T::no_lanes: return no_lanes(c, o, v, t.lanes);
+    case T::no_lanes: return no_lanes(c, op, v, t.lanes);
     case T::not_held:
     case T::held_apart:
       c.problem("ST-REGS", o.regs.ptr,
@@ -139,7 +145,8 @@ void no_store(Ctx& c, const ir::Op& o, const plan::RegDef& src, const plan::Reso
 }
 
 // STORE-DTYPE, STORE-BOUNDS, PAIR-STORE-OVERLAP and the operands' names; false if refused.
-bool store(Ctx& c, const ir::Op& o, const plan::RegDef& src) {
+bool store(Ctx& c, const ir::Op& op, const plan::RegDef& src) {
+  const ir::Store& o = *op.as<ir::Store>();
   const ir::Global* g = c.global(o.dst, "store destination");
   if (!g) return false;
   if (!plan::store_converts(src.dtype, g->dtype, o.clip)) {
@@ -169,9 +176,9 @@ bool store(Ctx& c, const ir::Op& o, const plan::RegDef& src) {
   // A clipped store lies where its CTA's tile does; elements at or past the run-time extents are
   // not written. Otherwise the registers must fit the (static) tensor.
   for (int r = 0; r < ctas && !o.clip; ++r) {
-    const int64_t r0 = o.at[0].base + r * o.at[0].rank, c0 = o.at[1].base + r * o.at[1].rank;
+    const int64_t r0 = o.pos.at[0].base + r * o.pos.at[0].rank, c0 = o.pos.at[1].base + r * o.pos.at[1].rank;
     if (r0 + src.rows > g->rows || c0 + src.row_elements > g->cols) {
-      c.problem("STORE-BOUNDS", r ? o.per_cta_ptr : o.at_ptr,
+      c.problem("STORE-BOUNDS", r ? o.pos.per_cta_ptr : o.pos.at_ptr,
                 "the registers hold " + s(src.rows) + " x " + s(src.row_elements) + " elements; stored at (" + s(r0) + ", " +
                     s(c0) + ")" + (ctas > 1 ? " by CTA " + s(r) : "") + " they do not fit \"" + g->name + "\" (" +
                     s(g->rows) + " x " + s(g->cols) + ")");
@@ -179,10 +186,10 @@ bool store(Ctx& c, const ir::Op& o, const plan::RegDef& src) {
     }
   }
   // Both CTAs of a pair run the store: their elements must not overlap (the values differ).
-  if (ctas > 1 && !o.clip && o.at[0].rank < src.rows && o.at[1].rank < src.row_elements) {
-    c.problem("PAIR-STORE-OVERLAP", o.has_per_cta ? o.per_cta_ptr : o.ptr,
+  if (ctas > 1 && !o.clip && o.pos.at[0].rank < src.rows && o.pos.at[1].rank < src.row_elements) {
+    c.problem("PAIR-STORE-OVERLAP", o.pos.has_per_cta ? o.pos.per_cta_ptr : op.ptr,
               "both CTAs of the pair store " + s(src.rows) + " x " + s(src.row_elements) + " elements, CTA 1 at (" +
-                  s(o.at[0].rank) + ", " + s(o.at[1].rank) + ") from CTA 0's start: the two regions overlap, and which "
+                  s(o.pos.at[0].rank) + ", " + s(o.pos.at[1].rank) + ") from CTA 0's start: the two regions overlap, and which "
                   "CTA's values land there is a race",
               {"set \"per_cta\": [" + s(src.rows) + ", 0] (CTA 1 below CTA 0) or [0, " + s(src.row_elements) +
                "] (beside it)"});
@@ -208,18 +215,18 @@ void registers(Ctx& c) {
   std::map<Key, plan::TmemStore> judged;
   int next_id = 0;
   for (const ir::Op* op : all_ops(c.k)) {
-    const ir::Op& o = *op;
-    switch (o.kind) {
+    switch (op->kind()) {
       case ir::OpKind::tmem_load: {
+        const ir::TmemLoad& o = *op->as<ir::TmemLoad>();
         const plan::ResolvedView* v = c.view(o.src, "tmem_load source");
         if (!v) {
-          c.refused.insert(&o);
+          c.refused.insert(op);
           break;
         }
-        plan::TmemLanes l = plan::tmem_lanes(o, *v, c.k.threads);
+        plan::TmemLanes l = plan::tmem_lanes(o.access, o.regs.name, *v, c.k.threads);
         if (l.miss != plan::TmemLanes::fits) {
-          no_lanes(c, o, *v, l);
-          c.refused.insert(&o);
+          no_lanes(c, *op, *v, l);
+          c.refused.insert(op);
           break;
         }
         defs[o.regs.name] = {std::move(l.def), ++next_id};
@@ -227,13 +234,14 @@ void registers(Ctx& c) {
         break;
       }
       case ir::OpKind::tmem_store: {
+        const ir::TmemStore& o = *op->as<ir::TmemStore>();
         const auto src = defs.find(o.regs.name);
         const plan::ResolvedView* v = c.view(o.dst, "tmem_store destination");
         if (!v || src == defs.end()) {
-          c.refused.insert(&o);
+          c.refused.insert(op);
           break;
         }
-        const Key key{src->second.id, o.dst.name, o.shape, o.num, o.pack, o.warps};
+        const Key key{src->second.id, o.dst.name, o.access.shape, o.access.num, o.access.pack, o.access.warps};
         auto t = judged.find(key);
         if (t == judged.end()) {
           plan::TmemStore verdict = plan::tmem_store(o, src->second.regs, *v, c.k.threads, held[o.regs.name]);
@@ -241,23 +249,24 @@ void registers(Ctx& c) {
           t = judged.emplace(key, std::move(verdict)).first;
         }
         if (t->second.miss != plan::TmemStore::fits) {
-          no_store(c, o, src->second.regs, *v, t->second);
-          c.refused.insert(&o);
+          no_store(c, *op, src->second.regs, *v, t->second);
+          c.refused.insert(op);
         }
         break;
       }
       case ir::OpKind::store: {
-        const auto src = defs.find(o.regs.name);
-        if (src == defs.end() || !store(c, o, src->second.regs)) c.refused.insert(&o);
+        const auto src = defs.find(op->as<ir::Store>()->regs.name);
+        if (src == defs.end() || !store(c, *op, src->second.regs)) c.refused.insert(op);
         break;
       }
       case ir::OpKind::mma: {
         // A wgmma op defines its accumulator registers (a tcgen05 mma writes tensor memory: mmas()).
         if (c.k.engine != ir::Engine::wgmma) break;
+        const ir::Mma& o = *op->as<ir::Mma>();
         const plan::SmemPlacement* a = c.tile(o.a, "wgmma A");
         const plan::SmemPlacement* b = c.tile(o.b, "wgmma B");
         if (!a || !b) {
-          c.refused.insert(&o);
+          c.refused.insert(op);
           break;
         }
         if (auto d = plan::wgmma_accumulators(o, *a, *b)) defs[o.d.name] = {std::move(*d), ++next_id};
