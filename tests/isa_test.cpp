@@ -304,6 +304,15 @@ TEST_CASE("shapes: Table 39 and Table 52") {
   CHECK(split_n(Kind::i8, 2, false, 48, 16).empty());
   CHECK(split_n(Kind::f16, 1, false, 1001, 8).empty());
   CHECK(split_n(Kind::f16, 1, false, 512, 64) == std::vector<int>{256, 256});
+  // What B's layout decides of the split (the rules, the gemm lowering and the planner all ask
+  // mma_n_groups): 8-bit N-major B takes N in steps of 16 (Table 52), K-major steps of 8.
+  const TileLayout k8{Major::k, Swizzle::b128, 8, 64, 128}, mn8{Major::mn, Swizzle::b128, 8, 128, 128};
+  CHECK(mma_n_groups(Kind::f8f6f4, 1, k8, 24) == std::vector<int>{24});
+  CHECK(mma_n_groups(Kind::f8f6f4, 1, mn8, 24).empty());
+  CHECK(mma_n_groups(Kind::f8f6f4, 1, mn8, 48) == std::vector<int>{48});
+  CHECK(mma_n_groups(Kind::f8f6f4, 1, mn8, 264).empty());  // 256 + 8: 8 is no width of N-major 8-bit B
+  CHECK(mma_n_groups(Kind::f8f6f4, 1, k8, 264) == std::vector<int>{256, 8});
+  CHECK(mma_n_groups(Kind::f16, 2, TileLayout{Major::k, Swizzle::b128, 16, 256, 64}, 512) == std::vector<int>{256, 256});
   CHECK(unscaled_kind(DType::bf16, DType::bf16) == Kind::f16);
   CHECK_FALSE(unscaled_kind(DType::bf16, DType::f16));
   CHECK(unscaled_kind(DType::e4m3, DType::e2m1) == Kind::f8f6f4);

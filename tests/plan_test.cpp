@@ -146,14 +146,14 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
   CHECK(cols >= 32);
   CHECK(cols <= 512);
   CHECK((cols & (cols - 1)) == 0);
-  std::vector<const plan::ResolvedView*> regions;
+  std::vector<const ir::ResolvedView*> regions;
   for (const auto& [n, v] : p.views)
     if ((n[0] == 'd' && n.find('_') == std::string::npos && n != "d_all") || n == "a_tmem" ||
         (n.rfind("a_slab", 0) == 0 && n.find("_f") != std::string::npos) || n == "sfa" || n == "sfb" || n == "meta")
       regions.push_back(&v);
   // A ring of block-scale factor (or metadata) buffers spans every stage's copy.
-  auto end_of = [](const plan::ResolvedView& v) { return v.column + static_cast<uint32_t>(v.stages - 1) * v.stage_columns + v.columns; };
-  auto lanes_of = [](const plan::ResolvedView& v) {
+  auto end_of = [](const ir::ResolvedView& v) { return v.column + static_cast<uint32_t>(v.stages - 1) * v.stage_columns + v.columns; };
+  auto lanes_of = [](const ir::ResolvedView& v) {
     std::set<uint32_t> l;
     for (int r = 0; r < v.rows; ++r)
       for (uint32_t x : v.lanes_of_row(r % v.rows_per_block())) l.insert(x);

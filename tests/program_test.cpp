@@ -99,7 +99,7 @@ TEST_CASE("views resolve through chains of any depth, inline and named") {
   CHECK(v.columns == 236);
   // Each view keeps its own link and names the view it is declared of: 41 links back to "t".
   size_t links = 0;
-  for (const plan::ResolvedView* x = &v;; x = &p.views.at(x->of)) {
+  for (const ir::ResolvedView* x = &v;; x = &p.views.at(x->of)) {
     CHECK(x->chain.size() == 1);
     ++links;
     if (x->of.empty()) break;

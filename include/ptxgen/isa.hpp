@@ -29,6 +29,15 @@ int value_bits(DType t);
 bool is_float8_6_4(DType t);  // e4m3 e5m2 e2m3 e3m2 e2m1
 bool is_integer(DType t);
 
+// How 4- and 6-bit elements are stored in global and shared memory: "padded" is the format of
+// the f8f6f4 kinds and the tcgen05.cp decompression source (16 elements then 64 or 32 bits of
+// padding per 16 bytes, §9.7.16.10.4.4, §9.7.16.9.1); "packed" is two e2m1 per byte, the format
+// of the mxf4 kinds (§9.7.16.10.4.6). Other types ignore it.
+enum class SubByte : uint8_t { padded, packed };
+
+// Bits one element occupies in global or shared memory (8 for padded 4/6-bit types).
+int storage_bits(isa::DType t, SubByte f);
+
 // ---------------------------------------------------------------------------------------------
 // Targets (PTX §11.1.2 .target; tcgen05 target notes in §9.7.16.*)
 enum class Arch : uint8_t { sm_90a, sm_100a, sm_100f, sm_103a, sm_110a };
@@ -50,6 +59,29 @@ struct TargetInfo {
 const TargetInfo& target_info(Arch a);
 std::optional<Arch> parse_arch(std::string_view s);
 const std::vector<Arch>& all_archs();
+
+// ---------------------------------------------------------------------------------------------
+// Tensor-memory row layouts (§9.7.16.9, §9.7.16.10.5)
+// How the logical rows of a tensor-memory view sit in the 128 lanes. `rows`: row r at lane
+// lane0 + r. The replicated layouts are what the multicasting tcgen05.cp shapes write: 64 rows
+// twice (.warpx2::02_13: row r at lanes r and r+64; .warpx2::01_23: rows 0-31 at lanes 0-31 and
+// 32-63, rows 32-63 at 64-95 and 96-127) or 32 rows four times (.warpx4: row r at r + 32i).
+// `layout_f_*` is data-path layout F (§9.7.16.10.5.6), where an M = 64 tcgen05.mma at
+// .cta_group::1 keeps D (and A, and the metadata): 64 rows in 16-lane pieces, one per 32-lane
+// quarter, row r at lane 32 (r / 16) + r % 16 + the lane alignment (0 or 16, the table of
+// §9.7.16.10.5), so that warp w reaches rows 16 (w % 4) .. +15 with the 16-lane tcgen05.ld shapes.
+// `layout_b` is data-path layout B (§9.7.16.10.5.2), where a dense M = 128 tcgen05.mma of a CTA
+// pair keeps each CTA's 64 rows of D: the first half of a row's elements in lanes 0-63 (row r at
+// lane r), the second half in lanes 64-127 (row r at lane 64 + r), at the same columns.
+enum class TmemLayout : uint8_t { rows, warpx2_02_13, warpx2_01_23, warpx4, layout_f_0, layout_f_16, layout_b };
+// The lane alignment of a layout-F view (0 or 16); -1 for the other layouts.
+inline int layout_f_alignment(TmemLayout l) {
+  return l == TmemLayout::layout_f_0 ? 0 : l == TmemLayout::layout_f_16 ? 16 : -1;
+}
+std::string_view name(TmemLayout l);
+
+// tcgen05.alloc's column counts: a power of two of 32..512 (§9.7.16.7.1).
+bool alloc_columns_ok(int64_t columns);
 
 // ---------------------------------------------------------------------------------------------
 // tcgen05.mma kinds (§9.7.16.10)
@@ -229,6 +261,13 @@ constexpr int64_t tile_bytes(int64_t mn, int64_t k, int bits) { return mn * k * 
 
 // Fills the derived fields; returns a reason when the tile cannot be laid out canonically.
 std::optional<std::string> make_tile_layout(TileLayout& t);
+
+// The N groups of a tcgen05.mma of `n` columns (a pair's whole N) over B in shared memory laid out
+// as `b` (before make_tile_layout): split_n with what B's layout decides, the widths an 8-bit
+// N-major B takes (Table 52) and, for an N-major B, groups starting on its swizzle atoms (a
+// descriptor addresses whole atoms, §9.7.16.3.3; 8 rows otherwise). The rules (MMA-N), the gemm
+// lowering (a pair's ops, M = 64 folding) and the planner (each op's instructions) all split so.
+std::vector<int> mma_n_groups(Kind k, int cta_group, TileLayout b, int n);
 // Byte offset, from the tile start, of the descriptor start for the sub-matrix whose first row
 // is `mn0` and first K element `k0` (both must lie on instruction boundaries the caller checked).
 uint32_t tile_offset(const TileLayout& t, int mn0, int k0);

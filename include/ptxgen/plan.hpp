@@ -31,65 +31,17 @@
 
 namespace ptxgen::plan {
 
-// A tensor-memory view resolved through its chain of slices, casts and aliases.
-struct ResolvedView {
-  std::string name;                    // "" for an inline view
-  std::string alloc;                   // the allocation it lies in
-  uint32_t lane = 0, lanes = 128;      // physical lanes [lane, lane + lanes)
-  uint32_t column = 0, columns = 0;    // physical 32-bit columns, relative to the allocation base
-  isa::DType dtype = isa::DType::f32;  // element type
-  int packing = 1;                     // elements per 32-bit column
-  ir::TmemLayout layout = ir::TmemLayout::rows;
-  int rows = 128;                      // logical rows (several blocks of rows_per_block(), side by side)
-  int stages = 1;                      // a ring (spec::TmemView::stages): copy s `stage_columns` columns on
-  uint32_t stage_columns = 0;
-  std::string of;                      // the named view it derives from ("" for an allocation)
-  std::vector<std::string> chain;      // its own links since that view (an allocation: itself)
-
-  int rows_per_block() const;          // lanes (rows layout), 64 (warpx2, layout F, layout B), 32 (warpx4)
-  int blocks() const { return rows / rows_per_block(); }
-  uint32_t block_columns() const { return columns / static_cast<uint32_t>(blocks()); }
-  // Layout B holds a row in two lane halves: twice the elements of its columns.
-  int64_t row_elements() const { return int64_t{block_columns()} * packing * (layout == ir::TmemLayout::layout_b ? 2 : 1); }
-  // Elements of a row before its second lane half (layout B: lanes 64-127); 0 for other layouts.
-  int64_t half_elements() const { return layout == ir::TmemLayout::layout_b ? int64_t{block_columns()} * packing : 0; }
-  // Allocation lanes holding logical row `r` (every replica); its block is r / rows_per_block().
-  std::vector<uint32_t> lanes_of_row(int r) const;
-  // Logical row (within its block) that allocation lane `l` holds, or -1.
-  int row_of_lane(uint32_t l) const;
-  std::string describe() const;        // "t lanes 0-127 columns 0-127, f32 x1, rows, 128 rows"
-};
-
-
-// Why a view has no cells. Geometry, not a diagnostic: the view verifier
-// (src/rules/verify_views.cpp) reports each fault under its rule with the field's pointer.
-struct ViewFault {
-  enum Kind { unknown_parent, cycle, packing, lanes_outside, columns_outside, lane_slice_replicated, layout_partial, rows_split };
-  Kind kind = unknown_parent;
-  size_t view = 0;                    // index into the kernel's views
-  std::vector<size_t> ring;           // cycle: the views on it, in chain order
-  std::optional<ResolvedView> cells;  // what the link starts from: the parent (rows_split: after the cast's layout)
-};
-struct ViewResolution {
-  std::map<std::string, ResolvedView> views;  // named views that resolve
-  std::vector<ViewFault> faults;              // one per view that stops its chain (its dependants have none)
-};
-ViewResolution resolve_views(const std::vector<ir::TmemView>& views);
+// The IR's geometry (ptxgen/ir/views.hpp), as the planner and its narrow calls name it.
+using ir::ResolvedView;
+using ir::ViewFault;
+using ir::ViewResolution;
+using ir::Region;
 
 // ---- Narrow calls: the numbers the verifiers (src/rules/verify*.cpp) and the planner share ------
-// A tile's layout before isa::make_tile_layout fills it (major, swizzle, storage bits, shape).
-isa::TileLayout tile_layout(const ir::Tile& t);
 // The tiles a TMA load writes, and the least alignment of a tile: 16 bytes, its swizzle pattern
 // (base offset 0, Table 41), 128 bytes where TMA boxes land.
 std::set<std::string> tma_destinations(const ir::Kernel& k);
 uint32_t tile_alignment(const ir::Tile& t, bool tma_destination);
-// A global tensor's bytes (0 with run-time extents), at most kGlobalBytesMax: every byte offset
-// the kernel and the planner compute (row x row bytes, a pair's per_cta offset) then stays far
-// inside 64-bit arithmetic.
-uint64_t global_bytes(const ir::Global& g);
-inline constexpr uint64_t kGlobalBytesMax = uint64_t{1} << 48;
-// tcgen05.alloc's column counts: a power of two of 32..512 (§9.7.16.7.1).
-bool alloc_columns_ok(int64_t columns);
 // A TMA load's map (plan_tma_load) for `rows` rows of boxes one `swizzle` width wide (16 bytes
 // without swizzle): a byte map counts a row in bytes, or 4-byte words for the 32-byte-atom swizzle
 // (unit 1 or 4), a typed map in elements (unit: their bytes, 0 below 8 bits); dim_inner is a row in
@@ -124,21 +76,6 @@ struct CpShapes {
   Miss miss = fits;
 };
 CpShapes cp_shapes(const ResolvedView& v, int rows, int64_t bits_per_row);
-
-// A rectangle of one allocation's lanes x columns; a layout-F view's region keeps only the
-// 16-lane piece of each 32-lane quarter at its alignment (so the two alignments share columns).
-struct Region {
-  std::string alloc;
-  uint32_t lane0 = 0, lane1 = 0, col0 = 0, col1 = 0;
-  int piece = -1;  // -1: every lane of [lane0, lane1); 0 or 16: lanes l with l % 32 in [piece, piece + 16)
-  bool has_lane(uint32_t l) const {
-    return l >= lane0 && l < lane1 && (piece < 0 || (l % 32 >= static_cast<uint32_t>(piece) && l % 32 < static_cast<uint32_t>(piece) + 16));
-  }
-};
-bool overlap(const Region& a, const Region& b);
-Region region_of(const ResolvedView& v);  // every lane the view's rows occupy (replicas included)
-std::string describe(const Region& r);
-
 
 // ---- Memory ------------------------------------------------------------------------------------
 struct SmemPlacement {

@@ -4,7 +4,7 @@
 // views (links of a chain: slice, cast, alias, each naming or holding the view it derives from),
 // and the ordered op list. Every field remembers the JSON pointer it came from, so the rule
 // checks and the planner can point at it. Nothing here is resolved: lower/program.cpp lowers it into
-// the kernel IR (ptxgen/ir.hpp), plan/views.cpp resolves views.
+// the kernel IR (ptxgen/ir.hpp), ir/views.cpp resolves views.
 #pragma once
 
 #include <array>
@@ -15,24 +15,17 @@
 #include <vector>
 
 #include "ptxgen/isa.hpp"
+#include "ptxgen/ref.hpp"
 
 namespace ptxgen::spec {
 
-// How 4- and 6-bit elements are stored in global and shared memory: "padded" is the format of
-// the f8f6f4 kinds and the tcgen05.cp decompression source (16 elements then 64 or 32 bits of
-// padding per 16 bytes, §9.7.16.10.4.4, §9.7.16.9.1); "packed" is two e2m1 per byte, the format
-// of the mxf4 kinds (§9.7.16.10.4.6). Other types ignore it.
-enum class SubByte : uint8_t { padded, packed };
-
-// Bits one element occupies in global or shared memory (8 for padded 4/6-bit types).
-int storage_bits(isa::DType t, SubByte f);
-
-// A name as written, and where.
-struct Ref {
-  std::string name;
-  std::string ptr;
-  explicit operator bool() const { return !name.empty(); }
-};
+// The storage of sub-byte elements and tensor memory's row layouts are ISA facts (ptxgen/isa.hpp);
+// a name as written is the common vocabulary of spec and IR (ptxgen/ref.hpp).
+using isa::SubByte;
+using isa::storage_bits;
+using isa::TmemLayout;
+using isa::layout_f_alignment;
+using ptxgen::Ref;
 
 // A problem size the kernel takes at run time (a .u32 parameter), and the spec's value of it,
 // which the rules and the plan check against ("sizes": {"m": 4096}).
@@ -69,24 +62,6 @@ struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of
   std::string align_ptr, swizzle_ptr, major_ptr, format_ptr, stages_ptr;
 };
 
-// How the logical rows of a tensor-memory view sit in the 128 lanes. `rows`: row r at lane
-// lane0 + r. The replicated layouts are what the multicasting tcgen05.cp shapes write: 64 rows
-// twice (.warpx2::02_13: row r at lanes r and r+64; .warpx2::01_23: rows 0-31 at lanes 0-31 and
-// 32-63, rows 32-63 at 64-95 and 96-127) or 32 rows four times (.warpx4: row r at r + 32i).
-// `layout_f_*` is data-path layout F (§9.7.16.10.5.6), where an M = 64 tcgen05.mma at
-// .cta_group::1 keeps D (and A, and the metadata): 64 rows in 16-lane pieces, one per 32-lane
-// quarter, row r at lane 32 (r / 16) + r % 16 + the lane alignment (0 or 16, the table of
-// §9.7.16.10.5), so that warp w reaches rows 16 (w % 4) .. +15 with the 16-lane tcgen05.ld shapes.
-// `layout_b` is data-path layout B (§9.7.16.10.5.2), where a dense M = 128 tcgen05.mma of a CTA
-// pair keeps each CTA's 64 rows of D: the first half of a row's elements in lanes 0-63 (row r at
-// lane r), the second half in lanes 64-127 (row r at lane 64 + r), at the same columns.
-enum class TmemLayout : uint8_t { rows, warpx2_02_13, warpx2_01_23, warpx4, layout_f_0, layout_f_16, layout_b };
-// The lane alignment of a layout-F view (0 or 16); -1 for the other layouts.
-inline int layout_f_alignment(TmemLayout l) {
-  return l == TmemLayout::layout_f_0 ? 0 : l == TmemLayout::layout_f_16 ? 16 : -1;
-}
-std::string_view name(TmemLayout l);
-
 // One link of a tensor-memory view chain.
 struct TmemView {
   enum class Kind : uint8_t { alloc, slice, cast, alias };
@@ -108,11 +83,6 @@ struct TmemView {
   std::optional<TmemLayout> layout;
   std::optional<int> rows;
   std::string dtype_ptr, packing_ptr, layout_ptr, rows_ptr;
-  // slice, made by the gemm lowering only (the program format has no ring): a ring of `stages`
-  // copies of the slice, copy s `stage_columns` columns after copy 0. An op in a K loop uses the copy
-  // of its iteration's ring stage, as it does with a ring of shared-memory tiles (ir::Tile::stages).
-  int stages = 1;
-  int stage_columns = 0;
 };
 
 enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, loop };

@@ -534,7 +534,7 @@ std::string plan_json(const Plan& p) {
     const ResolvedView& v = p.views.at(n);
     vs[n] = {{"alloc", v.alloc},       {"lane", v.lane},       {"lanes", v.lanes}, {"column", v.column},
              {"columns", v.columns},   {"dtype", dt(v.dtype)}, {"packing", v.packing},
-             {"layout", std::string(spec::name(v.layout))}, {"rows", v.rows}, {"chain", v.chain}, {"of", v.of}};
+             {"layout", std::string(isa::name(v.layout))}, {"rows", v.rows}, {"chain", v.chain}, {"of", v.of}};
     if (v.stages > 1) vs[n]["ring"] = {{"stages", v.stages}, {"columns", v.stage_columns}};
   }
   j["views"] = vs;

@@ -113,6 +113,13 @@ std::vector<int> split_n(Kind k, int cta_group, bool b8mn, int tile_n, int start
   return split_widths(tile_n, start_align, [&](int n) { return legal_n(k, cta_group, b8mn, n); });
 }
 
+std::vector<int> mma_n_groups(Kind k, int cta_group, TileLayout b, int n) {
+  const bool formed = !make_tile_layout(b);
+  const bool b8mn = b.major == Major::mn && b.bits == 8;
+  const int align = b.major == Major::mn && formed ? b.atom_mn : 8;
+  return split_n(k, cta_group, b8mn, n, align * cta_group);
+}
+
 // ---- wgmma (§9.7.15.2 shapes, §9.7.15.3 data types) -----------------------------------------
 
 std::optional<Kind> wgmma_kind(DType a, DType b) {

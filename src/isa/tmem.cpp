@@ -123,4 +123,8 @@ LdCell ld_cell(LdShape s, int t, int j) {
   return {};
 }
 
+bool alloc_columns_ok(int64_t columns) {
+  return columns >= 32 && columns <= 512 && (columns & (columns - 1)) == 0;
+}
+
 }  // namespace ptxgen::isa

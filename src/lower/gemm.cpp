@@ -190,7 +190,7 @@ struct Gemm {
     t.swizzle_ptr = std::string(kPtr) + "/swizzle/" + (name[0] == 'a' ? "a" : "b");
     t.major_ptr = std::string(kPtr) + "/" + (name[0] == 'a' ? "a" : "b") + "/major";
     t.shape_ptr = std::string(kPtr) + "/tile";
-    if (bits != spec::storage_bits(op.dtype, t.format)) throw std::logic_error("tile bits");
+    if (bits != isa::storage_bits(op.dtype, t.format)) throw std::logic_error("tile bits");
     return t;
   }
 
@@ -261,20 +261,19 @@ struct Gemm {
 
   // The mma ops of the tile and their tensor-memory columns.
   void place_pieces() {
-    const bool b8mn = g.b.major == isa::Major::mn && isa::smem_bits(kind, g.b.dtype) == 8;
-    const int align = g.b.major == isa::Major::mn ? atom_mn_b() : 8;
     if (layout_f()) {
       // M = 64: pairs of M groups share columns at alignments 0 and 16; a group left over splits
       // its N in halves at the two alignments when both are legal widths (Table 39).
       // A pair (layout C) does not fold: its instruction's N columns come half from each CTA's B.
+      const int align = g.b.major == isa::Major::mn ? atom_mn_b() : 8;
       const bool fold = cta == 1 && mg % 2 == 1 && tn % 2 == 0 && tn / 2 % align == 0 &&
-                        !isa::split_n(kind, 1, b8mn, tn / 2, align).empty();
+                        !isa::mma_n_groups(kind, 1, b_layout(), tn / 2).empty();
       for (int mi = 0; mi < mg; ++mi) {
         const uint32_t col = static_cast<uint32_t>(mi / 2) * static_cast<uint32_t>(tn);
         if (cta == 2) {
           // One op per N group (as layouts A and B), its columns at the group's offset.
           int n0 = 0;
-          for (int n : isa::split_n(kind, 2, b8mn, tn, align * 2)) {
+          for (int n : isa::mma_n_groups(kind, 2, b_layout(), tn)) {
             pieces.push_back({mi, 64 * mi, 64, 1, n0, n, col + static_cast<uint32_t>(n0), static_cast<uint32_t>(n), mi % 2 ? 16 : 0});
             n0 += n;
           }
@@ -297,7 +296,7 @@ struct Gemm {
     std::vector<std::pair<int, int>> nps;  // (n0, n)
     if (cta == 2) {
       int n0 = 0;
-      for (int n : isa::split_n(kind, 2, b8mn, tn, align * 2)) {
+      for (int n : isa::mma_n_groups(kind, 2, b_layout(), tn)) {
         nps.push_back({n0, n});
         n0 += n;
       }
@@ -313,13 +312,18 @@ struct Gemm {
     d_columns = col;
   }
 
-  int atom_mn_b() const {
+  // Each CTA's B tile, as the MMAs read it (before isa::make_tile_layout).
+  isa::TileLayout b_layout() const {
     isa::TileLayout l;
     l.major = g.b.major;
     l.swizzle = g.swizzle_b;
     l.bits = isa::smem_bits(kind, g.b.dtype);
     l.mn = tn / cta;
     l.k = tk;
+    return l;
+  }
+  int atom_mn_b() const {
+    isa::TileLayout l = b_layout();
     if (isa::make_tile_layout(l)) return 8;
     return l.atom_mn;
   }

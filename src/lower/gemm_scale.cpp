@@ -8,7 +8,7 @@
 //             (32 lines per block), so a CTA's factors of one K block are one box per 128 rows
 //   memory    a ring of shared-memory tiles beside A's and B's (the producer's TMA loads, on the
 //             stage's full barrier), and per stage a tensor-memory buffer of the K block's factors
-//             (a ring of views, spec::TmemView::stages)
+//             (a ring of views, ir::TmemView::stages)
 //   order     the MMA issuer copies each 512-byte block with tcgen05.cp.32x128b.warpx4 (row r to
 //             lane r % 32 of every lane quarter, §9.7.16.10.7: "duplicated to all 32 lane
 //             partitions"; column r / 32) after waiting for the stage, then issues the MMAs: a

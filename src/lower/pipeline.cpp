@@ -4,7 +4,7 @@
 // The ops keep the meaning of the listed order: each op sees what the ops before it (and, in a
 // loop, the previous iterations) wrote. Each op reads and writes buffers: tiles (by name; a tile
 // of S stages is a ring whose copy kb % S an iteration uses), tensor-memory cells (the region of a
-// view, through any chain: plan::resolve_views and plan::region_of, the narrow calls the verifiers
+// view, through any chain: ir::resolve_views and ir::region_of, the narrow calls the verifiers
 // use too) and register sets. Following the order (and the loop once more, for what an
 // iteration leaves to the next), every read depends on the last write of the buffer and every
 // write on the reads since then: an edge from the op that must complete to the op that must wait.
@@ -54,7 +54,7 @@ enum class Signal { none, tx, commit, arrive };
 struct Buffer {
   enum Kind { tile, cells, regs } kind = tile;
   std::string name;  // tile or register set
-  plan::Region cells_region;
+  ir::Region cells_region;
   bool resolved = true;  // a view that does not resolve conflicts with every view (its kernel is refused)
 };
 
@@ -85,7 +85,7 @@ class Pipeliner {
   Pipeliner(const spec::Program& p, ir::Kernel& k) : p_(p), k_(k), pair_(p.cta_group == 2) {
     for (size_t i = 0; i < p.roles.size(); ++i) role_index_[p.roles[i].name] = static_cast<int>(i);
     for (const auto& t : p.smem) tile_stages_[t.name] = t.stages;
-    views_ = plan::resolve_views(k.views).views;
+    views_ = ir::resolve_views(k.views).views;
   }
 
   void run() {
@@ -197,13 +197,13 @@ class Pipeliner {
       b.resolved = false;
       b.name = view;
     } else {
-      b.cells_region = plan::region_of(v->second);
+      b.cells_region = ir::region_of(v->second);
       if (all_lanes) {
         b.cells_region.lane0 = 0;
         b.cells_region.lane1 = 128;
         b.cells_region.piece = -1;
       }
-      b.name = plan::describe(b.cells_region);
+      b.name = ir::describe(b.cells_region);
     }
     const std::string key = "c:" + b.name;
     auto f = named_.find(key);
@@ -216,7 +216,7 @@ class Pipeliner {
     const Buffer &x = buffers_[static_cast<size_t>(a)], &y = buffers_[static_cast<size_t>(b)];
     if (x.kind != Buffer::cells || y.kind != Buffer::cells) return false;
     if (!x.resolved || !y.resolved) return true;
-    return plan::overlap(x.cells_region, y.cells_region);
+    return ir::overlap(x.cells_region, y.cells_region);
   }
 
   // tcgen05.ld/st reach the lanes of a warp's own quarter (§9.7.16.8.1): the role's warp for each
@@ -228,7 +228,7 @@ class Pipeliner {
     access.warps_ptr = r.warps_ptr;
     const auto v = views_.find(view);
     if (v == views_.end()) return;
-    const plan::Region reg = plan::region_of(v->second);
+    const ir::Region reg = ir::region_of(v->second);
     for (int q = 0; q < 4; ++q) {
       bool occupied = false;
       for (uint32_t l = 32u * static_cast<uint32_t>(q); l < 32u * static_cast<uint32_t>(q + 1) && !occupied; ++l)
@@ -630,7 +630,7 @@ class Pipeliner {
   ir::Kernel& k_;
   std::map<std::string, int> role_index_;
   std::map<std::string, int> tile_stages_;
-  std::map<std::string, plan::ResolvedView> views_;
+  std::map<std::string, ir::ResolvedView> views_;
   const spec::Op* loop_ = nullptr;
   std::vector<Item> items_;
   std::vector<Buffer> buffers_;

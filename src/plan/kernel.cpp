@@ -9,7 +9,6 @@
 #include <tuple>
 
 #include "internal.hpp"
-#include "ptxgen/spec.hpp"
 
 namespace ptxgen::plan {
 
@@ -151,16 +150,6 @@ uint32_t encoded(const isa::InstrDesc& d) {
 }
 
 // ---- Narrow calls (the verifiers' too) ---------------------------------------------------------
-isa::TileLayout tile_layout(const ir::Tile& t) {
-  isa::TileLayout l;
-  l.major = t.major;
-  l.swizzle = t.swizzle;
-  l.bits = spec::storage_bits(t.dtype, t.format);
-  l.mn = t.rows;
-  l.k = t.cols;
-  return l;
-}
-
 namespace detail {
 std::set<std::string> typed_maps(const ir::Kernel& k) {
   std::set<std::string> typed;
@@ -190,16 +179,6 @@ uint32_t tile_alignment(const ir::Tile& t, bool tma_destination) {
   return tma_destination ? std::max<uint32_t>(want, isa::kTmaSmemAlign) : want;
 }
 
-uint64_t global_bytes(const ir::Global& g) {
-  if (!g.rows_param.empty() || !g.cols_param.empty()) return 0;  // run-time extents: the template's ranges bound them
-  // Rows and columns are below 2^31 and elements at most 32 bits, so the product fits 64 bits.
-  const uint64_t row_bytes = (static_cast<uint64_t>(g.cols) * static_cast<uint64_t>(g.bits ? g.bits : spec::storage_bits(g.dtype, g.format)) + 7) / 8;
-  return static_cast<uint64_t>(g.rows) * row_bytes;
-}
-
-bool alloc_columns_ok(int64_t columns) {
-  return columns >= 32 && columns <= 512 && (columns & (columns - 1)) == 0;
-}
 
 namespace detail {
 namespace {
@@ -221,7 +200,7 @@ std::map<std::string, SmemPlacement> place_tiles(const ir::Kernel& k) {
     SmemPlacement sp;
     sp.name = t.name;
     sp.dtype = t.dtype;
-    sp.bits = spec::storage_bits(t.dtype, t.format);
+    sp.bits = isa::storage_bits(t.dtype, t.format);
     sp.layout = tile_layout(t);
     if (isa::make_tile_layout(sp.layout)) continue;
     const uint32_t want = tile_alignment(t, tma.count(t.name) > 0);
@@ -263,7 +242,7 @@ std::map<std::string, SmemPlacement> place_tiles(const ir::Kernel& k) {
 // The kernel verifier reports every buffer left out here; the planner only skips it.
 void declarations(Ctx& c) {
   for (const auto& g : c.k.globals)
-    if (global_bytes(g) > kGlobalBytesMax) c.oversized.insert(g.name);
+    if (global_bytes(g) > ir::kGlobalBytesMax) c.oversized.insert(g.name);
   c.placed = place_tiles(c.k);
   ViewResolution vr = resolve_views(c.k.views);
   c.views = std::move(vr.views);

@@ -120,11 +120,9 @@ MmaShape mma_shape(const ir::Kernel& k, const ir::Mma& o, const MmaOperands& x) 
   q.m_instr = q.m64 || q.lb ? 64 : 128;              // rows of each CTA per instruction
   q.m_idesc = q.pair ? 2 * q.m_instr : q.m_instr;    // the instruction's M (§9.7.16.10.1 Table 39)
   q.mg = q.M / q.m_instr;
-  const bool b8mn = x.b->layout.major == isa::Major::mn && x.b->bits == 8;
-  const int align = x.b->layout.major == isa::Major::mn ? x.b->layout.atom_mn : 8;
   // A pair's N group of width n reads n / 2 rows of each CTA's B tile, from B row n0 / 2 on.
   q.cg = q.pair ? 2 : 1;
-  q.ng = isa::split_n(*q.kind, q.cg, b8mn, q.N, align * q.cg);
+  q.ng = isa::mma_n_groups(*q.kind, q.cg, x.b->layout, q.N);
   q.k_instr = isa::instr_k(*q.kind) * (q.sparse ? 2 : 1);
   q.ka_instr = q.sparse ? q.k_instr / 2 : q.k_instr;
   q.ks = q.KB / q.k_instr;

@@ -18,7 +18,7 @@ namespace ptxgen::plan {
 
 TmaGeometry tma_geometry(const ir::Global& g, isa::Swizzle swizzle, int rows) {
   TmaGeometry out;
-  const int gbits = g.bits ? g.bits : spec::storage_bits(g.dtype, g.format);
+  const int gbits = g.bits ? g.bits : isa::storage_bits(g.dtype, g.format);
   if (g.typed_map) {
     out.unit = gbits >= 8 ? gbits / 8 : 0;
     out.dim_inner = g.cols;
@@ -283,7 +283,7 @@ std::optional<LoadStep> plan_load(Ctx& c, const ir::Load& o) {
   const ir::Global* g = c.find_global(o.src);
   const SmemPlacement* t = c.find_tile(o.dst);
   if (!g || !t) return std::nullopt;
-  const int gbits = g->bits ? g->bits : spec::storage_bits(g->dtype, g->format);
+  const int gbits = g->bits ? g->bits : isa::storage_bits(g->dtype, g->format);
   // A typed map's TMA unpacks dense 4- and 6-bit elements into 8-bit containers (16U4/16U6 types).
   const bool unpacks = g->typed_map && gbits < 8 && t->bits == 8 && isa::value_bits(g->dtype) == gbits;
   if (g->dtype != t->dtype || (gbits != t->bits && !unpacks)) return std::nullopt;  // load copies bytes

@@ -273,10 +273,8 @@ void check_mma_n(const Context& c, Diagnostics& d) {
   const int tile_n = static_cast<int>(g->tile.n);
   isa::TileLayout b{g->b.major, g->swizzle_b, smem_bits(c, g->b.dtype), std::max(1, tile_n / cta),
                     static_cast<int>(g->tile.k)};
-  const bool layout_ok = !isa::make_tile_layout(b);
   const bool b8mn = g->b.major == Major::mn && b.bits == 8;
-  const int align = cta * (g->b.major == Major::mn && layout_ok ? b.atom_mn : 8);
-  if (tile_n % cta == 0 && !isa::split_n(*c.kind, cta, b8mn, tile_n, align).empty()) return;
+  if (tile_n % cta == 0 && !isa::mma_n_groups(*c.kind, cta, b, tile_n).empty()) return;
   d.error("MMA-N", "/gemm/tile/n",
           "tile.n=" + num(tile_n) + " cannot be split into tcgen05.mma instructions: .kind::" +
               std::string(isa::name(*c.kind)) + " at cta_group::" + num(cta) + " takes N = " +

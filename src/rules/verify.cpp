@@ -48,7 +48,7 @@ const plan::SmemPlacement* Ctx::tile(const ir::Ref& r, const std::string& role) 
   return it == placed.end() ? nullptr : &it->second;
 }
 
-const plan::ResolvedView* Ctx::view(const ir::Ref& r, const std::string& role) {
+const ir::ResolvedView* Ctx::view(const ir::Ref& r, const std::string& role) {
   if (unknown(*this, r, role, "a tensor-memory view", "/program/tmem")) return nullptr;
   auto it = views.find(r.name);
   return it == views.end() ? nullptr : &it->second;

@@ -38,7 +38,7 @@ struct Ctx {
   std::map<std::string, const ir::Tile*> tiles;
   std::map<std::string, plan::SmemPlacement> placed;  // tiles kernel() accepts: layout made, alignment (no offset)
   std::set<std::string> view_names;                   // every declared view
-  std::map<std::string, plan::ResolvedView> views;    // views that resolve (views())
+  std::map<std::string, ir::ResolvedView> views;    // views that resolve (views())
   // Ops a verifier refused (the later verifiers do not judge what depends on them).
   std::set<const ir::Op*> refused;
   std::set<std::string> refused_copies;  // views a refused copy was to fill (copies())
@@ -52,7 +52,7 @@ struct Ctx {
   // the wrong kind; nullptr without a report for names whose own declaration is already in error.
   const ir::Global* global(const ir::Ref& r, const std::string& role);
   const plan::SmemPlacement* tile(const ir::Ref& r, const std::string& role);
-  const plan::ResolvedView* view(const ir::Ref& r, const std::string& role);
+  const ir::ResolvedView* view(const ir::Ref& r, const std::string& role);
   std::string kind_of(const std::string& name) const;  // "a global tensor", ... or ""
   bool pair() const { return k.cta_group == 2; }
 };

@@ -111,10 +111,10 @@ void kernel(Ctx& c) {
     if (const ir::Ref* r = ir::regs_of(*o); r && *r) declare(r->name, r->ptr, "a register set");
     if (const ir::Ref* b = ir::barrier_of(*o); b && *b) declare(b->name, b->ptr, "a barrier");
   }
-  // Global tensors: at most 2^48 bytes (plan::kGlobalBytesMax says why).
+  // Global tensors: at most 2^48 bytes (ir::kGlobalBytesMax says why).
   for (const auto& g : p.globals) {
-    const uint64_t bytes = plan::global_bytes(g);
-    if (bytes <= plan::kGlobalBytesMax) continue;
+    const uint64_t bytes = ir::global_bytes(g);
+    if (bytes <= ir::kGlobalBytesMax) continue;
     c.oversized.insert(g.name);
     c.problem("GLOBAL-SIZE", g.ptr + "/shape",
               "\"" + g.name + "\" is " + s(g.rows) + " x " + s(g.cols) + " " + std::string(isa::name(g.dtype)) + ": " +
@@ -133,7 +133,7 @@ void kernel(Ctx& c) {
   const std::set<std::string> tma = plan::tma_destinations(p);
   for (const auto& t : p.tiles) {
     format(t.dtype, t.format, t.format_ptr);
-    isa::TileLayout layout = plan::tile_layout(t);
+    isa::TileLayout layout = ir::tile_layout(t);
     if (auto why = isa::make_tile_layout(layout)) {
       tile_layout(c, t, layout, *why);
       continue;
@@ -159,7 +159,7 @@ void kernel(Ctx& c) {
   }
   // Allocations: a power of two of 32..512 columns each (§9.7.16.7.1).
   for (const auto& v : p.views)
-    if (v.kind == spec::TmemView::Kind::alloc && !plan::alloc_columns_ok(v.columns))
+    if (v.kind == ir::TmemView::Kind::alloc && !isa::alloc_columns_ok(v.columns))
       c.problem("TMEM-ALLOC", v.columns_ptr,
                 "tcgen05.alloc takes a power of two of 32 to 512 columns; \"" + v.name + "\" asks " + s(v.columns),
                 {"round it up to a power of two (slices can use fewer columns)"});

@@ -214,14 +214,14 @@ bool shapes(Ctx& c, const ir::Mma& o, const plan::MmaOperands& x, const plan::Mm
     if (!lanes_ok || x.a_view->blocks() != mg || x.a_view->packing != want_pack) {
       c.problem("OP-MMA-A-TMEM", o.a.ptr,
                 "A in tensor memory is row i where D's row i is (" +
-                    (m64 ? "layout " + std::string(spec::name(x.d->layout)) + ", D's layout and lane alignment, §9.7.16.10.5"
+                    (m64 ? "layout " + std::string(isa::name(x.d->layout)) + ", D's layout and lane alignment, §9.7.16.10.5"
                      : lb ? std::string("lanes i and 64 + i for layout B's D: a warpx2::02_13 view")
                          : std::string("lane i of 128")) +
                     "), K along the columns, packed " + s(want_pack) + " elements per column for " + kn(kind) +
                     " (§9.7.16.10.4.3-5), one " + s(m_instr) + "-row block per M group; \"" + o.a.name + "\" is " +
                     x.a_view->describe(),
                 {"cast the view to packing " + s(want_pack) +
-                 (m64 ? " in layout " + std::string(spec::name(x.d->layout))
+                 (m64 ? " in layout " + std::string(isa::name(x.d->layout))
                   : lb ? std::string(" in layout warpx2::02_13") : std::string(" over 128 lanes")) +
                  ", with \"rows\": " + s(M)});
       return false;
@@ -291,26 +291,26 @@ bool shapes(Ctx& c, const ir::Mma& o, const plan::MmaOperands& x, const plan::Mm
     // matrices A, D and the sparsity metadata matrix"); the bits per row follow K (§9.7.16.10.8).
     const int per = isa::sparse_metadata_columns(kind);
     const int need = isa::sparse_selector_used(kind) ? (ks + 1) / 2 * 2 : ks * per;
-    const plan::ResolvedView& v = *x.meta;
+    const ir::ResolvedView& v = *x.meta;
     const bool lanes_ok = m64 ? v.layout == x.d->layout : (v.layout == ir::TmemLayout::rows && v.lanes == 128);
     if (!lanes_ok || v.blocks() != mg || static_cast<int>(v.block_columns()) < need) {
-      const std::string where = m64 ? "in layout " + std::string(spec::name(x.d->layout)) + " (D's lane alignment, §9.7.16.10.8.5)"
+      const std::string where = m64 ? "in layout " + std::string(isa::name(x.d->layout)) + " (D's lane alignment, §9.7.16.10.8.5)"
                                      : std::string("with row i in lane i");
       c.problem("OP-MMA-SPARSE", o.metadata.ptr,
                 "sparsity metadata sits " + where + ", " + s(per) + " column(s) per instruction (" + kn(kind) +
                     ", §9.7.16.10.8): " + s(ks) + " K steps need " + s(need) + " columns per " + s(m_instr) + "-row M group; \"" +
                     o.metadata.name + "\" is " + v.describe(),
-                {m64 ? "cast a view of " + s(need) + " columns per M group to \"layout\": \"" + std::string(spec::name(x.d->layout)) + "\""
+                {m64 ? "cast a view of " + s(need) + " columns per M group to \"layout\": \"" + std::string(isa::name(x.d->layout)) + "\""
                      : "use a rows-layout view of 128 lanes with " + s(need) + " columns per M group"});
       return false;
     }
   }
   // D must not overlap what the same instructions read.
-  const plan::Region rd = plan::region_of(*x.d);
+  const ir::Region rd = ir::region_of(*x.d);
   for (auto [v, ref] : {std::pair{x.a_view, &o.a}, std::pair{x.sfa, &o.scale_a}, std::pair{x.sfb, &o.scale_b}, std::pair{x.meta, &o.metadata}}) {
-    if (v && plan::overlap(rd, plan::region_of(*v))) {
+    if (v && ir::overlap(rd, ir::region_of(*v))) {
       c.problem("OP-MMA-OVERLAP", o.d.ptr,
-                "D (" + plan::describe(rd) + ") overlaps \"" + ref->name + "\" (" + plan::describe(plan::region_of(*v)) +
+                "D (" + ir::describe(rd) + ") overlaps \"" + ref->name + "\" (" + ir::describe(ir::region_of(*v)) +
                     "), which the same tcgen05.mma reads");
       return false;
     }

@@ -50,7 +50,7 @@ bool load(Ctx& c, const ir::Op& op) {
   const ir::Global* g = c.global(o.src, "load source");
   const plan::SmemPlacement* t = c.tile(o.dst, "load destination");
   if (!g || !t) return false;
-  const int gbits = g->bits ? g->bits : spec::storage_bits(g->dtype, g->format);
+  const int gbits = g->bits ? g->bits : isa::storage_bits(g->dtype, g->format);
   // A typed map's TMA unpacks dense 4- and 6-bit elements into 8-bit containers (16U4/16U6 types).
   const bool unpacks = g->typed_map && gbits < 8 && t->bits == 8 && isa::value_bits(g->dtype) == gbits;
   if (g->dtype != t->dtype || (gbits != t->bits && !unpacks)) {
@@ -126,7 +126,7 @@ bool load(Ctx& c, const ir::Op& op) {
 }
 
 // CP-SHAPE: why no tcgen05.cp shape writes the rows into the destination's lanes.
-std::string no_shape(plan::CpShapes::Miss m, const ir::Copy& o, const plan::ResolvedView& v, int rows) {
+std::string no_shape(plan::CpShapes::Miss m, const ir::Copy& o, const ir::ResolvedView& v, int rows) {
   using M = plan::CpShapes;
   switch (m) {
     case M::four_rows: return "4 rows go with .4x256b, which writes 256-bit rows to lanes 0, 32, 64 and 96 of a 128-lane view";
@@ -149,7 +149,7 @@ std::string no_shape(plan::CpShapes::Miss m, const ir::Copy& o, const plan::Reso
 
 bool copy(Ctx& c, const ir::Copy& o) {
   const plan::SmemPlacement* t = c.tile(o.src, "copy source");
-  const plan::ResolvedView* v = c.view(o.dst, "copy destination");
+  const ir::ResolvedView* v = c.view(o.dst, "copy destination");
   if (!t || !v) return false;
   const isa::TileLayout& L = t->layout;
   if (L.major != isa::Major::k) {

@@ -21,7 +21,7 @@ std::string_view name(AsyncKind k) { return k == AsyncKind::copy ? "copy (tcgen0
 struct Async {  // a copy or mma not yet known to be complete
   size_t op = 0;
   AsyncKind what = AsyncKind::mma;
-  std::vector<plan::Region> writes, reads;
+  std::vector<ir::Region> writes, reads;
   std::set<std::string> tiles;
   std::string d_key;    // mma: its accumulator and shapes
   std::string barrier;  // committed to
@@ -29,7 +29,7 @@ struct Async {  // a copy or mma not yet known to be complete
 
 // The tensor memory an op reads and writes (for the liveness of multicast copies).
 struct Access {
-  std::vector<plan::Region> reads, writes;
+  std::vector<ir::Region> reads, writes;
 };
 
 class Walk {
@@ -54,7 +54,7 @@ class Walk {
   }
 
  private:
-  const plan::ResolvedView* known_view(const ir::Ref& r) const {
+  const ir::ResolvedView* known_view(const ir::Ref& r) const {
     auto it = c_.views.find(r.name);
     return (r && it != c_.views.end()) ? &it->second : nullptr;
   }
@@ -69,44 +69,44 @@ class Walk {
 
   // Each distinct region once, and each pending async op once until a commit: a long list of the
   // same ops keeps these lists, and every scan of them, short (cost linear in the ops).
-  void add_written(const plan::Region& r) {
-    if (written_keys_.insert(plan::describe(r)).second) written_.push_back(r);
+  void add_written(const ir::Region& r) {
+    if (written_keys_.insert(ir::describe(r)).second) written_.push_back(r);
   }
   void add_async(Async a) {
     if (synchronized_) return;  // the lowering's mbarriers order the completions
     std::string key = std::string(name(a.what)) + "|" + a.d_key;
-    for (const auto& r : a.writes) key += "|w" + plan::describe(r);
-    for (const auto& r : a.reads) key += "|r" + plan::describe(r);
+    for (const auto& r : a.writes) key += "|w" + ir::describe(r);
+    for (const auto& r : a.reads) key += "|r" + ir::describe(r);
     for (const auto& t : a.tiles) key += "|t" + t;
     if (open_async_.insert(key).second) async_.push_back(std::move(a));
   }
-  bool written(const plan::Region& r) const {
-    return std::any_of(written_.begin(), written_.end(), [&](const plan::Region& w) { return plan::overlap(w, r); });
+  bool written(const ir::Region& r) const {
+    return std::any_of(written_.begin(), written_.end(), [&](const ir::Region& w) { return ir::overlap(w, r); });
   }
 
-  void read_tmem(const ir::Ref& ref, const plan::ResolvedView* v, const std::string& what, bool by_mma, const std::string& d_key = "") {
+  void read_tmem(const ir::Ref& ref, const ir::ResolvedView* v, const std::string& what, bool by_mma, const std::string& d_key = "") {
     if (!v) return;
-    const plan::Region r = plan::region_of(*v);
+    const ir::Region r = ir::region_of(*v);
     if (!written(r)) {
       c_.problem("ORDER-UNWRITTEN", ref.ptr,
-                 what + " reads \"" + ref.name + "\" (" + plan::describe(r) + "), which no earlier op writes",
+                 what + " reads \"" + ref.name + "\" (" + ir::describe(r) + "), which no earlier op writes",
                  {"copy, store or compute it first: ops run in the order listed"});
       return;
     }
     for (const auto& a : async_)
       for (const auto& w : a.writes)
-        if (plan::overlap(w, r)) {
+        if (ir::overlap(w, r)) {
           const bool pipelined = by_mma && (a.what == AsyncKind::copy || (!d_key.empty() && a.d_key == d_key));
           if (!pipelined) return incomplete(ref.ptr, what, a, "reads");
         }
   }
 
-  void write_tmem(const ir::Ref& ref, const plan::Region& r, const std::string& what, bool by_mma, const std::string& d_key = "") {
+  void write_tmem(const ir::Ref& ref, const ir::Region& r, const std::string& what, bool by_mma, const std::string& d_key = "") {
     for (const auto& a : async_) {
       for (const auto& rd : a.reads)
-        if (plan::overlap(rd, r)) return incomplete(ref.ptr, what, a, "overwrites");
+        if (ir::overlap(rd, r)) return incomplete(ref.ptr, what, a, "overwrites");
       for (const auto& w : a.writes)
-        if (plan::overlap(w, r)) {
+        if (ir::overlap(w, r)) {
           const bool pipelined = by_mma && (a.what == AsyncKind::copy || a.d_key == d_key);
           if (!pipelined) return incomplete(ref.ptr, what, a, "overwrites");
         }
@@ -128,8 +128,8 @@ class Walk {
 
   Access access(const ir::Op& o) const {
     Access a;
-    auto add = [&](std::vector<plan::Region>& to, const ir::Ref& r) {
-      if (const plan::ResolvedView* v = known_view(r)) to.push_back(plan::region_of(*v));
+    auto add = [&](std::vector<ir::Region>& to, const ir::Ref& r) {
+      if (const ir::ResolvedView* v = known_view(r)) to.push_back(ir::region_of(*v));
     };
     if (const ir::Copy* cp = o.as<ir::Copy>()) {
       add(a.writes, cp->dst);
@@ -148,15 +148,15 @@ class Walk {
   // A multicast tcgen05.cp also writes `col`, lanes outside its destination. That is harmless where
   // what those lanes hold is dead: no later op reads it before something writes it again. Refused
   // only when a later op reads cells the copy clobbered (data still to be read).
-  void check_collateral(size_t i, const ir::Copy& o, const plan::Region& col) {
+  void check_collateral(size_t i, const ir::Copy& o, const ir::Region& col) {
     if (accesses_.empty())  // each op's regions once, for every copy that checks its multicast lanes
       for (const ir::Op* x : ops_) accesses_.push_back(access(*x));
-    std::vector<plan::Region> rewritten;
+    std::vector<ir::Region> rewritten;
     for (size_t j = i + 1; j < ops_.size(); ++j) {
       const ir::Op& later = *ops_[j];
       const Access& a = accesses_[j];
       for (const auto& r : a.reads) {
-        if (!plan::overlap(r, col)) continue;
+        if (!ir::overlap(r, col)) continue;
         bool covered = false;
         for (const auto& w : rewritten)
           covered |= w.alloc == r.alloc && w.lane0 <= std::max(r.lane0, col.lane0) &&
@@ -169,9 +169,9 @@ class Walk {
         if (const ir::Mma* m = later.as<ir::Mma>()) reads = {&m->a, &m->d, &m->scale_a, &m->scale_b, &m->metadata};
         const ir::Ref* name = reads.front();
         for (const ir::Ref* x : reads)
-          if (const plan::ResolvedView* v = known_view(*x); v && plan::overlap(plan::region_of(*v), col)) name = x;
+          if (const ir::ResolvedView* v = known_view(*x); v && ir::overlap(ir::region_of(*v), col)) name = x;
         c_.problem("CP-MULTICAST-OVERLAP", o.dst.ptr,
-                   "the tcgen05.cp multicast into \"" + o.dst.name + "\" also writes " + plan::describe(col) + ", which \"" +
+                   "the tcgen05.cp multicast into \"" + o.dst.name + "\" also writes " + ir::describe(col) + ", which \"" +
                        name->name + "\" holds and " + later.ptr + " reads afterwards",
                    {"place the other view elsewhere, read it before the copy, or copy into a replicated view (cast "
                     "with layout warpx2::02_13, warpx2::01_23 or warpx4) that owns all the lanes the shape writes"});
@@ -182,7 +182,7 @@ class Walk {
   }
 
   // The lanes outside its destination an accepted multicast copy writes (plan::cp_shapes).
-  std::vector<plan::Region> collateral(const ir::Op& op, const plan::ResolvedView& v) const {
+  std::vector<ir::Region> collateral(const ir::Op& op, const ir::ResolvedView& v) const {
     if (c_.refused.count(&op)) return {};
     const ir::Copy& o = *op.as<ir::Copy>();
     const auto t = c_.placed.find(o.src.name);
@@ -190,7 +190,7 @@ class Walk {
     const isa::TileLayout& L = t->second.layout;
     const int64_t r0 = o.rows ? (*o.rows)[0] : 0, r1 = o.rows ? (*o.rows)[1] : L.mn;
     const int64_t k0 = o.cols ? (*o.cols)[0] : 0, k1 = o.cols ? (*o.cols)[1] : L.k;
-    std::vector<plan::Region> out;
+    std::vector<ir::Region> out;
     for (const auto& [l, e] : plan::cp_shapes(v, static_cast<int>(r1 - r0), (k1 - k0) * t->second.bits).collateral)
       out.push_back({v.alloc, l, e, v.column, v.column + v.columns});
     return out;
@@ -202,7 +202,7 @@ class Walk {
     if (const ir::Mma* m = op.as<ir::Mma>())
       for (const ir::Ref* r : {&m->a, &m->scale_a, &m->scale_b, &m->metadata})
         if (*r && c_.refused_copies.count(r->name)) {
-          if (const plan::ResolvedView* d = known_view(m->d)) add_written(plan::region_of(*d));
+          if (const ir::ResolvedView* d = known_view(m->d)) add_written(ir::region_of(*d));
           return;
         }
     switch (op.kind()) {
@@ -216,10 +216,10 @@ class Walk {
       case ir::OpKind::copy: {
         const ir::Copy& o = *op.as<ir::Copy>();
         read_tile(o.src, "copy");
-        const plan::ResolvedView* v = known_view(o.dst);
+        const ir::ResolvedView* v = known_view(o.dst);
         if (!v) return;
-        const plan::Region r = plan::region_of(*v);
-        const std::vector<plan::Region> cols = collateral(op, *v);
+        const ir::Region r = ir::region_of(*v);
+        const std::vector<ir::Region> cols = collateral(op, *v);
         write_tmem(o.dst, r, "copy", false);
         for (const auto& col : cols) {
           write_tmem(o.dst, col, "the multicast of this copy", false);  // lanes an unfinished op still uses
@@ -245,9 +245,9 @@ class Walk {
       case ir::OpKind::tmem_store: {
         const ir::TmemStore& o = *op.as<ir::TmemStore>();
         read_regs(o.regs, "tmem_store");
-        const plan::ResolvedView* v = known_view(o.dst);
+        const ir::ResolvedView* v = known_view(o.dst);
         if (!v) return;
-        const plan::Region r = plan::region_of(*v);
+        const ir::Region r = ir::region_of(*v);
         write_tmem(o.dst, r, "tmem_store", false);
         add_written(r);
         return;
@@ -296,10 +296,10 @@ class Walk {
     read_tile(o.a, "mma");
     read_tile(o.b, "mma");
     // tcgen05.mma pipelines with an earlier one on the same accumulator with the same shapes.
-    const plan::ResolvedView* d = known_view(o.d);
+    const ir::ResolvedView* d = known_view(o.d);
     std::string key;
     if (d) {
-      key = plan::describe(plan::region_of(*d));
+      key = ir::describe(ir::region_of(*d));
       if (auto sh = c_.mma_shapes.find(&op); sh != c_.mma_shapes.end())
         for (int mi = 0; mi < sh->second.mg; ++mi)
           for (int n : sh->second.ng) key += "|" + std::to_string(sh->second.m_idesc) + "x" + std::to_string(n);
@@ -309,12 +309,12 @@ class Walk {
     Async a;
     a.op = i;
     if (d) {
-      write_tmem(o.d, plan::region_of(*d), "mma", true, key);
-      add_written(plan::region_of(*d));
-      a.writes = {plan::region_of(*d)};
+      write_tmem(o.d, ir::region_of(*d), "mma", true, key);
+      add_written(ir::region_of(*d));
+      a.writes = {ir::region_of(*d)};
     }
     for (const ir::Ref* r : {&o.a, &o.scale_a, &o.scale_b, &o.metadata})
-      if (const plan::ResolvedView* v = known_view(*r)) a.reads.push_back(plan::region_of(*v));
+      if (const ir::ResolvedView* v = known_view(*r)) a.reads.push_back(ir::region_of(*v));
     a.tiles = {o.a.name, o.b.name};
     a.d_key = key;
     add_async(std::move(a));
@@ -324,7 +324,7 @@ class Walk {
   const bool synchronized_ = false;
   std::vector<const ir::Op*> ops_;  // every op of the role in order (loop bodies inlined)
   std::vector<Async> async_;
-  std::vector<plan::Region> written_;
+  std::vector<ir::Region> written_;
   std::set<std::string> written_keys_, open_async_, loaded_, regs_seen_;
   std::map<std::string, bool> outstanding_;  // a barrier committed to and not yet waited on
   std::vector<Access> accesses_;

@@ -25,7 +25,7 @@ std::string dt(isa::DType t) { return std::string(isa::name(t)); }
 
 // LD-PACK, LD-WARPS, LD-SHAPE, LD-NUM, LD-REGS: why no tcgen05.ld (tmem_load) or tcgen05.st
 // (tmem_store) instructions move view `v` (plan::tmem_lanes).
-void no_lanes(Ctx& c, const ir::Op& op, const plan::ResolvedView& v, const plan::TmemLanes& l) {
+void no_lanes(Ctx& c, const ir::Op& op, const ir::ResolvedView& v, const plan::TmemLanes& l) {
   using L = plan::TmemLanes;
   const ir::TmemLoad* ld = op.as<ir::TmemLoad>();
   const ir::TmemStore* st = op.as<ir::TmemStore>();
@@ -111,7 +111,7 @@ void no_lanes(Ctx& c, const ir::Op& op, const plan::ResolvedView& v, const plan:
 
 // ST-REGS, ST-DTYPE (and the LD-* rules of its tcgen05.st): why a tmem_store of `src` into `v` has
 // no instructions (plan::tmem_store).
-void no_store(Ctx& c, const ir::Op& op, const plan::RegDef& src, const plan::ResolvedView& v, const plan::TmemStore& t) {
+void no_store(Ctx& c, const ir::Op& op, const plan::RegDef& src, const ir::ResolvedView& v, const plan::TmemStore& t) {
   using T = plan::TmemStore;
   const ir::TmemStore& o = *op.as<ir::TmemStore>();
   switch (t.miss) {
@@ -218,7 +218,7 @@ void registers(Ctx& c) {
     switch (op->kind()) {
       case ir::OpKind::tmem_load: {
         const ir::TmemLoad& o = *op->as<ir::TmemLoad>();
-        const plan::ResolvedView* v = c.view(o.src, "tmem_load source");
+        const ir::ResolvedView* v = c.view(o.src, "tmem_load source");
         if (!v) {
           c.refused.insert(op);
           break;
@@ -236,7 +236,7 @@ void registers(Ctx& c) {
       case ir::OpKind::tmem_store: {
         const ir::TmemStore& o = *op->as<ir::TmemStore>();
         const auto src = defs.find(o.regs.name);
-        const plan::ResolvedView* v = c.view(o.dst, "tmem_store destination");
+        const ir::ResolvedView* v = c.view(o.dst, "tmem_store destination");
         if (!v || src == defs.end()) {
           c.refused.insert(op);
           break;

@@ -1,7 +1,7 @@
 // Tensor-memory views: each chain of slices, casts and aliases ends at an allocation through names
 // that exist, without a cycle, each slice inside what it slices, each packing one the element type
 // has (§9.7.16.10.4), each layout one its lanes can hold, each row count a split of the columns.
-// The cells come from the planner's resolution (plan::resolve_views, a narrow call): it names the
+// The cells come from the planner's resolution (ir::resolve_views, a narrow call): it names the
 // fault where a chain stops, and this verifier says it under its rule.
 #include "verify.hpp"
 
@@ -21,12 +21,12 @@ std::string list(const std::vector<int>& v) {
 
 std::string label(const ir::TmemView& v) { return v.name.empty() ? "(inline view at " + v.ptr + ")" : v.name; }
 
-void report(Ctx& c, const plan::ViewFault& f) {
-  using F = plan::ViewFault;
+void report(Ctx& c, const ir::ViewFault& f) {
+  using F = ir::ViewFault;
   using spec::TmemLayout;
   const auto& views = c.k.views;
   const ir::TmemView& v = views[f.view];
-  const plan::ResolvedView* p = f.cells ? &*f.cells : nullptr;
+  const ir::ResolvedView* p = f.cells ? &*f.cells : nullptr;
   switch (f.kind) {
     case F::unknown_parent:
       c.problem("NAME-UNKNOWN", v.of.ptr, "no tensor-memory view named \"" + v.of.name + "\"",
@@ -69,7 +69,7 @@ void report(Ctx& c, const plan::ViewFault& f) {
     }
     case F::lane_slice_replicated:
       c.problem("VIEW-LAYOUT", v.lanes_ptr,
-                "a " + std::string(spec::name(p->layout)) +
+                "a " + std::string(isa::name(p->layout)) +
                     (spec::layout_f_alignment(p->layout) >= 0
                          ? " view holds its rows in a 16-lane piece of every 32-lane sub-partition; a lane slice "
                            "of it is no range of lanes"
@@ -79,7 +79,7 @@ void report(Ctx& c, const plan::ViewFault& f) {
       return;
     case F::layout_partial:
       c.problem("VIEW-LAYOUT", v.layout_ptr,
-                "layout " + std::string(spec::name(*v.layout)) +
+                "layout " + std::string(isa::name(*v.layout)) +
                     " places rows in all four 32-lane sub-partitions (and layout F's lane alignment counts from lane 0); "
                     "the view cast has lanes " +
                     s(p->lane) + "-" + s(p->lane + p->lanes - 1),
@@ -88,7 +88,7 @@ void report(Ctx& c, const plan::ViewFault& f) {
     case F::rows_split: {
       const int rpb = p->rows_per_block();
       c.problem("VIEW-ROWS", v.rows_ptr,
-                s(*v.rows) + " rows do not split into blocks of " + s(rpb) + " rows (the " + std::string(spec::name(p->layout)) +
+                s(*v.rows) + " rows do not split into blocks of " + s(rpb) + " rows (the " + std::string(isa::name(p->layout)) +
                     " layout over " + s(p->lanes) + " lanes) over equal parts of the " + s(p->columns) + " columns",
                 {"use a multiple of " + s(rpb) + " rows whose block count divides the columns"});
       return;
@@ -99,7 +99,7 @@ void report(Ctx& c, const plan::ViewFault& f) {
 }  // namespace
 
 void views(Ctx& c) {
-  plan::ViewResolution r = plan::resolve_views(c.k.views);
+  ir::ViewResolution r = ir::resolve_views(c.k.views);
   for (const auto& f : r.faults) report(c, f);
   c.views = std::move(r.views);
 }

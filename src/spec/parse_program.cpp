@@ -11,25 +11,6 @@
 
 namespace ptxgen::spec {
 
-int storage_bits(isa::DType t, SubByte f) {
-  const int b = isa::value_bits(t);
-  if (b >= 8) return b;
-  return (t == isa::DType::e2m1 && f == SubByte::packed) ? 4 : 8;
-}
-
-std::string_view name(TmemLayout l) {
-  switch (l) {
-    case TmemLayout::rows: return "rows";
-    case TmemLayout::warpx2_02_13: return "warpx2::02_13";
-    case TmemLayout::warpx2_01_23: return "warpx2::01_23";
-    case TmemLayout::warpx4: return "warpx4";
-    case TmemLayout::layout_f_0: return "layout_f::0";
-    case TmemLayout::layout_f_16: return "layout_f::16";
-    case TmemLayout::layout_b: return "layout_b";
-  }
-  return "?";
-}
-
 std::string_view name(OpKind k) {
   switch (k) {
     case OpKind::load: return "load";

@@ -10,12 +10,9 @@
 // row layout.
 #include <algorithm>
 
-#include "ptxgen/plan.hpp"
+#include "ptxgen/ir/views.hpp"
 
-namespace ptxgen::plan {
-
-using spec::TmemLayout;
-using spec::TmemView;
+namespace ptxgen::ir {
 
 int ResolvedView::rows_per_block() const {
   switch (layout) {
@@ -39,7 +36,7 @@ std::vector<uint32_t> ResolvedView::lanes_of_row(int r) const {
     case TmemLayout::warpx4: return {rr, rr + 32, rr + 64, rr + 96};
     case TmemLayout::layout_f_0:
     case TmemLayout::layout_f_16:  // §9.7.16.10.5.6: 16 rows per 32-lane quarter, after the alignment
-      return {32 * (rr / 16) + rr % 16 + static_cast<uint32_t>(spec::layout_f_alignment(layout))};
+      return {32 * (rr / 16) + rr % 16 + static_cast<uint32_t>(layout_f_alignment(layout))};
     case TmemLayout::layout_b: return {rr, rr + 64};  // §9.7.16.10.5.2: the two halves of the row
   }
   return {};
@@ -53,7 +50,7 @@ int ResolvedView::row_of_lane(uint32_t l) const {
     case TmemLayout::warpx4: return static_cast<int>(l % 32);
     case TmemLayout::layout_f_0:
     case TmemLayout::layout_f_16: {
-      const uint32_t a = static_cast<uint32_t>(spec::layout_f_alignment(layout));
+      const uint32_t a = static_cast<uint32_t>(layout_f_alignment(layout));
       return (l < 128 && l % 32 >= a && l % 32 < a + 16) ? static_cast<int>(16 * (l / 32) + l % 32 - a) : -1;
     }
     case TmemLayout::layout_b: return l < 128 ? static_cast<int>(l % 64) : -1;
@@ -64,7 +61,7 @@ int ResolvedView::row_of_lane(uint32_t l) const {
 std::string ResolvedView::describe() const {
   return alloc + " lanes " + std::to_string(lane) + "-" + std::to_string(lane + lanes - 1) + " columns " +
          std::to_string(column) + "-" + std::to_string(column + columns - 1) + ", " + std::string(isa::name(dtype)) +
-         " x" + std::to_string(packing) + " per column, " + std::string(spec::name(layout)) + " layout, " +
+         " x" + std::to_string(packing) + " per column, " + std::string(isa::name(layout)) + " layout, " +
          std::to_string(rows) + " rows" + (blocks() > 1 ? " in " + std::to_string(blocks()) + " column blocks" : "") +
          (stages > 1 ? ", a ring of " + std::to_string(stages) + " every " + std::to_string(stage_columns) + " columns" : "");
 }
@@ -158,7 +155,7 @@ class Resolver {
     if (v.kind == TmemView::Kind::alloc) {
       // An allocation of columns tcgen05.alloc cannot take resolves to nothing and is no fault
       // here: TMEM-ALLOC reports it with the buffers, and the views of it would only repeat that.
-      if (!alloc_columns_ok(v.columns)) return std::nullopt;
+      if (!isa::alloc_columns_ok(v.columns)) return std::nullopt;
       ResolvedView r;
       r.alloc = v.name;
       r.columns = static_cast<uint32_t>(v.columns);
@@ -221,7 +218,7 @@ class Resolver {
             return fault(ViewFault::layout_partial, u, p), std::nullopt;
           r.layout = *v.layout;
           r.rows = r.rows_per_block();
-          what += " layout " + std::string(spec::name(r.layout));
+          what += " layout " + std::string(isa::name(r.layout));
         }
         if (v.rows) {
           const int rpb = r.rows_per_block();
@@ -282,4 +279,4 @@ std::string describe(const Region& r) {
 }
 
 
-}  // namespace ptxgen::plan
+}  // namespace ptxgen::ir

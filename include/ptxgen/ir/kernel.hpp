@@ -1,0 +1,476 @@
+// ptxgen/ir/kernel.hpp — the kernel IR: what every front end lowers into, and all the planner reads.
+//
+//   spec.json --parse--> Spec --lower--> ir::Kernel --check--> ir::Kernel + Diagnostics --plan--> Plan --emit--> PTX
+//                                 (lower/gemm.cpp: the gemm template; lower/program.cpp: the program level)
+//
+// A kernel is buffers and roles. Buffers: global tensors (kernel parameters), shared-memory tiles
+// (a ring of `stages` copies when a loop cycles through them), tensor-memory allocations and views
+// of them (slice / cast / alias to any depth, resolved by the planner), mbarriers (a ring of them
+// beside a ring of tiles). Roles: sets of warps that run their own list of nodes at the same time
+// as the other roles; a node is an op or a loop of ops. One role of all warps is the program level
+// (the planner orders its ops and inserts the syncs between the threads that run them); several
+// roles are a warp-specialized kernel whose lowering synchronizes them through the IR's mbarriers
+// (waits, arrivals, tcgen05.commit), as a hand-written pipelined kernel does.
+//
+// Where a node touches a position in memory, it says so as an Affine: a constant plus multiples of
+// the CTA's output tile (a grid of tiles over run-time problem sizes), the loop's K block and the
+// CTA's rank in its pair. The planner resolves everything that is constant; the emitter computes the
+// rest at run time from %ctaid, %cluster_ctarank and the loop counter.
+//
+// No PTX spelling lives here: ops name what they do (mma, copy, tmem_load, ...); the emitter's
+// spelling tables (src/emit/spelling.cpp) say how each is written for each target.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ptxgen/isa.hpp"
+#include "ptxgen/ref.hpp"
+
+namespace ptxgen::ir {
+
+// The storage of sub-byte elements and tensor memory's row layouts are the ISA's (ptxgen/isa.hpp);
+// a name and the JSON pointer of the field that wrote it, the spec's (ptxgen/ref.hpp).
+using isa::SubByte;
+using isa::TmemLayout;
+using isa::layout_f_alignment;
+using ptxgen::Ref;
+
+// One link of a tensor-memory view chain: the program level's views as written (lower/program.cpp
+// copies them), or the gemm template's, which may also be rings. ir/views.hpp resolves chains.
+struct TmemView {
+  enum class Kind : uint8_t { alloc, slice, cast, alias };
+  Kind kind = Kind::alloc;
+  std::string name;  // "" for an inline view
+  std::string ptr;   // the view's object
+  // alloc
+  int columns = 0;
+  std::string columns_ptr;
+  // slice / cast / alias: what it derives from: a name, or an inline view (index into views)
+  Ref of;
+  int of_inline = -1;
+  // slice
+  std::optional<std::array<int64_t, 2>> lanes, cols;
+  std::string lanes_ptr, cols_ptr;
+  // alloc (element type of the whole allocation) and cast
+  std::optional<isa::DType> dtype;
+  std::optional<int> packing;  // elements per 32-bit column
+  std::optional<TmemLayout> layout;
+  std::optional<int> rows;
+  std::string dtype_ptr, packing_ptr, layout_ptr, rows_ptr;
+  // slice, made by the gemm lowering only (the program format has no ring): a ring of `stages`
+  // copies of the slice, copy s `stage_columns` columns after copy 0. An op in a K loop uses the copy
+  // of its iteration's ring stage, as it does with a ring of shared-memory tiles (Tile::stages).
+  int stages = 1;
+  int stage_columns = 0;
+};
+
+// tcgen05.mma (sm_100a family: D in tensor memory, one thread issues) or wgmma.mma_async (sm_90a:
+// D in the registers of a warpgroup, which issues together).
+enum class Engine : uint8_t { tcgen05, wgmma };
+
+// ---- Positions ---------------------------------------------------------------------------------
+// value = base + m_tile * (this CTA's tile row in the grid) + n_tile * (its tile column)
+//              + k_block * (the enclosing loop's iteration) + rank * (%cluster_ctarank & 1 in a pair)
+struct Affine {
+  int64_t base = 0, m_tile = 0, n_tile = 0, k_block = 0, rank = 0;
+  bool constant() const { return !m_tile && !n_tile && !k_block && !rank; }
+};
+
+// The launch grid: one CTA (or one pair) for a program, or one CTA (pair) per output tile of an
+// M x N problem whose sizes are kernel parameters. `m_param`/`n_param` name the u32 parameters.
+struct Grid {
+  bool tiled = false;
+  int64_t tile_m = 0, tile_n = 0;   // rows and columns of the output each CTA pair (or CTA) computes
+  int64_t tile_k = 0;               // the K block of the loop over K
+  std::string m_param, n_param;     // run-time extents (tiled only)
+  // The launch order of the tiles (L2 reuse): CTAs in launch order (%ctaid.x fastest) take the
+  // tiles of `raster_group` tile rows column by column, then the next group of rows. 1: row by row.
+  int raster_group = 1;
+  // Persistent: fewer CTAs than tiles (one per multiprocessor, by the launcher's rule), each CTA's
+  // roles walking its tiles: place %ctaid.x, then every %nctaid.x-th (Role::persistent).
+  bool persistent = false;
+  // A cluster of CTAs (CTA pairs) over a block of cluster_m x cluster_n tiles that share operands by
+  // multicast: the launch order places blocks, and the CTA of cluster rank r, in pair q = r /
+  // cta_group, takes tile (q / cluster_n, q % cluster_n) of its block. A persistent grid's clusters
+  // walk the blocks together.
+  int cluster_m = 1, cluster_n = 1;
+};
+
+// A u32 kernel parameter: a problem size the kernel takes at run time, and the spec's value of it.
+// A derived size (`of` not empty) is no parameter: the kernel computes ceil(of / div) * mul.
+struct SizeParam {
+  std::string name;
+  int64_t value = 0;
+  std::string of;
+  int64_t div = 1, mul = 1;
+};
+
+// ---- Buffers -----------------------------------------------------------------------------------
+// A kernel parameter: a row-major 2-D array (`cols` contiguous) of `rows` x `cols` elements, `ld`
+// elements from one row to the next. Extents named by a parameter (`rows_param`, ...) are the
+// problem's at run time; `rows`/`cols` are then the spec's sizes (what the rules and the plan check).
+struct Global {
+  std::string name, ptr, format_ptr;
+  isa::DType dtype = isa::DType::bf16;
+  SubByte format = SubByte::padded;
+  int64_t rows = 0, cols = 0, ld = 0;
+  std::string rows_param, cols_param, ld_param;  // "" : static
+  bool output = false;                           // written by the kernel (the manifest says so)
+  std::string param;      // the .u64 address parameter; "" when only tensor maps reach the tensor
+  // Bits one element occupies in global memory (lower() sets isa::storage_bits of dtype and format
+  // where a front end left 0, and ld = cols likewise). The gemm template's 4- and 6-bit operands are
+  // dense (4 or 6 bits) and their TMA loads unpack them.
+  int bits = 0;
+  // TMA loads see the tensor as elements of its own type (the CUtensorMapDataType of the dtype),
+  // not as bytes: what the gemm template's host code encodes.
+  bool typed_map = false;
+  // The names of the logical dimensions the manifest gives (a gemm operand: "m", "k"); the first
+  // is the rows' if it equals rows_param, else the tensor is stored transposed. Empty: rows, cols.
+  std::array<std::string, 2> dims;
+  // A 3-D tensor [planes][rows][cols], its planes rows * ld elements apart (TMA loads take a
+  // plane coordinate, ir::Load::plane); 0: 2-D. `planes_param` names the size it grows with at run time.
+  int64_t planes = 0;
+  std::string planes_param;
+  // A block-scale factor tensor (§9.7.16.10.7) of operand `scales` ("A", "B"), one factor per
+  // `scale_vec` elements of K of each of its rows (A) or columns (B), in the 128x4 layout of
+  // cuBLAS, CUTLASS and torch (docs/spec.md, "Block scaling"): `planes` blocks of 128 rows of the
+  // operand (dims[0]: m or n), each `rows` lines of 16 bytes (32 lines per 4 factors of a row).
+  int scale_vec = 0;
+  std::string scales;
+  // Sparse A (§9.7.16.10.8): `compressed` is A itself, whose K extent holds half of the k
+  // parameter's elements (2:4, 1:2); `metadata_of` ("A") names the operand a metadata tensor indexes:
+  // in atoms of 128 rows by isa::sparse_atom_k elements of K, `rows` rows (m padded to 128) of 16
+  // bytes per plane, one plane per atom of K (docs/spec.md, "Sparse A"). `sparse_kind` is the MMA
+  // kind of both: their granularity and the atom's K and order.
+  bool compressed = false;
+  std::string metadata_of;
+  isa::Kind sparse_kind = isa::Kind::f8f6f4;
+};
+
+// A shared-memory tile: an M (or N) x K operand in a canonical layout (§9.7.16.3.3), rows along M
+// or N, cols along K. `stages` > 1: a ring of that many copies that a loop cycles through.
+struct Tile {
+  std::string name, ptr;
+  isa::DType dtype = isa::DType::bf16;
+  SubByte format = SubByte::padded;
+  int rows = 0, cols = 0;
+  isa::Major major = isa::Major::k;
+  isa::Swizzle swizzle = isa::Swizzle::none;
+  uint32_t align = 0;  // bytes; 0: derived from the swizzle pattern (and TMA)
+  int stages = 1;
+  // Placed over the memory of this tile's ring (and the tiles after it) instead of its own: a
+  // staging tile used only once the ring is no longer read (the gemm template's D after the K loop).
+  std::string overlay;
+  std::string align_ptr, swizzle_ptr, major_ptr, format_ptr, shape_ptr;
+};
+
+// An mbarrier (§9.7.13.15): `count` arrivals complete a phase (plus the transaction bytes armed by
+// expect_tx). `stages` > 1: one per stage of a ring.
+struct Barrier {
+  std::string name;
+  int count = 1;
+  int stages = 1;
+};
+
+// ---- Ops ---------------------------------------------------------------------------------------
+enum class OpKind : uint8_t {
+  load,        // global -> shared tile: plain 16-byte loads of every thread, or TMA boxes (via_tma)
+  copy,        // shared tile -> tensor-memory view (tcgen05.cp)
+  mma,         // D (+)= A x B: tcgen05.mma, or wgmma with D a register set
+  tmem_load,   // tensor-memory view -> register set (tcgen05.ld)
+  tmem_store,  // register set -> tensor-memory view (tcgen05.st)
+  store,       // register set -> global tensor
+  commit,      // tcgen05.commit: the barrier's next phase completes when the issued tcgen05 work does
+  wait,        // every thread of the role waits for a phase of the barrier
+  arrive,      // every thread of the role arrives on the barrier
+  expect_tx,   // one thread arrives and arms the barrier with the bytes of the loads that follow
+  mma_wait,    // wgmma: wait until at most `pending` wgmma groups of this warpgroup are in flight
+};
+std::string_view name(OpKind k);
+
+// Which stage of a ring, and which phase of a barrier, an op inside a loop uses: those of iteration
+// kb - lag (of a ring of S stages, the barrier's or the tile's: position (kb - lag) % S, phase
+// ((kb - lag) / S) & 1, flipped by `flip`). Iterations kb < lag skip the op. Outside a loop the
+// phase is `flip` (0 or 1) and the stage 0.
+struct Phase {
+  int lag = 0;
+  bool flip = false;
+  // The ring follows the persistent role's tiles instead of a loop's iterations (the
+  // double-buffered accumulator's barriers): the CTA's i-th tile (from 0) uses stage i % S and
+  // phase (i / S) & 1, flipped by `flip`, inside a loop or not; in a ping-pong role (Role::turns
+  // > 1) i counts the role's own tiles (the consumers' hand-off). Outside a persistent role: stage 0.
+  bool tile = false;
+};
+
+// Tensor memory a persistent role's tiles cycle through (the double-buffered accumulator of a
+// persistent tcgen05 GEMM): the op's tensor-memory operand (mma: D; tmem_load: its view) is
+// stage i % stages of a ring whose stage s lies s * stride columns after the view, for the CTA's
+// i-th tile. stages 1: the view itself.
+struct TmemRing {
+  int stages = 1;
+  uint32_t stride = 0;
+};
+
+// Where a load or a store works in its global tensor: the first row and column (a load of a 3-D
+// global: in Load::plane), and the spec fields they came from. A pair's CTA r works at `at`'s
+// rank term; `has_per_cta`: the spec said where (a single CTA's spec may not, CTA-PAIR).
+struct Position {
+  std::array<Affine, 2> at{};
+  std::string at_ptr, per_cta_ptr;
+  bool has_per_cta = false;
+};
+
+// The access of a tcgen05.ld / tcgen05.st (§9.7.16.8.3-5): shape, .num, .pack::16b (load) or
+// .unpack::16b (store) and the warps that run it; unset: the planner chooses.
+struct TmemAccess {
+  std::optional<isa::LdShape> shape;
+  std::optional<int> num;
+  bool pack = false;
+  std::vector<int> warps;
+  std::string shape_ptr, num_ptr, pack_ptr, warps_ptr;
+};
+
+// global -> shared tile: plain 16-byte loads of every thread, or TMA boxes (`tma`,
+// cp.async.bulk.tensor, §9.7.9.27.1.2) completing on `barrier`.
+struct Load {
+  Ref src, dst, barrier;
+  Position pos;
+  Affine plane;  // a 3-D global's plane (Global::planes)
+  bool tma = false;
+  std::string via_ptr;
+  bool to_leader = false;  // a pair's pipelined load: its bytes complete on CTA 0's barrier
+  std::string map_param;   // the tensor-map parameter ("" : the planner names it tmap_N)
+  int tile_row0 = -1;      // a row-placed load: it writes tile rows [tile_row0, tile_row0 + load_rows)
+  int load_rows = 0;
+  // A TMA load the `multicast` CTAs (pairs) of the cluster's block share (.multicast::cluster):
+  // along N, the block's tile row (`multicast_along_m` false: the same M tile, A's rows), along M
+  // its tile column (true: B's). The CTA (pair) at place j of that row or column issues the j-th of
+  // `multicast` equal parts of the tile's boxes, each written to the same place in the shared
+  // memory of the row's (column's) CTAs of its own rank in the pair, completing on each one's
+  // barrier (in a pair, on each pair's CTA 0's). 0: its own.
+  int multicast = 0;
+  bool multicast_along_m = false;
+};
+
+// shared tile -> tensor-memory view (tcgen05.cp, §9.7.16.9.2): the source's rows / columns, or all.
+struct Copy {
+  Ref src, dst;
+  std::optional<std::array<int64_t, 2>> rows, cols;
+  std::string rows_ptr, cols_ptr;
+};
+
+// D (+)= A x B: tcgen05.mma (§9.7.16.10.9; block-scaled and sparse variants), or wgmma.mma_async
+// (§9.7.15.5) with D a register set.
+struct Mma {
+  Ref a, b, d, scale_a, scale_b, metadata;
+  // A and B may be a range of their tile's rows (an instruction group the lowering places)
+  std::optional<std::array<int, 2>> a_rows, b_rows;
+  bool accumulate = false;    // D += A x B from the first instruction on
+  bool accumulate_after_first_iteration = false;  // inside a loop: D = A x B in iteration 0, += after
+  // wgmma: D is the register set `d` of this type; A may come from registers (loaded from the tile)
+  isa::DType acc_dtype = isa::DType::f32;
+  bool a_registers = false;
+  // wgmma: the rows of A (and of D) each warpgroup of the role covers, in m64 instructions stacked
+  // over them (registers of M group i after those of i - 1); 0: 64, one instruction row.
+  int warpgroup_rows = 0;
+  int vec = 32;  // block scaling: elements of K per scale factor
+  std::string vec_ptr, scale_ptr, sparse_ptr, kind_ptr;
+  std::optional<isa::Kind> kind_override;
+  TmemRing tmem_ring;  // D: a ring of tensor memory over a persistent role's tiles
+};
+
+// tensor-memory view -> register set (tcgen05.ld, §9.7.16.8.3).
+struct TmemLoad {
+  Ref src, regs;
+  TmemAccess access;
+  TmemRing tmem_ring;  // src: a ring of tensor memory over a persistent role's tiles
+};
+
+// register set -> tensor-memory view (tcgen05.st, §9.7.16.8.4).
+struct TmemStore {
+  Ref regs, dst;
+  TmemAccess access;
+};
+
+// register set -> global tensor: each thread's elements directly, or through shared memory by TMA.
+struct Store {
+  Ref regs, dst;
+  Position pos;
+  bool clip = false;  // clip to the global's run-time extents (elements past them are not written)
+  bool tma = false;
+  std::string map_param;  // the tensor-map parameter of a TMA store
+  // store by TMA (wgmma accumulators): the registers go to the shared tile `via` (boxes of one
+  // 128-byte swizzle row by 64 rows, a warpgroup's), then cp.async.bulk.tensor writes the boxes,
+  // which TMA clips to the tensor's extents. `via_shared_by`: the threads (all consumer warpgroups)
+  // that must be done with the ring `via` overlays before it is written; 0 when it has its own memory.
+  Ref via;
+  int via_shared_by = 0;
+  // A TMA store with a direct fallback ("epilogue": "auto"): where D's rows are not 16-byte
+  // multiples apart at run time (no tensor map can stride them), the clipped direct store instead.
+  bool direct_fallback = false;
+  // tcgen05 registers by TMA (the template's TMA epilogue): the registers hold one box of D, which
+  // goes to stage `via_stage` of the staging ring `via` once the issuing thread's stores that read
+  // that stage before have (at most `pending` newer bulk groups still reading: the ring's stages
+  // - 1), then one thread stores it.
+  int via_stage = 0;
+  int pending = 0;
+};
+
+// tcgen05.commit (§9.7.16.12.1): the barrier's next phase completes when the issued tcgen05 work does.
+struct Commit {
+  Ref barrier;  // in a pair: the barrier of both CTAs (.multicast::cluster)
+  // Arrive on the barrier, at the same offset, in every CTA of the pairs (CTAs) of this one's
+  // cluster-block tile row (`release_row`) and tile column (`release_column`): the producers that
+  // multicast into this CTA's stage (.multicast::cluster, §9.7.16.12.1).
+  bool release_row = false, release_column = false;
+};
+
+// Every thread of the role waits for a phase of the barrier (mbarrier.try_wait.parity, §9.7.13.15).
+struct Wait {
+  Ref barrier;
+};
+
+// Every thread of the role arrives on the barrier (mbarrier.arrive, §9.7.13.15).
+struct Arrive {
+  Ref barrier;
+  bool to_leader = false;  // in a pair: on CTA 0's barrier
+  // One arrival per warpgroup of the role instead of one per thread, on the barrier at the same
+  // offset in CTAs of the cluster's `cluster_ctas` (lane r of the warpgroup's first warp arrives on
+  // rank r's, after the warpgroup's wgmma.wait_group): the consumers of a stage that multicast
+  // loads write release it in every CTA whose producer writes it, those of this CTA's block row
+  // (`release_row`) and column (`release_column`) (mapa and a remote arrive, §9.7.13.15.13).
+  bool per_warpgroup = false;
+  int cluster_ctas = 0;
+  bool release_row = false, release_column = false;
+};
+
+// One thread arrives and arms the barrier with the bytes of the loads that follow
+// (mbarrier.arrive.expect_tx, §9.7.13.15).
+struct ExpectTx {
+  Ref barrier;
+  bool leader_only = false;  // in a pair: CTA 0 only, arming its barrier for both CTAs' bytes
+};
+
+// wgmma.wait_group (§9.7.15.7): wait until at most `pending` wgmma groups of this warpgroup are in flight.
+struct MmaWait {
+  int pending = 0;
+};
+
+// An op: what every kind has, and the kind's own fields. A new kind adds its struct to `Body` (in
+// OpKind's order), its verifier, and its planner and emitter cases.
+struct Op {
+  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait>;
+  std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
+  // The stage of a ring and the phase of a barrier (waits, arrivals, commits, expect_tx; loads and
+  // mmas on ring tiles) of an op in a loop or a persistent role.
+  Phase phase;
+  std::string note;  // what the step does, when the lowering says it better than the planner
+  Body body;
+
+  OpKind kind() const { return static_cast<OpKind>(body.index()); }
+  template <class T>
+  const T* as() const { return std::get_if<T>(&body); }
+  template <class T>
+  T* as() { return std::get_if<T>(&body); }
+};
+static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::mma_wait) + 1, "one struct per OpKind");
+
+// What the passes that walk every op ask of it, whatever its kind: the barrier it names (a TMA
+// load's, a wait's, ...), the register set it defines or reads (tcgen05.ld/st, a store), where it
+// works in a global tensor (a load, a store). nullptr for kinds that have none.
+inline const Ref* barrier_of(const Op& o) {
+  return std::visit(
+      [](const auto& b) -> const Ref* {
+        if constexpr (requires { b.barrier; }) return &b.barrier;
+        else return nullptr;
+      },
+      o.body);
+}
+inline const Ref* regs_of(const Op& o) {
+  return std::visit(
+      [](const auto& b) -> const Ref* {
+        if constexpr (requires { b.regs; }) return &b.regs;
+        else return nullptr;
+      },
+      o.body);
+}
+inline const Position* position_of(const Op& o) {
+  return std::visit(
+      [](const auto& b) -> const Position* {
+        if constexpr (requires { b.pos; }) return &b.pos;
+        else return nullptr;
+      },
+      o.body);
+}
+
+// A loop over the K blocks of the problem: max(1, ceil(k / block)) iterations with `k_param` the
+// run-time K, or `trips` iterations when it is static. Ops inside see the iteration as k_block.
+struct Loop {
+  std::string k_param;
+  int64_t block = 0;
+  int64_t trips = 0;
+  std::vector<Op> body;
+};
+
+struct Node {
+  bool is_loop = false;
+  Op op;
+  Loop loop;
+};
+
+// Warps [first_warp, first_warp + warps) run `nodes`. `issue`: what one op of the role is run by
+// when the instruction is issued by a single thread (lane 0 of the first warp; of CTA 0 in a pair).
+// `max_registers`: the role's setmaxnreg budget (0: the kernel's .maxnreg).
+struct Role {
+  std::string name;
+  int first_warp = 0, warps = 1;
+  bool single_thread = false;  // the role is one thread (lane 0 of its first warp)
+  bool leader_cta_only = false;  // in a pair, only CTA 0 runs the role (tcgen05.mma issue)
+  int max_registers = 0;
+  // The role runs `nodes` once per tile of the CTA (a persistent grid). The rings its loops cycle
+  // through carry on from one tile to the next; an op after a loop with a phase lag L names the
+  // stage of that loop's iteration trips - L (the consumer releasing its last stage).
+  bool persistent = false;
+  // Ping-pong: the persistent role takes only the CTA's tiles i with i % turns == turn, leaving the
+  // others to roles of the other turns. Its loops' rings skip the iterations of the tiles it leaves
+  // (each tile has the same K blocks), so that the role reads the stages its tiles were loaded into.
+  int turn = 0, turns = 1;
+  std::vector<Node> nodes;
+};
+
+struct Kernel {
+  std::string name;
+  isa::Arch target = isa::Arch::sm_100a;
+  Engine engine = Engine::tcgen05;
+  std::string source;           // "gemm" or "program": for the header comment only
+  std::vector<std::string> chosen;  // what the front end chose where the spec is silent, with why
+  int threads = 128;
+  std::string threads_ptr;
+  int cta_group = 1;            // 2: a CTA pair (§9.7.16.5) issuing .cta_group::2
+  std::string cta_group_ptr;
+  std::array<int, 3> cluster{1, 1, 1};
+  int max_registers = 255;      // .maxnreg (255: none)
+  int alloc_warp = 0;           // allocates and frees tensor memory
+  Grid grid;
+  std::vector<SizeParam> size_params;  // u32 kernel parameters after the tensors ("m", "n", "k")
+  std::vector<Global> globals;
+  std::vector<Tile> tiles;
+  std::vector<TmemView> views;  // named (in name order) and inline views
+  std::vector<Barrier> barriers;  // declared by the lowering; the planner adds those it needs
+  std::vector<Role> roles;
+  std::string smem_ptr = "/program/smem", tmem_ptr = "/program/tmem";  // where the budgets point
+  // A program whose roles the lowering synchronized (pipeline.cpp): its ops as it lists them, the
+  // loop's body once in place ([loop_first, loop_end)), for the order rules that read the meaning
+  // of the listed order (ORDER-UNWRITTEN, CP-MULTICAST-OVERLAP, src/rules/verify_order.cpp).
+  std::vector<Op> listed;
+  size_t loop_first = 0, loop_end = 0;
+  // A single role whose ops the planner orders (the program level), or roles the lowering ordered.
+  bool planner_orders() const { return roles.size() == 1; }
+};
+
+}  // namespace ptxgen::ir
