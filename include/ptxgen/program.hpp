@@ -16,6 +16,7 @@
 
 #include "ptxgen/isa.hpp"
 #include "ptxgen/ref.hpp"
+#include "ptxgen/tmem_view.hpp"
 
 namespace ptxgen::spec {
 
@@ -26,6 +27,7 @@ using isa::storage_bits;
 using isa::TmemLayout;
 using isa::layout_f_alignment;
 using ptxgen::Ref;
+using ptxgen::TmemView;  // one link of a view chain (ptxgen/tmem_view.hpp)
 
 // A problem size the kernel takes at run time (a .u32 parameter), and the spec's value of it,
 // which the rules and the plan check against ("sizes": {"m": 4096}).
@@ -60,29 +62,6 @@ struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of
   // the next blocks run ahead while the MMAs read this one.
   int stages = 1;
   std::string align_ptr, swizzle_ptr, major_ptr, format_ptr, stages_ptr;
-};
-
-// One link of a tensor-memory view chain.
-struct TmemView {
-  enum class Kind : uint8_t { alloc, slice, cast, alias };
-  Kind kind = Kind::alloc;
-  std::string name;  // "" for an inline view
-  std::string ptr;   // the view's object
-  // alloc
-  int columns = 0;
-  std::string columns_ptr;
-  // slice / cast / alias: what it derives from: a name, or an inline view (index into views)
-  Ref of;
-  int of_inline = -1;
-  // slice
-  std::optional<std::array<int64_t, 2>> lanes, cols;
-  std::string lanes_ptr, cols_ptr;
-  // alloc (element type of the whole allocation) and cast
-  std::optional<isa::DType> dtype;
-  std::optional<int> packing;  // elements per 32-bit column
-  std::optional<TmemLayout> layout;
-  std::optional<int> rows;
-  std::string dtype_ptr, packing_ptr, layout_ptr, rows_ptr;
 };
 
 enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, loop };

@@ -1,25 +1,7 @@
-// The kernel IR's own functions (ptxgen/ir.hpp): op names, and the geometry of its buffers that
-// is not a view's (src/ir/views.cpp).
+// The geometry of the kernel IR's buffers that is not a view's (src/ir/views.cpp).
 #include "ptxgen/ir.hpp"
 
 namespace ptxgen::ir {
-
-std::string_view name(OpKind k) {
-  switch (k) {
-    case OpKind::load: return "load";
-    case OpKind::copy: return "copy";
-    case OpKind::mma: return "mma";
-    case OpKind::tmem_load: return "tmem_load";
-    case OpKind::tmem_store: return "tmem_store";
-    case OpKind::store: return "store";
-    case OpKind::commit: return "commit";
-    case OpKind::wait: return "wait";
-    case OpKind::arrive: return "arrive";
-    case OpKind::expect_tx: return "expect_tx";
-    case OpKind::mma_wait: return "mma_wait";
-  }
-  return "?";
-}
 
 isa::TileLayout tile_layout(const Tile& t) {
   isa::TileLayout l;

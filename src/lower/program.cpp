@@ -184,34 +184,7 @@ ir::Kernel lower_program(const spec::Spec& s) {
     x.stages = t.stages;
     k.tiles.push_back(x);
   }
-  for (const auto& v : p.views) {
-    ir::TmemView x;
-    switch (v.kind) {
-      case spec::TmemView::Kind::alloc: x.kind = ir::TmemView::Kind::alloc; break;
-      case spec::TmemView::Kind::slice: x.kind = ir::TmemView::Kind::slice; break;
-      case spec::TmemView::Kind::cast: x.kind = ir::TmemView::Kind::cast; break;
-      case spec::TmemView::Kind::alias: x.kind = ir::TmemView::Kind::alias; break;
-    }
-    x.name = v.name;
-    x.ptr = v.ptr;
-    x.columns = v.columns;
-    x.columns_ptr = v.columns_ptr;
-    x.of = v.of;
-    x.of_inline = v.of_inline;
-    x.lanes = v.lanes;
-    x.cols = v.cols;
-    x.lanes_ptr = v.lanes_ptr;
-    x.cols_ptr = v.cols_ptr;
-    x.dtype = v.dtype;
-    x.packing = v.packing;
-    x.layout = v.layout;
-    x.rows = v.rows;
-    x.dtype_ptr = v.dtype_ptr;
-    x.packing_ptr = v.packing_ptr;
-    x.layout_ptr = v.layout_ptr;
-    x.rows_ptr = v.rows_ptr;
-    k.views.push_back(x);
-  }
+  k.views = p.views;
   // A store into a tensor of run-time extents writes what lies inside them.
   std::set<std::string> runtime;
   for (const auto& g : p.globals)

@@ -244,7 +244,7 @@ void declarations(Ctx& c) {
   for (const auto& g : c.k.globals)
     if (global_bytes(g) > ir::kGlobalBytesMax) c.oversized.insert(g.name);
   c.placed = place_tiles(c.k);
-  ViewResolution vr = resolve_views(c.k.views);
+  ViewResolution vr = ir::resolve_views(c.k.views);
   c.views = std::move(vr.views);
 }
 

@@ -30,44 +30,18 @@
 
 #include "ptxgen/isa.hpp"
 #include "ptxgen/ref.hpp"
+#include "ptxgen/tmem_view.hpp"
 
 namespace ptxgen::ir {
 
 // The storage of sub-byte elements and tensor memory's row layouts are the ISA's (ptxgen/isa.hpp);
-// a name and the JSON pointer of the field that wrote it, the spec's (ptxgen/ref.hpp).
+// a name with the JSON pointer of the field that wrote it (ptxgen/ref.hpp) and a link of a view
+// chain (ptxgen/tmem_view.hpp) are the vocabulary the IR shares with the spec it points at.
 using isa::SubByte;
 using isa::TmemLayout;
 using isa::layout_f_alignment;
 using ptxgen::Ref;
-
-// One link of a tensor-memory view chain: the program level's views as written (lower/program.cpp
-// copies them), or the gemm template's, which may also be rings. ir/views.hpp resolves chains.
-struct TmemView {
-  enum class Kind : uint8_t { alloc, slice, cast, alias };
-  Kind kind = Kind::alloc;
-  std::string name;  // "" for an inline view
-  std::string ptr;   // the view's object
-  // alloc
-  int columns = 0;
-  std::string columns_ptr;
-  // slice / cast / alias: what it derives from: a name, or an inline view (index into views)
-  Ref of;
-  int of_inline = -1;
-  // slice
-  std::optional<std::array<int64_t, 2>> lanes, cols;
-  std::string lanes_ptr, cols_ptr;
-  // alloc (element type of the whole allocation) and cast
-  std::optional<isa::DType> dtype;
-  std::optional<int> packing;  // elements per 32-bit column
-  std::optional<TmemLayout> layout;
-  std::optional<int> rows;
-  std::string dtype_ptr, packing_ptr, layout_ptr, rows_ptr;
-  // slice, made by the gemm lowering only (the program format has no ring): a ring of `stages`
-  // copies of the slice, copy s `stage_columns` columns after copy 0. An op in a K loop uses the copy
-  // of its iteration's ring stage, as it does with a ring of shared-memory tiles (Tile::stages).
-  int stages = 1;
-  int stage_columns = 0;
-};
+using ptxgen::TmemView;
 
 // tcgen05.mma (sm_100a family: D in tensor memory, one thread issues) or wgmma.mma_async (sm_90a:
 // D in the registers of a warpgroup, which issues together).
@@ -191,7 +165,6 @@ enum class OpKind : uint8_t {
   expect_tx,   // one thread arrives and arms the barrier with the bytes of the loads that follow
   mma_wait,    // wgmma: wait until at most `pending` wgmma groups of this warpgroup are in flight
 };
-std::string_view name(OpKind k);
 
 // Which stage of a ring, and which phase of a barrier, an op inside a loop uses: those of iteration
 // kb - lag (of a ring of S stages, the barrier's or the tile's: position (kb - lag) % S, phase
