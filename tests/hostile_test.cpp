@@ -398,6 +398,21 @@ TEST_CASE("plan text: lines of at most 100 characters, views as declared, single
       ptxgen::emit::plan_text(support::plan_of(checked_spec(slurp(spec_path("gemm_bf16_a_tmem_m128")))));
   CHECK(gemm.find("A in tensor memory is single-buffered") != std::string::npos);
 }
+
+TEST_CASE("plan text: a scale-factor tensor's lines are not called k, a persistent grid is a bound") {
+  // Issue 32: the factor tensors of k = 8192 were labelled [k=2048 x 16], and a persistent launch
+  // printed its most CTAs as if they were the launch.
+  auto doc = nlohmann::json::parse(slurp(spec_path("gemm_mxf4_sm100a")));
+  doc["gemm"]["k"] = 8192;
+  const std::string scaled = ptxgen::emit::plan_text(support::plan_of(checked_spec(doc.dump())));
+  CHECK(scaled.find("SFA: ue8m0 [2048 (k=8192) x 16]") != std::string::npos);
+  CHECK(scaled.find("k=2048") == std::string::npos);
+  CHECK(scaled.find("  launch: grid 16 x 32 x 1 for the spec's sizes") != std::string::npos);
+  const std::string persistent =
+      ptxgen::emit::plan_text(support::plan_of(checked_spec(slurp(spec_path("gemm_bf16_cta2_cluster_4x2_persistent_tma")))));
+  CHECK(persistent.find("  launch: at most grid 512 x 1 x 1 (one CTA per tile; the launch takes one per multiprocessor)") !=
+        std::string::npos);
+}
 }
 
 TEST_SUITE("output") {

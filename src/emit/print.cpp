@@ -18,6 +18,15 @@ using namespace plan;
 std::string s(int64_t v) { return std::to_string(v); }
 std::string dt(isa::DType t) { return std::string(isa::name(t)); }
 
+// A global's extent: static, the size parameter it is ("m=4096"), or one that grows with a size
+// parameter without being it (a scale-factor tensor's lines at k = 8192: "2048 (k=8192)").
+std::string extent(const ir::Kernel& k, const std::string& param, int64_t value) {
+  if (param.empty()) return s(value);
+  for (const auto& z : k.size_params)
+    if (z.name == param) return z.value == value ? param + "=" + s(value) : s(value) + " (" + param + "=" + s(z.value) + ")";
+  return s(value) + " (" + param + ")";
+}
+
 std::string taddr(const std::string& alloc, uint32_t a) {
   const isa::TmemAddr t = isa::decode_tmem(a);
   return "[" + alloc + " + " + isa::hex32(a) + " (lane " + s(t.lane) + ", column " + s(t.column) + ")]";
@@ -300,7 +309,10 @@ std::string plan_text(const Plan& pl) {
        (pl.roles.size() == 1 ? "one role the planner orders" : s(static_cast<int64_t>(pl.roles.size())) + " warp-specialized roles") + "\n";
   if (!pl.summary.empty()) o += "  " + pl.summary + "\n";
   for (const auto& c : pl.ir().chosen) o += "  chosen   " + c + "\n";
-  o += "  launch: grid " + s(pl.launch.x) + " x " + s(pl.launch.y) + " x " + s(pl.launch.z) + " for the spec's sizes, cluster " +
+  // A persistent grid is a bound: one CTA (pair) per tile at most, the launch taking one per
+  // multiprocessor (or pair of them) of the device it runs on.
+  o += "  launch: " + std::string(pl.ir().grid.persistent ? "at most " : "") + "grid " + s(pl.launch.x) + " x " + s(pl.launch.y) + " x " + s(pl.launch.z) +
+       (pl.ir().grid.persistent ? " (one CTA per tile; the launch takes one per multiprocessor)" : "") + " for the spec's sizes, cluster " +
        s(pl.ir().cluster[0]) + " x " + s(pl.ir().cluster[1]) + " x " + s(pl.ir().cluster[2]) +
        (pl.ir().max_registers < 255 ? ", .maxnreg " + s(pl.ir().max_registers) : "") + "\n";
   if (pl.ir().grid.tiled)
@@ -317,8 +329,7 @@ std::string plan_text(const Plan& pl) {
                                                     : "") + "\n";
   o += "\nResources\n";
   for (const auto& g : pl.ir().globals)
-    o += "  global   " + g.name + ": " + dt(g.dtype) + " [" + (g.rows_param.empty() ? s(g.rows) : g.rows_param + "=" + s(g.rows)) + " x " +
-         (g.cols_param.empty() ? s(g.cols) : g.cols_param + "=" + s(g.cols)) + "] row-major, " + s(g.bits) + " bits per element, ld " +
+    o += "  global   " + g.name + ": " + dt(g.dtype) + " [" + extent(pl.ir(), g.rows_param, g.rows) + " x " + extent(pl.ir(), g.cols_param, g.cols) + "] row-major, " + s(g.bits) + " bits per element, ld " +
          (g.ld_param.empty() ? s(g.ld) : g.ld_param) + (g.param.empty() ? " (tensor maps only)" : ", param " + g.param) +
          (g.planes ? "; " + s(g.planes) + " planes" : "") +
          (g.scale_vec ? ": block-scale factors of " + g.scales + ", one per " + s(g.scale_vec) + " of k, 128x4 layout" : "") +
