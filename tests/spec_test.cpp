@@ -40,6 +40,27 @@ TEST_CASE("the example parses, and to_json round-trips it") {
   CHECK(spec::to_json(*again.spec) == spec::to_json(*r.spec));
 }
 
+TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming what is built") {
+  // Issue 28: "c" was SPEC-UNKNOWN-KEY with "did you mean a?", "op": "softmax" SPEC-ENUM.
+  for (const char* key : {"bias", "activation", "alpha", "beta", "c", "residual", "amax", "quantize", "groups", "batch"}) {
+    CAPTURE(key);
+    const Diagnostic x = only(parse(with_gemm("\"" + std::string(key) + "\": {}")));
+    CHECK(x.rule == "SPEC-NOT-BUILT");
+    CHECK(x.pointer == "/gemm/" + std::string(key));
+    REQUIRE_FALSE(x.help.empty());
+    CHECK(x.help[0].rfind("nearest built: ", 0) == 0);
+  }
+  auto doc = nlohmann::json::parse(rules::example_program_base());
+  doc["program"]["ops"][1] = {{"op", "exp2"}, {"regs", "r"}};
+  const Diagnostic x = only(parse(doc.dump()));
+  CHECK(x.rule == "SPEC-NOT-BUILT");
+  CHECK(x.pointer == "/program/ops/1/op");
+  CHECK(x.message.find("arithmetic on register sets") != std::string::npos);
+  // A name that is neither built nor planned stays SPEC-ENUM.
+  doc["program"]["ops"][1] = {{"op", "transpose"}};
+  CHECK(only(parse(doc.dump())).rule == "SPEC-ENUM");
+}
+
 TEST_CASE("syntax errors carry line and column") {
   const Diagnostic x = only(parse("{\n  \"ptxgen\": 1,\n  \"name\": \"a\" \"target\"\n}"));
   CHECK(x.rule == "SPEC-JSON");

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -243,9 +244,20 @@ class ObjReader {
     return std::nullopt;
   }
 
+  // A member users write for a feature ptxgen does not build yet (SPEC-NOT-BUILT): refused as such,
+  // with the nearest thing that is built, instead of as an unknown member (whose "did you mean"
+  // would send "c" to "a").
+  void not_built(std::initializer_list<const char*> keys, const std::string& what, const std::vector<std::string>& nearest) {
+    for (const char* k : keys) not_built_[k] = {what, nearest};
+  }
+
   void finish() {
     for (auto it = obj_.begin(); it != obj_.end(); ++it) {
       if (known_.count(it.key())) continue;
+      if (auto nb = not_built_.find(it.key()); nb != not_built_.end()) {
+        d_.error("SPEC-NOT-BUILT", ptr(it.key()), quote(it.key()) + ": " + nb->second.first).help = nb->second.second;
+        continue;
+      }
       auto& diag = d_.error("SPEC-UNKNOWN-KEY", ptr(it.key()),
                             "unknown member " + quote(it.key()) + " in " + (at_.empty() ? "/" : at_));
       if (auto dym = did_you_mean(suggestions(it.key(), {known_.begin(), known_.end()})); !dym.empty())
@@ -262,6 +274,7 @@ class ObjReader {
   Diagnostics& d_;
   const Literals* lits_ = nullptr;
   std::set<std::string> known_;
+  std::map<std::string, std::pair<std::string, std::vector<std::string>>> not_built_;
 };
 
 template <typename T>

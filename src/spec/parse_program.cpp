@@ -6,6 +6,7 @@
 #include "parse_program.hpp"
 
 #include <functional>
+#include <set>
 
 #include "obj_reader.hpp"
 
@@ -407,6 +408,20 @@ class Parser {
                                    {"tmem_store", OpKind::tmem_store}, {"store", OpKind::store},
                                    {"commit", OpKind::commit},       {"wait", OpKind::wait},
                                    {"loop", OpKind::loop}};
+    // Arithmetic on register sets is the next step of the IR (docs/spec.md, "Not built (yet)").
+    static const std::set<std::string> kArithmetic = {"add",  "sub",    "mul",      "fma",     "min",     "max",
+                                                      "neg",  "abs",    "exp2",     "log2",    "rcp",     "rsqrt",
+                                                      "sqrt", "tanh",   "select",   "softmax", "reduce",  "convert",
+                                                      "quantize", "relu", "gelu", "silu", "sigmoid", "swiglu"};
+    if (const auto* op = v.contains("op") && v.at("op").is_string() ? v.at("op").get_ptr<const std::string*>() : nullptr;
+        op && kArithmetic.count(*op)) {
+      d_.error("SPEC-NOT-BUILT", at + "/op",
+               "\"op\": \"" + *op + "\": arithmetic on register sets (elementwise math, activations, row reductions, conversions, "
+               "quantization, softmax) is not built yet")
+          .help = {"nearest built: tmem_load the registers and store them (a store converts f32 to f16 or bf16); compute the rest in "
+                   "a separate kernel"};
+      return std::nullopt;
+    }
     auto k = r.choice("op", true, kinds);
     if (!k) {
       for (auto it = v.begin(); it != v.end(); ++it) r.any(it.key());  // no cascade of unknown keys
