@@ -108,6 +108,13 @@ struct Gemm {
 // Fills the tile (tile.m == 0) and the pipeline depth (stages == 0) a spec left out, by the rule
 // of docs/spec.md ("Chosen when left out"), and records each choice in g.chosen.
 void choose_gemm_defaults(Gemm& g, isa::Arch target);
+// The shared-memory bytes of one pipeline stage: every tile a stage holds (A, B, block scaling's
+// factors, sparse A's metadata) as the lowering lays it out, each rounded up to 1 KB. What the
+// chooser divides shared memory by; tests/chosen_sweep_test.cpp holds it to the memory map.
+int64_t stage_bytes(const Gemm& g, isa::Arch target);
+// The note choose_gemm_defaults recorded for `member` ("stages", "tile", "schedule", ...: each note
+// begins with the member's name), or nullptr where the spec wrote the member.
+const std::string* chosen_note(const Gemm& g, std::string_view member);
 
 struct Spec {
   int version = 1;

@@ -429,14 +429,27 @@ void check_smem_budget(const Context& c, Diagnostics& d) {
   }
   const int64_t fixed = p.smem_bytes - tiles - staging;
   const int64_t fit = (max - fixed - staging) / std::max<int64_t>(1, stage);
-  auto& diag = d.error("SMEM-BUDGET", "/gemm/stages",
+  // Values ptxgen chose where the spec is silent (spec::choose_gemm_defaults) are said to be its
+  // choice, and the diagnostic points at a member the spec has: the stages when written, else the
+  // tile that drove the choice, else the template.
+  const std::string* chose_stages = spec::chosen_note(*g, "stages");
+  const std::string* chose_tile = spec::chosen_note(*g, "tile");
+  const std::string at = !chose_stages ? "/gemm/stages" : !chose_tile ? "/gemm/tile" : "/gemm";
+  std::string chosen;
+  if (chose_tile) chosen += "; the tile " + num(g->tile.m) + " x " + num(g->tile.n) + " x " + num(g->tile.k) + " was chosen by ptxgen (the spec leaves \"tile\" out)";
+  if (chose_stages)
+    chosen += std::string(chose_tile ? ", and " : "; ") + num(g->stages) + (g->stages == 1 ? " stage was" : " stages were") + " chosen by ptxgen (the spec leaves \"stages\" out: " +
+              chose_stages->substr(chose_stages->find(": ") + 2) + ")";
+  auto& diag = d.error("SMEM-BUDGET", at,
                        num(g->stages) + " stages of " + num(stage) + " bytes (" + parts + ")" +
                            (staging ? ", the TMA epilogue's staging tile" + std::string(staging_tiles > 1 ? "s (one per ping-pong consumer)" : "") + " of " +
                                           num(staging) + " bytes," : "") + " plus " + num(fixed) +
                            " bytes of barriers and alignment need " + num(p.smem_bytes) + " bytes of shared memory; a CTA on " +
-                           std::string(c.target.name) + " gets at most " + num(max));
-  diag.help = {fit > 0 ? "use \"stages\": " + num(fit) + " or fewer" : "reduce the tile: one stage does not fit",
+                           std::string(c.target.name) + " gets at most " + num(max) + chosen);
+  diag.help = {fit > 0 ? (chose_stages ? "write \"stages\": " + num(fit) + " or fewer in the spec" : "use \"stages\": " + num(fit) + " or fewer")
+                       : "reduce the tile: one stage does not fit",
                "or shrink tile.k (each stage holds tile.k columns of A and B)"};
+  if (chose_tile) diag.help.push_back("or write the \"tile\" (ptxgen chose this one) with a smaller tile.n or tile.k");
   if (staging) diag.help.push_back("or \"epilogue\": \"direct\", which stores D from registers without a staging tile");
 }
 

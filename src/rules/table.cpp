@@ -888,6 +888,32 @@ const ir::Kernel* verified(const Context& c, const Diagnostics& d) {
   return k && c.problems.empty() ? k : nullptr;
 }
 
+namespace {
+// A diagnostic about a value ptxgen chose where the spec is silent (spec::choose_gemm_defaults)
+// says so and points at a member the spec has: one at a chosen member points at the template (the
+// stages at the tile when the spec wrote it, the member that drove the choice); with the tile
+// chosen, every error says so in a help line, since the tile shapes all the rest.
+void say_chosen(const spec::Gemm* g, const Diagnostics& found, Diagnostics& out) {
+  for (Diagnostic x : found.list()) {
+    if (g && x.severity == Severity::error) {
+      for (const std::string member : {"tile", "stages", "schedule", "epilogue", "consumers", "registers", "cluster"}) {
+        const std::string* note = spec::chosen_note(*g, member);
+        const std::string at = "/gemm/" + member;
+        if (!note || (x.pointer != at && x.pointer.rfind(at + "/", 0) != 0)) continue;
+        x.pointer = member == "stages" && !spec::chosen_note(*g, "tile") ? "/gemm/tile" : "/gemm";
+        x.message += "; chosen by ptxgen where the spec is silent: " + *note;
+        x.help.push_back("write \"" + member + "\" in the spec to choose another");
+      }
+      const std::string* tile = spec::chosen_note(*g, "tile");
+      if (tile && x.message.find("chosen by ptxgen") == std::string::npos)
+        x.help.push_back("the " + tile->substr(0, tile->find(':')) + " was chosen by ptxgen where the spec is silent; write \"tile\" to choose another");
+    }
+    Diagnostic& y = x.severity == Severity::error ? out.error(x.rule, x.pointer, x.message) : out.warning(x.rule, x.pointer, x.message);
+    y = x;
+  }
+}
+}  // namespace
+
 Analysis check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
   Context c{s, g, isa::target_info(s.target), std::nullopt, nullptr, false, {}, std::nullopt, {}};
@@ -895,14 +921,16 @@ Analysis check(const spec::Spec& s, Diagnostics& diags) {
     c.kind = g->scale ? isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse),
                                               g->scale->kind)
                       : isa::unscaled_kind(g->a.dtype, g->b.dtype);
-  if (s.program) lowered(c, diags);
+  Diagnostics found;
+  if (s.program) lowered(c, found);
   for (const auto& r : kTable)
-    if (r.check) r.check(c, diags);
+    if (r.check) r.check(c, found);
+  say_chosen(g, found, diags);
   Analysis a;
-  if (diags.has_errors()) return a;
+  if (found.has_errors()) return a;
   // Every rule passed: the kernel the rules lowered (the gemm template's after its own rules, a
   // program's at once), which the verifiers passed, and what the narrow calls computed of it.
-  if (!lowered(c, diags)) return a;
+  if (!lowered(c, found)) return a;
   a.kernel = std::move(c.kernel);
   a.facts = std::move(c.facts);
   return a;

@@ -36,7 +36,44 @@ namespace {
 int64_t multiprocessors(isa::Arch a) { return isa::target_info(a).tcgen05 ? 148 : 132; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int container_bytes(isa::DType t) { return std::max(1, isa::value_bits(t) / 8); }
+int64_t kb(int64_t bytes) { return (bytes + 1023) / 1024 * 1024; }
 }  // namespace
+
+int64_t stage_bytes(const Gemm& g, isa::Arch target) {
+  // Every shared-memory tile of one stage, as the lowering lays the stage out (src/lower/gemm.cpp,
+  // gemm_scale.cpp, gemm_sparse.cpp; the planner places each at 1 KB or less, src/plan/kernel.cpp):
+  const bool tc = isa::target_info(target).tcgen05;
+  const std::optional<isa::Kind> kind =
+      g.scale ? isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, isa::stored_scale_vec(g.scale->vec, g.sparse), g.scale->kind)
+              : isa::unscaled_kind(g.a.dtype, g.b.dtype);
+  // Elements as shared memory stores them: 4- and 6-bit types in 8-bit containers (f8f6f4), or two
+  // e2m1 a byte (mxf4, mxf4nvf4).
+  const auto bits = [&](isa::DType t) { return tc && kind ? isa::smem_bits(*kind, t) : std::max(8, isa::value_bits(t)); };
+  const int64_t rows_a = g.tile.m / g.cta_group;
+  // A: this CTA's rows (with A in tensor memory at M = 64, layout F's 128-row slabs), half of the K
+  // block with sparse A.
+  const bool slabs = tc && g.a_source == ASource::tmem && (g.cta_group == 1 || g.sparse);
+  const int64_t a = (slabs ? (rows_a + 127) / 128 * 128 : rows_a) * (g.sparse ? g.tile.k / 2 : g.tile.k) * bits(g.a.dtype) / 8;
+  // B: tcgen05, this CTA's half of N in a pair; wgmma, the tile's.
+  const int64_t b = g.tile.n / (tc ? g.cta_group : 1) * g.tile.k * bits(g.b.dtype) / 8;
+  int64_t bytes = kb(a) + kb(b);
+  // Block scaling: the K block's factors in the 128x4 layout, 512 bytes per 128 rows (of A's rows of
+  // this CTA; of all of B's N) and 4 factors of each.
+  if (g.scale && g.scale->vec > 0) {
+    const int64_t groups = g.tile.k / (4 * g.scale->vec);
+    bytes += kb(512 * groups * (rows_a / 128)) + kb(512 * groups * (g.tile.n / 128));
+  }
+  // Sparse A: the K block's metadata atoms, 128 rows of 16 bytes each, per 128 of this CTA's rows.
+  if (g.sparse && kind && isa::sparse_atom_k(*kind) > 0)
+    bytes += kb(2048 * (g.tile.k / isa::sparse_atom_k(*kind)) * ((rows_a + 127) / 128));
+  return bytes;
+}
+
+const std::string* chosen_note(const Gemm& g, std::string_view member) {
+  for (const auto& c : g.chosen)
+    if (c.size() > member.size() && c.compare(0, member.size(), member) == 0 && c[member.size()] == ' ') return &c;
+  return nullptr;
+}
 
 void choose_gemm_defaults(Gemm& g, isa::Arch target) {
   const auto s = [](int64_t v) { return std::to_string(v); };
@@ -94,30 +131,14 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
                        (isa::target_info(target).tcgen05 ? "" : "; a multicasting cluster ([1, 2, 1]) measured 1-10 % slower on the H200"));
   }
   if (g.stages == 0) {
-    // Sparse A: half of K, and 4 bits of metadata per chunk of K (§9.7.16.10.8): a bit per element
-    // (2:4), two for tf32 (1:2).
-    const int64_t meta_bits = g.a.dtype == isa::DType::tf32 ? 2 : 1;
-    const int64_t a_bits = g.sparse ? isa::value_bits(g.a.dtype) / 2 + meta_bits : isa::value_bits(g.a.dtype);
-    int64_t stage = g.tile.k * (g.tile.m * a_bits + g.tile.n * isa::value_bits(g.b.dtype)) / 8 / g.cta_group;
-    // Block scaling: a byte per scale factor, of A's rows of this CTA and of all N (docs/spec.md).
-    if (g.scale && g.scale->vec > 0) stage += g.tile.k / g.scale->vec * (g.tile.m / g.cta_group + g.tile.n);
-    // Each operand's stage is rounded up to 1 KB; 2 KB more for the base alignment, barriers and
-    // the tensor-memory address slot.
-    const int64_t per = stage + 2048;
-    int64_t fit = (isa::target_info(target).smem_per_block_max - 2048) / std::max<int64_t>(1, per);
+    const bool tc = isa::target_info(target).tcgen05, pingpong = g.consumers == Consumers::pingpong;
     // A persistent kernel's TMA epilogue has staging memory of its own: tcgen05, a ring of at most
     // two stages of 128 bytes of D's row by the CTA's 128 rows; wgmma, D's tile, one per ping-pong
-    // consumer. Each operand's stage is then counted rounded to 1 KB, and 2 KB once for the base
-    // alignment, barriers and the tensor-memory address slot.
-    const bool tc = isa::target_info(target).tcgen05, pingpong = g.consumers == Consumers::pingpong;
+    // consumer. A data-parallel kernel's lies over the ring (or needs none).
     const bool staging = g.schedule == Schedule::persistent && g.epilogue != Epilogue::direct;
-    if (staging) {
-      const auto kb = [](int64_t bytes) { return (bytes + 1023) / 1024 * 1024; };
-      const int64_t rounded = kb(g.tile.k * g.tile.m / g.cta_group * isa::value_bits(g.a.dtype) / 8) +
-                              kb(g.tile.k * g.tile.n / g.cta_group * isa::value_bits(g.b.dtype) / 8);
-      const int64_t staged = tc ? 2 * 128 * 128 : (pingpong ? 2 : 1) * kb(g.tile.m * g.tile.n * std::max(1, isa::value_bits(g.d) / 8));
-      fit = (isa::target_info(target).smem_per_block_max - 2048 - staged) / std::max<int64_t>(1, rounded);
-    }
+    const int64_t staged = !staging ? 0 : tc ? 2 * 128 * 128 : (pingpong ? 2 : 1) * kb(g.tile.m * g.tile.n * std::max(1, isa::value_bits(g.d) / 8));
+    // 2 KB once for the base alignment, the barriers and the tensor-memory address slot.
+    const int64_t fit = (isa::target_info(target).smem_per_block_max - 2048 - staged) / std::max<int64_t>(1, stage_bytes(g, target));
     const int64_t most = pingpong ? 5 : 4;
     g.stages = std::clamp<int64_t>(fit, 1, most);
     g.chosen.push_back("stages " + s(g.stages) + ": as many as shared memory holds, at most " + s(most) +

@@ -1,0 +1,163 @@
+// What the gemm template chooses where a spec is silent (src/spec/defaults.cpp) must pass the
+// template's own rules. Over a grid of template options (targets, types and block scaling,
+// cta_group, schedule, epilogue, tiles), each combination the rules accept with every choosable
+// member written is checked again with each chosen member left out, one at a time (and tile and
+// stages together, the common case): the spec still passes, or the diagnostic says that ptxgen
+// chose the value and points at a member the spec has (issue 32: MXFP8/MXFP4/NVFP4, persistent, TMA
+// epilogue, stages left out were refused with SMEM-BUDGET at /gemm/stages, which the spec lacked).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+using namespace ptxgen;
+
+namespace {
+
+struct Types {
+  const char* name;
+  const char* a;
+  const char* b;
+  const char* scale;  // nullptr: none; else the factors' type
+  int vec;
+  int tile_k;         // 128 bytes of a row (two e2m1 a byte for the block-scaled fp4 kinds; twice with sparse A)
+  bool sparse = false;
+};
+
+nlohmann::json base_doc(const char* target, const Types& t, int cta, bool persistent, bool tma, int tm, int tn) {
+  nlohmann::json j = nlohmann::json::parse(rules::example_base());
+  j["target"] = target;
+  auto& g = j["gemm"];
+  g["a"]["dtype"] = t.a;
+  g["b"]["dtype"] = t.b;
+  if (t.scale) g["scale"] = {{"dtype", t.scale}, {"vec", t.vec}};
+  g["cta_group"] = cta;
+  g["cluster"] = {cta, 1, 1};
+  g["schedule"] = persistent ? "persistent" : "data_parallel";
+  g["epilogue"] = tma ? "tma" : "direct";
+  g["tile"] = {{"m", tm}, {"n", tn}, {"k", t.tile_k}};
+  if (t.sparse) g["sparse"] = true;
+  if (std::string(target) == "sm_90a") {
+    // What the planner chooses with the tile there: the consumers and their register budgets.
+    g["consumers"] = persistent && tn == 128 ? "pingpong" : "cooperative";
+    g["registers"] = {{"producer", 40}, {"consumer", 232}};
+  }
+  return j;
+}
+
+// The first error as "RULE at POINTER: message", or "" when the spec passes.
+std::string first_error(const nlohmann::json& j, Diagnostics& d) {
+  rules::parse_and_check(j.dump(), d);
+  for (const auto& x : d.list())
+    if (x.severity == Severity::error) return x.rule + " at " + x.pointer + ": " + x.message;
+  return {};
+}
+
+bool has_member(const nlohmann::json& j, const std::string& pointer) {
+  return pointer.empty() || j.contains(nlohmann::json::json_pointer(pointer));
+}
+
+}  // namespace
+
+TEST_SUITE("rules") {
+TEST_CASE("every accepted template combination passes with each chosen member left out") {
+  const Types types[] = {{"bf16", "bf16", "bf16", nullptr, 0, 64},
+                         {"e4m3", "e4m3", "e4m3", nullptr, 0, 128},
+                         {"mxf8", "e4m3", "e4m3", "ue8m0", 32, 128},
+                         {"mxf4", "e2m1", "e2m1", "ue8m0", 32, 256},
+                         {"nvf4", "e2m1", "e2m1", "ue4m3", 16, 256},
+                         {"f8f6f4 e2m1", "e2m1", "e2m1", nullptr, 0, 128},  // 4-bit types in 8-bit containers
+                         {"sparse bf16", "bf16", "bf16", nullptr, 0, 128, true},
+                         {"sparse mxf8", "e4m3", "e4m3", "ue8m0", 64, 256, true}};
+  // The members defaults.cpp chooses when left out (tile and stages also together).
+  const std::vector<std::vector<std::string>> removals = {{"stages"}, {"tile"},  {"tile", "stages"}, {"cluster"},
+                                                          {"schedule"}, {"epilogue"}, {"consumers"}, {"registers"}};
+  int combinations = 0, variants = 0, refused_chosen = 0;
+  std::vector<std::string> failures;
+  for (const char* target : {"sm_100a", "sm_100f", "sm_103a", "sm_110a", "sm_90a"})
+    for (const Types& t : types)
+      for (int cta : {1, 2})
+        for (bool persistent : {false, true})
+          for (bool tma : {false, true})
+            for (int tn : {128, 256}) {
+              const int tm = 128 * cta;
+              nlohmann::json full = base_doc(target, t, cta, persistent, tma, tm, tn);
+              // The deepest pipeline the rules accept with every member written; none: a combination
+              // the rules refuse, not swept.
+              bool accepted = false;
+              for (int stages = 4; stages >= 1 && !accepted; --stages) {
+                full["gemm"]["stages"] = stages;
+                Diagnostics d;
+                accepted = first_error(full, d).empty();
+              }
+              if (!accepted) continue;
+              ++combinations;
+              const std::string where = std::string(target) + " " + t.name + " cta_group " + std::to_string(cta) +
+                                        (persistent ? " persistent" : " data_parallel") + (tma ? " tma" : " direct") + " tile " +
+                                        std::to_string(tm) + "x" + std::to_string(tn);
+              for (const auto& removed : removals) {
+                nlohmann::json j = full;
+                std::string what;
+                bool present = false;
+                for (const auto& m : removed) {
+                  present = present || j["gemm"].contains(m);
+                  j["gemm"].erase(m);
+                  what += (what.empty() ? "" : "+") + m;
+                }
+                if (!present) continue;
+                ++variants;
+                Diagnostics d;
+                const std::string e = first_error(j, d);
+                if (e.empty()) continue;
+                // Refused: acceptable only when every error points at a member the spec has and,
+                // where ptxgen chose what was left out, says the value was its choice.
+                Diagnostics quiet;
+                const auto parsed = spec::parse(j.dump(), quiet);
+                bool chosen = false;
+                for (const auto& m : removed) chosen = chosen || (parsed.spec && spec::chosen_note(*parsed.spec->gemm, m));
+                bool explained = true;
+                for (const auto& x : d.list()) {
+                  if (x.severity != Severity::error) continue;
+                  std::string text = x.message;
+                  for (const auto& h : x.help) text += "\n" + h;
+                  if (!has_member(j, x.pointer) || (chosen && text.find("chosen by ptxgen") == std::string::npos)) explained = false;
+                }
+                if (explained) ++refused_chosen;
+                else failures.push_back(where + ", " + what + " left out: " + e);
+              }
+            }
+  MESSAGE(combinations << " combinations, " << variants << " specs with a chosen member left out, " << refused_chosen
+                       << " refused at a member the spec has, saying what ptxgen chose, " << failures.size() << " failed");
+  CHECK(combinations >= 200);
+  std::string shown;
+  for (size_t i = 0; i < failures.size() && i < 40; ++i) shown += failures[i] + "\n";
+  CHECK_MESSAGE(failures.empty(), failures.size() << " failed:\n" << shown);
+}
+
+TEST_CASE("SMEM-BUDGET about stages ptxgen chose says so and points at the tile that drove the choice") {
+  // Issue 32: block-scaled, persistent, TMA epilogue, stages left out: passes with the stage's
+  // factor tiles counted.
+  for (const Types& t : {Types{"mxf8", "e4m3", "e4m3", "ue8m0", 32, 128}, Types{"mxf4", "e2m1", "e2m1", "ue8m0", 32, 256},
+                         Types{"nvf4", "e2m1", "e2m1", "ue4m3", 16, 256}}) {
+    CAPTURE(t.name);
+    nlohmann::json j = base_doc("sm_100a", t, 1, true, true, 128, 256);
+    j["gemm"].erase("stages");
+    Diagnostics d;
+    CHECK(first_error(j, d) == "");
+  }
+  // sm_90a: one stage of 128 x 256 x 256 bf16 beside its f32 staging tile does not fit.
+  nlohmann::json j = base_doc("sm_90a", {"bf16", "bf16", "bf16", nullptr, 0, 256}, 1, true, true, 128, 256);
+  j["gemm"].erase("stages");
+  j["gemm"]["d"]["dtype"] = "f32";
+  Diagnostics d;
+  rules::parse_and_check(j.dump(), d);
+  REQUIRE(d.list().size() == 1u);
+  const Diagnostic& x = d.list()[0];
+  CHECK(x.rule == "SMEM-BUDGET");
+  CHECK(x.pointer == "/gemm/tile");
+  CHECK(x.message.find("1 stage was chosen by ptxgen (the spec leaves \"stages\" out: as many as shared memory holds") != std::string::npos);
+}
+}
