@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_support.hpp"
 #include "ptxgen/io.hpp"
 #include "ptxgen/rules.hpp"
+#include "../src/cli/header.hpp"
 
 using namespace support;
 using ptxgen::io::Run;
@@ -179,6 +182,103 @@ TEST_CASE("--header: a spec that fails its check, a name C++ cannot take, or a u
   CHECK(ptxgen_run({"build", "-", "-", "--header", t / "k.hpp"}).exit_code == 2);
   CHECK(ptxgen_run({"build", good, "--target", "sm_99z", "--header", t / "k.hpp"}).exit_code == 7);
   CHECK(dir_listing(t) == "bad.json clash.json kw.json twice.json ");
+}
+
+// Issue 32: every name of a spec that reaches C++ (kernel, tensor and size names) is checked or
+// renamed. Kernel names are the launch functions' names, so a name that a macro of the header's
+// includes takes (errno, EOF, NULL, stdin, assert), that g++ and clang predefine in gnu++ modes
+// (linux, unix, i386), that is reserved (_Q, a__b) or that cuda.h's driver API takes
+// (cuMemAlloc) is refused: exit 1, nothing written. A program's tensors and sizes are parameters
+// only, renamed where such a name would not compile; the header then compiles with g++ and clang++
+// at -std=c++17 and -std=gnu++17 after the C library's headers (all names in one translation
+// unit, -fsyntax-only).
+TEST_CASE("--header: names that are macros, keywords or reserved: kernels refused, tensors and sizes renamed; it compiles") {
+  const std::string cuda = cuda_root();
+  TempDir t;
+  const ptxgen::rules::Rule* grid = ptxgen::rules::find("PROGRAM-LAUNCH-GRID");
+  REQUIRE(grid);
+  // The program of a grid over sizes m and n, tensors A, B, D: renamed to hazards.
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(ptxgen::rules::good_document(*grid));
+  std::string text = j.dump();
+  const std::pair<std::string, std::string> renames[] = {{"\"A\"", "\"EOF\""},   {"\"B\"", "\"NULL\""}, {"\"D\"", "\"errno\""},
+                                                         {"\"m\"", "\"linux\""}, {"\"n\"", "\"unix\""}};
+  for (const auto& [from, to] : renames)
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+  j = nlohmann::ordered_json::parse(text);
+  j["name"] = "hazards";
+  j["program"]["grid"]["m"] = "linux";
+  j["program"]["grid"]["n"] = "unix";
+  // Tensors and sizes no op uses: kernel parameters all the same.
+  for (const char* g : {"stdin", "assert", "i386", "a__b", "_Q", "launch", "cuMemAlloc", "int", "hazards_prepare"})
+    j["program"]["globals"][g] = {{"dtype", "bf16"}, {"shape", {64, 64}}};
+  for (const char* z : {"stream", "NDEBUG", "stdout", "EOF_", "offsetof", "sched_priority"}) j["program"]["sizes"][z] = 64;
+  write(t / "hazards.json", j.dump(2));
+  Run r = ptxgen::io::run({bin(), "build", t / "hazards.json", "--header", t / "hazards.hpp", "-q"}, 120);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const std::string h = slurp(t / "hazards.hpp");
+  // The parameters: EOF_ is the size's own name, so the tensor EOF takes EOF_2.
+  CHECK(h.find("inline ::CUresult hazards(const bf16* EOF_2, const bf16* NULL_, const bf16* Q, const bf16* a_b, const bf16* "
+               "assert_, const bf16* xcuMemAlloc, float* errno_, const bf16* hazards_prepare_, const bf16* i386_, const bf16* int_, "
+               "const bf16* launch_, const bf16* stdin_, ::std::int64_t EOF_, ::std::int64_t NDEBUG_, ::std::int64_t linux_, "
+               "::std::int64_t offsetof_, ::std::int64_t sched_priority_, ::std::int64_t stdout_, ::std::int64_t stream_, "
+               "::std::int64_t unix_, ::CUstream stream)") != std::string::npos);
+  // One translation unit after the headers that define the macros; every function referenced.
+  write(t / "hazards_test.cpp", "#include <cassert>\n#include <cerrno>\n#include <csignal>\n#include <cstddef>\n#include <cstdio>\n"
+                                "#include <cstdlib>\n#include <pthread.h>\n#include \"hazards.hpp\"\n"
+                                "#define PTXGEN_USE(NAME) (void)&::ptxgen::NAME; (void)&::ptxgen::NAME##_check; "
+                                "(void)&::ptxgen::NAME##_prepare; (void)::ptxgen::NAME##_info;\n"
+                                "int main() {\n  PTXGEN_HAZARDS_PROGRAMS(PTXGEN_USE)\n  return 0;\n}\n");
+  for (const char* cxx : {"g++", "clang++"})
+    for (const char* std : {"-std=c++17", "-std=gnu++17"}) {
+      const std::vector<std::string> cmd{"/usr/bin/env", cxx, std, "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-Wshadow",
+                                         "-pthread", "-I" + cuda + "/include", "-I" + t.path.string(), t / "hazards_test.cpp"};
+      CAPTURE(cxx);
+      CAPTURE(std);
+      const Run c = ptxgen::io::run(cmd, 300);
+      CHECK_MESSAGE(c.exit_code == 0, c.output);
+      CHECK_MESSAGE(c.output.empty(), c.output);
+    }
+
+  // Kernel names: refused, nothing written.
+  for (const char* name : {"errno", "linux", "EOF", "NULL", "unix", "stdin", "assert", "i386", "cuMemAlloc", "_Q", "a__b"}) {
+    CAPTURE(name);
+    j["name"] = name;
+    TempDir d;
+    write(d / "k.json", j.dump(2));
+    r = ptxgen::io::run({bin(), "build", d / "k.json", "--header", d / "k.hpp"}, 120);
+    CHECK(r.exit_code == 1);
+    CHECK(r.output.find("is named \"" + std::string(name) + "\", which ") != std::string::npos);
+    CHECK(r.output.find("rename the spec") != std::string::npos);
+    CHECK(dir_listing(d) == "k.json ");
+  }
+}
+
+// The names the header refuses or renames cover every macro the compilers installed define in
+// the header's includes (tools/update-cpp-macros made the list; a newer libc or CUDA may add some).
+TEST_CASE("--header: every macro of the header's includes is a name the header refuses") {
+  const std::string cuda = cuda_root();
+  TempDir t;
+  write(t / "inc.cpp", "#include <cuda.h>\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n#include <cstring>\n"
+                       "#include <mutex>\n#include <string>\n#include <vector>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
+                       "#include <cuda_fp8.h>\n");
+  for (const char* cxx : {"g++", "clang++"})
+    for (const char* std : {"-std=c++17", "-std=gnu++17"}) {
+      CAPTURE(cxx);
+      CAPTURE(std);
+      const Run c = ptxgen::io::run({"/usr/bin/env", cxx, std, "-pthread", "-isystem", cuda + "/include", "-dM", "-E", t / "inc.cpp"}, 120);
+      REQUIRE_MESSAGE(c.exit_code == 0, c.output);
+      std::istringstream in(c.output);
+      std::string line, missing;
+      int names = 0;
+      while (std::getline(in, line)) {
+        if (line.rfind("#define ", 0) != 0) continue;
+        std::string name = line.substr(8, line.find_first_of(" (", 8) - 8);
+        ++names;
+        if (ptxgen::cli::name_problem(name).empty()) missing += name + " ";
+      }
+      CHECK(names > 500);
+      CHECK_MESSAGE(missing.empty(), "macros the header would take as names (run tools/update-cpp-macros): " << missing);
+    }
 }
 
 // The launch header reads each manifest's tensors (factor layouts, metadata atoms, sparsity), so a

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -244,6 +245,73 @@ TEST_CASE("LAUNCH-GRID: at the y limit, one past it, and rounded up to whole clu
   j["gemm"]["cluster"] = {2, 1, 1};
   const plan::Grid g = support::plan_of(support::checked_spec(j.dump())).launch;
   CHECK(g.x == 268435456);
+}
+}
+
+TEST_SUITE("program") {
+// Issue 32: a program's grid of tiles is held to the launch limits LAUNCH-GRID holds the gemm
+// template to (x 2^31-1, y 65535), at the size the user wrote.
+TEST_CASE("PROGRAM-LAUNCH-GRID: a program's grid past y (issue 32: m = 2^31-1), at the limit, and past x for a pair") {
+  const rules::Rule* r = rules::find("PROGRAM-LAUNCH-GRID");
+  REQUIRE(r);
+  auto diags = [&](const std::function<void(json&)>& edit) {
+    json j = json::parse(rules::good_document(*r));
+    edit(j);
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    return d;
+  };
+  auto with_m = [&](int64_t m) { return diags([&](json& j) { j["program"]["sizes"]["m"] = m; }); };
+  {  // the issue's spec: 16777216 tiles of 128 rows; no tile of at most 1024 rows fits
+    const Diagnostics d = with_m((int64_t{1} << 31) - 1);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "PROGRAM-LAUNCH-GRID");
+    CHECK(d.list()[0].pointer == "/program/sizes/m");
+    CHECK(d.list()[0].message ==
+          "the grid needs 16777216 CTAs along y: ceil(m 2147483647 / grid.tile[0] 128); at most 65535 are launched along y");
+    CHECK(d.list()[0].help == std::vector<std::string>{"split the problem along m into launches of at most 65535 x grid.tile[0] rows"});
+  }
+  CHECK(with_m(int64_t{65535} * 128).list().empty());
+  {  // one row past: a tile of 129 rows or more fits, 256 named
+    const Diagnostics d = with_m(int64_t{65535} * 128 + 1);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "PROGRAM-LAUNCH-GRID");
+    CHECK(d.list()[0].pointer == "/program/sizes/m");
+    CHECK(d.list()[0].message.find("the grid needs 65536 CTAs along y") == 0);
+    CHECK(d.list()[0].help.at(0) == "use \"grid\": {\"tile\": [256, 128]} (a tile of at least 129 rows fits), and step the ops' \"m_tile\" with it");
+  }
+  {  // a grid walking a size of another name points at that size
+    const Diagnostics d = diags([](json& j) {
+      j["program"]["sizes"] = {{"M", (int64_t{1} << 31) - 1}, {"n", 256}};
+      j["program"]["grid"]["m"] = "M";
+      j["program"]["globals"]["D"]["shape"] = {"M", "n"};
+    });
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "PROGRAM-LAUNCH-GRID");
+    CHECK(d.list()[0].pointer == "/program/sizes/M");
+  }
+  // x: ceil(n / TN) * cta_group reaches past 2^31-1 only for a pair (n is at most 2^31-1).
+  {
+    const Diagnostics d = diags([](json& j) {
+      j["program"]["sizes"]["n"] = (int64_t{1} << 31) - 1;
+      j["program"]["grid"]["tile"] = {128, 1};
+    });
+    CHECK_FALSE(d.fired("PROGRAM-LAUNCH-GRID"));  // 2^31-1 CTAs along x: at the limit
+  }
+  {
+    json j = json::parse(support::slurp(support::source_root() + "/specs/prog_pipelined_pair_bf16_m256.json"));
+    j["program"]["sizes"]["n"] = (int64_t{1} << 31) - 1;
+    j["program"]["grid"]["tile"] = {256, 1};
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "PROGRAM-LAUNCH-GRID");
+    CHECK(d.list()[0].pointer == "/program/sizes/n");
+    CHECK(d.list()[0].message ==
+          "the grid needs 4294967294 CTAs along x: ceil(n 2147483647 / grid.tile[1] 1) x cta_group 2; at most 2147483647 are "
+          "launched along x");
+    CHECK(d.list()[0].help.at(0) == "use \"grid\": {\"tile\": [256, 4]} (a tile of at least 3 columns fits), and step the ops' \"n_tile\" with it");
+  }
 }
 }
 

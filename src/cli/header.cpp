@@ -39,7 +39,24 @@ const std::set<std::string>& reserved() {
   return r;
 }
 
-// Why `name` cannot name a C++ entity of the header, if it cannot.
+// Macros under names a spec may write: those of the header's includes (cuda.h, the C and C++
+// library, cuda_fp16/bf16/fp8.h) as g++ and clang++ define them in -std=c++17 and -std=gnu++17
+// (tools/update-cpp-macros, which tests/header_test.cpp holds to account), and the compilers'
+// predefined ones of other hosts and of headers a user's file commonly includes first.
+const std::set<std::string>& macros() {
+  static const std::set<std::string> m = {
+#include "cpp_macros.inc"
+      // gnu++ modes on other hosts (GCC's and clang's target macros without underscores)
+      "i386", "sun", "sparc", "mips", "vax", "m68k", "mc68000", "hppa", "ns32000", "pyr", "sequent", "nvptx",
+      // <cassert>, <csetjmp>, <cmath>, <cerrno>, <csignal>, <clocale>, <ccomplex>
+      "setjmp", "math_errhandling", "complex", "imaginary", "NDEBUG", "I"};
+  return m;
+}
+
+}  // namespace
+
+// Why `name` cannot name a C++ entity of the header (a function, a type, a parameter), if it
+// cannot: every identifier the header makes of a spec's name passes through here.
 std::string name_problem(const std::string& name) {
   if (reserved().count(name)) return "is a C++ keyword or a name the header itself uses";
   if (name.find("__") != std::string::npos || (name.size() > 1 && name[0] == '_' && std::isupper(name[1])))
@@ -47,8 +64,15 @@ std::string name_problem(const std::string& name) {
   for (const char* p : {"CU_", "CUDA_", "PTXGEN_"})
     if (name.rfind(p, 0) == 0)
       return std::string("begins with ") + p + ", the prefix of cuda.h's and the header's macros";
+  if (name.size() > 2 && name.rfind("cu", 0) == 0 && std::isupper(static_cast<unsigned char>(name[2])))
+    return "begins like cuda.h's driver functions (cu and a capital), many of which are macros";
+  if (macros().count(name))
+    return "is a macro of the C and C++ library or cuda.h, which the header includes, or one g++ or clang predefines "
+           "(-std=gnu++17): the header's code would not compile";
   return "";
 }
+
+namespace {
 
 // Storage bits of one element in global memory. Gemm tensors are packed (4- and 6-bit types
 // too: the 16U4/16U6 tensor-map types read packed global memory); program tensors say theirs.
@@ -221,10 +245,25 @@ void need(bool ok, const Kernel& k, const std::string& what) {
   if (!ok) throw std::logic_error("launch header: " + k.name + ": " + what);
 }
 
-// A program global's parameter name: its own, unless C++ or the header takes it.
-std::string arg_name(const std::string& name, std::set<std::string>& used) {
-  std::string a = name;
-  while (!name_problem(a).empty() || used.count(a)) a += "_";
+// A program's parameter name (a global tensor's or a size's): its own, unless C++, a macro or the
+// header takes it; then the name without leading, trailing or doubled underscores (a__b -> a_b),
+// alone or followed by "_" (int -> int_, EOF -> EOF_), "_2", "_3" ... until it is free, an x before
+// a prefix no suffix frees (cuMemAlloc -> xcuMemAlloc). Such a name is a parameter
+// only, which callers do not spell.
+// `keep`: the names other parameters keep, which a renamed one does not take.
+std::string arg_name(const std::string& name, std::set<std::string>& used, const std::set<std::string>& keep) {
+  if (name_problem(name).empty() && !used.count(name)) {
+    used.insert(name);
+    return name;
+  }
+  std::string base;
+  for (char c : name)
+    if (c != '_' || (!base.empty() && base.back() != '_')) base += c;
+  while (!base.empty() && base.back() == '_') base.pop_back();
+  // A prefix C++ or cuda.h takes (cu and a capital, CU_, CUDA_, PTXGEN_) stays with any suffix: an x before it.
+  if (base.empty() || !name_problem(base + "_").empty()) base = "x" + base;
+  std::string a = base;
+  for (int i = 1; !name_problem(a).empty() || used.count(a) || keep.count(a); ++i) a = base + "_" + (i == 1 ? "" : std::to_string(i));
   used.insert(a);
   return a;
 }
@@ -264,8 +303,17 @@ Kernel read_kernel(const HeaderKernel& hk) {
       k.size_values.push_back(v.at("value").get<int64_t>());
     }
   }
-  // Tensors, in the manifest's order (gemm: A, B, D; programs: the globals in name order).
+  // Tensors, in the manifest's order (gemm: A, B, D; programs: the globals in name order). A
+  // parameter may not take a name the launch functions' bodies use (the kernel's own names).
   std::set<std::string> used;
+  for (const char* suffix : {"_check", "_prepare", "_launch"}) used.insert(k.name + suffix);
+  std::set<std::string> keep;  // a program's parameters that keep their names
+  if (!k.gemm) {
+    for (const auto& [name, t] : j0.at("tensors").items())
+      if (name_problem(name).empty() && !used.count(name)) keep.insert(name);
+    for (size_t i = 0; i < k.sizes.size(); ++i)
+      if (k.parameter(i) && name_problem(k.sizes[i]).empty() && !used.count(k.sizes[i])) keep.insert(k.sizes[i]);
+  }
   for (const auto& [name, t] : j0.at("tensors").items()) {
     Tensor x;
     x.name = name;
@@ -332,7 +380,7 @@ Kernel read_kernel(const HeaderKernel& hk) {
       x.arg = lower(name);
       need(used.insert(x.arg).second, k, "two tensors named " + x.arg);
     } else {
-      x.arg = arg_name(name, used);
+      x.arg = arg_name(name, used, keep);
     }
     x.written = std::find(hk.written.begin(), hk.written.end(), name) != hk.written.end();
     k.tensors.push_back(x);
@@ -468,6 +516,18 @@ Kernel read_kernel(const HeaderKernel& hk) {
       k.params[i].index = map_i++;
     }
   for (const Entry& e : k.entries) need(static_cast<int>(e.maps.size()) == map_i, k, "tensor maps without a parameter");
+  // A program's sizes are parameters after its tensors: renamed as they are where C++, a macro or
+  // a tensor takes the name (the header then speaks of the parameter's name throughout).
+  if (!k.gemm) {
+    std::map<std::string, std::string> renamed;
+    for (size_t i = 0; i < k.sizes.size(); ++i)
+      if (k.parameter(i)) {
+        const std::string a = arg_name(k.sizes[i], used, keep);
+        if (a != k.sizes[i]) renamed[k.sizes[i]] = a, k.sizes[i] = a;
+      }
+    for (Tensor& t : k.tensors)
+      if (auto it = renamed.find(t.contiguous_name); it != renamed.end()) t.contiguous_name = it->second;
+  }
   return k;
 }
 
@@ -720,9 +780,15 @@ std::string header_stem(const std::string& path) {
   std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
   if (base == "-" || base.empty()) return "HEADER";
   if (const auto dot = base.find('.'); dot != std::string::npos && dot > 0) base = base.substr(0, dot);
+  // PTXGEN_<STEM>_GEMMS: no leading, trailing or doubled underscore, which would make the macro
+  // names reserved ones (a double underscore).
   std::string out;
-  for (unsigned char c : base) out += std::isalnum(c) ? static_cast<char>(std::toupper(c)) : '_';
-  return out;
+  for (unsigned char c : base) {
+    const char x = std::isalnum(c) ? static_cast<char>(std::toupper(c)) : '_';
+    if (x != '_' || (!out.empty() && out.back() != '_')) out += x;
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out.empty() ? "HEADER" : out;
 }
 
 std::string launch_header(const std::vector<HeaderKernel>& hks, const std::string& stem, const std::string& producer) {
@@ -735,6 +801,9 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
                         ": the launch function cannot take that name; rename the spec");
     for (const char* suffix : {"", "_check", "_prepare", "_launch", "_info", "_tensors"}) {
       const std::string n = k.name + suffix;
+      if (const std::string why = name_problem(n); !why.empty() && *suffix)
+        throw HeaderError("spec " + hk.spec + " is named \"" + k.name + "\": the header would define " + n + ", which " + why +
+                          "; rename the spec");
       if (auto it = names.find(n); it != names.end())
         throw HeaderError(it->second == k.name ? "two specs are named \"" + k.name + "\" (" + hk.spec +
                                                      " and another): one header holds one launch function per name"

@@ -35,6 +35,10 @@ struct HeaderError : std::runtime_error {
 std::string launch_header(const std::vector<HeaderKernel>& kernels, const std::string& stem,
                           const std::string& producer);
 
+// Why `name` cannot be an identifier of the header ("" if it can): a C++ keyword, a name the header
+// uses, a reserved identifier, a macro of the header's includes or a compiler's predefined one.
+std::string name_problem(const std::string& name);
+
 // "kernels.hpp" -> "KERNELS": the header's file name as a macro-name part.
 std::string header_stem(const std::string& path);
 

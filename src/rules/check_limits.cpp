@@ -65,6 +65,66 @@ void check_launch_grid(const Context& c, Diagnostics& d) {
   // z is the cluster's z (at most 16, SPEC-INT-RANGE): always within kGridMaxYZ.
 }
 
+// PROGRAM-LAUNCH-GRID: a program's grid of tiles (one CTA, or pair, per tile: x = ceil(n / TN) *
+// cta_group, y = ceil(m / TM), z = 1; a program without a grid launches one cluster) against the
+// same limits. The pointer is the size whose value the grid cannot cover; the help names the
+// smallest grid.tile that would.
+void check_program_launch_grid(const Context& c, Diagnostics& d) {
+  if (!c.spec.program || !c.spec.program->grid) return;
+  const spec::Program& p = *c.spec.program;
+  const spec::Grid& pg = *p.grid;
+  const ir::Kernel* k = verified(c, d);
+  if (!k) return;
+  const plan::Grid& grid = launch_grid(c, *k);
+  auto size_of = [&](const std::string& name) -> const spec::Size* {
+    for (const auto& z : p.sizes)
+      if (z.name == name) return &z;
+    return nullptr;
+  };
+  auto value_of = [&](const std::string& name) {
+    for (const auto& z : k->size_params)
+      if (z.name == name) return z.value;
+    return int64_t{0};
+  };
+  // The pointer: the size's value where the spec writes one, else the grid's field naming it.
+  auto where = [&](const spec::Ref& r, const char* field) {
+    const spec::Size* z = size_of(r.name);
+    return z ? z->ptr : r.ptr == pg.ptr ? pg.ptr + "/" + field : r.ptr;
+  };
+  // The tile extent that fits: the smallest power of two of at least `need` (grid.tile takes at
+  // most 1024), or nothing.
+  auto tile_for = [](int64_t need) {
+    int64_t t = 1;
+    while (t < need) t *= 2;
+    return t <= 1024 ? t : 0;
+  };
+  const int64_t cg = k->cta_group;
+  if (grid.x > kGridMaxX) {
+    const int64_t n = value_of(pg.n.name), tiles = kGridMaxX / cg, need = (n + tiles - 1) / tiles;
+    auto& diag = d.error("PROGRAM-LAUNCH-GRID", where(pg.n, "n"),
+                         "the grid needs " + num(grid.x) + " CTAs along x: ceil(" + pg.n.name + " " + num(n) + " / grid.tile[1] " +
+                             num(pg.tile_n) + ")" + (cg > 1 ? " x cta_group " + num(cg) : "") + "; at most " + num(kGridMaxX) +
+                             " are launched along x");
+    if (const int64_t t = tile_for(need))
+      diag.help.push_back("use \"grid\": {\"tile\": [" + num(pg.tile_m) + ", " + num(t) + "]} (a tile of at least " + num(need) +
+                          " columns fits), and step the ops' \"n_tile\" with it");
+    diag.help.push_back(std::string(diag.help.empty() ? "" : "or ") + "split the problem along " + pg.n.name +
+                        " into launches of at most " + num(tiles) + " x grid.tile[1] columns");
+  }
+  if (grid.y > kGridMaxYZ) {
+    const int64_t m = value_of(pg.m.name), need = (m + kGridMaxYZ - 1) / kGridMaxYZ;
+    auto& diag = d.error("PROGRAM-LAUNCH-GRID", where(pg.m, "m"),
+                         "the grid needs " + num(grid.y) + " CTAs along y: ceil(" + pg.m.name + " " + num(m) + " / grid.tile[0] " +
+                             num(pg.tile_m) + "); at most " + num(kGridMaxYZ) + " are launched along y");
+    if (const int64_t t = tile_for(need))
+      diag.help.push_back("use \"grid\": {\"tile\": [" + num(t) + ", " + num(pg.tile_n) + "]} (a tile of at least " + num(need) +
+                          " rows fits), and step the ops' \"m_tile\" with it");
+    diag.help.push_back(std::string(diag.help.empty() ? "" : "or ") + "split the problem along " + pg.m.name +
+                        " into launches of at most " + num(kGridMaxYZ) + " x grid.tile[0] rows");
+  }
+  // z is 1: a program's cluster is its CTA pair, along x.
+}
+
 }  // namespace ptxgen::rules
 
 namespace ptxgen::rules {

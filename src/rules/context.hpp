@@ -124,6 +124,7 @@ void check_cluster_multicast(const Context&, Diagnostics&);
 // Limits of this build and of the hardware's address arithmetic (src/rules/check_limits.cpp).
 void check_smem_desc_range(const Context&, Diagnostics&);
 void check_launch_grid(const Context&, Diagnostics&);
+void check_program_launch_grid(const Context&, Diagnostics&);
 void check_output_size(const Context&, Diagnostics&);
 
 }  // namespace ptxgen::rules
