@@ -4,6 +4,7 @@
 // f32 accumulation and each conversion widen.
 #include "sim_program.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -37,6 +38,94 @@ struct Elem {
   uint32_t code = 0;  // its encoding in the slot (raw reads: casts to b8)
   double err = 0;     // bound on |hardware value - v|
 };
+// An elementwise function (docs/spec.md, "Arithmetic") evaluated in float64 from the spec's
+// meaning, with a bound on the hardware's distance from the exact value: the operands' bounds
+// carried through the function (its range over the boxes they allow, by each function's
+// monotonicity) plus the instruction's own error, as the PTX ISA documents it (§9.7.3): .rn
+// rounding 2^-24 relative (and half the smallest subnormal); ex2.approx 2 ulp from the correctly
+// rounded result (2.5 ulp from exact), rcp.approx 1 ulp (1.5 from exact), lg2.approx 2^-22 absolute
+// in (0.5, 2) and relative elsewhere, tanh.approx 2^-11, rsqrt.approx 2^-22.9, sqrt.approx 2^-23
+// relative; min, max, neg and abs are exact.
+Elem math(ptxgen::MathFn f, bool approx, const Elem& a, const Elem& b, const Elem& c) {
+  using F = ptxgen::MathFn;
+  const int n = ptxgen::info(f).operands;
+  if (!a.def || (n >= 2 && !b.def) || (n >= 3 && !c.def)) return Elem{};
+  struct I {
+    double lo, hi;
+  };
+  auto box = [](const Elem& x) { return I{x.v - x.err, x.v + x.err}; };
+  const I A = box(a), B = box(b), C = box(c);
+  auto mono = [&](double (*g)(double), bool increasing) {
+    return increasing ? I{g(A.lo), g(A.hi)} : I{g(A.hi), g(A.lo)};
+  };
+  const double inf = INFINITY;
+  double v = 0;
+  I r{0, 0};
+  switch (f) {
+    case F::add: v = a.v + b.v, r = {A.lo + B.lo, A.hi + B.hi}; break;
+    case F::sub: v = a.v - b.v, r = {A.lo - B.hi, A.hi - B.lo}; break;
+    case F::mul:
+    case F::fma: {
+      const double p[] = {A.lo * B.lo, A.lo * B.hi, A.hi * B.lo, A.hi * B.hi};
+      r = {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+      v = a.v * b.v;
+      if (f == F::fma) v += c.v, r = {r.lo + C.lo, r.hi + C.hi};
+      break;
+    }
+    case F::min: v = std::min(a.v, b.v), r = {std::min(A.lo, B.lo), std::min(A.hi, B.hi)}; break;
+    case F::max: v = std::max(a.v, b.v), r = {std::max(A.lo, B.lo), std::max(A.hi, B.hi)}; break;
+    case F::neg: v = -a.v, r = {-A.hi, -A.lo}; break;
+    case F::abs:
+      v = std::fabs(a.v);
+      r = A.lo >= 0 ? A : A.hi <= 0 ? I{-A.hi, -A.lo} : I{0, std::max(-A.lo, A.hi)};
+      break;
+    case F::exp2: v = std::exp2(a.v), r = mono([](double x) { return std::exp2(x); }, true); break;
+    case F::tanh: v = std::tanh(a.v), r = mono([](double x) { return std::tanh(x); }, true); break;
+    case F::log2:
+      v = std::log2(a.v);
+      r = A.lo > 0 ? mono([](double x) { return std::log2(x); }, true) : I{-inf, inf};
+      break;
+    case F::sqrt:
+      v = std::sqrt(a.v);
+      r = A.lo >= 0 ? mono([](double x) { return std::sqrt(x); }, true) : I{-inf, inf};
+      break;
+    case F::rsqrt:
+      v = 1 / std::sqrt(a.v);
+      r = A.lo > 0 ? mono([](double x) { return 1 / std::sqrt(x); }, false) : I{-inf, inf};
+      break;
+    case F::rcp:
+      v = 1 / a.v;
+      r = A.lo > 0 || A.hi < 0 ? mono([](double x) { return 1 / x; }, false) : I{-inf, inf};
+      break;
+  }
+  const double M = std::max(std::fabs(r.lo), std::fabs(r.hi));
+  const double ulp = std::ldexp(1.0, -23), rn = std::ldexp(1.0, -24) * M + std::ldexp(1.0, -150);
+  double own = 0;
+  switch (f) {
+    case F::add:
+    case F::sub:
+    case F::mul:
+    case F::fma: own = rn; break;
+    case F::min:
+    case F::max:
+    case F::neg:
+    case F::abs: own = 0; break;
+    case F::exp2: own = 2.5 * (ulp * M + std::ldexp(1.0, -149)); break;
+    case F::log2: own = std::ldexp(1.0, -22) * std::max(1.0, M); break;
+    case F::tanh: own = std::ldexp(1.0, -11) * M; break;
+    case F::rsqrt: own = std::pow(2.0, -22.9) * M; break;
+    case F::rcp: own = approx ? 1.5 * (ulp * M + std::ldexp(1.0, -149)) : rn; break;
+    case F::sqrt: own = approx ? std::ldexp(1.0, -23) * M : rn; break;
+  }
+  Elem y;
+  y.def = true;
+  y.v = v;
+  y.err = std::max(std::fabs(r.hi - v), std::fabs(v - r.lo)) + own;
+  if (std::isnan(y.err)) y.err = inf;
+  y.code = ksim::num::bits_of(static_cast<float>(v));
+  return y;
+}
+
 struct Matrix {
   int rows = 0;
   int64_t cols = 0;
@@ -284,6 +373,15 @@ struct Eval {
           mma(r, o);
           break;
         case spec::OpKind::tmem_load: c.regs[o.regs.name] = read_view(r, o.src.name); break;
+        case spec::OpKind::math: {
+          const Matrix& a = c.regs.at(o.a.name);
+          const Matrix& b = o.b ? c.regs.at(o.b.name) : a;
+          const Matrix& cc = o.c ? c.regs.at(o.c.name) : a;
+          Matrix y(a.rows, a.cols);
+          for (size_t i = 0; i < y.e.size(); ++i) y.e[i] = math(o.fn, o.approx, a.e[i], b.e[i], cc.e[i]);
+          c.regs[o.regs.name] = std::move(y);
+          break;
+        }
         case spec::OpKind::tmem_store: {
           Matrix m = c.regs.at(o.regs.name);
           const DType to = views.get(o.dst.name).dtype;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "sim/internal.hpp"
 #include "sim/num.hpp"
 #include "sim/sim.hpp"
 
@@ -481,5 +482,99 @@ $L_end:
   CHECK(partial.error.find("is not executed by every warp of warpgroup 1 (warps 4-7)") != std::string::npos);
   Run no_maxnreg = run(body(96, 32, 4), 256);
   CHECK(no_maxnreg.error.find("setmaxnreg in a kernel without .maxnreg") != std::string::npos);
+}
+
+// The f32 instructions of §9.7.3 (ksim::fmath) on edge inputs, against float64 std:: functions:
+// .rn add/sub/mul/fma/rcp/sqrt exactly (one rounding), min/max/neg/abs exactly, the approximate
+// instructions within the ISA's documented bounds, and the ISA's results at ±0, ±Inf and NaN.
+TEST_CASE("f32 instructions: IEEE .rn, min/max NaN rules, sign-bit neg/abs, approximations within their bounds") {
+  using ksim::FFn;
+  using ksim::num::bits_of;
+  using ksim::num::f32_of;
+  const float inf = INFINITY, nan = NAN, den = std::ldexp(1.0f, -140), tiny = std::numeric_limits<float>::denorm_min();
+  auto F = [](FFn f, float a, float b = 0, float c = 0) { return f32_of(ksim::fmath(f, bits_of(a), bits_of(b), bits_of(c))); };
+  auto same = [](float x, float y) { return (std::isnan(x) && std::isnan(y)) || bits_of(x) == bits_of(y); };
+  const float xs[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 3.0f, 1e-30f, -1e30f, 3e38f, den, -den, tiny, inf, -inf, nan, 1.5f, 0.1f, 100.0f, -7.25f};
+  for (float a : xs)
+    for (float b : xs) {
+      CAPTURE(a);
+      CAPTURE(b);
+      CHECK(same(F(FFn::add, a, b), static_cast<float>(static_cast<double>(a) + b)));  // exact in double, one rounding
+      CHECK(same(F(FFn::sub, a, b), static_cast<float>(static_cast<double>(a) - b)));
+      CHECK(same(F(FFn::mul, a, b), static_cast<float>(static_cast<double>(a) * b)));
+      CHECK(same(F(FFn::fma, a, b, 1.0f), std::fma(a, b, 1.0f)));
+      // min/max (§9.7.3.11-12): a NaN operand gives the other; -0.0 < +0.0.
+      const float mn = F(FFn::min, a, b), mx = F(FFn::max, a, b);
+      if (std::isnan(a) && std::isnan(b)) CHECK((std::isnan(mn) && std::isnan(mx)));
+      else if (std::isnan(a)) CHECK((same(mn, b) && same(mx, b)));
+      else if (std::isnan(b)) CHECK((same(mn, a) && same(mx, a)));
+      else if (a == 0 && b == 0) CHECK((std::signbit(mn) == (std::signbit(a) || std::signbit(b)) && std::signbit(mx) == (std::signbit(a) && std::signbit(b))));
+      else CHECK((mn == std::fmin(a, b) && mx == std::fmax(a, b)));
+    }
+  // fma rounds once: (1 + 2^-12)^2 - 1 - 2^-11 = 2^-24, which a rounded product loses.
+  const float e = 1.0f + std::ldexp(1.0f, -12);
+  CHECK(F(FFn::fma, e, e, -(1.0f + std::ldexp(1.0f, -11))) == std::ldexp(1.0f, -24));
+  for (float a : xs) {
+    CAPTURE(a);
+    CHECK(bits_of(F(FFn::neg, a)) == (bits_of(a) ^ 0x80000000u));
+    CHECK(bits_of(F(FFn::abs, a)) == (bits_of(a) & 0x7FFFFFFFu));
+    CHECK(same(F(FFn::rcp_rn, a), static_cast<float>(1.0 / a)));
+    CHECK(same(F(FFn::sqrt_rn, a), static_cast<float>(std::sqrt(static_cast<double>(a)))));
+  }
+  // The approximate instructions within their documented bounds of float64 (ulp: of the result).
+  auto ulp = [](double y) { return std::ldexp(1.0, std::max(std::ilogb(y), -126) - 23); };
+  for (double a : {-150.0, -126.5, -20.3, -1.0, -0.1, 0.0, 1e-6, 0.7, 1.0, 1.3, 2.0, 17.9, 100.0, 127.9}) {
+    CAPTURE(a);
+    const float x = static_cast<float>(a);
+    const double want = std::exp2(static_cast<double>(x));
+    CHECK(std::fabs(F(FFn::ex2, x) - want) <= 2.5 * ulp(want));  // 2 ulp from the correctly rounded result
+    CHECK(std::fabs(F(FFn::tanh, x) - std::tanh(static_cast<double>(x))) <= std::ldexp(1.0, -11) * std::fabs(std::tanh(static_cast<double>(x))));
+  }
+  for (double a : {1e-40, 1e-30, 0.3, 0.5, 0.75, 1.0, 1.9, 2.0, 3.0, 1e10, 3e38}) {
+    CAPTURE(a);
+    const float x = static_cast<float>(a);
+    const double xd = x, lg = std::log2(xd), rs = 1 / std::sqrt(xd), rc = 1 / xd, sq = std::sqrt(xd);
+    CHECK(std::fabs(F(FFn::lg2, x) - lg) <= std::ldexp(1.0, -22) * ((xd > 0.5 && xd < 2) ? 1 : std::fabs(lg)));
+    CHECK(std::fabs(F(FFn::rsqrt, x) - rs) <= std::pow(2.0, -22.9) * rs);
+    if (rc < 3.4e38) CHECK(std::fabs(F(FFn::rcp_approx, x) - rc) <= 1.5 * ulp(rc));
+    CHECK(std::fabs(F(FFn::sqrt_approx, x) - sq) <= std::ldexp(1.0, -23) * sq);
+  }
+  // Corner cases the ISA tabulates (§9.7.3.13-22).
+  CHECK(F(FFn::ex2, -inf) == 0.0f);
+  CHECK(F(FFn::ex2, -0.0f) == 1.0f);
+  CHECK(F(FFn::ex2, inf) == inf);
+  CHECK(F(FFn::lg2, 0.0f) == -inf);
+  CHECK(F(FFn::lg2, -0.0f) == -inf);
+  CHECK(std::isnan(F(FFn::lg2, -1.0f)));
+  CHECK(F(FFn::lg2, inf) == inf);
+  CHECK(F(FFn::rsqrt, 0.0f) == inf);
+  CHECK(F(FFn::rsqrt, -0.0f) == -inf);
+  CHECK(F(FFn::rsqrt, inf) == 0.0f);
+  CHECK(std::isnan(F(FFn::rsqrt, -2.0f)));
+  CHECK(F(FFn::rcp_approx, -0.0f) == -inf);
+  CHECK(F(FFn::rcp_approx, inf) == 0.0f);
+  CHECK(bits_of(F(FFn::sqrt_approx, -0.0f)) == bits_of(-0.0f));
+  CHECK(std::isnan(F(FFn::sqrt_rn, -1.0f)));
+  CHECK(F(FFn::tanh, inf) == 1.0f);
+  CHECK(F(FFn::tanh, -inf) == -1.0f);
+  CHECK(bits_of(F(FFn::tanh, -0.0f)) == bits_of(-0.0f));
+  CHECK(F(FFn::tanh, den) == den);  // subnormal inputs pass through (§9.7.3.22)
+  for (FFn f : {FFn::add, FFn::ex2, FFn::lg2, FFn::tanh, FFn::rsqrt, FFn::rcp_approx, FFn::sqrt_approx}) CHECK(std::isnan(F(f, nan, 1.0f)));
+}
+
+TEST_CASE("f32 instructions: the forms simulated parse, others stay refused") {
+  auto kernel = [](const std::string& ins) {
+    return std::string(kHeader) + ".visible .entry k(\n\t.param .u64 in\n)\n{\n\t.reg .b32 %r<4>;\n\t" + ins + ";\n\tret;\n}\n";
+  };
+  for (const char* ok : {"add.rn.f32 %r0, %r1, %r2", "fma.rn.f32 %r0, %r1, %r2, %r3", "min.f32 %r0, %r1, %r2", "neg.f32 %r0, %r1",
+                         "ex2.approx.f32 %r0, %r1", "tanh.approx.f32 %r0, %r1", "rcp.rn.f32 %r0, %r1", "sqrt.approx.f32 %r0, %r1"}) {
+    CAPTURE(ok);
+    CHECK_NOTHROW(ksim::parse(kernel(ok)));
+  }
+  for (const char* no : {"add.f32 %r0, %r1, %r2", "add.rz.f32 %r0, %r1, %r2", "ex2.approx.ftz.f32 %r0, %r1", "min.NaN.f32 %r0, %r1, %r2",
+                         "mul.f32 %r0, %r1, %r2", "lg2.f32 %r0, %r1"}) {
+    CAPTURE(no);
+    CHECK_THROWS(ksim::parse(kernel(no)));
+  }
 }
 }

@@ -58,7 +58,18 @@ std::string operands(const spell::Scalar& v, const std::string& label) {
   const Ty t = v.type;
   switch (v.op) {
     case Op::mul_wide: return reg(64) + ", " + reg(t, 1) + ", " + reg(t, 2);
-    case Op::mad_lo: return reg(t) + ", " + reg(t, 1) + ", " + reg(t, 2) + ", " + reg(t, 3);
+    case Op::mad_lo:
+    case Op::fma: return reg(t) + ", " + reg(t, 1) + ", " + reg(t, 2) + ", " + reg(t, 3);
+    // One source; f32 instructions take the .b32 registers the emitter declares (§9.4: a bit-size
+    // register goes with every type of its size).
+    case Op::neg:
+    case Op::abs:
+    case Op::ex2:
+    case Op::lg2:
+    case Op::tanh:
+    case Op::rsqrt:
+    case Op::rcp:
+    case Op::sqrt: return reg(t) + ", " + reg(t, 1);
     case Op::shl:
     case Op::shr: return reg(t) + ", " + reg(t, 1) + ", " + reg(32, 2);
     case Op::bfe: return reg(t) + ", " + reg(t, 1) + ", " + reg(32, 2) + ", " + reg(32, 3);
@@ -130,6 +141,27 @@ TEST_CASE("scalar spellings: each computed from its parameters") {
   CHECK(spell::st(Space::global, Ty::b8) == "st.global.b8");
   CHECK(spell::bar_warp_sync() == "bar.warp.sync");
   CHECK(spell::ret() == "ret");
+  CHECK(spell::alu(spell::math(MathFn::add, false)) == "add.rn.f32");
+  CHECK(spell::alu(spell::math(MathFn::fma, false)) == "fma.rn.f32");
+  CHECK(spell::alu(spell::math(MathFn::min, false)) == "min.f32");
+  CHECK(spell::alu(spell::math(MathFn::abs, false)) == "abs.f32");
+  CHECK(spell::alu(spell::math(MathFn::exp2, true)) == "ex2.approx.f32");
+  CHECK(spell::alu(spell::math(MathFn::tanh, true)) == "tanh.approx.f32");
+  CHECK(spell::alu(spell::math(MathFn::rcp, false)) == "rcp.rn.f32");
+  CHECK(spell::alu(spell::math(MathFn::sqrt, true)) == "sqrt.approx.f32");
+}
+
+TEST_CASE("scalar table: every instruction of every elementwise function is a row's variant") {
+  for (const auto& f : math_fns())
+    for (bool approx : {false, true}) {
+      if (approx ? !f.approx : !f.exact) continue;
+      const spell::Scalar v = spell::math(f.fn, approx);
+      bool claimed = false;
+      for (const auto& row : spell::alu_rows())
+        for (const auto& x : spell::variants(row)) claimed = claimed || spell::alu(x) == spell::alu(v);
+      CAPTURE(spell::alu(v));
+      CHECK(claimed);
+    }
 }
 
 TEST_CASE("scalar table: each row cites its section and claims variants; no spelling is claimed twice") {

@@ -114,7 +114,7 @@ inline std::string param_name(const std::string& global) { return "p_" + global;
 
 // ---- Steps -------------------------------------------------------------------------------------
 enum class StepKind : uint8_t { load, sync, cp, mma, tmem_ld, tmem_st, wait_ld, wait_st, store, commit, wait, arrive,
-                                expect_tx, mma_wait, loop };
+                                expect_tx, mma_wait, loop, math };
 std::string_view name(StepKind k);
 
 // The tensor map a TMA load reads through: a `.param .align 64 .b8 PARAM[128]` kernel parameter the
@@ -329,6 +329,21 @@ struct RegDef {
   std::vector<int> groups;
 };
 
+// Whether register j of every thread holds the same element (row, column) in both sets: the
+// operands of an elementwise op (ir::Math), whose result register j holds that element too.
+inline bool same_elements(const RegDef& x, const RegDef& y) {
+  if (x.wgmma != y.wgmma || x.groups != y.groups || x.regs != y.regs || x.rows != y.rows || x.row_elements != y.row_elements ||
+      x.elems_per_reg != y.elems_per_reg || x.elem_bits != y.elem_bits || x.frags.size() != y.frags.size())
+    return false;
+  for (size_t i = 0; i < x.frags.size(); ++i) {
+    const LdInstr &f = x.frags[i], &g = y.frags[i];
+    if (f.warp != g.warp || f.shape != g.shape || f.num != g.num || f.pack != g.pack || f.split != g.split ||
+        f.first_reg != g.first_reg || f.regs != g.regs || f.row0 != g.row0 || f.elem0 != g.elem0)
+      return false;
+  }
+  return true;
+}
+
 // tcgen05.st source: element e of store register j is element `elem` of set register `reg`,
 // converted when the types differ.
 struct StSource {
@@ -446,6 +461,15 @@ inline bool multicast_whole_cluster(const ir::Grid& g, int cta_group, const Load
   return cta_group == 1 && l.multicast == g.cluster_m * g.cluster_n;
 }
 
+// An elementwise function (ir::Math): register j of `def` = fn(register j of a, b, c) in every
+// thread that holds `def`'s fragments (the operands', the same elements).
+struct MathStep {
+  MathFn fn = MathFn::add;
+  bool approx = false;
+  RegDef def;
+  std::string a, b, c;  // the operands' register sets ("" : none)
+};
+
 struct BarrierStep {
   std::string barrier;
   ir::Phase phase;      // in a loop: the ring position and phase of iteration kb - lag
@@ -473,6 +497,7 @@ struct Step {
   TmemStStep st;
   StoreStep store;
   BarrierStep bar;
+  MathStep math;
   // mma (D) / tmem_ld: the tensor-memory ring over the role's tiles (ir::Mma::tmem_ring, ir::TmemLoad::tmem_ring); the
   // addresses planned are stage 0's, stage s lies s * stride columns further
   ir::TmemRing tmem_ring;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ptxgen/isa.hpp"
+#include "ptxgen/math_fn.hpp"
 #include "ptxgen/ref.hpp"
 #include "ptxgen/tmem_view.hpp"
 
@@ -64,7 +65,7 @@ struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of
   std::string align_ptr, swizzle_ptr, major_ptr, format_ptr, stages_ptr;
 };
 
-enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, loop };
+enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, math, loop };
 std::string_view name(OpKind k);
 
 // The run-time part of a load's or store's position along one dimension: multiples of the CTA's
@@ -110,6 +111,12 @@ struct Op {
   bool pack = false;  // .pack::16b (load) / .unpack::16b (store)
   std::vector<int> warps;
   std::string shape_ptr, num_ptr, pack_ptr, warps_ptr;
+  // math (docs/spec.md, "Arithmetic"): regs = fn(a[, b[, c]]) element by element, over register
+  // sets `a`, `b`, `c` (the mma fields a, b name register sets here); "approx": the .approx form.
+  MathFn fn = MathFn::add;
+  Ref c;
+  bool approx = false;
+  std::string approx_ptr;
   // The warp role that runs the op (a program with "roles"; "" otherwise).
   Ref role;
   // loop: `body` once per K block of the size `over` (max(1, ceil(over / block)) iterations), or

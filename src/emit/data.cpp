@@ -170,6 +170,29 @@ void Emitter::ld(const plan::RegDef& d, const std::vector<std::string>& rs, cons
   }
 }
 
+// An elementwise function: each warp that holds the registers computes its own, one f32
+// instruction per register (§9.7.3), register j of the result from register j of each operand.
+void Emitter::math(const plan::MathStep& m, const std::string& L) {
+  const std::string op = spell::alu(spell::math(m.fn, m.approx));
+  const auto& d = regs.at(m.def.name);
+  std::vector<const std::vector<std::string>*> src;
+  for (const std::string* n : {&m.a, &m.b, &m.c})
+    if (!n->empty()) src.push_back(&regs.at(*n));
+  std::map<int, std::vector<const plan::LdInstr*>> by_warp;
+  for (const auto& f : m.def.frags) by_warp[f.warp].push_back(&f);
+  for (const auto& [wi, fs] : by_warp) {
+    const std::string skip = L + "_w" + s(wi);
+    w.ins("@" + warp_pred(wi) + " " + spell::bra() + " " + skip);
+    for (const plan::LdInstr* f : fs)
+      for (int j = f->first_reg; j < f->first_reg + f->regs; ++j) {
+        std::string ins = op + " " + d.at(static_cast<size_t>(j));
+        for (const auto* x : src) ins += ", " + x->at(static_cast<size_t>(j));
+        w.ins(ins);
+      }
+    w.label(skip);
+  }
+}
+
 // The 16-bit value of element `elem` of a register holding `epr` elements of `bits` each.
 std::string Emitter::half(const std::string& r, int elem, int epr) {
   const std::string lo = w.r16(), hi = w.r16();

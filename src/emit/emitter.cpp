@@ -37,6 +37,7 @@ std::string title(plan::StepKind k) {
     case plan::StepKind::expect_tx: return "mbarrier expect_tx";
     case plan::StepKind::mma_wait: return "wgmma wait";
     case plan::StepKind::loop: return "loop";
+    case plan::StepKind::math: return "math";
   }
   return "?";
 }
@@ -738,6 +739,7 @@ void Emitter::step(const plan::Step& st) {
       break;
     }
     case StepKind::mma_wait: w.ins(spell::wgmma_wait() + " " + s(st.bar.pending)); break;
+    case StepKind::math: math(st.math, L); break;
     case StepKind::loop: loop_step(st); return;
   }
   w.blank();

@@ -127,6 +127,7 @@ struct Emitter {
   void tma_load(const plan::LoadStep& l, const std::string& L);
   void cp(const plan::Step& st, const std::string& L);
   void ld(const plan::RegDef& d, const std::vector<std::string>& rs, const std::string& L);
+  void math(const plan::MathStep& m, const std::string& L);
   void tmem_st(const plan::Step& st, const std::string& L);
   void store(const plan::StoreStep& st, const std::string& L);
   void clipped_store(const plan::StoreStep& st, const std::string& L);

@@ -247,6 +247,15 @@ struct Printer {
       case StepKind::loop: steps(st.body, ind + "    "); break;
       case StepKind::wait_ld: o += in2 + spell::wait_ld() + "\n"; break;
       case StepKind::wait_st: o += in2 + spell::wait_st() + "\n"; break;
+      case StepKind::math: {
+        const auto& m = st.math;
+        int n = 0;
+        for (const auto& f : m.def.frags) n += f.regs;
+        o += in2 + spell::alu(spell::math(m.fn, m.approx)) + " " + m.def.name + ", " + m.a + (m.b.empty() ? "" : ", " + m.b) +
+             (m.c.empty() ? "" : ", " + m.c) + ": " + s(n) + " instructions over " + s(static_cast<int64_t>(m.def.frags.size())) +
+             " fragment(s), " + s(m.def.regs) + " registers per thread\n";
+        break;
+      }
     }
   }
 };
@@ -479,6 +488,10 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       if (st.bar.release_column) x["barrier"]["release_column"] = true;
       break;
     case StepKind::mma_wait: x["pending"] = st.bar.pending; break;
+    case StepKind::math:
+      x["math"] = {{"instruction", spell::alu(spell::math(st.math.fn, st.math.approx))}, {"regs", st.math.def.name}, {"a", st.math.a},
+                   {"b", st.math.b}, {"c", st.math.c}};
+      break;
     case StepKind::sync: x["proxy_fence"] = st.proxy_fence; break;
     case StepKind::loop: {
       x["loop"] = {{"k_param", st.k_param}, {"block", st.block}, {"trips", st.trips}};

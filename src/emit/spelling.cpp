@@ -151,6 +151,16 @@ std::string_view name(Op op) {
     case Op::bar_warp_sync: return "bar.warp.sync";
     case Op::barrier_sync: return "barrier.sync";
     case Op::setmaxnreg: return "setmaxnreg";
+    case Op::mul: return "mul";
+    case Op::fma: return "fma";
+    case Op::neg: return "neg";
+    case Op::abs: return "abs";
+    case Op::ex2: return "ex2";
+    case Op::lg2: return "lg2";
+    case Op::tanh: return "tanh";
+    case Op::rsqrt: return "rsqrt";
+    case Op::rcp: return "rcp";
+    case Op::sqrt: return "sqrt";
   }
   return "?";
 }
@@ -198,6 +208,7 @@ std::string alu(const Scalar& v) {
   if (v.to) out += ".to";
   if (v.op == Op::setmaxnreg) out += v.inc ? ".inc.sync.aligned" : ".dec.sync.aligned";
   if (v.round == Round::rn) out += ".rn";
+  if (v.round == Round::approx) out += ".approx";
   add_part(out, name(v.cmp));
   add_part(out, name(v.combine));
   add_part(out, name(v.space));
@@ -221,6 +232,16 @@ std::string ret() { return alu({.op = Op::ret}); }
 std::string bar_warp_sync() { return alu({.op = Op::bar_warp_sync}); }
 std::string barrier_sync() { return alu({.op = Op::barrier_sync}); }
 std::string setmaxnreg(bool inc) { return alu({.op = Op::setmaxnreg, .type = Ty::u32, .inc = inc}); }
+
+Scalar math(MathFn f, bool approx) {
+  // add, sub, mul and fma name their rounding: without .rn the assembler may contract a mul and an
+  // add into an fma (§9.7.3.3-5), which the simulator and the float64 check would not see.
+  static constexpr Op ops[] = {Op::add, Op::sub, Op::mul, Op::fma, Op::min, Op::max, Op::neg,
+                               Op::abs, Op::ex2, Op::lg2, Op::tanh, Op::rsqrt, Op::rcp, Op::sqrt};
+  const Op op = ops[static_cast<int>(f)];
+  const bool rounds = f == MathFn::add || f == MathFn::sub || f == MathFn::mul || f == MathFn::fma || f == MathFn::rcp || f == MathFn::sqrt;
+  return {.op = op, .type = Ty::f32, .round = approx ? Round::approx : rounds ? Round::rn : Round::none};
+}
 
 const std::vector<AluRow>& alu_rows() {
   // What each row claims is what ptxgen writes, closed under its axes' cross product (every
@@ -268,6 +289,24 @@ const std::vector<AluRow>& alu_rows() {
       {Op::bar_warp_sync, "§9.7.13.2", 60, true, true, {}},
       {Op::barrier_sync, "§9.7.13.1", 60, true, true, {}},
       {Op::setmaxnreg, "§9.7.19.5", 80, true, true, {.types = {T::u32}, .inc = {true, false}}},
+      // f32 arithmetic (§9.7.3), what math() spells: IEEE round to nearest even (.rn) where the
+      // instruction rounds, exact min/max/neg/abs, and the approximate instructions, no .ftz.
+      {Op::add, "§9.7.3.3", 20, true, true, {.types = {T::f32}, .round = Round::rn}},
+      {Op::sub, "§9.7.3.4", 20, true, true, {.types = {T::f32}, .round = Round::rn}},
+      {Op::mul, "§9.7.3.5", 20, true, true, {.types = {T::f32}, .round = Round::rn}},
+      {Op::fma, "§9.7.3.6", 20, true, true, {.types = {T::f32}, .round = Round::rn}},
+      {Op::min, "§9.7.3.11", 10, true, true, {.types = {T::f32}}},
+      {Op::max, "§9.7.3.12", 10, true, true, {.types = {T::f32}}},
+      {Op::neg, "§9.7.3.10", 10, true, true, {.types = {T::f32}}},
+      {Op::abs, "§9.7.3.9", 10, true, true, {.types = {T::f32}}},
+      {Op::ex2, "§9.7.3.21", 14, true, true, {.types = {T::f32}, .round = Round::approx}},
+      {Op::lg2, "§9.7.3.20", 14, true, true, {.types = {T::f32}, .round = Round::approx}},
+      {Op::tanh, "§9.7.3.22", 70, true, true, {.types = {T::f32}, .round = Round::approx}},
+      {Op::rsqrt, "§9.7.3.16", 14, true, true, {.types = {T::f32}, .round = Round::approx}},
+      {Op::rcp, "§9.7.3.13", 14, true, true, {.types = {T::f32}, .round = Round::approx}},
+      {Op::rcp, "§9.7.3.13", 20, true, true, {.types = {T::f32}, .round = Round::rn}},
+      {Op::sqrt, "§9.7.3.15", 14, true, true, {.types = {T::f32}, .round = Round::approx}},
+      {Op::sqrt, "§9.7.3.15", 20, true, true, {.types = {T::f32}, .round = Round::rn}},
   };
   return rows;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ptxgen/isa.hpp"
+#include "ptxgen/math_fn.hpp"
 #include "ptxgen/plan.hpp"
 
 namespace ptxgen::emit::spell {
@@ -85,13 +86,18 @@ enum class Op : uint8_t {
   setp,                                                         // comparison (§9.7.6)
   mov, cvt, cvta, mapa, ld, st,                                 // data movement and conversion (§9.7.9)
   bra, ret, bar_warp_sync, barrier_sync, setmaxnreg,            // control, synchronization, registers
+  // f32 arithmetic (§9.7.3; add, sub, min, max above take .f32 too): mul is the floating-point mul
+  // (mul.rn.f32; the integer forms are mul_lo, mul_wide)
+  mul, fma, neg, abs, ex2, lg2, tanh, rsqrt, rcp, sqrt,
 };
 // Instruction types (§5.2.2) plus .pred; the packed pairs are cvt's destinations.
 enum class Ty : uint8_t { none, pred, b8, b16, b32, b64, u16, u32, u64, s32, s64, f16, bf16, f32, f16x2, bf16x2 };
 enum class Space : uint8_t { none, param, global, shared, shared_cluster };  // state spaces (§5.1)
 enum class Cmp : uint8_t { none, eq, ne, lt, le, gt, ge };                  // setp's CmpOp (§9.7.6.2)
 enum class BoolOp : uint8_t { none, and_, or_ };  // setp's BoolOp: combine the result with a predicate
-enum class Round : uint8_t { none, rn };          // cvt's rounding (§9.7.9.21): none where the ISA allows none
+// Rounding (cvt, §9.7.9.21; f32 arithmetic, §9.7.3): none where the ISA allows none; .approx names
+// the approximate instructions (ex2.approx.f32, rcp.approx.f32, ...).
+enum class Round : uint8_t { none, rn, approx };
 
 struct Scalar {
   Op op;
@@ -101,7 +107,7 @@ struct Scalar {
   int vec = 1;                 // ld, st: .v2 / .v4
   Cmp cmp = Cmp::none;         // setp
   BoolOp combine = BoolOp::none;
-  Round round = Round::none;   // cvt
+  Round round = Round::none;   // cvt, f32 arithmetic
   bool to = false;             // cvta.to.SPACE (generic to SPACE) rather than cvta.SPACE (SPACE to generic)
   bool inc = false;            // setmaxnreg.inc rather than .dec
 };
@@ -123,6 +129,9 @@ std::string ret();
 std::string bar_warp_sync();
 std::string barrier_sync();
 std::string setmaxnreg(bool inc);                                // setmaxnreg.inc.sync.aligned.u32
+// The f32 instruction of an elementwise function (ir::Math): add.rn.f32, fma.rn.f32, min.f32,
+// ex2.approx.f32, rcp.rn.f32, ... (no .ftz: subnormal inputs and results are kept, §9.7.3).
+Scalar math(MathFn f, bool approx);
 
 // The parameters a row claims; its variants are their cross product (a list left at its default
 // keeps that parameter's default).

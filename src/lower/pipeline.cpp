@@ -161,6 +161,7 @@ class Pipeliner {
       case spec::OpKind::store: use(it, regs(o.regs.name), false); break;
       case spec::OpKind::commit:
       case spec::OpKind::wait:
+      case spec::OpKind::math:  // MATH-ROLES: not in a program with roles yet
       case spec::OpKind::loop: return;  // PROGRAM-ROLE: a program with roles has none of these
     }
     if (w == Where::loop) {

@@ -120,6 +120,18 @@ ir::Op lower_op(const spec::Op& o) {
       x.body = std::move(c);
       break;
     }
+    case spec::OpKind::math: {
+      ir::Math m;
+      m.fn = o.fn;
+      m.regs = o.regs;
+      m.a = o.a;
+      m.b = o.b;
+      m.c = o.c;
+      m.approx = o.approx;
+      m.approx_ptr = o.approx_ptr;
+      x.body = std::move(m);
+      break;
+    }
     case spec::OpKind::wait: {
       ir::Wait w;
       w.barrier = o.barrier;

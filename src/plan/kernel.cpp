@@ -33,6 +33,7 @@ std::string_view name(StepKind k) {
     case StepKind::expect_tx: return "expect_tx";
     case StepKind::mma_wait: return "mma_wait";
     case StepKind::loop: return "loop";
+    case StepKind::math: return "math";
   }
   return "?";
 }
@@ -94,6 +95,10 @@ OutputSize output_size(const Step& st) {
     case StepKind::arrive:
     case StepKind::expect_tx: lines += 14; break;  // with the stage and phase of a ring
     case StepKind::loop: lines += 24; break;        // its body counts step by step
+    case StepKind::math:                            // per warp a branch and a label, one instruction a register
+      lines += 3 * warps(st.math.def);
+      for (const auto& f : st.math.def.frags) lines += f.regs, regs += 4 * f.regs;
+      break;
   }
   z.instructions = lines;
   z.ptx_bytes = 96 * lines + 10 * regs + static_cast<int64_t>(st.why.size());

@@ -133,6 +133,49 @@ class Sequencer {
     }
   }
 
+  // An elementwise function (the verifier, src/rules/verify_regs.cpp, reports each one refused
+  // here): its result holds the operands' elements in the same registers. Every thread computes on
+  // its own registers, so no sync orders it; only its operands' tcgen05.ld must have completed
+  // and the registers it overwrites must no longer be in flight (tcgen05.ld/st, §9.7.16.6.4.5).
+  void math(int i, const ir::Op& op, std::vector<Step>& out) {
+    const ir::Math& o = *op.as<ir::Math>();
+    const MathFnInfo& f = info(o.fn);
+    if (o.approx ? !f.approx : !f.exact) return;
+    const RegDef* first = nullptr;
+    for (const ir::Ref* r : {&o.a, &o.b, &o.c}) {
+      if (!*r) continue;
+      const RegDef* d = regs(*r);
+      if (!d || d->dtype != isa::DType::f32 || d->elems_per_reg != 1 || d->wgmma || (first && !same_elements(*first, *d))) return;
+      if (!first) first = d;
+    }
+    if (!first) return;
+    Step st;
+    st.op = i;
+    st.ptr = op.ptr;
+    st.kind = StepKind::math;
+    st.math.fn = o.fn;
+    st.math.approx = o.approx;
+    st.math.def = *first;
+    st.math.def.name = o.regs.name;
+    st.math.a = o.a.name;
+    st.math.b = o.b.name;
+    st.math.c = o.c.name;
+    for (const ir::Ref* r : {&o.a, &o.b, &o.c})
+      if (*r && pending_ld_.count(r->name)) wait_ld("the registers \"" + r->name + "\" are read (§9.7.16.8.5)", out);
+    if (pending_ld_.count(o.regs.name)) wait_ld("the registers \"" + o.regs.name + "\" are about to be reused (§9.7.16.6.4.5)", out);
+    if (st_sources_.count(o.regs.name))
+      wait_st("the registers \"" + o.regs.name + "\" feed a tcgen05.st that has not completed", out);
+    std::string args = o.a.name;
+    for (const ir::Ref* r : {&o.b, &o.c})
+      if (*r) args += ", " + r->name;
+    st.why = "registers \"" + o.regs.name + "\" = " + std::string(f.name) + "(" + args + "), element by element" +
+             (o.approx ? " (approximate: " + std::string(f.bound) + ")" : "");
+    c_.regs[o.regs.name] = st.math.def;
+    c_.held.erase(o.regs.name);
+    out_.reg_counts[o.regs.name] = std::max(out_.reg_counts[o.regs.name], st.math.def.regs);
+    out.push_back(std::move(st));
+  }
+
   // An op's tensor-memory ring (a lowering's double-buffered accumulator): every stage inside the
   // allocation of the view it moves.
   ir::TmemRing tmem_ring(const ir::Op& o) const {
@@ -290,6 +333,7 @@ class Sequencer {
         out.push_back(st);
         return;
       }
+      case ir::OpKind::math: return math(i, op, out);
       case ir::OpKind::commit: return commit(i, op, out);
       case ir::OpKind::wait: return wait(i, op, out);
       case ir::OpKind::arrive:

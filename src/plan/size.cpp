@@ -178,6 +178,21 @@ class Bound {
         add(st, why);
         break;
       }
+      case ir::OpKind::math: {
+        // The first operand's registers (the verifier refused operands that differ), and the
+        // tcgen05.wait::ld/st the order may insert before it. Its comment names four sets.
+        const ir::Math& x = *o.as<ir::Math>();
+        const auto src = c_.regs.find(x.a.name);
+        if (src == c_.regs.end()) break;
+        add(inserted(StepKind::wait_ld), kInsertedWhyBytes);
+        add(inserted(StepKind::wait_st), kInsertedWhyBytes);
+        st.kind = StepKind::math;
+        st.math.def = src->second;
+        st.math.def.name = x.regs.name;
+        add(st, kWhyBytes + 256 + 128);
+        c_.regs[x.regs.name] = std::move(st.math.def);
+        break;
+      }
       case ir::OpKind::commit:
       case ir::OpKind::wait:
       case ir::OpKind::arrive:

@@ -229,6 +229,11 @@ struct Structure {
                 "ptxgen plans the mbarriers between the roles of a program (the waits, commits and arrivals the order of "
                 "its ops needs): the spec writes no " + std::string(spec::name(o.kind)),
                 {"drop the commit and wait ops"});
+      if (o.kind == spec::OpKind::math)
+        problem("MATH-ROLES", o.ptr + "/op",
+                "\"" + std::string(info(o.fn).name) + "\": arithmetic on register sets runs in programs without roles; the "
+                "pipeline of a program with roles does not order it yet",
+                {"drop \"roles\" (and each op's \"role\"): the planner orders the ops and their threads"});
       if (o.kind == spec::OpKind::load && !o.tma)
         problem("PROGRAM-ROLE", o.via_ptr.empty() ? o.ptr : o.via_ptr,
                 "a load of a program with roles goes by TMA: one thread of its role issues it and the roles that read the "
@@ -372,6 +377,7 @@ void check_program_size(const Context& c, Diagnostics& d) { report(c, d, "PROGRA
 void check_program_grid(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-GRID"); }
 void check_program_loop(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-LOOP"); }
 void check_program_role(const Context& c, Diagnostics& d) { report(c, d, "PROGRAM-ROLE"); }
+void check_math_roles(const Context& c, Diagnostics& d) { report(c, d, "MATH-ROLES"); }
 void check_pair_role_issue(const Context& c, Diagnostics& d) { report(c, d, "PAIR-ROLE-ISSUE"); }
 void check_pair_role_reload(const Context& c, Diagnostics& d) { report(c, d, "PAIR-ROLE-RELOAD"); }
 void check_load_reload(const Context& c, Diagnostics& d) { report(c, d, "LOAD-RELOAD"); }

@@ -253,6 +253,13 @@ class Walk {
         return;
       }
       case ir::OpKind::store: return read_regs(op.as<ir::Store>()->regs, "store");
+      case ir::OpKind::math: {
+        const ir::Math& o = *op.as<ir::Math>();
+        for (const ir::Ref* r : {&o.a, &o.b, &o.c})
+          if (*r) read_regs(*r, std::string(info(o.fn).name));
+        regs_seen_.insert(o.regs.name);
+        return;
+      }
       case ir::OpKind::commit: {
         const ir::Commit& o = *op.as<ir::Commit>();
         bool& outstanding = outstanding_[o.barrier.name];

@@ -199,6 +199,66 @@ bool store(Ctx& c, const ir::Op& op, const plan::RegDef& src) {
   return !o.tma || c.tile(o.via, "store staging tile");
 }
 
+// MATH-APPROX, MATH-DTYPE, MATH-OPERANDS: the registers an elementwise op defines (its first
+// operand's elements, in the same registers), or none where it is refused. `def` finds the latest
+// accepted definition of a set (none: ORDER-UNWRITTEN, or its definition was refused).
+template <class Find>
+std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
+  const ir::Math& o = *op.as<ir::Math>();
+  const MathFnInfo& f = info(o.fn);
+  const std::string fn(f.name);
+  if (!o.approx && !f.exact) {
+    c.problem("MATH-APPROX", op.ptr + "/op",
+              "\"" + fn + "\" is " + std::string(f.ptx) + ".approx.f32 (" + std::string(f.isa) + "), an approximate instruction (" +
+                  std::string(f.bound) + "); the PTX ISA has no exact f32 form of it",
+              {"add \"approx\": true to accept the instruction's documented error"});
+    return std::nullopt;
+  }
+  if (o.approx && !f.approx) {
+    c.problem("MATH-APPROX", o.approx_ptr,
+              "\"" + fn + "\" has no approximate instruction: " + std::string(f.ptx) + ".f32 (" + std::string(f.isa) + ") is exact (" +
+                  (o.fn == MathFn::add || o.fn == MathFn::sub || o.fn == MathFn::mul || o.fn == MathFn::fma
+                       ? "rounded to nearest even, .rn"
+                       : "no rounding") +
+                  ")",
+              {"drop \"approx\""});
+    return std::nullopt;
+  }
+  const plan::RegDef* first = nullptr;
+  for (const ir::Ref* r : {&o.a, &o.b, &o.c}) {
+    if (!*r) continue;
+    const plan::RegDef* d = def(r->name);
+    if (!d) return std::nullopt;  // ORDER-UNWRITTEN, or its definition was refused
+    if (d->dtype != isa::DType::f32 || d->elems_per_reg != 1 || d->wgmma) {
+      c.problem("MATH-DTYPE", r->ptr,
+                "\"" + fn + "\" computes on f32 registers, one element each; \"" + r->name + "\" holds " +
+                    (d->elems_per_reg != 1 ? s(d->elems_per_reg) + " packed " + dt(d->dtype) + " elements per register (.pack::16b)"
+                     : d->wgmma         ? "wgmma accumulators"
+                                        : dt(d->dtype) + " elements"),
+                {"tmem_load an f32 view without \"pack\""});
+      return std::nullopt;
+    }
+    if (!first) {
+      first = d;
+      continue;
+    }
+    if (!plan::same_elements(*first, *d)) {
+      c.problem("MATH-OPERANDS", r->ptr,
+                "\"" + fn + "\" combines register j of each thread with register j of the other operands, which must hold the same "
+                "element: \"" + o.a.name + "\" holds " + s(first->rows) + " rows of " + s(first->row_elements) + " elements in " +
+                    s(first->regs) + " registers per thread, \"" + r->name + "\" " + s(d->rows) + " rows of " + s(d->row_elements) +
+                    " in " + s(d->regs) + (first->rows == d->rows && first->row_elements == d->row_elements && first->regs == d->regs
+                                               ? ", from tcgen05.ld instructions of another shape, .num or warps"
+                                               : ""),
+                {"tmem_load the operands from views of one shape with the same shape, .num and warps"});
+      return std::nullopt;
+    }
+  }
+  plan::RegDef out = *first;
+  out.name = o.regs.name;
+  return out;
+}
+
 }  // namespace
 
 void registers(Ctx& c) {
@@ -257,6 +317,20 @@ void registers(Ctx& c) {
       case ir::OpKind::store: {
         const auto src = defs.find(op->as<ir::Store>()->regs.name);
         if (src == defs.end() || !store(c, *op, src->second.regs)) c.refused.insert(op);
+        break;
+      }
+      case ir::OpKind::math: {
+        auto d = math(c, *op, [&](const std::string& n) -> const plan::RegDef* {
+          auto it = defs.find(n);
+          return it == defs.end() ? nullptr : &it->second.regs;
+        });
+        if (!d) {
+          c.refused.insert(op);
+          break;
+        }
+        const std::string n = d->name;
+        defs[n] = {std::move(*d), ++next_id};
+        held.erase(n);
         break;
       }
       case ir::OpKind::mma: {

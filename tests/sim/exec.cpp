@@ -2,12 +2,51 @@
 #include "machine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "num.hpp"
 
 namespace ksim {
+
+// ---- f32 arithmetic (PTX ISA 9.1 §9.7.3) ------------------------------------------------------------
+// The host's float arithmetic is IEEE 754 binary32 with round to nearest even and subnormals kept,
+// what the .rn instructions (no .ftz) compute; fma rounds once (std::fma). An approximate
+// instruction is computed exactly in double and rounded to f32: within each one's documented
+// bound (ex2 2 ulp, lg2 2^-22, tanh 2^-11, rsqrt 2^-22.9, rcp 1 ulp, sqrt 2^-23), and with the
+// ISA's results at ±0, ±Inf and NaN. A NaN result is the canonical NaN (0x7fffffff).
+uint32_t fmath(FFn f, uint32_t ua, uint32_t ub, uint32_t uc) {
+  const float a = num::f32_of(ua), b = num::f32_of(ub), c = num::f32_of(uc);
+  auto out = [](float x) { return std::isnan(x) ? 0x7FFFFFFFu : num::bits_of(x); };
+  auto exact = [&](double x) { return out(static_cast<float>(x)); };
+  switch (f) {
+    case FFn::add: return out(a + b);
+    case FFn::sub: return out(a - b);
+    case FFn::mul: return out(a * b);
+    case FFn::fma: return out(std::fma(a, b, c));
+    case FFn::min:
+    case FFn::max: {
+      // §9.7.3.11-12: a NaN operand yields the other one (both NaN: NaN); -0.0 < +0.0.
+      if (std::isnan(a) && std::isnan(b)) return 0x7FFFFFFFu;
+      if (std::isnan(a)) return ub;
+      if (std::isnan(b)) return ua;
+      const bool lt = a < b || (a == b && std::signbit(a) && !std::signbit(b));
+      return (lt == (f == FFn::min)) ? ua : ub;
+    }
+    case FFn::neg: return ua ^ 0x80000000u;  // the sign bit (§9.7.3.10)
+    case FFn::abs: return ua & 0x7FFFFFFFu;  // (§9.7.3.9)
+    case FFn::ex2: return exact(std::exp2(static_cast<double>(a)));
+    case FFn::lg2: return exact(std::log2(static_cast<double>(a)));
+    case FFn::tanh: return exact(std::tanh(static_cast<double>(a)));
+    case FFn::rsqrt: return exact(1.0 / std::sqrt(static_cast<double>(a)));  // -0.0: -Inf (§9.7.3.16)
+    case FFn::rcp_approx: return exact(1.0 / static_cast<double>(a));
+    case FFn::rcp_rn: return out(1.0f / a);
+    case FFn::sqrt_approx: return exact(std::sqrt(static_cast<double>(a)));
+    case FFn::sqrt_rn: return out(std::sqrt(a));
+  }
+  return 0x7FFFFFFFu;
+}
 
 // ---- the interpreter ------------------------------------------------------------------------------
 void Machine::run_thread(Thread& t) {
@@ -34,6 +73,10 @@ void Machine::run_thread(Thread& t) {
     auto set = [&](uint64_t v) { put(in.o[0].r, v & mask(bits)); };
     switch (in.op) {
       case Op::mov: set(A(1)); break;
+      case Op::fmath:
+        set(fmath(in.fn, static_cast<uint32_t>(A(1)), in.nops > 2 ? static_cast<uint32_t>(A(2)) : 0,
+                  in.nops > 3 ? static_cast<uint32_t>(A(3)) : 0));
+        break;
       case Op::mov_pack: {
         const uint32_t* s = &k.pool[in.o[1].r];
         const int w = bits / in.o[1].count;

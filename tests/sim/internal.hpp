@@ -15,7 +15,15 @@ enum class Op : uint8_t {
   tc_wait_ld, tc_wait_st, tc_cp, tc_mma, tc_commit, elect,
   tma_store, bulk_commit, bulk_wait,  // cp.async.bulk.tensor (shared -> global), commit_group, wait_group[.read]
   wg_fence, wg_mma, wg_commit, wg_wait, setmaxnreg,  // sm_90a: wgmma.fence/mma_async/commit_group/wait_group, setmaxnreg
+  fmath,  // an f32 instruction of §9.7.3 (Ins::fn says which)
 };
+
+// The f32 instructions simulated (PTX ISA 9.1 §9.7.3), Ins::fn of Op::fmath: .rn add/sub/mul/fma,
+// min/max/neg/abs, and the approximate (.approx) and correctly rounded (.rn) rcp and sqrt, the
+// approximate ex2, lg2, tanh and rsqrt.
+enum class FFn : uint8_t { add, sub, mul, fma, min, max, neg, abs, ex2, lg2, tanh, rsqrt, rcp_approx, rcp_rn, sqrt_approx, sqrt_rn };
+// One f32 instruction on bit patterns (exec.cpp): what Op::fmath computes, for the unit tests.
+uint32_t fmath(FFn f, uint32_t a, uint32_t b, uint32_t c);
 
 // Instruction types: bits and class.
 enum class Cls : uint8_t { b, u, s, f, pred };
@@ -61,6 +69,7 @@ struct Ins {
   // decompression (1 b4x16_p64, 2 b6x16_p32); mma: kind (0 f16, 1 tf32, 2 f8f6f4, 3 i8, 4 mxf8f6f4, 5 mxf4,
   // 6 mxf4nvf4), sparse, scale factors per instruction given by the spelling (0: by kind, .blockN).
   uint8_t shape = 0, num = 0, pack = 0, kind = 0, sparse = 0, scaled = 0, sf_vec = 0, decompress = 0, multicast = 0;
+  FFn fn = FFn::add;       // fmath
   uint8_t collector = 0;  // tcgen05.mma .collector::a:: 0 discard, 1 fill, 2 use, 3 lastuse
   uint8_t collective = 0;  // a .sync.aligned warp collective
   uint8_t read = 0;        // cp.async.bulk.wait_group.read: only the groups' shared-memory reads

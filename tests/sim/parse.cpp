@@ -267,6 +267,33 @@ struct Parser {
     k.cta_group = in.cta_group;
   }
 
+  // The f32 instructions of §9.7.3 that are simulated, with exactly the modifiers simulated: .rn
+  // add/sub/mul/fma, plain min/max/neg/abs, .approx ex2/lg2/tanh/rsqrt, .approx or .rn rcp/sqrt.
+  // Anything else of type .f32 (.ftz, .sat, other roundings, .NaN, mad, div, ...) stays refused.
+  bool float_math(const std::string& base, const std::vector<std::string>& mods, Ins& in) const {
+    if (mods.empty() || mods.back() != "f32") return false;
+    const std::vector<std::string> m(mods.begin(), mods.end() - 1);
+    const bool none = m.empty(), rn = m.size() == 1 && m[0] == "rn", approx = m.size() == 1 && m[0] == "approx";
+    struct F {
+      const char* base;
+      FFn fn;
+      int form;  // 0: no modifier, 1: .rn, 2: .approx
+    };
+    static const F fs[] = {{"add", FFn::add, 1},       {"sub", FFn::sub, 1},         {"mul", FFn::mul, 1},     {"fma", FFn::fma, 1},
+                           {"min", FFn::min, 0},       {"max", FFn::max, 0},         {"neg", FFn::neg, 0},     {"abs", FFn::abs, 0},
+                           {"ex2", FFn::ex2, 2},       {"lg2", FFn::lg2, 2},         {"tanh", FFn::tanh, 2},   {"rsqrt", FFn::rsqrt, 2},
+                           {"rcp", FFn::rcp_approx, 2}, {"rcp", FFn::rcp_rn, 1},     {"sqrt", FFn::sqrt_approx, 2},
+                           {"sqrt", FFn::sqrt_rn, 1}};
+    for (const F& f : fs)
+      if (base == f.base && (f.form == 0 ? none : f.form == 1 ? rn : approx)) {
+        in.op = Op::fmath;
+        in.fn = f.fn;
+        in.ty = {Cls::f, 32, 0};
+        return true;
+      }
+    return false;
+  }
+
   void instruction(std::string s) {
     Ins in;
     in.line = static_cast<uint32_t>(line);
@@ -298,7 +325,12 @@ struct Parser {
         {"add", Op::add}, {"sub", Op::sub}, {"div", Op::div}, {"rem", Op::rem}, {"min", Op::min}, {"max", Op::max},
         {"and", Op::and_}, {"or", Op::or_}, {"xor", Op::xor_}, {"shl", Op::shl}, {"shr", Op::shr}, {"not", Op::not_},
         {"bfe", Op::bfe}, {"selp", Op::selp}, {"neg", Op::neg}};
-    if (base == "mov") {
+    if (float_math(base, mods, in)) {
+      need(in.fn == FFn::fma ? 4 : (in.fn == FFn::add || in.fn == FFn::sub || in.fn == FFn::mul || in.fn == FFn::min ||
+                                    in.fn == FFn::max)
+                                       ? 3
+                                       : 2);
+    } else if (base == "mov") {
       in.ty = last_type();
       need(2);
       in.op = in.o[0].kind == Opnd::vec ? Op::mov_unpack : in.o[1].kind == Opnd::vec ? Op::mov_pack : Op::mov;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "ptxgen/isa.hpp"
+#include "ptxgen/math_fn.hpp"
 #include "ptxgen/ref.hpp"
 #include "ptxgen/tmem_view.hpp"
 
@@ -164,6 +165,7 @@ enum class OpKind : uint8_t {
   arrive,      // every thread of the role arrives on the barrier
   expect_tx,   // one thread arrives and arms the barrier with the bytes of the loads that follow
   mma_wait,    // wgmma: wait until at most `pending` wgmma groups of this warpgroup are in flight
+  math,        // register sets -> register set: an f32 function element by element (add.rn.f32, ex2.approx.f32, ...)
 };
 
 // Which stage of a ring, and which phase of a barrier, an op inside a loop uses: those of iteration
@@ -334,10 +336,20 @@ struct MmaWait {
   int pending = 0;
 };
 
+// regs = fn(a[, b[, c]]) element by element (§9.7.3): register j of each thread of `regs` is fn of
+// register j of the operands, which hold the same elements (the same tcgen05.ld fragments). Run
+// by every thread that holds the registers; `approx`: the .approx instruction.
+struct Math {
+  MathFn fn = MathFn::add;
+  Ref regs, a, b, c;  // b, c: empty where the function takes fewer operands
+  bool approx = false;
+  std::string approx_ptr;
+};
+
 // An op: what every kind has, and the kind's own fields. A new kind adds its struct to `Body` (in
 // OpKind's order), its verifier, and its planner and emitter cases.
 struct Op {
-  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait>;
+  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math>;
   std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
   // The stage of a ring and the phase of a barrier (waits, arrivals, commits, expect_tx; loads and
   // mmas on ring tiles) of an op in a loop or a persistent role.
@@ -351,7 +363,7 @@ struct Op {
   template <class T>
   T* as() { return std::get_if<T>(&body); }
 };
-static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::mma_wait) + 1, "one struct per OpKind");
+static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::math) + 1, "one struct per OpKind");
 
 // What the passes that walk every op ask of it, whatever its kind: the barrier it names (a TMA
 // load's, a wait's, ...), the register set it defines or reads (tcgen05.ld/st, a store), where it
