@@ -68,6 +68,32 @@ TEST_CASE("docs/rules.md is generated from the table and current") {
                 "docs/rules.md is stale: run tools/update-golden (it regenerates docs/rules.md)");
 }
 
+TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MATH-OPERANDS without a register set") {
+  auto with = [](const nlohmann::json& op) {
+    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+    j["program"]["ops"].insert(j["program"]["ops"].end() - 1, op);  // before the store of r
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    return d;
+  };
+  // 3.4028235e38 rounds to f32's largest finite value, 3.4028236e38 (past half an ulp beyond it) to infinity.
+  CHECK(with({{"op", "fma"}, {"regs", "r"}, {"a", "r"}, {"b", 3.4028235e38}, {"c", -1e-45}}).list().empty());
+  CHECK(with({{"op", "fma"}, {"regs", "r"}, {"a", "r"}, {"b", 1}, {"c", 3.4028236e38}}).list().at(0).pointer == "/program/ops/7/c");
+  {
+    Diagnostics d = with({{"op", "mul"}, {"regs", "r"}, {"a", "r"}, {"b", -3.41e38}});
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "MATH-DTYPE");
+    CHECK(d.list()[0].pointer == "/program/ops/7/b");
+    CHECK(d.list()[0].message == "\"mul\" computes in f32; the constant -3.41e+38 is beyond f32's largest finite value (3.4028235e38)");
+  }
+  {
+    Diagnostics d = with({{"op", "add"}, {"regs", "r"}, {"a", 1}, {"b", 2}});
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "MATH-OPERANDS");
+    CHECK(d.list()[0].pointer == "/program/ops/7/a");
+  }
+}
+
 TEST_CASE("messages carry the offending values") {
   {
     Diagnostics d = diags(R"({"gemm": {"tile": {"m": 96}}})");

@@ -5,6 +5,7 @@
 #include "sim_program.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -374,11 +375,41 @@ struct Eval {
           break;
         case spec::OpKind::tmem_load: c.regs[o.regs.name] = read_view(r, o.src.name); break;
         case spec::OpKind::math: {
-          const Matrix& a = c.regs.at(o.a.name);
-          const Matrix& b = o.b ? c.regs.at(o.b.name) : a;
-          const Matrix& cc = o.c ? c.regs.at(o.c.name) : a;
-          Matrix y(a.rows, a.cols);
-          for (size_t i = 0; i < y.e.size(); ++i) y.e[i] = math(o.fn, o.approx, a.e[i], b.e[i], cc.e[i]);
+          // An operand is a register set or a constant (the f32 nearest the spec's number, exact).
+          const std::array<const spec::Ref*, 3> in = {&o.a, &o.b, &o.c};
+          const Matrix* shape = nullptr;
+          for (size_t k = 0; k < 3 && !shape; ++k)
+            if (!o.value[k] && *in[k]) shape = &c.regs.at(in[k]->name);
+          auto at = [&](size_t k, size_t i) {
+            if (o.value[k]) {
+              Elem e;
+              e.def = true;
+              e.v = static_cast<double>(static_cast<float>(*o.value[k]));
+              return e;
+            }
+            return *in[k] ? c.regs.at(in[k]->name).e[i] : shape->e[i];
+          };
+          Matrix y(shape->rows, shape->cols);
+          for (size_t i = 0; i < y.e.size(); ++i) y.e[i] = math(o.fn, o.approx, at(0, i), at(1, i), at(2, i));
+          c.regs[o.regs.name] = std::move(y);
+          break;
+        }
+        case spec::OpKind::read: {
+          // Register (i, j) of `like`'s elements: the tensor's element at `at` + (i, j), along an
+          // extent of 1 its only row (column); past the extents 0. Converted to f32 exactly.
+          const Matrix& like = c.regs.at(o.like.name);
+          const Matrix& src = g.at(o.src.name);
+          const int64_t r0 = pos(o, 0, r), c0 = pos(o, 1, r);
+          Matrix y(like.rows, like.cols);
+          for (int i = 0; i < y.rows; ++i)
+            for (int64_t j = 0; j < y.cols; ++j) {
+              const int64_t row = src.rows == 1 ? 0 : r0 + i, col = src.cols == 1 ? 0 : c0 + j;
+              Elem e;
+              e.def = true;
+              if (row < src.rows && col < src.cols) e.v = src.e[static_cast<size_t>(row * src.cols + col)].v;
+              e.code = ksim::num::bits_of(static_cast<float>(e.v));
+              y.at(i, j) = e;
+            }
           c.regs[o.regs.name] = std::move(y);
           break;
         }

@@ -82,6 +82,27 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     REQUIRE(again.spec);
     CHECK(spec::to_json(*again.spec) == spec::to_json(*r.spec));
   }
+  // A constant operand (docs/spec.md, "Arithmetic"): a number instead of a register set's name,
+  // kept through to_json; anything else is SPEC-TYPE at the operand.
+  {
+    auto m = nlohmann::json::parse(rules::example_program_base());
+    m["program"]["ops"].push_back({{"op", "fma"}, {"regs", "y"}, {"a", "r"}, {"b", 0.5}, {"c", -3}});
+    Diagnostics d;
+    auto r = spec::parse(m.dump(), d);
+    REQUIRE(r.spec);
+    CHECK_FALSE(d.has_errors());
+    const auto& last = r.spec->program->ops.back();
+    CHECK(last.a.name == "r");
+    CHECK_FALSE(last.value[0]);
+    CHECK(last.value[1] == 0.5);
+    CHECK(last.value[2] == -3.0);
+    CHECK(last.c.ptr == "/program/ops/8/c");
+    CHECK(nlohmann::json::parse(spec::to_json(*r.spec))["program"]["ops"][8]["b"] == 0.5);
+    m["program"]["ops"].back()["b"] = true;
+    const Diagnostic x = only(parse(m.dump()));
+    CHECK(x.rule == "SPEC-TYPE");
+    CHECK(x.pointer == "/program/ops/8/b");
+  }
   // A name that is neither built nor planned stays SPEC-ENUM.
   doc["program"]["ops"][1] = {{"op", "transpose"}};
   CHECK(only(parse(doc.dump())).rule == "SPEC-ENUM");

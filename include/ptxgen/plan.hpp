@@ -114,7 +114,7 @@ inline std::string param_name(const std::string& global) { return "p_" + global;
 
 // ---- Steps -------------------------------------------------------------------------------------
 enum class StepKind : uint8_t { load, sync, cp, mma, tmem_ld, tmem_st, wait_ld, wait_st, store, commit, wait, arrive,
-                                expect_tx, mma_wait, loop, math };
+                                expect_tx, mma_wait, loop, math, read };
 std::string_view name(StepKind k);
 
 // The tensor map a TMA load reads through: a `.param .align 64 .b8 PARAM[128]` kernel parameter the
@@ -467,8 +467,37 @@ struct MathStep {
   MathFn fn = MathFn::add;
   bool approx = false;
   RegDef def;
-  std::string a, b, c;  // the operands' register sets ("" : none)
+  std::string a, b, c;  // the operands' register sets ("" : none, or a constant)
+  std::array<std::optional<float>, 3> value;  // a, b, c: a constant (the f32 nearest the spec's number)
 };
+// Operand k (0: a) of an elementwise step as the plan prints it: its register set, or its constant.
+std::string operand_text(const MathStep& m, size_t k);
+
+// A read (ir::Read): register j of `def` (the elements of the set it was shaped like, as f32) is
+// the element of global `global` at row0 + its row and col0 + its column; along a broadcast
+// dimension (the tensor's static extent 1) at 0 instead. Elements at or past the extents (at run
+// time: rows_param, cols_param) read as 0. The distinct elements a thread needs are loaded once
+// each, into the registers `pool` (def.regs at most); register j of `def` names one of them.
+struct ReadStep {
+  RegDef def;
+  std::string global, pool;
+  isa::DType dtype = isa::DType::f32;  // the tensor's (f32, bf16, f16)
+  ir::Affine row0, col0;
+  bool rows_broadcast = false, cols_broadcast = false;
+  int64_t global_cols = 0;              // the row stride in elements (static)
+  std::string ld_param;                 // the row stride at run time, if not static
+  std::string rows_param, cols_param;   // the extents at run time ("" : the static ones below)
+  int64_t global_rows = 0, global_width = 0;
+};
+
+// Whether a read (ir::Read) of global `g` can give registers the elements `like` holds, or why not:
+//   like_dtype: `like` is not one f32 per register (packed 16-bit or s32 registers);
+//   like_shape: tcgen05.ld fragments of a shape other than .32x32b and .16x256b (whose elements'
+//     positions the emitter computes, as a clipped store's);
+//   global_dtype: the tensor is not f32, bf16 or f16 (converted to f32 exactly).
+enum class ReadMiss { fits, like_dtype, like_shape, global_dtype };
+ReadMiss read_miss(const RegDef& like, const ir::Global& g);
+inline bool read_fits(const RegDef& like, const ir::Global& g) { return read_miss(like, g) == ReadMiss::fits; }
 
 struct BarrierStep {
   std::string barrier;
@@ -498,6 +527,7 @@ struct Step {
   StoreStep store;
   BarrierStep bar;
   MathStep math;
+  ReadStep read;
   // mma (D) / tmem_ld: the tensor-memory ring over the role's tiles (ir::Mma::tmem_ring, ir::TmemLoad::tmem_ring); the
   // addresses planned are stage 0's, stage s lies s * stride columns further
   ir::TmemRing tmem_ring;

@@ -65,7 +65,7 @@ struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of
   std::string align_ptr, swizzle_ptr, major_ptr, format_ptr, stages_ptr;
 };
 
-enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, math, loop };
+enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, math, read, loop };
 std::string_view name(OpKind k);
 
 // The run-time part of a load's or store's position along one dimension: multiples of the CTA's
@@ -79,7 +79,11 @@ struct Op {
   OpKind kind = OpKind::load;
   std::string ptr;  // "/program/ops/3"
   Ref src, dst;     // load, copy, tmem_load (src), tmem_store (dst), store (dst)
-  Ref regs;         // tmem_load, tmem_store, store
+  Ref regs;         // tmem_load, tmem_store, store, math, read
+  // read (docs/spec.md, "Arithmetic"): the register set whose elements `regs` takes, each read from
+  // the global tensor `src` at `at` (+ per_cta) plus the element's row and column (an extent of 1
+  // broadcasts).
+  Ref like;
   Ref barrier;      // commit, wait
   std::array<int64_t, 2> at{0, 0};  // load / store: first row and column in the global tensor
   std::array<AtStep, 2> at_step{};  // ... plus these multiples of the tile and the iteration
@@ -115,6 +119,9 @@ struct Op {
   // sets `a`, `b`, `c` (the mma fields a, b name register sets here); "approx": the .approx form.
   MathFn fn = MathFn::add;
   Ref c;
+  // A constant operand ("b": 0.5) instead of a register set, for a, b, c in that order; its Ref
+  // keeps the pointer only.
+  std::array<std::optional<double>, 3> value;
   bool approx = false;
   std::string approx_ptr;
   // The warp role that runs the op (a program with "roles"; "" otherwise).

@@ -3,6 +3,7 @@
 // or clipped to run-time extents with pairs of elements per store).
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -170,27 +171,233 @@ void Emitter::ld(const plan::RegDef& d, const std::vector<std::string>& rs, cons
   }
 }
 
-// An elementwise function: each warp that holds the registers computes its own, one f32
-// instruction per register (§9.7.3), register j of the result from register j of each operand.
-void Emitter::math(const plan::MathStep& m, const std::string& L) {
-  const std::string op = spell::alu(spell::math(m.fn, m.approx));
-  const auto& d = regs.at(m.def.name);
-  std::vector<const std::vector<std::string>*> src;
-  for (const std::string* n : {&m.a, &m.b, &m.c})
-    if (!n->empty()) src.push_back(&regs.at(*n));
-  std::map<int, std::vector<const plan::LdInstr*>> by_warp;
-  for (const auto& f : m.def.frags) by_warp[f.warp].push_back(&f);
-  for (const auto& [wi, fs] : by_warp) {
-    const std::string skip = L + "_w" + s(wi);
-    w.ins("@" + warp_pred(wi) + " " + spell::bra() + " " + skip);
-    for (const plan::LdInstr* f : fs)
-      for (int j = f->first_reg; j < f->first_reg + f->regs; ++j) {
-        std::string ins = op + " " + d.at(static_cast<size_t>(j));
-        for (const auto* x : src) ins += ", " + x->at(static_cast<size_t>(j));
-        w.ins(ins);
-      }
-    w.label(skip);
+// Elementwise functions (§9.7.3), register j of each result from register j of its operands, in
+// every thread that holds the registers: all threads of the role for wgmma accumulators; for
+// tcgen05.ld fragments the warps that hold them, one copy of the code where every such warp holds
+// the same registers (the rows differ, which the functions do not see), else one per warp. Since
+// register j depends only on register j, the run is written register by register, each register's
+// chain of functions in the plan's order.
+void Emitter::math_run(const std::vector<const plan::Step*>& run) {
+  std::string L;
+  for (const plan::Step* st : run) {
+    const std::string l = label();
+    if (L.empty()) L = l;
+    w.comment(ascii("[" + s(label_ - 1) + "] math (" + st->ptr + "): " + st->why));
   }
+  const plan::RegDef& d = run.front()->math.def;
+  // Each step writes its set's own registers and reads its operands' registers as the steps
+  // before it in the run left them (a read's shared registers, or the set's own once rewritten).
+  struct Ins {
+    const plan::MathStep* m;
+    const std::vector<std::string>* out;
+    std::array<const std::vector<std::string>*, 3> in;
+  };
+  std::vector<Ins> ins;
+  std::map<std::string, const std::vector<std::string>*> now;
+  for (const plan::Step* st : run) {
+    const plan::MathStep& m = st->math;
+    Ins x{&m, &canon.at(m.def.name), {nullptr, nullptr, nullptr}};
+    const std::array<const std::string*, 3> names = {&m.a, &m.b, &m.c};
+    for (size_t k = 0; k < 3; ++k)
+      if (!m.value[k] && !names[k]->empty()) {
+        auto it = now.find(*names[k]);
+        x.in[k] = it != now.end() ? it->second : &regs.at(*names[k]);
+      }
+    now[m.def.name] = x.out;
+    ins.push_back(x);
+  }
+  for (const plan::Step* st : run) own(st->math.def.name);
+  auto chain = [&](const std::vector<int>& js) {
+    for (int j : js)
+      for (const Ins& x : ins) {
+        const plan::MathStep& m = *x.m;
+        std::string line = spell::alu(spell::math(m.fn, m.approx)) + " " + x.out->at(static_cast<size_t>(j));
+        for (size_t k = 0; k < static_cast<size_t>(info(m.fn).operands); ++k)
+          line += ", " + (m.value[k] ? f32_imm(*m.value[k]) : x.in[k]->at(static_cast<size_t>(j)));
+        w.ins(line);
+      }
+  };
+  if (d.wgmma) {
+    std::vector<int> js(static_cast<size_t>(d.regs));
+    for (int j = 0; j < d.regs; ++j) js[static_cast<size_t>(j)] = j;
+    chain(js);
+    w.blank();
+    return;
+  }
+  std::map<int, std::vector<int>> by_warp;
+  for (const auto& f : d.frags)
+    for (int j = f.first_reg; j < f.first_reg + f.regs; ++j) by_warp[f.warp].push_back(j);
+  for (auto& [wi, js] : by_warp) std::sort(js.begin(), js.end());
+  const int lo = by_warp.begin()->first, hi = by_warp.rbegin()->first;
+  bool same = hi - lo + 1 == static_cast<int>(by_warp.size());
+  for (const auto& [wi, js] : by_warp) same = same && js == by_warp.begin()->second;
+  if (same) {
+    // The warps that run this code: the role's (or the kernel's); a guard only where others hold none.
+    const int first = role ? role->ir().first_warp : 0;
+    const int count = role ? role->ir().warps : p.ir().threads / 32;
+    const bool all = lo == first && hi == first + count - 1;
+    if (!all) {
+      const std::string out = w.pred(), below = w.pred();
+      w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(lo));
+      w.ins(spell::setp(Cmp::gt, Ty::u32, BoolOp::or_) + " " + out + ", " + warp + ", " + s(hi) + ", " + below);
+      w.ins("@" + out + " " + spell::bra() + " " + L + "_w", "warps " + s(lo) + "-" + s(hi) + " hold the registers");
+    }
+    chain(by_warp.begin()->second);
+    if (!all) w.label(L + "_w");
+  } else {
+    for (const auto& [wi, js] : by_warp) {
+      const std::string skip = L + "_w" + s(wi);
+      w.ins("@" + warp_pred(wi) + " " + spell::bra() + " " + skip);
+      chain(js);
+      w.label(skip);
+    }
+  }
+  w.blank();
+}
+
+// A read (ld.global, §9.7.9.8): each thread loads the distinct elements its registers hold, once
+// each, as f32 (cvt.f32.f16 / cvt.f32.bf16 are exact, §9.7.9.21); registers of a repeated element
+// (a broadcast tensor's, or the two rows of a wgmma pair sharing a column) name the same loaded
+// register. Elements at or past the tensor's extents read as 0.
+void Emitter::read(const plan::ReadStep& r, const std::string& L) {
+  const plan::RegDef& d = r.def;
+  const auto& pool = canon.at(r.pool);
+  const int eb = isa::value_bits(r.dtype) / 8;
+  const std::string rows = r.rows_param.empty() ? s(r.global_rows) : size.at(r.rows_param);
+  const std::string cols = r.cols_param.empty() ? s(r.global_width) : size.at(r.cols_param);
+  const std::string ld = r.ld_param.empty() ? s(r.global_cols) : size.at(r.ld_param);
+  const std::string row0 = affine(r.row0), col0 = affine(r.col0);
+  // Register j's element, relative to its thread's first row and column; along a broadcast
+  // dimension always 0. Each code copy (a warp's, or all warps' alike) loads register j where its
+  // first register of the same element, slot[j], is j.
+  using Cell = std::pair<int64_t, int64_t>;
+  auto cell = [&](int64_t dr, int64_t dc) { return Cell{r.rows_broadcast ? 0 : dr, r.cols_broadcast ? 0 : dc}; };
+  std::vector<int> slot(static_cast<size_t>(d.regs));
+  for (int j = 0; j < d.regs; ++j) slot[static_cast<size_t>(j)] = j;
+  // (register, the thread base it is relative to: a tcgen05.ld shape's, cell)
+  using At = std::tuple<int, int, Cell>;
+  auto slots_of = [&](const std::vector<At>& cells) {
+    std::map<std::pair<int, Cell>, int> first;  // (thread base, cell) -> first register
+    std::vector<int> out(static_cast<size_t>(d.regs), -1);
+    for (const auto& [j, b, c] : cells) out[static_cast<size_t>(j)] = first.emplace(std::make_pair(b, c), j).first->second;
+    return out;
+  };
+  // The element at (tr + dr, tc + dc) into register v.
+  auto load = [&](const std::string& v, const std::string& tr, const std::string& tc, const Cell& c) {
+    std::string p, idx = w.r64();
+    if (!r.rows_broadcast) {
+      const std::string row = w.r32();
+      p = w.pred();
+      w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + tr + ", " + s(c.first));
+      w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + p + ", " + row + ", " + rows);
+      w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + idx + ", " + row + ", " + ld);
+    } else {
+      w.ins(spell::alu(Op::mov, Ty::b64) + " " + idx + ", 0");
+    }
+    if (!r.cols_broadcast) {
+      const std::string col = w.r32(), pc = w.pred(), c64 = w.r64();
+      w.ins(spell::alu(Op::add, Ty::u32) + " " + col + ", " + tc + ", " + s(c.second));
+      if (p.empty()) w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + pc + ", " + col + ", " + cols);
+      else w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + pc + ", " + col + ", " + cols + ", " + p);
+      p = pc;
+      w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + c64 + ", " + col);
+      w.ins(spell::alu(Op::add, Ty::u64) + " " + idx + ", " + idx + ", " + c64);
+    }
+    const std::string a = w.r64();
+    w.ins(spell::alu(Op::mad_lo, Ty::u64) + " " + a + ", " + idx + ", " + s(eb) + ", " + gbase.at(r.global));
+    const std::string g = p.empty() ? "" : "@" + p + " ";
+    if (eb == 4) {
+      w.ins(spell::alu(Op::mov, Ty::b32) + " " + v + ", 0");
+      w.ins(g + spell::ld(Space::global, Ty::b32) + " " + v + ", [" + a + "]");
+      return;
+    }
+    const std::string h = w.r16();
+    w.ins(spell::alu(Op::mov, Ty::b16) + " " + h + ", 0");
+    w.ins(g + spell::ld(Space::global, Ty::b16) + " " + h + ", [" + a + "]");
+    w.ins(spell::cvt(Ty::f32, r.dtype == isa::DType::bf16 ? Ty::bf16 : Ty::f16) + " " + v + ", " + h);
+  };
+  std::vector<std::string> out(static_cast<size_t>(d.regs));
+  if (d.wgmma) {
+    // §9.7.15.5.1.1: warp q of the warpgroup, lane l: register pair i of an N group holds rows
+    // 16q + l/4 + 8 (i % 2) and columns 8 (i / 2) + 2 (l % 4) + {0, 1} of its warpgroup's rows.
+    std::vector<At> cells;
+    size_t reg = 0;
+    for (int row = 0; row < d.rows; row += 64) {
+      int n0 = 0;
+      for (int ng : d.groups) {
+        for (int i = 0; i < ng / 4; ++i)
+          for (int e = 0; e < 2; ++e)
+            cells.push_back({static_cast<int>(reg) + 2 * i + e, 0, cell(row + 8 * (i % 2), n0 + 8 * (i / 2) + e)});
+        reg += static_cast<size_t>(ng / 2);
+        n0 += ng;
+      }
+    }
+    slot = slots_of(cells);
+    const std::string q = w.r32(), wg = w.r32(), tr = w.r32(), tc = w.r32(), t = w.r32();
+    w.ins(spell::alu(Op::sub, Ty::u32) + " " + wg + ", " + warp + ", " + s(role ? role->ir().first_warp : 0));
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + q + ", " + wg + ", 3");
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + wg + ", " + wg + ", 2");
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + t + ", " + lane + ", 2");
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tr + ", " + q + ", 16, " + t);
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tr + ", " + wg + ", " + s(d.rows) + ", " + tr);
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + tr + ", " + row0);
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + lane + ", 3");
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tc + ", " + t + ", 2, " + col0);
+    for (const auto& [j, b, c] : cells)
+      if (slot[static_cast<size_t>(j)] == j) load(pool.at(static_cast<size_t>(j)), tr, tc, c);
+  } else {
+    // tcgen05.ld fragments: thread t's register j holds the cell isa::ld_cell(shape, 0, j) of its
+    // fragment, from the thread's first row and column (.32x32b: lane t, column 0; .16x256b: lane
+    // t/4, column 2 (t % 4)). Every warp must share one slot per register, else none is shared.
+    auto cells_of = [&](const std::vector<const plan::LdInstr*>& fs) {
+      std::vector<At> cells;
+      for (const plan::LdInstr* f : fs)
+        for (int j = 0; j < f->regs; ++j) {
+          const isa::LdCell c = isa::ld_cell(f->shape, 0, j);
+          cells.push_back({f->first_reg + j, static_cast<int>(f->shape), cell(f->row0 + c.lane, f->elem0 + c.column)});
+        }
+      return cells;
+    };
+    std::map<int, std::vector<const plan::LdInstr*>> by_warp;
+    for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
+    bool agree = true;
+    std::optional<std::vector<int>> common;
+    for (const auto& [wi, fs] : by_warp) {
+      const auto sl = slots_of(cells_of(fs));
+      if (!common) common = sl;
+      agree = agree && sl == *common;
+    }
+    if (agree && common) slot = *common;
+    for_warps(d, L, [&](const std::vector<const plan::LdInstr*>& fs, const std::string& wrow) {
+      std::map<isa::LdShape, std::pair<std::string, std::string>> base;  // the thread's first row and column per shape
+      for (const plan::LdInstr* f : fs) {
+        if (!base.count(f->shape)) {
+          const std::string tr = w.r32(), tc = w.r32();
+          if (f->shape == isa::LdShape::s32x32b) {
+            w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + lane);
+            w.ins(spell::alu(Op::mov, Ty::u32) + " " + tc + ", " + col0);
+          } else {  // .16x256b (read_miss refused the rest)
+            const std::string x = w.r32();
+            w.ins(spell::alu(Op::shr, Ty::u32) + " " + x + ", " + lane + ", 2");
+            w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + x);
+            w.ins(spell::alu(Op::and_, Ty::b32) + " " + x + ", " + lane + ", 3");
+            w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tc + ", " + x + ", 2, " + col0);
+          }
+          if (!wrow.empty()) w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + tr + ", " + wrow, "the rows of this warp");
+          base[f->shape] = {tr, tc};
+        }
+        const auto& [tr, tc] = base.at(f->shape);
+        for (int j = 0; j < f->regs; ++j) {
+          const int k = f->first_reg + j;
+          if (slot[static_cast<size_t>(k)] != k) continue;
+          const isa::LdCell c = isa::ld_cell(f->shape, 0, j);
+          load(pool.at(static_cast<size_t>(k)), tr, tc, cell(f->row0 + c.lane, f->elem0 + c.column));
+        }
+      }
+    });
+  }
+  for (int j = 0; j < d.regs; ++j) out[static_cast<size_t>(j)] = pool.at(static_cast<size_t>(slot[static_cast<size_t>(j)]));
+  regs[d.name] = out;
 }
 
 // The 16-bit value of element `elem` of a register holding `epr` elements of `bits` each.

@@ -38,6 +38,7 @@ std::string title(plan::StepKind k) {
     case plan::StepKind::mma_wait: return "wgmma wait";
     case plan::StepKind::loop: return "loop";
     case plan::StepKind::math: return "math";
+    case plan::StepKind::read: return "read";
   }
   return "?";
 }
@@ -434,6 +435,7 @@ void Emitter::prologue() {
     for (int i = 0; i < c; ++i) v.push_back(w.r32());
     regs[n] = v;
   }
+  canon = regs;
   w.blank();
 }
 
@@ -644,7 +646,19 @@ void Emitter::roles() {
 }
 
 void Emitter::steps(const std::vector<plan::Step>& ss) {
-  for (const auto& st : ss) step(st);
+  for (size_t i = 0; i < ss.size();) {
+    // A run of elementwise steps over the same elements is written element by element (math_run).
+    size_t j = i;
+    while (j < ss.size() && ss[j].kind == plan::StepKind::math && plan::same_elements(ss[i].math.def, ss[j].math.def)) ++j;
+    if (j > i) {
+      std::vector<const plan::Step*> run;
+      for (size_t k = i; k < j; ++k) run.push_back(&ss[k]);
+      math_run(run);
+      i = j;
+      continue;
+    }
+    step(ss[i++]);
+  }
 }
 
 void Emitter::step(const plan::Step& st) {
@@ -665,10 +679,13 @@ void Emitter::step(const plan::Step& st) {
       break;
     case StepKind::cp: cp(st, L); break;
     case StepKind::mma:
-      if (st.mma.engine == ir::Engine::wgmma) wgmma(st.mma, L);
+      if (st.mma.engine == ir::Engine::wgmma) {
+        if (canon.count(st.mma.acc_regs)) own(st.mma.acc_regs);
+        wgmma(st.mma, L);
+      }
       else mma(st.mma, L);
       break;
-    case StepKind::tmem_ld: ld(st.ld, regs.at(st.ld.name), L); break;
+    case StepKind::tmem_ld: ld(st.ld, own(st.ld.name), L); break;
     case StepKind::tmem_st: tmem_st(st, L); break;
     case StepKind::wait_ld: w.ins(spell::wait_ld()); break;
     case StepKind::wait_st: w.ins(spell::wait_st()); break;
@@ -739,7 +756,8 @@ void Emitter::step(const plan::Step& st) {
       break;
     }
     case StepKind::mma_wait: w.ins(spell::wgmma_wait() + " " + s(st.bar.pending)); break;
-    case StepKind::math: math(st.math, L); break;
+    case StepKind::math: math_run({&st}); return;
+    case StepKind::read: read(st.read, L); break;
     case StepKind::loop: loop_step(st); return;
   }
   w.blank();

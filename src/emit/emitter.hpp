@@ -49,7 +49,11 @@ struct Emitter {
   std::string tid, warp, lane, base, not_t0, not_issuer, odd, rank, rank64, dbase, desc_base32, m_tile, n_tile, cta_even;
   std::map<int, std::string> warp_p;
   std::map<std::string, std::string> gbase, bar, tmem_base, tmap, size;
-  std::map<std::string, std::vector<std::string>> regs;
+  // The registers each register set is read from: its own (`canon`, which every op that defines
+  // the set writes), or after a read those its distinct elements were loaded into (a broadcast
+  // tensor's repeat). `own(set)` makes a set its own registers again, for an op that writes them.
+  std::map<std::string, std::vector<std::string>> regs, canon;
+  const std::vector<std::string>& own(const std::string& set) { return regs[set] = canon.at(set); }
   std::map<std::string, const plan::SmemPlacement*> tiles;
   std::map<std::string, const plan::BarrierPlacement*> bars;
   LoopRegs loop;
@@ -127,7 +131,11 @@ struct Emitter {
   void tma_load(const plan::LoadStep& l, const std::string& L);
   void cp(const plan::Step& st, const std::string& L);
   void ld(const plan::RegDef& d, const std::vector<std::string>& rs, const std::string& L);
-  void math(const plan::MathStep& m, const std::string& L);
+  // Elementwise steps over the same elements (plan::same_elements), one after the other in the
+  // plan: each register's whole chain before the next register's, so that a chain's
+  // intermediate values live one element at a time rather than a register set each.
+  void math_run(const std::vector<const plan::Step*>& run);
+  void read(const plan::ReadStep& r, const std::string& L);
   void tmem_st(const plan::Step& st, const std::string& L);
   void store(const plan::StoreStep& st, const std::string& L);
   void clipped_store(const plan::StoreStep& st, const std::string& L);

@@ -247,13 +247,23 @@ struct Printer {
       case StepKind::loop: steps(st.body, ind + "    "); break;
       case StepKind::wait_ld: o += in2 + spell::wait_ld() + "\n"; break;
       case StepKind::wait_st: o += in2 + spell::wait_st() + "\n"; break;
+      case StepKind::read: {
+        const auto& r = st.read;
+        o += in2 + "ld.global " + r.def.name + " <- " + r.global + " at (" + affine_text(r.row0) + ", " + affine_text(r.col0) + ")" +
+             (r.rows_broadcast ? ", rows broadcast" : "") + (r.cols_broadcast ? ", columns broadcast" : "") + ": " +
+             s(r.def.regs) + " registers per thread, each distinct element loaded once\n";
+        break;
+      }
       case StepKind::math: {
         const auto& m = st.math;
         int n = 0;
         for (const auto& f : m.def.frags) n += f.regs;
-        o += in2 + spell::alu(spell::math(m.fn, m.approx)) + " " + m.def.name + ", " + m.a + (m.b.empty() ? "" : ", " + m.b) +
-             (m.c.empty() ? "" : ", " + m.c) + ": " + s(n) + " instructions over " + s(static_cast<int64_t>(m.def.frags.size())) +
-             " fragment(s), " + s(m.def.regs) + " registers per thread\n";
+        std::string args;
+        for (int k = 0; k < info(m.fn).operands; ++k) args += ", " + plan::operand_text(m, static_cast<size_t>(k));
+        o += in2 + spell::alu(spell::math(m.fn, m.approx)) + " " + m.def.name + args + ": " +
+             (m.def.wgmma ? s(m.def.regs) + " instructions per thread of the warpgroups (wgmma accumulators)\n"
+                          : s(n) + " instructions over " + s(static_cast<int64_t>(m.def.frags.size())) + " fragment(s), " +
+                                s(m.def.regs) + " registers per thread\n");
         break;
       }
     }
@@ -488,9 +498,15 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       if (st.bar.release_column) x["barrier"]["release_column"] = true;
       break;
     case StepKind::mma_wait: x["pending"] = st.bar.pending; break;
+    case StepKind::read:
+      x["read"] = {{"regs", st.read.def.name}, {"global", st.read.global}, {"rows_broadcast", st.read.rows_broadcast},
+                   {"cols_broadcast", st.read.cols_broadcast}};
+      break;
     case StepKind::math:
       x["math"] = {{"instruction", spell::alu(spell::math(st.math.fn, st.math.approx))}, {"regs", st.math.def.name}, {"a", st.math.a},
                    {"b", st.math.b}, {"c", st.math.c}};
+      for (size_t k = 0; k < 3; ++k)  // a constant operand is its number
+        if (const auto& v = st.math.value[k]) x["math"][std::string(1, static_cast<char>('a' + k))] = static_cast<double>(*v);
       break;
     case StepKind::sync: x["proxy_fence"] = st.proxy_fence; break;
     case StepKind::loop: {

@@ -1,6 +1,7 @@
 #include "ptx_writer.hpp"
 
 #include <cstdio>
+#include <cstring>
 
 namespace ptxgen::emit {
 
@@ -33,6 +34,14 @@ std::string PtxWriter::body() const {
   out += "\n";
   for (const auto& l : lines_) out += l + "\n";
   return out;
+}
+
+std::string f32_imm(float v) {
+  uint32_t u = 0;
+  std::memcpy(&u, &v, sizeof u);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0f%08X", u);
+  return buf;
 }
 
 std::string hex(uint64_t v) {

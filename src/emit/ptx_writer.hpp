@@ -34,5 +34,7 @@ class PtxWriter {
 
 std::string imm(uint64_t v);   // decimal below 2^16, else hex
 std::string hex(uint64_t v);
+// An f32 immediate: 0f and the value's 8 hexadecimal digits (PTX ISA 9.1 §4.5.1), exact for every f32.
+std::string f32_imm(float v);
 
 }  // namespace ptxgen::emit

@@ -270,12 +270,14 @@ const std::vector<AluRow>& alu_rows() {
         .cmps = {Cmp::eq, Cmp::ne, Cmp::lt, Cmp::le, Cmp::gt, Cmp::ge},
         .combines = {BoolOp::none, BoolOp::and_, BoolOp::or_}}},
       // mov of a register, an immediate or an address (§9.7.9.3), and packing {lo, hi} (§9.7.9.4).
-      {Op::mov, "§9.7.9.3, §9.7.9.4", 10, true, true, {.types = {T::u16, T::u32, T::b32, T::b64}}},
+      {Op::mov, "§9.7.9.3, §9.7.9.4", 10, true, true, {.types = {T::u16, T::u32, T::b16, T::b32, T::b64}}},
       // cvt's forms: integers widened or narrowed (no rounding); s32 to f32 and f32 to 16-bit
       // floats round (.rn, the ISA requires a rounding modifier there); f16 to f32 is exact.
       {Op::cvt, "§9.7.9.21", 10, true, true, {.types = {T::u16, T::u32, T::u64}, .from = {T::u16, T::u32}}},
       {Op::cvt, "§9.7.9.21", 10, true, true, {.types = {T::f32}, .from = {T::s32}, .round = Round::rn}},
       {Op::cvt, "§9.7.9.21", 10, true, true, {.types = {T::f32}, .from = {T::f16}}},
+      // bf16 to f32, exact like f16's (cvt.f32.bf16: PTX ISA 7.1, sm_80).
+      {Op::cvt, "§9.7.9.21", 71, true, true, {.types = {T::f32}, .from = {T::bf16}}},
       {Op::cvt, "§9.7.9.21", 70, true, true,
        {.types = {T::f16, T::bf16, T::f16x2, T::bf16x2}, .from = {T::f32}, .round = Round::rn}},
       {Op::cvta, "§9.7.9.20", 77, true, true, {.types = {T::u64}, .spaces = {Space::global, Space::param}, .to = {false, true}}},

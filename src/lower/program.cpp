@@ -114,6 +114,15 @@ ir::Op lower_op(const spec::Op& o) {
       x.body = std::move(st);
       break;
     }
+    case spec::OpKind::read: {
+      ir::Read rd;
+      rd.src = o.src;
+      rd.regs = o.regs;
+      rd.like = o.like;
+      rd.pos = position(o);
+      x.body = std::move(rd);
+      break;
+    }
     case spec::OpKind::commit: {
       ir::Commit c;
       c.barrier = o.barrier;
@@ -127,6 +136,7 @@ ir::Op lower_op(const spec::Op& o) {
       m.a = o.a;
       m.b = o.b;
       m.c = o.c;
+      m.value = o.value;
       m.approx = o.approx;
       m.approx_ptr = o.approx_ptr;
       x.body = std::move(m);

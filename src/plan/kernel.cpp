@@ -2,6 +2,7 @@
 // alignments, tensor-memory allocations, views resolved), each role's ops planned and ordered
 // (order.cpp with ops.cpp, mma.cpp, wgmma.cpp), then the memory map: the tiles (rings of stages),
 // the mbarriers and the words tcgen05.alloc writes, and the budgets of shared and tensor memory.
+#include <cstdio>
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -11,6 +12,15 @@
 #include "internal.hpp"
 
 namespace ptxgen::plan {
+
+std::string operand_text(const MathStep& m, size_t k) {
+  if (const auto& v = m.value.at(k)) {
+    char b[40];
+    std::snprintf(b, sizeof b, "%.9g", static_cast<double>(*v));
+    return b;
+  }
+  return k == 0 ? m.a : k == 1 ? m.b : m.c;
+}
 
 std::string planner_name(std::string_view what, int index) {
   return std::string(kPlannerPrefix) + std::string(what) + (index >= 0 ? std::to_string(index) : "");
@@ -34,6 +44,7 @@ std::string_view name(StepKind k) {
     case StepKind::mma_wait: return "mma_wait";
     case StepKind::loop: return "loop";
     case StepKind::math: return "math";
+    case StepKind::read: return "read";
   }
   return "?";
 }
@@ -98,7 +109,14 @@ OutputSize output_size(const Step& st) {
     case StepKind::math:                            // per warp a branch and a label, one instruction a register
       lines += 3 * warps(st.math.def);
       for (const auto& f : st.math.def.frags) lines += f.regs, regs += 4 * f.regs;
+      if (st.math.def.wgmma) lines += st.math.def.regs, regs += 4 * int64_t{st.math.def.regs};
       break;
+    case StepKind::read: {  // per warp the thread's position; per element at most 11 instructions
+      const RegDef& d = st.read.def;
+      lines += 16 + 8 * warps(d) + 11 * int64_t{d.regs} * std::max<int64_t>(1, warps(d));
+      regs += 12 * int64_t{d.regs} * std::max<int64_t>(1, warps(d));
+      break;
+    }
   }
   z.instructions = lines;
   z.ptx_bytes = 96 * lines + 10 * regs + static_cast<int64_t>(st.why.size());

@@ -609,6 +609,22 @@ namespace ptxgen::plan::detail {
 
 // The register verifier (src/rules/verify_regs.cpp) reports each store refused here: STORE-DTYPE,
 // STORE-BOUNDS, PAIR-STORE-OVERLAP, and its operands' names.
+}  // namespace ptxgen::plan::detail
+
+namespace ptxgen::plan {
+
+ReadMiss read_miss(const RegDef& like, const ir::Global& g) {
+  if (like.dtype != isa::DType::f32 || like.elems_per_reg != 1) return ReadMiss::like_dtype;
+  for (const auto& f : like.frags)
+    if (f.pack || (f.shape != isa::LdShape::s32x32b && f.shape != isa::LdShape::s16x256b)) return ReadMiss::like_shape;
+  if (g.dtype != isa::DType::f32 && g.dtype != isa::DType::bf16 && g.dtype != isa::DType::f16) return ReadMiss::global_dtype;
+  return ReadMiss::fits;
+}
+
+}  // namespace ptxgen::plan
+
+namespace ptxgen::plan::detail {
+
 std::optional<StoreStep> plan_store(Ctx& c, const ir::Store& o, const RegDef& src) {
   const ir::Global* g = c.find_global(o.dst);
   if (!g || !store_converts(src.dtype, g->dtype, o.clip)) return std::nullopt;

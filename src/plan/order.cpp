@@ -143,9 +143,9 @@ class Sequencer {
     if (o.approx ? !f.approx : !f.exact) return;
     const RegDef* first = nullptr;
     for (const ir::Ref* r : {&o.a, &o.b, &o.c}) {
-      if (!*r) continue;
+      if (!*r) continue;  // none, or a constant
       const RegDef* d = regs(*r);
-      if (!d || d->dtype != isa::DType::f32 || d->elems_per_reg != 1 || d->wgmma || (first && !same_elements(*first, *d))) return;
+      if (!d || d->dtype != isa::DType::f32 || d->elems_per_reg != 1 || (first && !same_elements(*first, *d))) return;
       if (!first) first = d;
     }
     if (!first) return;
@@ -160,19 +160,65 @@ class Sequencer {
     st.math.a = o.a.name;
     st.math.b = o.b.name;
     st.math.c = o.c.name;
+    for (size_t k = 0; k < 3; ++k)
+      if (o.value[k]) st.math.value[k] = static_cast<float>(*o.value[k]);
     for (const ir::Ref* r : {&o.a, &o.b, &o.c})
       if (*r && pending_ld_.count(r->name)) wait_ld("the registers \"" + r->name + "\" are read (§9.7.16.8.5)", out);
     if (pending_ld_.count(o.regs.name)) wait_ld("the registers \"" + o.regs.name + "\" are about to be reused (§9.7.16.6.4.5)", out);
     if (st_sources_.count(o.regs.name))
       wait_st("the registers \"" + o.regs.name + "\" feed a tcgen05.st that has not completed", out);
-    std::string args = o.a.name;
-    for (const ir::Ref* r : {&o.b, &o.c})
-      if (*r) args += ", " + r->name;
+    std::string args;
+    for (int k = 0; k < f.operands; ++k)
+      args += (k ? ", " : "") + operand_text(st.math, static_cast<size_t>(k));
     st.why = "registers \"" + o.regs.name + "\" = " + std::string(f.name) + "(" + args + "), element by element" +
              (o.approx ? " (approximate: " + std::string(f.bound) + ")" : "");
     c_.regs[o.regs.name] = st.math.def;
     c_.held.erase(o.regs.name);
     out_.reg_counts[o.regs.name] = std::max(out_.reg_counts[o.regs.name], st.math.def.regs);
+    out.push_back(std::move(st));
+  }
+
+  // A read (the verifier, src/rules/verify_regs.cpp, reports each one refused here): registers
+  // holding a global tensor's elements where `like` holds its own. Each thread loads its own
+  // from a tensor the kernel only reads, so no sync orders it either.
+  void read(int i, const ir::Op& op, std::vector<Step>& out) {
+    const ir::Read& o = *op.as<ir::Read>();
+    const RegDef* like = regs(o.like);
+    const ir::Global* g = c_.find_global(o.src);
+    if (!like || !g || !read_fits(*like, *g)) return;
+    Step st;
+    st.op = i;
+    st.ptr = op.ptr;
+    st.kind = StepKind::read;
+    ReadStep& r = st.read;
+    r.def = *like;
+    r.def.name = o.regs.name;
+    r.global = g->name;
+    r.pool = planner_name("rd", i);
+    r.dtype = g->dtype;
+    r.row0 = o.pos.at[0];
+    r.col0 = o.pos.at[1];
+    r.rows_broadcast = g->rows == 1 && g->rows_param.empty();
+    r.cols_broadcast = g->cols == 1 && g->cols_param.empty();
+    r.global_cols = g->ld ? g->ld : g->cols;
+    r.ld_param = g->ld_param;
+    r.rows_param = g->rows_param;
+    r.cols_param = g->cols_param;
+    r.global_rows = g->rows;
+    r.global_width = g->cols;
+    if (pending_ld_.count(o.regs.name)) wait_ld("the registers \"" + o.regs.name + "\" are about to be reused (§9.7.16.6.4.5)", out);
+    if (st_sources_.count(o.regs.name))
+      wait_st("the registers \"" + o.regs.name + "\" feed a tcgen05.st that has not completed", out);
+    st.why = "registers \"" + o.regs.name + "\" = " + g->name + "'s elements where \"" + o.like.name + "\" holds its own" +
+             (r.rows_broadcast && r.cols_broadcast ? " (one element, to every register)"
+              : r.rows_broadcast                  ? " (one row, broadcast down the rows)"
+              : r.cols_broadcast                  ? " (one column, broadcast along the rows)"
+                                                  : "") +
+             ", 0 past its extents";
+    c_.regs[o.regs.name] = r.def;
+    c_.held.erase(o.regs.name);
+    out_.reg_counts[o.regs.name] = std::max(out_.reg_counts[o.regs.name], r.def.regs);
+    out_.reg_counts[r.pool] = std::max(out_.reg_counts[r.pool], r.def.regs);
     out.push_back(std::move(st));
   }
 
@@ -334,6 +380,7 @@ class Sequencer {
         return;
       }
       case ir::OpKind::math: return math(i, op, out);
+      case ir::OpKind::read: return read(i, op, out);
       case ir::OpKind::commit: return commit(i, op, out);
       case ir::OpKind::wait: return wait(i, op, out);
       case ir::OpKind::arrive:

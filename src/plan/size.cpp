@@ -182,7 +182,8 @@ class Bound {
         // The first operand's registers (the verifier refused operands that differ), and the
         // tcgen05.wait::ld/st the order may insert before it. Its comment names four sets.
         const ir::Math& x = *o.as<ir::Math>();
-        const auto src = c_.regs.find(x.a.name);
+        const ir::Ref& in = x.a ? x.a : x.b ? x.b : x.c;  // the first register set (others may be constants)
+        const auto src = c_.regs.find(in.name);
         if (src == c_.regs.end()) break;
         add(inserted(StepKind::wait_ld), kInsertedWhyBytes);
         add(inserted(StepKind::wait_st), kInsertedWhyBytes);
@@ -191,6 +192,17 @@ class Bound {
         st.math.def.name = x.regs.name;
         add(st, kWhyBytes + 256 + 128);
         c_.regs[x.regs.name] = std::move(st.math.def);
+        break;
+      }
+      case ir::OpKind::read: {
+        const ir::Read& x = *o.as<ir::Read>();
+        const auto like = c_.regs.find(x.like.name);
+        if (like == c_.regs.end()) break;
+        st.kind = StepKind::read;
+        st.read.def = like->second;
+        st.read.def.name = x.regs.name;
+        add(st, why);
+        c_.regs[x.regs.name] = std::move(st.read.def);
         break;
       }
       case ir::OpKind::commit:

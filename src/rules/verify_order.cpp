@@ -260,6 +260,12 @@ class Walk {
         regs_seen_.insert(o.regs.name);
         return;
       }
+      case ir::OpKind::read: {
+        const ir::Read& o = *op.as<ir::Read>();
+        read_regs(o.like, "read");  // its elements, not its values: still none before it is defined
+        regs_seen_.insert(o.regs.name);
+        return;
+      }
       case ir::OpKind::commit: {
         const ir::Commit& o = *op.as<ir::Commit>();
         bool& outstanding = outstanding_[o.barrier.name];

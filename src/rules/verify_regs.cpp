@@ -8,7 +8,10 @@
 // tmem_lanes, tmem_store, store_converts and wgmma_accumulators, plan.hpp); this verifier words
 // why there are none. An op's first problem is its only one, as it stops there; the users of a set
 // whose definition was refused are not judged on it (ORDER-UNWRITTEN says what a set lacks).
+#include <array>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <tuple>
 
@@ -199,6 +202,13 @@ bool store(Ctx& c, const ir::Op& op, const plan::RegDef& src) {
   return !o.tma || c.tile(o.via, "store staging tile");
 }
 
+// A number as the spec may have written it (9 significant digits: any f32 exactly).
+std::string num(double v) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+
 // MATH-APPROX, MATH-DTYPE, MATH-OPERANDS: the registers an elementwise op defines (its first
 // operand's elements, in the same registers), or none where it is refused. `def` finds the latest
 // accepted definition of a set (none: ORDER-UNWRITTEN, or its definition was refused).
@@ -225,27 +235,42 @@ std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
     return std::nullopt;
   }
   const plan::RegDef* first = nullptr;
-  for (const ir::Ref* r : {&o.a, &o.b, &o.c}) {
+  const ir::Ref* first_ref = nullptr;
+  const std::array<const ir::Ref*, 3> in = {&o.a, &o.b, &o.c};
+  for (size_t i = 0; i < in.size(); ++i) {
+    const ir::Ref* r = in[i];
+    if (const auto& v = o.value[i]) {
+      // A constant is written as the f32 nearest it (an immediate 0fXXXXXXXX, §4.5.1): one that
+      // rounds to infinity is no f32.
+      if (!std::isfinite(static_cast<float>(*v))) {
+        c.problem("MATH-DTYPE", r->ptr,
+                  "\"" + fn + "\" computes in f32; the constant " + num(*v) + " is beyond f32's largest finite value (3.4028235e38)",
+                  {"use a constant of magnitude at most 3.4028235e38"});
+        return std::nullopt;
+      }
+      continue;
+    }
     if (!*r) continue;
     const plan::RegDef* d = def(r->name);
     if (!d) return std::nullopt;  // ORDER-UNWRITTEN, or its definition was refused
-    if (d->dtype != isa::DType::f32 || d->elems_per_reg != 1 || d->wgmma) {
+    if (d->dtype != isa::DType::f32 || d->elems_per_reg != 1) {
       c.problem("MATH-DTYPE", r->ptr,
                 "\"" + fn + "\" computes on f32 registers, one element each; \"" + r->name + "\" holds " +
-                    (d->elems_per_reg != 1 ? s(d->elems_per_reg) + " packed " + dt(d->dtype) + " elements per register (.pack::16b)"
-                     : d->wgmma         ? "wgmma accumulators"
-                                        : dt(d->dtype) + " elements"),
-                {"tmem_load an f32 view without \"pack\""});
+                    (d->elems_per_reg != 1 ? s(d->elems_per_reg) + " packed " + dt(d->dtype) + " elements per register" +
+                                                 (d->wgmma ? " (f16 wgmma accumulators)" : " (.pack::16b)")
+                                           : dt(d->dtype) + " elements"),
+                {d->wgmma ? "accumulate in f32" : "tmem_load an f32 view without \"pack\""});
       return std::nullopt;
     }
     if (!first) {
       first = d;
+      first_ref = r;
       continue;
     }
     if (!plan::same_elements(*first, *d)) {
       c.problem("MATH-OPERANDS", r->ptr,
                 "\"" + fn + "\" combines register j of each thread with register j of the other operands, which must hold the same "
-                "element: \"" + o.a.name + "\" holds " + s(first->rows) + " rows of " + s(first->row_elements) + " elements in " +
+                "element: \"" + first_ref->name + "\" holds " + s(first->rows) + " rows of " + s(first->row_elements) + " elements in " +
                     s(first->regs) + " registers per thread, \"" + r->name + "\" " + s(d->rows) + " rows of " + s(d->row_elements) +
                     " in " + s(d->regs) + (first->rows == d->rows && first->row_elements == d->row_elements && first->regs == d->regs
                                                ? ", from tcgen05.ld instructions of another shape, .num or warps"
@@ -254,7 +279,62 @@ std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
       return std::nullopt;
     }
   }
+  if (!first) {
+    c.problem("MATH-OPERANDS", o.a.ptr,
+              "every operand of \"" + fn + "\" is a constant: the result takes its elements, and its registers, from a register set",
+              {"name a register set as one operand"});
+    return std::nullopt;
+  }
   plan::RegDef out = *first;
+  out.name = o.regs.name;
+  return out;
+}
+
+// READ-DTYPE, READ-SHAPE, READ-BOUNDS: the registers a read defines (`like`'s elements, as f32),
+// or none where it is refused.
+std::optional<plan::RegDef> read(Ctx& c, const ir::Op& op, const plan::RegDef& like) {
+  const ir::Read& o = *op.as<ir::Read>();
+  const ir::Global* g = c.global(o.src, "read source");
+  if (!g) return std::nullopt;
+  switch (plan::read_miss(like, *g)) {
+    case plan::ReadMiss::fits: break;
+    case plan::ReadMiss::like_dtype:
+      c.problem("READ-DTYPE", o.like.ptr,
+                "a read gives its registers f32 values where \"" + like.name + "\" holds its elements; \"" + like.name + "\" holds " +
+                    (like.elems_per_reg != 1 ? s(like.elems_per_reg) + " packed " + dt(like.dtype) + " elements per register"
+                                             : dt(like.dtype) + " elements") +
+                    ", which no elementwise function takes",
+                {"shape the read like a set of f32 registers (a tmem_load of an f32 view without \"pack\")"});
+      return std::nullopt;
+    case plan::ReadMiss::global_dtype:
+      c.problem("READ-DTYPE", o.src.ptr,
+                "a read converts f32, bf16 or f16 elements to f32 (exactly); \"" + g->name + "\" is " + dt(g->dtype),
+                {"give \"" + g->name + "\" the dtype f32, bf16 or f16"});
+      return std::nullopt;
+    case plan::ReadMiss::like_shape:
+      c.problem("READ-SHAPE", o.like.ptr,
+                "a read computes where each thread's elements lie for the fragments of tcgen05.ld .32x32b and .16x256b (and "
+                "wgmma accumulators); \"" + like.name + "\" was loaded with another shape",
+                {"tmem_load \"" + like.name + "\" with \"shape\": \"32x32b\" or \"16x256b\""});
+      return std::nullopt;
+  }
+  // Along a dimension it does not broadcast, a tensor of static extents must hold every element
+  // read at a constant position (at run time, elements past the extents read as 0).
+  const bool row_bc = g->rows == 1 && g->rows_param.empty(), col_bc = g->cols == 1 && g->cols_param.empty();
+  for (int r = 0; r < c.k.cta_group; ++r) {
+    const int64_t r0 = o.pos.at[0].base + r * o.pos.at[0].rank, c0 = o.pos.at[1].base + r * o.pos.at[1].rank;
+    const bool rows_out = !row_bc && g->rows_param.empty() && o.pos.at[0].constant() && r0 + like.rows > g->rows;
+    const bool cols_out = !col_bc && g->cols_param.empty() && o.pos.at[1].constant() && c0 + like.row_elements > g->cols;
+    if (rows_out || cols_out) {
+      c.problem("READ-BOUNDS", r ? o.pos.per_cta_ptr : o.pos.at_ptr.empty() ? op.ptr : o.pos.at_ptr,
+                "\"" + like.name + "\" holds " + s(like.rows) + " x " + s(like.row_elements) + " elements; read at (" + s(r0) + ", " +
+                    s(c0) + ")" + (c.k.cta_group > 1 ? " by CTA " + s(r) : "") + " they reach past \"" + g->name + "\" (" +
+                    s(g->rows) + " x " + s(g->cols) + ")",
+                {"move \"at\"; a tensor of 1 row (or 1 column) gives every row (column) the same elements"});
+      return std::nullopt;
+    }
+  }
+  plan::RegDef out = like;
   out.name = o.regs.name;
   return out;
 }
@@ -324,6 +404,19 @@ void registers(Ctx& c) {
           auto it = defs.find(n);
           return it == defs.end() ? nullptr : &it->second.regs;
         });
+        if (!d) {
+          c.refused.insert(op);
+          break;
+        }
+        const std::string n = d->name;
+        defs[n] = {std::move(*d), ++next_id};
+        held.erase(n);
+        break;
+      }
+      case ir::OpKind::read: {
+        const auto like = defs.find(op->as<ir::Read>()->like.name);
+        std::optional<plan::RegDef> d;
+        if (like != defs.end()) d = read(c, *op, like->second.regs);
         if (!d) {
           c.refused.insert(op);
           break;

@@ -23,6 +23,7 @@ std::string_view name(OpKind k) {
     case OpKind::commit: return "commit";
     case OpKind::wait: return "wait";
     case OpKind::math: return "math";
+    case OpKind::read: return "read";
     case OpKind::loop: return "loop";
   }
   return "?";
@@ -408,7 +409,7 @@ class Parser {
                                    {"mma", OpKind::mma},             {"tmem_load", OpKind::tmem_load},
                                    {"tmem_store", OpKind::tmem_store}, {"store", OpKind::store},
                                    {"commit", OpKind::commit},       {"wait", OpKind::wait},
-                                   {"loop", OpKind::loop}};
+                                   {"read", OpKind::read},           {"loop", OpKind::loop}};
     Choices<OpKind> all = kinds;
     for (const auto& f : math_fns()) all.emplace_back(std::string(f.name), OpKind::math);
     // Arithmetic on register sets is the next step of the IR (docs/spec.md, "Not built (yet)").
@@ -435,9 +436,11 @@ class Parser {
     switch (o.kind) {
       case OpKind::load:
       case OpKind::store:
-        if (o.kind == OpKind::load) o.src = ref(r, "src", true);
-        else o.regs = ref(r, "regs", true);
-        o.dst = ref(r, "dst", true);
+      case OpKind::read:
+        if (o.kind == OpKind::load || o.kind == OpKind::read) o.src = ref(r, "src", true);
+        if (o.kind != OpKind::load) o.regs = ref(r, "regs", true);
+        if (o.kind == OpKind::read) o.like = ref(r, "like", true);
+        else o.dst = ref(r, "dst", true);
         o.at_ptr = r.ptr("at");
         if (r.has("at")) position(r, o);
         o.per_cta_ptr = r.ptr("per_cta");
@@ -520,15 +523,30 @@ class Parser {
     }
   }
 
-  // {"op": FN, "regs": y, "a": x[, "b": w[, "c": z]][, "approx": true]}: y = FN(x, w, z) element by element.
+  // {"op": FN, "regs": y, "a": x[, "b": w[, "c": z]][, "approx": true]}: y = FN(x, w, z) element by
+  // element; an operand is a register set's name or a number (a constant, MATH-DTYPE judges its range).
   void math(ObjReader& r, Op& o, const std::string& fn) {
     for (const auto& f : math_fns())
       if (f.name == fn) o.fn = f.fn;
     const MathFnInfo& f = info(o.fn);
     o.regs = ref(r, "regs", true);
-    o.a = ref(r, "a", true);
-    if (f.operands >= 2) o.b = ref(r, "b", true);
-    if (f.operands >= 3) o.c = ref(r, "c", true);
+    auto operand = [&](const char* key, Ref& out, std::optional<double>& value) {
+      const json* v = r.any(key);
+      if (v && v->is_number()) {
+        out.ptr = r.ptr(key);
+        value = v->get<double>();
+        return;
+      }
+      if (v && !v->is_string()) {
+        d_.error("SPEC-TYPE", r.ptr(key), quote(std::string(key)) + " must name a register set or be a number, not " + json_type_name(*v));
+        out.ptr = r.ptr(key);
+        return;
+      }
+      out = ref(r, key, true);
+    };
+    operand("a", o.a, o.value[0]);
+    if (f.operands >= 2) operand("b", o.b, o.value[1]);
+    if (f.operands >= 3) operand("c", o.c, o.value[2]);
     o.approx_ptr = r.ptr("approx");
     if (const json* a = r.get("approx", false, json::value_t::boolean, "a boolean")) o.approx = a->get<bool>();
   }
@@ -686,9 +704,11 @@ std::string program_to_json(const Program& p) {
     put("role", o.role);
     switch (o.kind) {
       case OpKind::load:
-      case OpKind::store: {
+      case OpKind::store:
+      case OpKind::read: {
         put("src", o.src);
         put("regs", o.regs);
+        put("like", o.like);
         put("dst", o.dst);
         oj at = oj::array();
         for (size_t i = 0; i < 2; ++i) {
@@ -738,6 +758,8 @@ std::string program_to_json(const Program& p) {
         put("a", o.a);
         put("b", o.b);
         put("c", o.c);
+        for (size_t k = 0; k < 3; ++k)  // a constant operand is its number
+          if (o.value[k]) x[std::string(1, static_cast<char>('a' + k))] = *o.value[k];
         if (o.approx) x["approx"] = true;
         break;
       case OpKind::loop: {

@@ -166,6 +166,7 @@ enum class OpKind : uint8_t {
   expect_tx,   // one thread arrives and arms the barrier with the bytes of the loads that follow
   mma_wait,    // wgmma: wait until at most `pending` wgmma groups of this warpgroup are in flight
   math,        // register sets -> register set: an f32 function element by element (add.rn.f32, ex2.approx.f32, ...)
+  read,        // global tensor -> register set holding the elements another set holds (a bias, C, a scalar)
 };
 
 // Which stage of a ring, and which phase of a barrier, an op inside a loop uses: those of iteration
@@ -337,19 +338,32 @@ struct MmaWait {
 };
 
 // regs = fn(a[, b[, c]]) element by element (§9.7.3): register j of each thread of `regs` is fn of
-// register j of the operands, which hold the same elements (the same tcgen05.ld fragments). Run
-// by every thread that holds the registers; `approx`: the .approx instruction.
+// register j of the operands, which hold the same elements (the same tcgen05.ld fragments, or the
+// same wgmma accumulators). Run by every thread that holds the registers; `approx`: the .approx
+// instruction. An operand may be a constant (`value`, its Ref then empty but for the pointer).
 struct Math {
   MathFn fn = MathFn::add;
   Ref regs, a, b, c;  // b, c: empty where the function takes fewer operands
+  std::array<std::optional<double>, 3> value;  // a, b, c: a constant instead of a register set
   bool approx = false;
   std::string approx_ptr;
+};
+
+// global tensor -> register set (ld.global, §9.7.9.8): `regs` holds the elements `like` holds, as
+// f32, register j of each thread the tensor's element at `pos` plus that element's row and column
+// of `like` (a pair's CTA r at `pos`'s rank term further). A tensor of one row gives every row
+// its row (a per-column vector: a bias along N), of one column every column its column (a per-row
+// vector), of one element every element (a scalar such as alpha). Elements at or past the
+// tensor's extents (at run time) read as 0.
+struct Read {
+  Ref src, regs, like;
+  Position pos;
 };
 
 // An op: what every kind has, and the kind's own fields. A new kind adds its struct to `Body` (in
 // OpKind's order), its verifier, and its planner and emitter cases.
 struct Op {
-  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math>;
+  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math, Read>;
   std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
   // The stage of a ring and the phase of a barrier (waits, arrivals, commits, expect_tx; loads and
   // mmas on ring tiles) of an op in a loop or a persistent role.
@@ -363,7 +377,7 @@ struct Op {
   template <class T>
   T* as() { return std::get_if<T>(&body); }
 };
-static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::math) + 1, "one struct per OpKind");
+static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::read) + 1, "one struct per OpKind");
 
 // What the passes that walk every op ask of it, whatever its kind: the barrier it names (a TMA
 // load's, a wait's, ...), the register set it defines or reads (tcgen05.ld/st, a store), where it
