@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "cli_support.hpp"
@@ -211,17 +212,22 @@ TEST_CASE("--header: names that are macros, keywords or reserved: kernels refuse
   // Tensors and sizes no op uses: kernel parameters all the same.
   for (const char* g : {"stdin", "assert", "i386", "a__b", "_Q", "launch", "cuMemAlloc", "int", "hazards_prepare"})
     j["program"]["globals"][g] = {{"dtype", "bf16"}, {"shape", {64, 64}}};
-  for (const char* z : {"stream", "NDEBUG", "stdout", "EOF_", "offsetof", "sched_priority"}) j["program"]["sizes"][z] = 64;
+  // Sizes are parameters and types (ptxgen::size::NAME, renamed where a struct cannot take the name).
+  for (const char* z : {"stream", "NDEBUG", "stdout", "EOF_", "offsetof", "sched_priority", "value", "_z"})
+    j["program"]["sizes"][z] = 64;
   write(t / "hazards.json", j.dump(2));
   Run r = ptxgen::io::run({bin(), "build", t / "hazards.json", "--header", t / "hazards.hpp", "-q"}, 120);
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   const std::string h = slurp(t / "hazards.hpp");
-  // The parameters: EOF_ is the size's own name, so the tensor EOF takes EOF_2.
-  CHECK(h.find("inline ::CUresult hazards(const bf16* EOF_2, const bf16* NULL_, const bf16* Q, const bf16* a_b, const bf16* "
-               "assert_, const bf16* xcuMemAlloc, float* errno_, const bf16* hazards_prepare_, const bf16* i386_, const bf16* int_, "
-               "const bf16* launch_, const bf16* stdin_, ::std::int64_t EOF_, ::std::int64_t NDEBUG_, ::std::int64_t linux_, "
-               "::std::int64_t offsetof_, ::std::int64_t sched_priority_, ::std::int64_t stdout_, ::std::int64_t stream_, "
-               "::std::int64_t unix_, ::CUstream stream)") != std::string::npos);
+  // The parameters: EOF_ is the size's own name, so the tensor EOF takes EOF_2. The sizes' types
+  // take the parameters' names, but for value (a struct's member) and _z (its guard macro would
+  // hold a double underscore), which no parameter needs to rename.
+  CHECK(h.find("inline ::CUresult hazards(const bf16* EOF_2, const bf16* NULL_, const bf16* Q, const bf16* a_b, "
+               "const bf16* assert_, const bf16* xcuMemAlloc, float* errno_, const bf16* hazards_prepare_, "
+               "const bf16* i386_, const bf16* int_, const bf16* launch_, const bf16* stdin_, size::EOF_ EOF_, "
+               "size::NDEBUG_ NDEBUG_, size::z _z, size::linux_ linux_, size::offsetof_ offsetof_, "
+               "size::sched_priority_ sched_priority_, size::stdout_ stdout_, size::stream_ stream_, size::unix_ unix_, "
+               "size::value_ value, ::CUstream stream)") != std::string::npos);
   // One translation unit after the headers that define the macros; every function referenced.
   write(t / "hazards_test.cpp", "#include <cassert>\n#include <cerrno>\n#include <csignal>\n#include <cstddef>\n#include <cstdio>\n"
                                 "#include <cstdlib>\n#include <pthread.h>\n#include \"hazards.hpp\"\n"
@@ -250,6 +256,94 @@ TEST_CASE("--header: names that are macros, keywords or reserved: kernels refuse
     CHECK(r.output.find("is named \"" + std::string(name) + "\", which ") != std::string::npos);
     CHECK(r.output.find("rename the spec") != std::string::npos);
     CHECK(dir_listing(d) == "k.json ");
+  }
+}
+
+// Issue 32: a program's launch function takes its sizes in name order (k, m, n), a gemm's in m, n,
+// k; when both were std::int64_t, prog(A, B, D, m, n, k, stream) compiled and launched the wrong
+// problem. Each size is now its own type (ptxgen::size::m{...}): the right order compiles (one
+// translation unit, -fsyntax-only), and swapped sizes or bare integers do not, for a gemm and a
+// program kernel of one header, with g++ and clang++; the error names the parameter's type.
+TEST_CASE("--header: sizes are typed: the right order compiles, swapped sizes or bare integers do not") {
+  const std::string cuda = cuda_root();
+  TempDir t;
+  const std::string gemm = "gemm_sm90_bf16_128x256x64", prog = "prog_pipelined_gemm_bf16";  // prog: sizes k, m, n
+  Run r = ptxgen_run({"build", spec_path(gemm), spec_path(prog), "--header", t / "sizes.hpp", "-q"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const std::string h = slurp(t / "sizes.hpp");
+  CHECK(h.find("inline ::CUresult " + gemm +
+               "(const bf16* a, ::std::int64_t lda, const bf16* b, ::std::int64_t ldb, bf16* d, "
+               "size::m m, size::n n, size::k k, ::CUstream stream)") != std::string::npos);
+  CHECK(h.find("inline ::CUresult " + prog +
+               "(const bf16* A, const bf16* B, float* D, size::k k, size::m m, size::n n, "
+               "::CUstream stream)") != std::string::npos);
+  // One type per size name, shared by both kernels.
+  size_t defined = 0;
+  for (size_t at = h.find("\nstruct m {"); at != std::string::npos; at = h.find("\nstruct m {", at + 1)) ++defined;
+  CHECK(defined == 1);
+
+  // Each case is one translation unit of calls: the first compiles, each other fails with an
+  // error whose line says "from 'FROM' ... to '...size::TO'" (the argument's type and the parameter's).
+  struct Case {
+    const char* what;
+    std::vector<std::string> calls;
+    const char* from;  // "" for the case that compiles
+    const char* to;
+  };
+  const std::string g = "ptxgen::" + gemm, p = "ptxgen::" + prog;
+  const Case cases[] = {
+      {"the right order, any integer type",
+       {g + "(nullptr, nullptr, nullptr, sz::m{m}, sz::n{n}, sz::k{k}, nullptr)",
+        g + "_check(nullptr, 64, nullptr, 64, nullptr, sz::m{4096u}, sz::n{n}, sz::k{std::size_t{64}})",
+        p + "(nullptr, nullptr, nullptr, sz::k{k}, sz::m{m}, sz::n{n}, nullptr)",
+        p + "_prepare(nullptr, nullptr, nullptr, sz::k{k}, sz::m{m}, sz::n{n}, l)"},
+       "",
+       ""},
+      {"gemm, m and n swapped",
+       {g + "(nullptr, nullptr, nullptr, sz::n{n}, sz::m{m}, sz::k{k}, nullptr)"},
+       "sz::n",
+       "m"},
+      {"gemm, bare integers", {g + "_check(nullptr, nullptr, nullptr, m, n, k)"}, "int64_t", "m"},
+      {"program, the gemm's order",
+       {p + "(nullptr, nullptr, nullptr, sz::m{m}, sz::n{n}, sz::k{k}, nullptr)"},
+       "sz::m",
+       "k"},
+      {"program, bare integers", {p + "_prepare(nullptr, nullptr, nullptr, k, m, n, l)"}, "int64_t", "k"},
+  };
+  int tu = 0;
+  for (const Case& c : cases) {
+    const std::string file = t / ("case" + std::to_string(tu++) + ".cpp");
+    std::string text =
+        "#include \"sizes.hpp\"\nnamespace sz = ptxgen::size;\nint main() {\n"
+        "  const std::int64_t m = 4096, n = 2048, k = 1024;\n  ptxgen::" +
+        prog + "_launch l;\n  (void)l;\n";
+    for (const std::string& call : c.calls) text += "  (void)" + call + ";\n";
+    write(file, text + "  return 0;\n}\n");
+    for (const std::string cxx : {"g++", "clang++"}) {
+      const std::string what = c.what;
+      CAPTURE(what);
+      CAPTURE(cxx);
+      const Run cc = ptxgen::io::run(
+          {"/usr/bin/env", "LC_ALL=C", cxx, cxx == "g++" ? "-std=c++17" : "-std=gnu++17", "-fsyntax-only", "-Wall",
+           "-Wextra", "-Werror", "-Wshadow", "-Wconversion", "-I" + cuda + "/include", "-I" + t.path.string(), file},
+          300);
+      if (!*c.from) {
+        CHECK_MESSAGE(cc.exit_code == 0, cc.output);
+        CHECK_MESSAGE(cc.output.empty(), cc.output);
+        continue;
+      }
+      CHECK(cc.exit_code != 0);
+      // gcc: "no known conversion for argument 4 from 'ptxgen::launch1::size::n' to 'ptxgen::launch1::size::m'";
+      // clang: "no known conversion from 'sz::n' to 'size::m' for 4th argument" (the alias as written).
+      std::string from = c.from;
+      if (from.rfind("sz::", 0) == 0) from = "(sz|([A-Za-z0-9_]+::)*size)" + from.substr(2);
+      const std::regex said("from '[^']*" + from + "'.* to '([A-Za-z0-9_]+::)*size::" + c.to + "'");
+      std::istringstream in(cc.output);
+      std::string line;
+      bool found = false;
+      while (std::getline(in, line)) found = found || std::regex_search(line, said);
+      CHECK_MESSAGE(found, cc.output);
+    }
   }
 }
 

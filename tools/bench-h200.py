@@ -159,7 +159,8 @@ def prepare(only):
         shim.append(
             "int b_%s(std::uint64_t a, std::uint64_t b, std::uint64_t d, std::int64_t m, std::int64_t n, std::int64_t k, "
             "std::uint64_t s) {\n  return ptxgen::b_%s(ptxgen::device_pointer<const ptxgen::%s>(a), "
-            "ptxgen::device_pointer<const ptxgen::%s>(b), ptxgen::device_pointer<ptxgen::%s>(d), m, n, k, "
+            "ptxgen::device_pointer<const ptxgen::%s>(b), ptxgen::device_pointer<ptxgen::%s>(d), "
+            "ptxgen::size::m{m}, ptxgen::size::n{n}, ptxgen::size::k{k}, "
             "reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(s)));\n}" % (c["name"], c["name"], ta, ta, td))
     shim += ["const char* bench_error() { return ptxgen::last_error(); }", "}"]
     with open(os.path.join(BENCH, "shim.cpp"), "w") as f:

@@ -37,8 +37,10 @@ int gemm(const char* name, Launch launch, std::int64_t m, std::int64_t n, std::i
     return 1;
   }
   int wrong = 0;
-  const CUresult r = launch(ptxgen::device_pointer<const TA>(da), ptxgen::device_pointer<const TB>(db),
-                            ptxgen::device_pointer<TD>(dd), m, n, k, stream);
+  // Each size is its own type: m, n and k in another order would not compile.
+  const CUresult r =
+      launch(ptxgen::device_pointer<const TA>(da), ptxgen::device_pointer<const TB>(db), ptxgen::device_pointer<TD>(dd),
+             ptxgen::size::m{m}, ptxgen::size::n{n}, ptxgen::size::k{k}, stream);
   if (r == CUDA_ERROR_NO_BINARY_FOR_GPU) {
     std::printf("%s: not for this GPU: %s\n", name, ptxgen::last_error());
   } else if (r != CUDA_SUCCESS) {
@@ -72,9 +74,9 @@ int gemm(const char* name, Launch launch, std::int64_t m, std::int64_t n, std::i
 
 int main() {
   // The checks alone: no GPU needed. A K of 100 bf16 elements puts A's rows 200 bytes apart.
-  const CUresult c = ptxgen::qkv_bf16_128x192x64_check(ptxgen::device_pointer<const ptxgen::bf16>(0x10000),
-                                                       ptxgen::device_pointer<const ptxgen::bf16>(0x20000),
-                                                       ptxgen::device_pointer<ptxgen::bf16>(0x30000), 256, 384, 100);
+  const CUresult c = ptxgen::qkv_bf16_128x192x64_check(
+      ptxgen::device_pointer<const ptxgen::bf16>(0x10000), ptxgen::device_pointer<const ptxgen::bf16>(0x20000),
+      ptxgen::device_pointer<ptxgen::bf16>(0x30000), ptxgen::size::m{256}, ptxgen::size::n{384}, ptxgen::size::k{100});
   std::printf("check: CUresult %d: %s\n", static_cast<int>(c), ptxgen::last_error());
 
   int devices = 0;

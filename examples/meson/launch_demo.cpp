@@ -12,6 +12,10 @@
 
 namespace {
 
+// Each size the launch functions take is its own type (ptxgen::size::m{256}): sizes in another
+// order than the function's, or bare integers, do not compile.
+namespace sz = ptxgen::size;
+
 template <class T>
 T* fake(std::uintptr_t address) {
   return reinterpret_cast<T*>(address);
@@ -22,8 +26,8 @@ template <class TA, class TB, class TD, class Launch>
 int run(const ptxgen::KernelInfo& info, Launch launch, CUstream stream) {
   const std::int64_t m = 256, n = 256, k = 256;
   if (!stream) {  // no GPU: the checks, at the spec's own sizes
-    const CUresult r = launch(fake<const TA>(0x100000), fake<const TB>(0x200000), fake<TD>(0x300000), info.m, info.n,
-                              info.k, nullptr, true);
+    const CUresult r = launch(fake<const TA>(0x100000), fake<const TB>(0x200000), fake<TD>(0x300000), sz::m{info.m},
+                              sz::n{info.n}, sz::k{info.k}, nullptr, true);
     std::printf("%s: arguments %s %s\n", info.name, r == CUDA_SUCCESS ? "accepted" : "refused:", ptxgen::last_error());
     return r != CUDA_SUCCESS;
   }
@@ -42,7 +46,7 @@ int run(const ptxgen::KernelInfo& info, Launch launch, CUstream stream) {
         cuMemcpyHtoD(db, b.data(), b.size() * sizeof(TB)) || cuMemsetD8(dd, 0xFF, d.size() * sizeof(TD)))
       return 1;
     const CUresult r = launch(ptxgen::device_pointer<const TA>(da), ptxgen::device_pointer<const TB>(db),
-                              ptxgen::device_pointer<TD>(dd), m, n, k, stream, false);
+                              ptxgen::device_pointer<TD>(dd), sz::m{m}, sz::n{n}, sz::k{k}, stream, false);
     int wrong = 0;
     if (r == CUDA_ERROR_NO_BINARY_FOR_GPU) {
       std::printf("%s: not for this GPU: %s\n", info.name, ptxgen::last_error());
@@ -79,13 +83,12 @@ int main() {
   }
   int wrong = 0;
   // Per kernel NAME: NAME_check(...) without a GPU, NAME(..., stream) with one.
-#define RUN(NAME, TA, TB, TD)                                                                                  \
-  wrong += run<TA, TB, TD>(                                                                                    \
-      ptxgen::NAME##_info,                                                                                     \
-      [](const TA* a, const TB* b, TD* d, std::int64_t m, std::int64_t n, std::int64_t k, CUstream s,          \
-         bool check_only) {                                                                                    \
-        return check_only ? ptxgen::NAME##_check(a, b, d, m, n, k) : ptxgen::NAME(a, b, d, m, n, k, s);        \
-      },                                                                                                       \
+#define RUN(NAME, TA, TB, TD)                                                                           \
+  wrong += run<TA, TB, TD>(                                                                             \
+      ptxgen::NAME##_info,                                                                              \
+      [](const TA* a, const TB* b, TD* d, sz::m m, sz::n n, sz::k k, CUstream s, bool check_only) {     \
+        return check_only ? ptxgen::NAME##_check(a, b, d, m, n, k) : ptxgen::NAME(a, b, d, m, n, k, s); \
+      },                                                                                                \
       stream);
   PTXGEN_KERNELS_GEMMS(RUN)
 #undef RUN

@@ -14,8 +14,8 @@ int ptxgen_torch_linear(std::uint64_t x, std::int64_t ldx, std::uint64_t w, std:
                         std::int64_t m, std::int64_t n, std::int64_t k, std::uint64_t stream) {
   return ptxgen::torch_linear_bf16(ptxgen::device_pointer<const ptxgen::bf16>(x), ldx,
                                    ptxgen::device_pointer<const ptxgen::bf16>(w), ldw,
-                                   ptxgen::device_pointer<ptxgen::bf16>(out), m, n, k,
-                                   reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream)));
+                                   ptxgen::device_pointer<ptxgen::bf16>(out), ptxgen::size::m{m}, ptxgen::size::n{n},
+                                   ptxgen::size::k{k}, reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream)));
 }
 
 // out[m x n] = a[m x k] . b[k x n] (torch.matmul): a and b row-major with row strides lda, ldb.
@@ -23,8 +23,8 @@ int ptxgen_torch_matmul(std::uint64_t a, std::int64_t lda, std::uint64_t b, std:
                         std::int64_t m, std::int64_t n, std::int64_t k, std::uint64_t stream) {
   return ptxgen::torch_matmul_bf16(ptxgen::device_pointer<const ptxgen::bf16>(a), lda,
                                    ptxgen::device_pointer<const ptxgen::bf16>(b), ldb,
-                                   ptxgen::device_pointer<ptxgen::bf16>(out), m, n, k,
-                                   reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream)));
+                                   ptxgen::device_pointer<ptxgen::bf16>(out), ptxgen::size::m{m}, ptxgen::size::n{n},
+                                   ptxgen::size::k{k}, reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream)));
 }
 
 // What the last failing call on this thread said.

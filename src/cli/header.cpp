@@ -35,7 +35,7 @@ const std::set<std::string>& reserved() {
       // the header's own names in namespace ptxgen
       "f16", "bf16", "e4m3", "e5m2", "ue8m0", "ue4m3", "e2m1x2", "e2m3x16", "e3m2x16", "e2m1x16_padded",
       "e2m3x16_padded", "e3m2x16_padded", "device_pointer", "TensorInfo", "KernelInfo", "last_error", "detail",
-      "Launch", "launch", "launch1", "std", "stream"};
+      "Launch", "launch", "launch1", "std", "stream", "size"};
   return r;
 }
 
@@ -216,8 +216,10 @@ struct Kernel {
   bool gemm = false;
   int64_t problem[3] = {0, 0, 0};  // gemm: m, n, k at the spec's sizes
   // The sizes the kernel takes at run time (gemm: m, n, k; a program its own, in name order) and
-  // their values in the spec; the launch functions take them after the tensors.
+  // their values in the spec; the launch functions take them after the tensors, each as its own
+  // type, ptxgen::size::NAME (`size_types`, "" for a derived size).
   std::vector<std::string> sizes;
+  std::vector<std::string> size_types;
   std::vector<int64_t> size_values;
   // Sizes the kernel derives from others (after the parameters in `sizes`): ceil(of / div) * mul.
   struct Derived {
@@ -282,6 +284,7 @@ Kernel read_kernel(const HeaderKernel& hk) {
     for (int i = 0; i < 3; ++i) {
       k.problem[i] = j0.at("problem").at(std::string(1, "mnk"[i])).get<int64_t>();
       k.sizes.push_back(std::string(1, "mnk"[i]));
+      k.size_types.push_back(k.sizes.back());
       k.size_values.push_back(k.problem[i]);
     }
   } else {
@@ -519,6 +522,20 @@ Kernel read_kernel(const HeaderKernel& hk) {
   // A program's sizes are parameters after its tensors: renamed as they are where C++, a macro or
   // a tensor takes the name (the header then speaks of the parameter's name throughout).
   if (!k.gemm) {
+    // Each size's type, ptxgen::size::NAME, is named after the size alone (the same in every
+    // kernel that takes a size of that name): the name where a struct can take it, else renamed
+    // as a parameter is (a struct named `value` would hide its member; a leading underscore would
+    // make its guard macro, PTXGEN_size_<NAME>, a reserved name).
+    std::set<std::string> taken = {"value"}, kept;
+    for (size_t i = 0; i < k.sizes.size(); ++i)
+      if (k.parameter(i) && name_problem(k.sizes[i]).empty() && !taken.count(k.sizes[i]) && k.sizes[i][0] != '_')
+        kept.insert(k.sizes[i]);
+    k.size_types.assign(k.sizes.size(), "");
+    for (size_t i = 0; i < k.sizes.size(); ++i)
+      if (k.parameter(i)) {
+        if (k.sizes[i][0] == '_') taken.insert(k.sizes[i]);
+        k.size_types[i] = arg_name(k.sizes[i], taken, kept);
+      }
     std::map<std::string, std::string> renamed;
     for (size_t i = 0; i < k.sizes.size(); ++i)
       if (k.parameter(i)) {
@@ -539,14 +556,20 @@ std::string signature(const Kernel& k, bool with_ld, bool names_only) {
     if (with_ld && !t.ld_arg.empty()) parts.push_back(names_only ? t.ld_arg : "::std::int64_t " + t.ld_arg);
   }
   for (size_t i = 0; i < k.sizes.size(); ++i)
-    if (k.parameter(i)) parts.push_back(names_only ? k.sizes[i] : "::std::int64_t " + k.sizes[i]);
+    if (k.parameter(i)) parts.push_back(names_only ? k.sizes[i] : "size::" + k.size_types[i] + " " + k.sizes[i]);
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
 }
 
-// The tightly packed leading dimension of a gemm tensor: its contiguous extent.
-std::string tight_ld(const Tensor& t) { return t.contiguous_name; }
+// The tightly packed leading dimension of a gemm tensor: its contiguous extent (k.value / 2 for
+// "k/2"), from the short form's size parameters.
+std::string tight_ld(const Tensor& t) {
+  const size_t slash = t.contiguous_name.find('/');
+  return slash == std::string::npos
+             ? t.contiguous_name + ".value"
+             : t.contiguous_name.substr(0, slash) + ".value / " + t.contiguous_name.substr(slash + 1);
+}
 
 std::string shape_words(const Kernel& k, const Tensor& t) {
   if (!k.gemm) {
@@ -616,10 +639,11 @@ void write_doc(std::ostream& o, const Kernel& k) {
   o << "//   every pointer 16-byte aligned (32 for 16U4_ALIGN16B/16U6 tensor maps); a tensor map's row stride a\n"
        "//   multiple of 16 bytes";
   if (k.gemm) {
-    o << ";\n//   m, n, k from 1 to 2^31-1 (the spec's: " << k.problem[0] << " x " << k.problem[1] << " x "
-      << k.problem[2] << "); the short forms take the leading dimensions tightly packed";
+    o << ";\n//   m, n, k as ptxgen::size::m{...}, size::n{...}, size::k{...}, in that order, from 1 to 2^31-1\n"
+      << "//   (the spec's: " << k.problem[0] << " x " << k.problem[1] << " x " << k.problem[2]
+      << "); the short forms take the leading dimensions tightly packed";
   } else if (!k.sizes.empty()) {
-    std::string spec;
+    std::string spec, types;
     std::string derived;
     for (size_t i = 0; i < k.sizes.size(); ++i) {
       if (!k.parameter(i)) {
@@ -629,11 +653,34 @@ void write_doc(std::ostream& o, const Kernel& k) {
         continue;
       }
       spec += (spec.empty() ? "" : ", ") + k.sizes[i] + " = " + std::to_string(k.size_values[i]);
+      types += (types.empty() ? "" : ", ") + ("size::" + k.size_types[i]) + "{...}";
     }
-    o << ";\n//   sizes from 1 to 2^31-1 (the spec's: " << spec << ")";
+    o << ";\n//   sizes as ptxgen::" << types << ", in that order, from 1 to 2^31-1 (the spec's: " << spec << ")";
     if (!derived.empty()) o << ";\n//   the kernel derives " << derived;
   }
   o << ".\n";
+}
+
+// The sizes' types, ptxgen::size::NAME: one per size name of the header's kernels, each defined
+// once in a translation unit of several headers (the guard, PTXGEN_size_NAME: lower case after
+// PTXGEN_, so no PTXGEN_<STEM>_GEMMS list of any header's stem can take its name), the same text
+// in every header.
+void write_size_types(std::ostream& o, const std::vector<Kernel>& ks) {
+  std::set<std::string> types;
+  for (const Kernel& k : ks)
+    for (const std::string& t : k.size_types)
+      if (!t.empty()) types.insert(t);
+  if (types.empty()) return;
+  o << "\n// The sizes the launch functions take, a type each: ptxgen::size::m{4096}. A size passed in another\n"
+       "// position than its own, or a bare integer, does not compile; any integer type converts explicitly.\n"
+       "namespace size {\n";
+  for (const std::string& t : types)
+    o << "#ifndef PTXGEN_size_" << t << "\n#define PTXGEN_size_" << t << "\nstruct " << t << " {\n"
+      << "  ::std::int64_t value;\n"
+      << "  template <class ptxgen_I, detail::if_integer<ptxgen_I> = 0>\n"
+      << "  constexpr explicit " << t << "(ptxgen_I ptxgen_v) noexcept : value(static_cast<::std::int64_t>(ptxgen_v)) {}\n"
+      << "};\n#endif\n";
+  o << "}  // namespace size\n";
 }
 
 void write_kernel(std::ostream& o, const Kernel& k) {
@@ -721,12 +768,12 @@ void write_kernel(std::ostream& o, const Kernel& k) {
       for (size_t i = 0; i < k.sizes.size(); ++i) {
         s += i ? ", " : "";
         if (k.parameter(i)) {
-          s += k.sizes[i];
+          s += k.sizes[i] + ".value";
           continue;
         }
         const Kernel::Derived& d = k.derived.at(i);
-        s += "(" + k.sizes[static_cast<size_t>(d.of)] + " + " + std::to_string(d.div - 1) + ") / " + std::to_string(d.div) + " * " +
-             std::to_string(d.mul);
+        s += "(" + k.sizes[static_cast<size_t>(d.of)] + ".value + " + std::to_string(d.div - 1) + ") / " +
+             std::to_string(d.div) + " * " + std::to_string(d.mul);
       }
       s += "};\n";
     }
@@ -763,7 +810,7 @@ void write_kernel(std::ostream& o, const Kernel& k) {
     const std::string shrt = signature(k, false, false);
     std::string lds;
     for (const Tensor& t : k.tensors)
-      if (!t.ld_arg.empty()) lds += (lds.empty() ? "" : ", ") + t.ld_arg + " = " + tight_ld(t);
+      if (!t.ld_arg.empty()) lds += (lds.empty() ? "" : ", ") + t.ld_arg + " = " + t.contiguous_name;
     o << "// The same with every leading dimension tightly packed (" << lds << ").\n";
     o << "inline ::CUresult " << k.name << "_check(" << shrt << ") {\n  return " << k.name << "_check(" << tight
       << ");\n}\n";
@@ -819,10 +866,12 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
     << "//\n"
     << "// Typed launch functions for ptxgen kernels, their cubins embedded: C++17, cuda.h and libcuda only.\n"
     << "// Per kernel NAME (namespace ptxgen):\n"
-    << "//   CUresult NAME(tensors..., [leading dimensions], [m, n, k], CUstream);  check, load, encode, launch\n"
+    << "//   CUresult NAME(tensors..., [leading dimensions], [sizes], CUstream);  check, load, encode, launch\n"
     << "//   CUresult NAME_check(...);                     the argument checks alone, no CUDA call\n"
     << "//   CUresult NAME_prepare(..., NAME_launch& l);   a launch to run with ptxgen::launch(l, stream)\n"
     << "//   NAME_info                                     the manifest: tensors, dtypes, sizes, targets\n"
+    << "// Each size is its own type (ptxgen::size::m{4096}, size::n, size::k, a program's by their names):\n"
+    << "// sizes in another order than the function's, or bare integers, do not compile.\n"
     << "// A failing call returns its CUresult and ptxgen::last_error() says in words what was wrong.\n"
     << "// Modules load lazily, once per CUDA context (thread-safe); the image for the context's device is\n"
     << "// chosen by compute capability. docs/build.md (\"The launch header\") has the whole API.\n"
@@ -831,6 +880,7 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   o << "\n#if defined(__GNUC__)\n#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n"
        "#endif\n";
   o << "namespace ptxgen {\ninline namespace launch1 {\n";
+  write_size_types(o, ks);
   for (const Kernel& k : ks) write_kernel(o, k);
   o << "\n}  // namespace launch1\n}  // namespace ptxgen\n";
   o << "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n\n";

@@ -38,67 +38,71 @@ T* at(std::uintptr_t address) {
 const std::uintptr_t kA = 0x100000, kB = 0x2000000, kD = 0x40000000;  // aligned stand-in device addresses
 const std::uintptr_t kSA = 0x4000000, kSB = 0x8000000;                 // block-scale factors
 
+// The sizes a gemm kernel takes, each its own type: m, n, k in that order.
+namespace sz = ptxgen::size;
+#define SIZES(M, N, K) sz::m{M}, sz::n{N}, sz::k{K}
+
 // Every gemm kernel: its long form instantiated, its spec's own arguments accepted, a null A refused.
-#define GEMM(NAME, TA, TB, TD)                                                                                         \
-  {                                                                                                                    \
-    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, std::int64_t, std::int64_t,          \
-                           std::int64_t, CUstream);                                                                    \
-    F f = &ptxgen::NAME;                                                                                               \
-    (void)f;                                                                                                           \
-    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                                 \
-    expect(#NAME " at its spec's sizes",                                                                               \
-           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), i.m, \
-                                i.n, i.k),                                                                             \
-           CUDA_SUCCESS, nullptr);                                                                                     \
-    expect(#NAME " with a null A", ptxgen::NAME##_check(nullptr, at<const TB>(kB), at<TD>(kD), i.m, i.n, i.k),         \
-           CUDA_ERROR_INVALID_VALUE, "a (A, ");                                                                        \
-    ++gemms;                                                                                                           \
+#define GEMM(NAME, TA, TB, TD)                                                                                        \
+  {                                                                                                                   \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, sz::m, sz::n, sz::k, CUstream);     \
+    F f = &ptxgen::NAME;                                                                                              \
+    (void)f;                                                                                                          \
+    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                                \
+    expect(#NAME " at its spec's sizes",                                                                              \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD),     \
+                                SIZES(i.m, i.n, i.k)),                                                                \
+           CUDA_SUCCESS, nullptr);                                                                                    \
+    expect(#NAME " with a null A", ptxgen::NAME##_check(nullptr, at<const TB>(kB), at<TD>(kD), SIZES(i.m, i.n, i.k)), \
+           CUDA_ERROR_INVALID_VALUE, "a (A, ");                                                                       \
+    ++gemms;                                                                                                          \
   }
 
 // Every block-scaled gemm kernel (the factors after D): its long form instantiated, its spec's own
 // arguments accepted, a null SFB refused, and a k that is no multiple of the factor vector refused.
-#define SCALED_GEMM(NAME, TA, TB, TD, TS)                                                                            \
-  {                                                                                                                  \
-    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const TS*, const TS*, std::int64_t, \
-                           std::int64_t, std::int64_t, CUstream);                                                    \
-    F f = &ptxgen::NAME;                                                                                             \
-    (void)f;                                                                                                         \
-    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                               \
-    const TS* sfa = at<const TS>(kSA);                                                                               \
-    const TS* sfb = at<const TS>(kSB);                                                                               \
-    expect(#NAME " at its spec's sizes",                                                                             \
+#define SCALED_GEMM(NAME, TA, TB, TD, TS)                                                                              \
+  {                                                                                                                    \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const TS*, const TS*, sz::m, sz::n,  \
+                           sz::k, CUstream);                                                                           \
+    F f = &ptxgen::NAME;                                                                                               \
+    (void)f;                                                                                                           \
+    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                                 \
+    const TS* sfa = at<const TS>(kSA);                                                                                 \
+    const TS* sfb = at<const TS>(kSB);                                                                                 \
+    expect(#NAME " at its spec's sizes",                                                                               \
            ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), sfa, \
-                                sfb, i.m, i.n, i.k),                                                                 \
-           CUDA_SUCCESS, nullptr);                                                                                   \
-    expect(#NAME " with a null SFB",                                                                                 \
-           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), sfa, nullptr, i.m, i.n, i.k),        \
-           CUDA_ERROR_INVALID_VALUE, "sfb (SFB, ");                                                                  \
-    expect(#NAME " with k - 8",                                                                                      \
+                                sfb, SIZES(i.m, i.n, i.k)),                                                            \
+           CUDA_SUCCESS, nullptr);                                                                                     \
+    expect(#NAME " with a null SFB",                                                                                   \
+           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), sfa, nullptr, SIZES(i.m, i.n, i.k)),   \
+           CUDA_ERROR_INVALID_VALUE, "sfb (SFB, ");                                                                    \
+    expect(#NAME " with k - 8",                                                                                        \
            ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), sfa, \
-                                sfb, i.m, i.n, i.k - 8),                                                             \
-           CUDA_ERROR_INVALID_VALUE, "k = ");                                                                        \
-    ++gemms;                                                                                                         \
+                                sfb, SIZES(i.m, i.n, i.k - 8)),                                                        \
+           CUDA_ERROR_INVALID_VALUE, "k = ");                                                                          \
+    ++gemms;                                                                                                           \
   }
 
 // Every gemm kernel of sparse A (the metadata after D): its long form instantiated, its spec's own
 // arguments accepted, a null META refused, and a k that is no multiple of tile.k refused.
 #define SPARSE_GEMM(NAME, TA, TB, TD)                                                                                \
   {                                                                                                                  \
-    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const std::uint8_t*, std::int64_t, \
-                           std::int64_t, std::int64_t, CUstream);                                                    \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const std::uint8_t*, sz::m, sz::n, \
+                           sz::k, CUstream);                                                                         \
     F f = &ptxgen::NAME;                                                                                             \
     (void)f;                                                                                                         \
     const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                               \
     const std::uint8_t* meta = at<const std::uint8_t>(kSA);                                                          \
     expect(#NAME " at its spec's sizes",                                                                             \
-           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), meta, \
-                                i.m, i.n, i.k),                                                                      \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD),    \
+                                meta, SIZES(i.m, i.n, i.k)),                                                         \
            CUDA_SUCCESS, nullptr);                                                                                   \
-    expect(#NAME " with a null META", ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), nullptr, i.m, i.n, i.k), \
+    expect(#NAME " with a null META",                                                                                \
+           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), nullptr, SIZES(i.m, i.n, i.k)),      \
            CUDA_ERROR_INVALID_VALUE, "meta (META, b8) is a null pointer");                                           \
     expect(#NAME " with k - 32",                                                                                     \
-           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), meta, \
-                                i.m, i.n, i.k - 32),                                                                 \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD),    \
+                                meta, SIZES(i.m, i.n, i.k - 32)),                                                    \
            CUDA_ERROR_INVALID_VALUE, "is not a multiple of");                                                        \
     ++gemms;                                                                                                         \
   }
@@ -106,28 +110,29 @@ const std::uintptr_t kSA = 0x4000000, kSB = 0x8000000;                 // block-
 // Every block-scaled gemm kernel of sparse A (the factors after D, then the metadata): its long form
 // instantiated, its spec's own arguments accepted, a null META refused, and a k that is no multiple of
 // tile.k (nor of the factor vector) refused.
-#define SPARSE_SCALED_GEMM(NAME, TA, TB, TD, TS)                                                                     \
-  {                                                                                                                  \
-    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const TS*, const TS*,              \
-                           const std::uint8_t*, std::int64_t, std::int64_t, std::int64_t, CUstream);                 \
-    F f = &ptxgen::NAME;                                                                                             \
-    (void)f;                                                                                                         \
-    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                               \
-    const TS* sfa = at<const TS>(kSA);                                                                               \
-    const TS* sfb = at<const TS>(kSB);                                                                               \
-    const std::uint8_t* meta = at<const std::uint8_t>(kSA);                                                          \
-    expect(#NAME " at its spec's sizes",                                                                             \
+#define SPARSE_SCALED_GEMM(NAME, TA, TB, TD, TS)                                                                       \
+  {                                                                                                                    \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const TS*, const TS*,                \
+                           const std::uint8_t*, sz::m, sz::n, sz::k, CUstream);                                        \
+    F f = &ptxgen::NAME;                                                                                               \
+    (void)f;                                                                                                           \
+    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                                 \
+    const TS* sfa = at<const TS>(kSA);                                                                                 \
+    const TS* sfb = at<const TS>(kSB);                                                                                 \
+    const std::uint8_t* meta = at<const std::uint8_t>(kSA);                                                            \
+    expect(#NAME " at its spec's sizes",                                                                               \
            ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), sfa, \
-                                sfb, meta, i.m, i.n, i.k),                                                           \
-           CUDA_SUCCESS, nullptr);                                                                                   \
-    expect(#NAME " with a null META",                                                                                \
-           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), sfa, sfb, nullptr, i.m, i.n, i.k),   \
-           CUDA_ERROR_INVALID_VALUE, "meta (META, b8) is a null pointer");                                           \
-    expect(#NAME " with k - 32",                                                                                     \
+                                sfb, meta, SIZES(i.m, i.n, i.k)),                                                      \
+           CUDA_SUCCESS, nullptr);                                                                                     \
+    expect(                                                                                                            \
+        #NAME " with a null META",                                                                                     \
+        ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), sfa, sfb, nullptr, SIZES(i.m, i.n, i.k)), \
+        CUDA_ERROR_INVALID_VALUE, "meta (META, b8) is a null pointer");                                                \
+    expect(#NAME " with k - 32",                                                                                       \
            ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD), sfa, \
-                                sfb, meta, i.m, i.n, i.k - 32),                                                      \
-           CUDA_ERROR_INVALID_VALUE, "is not a multiple of");                                                        \
-    ++gemms;                                                                                                         \
+                                sfb, meta, SIZES(i.m, i.n, i.k - 32)),                                                 \
+           CUDA_ERROR_INVALID_VALUE, "is not a multiple of");                                                          \
+    ++gemms;                                                                                                           \
   }
 
 // Every program: its functions instantiated; the checks accept aligned addresses, refuse a null one.
@@ -211,7 +216,8 @@ bool fake_driver() {
   // An sm_90a kernel on a compute capability 9.0 device: A 1000 x 1024, B 999 x 1024 with ldb 1032.
   set(ctx(1), 90, 232448);
   ptxgen::gemm_sm90_bf16_128x256x64_launch l;
-  expect("fake: prepare", ptxgen::gemm_sm90_bf16_128x256x64_prepare(a, 1024, b, 1032, d, 1000, 999, 1024, l),
+  expect("fake: prepare",
+         ptxgen::gemm_sm90_bf16_128x256x64_prepare(a, 1024, b, 1032, d, sz::m{1000}, sz::n{999}, sz::k{1024}, l),
          CUDA_SUCCESS, nullptr);
   same("fake: modules loaded", loaded(), 1);
   same("fake: entry looked up", std::string(entry()) == "gemm_sm90_bf16_128x256x64", 1);
@@ -247,82 +253,95 @@ bool fake_driver() {
          static_cast<long long>(reinterpret_cast<std::uintptr_t>(params()[i])),
          static_cast<long long>(reinterpret_cast<std::uintptr_t>(l.params + offsets[i])));
   // One module per context: the same context again loads nothing, another context its own.
-  expect("fake: one-shot", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, 128, 256, 64, nullptr), CUDA_SUCCESS, nullptr);
+  expect("fake: one-shot", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, sz::m{128}, sz::n{256}, sz::k{64}, nullptr),
+         CUDA_SUCCESS, nullptr);
   same("fake: modules loaded, same context", loaded(), 1);
   set(ctx(2), 90, 232448);
-  expect("fake: another context", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, 128, 256, 64, nullptr), CUDA_SUCCESS,
-         nullptr);
+  expect("fake: another context",
+         ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, sz::m{128}, sz::n{256}, sz::k{64}, nullptr), CUDA_SUCCESS, nullptr);
   same("fake: modules loaded, two contexts", loaded(), 2);
   expect("fake: launch prepared in another context", ptxgen::launch(l, nullptr), CUDA_ERROR_INVALID_CONTEXT,
          "the current CUDA context is not the one the launch was prepared in");
-  expect("fake: another context's stream", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, 128, 256, 64, stream_of(1)),
+  expect("fake: another context's stream",
+         ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, sz::m{128}, sz::n{256}, sz::k{64}, stream_of(1)),
          CUDA_ERROR_INVALID_CONTEXT, "the stream belongs to another CUDA context than the current one");
   set(nullptr, 90, 232448);
-  expect("fake: no context", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, 128, 256, 64, nullptr),
+  expect("fake: no context", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, sz::m{128}, sz::n{256}, sz::k{64}, nullptr),
          CUDA_ERROR_INVALID_CONTEXT, "no CUDA context is current on this thread");
   // The image for the device: sm_90a code on a 10.0 device is refused; two targets, each its own.
   set(ctx(3), 100, 232448);
-  expect("fake: sm_90a code on 10.0", ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, 128, 256, 64, nullptr),
+  expect("fake: sm_90a code on 10.0",
+         ptxgen::gemm_sm90_bf16_128x256x64(a, b, d, sz::m{128}, sz::n{256}, sz::k{64}, nullptr),
          CUDA_ERROR_NO_BINARY_FOR_GPU,
          "the current context's device (Fake GPU, compute capability 10.0) cannot run this kernel: the header holds "
          "code for sm_90a only");
   ptxgen::torch_linear_bf16_launch t;
-  expect("fake: sm_100a entry on 10.0", ptxgen::torch_linear_bf16_prepare(a, b, d, 128, 256, 64, t), CUDA_SUCCESS,
-         nullptr);
+  expect("fake: sm_100a entry on 10.0",
+         ptxgen::torch_linear_bf16_prepare(a, b, d, sz::m{128}, sz::n{256}, sz::k{64}, t), CUDA_SUCCESS, nullptr);
   same("fake: sm_100a block", t.block[0], 192);
   same("fake: sm_100a target", std::string(t.entry->target) == "sm_100a", 1);
   set(ctx(4), 90, 232448);
-  expect("fake: sm_90a entry on 9.0", ptxgen::torch_linear_bf16_prepare(a, b, d, 128, 256, 64, t), CUDA_SUCCESS,
-         nullptr);
+  expect("fake: sm_90a entry on 9.0", ptxgen::torch_linear_bf16_prepare(a, b, d, sz::m{128}, sz::n{256}, sz::k{64}, t),
+         CUDA_SUCCESS, nullptr);
   same("fake: sm_90a block", t.block[0], 288);
   set(ctx(5), 103, 232448);
-  expect("fake: neither on 10.3", ptxgen::torch_linear_bf16_prepare(a, b, d, 128, 256, 64, t),
+  expect("fake: neither on 10.3", ptxgen::torch_linear_bf16_prepare(a, b, d, sz::m{128}, sz::n{256}, sz::k{64}, t),
          CUDA_ERROR_NO_BINARY_FOR_GPU, "the header holds code for sm_90a, sm_100a only");
   set(ctx(6), 90, 100000);
-  expect("fake: too little shared memory", ptxgen::torch_linear_bf16_prepare(a, b, d, 128, 256, 64, t),
-         CUDA_ERROR_INVALID_VALUE,
+  expect("fake: too little shared memory",
+         ptxgen::torch_linear_bf16_prepare(a, b, d, sz::m{128}, sz::n{256}, sz::k{64}, t), CUDA_ERROR_INVALID_VALUE,
          "sm_90a needs 197696 bytes of dynamic shared memory per block; the device allows 100000");
   // A persistent kernel: one CTA per tile up to the device's 132 multiprocessors (the fake's), one
   // row of them; more tiles than a 32-bit count are refused before anything is launched.
   set(ctx(8), 90, 232448);
   ptxgen::gemm_sm90_bf16_128x256x64_persistent_launch pe;
-  expect("fake: persistent, 32 tiles", ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, 1000, 999, 64, pe),
+  expect("fake: persistent, 32 tiles",
+         ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, sz::m{1000}, sz::n{999}, sz::k{64}, pe),
          CUDA_SUCCESS, nullptr);
   same("fake: persistent grid x = 8 x 4 tiles", pe.grid[0], 32);
   same("fake: persistent grid y", pe.grid[1], 1);
-  expect("fake: persistent, 1024 tiles", ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, 4096, 8192, 64, pe),
+  expect("fake: persistent, 1024 tiles",
+         ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, sz::m{4096}, sz::n{8192}, sz::k{64}, pe),
          CUDA_SUCCESS, nullptr);
   same("fake: persistent grid x = 132 multiprocessors", pe.grid[0], 132);
   expect("fake: persistent, 2^47 tiles",
-         ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, 2147483647, 2147483647, 64, pe),
+         ptxgen::gemm_sm90_bf16_128x256x64_persistent_prepare(a, b, d, sz::m{2147483647}, sz::n{2147483647}, sz::k{64},
+                                                              pe),
          CUDA_ERROR_INVALID_VALUE, "a persistent kernel walks at most 2^31-1");
   // A persistent CTA pair (tcgen05, cta_group 2): one pair per tile up to the 132 multiprocessors'
   // 66 pairs, CTAs 2p and 2p + 1 a cluster; a tile count that does not fit 32 bits is refused even
   // though the launch would take only 132 CTAs.
   set(ctx(9), 100, 232448);
   ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_launch pp;
-  expect("fake: persistent pair, 15 tiles", ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_prepare(a, b, d, 600, 300, 64, pp),
+  expect("fake: persistent pair, 15 tiles",
+         ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_prepare(a, b, d, sz::m{600}, sz::n{300}, sz::k{64}, pp),
          CUDA_SUCCESS, nullptr);
   same("fake: persistent pair grid x = 5 x 3 tiles x 2", pp.grid[0], 30);
   same("fake: persistent pair cluster x", pp.cluster[0], 2);
   expect("fake: persistent pair, 262144 tiles",
-         ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_prepare(a, b, d, 16384, 262144, 64, pp), CUDA_SUCCESS, nullptr);
+         ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_prepare(a, b, d, sz::m{16384}, sz::n{262144}, sz::k{64}, pp),
+         CUDA_SUCCESS, nullptr);
   same("fake: persistent pair grid x = 66 pairs", pp.grid[0], 132);
   expect("fake: persistent pair, 2^47 tiles",
-         ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_prepare(a, b, d, 2147483647, 1073741824, 64, pp),
+         ptxgen::gemm_bf16_cta2_m128_a_tmem_persistent_prepare(a, b, d, sz::m{2147483647}, sz::n{1073741824}, sz::k{64},
+                                                               pp),
          CUDA_ERROR_INVALID_VALUE, "a persistent kernel walks at most 2^31-1");
   // A persistent sm_90a cluster of 2 multicasting B: clusters walk blocks of 2 x 1 tiles, at most
   // as many clusters as the device holds at once (cuOccupancyMaxActiveClusters: the fake says 60).
   set(ctx(8), 90, 232448);
   set_clusters(60);
   ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_persistent_launch mc;
-  expect("fake: persistent cluster, 1000 x 1000", ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_persistent_prepare(a, b, d, 1000, 1000, 64, mc),
+  expect("fake: persistent cluster, 1000 x 1000",
+         ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_persistent_prepare(a, b, d, sz::m{1000}, sz::n{1000}, sz::k{64},
+                                                                          mc),
          CUDA_SUCCESS, nullptr);
   same("fake: persistent cluster grid x = 4 x 4 blocks of 2 x 1 tiles, 2 CTAs each", mc.grid[0], 32);
   same("fake: persistent cluster x", mc.cluster[0], 2);
   same("fake: persistent cluster y", mc.cluster[1], 1);
   same("fake: persistent cluster block", mc.block[0], 384);
-  expect("fake: persistent cluster, 4096 x 8192", ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_persistent_prepare(a, b, d, 4096, 8192, 64, mc),
+  expect("fake: persistent cluster, 4096 x 8192",
+         ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_persistent_prepare(a, b, d, sz::m{4096}, sz::n{8192}, sz::k{64},
+                                                                          mc),
          CUDA_SUCCESS, nullptr);
   same("fake: persistent cluster grid x = 60 clusters the device holds", mc.grid[0], 120);
   set_clusters(0);
@@ -330,7 +349,8 @@ bool fake_driver() {
   auto non_portable = sym<int (*)()>("fake_cuda_non_portable");
   const int np0 = non_portable();
   ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_x16_launch x16;
-  expect("fake: a cluster of 16", ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_x16_prepare(a, b, d, 1000, 1000, 64, x16),
+  expect("fake: a cluster of 16",
+         ptxgen::gemm_sm90_bf16_128x256x64_multicast_b_x16_prepare(a, b, d, sz::m{1000}, sz::n{1000}, sz::k{64}, x16),
          CUDA_SUCCESS, nullptr);
   same("fake: a cluster of 16 opted in to non-portable sizes", non_portable() - np0, 1);
   same("fake: a cluster of 16, y", x16.cluster[1], 16);
@@ -339,42 +359,48 @@ bool fake_driver() {
   // tcgen05's TMA epilogue: D's map has boxes of 64 bf16 columns by the CTA's 128 rows.
   ptxgen::gemm_bf16_persistent_tma_128x256x64_launch tt;
   const int t0 = encodes();
-  expect("fake: tcgen05 tma epilogue, n = 1000", ptxgen::gemm_bf16_persistent_tma_128x256x64_prepare(a, b, d, 1000, 1000, 64, tt),
+  expect("fake: tcgen05 tma epilogue, n = 1000",
+         ptxgen::gemm_bf16_persistent_tma_128x256x64_prepare(a, b, d, sz::m{1000}, sz::n{1000}, sz::k{64}, tt),
          CUDA_SUCCESS, nullptr);
   same("fake: tcgen05 tma epilogue maps (A, B and D)", encodes() - t0, 3);
   map(t0, kD, 1000, 1000, 2000, 64, 128, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
   same("fake: tcgen05 tma epilogue, persistent grid x = 8 x 4 tiles", tt.grid[0], 32);
   expect("fake: tcgen05 tma epilogue, n = 1001",
-         ptxgen::gemm_bf16_persistent_tma_128x256x64_prepare(a, b, d, 1000, 1001, 64, tt), CUDA_ERROR_INVALID_VALUE,
-         "n = 1001 puts the rows of D 2002 bytes apart");
+         ptxgen::gemm_bf16_persistent_tma_128x256x64_prepare(a, b, d, sz::m{1000}, sz::n{1001}, sz::k{64}, tt),
+         CUDA_ERROR_INVALID_VALUE, "n = 1001 puts the rows of D 2002 bytes apart");
   set(ctx(8), 90, 232448);
   // The TMA epilogue reaches D through a tensor map too: its rows (n elements) must be 16 bytes
   // apart, which the direct epilogue does not need; the launch function's arguments are the same.
   ptxgen::gemm_sm90_bf16_128x256x64_tma_epilogue_launch te;
   const int e0 = encodes();
-  expect("fake: tma epilogue, n = 1000", ptxgen::gemm_sm90_bf16_128x256x64_tma_epilogue_prepare(a, b, d, 1000, 1000, 64, te),
+  expect("fake: tma epilogue, n = 1000",
+         ptxgen::gemm_sm90_bf16_128x256x64_tma_epilogue_prepare(a, b, d, sz::m{1000}, sz::n{1000}, sz::k{64}, te),
          CUDA_SUCCESS, nullptr);
   same("fake: tma epilogue maps (A, B and D)", encodes() - e0, 3);
   map(e0, kD, 1000, 1000, 2000, 64, 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);  // D's: n x m, boxes of 64 x 64
-  expect("fake: tma epilogue, n = 999", ptxgen::gemm_sm90_bf16_128x256x64_tma_epilogue_prepare(a, b, d, 1000, 999, 64, te),
+  expect("fake: tma epilogue, n = 999",
+         ptxgen::gemm_sm90_bf16_128x256x64_tma_epilogue_prepare(a, b, d, sz::m{1000}, sz::n{999}, sz::k{64}, te),
          CUDA_ERROR_INVALID_VALUE, "n = 999 puts the rows of D 1998 bytes apart");
   // "epilogue": "auto": D's map is encoded where its rows are 16-byte multiples apart; elsewhere
   // the header passes zeros for it (the kernel tests the same and stores directly), not a refusal.
   ptxgen::gemm_sm90_bf16_128x256x64_auto_epilogue_launch ae;
   const int e1 = encodes();
-  expect("fake: auto epilogue, n = 1000", ptxgen::gemm_sm90_bf16_128x256x64_auto_epilogue_prepare(a, b, d, 1000, 1000, 64, ae),
+  expect("fake: auto epilogue, n = 1000",
+         ptxgen::gemm_sm90_bf16_128x256x64_auto_epilogue_prepare(a, b, d, sz::m{1000}, sz::n{1000}, sz::k{64}, ae),
          CUDA_SUCCESS, nullptr);
   same("fake: auto epilogue maps (A, B and D)", encodes() - e1, 3);
   map(e1, kD, 1000, 1000, 2000, 64, 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
   const int e2 = encodes();
-  expect("fake: auto epilogue, n = 999", ptxgen::gemm_sm90_bf16_128x256x64_auto_epilogue_prepare(a, b, d, 1000, 999, 64, ae),
+  expect("fake: auto epilogue, n = 999",
+         ptxgen::gemm_sm90_bf16_128x256x64_auto_epilogue_prepare(a, b, d, sz::m{1000}, sz::n{999}, sz::k{64}, ae),
          CUDA_SUCCESS, nullptr);
   same("fake: auto epilogue, n = 999: A's and B's maps only", encodes() - e2, 2);
   expect("fake: auto epilogue, n = 999 launches", ptxgen::launch(ae, nullptr), CUDA_SUCCESS, nullptr);
   // A 2 x 2 cluster: the grid in whole clusters, the cluster attribute set.
   set(ctx(7), 100, 232448);
   ptxgen::gemm_bf16_cluster_2x2_launch cl;
-  expect("fake: cluster prepare", ptxgen::gemm_bf16_cluster_2x2_prepare(a, b, d, 1000, 1100, 64, cl), CUDA_SUCCESS,
+  expect("fake: cluster prepare",
+         ptxgen::gemm_bf16_cluster_2x2_prepare(a, b, d, sz::m{1000}, sz::n{1100}, sz::k{64}, cl), CUDA_SUCCESS,
          nullptr);
   expect_params(6);
   expect("fake: cluster launch", ptxgen::launch(cl, nullptr), CUDA_SUCCESS, nullptr);
@@ -392,8 +418,8 @@ bool fake_driver() {
   const int s0 = encodes();
   expect("fake: block-scaled prepare",
          ptxgen::gemm_mxf8f6f4_e4m3_e2m3_sm100a_prepare(at<const ptxgen::e4m3>(kA), at<const ptxgen::e2m3x16>(kB), d,
-                                                        at<const ptxgen::ue8m0>(kSA), at<const ptxgen::ue8m0>(kSB), 300, 260,
-                                                        640, sl),
+                                                        at<const ptxgen::ue8m0>(kSA), at<const ptxgen::ue8m0>(kSB),
+                                                        sz::m{300}, sz::n{260}, sz::k{640}, sl),
          CUDA_SUCCESS, nullptr);
   same("fake: block-scaled maps (A, B, SFA, SFB)", encodes() - s0, 4);
   for (int i : {2, 3}) {
@@ -412,7 +438,7 @@ bool fake_driver() {
   const int p0 = encodes();
   expect("fake: sparse prepare",
          ptxgen::gemm_sparse_e4m3_sm100a_prepare(at<const ptxgen::e4m3>(kA), at<const ptxgen::e4m3>(kB), at<float>(kD),
-                                                 at<const std::uint8_t>(kSA), 300, 260, 512, spl),
+                                                 at<const std::uint8_t>(kSA), sz::m{300}, sz::n{260}, sz::k{512}, spl),
          CUDA_SUCCESS, nullptr);
   same("fake: sparse maps (A, B, META)", encodes() - p0, 3);
   map(p0, kA, 256, 300, 256, 128, 128, CU_TENSOR_MAP_DATA_TYPE_UINT8);  // k/2 = 256 elements of A per row
@@ -433,7 +459,7 @@ bool fake_driver() {
   expect("fake: sparse block-scaled prepare",
          ptxgen::gemm_sparse_mxf4nvf4_ue4m3_cta2_sm100a_prepare(
              at<const ptxgen::e2m1x2>(kA), at<const ptxgen::e2m1x2>(kB), at<float>(kD), at<const ptxgen::ue4m3>(kSA),
-             at<const ptxgen::ue4m3>(kSB), at<const std::uint8_t>(kSA), 300, 260, 1024, snv),
+             at<const ptxgen::ue4m3>(kSB), at<const std::uint8_t>(kSA), sz::m{300}, sz::n{260}, sz::k{1024}, snv),
          CUDA_SUCCESS, nullptr);
   same("fake: sparse block-scaled maps (A, B, SFA, SFB, META)", encodes() - n0, 5);
   for (int i : {2, 3, 4}) {
@@ -452,8 +478,8 @@ bool fake_driver() {
   ptxgen::gemm_sparse_tf32_sm100a_launch spt;
   const int q0 = encodes();
   expect("fake: sparse tf32 prepare",
-         ptxgen::gemm_sparse_tf32_sm100a_prepare(at<const float>(kA), at<const float>(kB), at<float>(kD), at<const std::uint8_t>(kSA),
-                                                 300, 260, 512, spt),
+         ptxgen::gemm_sparse_tf32_sm100a_prepare(at<const float>(kA), at<const float>(kB), at<float>(kD),
+                                                 at<const std::uint8_t>(kSA), sz::m{300}, sz::n{260}, sz::k{512}, spt),
          CUDA_SUCCESS, nullptr);
   same("fake: sparse tf32 maps (A, B, META)", encodes() - q0, 3);
   map(q0 + 2, kSA, 16, 384, 16, 16, 128, CU_TENSOR_MAP_DATA_TYPE_UINT8);
@@ -503,8 +529,9 @@ int main() {
   bf16* d = at<bf16>(kD);
   // gemm_sm90_bf16_128x256x64: A m x k and B n x k, both K-major, D m x n.
   auto sm90 = [&](const bf16* x, std::int64_t lda, const bf16* y, std::int64_t ldb, bf16* z, std::int64_t m,
-                  std::int64_t n,
-                  std::int64_t k) { return ptxgen::gemm_sm90_bf16_128x256x64_check(x, lda, y, ldb, z, m, n, k); };
+                  std::int64_t n, std::int64_t k) {
+    return ptxgen::gemm_sm90_bf16_128x256x64_check(x, lda, y, ldb, z, sz::m{m}, sz::n{n}, sz::k{k});
+  };
   const CUresult bad = CUDA_ERROR_INVALID_VALUE;
   expect("good", sm90(a, 64, b, 64, d, 100, 100, 64), CUDA_SUCCESS, nullptr);
   expect("null b", sm90(a, 64, nullptr, 64, d, 100, 100, 64), bad, "b (B, bf16) is a null pointer");
@@ -519,7 +546,7 @@ int main() {
       "lda stride", sm90(a, 100, b, 104, d, 100, 100, 100), bad,
       "lda = 100 puts the rows of A 200 bytes apart: a tensor map's row stride must be a multiple of 16 bytes (lda a "
       "multiple of 8)");
-  expect("short form, odd k", ptxgen::gemm_sm90_bf16_128x256x64_check(a, b, d, 100, 100, 100), bad,
+  expect("short form, odd k", ptxgen::gemm_sm90_bf16_128x256x64_check(a, b, d, sz::m{100}, sz::n{100}, sz::k{100}), bad,
          "lda = 100 puts the rows of A 200 bytes apart");
   expect("ldb huge", sm90(a, 64, b, std::int64_t{1} << 45, d, 100, 100, 64), bad, "ldb = 35184372088832 is beyond");
   expect("ldb 2^40 bytes", sm90(a, 64, b, std::int64_t{1} << 39, d, 100, 100, 64), bad,
@@ -531,19 +558,26 @@ int main() {
          "m = 8388481 needs 65536 CTAs along y, one per 128 rows (sm_90a); a grid has at most 65535: m <= 8388480");
   expect("grid y at the limit", sm90(a, 64, b, 64, d, 65535 * 128, 100, 64), CUDA_SUCCESS, nullptr);
   // M-major A and N-major B: the leading dimensions count m and n.
-  expect("lda < m (M-major A)", ptxgen::gemm_bf16_mn_major_128x256x64_check(a, 64, b, 256, d, 128, 256, 64), bad,
+  expect("lda < m (M-major A)",
+         ptxgen::gemm_bf16_mn_major_128x256x64_check(a, 64, b, 256, d, sz::m{128}, sz::n{256}, sz::k{64}), bad,
          "lda = 64 is less than m = 128");
-  expect("ldb < n (N-major B)", ptxgen::gemm_bf16_mn_major_128x256x64_check(a, 128, b, 64, d, 128, 256, 64), bad,
+  expect("ldb < n (N-major B)",
+         ptxgen::gemm_bf16_mn_major_128x256x64_check(a, 128, b, 64, d, sz::m{128}, sz::n{256}, sz::k{64}), bad,
          "ldb = 64 is less than n = 256");
   // 4-bit operands through CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: 32-byte aligned, K a multiple of 128.
   using ptxgen::e2m1x2;
-  expect("e2m1 good", ptxgen::gemm_e2m1_e2m1_f8f6f4_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), d, 256, 256, 256),
+  expect("e2m1 good",
+         ptxgen::gemm_e2m1_e2m1_f8f6f4_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), d, sz::m{256}, sz::n{256},
+                                             sz::k{256}),
          CUDA_SUCCESS, nullptr);
   expect("e2m1 16-byte aligned",
-         ptxgen::gemm_e2m1_e2m1_f8f6f4_check(at<const e2m1x2>(kA + 16), at<const e2m1x2>(kB), d, 256, 256, 256), bad,
-         "a (A, e2m1) at 0x100010 is not 32-byte aligned");
+         ptxgen::gemm_e2m1_e2m1_f8f6f4_check(at<const e2m1x2>(kA + 16), at<const e2m1x2>(kB), d, sz::m{256}, sz::n{256},
+                                             sz::k{256}),
+         bad, "a (A, e2m1) at 0x100010 is not 32-byte aligned");
   expect(
-      "e2m1 k = 192", ptxgen::gemm_e2m1_e2m1_f8f6f4_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), d, 256, 256, 192),
+      "e2m1 k = 192",
+      ptxgen::gemm_e2m1_e2m1_f8f6f4_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), d, sz::m{256}, sz::n{256},
+                                          sz::k{192}),
       bad,
       "a (A, e2m1): k = 192 is not a multiple of 128, which a CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B tensor map needs");
   // Block scaling: k a multiple of the factor vector, checked after the operands' own checks.
@@ -551,14 +585,18 @@ int main() {
     using ptxgen::e2m1x2;
     using ptxgen::ue8m0;
     float* df = at<float>(kD);
-    expect("mxf4 good", ptxgen::gemm_mxf4_sm100a_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), df, at<const ue8m0>(kSA),
-                                                       at<const ue8m0>(kSB), 300, 260, 4096),
+    expect("mxf4 good",
+           ptxgen::gemm_mxf4_sm100a_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), df, at<const ue8m0>(kSA),
+                                          at<const ue8m0>(kSB), sz::m{300}, sz::n{260}, sz::k{4096}),
            CUDA_SUCCESS, nullptr);
-    expect("mxf4 k = 4088", ptxgen::gemm_mxf4_sm100a_check(at<const e2m1x2>(kA), 4096, at<const e2m1x2>(kB), 4096, df,
-                                                           at<const ue8m0>(kSA), at<const ue8m0>(kSB), 300, 260, 4088),
-           bad, "k = 4088 is not a multiple of 32, the elements of k each factor of sfa (SFA, ue8m0) scales");
-    expect("mxf4 misaligned SFB", ptxgen::gemm_mxf4_sm100a_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), df,
-                                                                 at<const ue8m0>(kSA), at<const ue8m0>(kSB + 8), 300, 260, 4096),
+    expect(
+        "mxf4 k = 4088",
+        ptxgen::gemm_mxf4_sm100a_check(at<const e2m1x2>(kA), 4096, at<const e2m1x2>(kB), 4096, df, at<const ue8m0>(kSA),
+                                       at<const ue8m0>(kSB), sz::m{300}, sz::n{260}, sz::k{4088}),
+        bad, "k = 4088 is not a multiple of 32, the elements of k each factor of sfa (SFA, ue8m0) scales");
+    expect("mxf4 misaligned SFB",
+           ptxgen::gemm_mxf4_sm100a_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), df, at<const ue8m0>(kSA),
+                                          at<const ue8m0>(kSB + 8), sz::m{300}, sz::n{260}, sz::k{4096}),
            bad, "sfb (SFB, ue8m0) at 0x8000008 is not 16-byte aligned");
   }
   // Sparse A: A is m x k/2 (its short form's lda k/2), k a multiple of tile.k (the metadata's K block).
@@ -566,12 +604,18 @@ int main() {
     using ptxgen::e4m3;
     float* df = at<float>(kD);
     const std::uint8_t* meta = at<const std::uint8_t>(kSA);
-    expect("sparse good", ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), at<const e4m3>(kB), df, meta, 300, 260, 512),
+    expect("sparse good",
+           ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), at<const e4m3>(kB), df, meta, sz::m{300},
+                                                 sz::n{260}, sz::k{512}),
            CUDA_SUCCESS, nullptr);
-    expect("sparse lda < k/2", ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), 128, at<const e4m3>(kB), 512, df, meta, 300, 260, 512),
+    expect("sparse lda < k/2",
+           ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), 128, at<const e4m3>(kB), 512, df, meta, sz::m{300},
+                                                 sz::n{260}, sz::k{512}),
            bad, "lda = 128 is less than k/2 = 256");
-    expect("sparse k = 640", ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), at<const e4m3>(kB), df, meta, 300, 260, 640), bad,
-           "k = 640 is not a multiple of 256, the K block whose meta (META, b8) the kernel reads whole");
+    expect("sparse k = 640",
+           ptxgen::gemm_sparse_e4m3_sm100a_check(at<const e4m3>(kA), at<const e4m3>(kB), df, meta, sz::m{300},
+                                                 sz::n{260}, sz::k{640}),
+           bad, "k = 640 is not a multiple of 256, the K block whose meta (META, b8) the kernel reads whole");
     // Sparse and block-scaled: k a multiple of the factor vector (64 of k) and of tile.k (512).
     using ptxgen::e2m1x2;
     using ptxgen::ue8m0;
@@ -579,15 +623,16 @@ int main() {
     const ue8m0* sfb = at<const ue8m0>(kSB);
     ptxgen::bf16* db = at<ptxgen::bf16>(kD);
     expect("sparse mxf4 good",
-           ptxgen::gemm_sparse_mxf4_sm103a_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), db, sfa, sfb, meta, 300, 260, 1024),
+           ptxgen::gemm_sparse_mxf4_sm103a_check(at<const e2m1x2>(kA), at<const e2m1x2>(kB), db, sfa, sfb, meta,
+                                                 sz::m{300}, sz::n{260}, sz::k{1024}),
            CUDA_SUCCESS, nullptr);
     expect("sparse mxf4 k = 1056",
-           ptxgen::gemm_sparse_mxf4_sm103a_check(at<const e2m1x2>(kA), 1024, at<const e2m1x2>(kB), 2048, db, sfa, sfb, meta, 300,
-                                                 260, 1056),
+           ptxgen::gemm_sparse_mxf4_sm103a_check(at<const e2m1x2>(kA), 1024, at<const e2m1x2>(kB), 2048, db, sfa, sfb,
+                                                 meta, sz::m{300}, sz::n{260}, sz::k{1056}),
            bad, "k = 1056 is not a multiple of 64, the elements of k each factor of sfa (SFA, ue8m0) scales");
     expect("sparse mxf4 k = 1088",
-           ptxgen::gemm_sparse_mxf4_sm103a_check(at<const e2m1x2>(kA), 1024, at<const e2m1x2>(kB), 2048, db, sfa, sfb, meta, 300,
-                                                 260, 1088),
+           ptxgen::gemm_sparse_mxf4_sm103a_check(at<const e2m1x2>(kA), 1024, at<const e2m1x2>(kB), 2048, db, sfa, sfb,
+                                                 meta, sz::m{300}, sz::n{260}, sz::k{1088}),
            bad, "k = 1088 is not a multiple of 512, the K block whose meta (META, b8) the kernel reads whole");
   }
   // Programs: fixed shapes, every tensor 16-byte aligned.
@@ -597,6 +642,16 @@ int main() {
   expect("program misaligned B", ptxgen::prog_tma_pair_bf16_m256_check(a, b + 2, at<float>(kD)), bad,
          "B (bf16) at 0x2000004 is not 16-byte aligned");
   expect("program good", ptxgen::prog_tma_pair_bf16_m256_check(a, b, at<float>(kD)), CUDA_SUCCESS, nullptr);
+  // A program's sizes in name order, each its own type: each value reaches the size of its name.
+  expect("program sizes good",
+         ptxgen::prog_pipelined_gemm_bf16_check(a, b, at<float>(kD), sz::k{512}, sz::m{256}, sz::n{128}), CUDA_SUCCESS,
+         nullptr);
+  expect("program k = 0", ptxgen::prog_pipelined_gemm_bf16_check(a, b, at<float>(kD), sz::k{0}, sz::m{256}, sz::n{128}),
+         bad, "k = 0: the kernel takes sizes from 1 to 2^31-1");
+  expect("program m = 0", ptxgen::prog_pipelined_gemm_bf16_check(a, b, at<float>(kD), sz::k{512}, sz::m{0}, sz::n{128}),
+         bad, "m = 0: the kernel takes sizes from 1 to 2^31-1");
+  expect("program n = 0", ptxgen::prog_pipelined_gemm_bf16_check(a, b, at<float>(kD), sz::k{512}, sz::m{256}, sz::n{0}),
+         bad, "n = 0: the kernel takes sizes from 1 to 2^31-1");
 
   if (fake_driver()) {
     std::printf("through the fake driver: %d gemm kernels, %d programs, %d failures\n", gemms, programs, failures);
@@ -606,7 +661,7 @@ int main() {
   // (or, with a real driver, the missing context) -- never a kernel launch.
   ptxgen::gemm_sm90_bf16_128x256x64_launch unprepared;
   expect("unprepared launch", ptxgen::launch(unprepared, nullptr), CUDA_ERROR_INVALID_HANDLE, "was not prepared");
-  const CUresult r = ptxgen::gemm_sm90_bf16_128x256x64(a, 64, b, 64, d, 100, 100, 64, nullptr);
+  const CUresult r = ptxgen::gemm_sm90_bf16_128x256x64(a, 64, b, 64, d, sz::m{100}, sz::n{100}, sz::k{64}, nullptr);
   if (r == CUDA_ERROR_STUB_LIBRARY)
     expect("stub driver", r, CUDA_ERROR_STUB_LIBRARY,
            "cuCtxGetCurrent failed: CUresult 34 (the libcuda this program "

@@ -203,6 +203,8 @@ struct Bufs {
   CUdeviceptr a = 0, b = 0, d = 0;
   int64_t lda = 0, ldb = 0, m = 0, n = 0, k = 0;
 };
+// A gemm launch function's sizes, each its own type (ptxgen::size::m ...), from a Bufs.
+#define SIZES(B) ptxgen::size::m{(B).m}, ptxgen::size::n{(B).n}, ptxgen::size::k{(B).k}
 
 struct Options {
   int64_t m = 0, n = 0, k = 0;  // 0: the spec's
@@ -470,7 +472,7 @@ int bad_input() {
   {                                                                                                             \
     Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
              return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b), \
-                                 b.ldb, ptxgen::device_pointer<TD>(b.d), b.m, b.n, b.k, s);                     \
+                                 b.ldb, ptxgen::device_pointer<TD>(b.d), SIZES(b), s);                          \
            }};                                                                                                  \
     if (!here.info && runs_here(*g.info) && plain_bf16(*g.info)) here = g;                                      \
     if (!foreign.info && !runs_here(*g.info)) foreign = g;                                                      \
@@ -611,12 +613,12 @@ int main(int argc, char** argv) {
         ptxgen::NAME##_info,                                                                                       \
         [](const Bufs& b, CUstream s) {                                                                            \
           return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b), \
-                              b.ldb, ptxgen::device_pointer<TD>(b.d), b.m, b.n, b.k, s);                           \
+                              b.ldb, ptxgen::device_pointer<TD>(b.d), SIZES(b), s);                                \
         },                                                                                                         \
         [](const Bufs& b, ptxgen::NAME##_launch& l) {                                                              \
           return ptxgen::NAME##_prepare(ptxgen::device_pointer<const TA>(b.a), b.lda,                              \
                                         ptxgen::device_pointer<const TB>(b.b), b.ldb,                              \
-                                        ptxgen::device_pointer<TD>(b.d), b.m, b.n, b.k, l);                        \
+                                        ptxgen::device_pointer<TD>(b.d), SIZES(b), l);                             \
         },                                                                                                         \
         opt);
   PTXGEN_KERNELS_GEMMS(CASE)
