@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace ptxgen {
 
@@ -45,5 +46,63 @@ inline const std::array<MathFnInfo, 14>& math_fns() {
   return k;
 }
 inline const MathFnInfo& info(MathFn f) { return math_fns()[static_cast<size_t>(f)]; }
+
+// Activations as named compositions of the elementwise functions (docs/spec.md, "Activations"):
+// what a gemm's "activation" and a program's activation ops are lowered into, step by step.
+enum class Activation : uint8_t { relu, sigmoid, silu, gelu_tanh };
+
+// One function of a composition: temporary `out` (the last step's is the result) = fn of its
+// operands, each the input (kInput), an earlier temporary (0, 1, ...) or the constant `value`
+// (kConstant); `approx`: the function's .approx instruction (the composition is approximate).
+struct ComposeStep {
+  static constexpr int kInput = -1, kConstant = -2;
+  MathFn fn;
+  int out;
+  std::array<int, 3> in;
+  std::array<double, 3> value;
+  bool approx;
+};
+
+struct ActivationInfo {
+  Activation a;
+  std::string_view name;     // as the spec writes it ("gelu_tanh")
+  std::string_view formula;  // what it computes, exactly
+  bool approx;               // built on approximate instructions: the spec says "approx": true
+  std::vector<ComposeStep> steps;
+};
+
+inline const std::array<ActivationInfo, 4>& activations() {
+  using S = ComposeStep;
+  constexpr int X = S::kInput, K = S::kConstant;
+  // log2(e) and sqrt(2 / pi), to double precision (the f32 nearest each is what the kernel uses).
+  constexpr double kLog2e = 1.4426950408889634, kSqrt2OverPi = 0.7978845608028654;
+  static const std::array<ActivationInfo, 4> k = {{
+      // max.f32 returns the other operand for a NaN (§9.7.3.12): relu(NaN) = 0.
+      {Activation::relu, "relu", "max(x, 0)", false, {{MathFn::max, 0, {X, K, 0}, {0, 0, 0}, false}}},
+      // 1 / (1 + 2^(-x log2 e)): ex2.approx of large x gives +inf, and rcp of +inf 0.
+      {Activation::sigmoid, "sigmoid", "1 / (1 + exp(-x))", true,
+       {{MathFn::mul, 0, {X, K, 0}, {0, -kLog2e, 0}, false},
+        {MathFn::exp2, 0, {0, 0, 0}, {0, 0, 0}, true},
+        {MathFn::add, 0, {0, K, 0}, {0, 1, 0}, false},
+        {MathFn::rcp, 0, {0, 0, 0}, {0, 0, 0}, true}}},
+      {Activation::silu, "silu", "x / (1 + exp(-x))", true,
+       {{MathFn::mul, 0, {X, K, 0}, {0, -kLog2e, 0}, false},
+        {MathFn::exp2, 0, {0, 0, 0}, {0, 0, 0}, true},
+        {MathFn::add, 0, {0, K, 0}, {0, 1, 0}, false},
+        {MathFn::rcp, 0, {0, 0, 0}, {0, 0, 0}, true},
+        {MathFn::mul, 1, {X, 0, 0}, {0, 0, 0}, false}}},
+      // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), torch's gelu(approximate="tanh").
+      {Activation::gelu_tanh, "gelu_tanh", "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", true,
+       {{MathFn::mul, 0, {X, X, 0}, {0, 0, 0}, false},
+        {MathFn::fma, 0, {0, K, K}, {0, 0.044715, 1}, false},
+        {MathFn::mul, 0, {0, X, 0}, {0, 0, 0}, false},
+        {MathFn::mul, 0, {0, K, 0}, {0, kSqrt2OverPi, 0}, false},
+        {MathFn::tanh, 0, {0, 0, 0}, {0, 0, 0}, true},
+        {MathFn::fma, 0, {0, K, K}, {0, 0.5, 0.5}, false},
+        {MathFn::mul, 1, {X, 0, 0}, {0, 0, 0}, false}}},
+  }};
+  return k;
+}
+inline const ActivationInfo& info(Activation a) { return activations()[static_cast<size_t>(a)]; }
 
 }  // namespace ptxgen
