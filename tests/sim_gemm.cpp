@@ -172,6 +172,23 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   for (const auto& [name, t] : tensors.items())
     if (t.value("layout", "") == "128x4")
       scales[name] = make_scales(g, dtype(t.at("dtype")), size.at(t.at("dims")[0]), kk, t.at("vec"), rng);
+  // The fused epilogue's bias (docs/spec.md, "Epilogues"): a row of n (along N) or a column of m.
+  std::vector<double> bias;
+  bool bias_m = false;
+  uint64_t bias_addr = 0;
+  if (tensors.contains("bias")) {
+    const Dtype bt = dtype(tensors.at("bias").at("dtype"));
+    bias_m = tensors.at("bias").at("dims")[0] == "m";
+    const int64_t len = bias_m ? m : n;
+    bias_addr = g.alloc(static_cast<size_t>(len * bt.bits / 8 + 16), 0x3C);
+    for (int64_t i = 0; i < len; ++i) {
+      const uint32_t b = bt.random(rng);
+      put_bits(g.at(bias_addr), static_cast<uint64_t>(i * bt.bits), bt.bits, b);
+      bias.push_back(bt.decode(b));
+    }
+  }
+  std::vector<std::string> epilogue_ops;
+  if (mf.contains("epilogue_ops")) epilogue_ops = mf.at("epilogue_ops").get<std::vector<std::string>>();
   const Dtype dd = dtype(tensors.at("D").at("dtype"));
   const uint64_t d_addr = g.alloc(static_cast<size_t>(m * n * dd.bits / 8), 0xEE);
 
@@ -217,7 +234,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         }
       }
     } else if (kind == "global_pointer") {
-      l.params.push_back(value(name, d_addr));
+      l.params.push_back(value(name, p.at("tensor") == "bias" ? bias_addr : d_addr));
     } else {
       l.params.push_back(value(name, static_cast<uint64_t>(size.at(name))));
     }
@@ -263,7 +280,36 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         mag += std::fabs(p);
       }
       const double got = dd.decode(get_bits(D, static_cast<uint64_t>((i * n + j) * dd.bits), dd.bits));
-      const double bound = steps * u_acc * mag * (1 + u_out) + u_out * std::fabs(ref) + 1e-300;
+      // The fused epilogue in float64 from each function's formula, its bound carried through
+      // (the accumulator's times the function's largest slope, plus the f32 functions' own:
+      // add.rn 2^-24 relative; sigmoid's ex2.approx (2 ulp), rcp.approx (1 ulp), and the f32
+      // log2(e); gelu_tanh's tanh.approx (2^-11 relative) and the roundings of its argument).
+      double acc_bound = steps * u_acc * mag;
+      const double u = std::ldexp(1.0, -24);
+      for (const std::string& f : epilogue_ops) {
+        const double x = ref;
+        auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+        if (f == "bias") {
+          ref = x + bias[static_cast<size_t>(bias_m ? i : j)];
+          acc_bound += u * std::fabs(ref);
+        } else if (f == "relu") {
+          ref = std::max(x, 0.0);
+        } else if (f == "sigmoid") {
+          ref = sig(x);
+          acc_bound = 0.25 * acc_bound + ref * (8 * u + std::fabs(x) * u) + std::ldexp(1.0, -126);
+        } else if (f == "silu") {
+          ref = x * sig(x);
+          acc_bound = 1.1 * acc_bound + std::fabs(x) * sig(x) * (10 * u + std::fabs(x) * u) + std::ldexp(1.0, -126);
+        } else if (f == "gelu_tanh") {
+          const double uu = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = std::tanh(uu);
+          ref = 0.5 * x * (1 + t);
+          acc_bound = 1.13 * acc_bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(uu) + 1)) +
+                      2 * u * std::fabs(ref) + std::ldexp(1.0, -126);
+        } else {
+          throw std::runtime_error("a manifest with the epilogue op " + f + ", which the simulation does not evaluate");
+        }
+      }
+      const double bound = acc_bound * (1 + u_out) + u_out * std::fabs(ref) + 1e-300;
       const double err = std::fabs(got - ref);
       const double rel = std::isnan(err) ? INFINITY : (dd.name == "s32" ? (err == 0 ? 0 : INFINITY) : err / bound);
       ++res.checked;

@@ -14,6 +14,7 @@
 
 #include "ptxgen/diag.hpp"
 #include "ptxgen/isa.hpp"
+#include "ptxgen/math_fn.hpp"
 #include "ptxgen/program.hpp"
 
 namespace ptxgen::spec {
@@ -101,6 +102,15 @@ struct Gemm {
   // Structured-sparse A (docs/spec.md, "Sparse A"): A holds two of every four elements of K (2:4,
   // §9.7.16.10.8), its metadata a kernel input; tcgen05.mma.sp.
   bool sparse = false;
+  // The fused epilogue (docs/spec.md, "Epilogues"), applied to the accumulator in this order before
+  // D's conversion: + bias (a vector along N, one per column: the kernel input "bias" of n elements;
+  // along M, one per row, of m), then the activation.
+  struct Bias {
+    isa::DType dtype = isa::DType::bf16;
+    bool along_m = false;
+  };
+  std::optional<Bias> bias;
+  std::optional<Activation> activation;
   // What was chosen where the spec is silent, each with its reason (choose_gemm_defaults).
   std::vector<std::string> chosen;
 };

@@ -379,7 +379,9 @@ Kernel read_kernel(const HeaderKernel& hk) {
     x.rows_size = size_index(k, dims[0]);
     x.cols_size = size_index(k, dims[1]);
     if (k.gemm) {
-      need(x.rows_size >= 0 && x.cols_size >= 0, k, "tensor " + name + " has dims other than m, n, k");
+      // A fused epilogue's bias is one row of n or one column of m (its other dim "1", fixed).
+      need((x.rows_size >= 0 || dims[0] == "1") && (x.cols_size >= 0 || dims[1] == "1"), k,
+           "tensor " + name + " has dims other than m, n, k");
       x.arg = lower(name);
       need(used.insert(x.arg).second, k, "two tensors named " + x.arg);
     } else {
@@ -576,7 +578,9 @@ std::string shape_words(const Kernel& k, const Tensor& t) {
     auto extent = [&](int size, int64_t fixed) { return size < 0 ? std::to_string(fixed) : k.sizes[static_cast<size_t>(size)]; };
     return extent(t.rows_size, t.rows) + " x " + extent(t.cols_size, t.cols);
   }
-  auto dim = [&](int i) { return std::string(1, "mnk"[i]) + (i == 2 && t.k_div > 1 ? "/" + std::to_string(t.k_div) : ""); };
+  auto dim = [&](int i) {
+    return i < 0 ? std::string("1") : std::string(1, "mnk"[i]) + (i == 2 && t.k_div > 1 ? "/" + std::to_string(t.k_div) : "");
+  };
   return dim(t.rows_size) + " x " + dim(t.cols_size) +
          (t.k_div > 1 ? " (" + t.sparsity + " sparse: " + (t.sparsity == "1:2" ? "one of every two" : t.sparsity == "4:8" ? "two pairs of every eight" : "two of every four") +
                               " elements of k)"

@@ -131,6 +131,8 @@ struct Gemm {
 
   Gemm(const spec::Spec& s) : spec(s), g(*s.gemm) {}
 
+  std::optional<isa::DType> bias_dtype() const { return g.bias ? std::optional<isa::DType>(g.bias->dtype) : std::nullopt; }
+
   void globals() {
     // A is M x K: K-major is row-major (rows m, cols k), M-major stored K x M. B is K x N: K-major
     // is stored N x K, N-major row-major. D is row-major M x N.
@@ -172,6 +174,21 @@ struct Gemm {
     d.output = true;
     d.dims = {"m", "n"};
     k.globals.push_back(d);
+    if (g.bias) {
+      // The fused epilogue's bias (docs/spec.md, "Epilogues"): one element per column of D (a row
+      // of n, which a read broadcasts down the rows) or per row (a column of m).
+      ir::Global b;
+      b.name = "bias";
+      b.ptr = std::string(kPtr) + "/bias";
+      b.dtype = g.bias->dtype;
+      b.rows = g.bias->along_m ? g.m : 1;
+      b.cols = g.bias->along_m ? 1 : g.n;
+      b.ld = b.cols;
+      (g.bias->along_m ? b.rows_param : b.cols_param) = g.bias->along_m ? "m" : "n";
+      b.param = "bias";
+      b.dims = g.bias->along_m ? std::array<std::string, 2>{"m", "1"} : std::array<std::string, 2>{"1", "n"};
+      k.globals.push_back(b);
+    }
     k.size_params = {{"m", g.m, "", 1, 1}, {"n", g.n, "", 1, 1}, {"k", g.k, "", 1, 1}};
   }
 
@@ -560,6 +577,7 @@ struct Gemm {
         st.pos.at[0] = row;
         st.pos.at[1].n_tile = tn;
         st.pos.at[1].base = col + (c - c0);
+        for (ir::Op& f : detail::fused_epilogue(bias_dtype(), g.activation, "acc_regs", st.pos)) epi.nodes.push_back(node(std::move(f)));
         epi.nodes.push_back(node(op(std::move(st))));
         c += num;
       }
@@ -602,7 +620,7 @@ struct Gemm {
         }
       }
     }
-    if (tma) detail::tma_epilogue(k, epi, segments, {g.d, tn, persistent, acc_ring});
+    if (tma) detail::tma_epilogue(k, epi, segments, {g.d, tn, persistent, acc_ring, bias_dtype(), g.activation});
   }
 
   // A persistent CTA's accumulator: two buffers in tensor memory when 2 x D's columns (and A's)
@@ -780,6 +798,7 @@ struct Gemm {
       st.clip = true;
       st.pos.at[0].m_tile = tm;
       st.pos.at[1].n_tile = tn;
+      for (ir::Op& f : detail::fused_epilogue(bias_dtype(), g.activation, m.d.name, st.pos)) cons.nodes.push_back(node(std::move(f)));
       if (g.epilogue != spec::Epilogue::direct) {
         // D through shared memory: a K-major tile of tm x tn elements in 128-byte swizzled boxes
         // (what a TMA box of 128 bytes by a warpgroup's rows reads), stored by TMA. A data-parallel
@@ -825,6 +844,8 @@ struct Gemm {
     k.target = spec.target;
     k.source = "gemm";
     k.chosen = g.chosen;
+    if (g.bias) k.epilogue_ops.push_back("bias");
+    if (g.activation) k.epilogue_ops.push_back(std::string(info(*g.activation).name));
     cta = g.cta_group;
     tm = static_cast<int>(g.tile.m);
     tn = static_cast<int>(g.tile.n);

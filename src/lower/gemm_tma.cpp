@@ -12,6 +12,51 @@ const char* kPtr = "/gemm";
 const char* kEpiloguePtr = "/gemm/epilogue";
 }  // namespace
 
+std::vector<ir::Op> fused_epilogue(const std::optional<isa::DType>& bias, const std::optional<Activation>& act,
+                                   const std::string& regs, const ir::Position& pos) {
+  std::vector<ir::Op> out;
+  auto op = [&](auto body) {
+    ir::Op o;
+    o.ptr = kPtr;
+    o.body = std::move(body);
+    out.push_back(std::move(o));
+  };
+  if (bias) {
+    ir::Read r;
+    r.src = {"bias", std::string(kPtr) + "/bias"};
+    r.regs = {regs + "_bias", std::string(kPtr) + "/bias"};
+    r.like = {regs, kPtr};
+    r.pos = pos;
+    op(r);
+    ir::Math m;
+    m.fn = MathFn::add;
+    m.regs = {regs, std::string(kPtr) + "/bias"};
+    m.a = {regs, kPtr};
+    m.b = r.regs;
+    op(m);
+  }
+  if (act) {
+    const ActivationInfo& a = info(*act);
+    const std::string p = std::string(kPtr) + "/activation";
+    auto temp = [&](int t) { return regs + "_" + std::string(a.name) + std::to_string(t); };
+    for (size_t i = 0; i < a.steps.size(); ++i) {
+      const ComposeStep& c = a.steps[i];
+      ir::Math m;
+      m.fn = c.fn;
+      m.approx = c.approx;
+      m.regs = {i + 1 == a.steps.size() ? regs : temp(c.out), p};
+      const std::array<ir::Ref*, 3> in = {&m.a, &m.b, &m.c};
+      for (size_t k = 0; k < 3; ++k) {
+        if (static_cast<int>(k) >= ptxgen::info(c.fn).operands) break;
+        if (c.in[k] == ComposeStep::kConstant) m.value[k] = c.value[k], in[k]->ptr = p;
+        else *in[k] = {c.in[k] == ComposeStep::kInput ? regs : temp(c.in[k]), p};
+      }
+      op(m);
+    }
+  }
+  return out;
+}
+
 void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segments, const TmaEpilogue& e) {
   const int es = isa::value_bits(e.d) / 8;
   const int box = isa::bytes(isa::Swizzle::b128) / es;  // columns of one 128-byte row of D
@@ -62,6 +107,15 @@ void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segm
       l.access.shape = s.shape;
       l.tmem_ring = e.ring;
       epi.nodes.push_back(ld);
+      ir::Position at;
+      at.at[0] = s.row;
+      at.at[1].n_tile = e.tile_n;
+      at.at[1].base = s.col + (c - s.c0);
+      for (ir::Op& f : fused_epilogue(e.bias, e.activation, "acc_regs", at)) {
+        ir::Node n;
+        n.op = std::move(f);
+        epi.nodes.push_back(std::move(n));
+      }
       ir::Node st;
       st.op.ptr = kPtr;
       ir::Store& x = st.op.body.emplace<ir::Store>();

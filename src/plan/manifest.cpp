@@ -93,6 +93,7 @@ std::string manifest(const Plan& p) {
     if (program) j["grid_sizes"] = {p.ir().grid.m_param, p.ir().grid.n_param};
     j["cta_group"] = p.ir().cta_group;
     if (auto acc = accumulator(p)) j["accumulator"] = dt(*acc);
+    if (!p.ir().epilogue_ops.empty()) j["epilogue_ops"] = p.ir().epilogue_ops;
     const int block = p.ir().grid.cluster_m * p.ir().grid.cluster_n;
     if (block > 1) j["cluster_tiles"] = {{"m", p.ir().grid.cluster_m}, {"n", p.ir().grid.cluster_n}};
     if (p.ir().grid.persistent) {
@@ -171,7 +172,7 @@ std::string manifest(const Plan& p) {
     }
     // Logical dimensions: stored as rows x cols, or transposed (a gemm operand's M x K stored K x M).
     const bool named = !g.dims[0].empty();
-    const bool transposed = named && g.dims[0] != g.rows_param;
+    const bool transposed = named && g.dims[0] != g.rows_param && g.dims[1] == g.rows_param;
     t["shape"] = transposed ? ojson{g.cols, g.rows} : ojson{g.rows, g.cols};
     // A program tensor's extent is a size the kernel takes ("m"), or fixed ("rows"/"cols").
     const std::string rows = g.rows_param.empty() ? "rows" : g.rows_param, cols = g.cols_param.empty() ? "cols" : g.cols_param;

@@ -192,9 +192,30 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
       }
     }
   }
-  r.not_built({"bias", "activation", "alpha", "beta", "c", "residual", "amax", "quantize"},
-              "fused GEMM epilogues (bias, activation, alpha, beta with c, residual, amax, quantize) are not built yet: "
-              "the gemm template stores D = A x B as the accumulator holds it, converted to d.dtype",
+  // The fused epilogue (docs/spec.md, "Epilogues"): "bias": {"dtype": T[, "along": "n" | "m"]},
+  // "activation": NAME.
+  if (const json* b = r.object("bias", false)) {
+    ObjReader rb(*b, r.ptr("bias"), r);
+    spec::Gemm::Bias x;
+    need(rb.choice("dtype", true, dtype_choices({isa::DType::f32, isa::DType::f16, isa::DType::bf16})), x.dtype);
+    if (auto a = rb.choice("along", false, Choices<bool>{{"n", false}, {"m", true}})) x.along_m = *a;
+    rb.finish();
+    g.bias = x;
+  }
+  {
+    Choices<Activation> acts;
+    for (const auto& a : activations()) acts.emplace_back(std::string(a.name), a.a);
+    if (r.has("activation")) {
+      const json* v = r.any("activation");
+      if (v && v->is_string() && v->get<std::string>() == "gelu")
+        d.error("SPEC-NOT-BUILT", r.ptr("activation"), "\"gelu\" (the erf form) is not built yet")
+            .help = {"nearest built: \"gelu_tanh\", torch's gelu(approximate=\"tanh\")"};
+      else if (auto a = r.choice("activation", false, acts)) g.activation = *a;
+    }
+  }
+  r.not_built({"alpha", "beta", "c", "residual", "amax", "quantize"},
+              "fused GEMM epilogues beyond bias and activation (alpha, beta with c, residual, amax, quantize) are not built yet: "
+              "the gemm template stores act(A x B + bias) converted to d.dtype",
               {"nearest built: store D (\"d\": {\"dtype\": \"bf16\"} or f16, f32) and apply the epilogue in a separate kernel "
                "(docs/spec.md, \"Not built (yet)\")"});
   r.not_built({"groups", "batch"}, "grouped and batched GEMM are not built yet",
@@ -301,6 +322,8 @@ std::string to_json(const Spec& s) {
     o["cta_group"] = g.cta_group;
     o["cluster"] = g.cluster;
     if (g.sparse) o["sparse"] = true;
+    if (g.bias) o["bias"] = {{"dtype", std::string(isa::name(g.bias->dtype))}, {"along", g.bias->along_m ? "m" : "n"}};
+    if (g.activation) o["activation"] = std::string(info(*g.activation).name);
     if (g.registers) o["registers"] = {{"producer", g.registers->producer}, {"consumer", g.registers->consumer}};
     if (g.scale) {
       o["scale"] = {{"dtype", std::string(isa::name(g.scale->dtype))}, {"vec", g.scale->vec}};

@@ -104,8 +104,9 @@ struct Global {
   // TMA loads see the tensor as elements of its own type (the CUtensorMapDataType of the dtype),
   // not as bytes: what the gemm template's host code encodes.
   bool typed_map = false;
-  // The names of the logical dimensions the manifest gives (a gemm operand: "m", "k"); the first
-  // is the rows' if it equals rows_param, else the tensor is stored transposed. Empty: rows, cols.
+  // The names of the logical dimensions the manifest gives (a gemm operand: "m", "k"; a bias along
+  // N: "1", "n"); the tensor is stored transposed where the second is rows_param and the first not.
+  // Empty: rows, cols.
   std::array<std::string, 2> dims;
   // A 3-D tensor [planes][rows][cols], its planes rows * ld elements apart (TMA loads take a
   // plane coordinate, ir::Load::plane); 0: 2-D. `planes_param` names the size it grows with at run time.
@@ -448,6 +449,10 @@ struct Kernel {
   Engine engine = Engine::tcgen05;
   std::string source;           // "gemm" or "program": for the header comment only
   std::vector<std::string> chosen;  // what the front end chose where the spec is silent, with why
+  // The gemm template's fused epilogue, in order of application, as the manifest states it for
+  // launchers (docs/spec.md, "Epilogues"): "bias" (the input tensor "bias" gives its axis), then
+  // the activation's name. Empty: D is the accumulator.
+  std::vector<std::string> epilogue_ops;
   int threads = 128;
   std::string threads_ptr;
   int cta_group = 1;            // 2: a CTA pair (§9.7.16.5) issuing .cta_group::2
