@@ -896,12 +896,15 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   auto sparse_scaled = [](const Kernel& k) {
     return k.tensors.size() == 6 && k.tensors[3].scale_vec && k.tensors[4].scale_vec && k.tensors[5].metadata_k;
   };
+  // A fused epilogue's bias comes after D (docs/spec.md, "Epilogues"): the gemms with one, their own list.
+  auto biased = [](const Kernel& k) { return k.tensors.size() == 4 && k.tensors[3].name == "bias"; };
   o << "// X(NAME, A type, B type, D type) for each gemm kernel; X(NAME, A type, B type, D type, factor type) for each\n"
        "// block-scaled gemm kernel; X(NAME, A type, B type, D type) for each gemm kernel of sparse A; X(NAME, A type,\n"
-       "// B type, D type, factor type) for each block-scaled gemm kernel of sparse A; X(NAME) for each program.\n";
+       "// B type, D type, factor type) for each block-scaled gemm kernel of sparse A; X(NAME, A type, B type, D type,\n"
+       "// bias type) for each gemm kernel with a fused bias; X(NAME) for each program.\n";
   o << "#define PTXGEN_" << stem << "_GEMMS(X)";
   for (const Kernel& k : ks)
-    if (k.gemm && !scaled(k) && !sparse(k) && !sparse_scaled(k))
+    if (k.gemm && k.tensors.size() == 3)
       o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
         << qualified(k.tensors[2].type) << ")";
   o << "\n#define PTXGEN_" << stem << "_SCALED_GEMMS(X)";
@@ -917,6 +920,11 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   o << "\n#define PTXGEN_" << stem << "_SPARSE_SCALED_GEMMS(X)";
   for (const Kernel& k : ks)
     if (k.gemm && sparse_scaled(k))
+      o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
+        << qualified(k.tensors[2].type) << ", " << qualified(k.tensors[3].type) << ")";
+  o << "\n#define PTXGEN_" << stem << "_BIASED_GEMMS(X)";
+  for (const Kernel& k : ks)
+    if (k.gemm && biased(k))
       o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
         << qualified(k.tensors[2].type) << ", " << qualified(k.tensors[3].type) << ")";
   o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";

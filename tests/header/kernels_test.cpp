@@ -58,6 +58,25 @@ namespace sz = ptxgen::size;
     ++gemms;                                                                                                          \
   }
 
+// Every gemm kernel with a fused bias (after D): its long form instantiated, its spec's own
+// arguments accepted, a null bias refused.
+#define BIASED_GEMM(NAME, TA, TB, TD, TBIAS)                                                                          \
+  {                                                                                                                   \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const TBIAS*, sz::m, sz::n, sz::k,  \
+                           CUstream);                                                                                 \
+    F f = &ptxgen::NAME;                                                                                              \
+    (void)f;                                                                                                          \
+    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                                \
+    expect(#NAME " at its spec's sizes",                                                                              \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD),     \
+                                at<const TBIAS>(kSA), SIZES(i.m, i.n, i.k)),                                          \
+           CUDA_SUCCESS, nullptr);                                                                                    \
+    expect(#NAME " with a null bias",                                                                                 \
+           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), nullptr, SIZES(i.m, i.n, i.k)),       \
+           CUDA_ERROR_INVALID_VALUE, ": bias (");                                                                               \
+    ++gemms;                                                                                                          \
+  }
+
 // Every block-scaled gemm kernel (the factors after D): its long form instantiated, its spec's own
 // arguments accepted, a null SFB refused, and a k that is no multiple of the factor vector refused.
 #define SCALED_GEMM(NAME, TA, TB, TD, TS)                                                                              \
@@ -521,6 +540,7 @@ int main() {
   PTXGEN_GEMMS_SCALED_GEMMS(SCALED_GEMM)
   PTXGEN_GEMMS_SPARSE_GEMMS(SPARSE_GEMM)
   PTXGEN_GEMMS_SPARSE_SCALED_GEMMS(SPARSE_SCALED_GEMM)
+  PTXGEN_GEMMS_BIASED_GEMMS(BIASED_GEMM)
   PTXGEN_PROGRAMS_PROGRAMS(PROGRAM)
 
   using ptxgen::bf16;
