@@ -1,6 +1,7 @@
 // Data movement: global -> shared loads (plain 16-byte loads or TMA boxes), tcgen05.cp,
 // tcgen05.ld/st, and stores of register sets to global memory (per element at static positions,
 // or clipped to run-time extents with pairs of elements per store).
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -171,6 +172,37 @@ void Emitter::ld(const plan::RegDef& d, const std::vector<std::string>& rs, cons
   }
 }
 
+namespace {
+using Cell = std::pair<int64_t, int64_t>;
+// (register, the thread base its cell is relative to: a tcgen05.ld shape's, the cell)
+using At = std::tuple<int, int, Cell>;
+// Register j's element relative to its thread's first row and column, along a broadcast dimension 0.
+Cell read_cell(const plan::ReadStep& r, int64_t dr, int64_t dc) { return {r.rows_broadcast ? 0 : dr, r.cols_broadcast ? 0 : dc}; }
+// Each register's first register of the same element (its slot): where a code copy loads it.
+std::vector<int> read_slots(int regs, const std::vector<At>& cells) {
+  std::map<std::pair<int, Cell>, int> first;
+  std::vector<int> out(static_cast<size_t>(regs), -1);
+  for (const auto& [j, b, c] : cells) out[static_cast<size_t>(j)] = first.emplace(std::make_pair(b, c), j).first->second;
+  return out;
+}
+// A wgmma accumulator's cells in register order: register pair i of an N group holds rows
+// 8 (i % 2) and columns 8 (i / 2) + {0, 1} from the thread's first (§9.7.15.5.1.1).
+std::vector<At> wgmma_cells(const plan::ReadStep& r) {
+  std::vector<At> cells;
+  size_t reg = 0;
+  for (int row = 0; row < r.def.rows; row += 64) {
+    int n0 = 0;
+    for (int ng : r.def.groups) {
+      for (int i = 0; i < ng / 4; ++i)
+        for (int e = 0; e < 2; ++e) cells.push_back({static_cast<int>(reg) + 2 * i + e, 0, read_cell(r, row + 8 * (i % 2), n0 + 8 * (i / 2) + e)});
+      reg += static_cast<size_t>(ng / 2);
+      n0 += ng;
+    }
+  }
+  return cells;
+}
+}  // namespace
+
 // Elementwise functions (§9.7.3), register j of each result from register j of its operands, in
 // every thread that holds the registers: all threads of the role for wgmma accumulators; for
 // tcgen05.ld fragments the warps that hold them, one copy of the code where every such warp holds
@@ -182,21 +214,47 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
   for (const plan::Step* st : run) {
     const std::string l = label();
     if (L.empty()) L = l;
-    w.comment(ascii("[" + s(label_ - 1) + "] math (" + st->ptr + "): " + st->why));
+    w.comment(ascii("[" + s(label_ - 1) + "] " + (st->kind == plan::StepKind::read ? "read" : "math") + " (" + st->ptr + "): " + st->why));
   }
-  const plan::RegDef& d = run.front()->math.def;
+  const plan::RegDef& d = run.front()->kind == plan::StepKind::read ? run.front()->read.def : run.front()->math.def;
   // Each step writes its set's own registers and reads its operands' registers as the steps
   // before it in the run left them (a read's shared registers, or the set's own once rewritten).
+  // A read (wgmma registers only: steps()) loads each distinct element at the first register
+  // that holds it, from its thread's first row and column, computed here once per read.
   struct Ins {
-    const plan::MathStep* m;
-    const std::vector<std::string>* out;
-    std::array<const std::vector<std::string>*, 3> in;
+    const plan::MathStep* m = nullptr;
+    const std::vector<std::string>* out = nullptr;
+    std::array<const std::vector<std::string>*, 3> in{};
+    const plan::ReadStep* r = nullptr;
+    std::vector<int> slot;
+    std::vector<Cell> cell;
+    std::pair<std::string, std::string> base;
   };
   std::vector<Ins> ins;
+  std::deque<std::vector<std::string>> shared;  // the registers a read's set names
   std::map<std::string, const std::vector<std::string>*> now;
   for (const plan::Step* st : run) {
+    Ins x;
+    if (st->kind == plan::StepKind::read) {
+      const plan::ReadStep& r = st->read;
+      const std::vector<At> cells = wgmma_cells(r);
+      x.r = &r;
+      x.slot = read_slots(r.def.regs, cells);
+      x.cell.resize(static_cast<size_t>(r.def.regs));
+      for (const auto& [j, b, c] : cells) x.cell[static_cast<size_t>(j)] = c;
+      x.base = wgmma_base(r.def, affine(r.row0), affine(r.col0));
+      const auto& pool = canon.at(r.pool);
+      std::vector<std::string> names(static_cast<size_t>(r.def.regs));
+      for (size_t j = 0; j < names.size(); ++j) names[j] = pool.at(static_cast<size_t>(x.slot[j]));
+      shared.push_back(std::move(names));
+      x.out = &shared.back();
+      now[r.def.name] = x.out;
+      ins.push_back(std::move(x));
+      continue;
+    }
     const plan::MathStep& m = st->math;
-    Ins x{&m, &canon.at(m.def.name), {nullptr, nullptr, nullptr}};
+    x.m = &m;
+    x.out = &canon.at(m.def.name);
     const std::array<const std::string*, 3> names = {&m.a, &m.b, &m.c};
     for (size_t k = 0; k < 3; ++k)
       if (!m.value[k] && !names[k]->empty()) {
@@ -204,16 +262,21 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
         x.in[k] = it != now.end() ? it->second : &regs.at(*names[k]);
       }
     now[m.def.name] = x.out;
-    ins.push_back(x);
+    ins.push_back(std::move(x));
   }
-  for (const plan::Step* st : run) own(st->math.def.name);
+  for (const Ins& x : ins) regs[x.r ? x.r->def.name : x.m->def.name] = *x.out;
   auto chain = [&](const std::vector<int>& js) {
     for (int j : js)
       for (const Ins& x : ins) {
+        const size_t u = static_cast<size_t>(j);
+        if (x.r) {
+          if (x.slot[u] == j) read_element(*x.r, x.out->at(u), x.base.first, x.base.second, x.cell[u]);
+          continue;
+        }
         const plan::MathStep& m = *x.m;
-        std::string line = spell::alu(spell::math(m.fn, m.approx)) + " " + x.out->at(static_cast<size_t>(j));
+        std::string line = spell::alu(spell::math(m.fn, m.approx)) + " " + x.out->at(u);
         for (size_t k = 0; k < static_cast<size_t>(info(m.fn).operands); ++k)
-          line += ", " + (m.value[k] ? f32_imm(*m.value[k]) : x.in[k]->at(static_cast<size_t>(j)));
+          line += ", " + (m.value[k] ? f32_imm(*m.value[k]) : x.in[k]->at(u));
         w.ins(line);
       }
   };
@@ -259,92 +322,82 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
 // each, as f32 (cvt.f32.f16 / cvt.f32.bf16 are exact, §9.7.9.21); registers of a repeated element
 // (a broadcast tensor's, or the two rows of a wgmma pair sharing a column) name the same loaded
 // register. Elements at or past the tensor's extents read as 0.
-void Emitter::read(const plan::ReadStep& r, const std::string& L) {
-  const plan::RegDef& d = r.def;
-  const auto& pool = canon.at(r.pool);
+// The element of a read at (tr + c.first, tc + c.second) into register v (0 past the extents),
+// as f32. Along a broadcast dimension the cell's offset is 0 and the index too.
+void Emitter::read_element(const plan::ReadStep& r, const std::string& v, const std::string& tr, const std::string& tc,
+                           const std::pair<int64_t, int64_t>& c) {
   const int eb = isa::value_bits(r.dtype) / 8;
   const std::string rows = r.rows_param.empty() ? s(r.global_rows) : size.at(r.rows_param);
   const std::string cols = r.cols_param.empty() ? s(r.global_width) : size.at(r.cols_param);
   const std::string ld = r.ld_param.empty() ? s(r.global_cols) : size.at(r.ld_param);
+  std::string p, idx = w.r64();
+  if (!r.rows_broadcast) {
+    const std::string row = w.r32();
+    p = w.pred();
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + tr + ", " + s(c.first));
+    w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + p + ", " + row + ", " + rows);
+    w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + idx + ", " + row + ", " + ld);
+  } else {
+    w.ins(spell::alu(Op::mov, Ty::b64) + " " + idx + ", 0");
+  }
+  if (!r.cols_broadcast) {
+    const std::string col = w.r32(), pc = w.pred(), c64 = w.r64();
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + col + ", " + tc + ", " + s(c.second));
+    if (p.empty()) w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + pc + ", " + col + ", " + cols);
+    else w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + pc + ", " + col + ", " + cols + ", " + p);
+    p = pc;
+    w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + c64 + ", " + col);
+    w.ins(spell::alu(Op::add, Ty::u64) + " " + idx + ", " + idx + ", " + c64);
+  }
+  const std::string a = w.r64();
+  w.ins(spell::alu(Op::mad_lo, Ty::u64) + " " + a + ", " + idx + ", " + s(eb) + ", " + gbase.at(r.global));
+  const std::string g = p.empty() ? "" : "@" + p + " ";
+  if (eb == 4) {
+    w.ins(spell::alu(Op::mov, Ty::b32) + " " + v + ", 0");
+    w.ins(g + spell::ld(Space::global, Ty::b32) + " " + v + ", [" + a + "]");
+    return;
+  }
+  const std::string h = w.r16();
+  w.ins(spell::alu(Op::mov, Ty::b16) + " " + h + ", 0");
+  w.ins(g + spell::ld(Space::global, Ty::b16) + " " + h + ", [" + a + "]");
+  w.ins(spell::cvt(Ty::f32, r.dtype == isa::DType::bf16 ? Ty::bf16 : Ty::f16) + " " + v + ", " + h);
+}
+
+// §9.7.15.5.1.1: warp q of the warpgroup, lane l holds rows 16q + l/4 (+ 8) and columns 2 (l % 4)
+// (+ 1, + 8 i) of its warpgroup's rows: this thread's first row and column, from row0 and col0.
+std::pair<std::string, std::string> Emitter::wgmma_base(const plan::RegDef& d, const std::string& row0, const std::string& col0) {
+  const std::string q = w.r32(), wg = w.r32(), tr = w.r32(), tc = w.r32(), t = w.r32();
+  w.ins(spell::alu(Op::sub, Ty::u32) + " " + wg + ", " + warp + ", " + s(role ? role->ir().first_warp : 0));
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + q + ", " + wg + ", 3");
+  w.ins(spell::alu(Op::shr, Ty::u32) + " " + wg + ", " + wg + ", 2");
+  w.ins(spell::alu(Op::shr, Ty::u32) + " " + t + ", " + lane + ", 2");
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tr + ", " + q + ", 16, " + t);
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tr + ", " + wg + ", " + s(d.rows) + ", " + tr);
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + tr + ", " + row0);
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + lane + ", 3");
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tc + ", " + t + ", 2, " + col0);
+  return {tr, tc};
+}
+
+
+// A read (ld.global, §9.7.9.8): each thread loads the distinct elements its registers hold, once
+// each, as f32 (cvt.f32.f16 / cvt.f32.bf16 are exact, §9.7.9.21); registers of a repeated element
+// (a broadcast tensor's, or the two rows of a wgmma pair sharing a column) name the same loaded
+// register. Elements at or past the tensor's extents read as 0. (A read of wgmma registers inside
+// a run of functions loads each element where the run first needs it: math_run.)
+void Emitter::read(const plan::ReadStep& r, const std::string& L) {
+  const plan::RegDef& d = r.def;
+  const auto& pool = canon.at(r.pool);
   const std::string row0 = affine(r.row0), col0 = affine(r.col0);
-  // Register j's element, relative to its thread's first row and column; along a broadcast
-  // dimension always 0. Each code copy (a warp's, or all warps' alike) loads register j where its
-  // first register of the same element, slot[j], is j.
-  using Cell = std::pair<int64_t, int64_t>;
-  auto cell = [&](int64_t dr, int64_t dc) { return Cell{r.rows_broadcast ? 0 : dr, r.cols_broadcast ? 0 : dc}; };
   std::vector<int> slot(static_cast<size_t>(d.regs));
   for (int j = 0; j < d.regs; ++j) slot[static_cast<size_t>(j)] = j;
-  // (register, the thread base it is relative to: a tcgen05.ld shape's, cell)
-  using At = std::tuple<int, int, Cell>;
-  auto slots_of = [&](const std::vector<At>& cells) {
-    std::map<std::pair<int, Cell>, int> first;  // (thread base, cell) -> first register
-    std::vector<int> out(static_cast<size_t>(d.regs), -1);
-    for (const auto& [j, b, c] : cells) out[static_cast<size_t>(j)] = first.emplace(std::make_pair(b, c), j).first->second;
-    return out;
-  };
-  // The element at (tr + dr, tc + dc) into register v.
-  auto load = [&](const std::string& v, const std::string& tr, const std::string& tc, const Cell& c) {
-    std::string p, idx = w.r64();
-    if (!r.rows_broadcast) {
-      const std::string row = w.r32();
-      p = w.pred();
-      w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + tr + ", " + s(c.first));
-      w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + p + ", " + row + ", " + rows);
-      w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + idx + ", " + row + ", " + ld);
-    } else {
-      w.ins(spell::alu(Op::mov, Ty::b64) + " " + idx + ", 0");
-    }
-    if (!r.cols_broadcast) {
-      const std::string col = w.r32(), pc = w.pred(), c64 = w.r64();
-      w.ins(spell::alu(Op::add, Ty::u32) + " " + col + ", " + tc + ", " + s(c.second));
-      if (p.empty()) w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + pc + ", " + col + ", " + cols);
-      else w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + pc + ", " + col + ", " + cols + ", " + p);
-      p = pc;
-      w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + c64 + ", " + col);
-      w.ins(spell::alu(Op::add, Ty::u64) + " " + idx + ", " + idx + ", " + c64);
-    }
-    const std::string a = w.r64();
-    w.ins(spell::alu(Op::mad_lo, Ty::u64) + " " + a + ", " + idx + ", " + s(eb) + ", " + gbase.at(r.global));
-    const std::string g = p.empty() ? "" : "@" + p + " ";
-    if (eb == 4) {
-      w.ins(spell::alu(Op::mov, Ty::b32) + " " + v + ", 0");
-      w.ins(g + spell::ld(Space::global, Ty::b32) + " " + v + ", [" + a + "]");
-      return;
-    }
-    const std::string h = w.r16();
-    w.ins(spell::alu(Op::mov, Ty::b16) + " " + h + ", 0");
-    w.ins(g + spell::ld(Space::global, Ty::b16) + " " + h + ", [" + a + "]");
-    w.ins(spell::cvt(Ty::f32, r.dtype == isa::DType::bf16 ? Ty::bf16 : Ty::f16) + " " + v + ", " + h);
-  };
   std::vector<std::string> out(static_cast<size_t>(d.regs));
   if (d.wgmma) {
-    // §9.7.15.5.1.1: warp q of the warpgroup, lane l: register pair i of an N group holds rows
-    // 16q + l/4 + 8 (i % 2) and columns 8 (i / 2) + 2 (l % 4) + {0, 1} of its warpgroup's rows.
-    std::vector<At> cells;
-    size_t reg = 0;
-    for (int row = 0; row < d.rows; row += 64) {
-      int n0 = 0;
-      for (int ng : d.groups) {
-        for (int i = 0; i < ng / 4; ++i)
-          for (int e = 0; e < 2; ++e)
-            cells.push_back({static_cast<int>(reg) + 2 * i + e, 0, cell(row + 8 * (i % 2), n0 + 8 * (i / 2) + e)});
-        reg += static_cast<size_t>(ng / 2);
-        n0 += ng;
-      }
-    }
-    slot = slots_of(cells);
-    const std::string q = w.r32(), wg = w.r32(), tr = w.r32(), tc = w.r32(), t = w.r32();
-    w.ins(spell::alu(Op::sub, Ty::u32) + " " + wg + ", " + warp + ", " + s(role ? role->ir().first_warp : 0));
-    w.ins(spell::alu(Op::and_, Ty::b32) + " " + q + ", " + wg + ", 3");
-    w.ins(spell::alu(Op::shr, Ty::u32) + " " + wg + ", " + wg + ", 2");
-    w.ins(spell::alu(Op::shr, Ty::u32) + " " + t + ", " + lane + ", 2");
-    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tr + ", " + q + ", 16, " + t);
-    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tr + ", " + wg + ", " + s(d.rows) + ", " + tr);
-    w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + tr + ", " + row0);
-    w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + lane + ", 3");
-    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tc + ", " + t + ", 2, " + col0);
+    const std::vector<At> cells = wgmma_cells(r);
+    slot = read_slots(d.regs, cells);
+    const auto [tr, tc] = wgmma_base(d, row0, col0);
     for (const auto& [j, b, c] : cells)
-      if (slot[static_cast<size_t>(j)] == j) load(pool.at(static_cast<size_t>(j)), tr, tc, c);
+      if (slot[static_cast<size_t>(j)] == j) read_element(r, pool.at(static_cast<size_t>(j)), tr, tc, c);
   } else {
     // tcgen05.ld fragments: thread t's register j holds the cell isa::ld_cell(shape, 0, j) of its
     // fragment, from the thread's first row and column (.32x32b: lane t, column 0; .16x256b: lane
@@ -354,7 +407,7 @@ void Emitter::read(const plan::ReadStep& r, const std::string& L) {
       for (const plan::LdInstr* f : fs)
         for (int j = 0; j < f->regs; ++j) {
           const isa::LdCell c = isa::ld_cell(f->shape, 0, j);
-          cells.push_back({f->first_reg + j, static_cast<int>(f->shape), cell(f->row0 + c.lane, f->elem0 + c.column)});
+          cells.push_back({f->first_reg + j, static_cast<int>(f->shape), read_cell(r, f->row0 + c.lane, f->elem0 + c.column)});
         }
       return cells;
     };
@@ -363,7 +416,7 @@ void Emitter::read(const plan::ReadStep& r, const std::string& L) {
     bool agree = true;
     std::optional<std::vector<int>> common;
     for (const auto& [wi, fs] : by_warp) {
-      const auto sl = slots_of(cells_of(fs));
+      const auto sl = read_slots(d.regs, cells_of(fs));
       if (!common) common = sl;
       agree = agree && sl == *common;
     }
@@ -391,7 +444,7 @@ void Emitter::read(const plan::ReadStep& r, const std::string& L) {
           const int k = f->first_reg + j;
           if (slot[static_cast<size_t>(k)] != k) continue;
           const isa::LdCell c = isa::ld_cell(f->shape, 0, j);
-          load(pool.at(static_cast<size_t>(k)), tr, tc, cell(f->row0 + c.lane, f->elem0 + c.column));
+          read_element(r, pool.at(static_cast<size_t>(k)), tr, tc, read_cell(r, f->row0 + c.lane, f->elem0 + c.column));
         }
       }
     });

@@ -649,7 +649,13 @@ void Emitter::steps(const std::vector<plan::Step>& ss) {
   for (size_t i = 0; i < ss.size();) {
     // A run of elementwise steps over the same elements is written element by element (math_run).
     size_t j = i;
-    while (j < ss.size() && ss[j].kind == plan::StepKind::math && plan::same_elements(ss[i].math.def, ss[j].math.def)) ++j;
+    // Reads of wgmma registers join the run: each element is loaded where the run first needs it.
+    auto def = [&](size_t k) -> const plan::RegDef* {
+      if (ss[k].kind == plan::StepKind::math) return &ss[k].math.def;
+      if (ss[k].kind == plan::StepKind::read && ss[k].read.def.wgmma) return &ss[k].read.def;
+      return nullptr;
+    };
+    while (j < ss.size() && def(j) && plan::same_elements(*def(i), *def(j))) ++j;
     if (j > i) {
       std::vector<const plan::Step*> run;
       for (size_t k = i; k < j; ++k) run.push_back(&ss[k]);
