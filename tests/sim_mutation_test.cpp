@@ -542,3 +542,37 @@ TEST_CASE("mutations of an sm_90a kernel with A from registers make the simulati
   }
 }
 }
+
+// The fused epilogue (docs/spec.md, "Epilogues"): its bias read along the wrong axis or at the
+// wrong element, and the activation's instructions changed, each make D differ from the float64
+// evaluation of activation(A x B + bias) beyond its bound.
+TEST_SUITE("sim_mutation") {
+TEST_CASE("mutations of fused epilogues (bias, activation) make the simulation fail") {
+  {  // wgmma, a bias along N, gelu_tanh
+    const Subject x = subject("gemm_sm90_bf16_128x256x64_bias_gelu", 125, 256, 379, 31);
+    static const Mutation kMutations[] = {
+        {"the bias read along the wrong axis (its column index is the thread's row)",
+         R"(add\.u32 (%r\d+), (%r\d+), (%r\d+);\n\tand\.b32 (%r\d+), (%r\d+), 3;\n\tmad\.lo\.u32 (%r\d+), %r\d+, 2, %r\d+;)",
+         "add.u32 $1, $2, $3;\n\tand.b32 $4, $5, 3;\n\tmov.b32 $6, $1;", 0, "", ""},
+        {"every bias element read one column on", R"(@(%p\d+) ld\.global\.b16 (%rs\d+), \[(%rd\d+)\];)",
+         "@$1 ld.global.b16 $2, [$3+2];", -1, "", ""},
+        {"gelu_tanh's cubic coefficient 0.044715 written as 0.03125", R"(0f3D372713)", "0f3D000000", -1, "", ""},
+        {"tanh.approx replaced by the identity", R"(tanh\.approx\.f32 (%r\d+), (%r\d+);)", "mov.b32 $1, $2;", -1, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // tcgen05, a CTA pair, persistent, TMA epilogue: an f32 bias along M, silu
+    const Subject x = subject("gemm_bf16_cta2_persistent_tma_bias_m_silu", 253, 256, 189, 32, 2);
+    static const Mutation kMutations[] = {
+        {"the bias along M read at the column (its row index is the tile's column)",
+         R"(add\.u32 (%r\d+), (%r\d+), (%r\d+);\n\tmov\.u32 (%r\d+), (%r\d+);)", "mov.u32 $1, $5;\n\tmov.u32 $4, $5;", 0, "", ""},
+        {"silu's exponent without log2(e) (2^-x instead of e^-x)", R"(mul\.rn\.f32 (%r\d+), (%r\d+), 0fBFB8AA3B;)",
+         "neg.f32 $1, $2;", -1, "", ""},
+        {"rcp.approx of 1 + e^-x dropped (x (1 + e^-x) instead of x / (1 + e^-x))", R"(rcp\.approx\.f32 (%r\d+), (%r\d+);)",
+         "mov.b32 $1, $2;", -1, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+}
+}
+
