@@ -41,6 +41,7 @@ std::string trace(const plan::Plan& p) {
       case plan::StepKind::mma_wait: return "mma_wait";
       case plan::StepKind::math: return "math";
       case plan::StepKind::read: return "read";
+      case plan::StepKind::reduce: return "reduce";
       case plan::StepKind::loop: {
         std::string b;
         for (const auto& x : st.body) b += (b.empty() ? "" : " | ") + self(self, x);

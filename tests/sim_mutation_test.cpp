@@ -339,6 +339,15 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
         "0x28a00$1, [", 0, "", ""}},
       {"prog_sparse_tf32",
        {"sparse A descriptor start +16 bytes", R"((add\.s64 %rd\d+, %rd\d+,) 0x4000404000010000;)", "$1 0x4000404000010001;", 0, "", ""}},
+      // Row reductions (docs/spec.md, "Row reductions"): a .16x256b row spans 4 lanes.
+      {"prog_reduce_softmax_f32",
+       {"a row reduction missing its cross-thread step (the exchange with lane ^ 2 dropped)",
+        R"(\tshfl\.sync\.bfly\.b32 (%r\d+), %r\d+, 2, 31, -1;[^\n]*\n\t(max|add\.rn)\.f32 (%r\d+), %r\d+, %r\d+;\n)", "", -1, "", ""}},
+      {"prog_reduce_softmax_f32",
+       {"a row max that folds in none of the row's registers but its first", R"(\tmax\.f32 (%r\d+), \1, %r\d+;\n)", "", -1, "", ""}},
+      {"prog_reduce_softmax_f32",
+       {"a row sum that exchanges with lane ^ 1 twice (lanes ^ 2's columns missing)", R"(shfl\.sync\.bfly\.b32 (%r\d+), (%r\d+), 2, 31, -1;)",
+        "shfl.sync.bfly.b32 $1, $2, 1, 31, -1;", -1, "", ""}},
   };
   for (const auto& pm : kPrograms) {
     const std::string spec_name = pm.spec;

@@ -394,6 +394,36 @@ struct Eval {
           c.regs[o.regs.name] = std::move(y);
           break;
         }
+        case spec::OpKind::reduce: {
+          // Each row's max or absmax (exact in f32: within the largest of the elements' bounds)
+          // or sum (f32 adds in any order: (n - 1) 2^-24 of the sum of magnitudes, plus the
+          // elements' bounds), in every element of the row.
+          const Matrix& a = c.regs.at(o.a.name);
+          Matrix y(a.rows, a.cols);
+          for (int i = 0; i < a.rows; ++i) {
+            Elem e;
+            e.def = true;
+            double mag = 0;
+            for (int64_t j = 0; j < a.cols; ++j) {
+              const Elem& x = a.e[static_cast<size_t>(i * a.cols + j)];
+              if (!x.def) e.def = false;
+              const double v = o.reduce_fn == ptxgen::ReduceFn::absmax ? std::fabs(x.v) : x.v;
+              if (o.reduce_fn == ptxgen::ReduceFn::sum) {
+                e.v += v;
+                e.err += x.err;
+                mag += std::fabs(v);
+              } else {
+                e.v = j == 0 ? v : std::max(e.v, v);
+                e.err = std::max(e.err, x.err);
+              }
+            }
+            if (o.reduce_fn == ptxgen::ReduceFn::sum) e.err += 1.01 * static_cast<double>(a.cols - 1) * std::ldexp(1.0, -24) * mag;
+            e.code = ksim::num::bits_of(static_cast<float>(e.v));
+            for (int64_t j = 0; j < a.cols; ++j) y.e[static_cast<size_t>(i * a.cols + j)] = e;
+          }
+          c.regs[o.regs.name] = std::move(y);
+          break;
+        }
         case spec::OpKind::read: {
           // Register (i, j) of `like`'s elements: the tensor's element at `at` + (i, j), along an
           // extent of 1 its only row (column); past the extents 0. Converted to f32 exactly.

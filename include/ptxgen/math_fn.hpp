@@ -47,6 +47,11 @@ inline const std::array<MathFnInfo, 14>& math_fns() {
 }
 inline const MathFnInfo& info(MathFn f) { return math_fns()[static_cast<size_t>(f)]; }
 
+// Reductions along each row of a register set (docs/spec.md, "Row reductions"): max and absmax
+// exact (max.f32, abs.f32), sum rounded at each add (add.rn.f32) in an order the fragment decides.
+enum class ReduceFn : uint8_t { max, sum, absmax };
+inline constexpr std::array<std::string_view, 3> kReduceNames = {"max", "sum", "absmax"};
+
 // Activations as named compositions of the elementwise functions (docs/spec.md, "Activations"):
 // what a gemm's "activation" and a program's activation ops are lowered into, step by step.
 enum class Activation : uint8_t { relu, sigmoid, silu, gelu_tanh };

@@ -114,7 +114,7 @@ inline std::string param_name(const std::string& global) { return "p_" + global;
 
 // ---- Steps -------------------------------------------------------------------------------------
 enum class StepKind : uint8_t { load, sync, cp, mma, tmem_ld, tmem_st, wait_ld, wait_st, store, commit, wait, arrive,
-                                expect_tx, mma_wait, loop, math, read };
+                                expect_tx, mma_wait, loop, math, read, reduce };
 std::string_view name(StepKind k);
 
 // The tensor map a TMA load reads through: a `.param .align 64 .b8 PARAM[128]` kernel parameter the
@@ -499,6 +499,21 @@ enum class ReadMiss { fits, like_dtype, like_shape, global_dtype };
 ReadMiss read_miss(const RegDef& like, const ir::Global& g);
 inline bool read_fits(const RegDef& like, const ir::Global& g) { return read_miss(like, g) == ReadMiss::fits; }
 
+// A row reduction (ir::Reduce): register j of `def` (a's elements) holds fn over the row of a
+// that register j of a belongs to; the distinct rows' values in the registers `pool`, register
+// j of `def` naming its row's. `shuffle`: a row spans 4 threads (lanes 4r .. 4r + 3: .16x256b
+// fragments and wgmma accumulators), combined with shfl.sync.bfly over lanes xor 1 and xor 2.
+struct ReduceStep {
+  ReduceFn fn = ReduceFn::max;
+  RegDef def;
+  std::string a, pool;
+  bool shuffle = false;
+};
+// Whether a reduce can reduce the rows of registers `a`, or why not: not one f32 per register
+// (dtype), or tcgen05.ld fragments of a shape other than .32x32b and .16x256b (shape).
+enum class ReduceMiss { fits, dtype, shape };
+ReduceMiss reduce_miss(const RegDef& a);
+
 struct BarrierStep {
   std::string barrier;
   ir::Phase phase;      // in a loop: the ring position and phase of iteration kb - lag
@@ -528,6 +543,7 @@ struct Step {
   BarrierStep bar;
   MathStep math;
   ReadStep read;
+  ReduceStep reduce;
   // mma (D) / tmem_ld: the tensor-memory ring over the role's tiles (ir::Mma::tmem_ring, ir::TmemLoad::tmem_ring); the
   // addresses planned are stage 0's, stage s lies s * stride columns further
   ir::TmemRing tmem_ring;

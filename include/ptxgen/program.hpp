@@ -65,7 +65,7 @@ struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of
   std::string align_ptr, swizzle_ptr, major_ptr, format_ptr, stages_ptr;
 };
 
-enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, math, read, loop };
+enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, math, read, reduce, loop };
 std::string_view name(OpKind k);
 
 // The run-time part of a load's or store's position along one dimension: multiples of the CTA's
@@ -84,6 +84,9 @@ struct Op {
   // the global tensor `src` at `at` (+ per_cta) plus the element's row and column (an extent of 1
   // broadcasts).
   Ref like;
+  // reduce: regs = the reduction `reduce_fn` of each row of `a`, in every element of the row.
+  ReduceFn reduce_fn = ReduceFn::max;
+  std::string reduce_fn_ptr;
   Ref barrier;      // commit, wait
   std::array<int64_t, 2> at{0, 0};  // load / store: first row and column in the global tensor
   std::array<AtStep, 2> at_step{};  // ... plus these multiples of the tile and the iteration

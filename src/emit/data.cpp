@@ -1,6 +1,7 @@
 // Data movement: global -> shared loads (plain 16-byte loads or TMA boxes), tcgen05.cp,
 // tcgen05.ld/st, and stores of register sets to global memory (per element at static positions,
 // or clipped to run-time extents with pairs of elements per store).
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -449,6 +450,119 @@ void Emitter::read(const plan::ReadStep& r, const std::string& L) {
       }
     });
   }
+  for (int j = 0; j < d.regs; ++j) out[static_cast<size_t>(j)] = pool.at(static_cast<size_t>(slot[static_cast<size_t>(j)]));
+  regs[d.name] = out;
+}
+
+// A row reduction: each thread folds the registers of each row it holds (max.f32, add.rn.f32,
+// abs.f32: §9.7.3), in register order; where 4 lanes share a row (.16x256b, wgmma) it then folds
+// in lane ^ 1's and lane ^ 2's partial results (shfl.sync.bfly.b32, §9.7.9.6), so that all 4
+// hold the row's. Register j of the result names its row's register; a code copy serves every
+// warp whose registers group into rows alike (else each warp its own).
+void Emitter::reduce(const plan::ReduceStep& r, const std::string& L) {
+  const plan::RegDef& d = r.def;
+  const auto& a = regs.at(r.a);
+  const auto& pool = canon.at(r.pool);
+  const std::string op = spell::alu(r.fn == ReduceFn::sum ? spell::math(MathFn::add, false) : spell::math(MathFn::max, false));
+  const std::string abs = spell::alu(spell::math(MathFn::abs, false));
+  // Each register's row, relative to its thread's first (the row pattern of a code copy).
+  using RowOf = std::vector<std::pair<int, int64_t>>;  // (register, row)
+  auto slots = [&](const RowOf& rows) {
+    std::map<int64_t, int> first;
+    std::vector<int> out(static_cast<size_t>(d.regs), -1);
+    for (const auto& [j, row] : rows) out[static_cast<size_t>(j)] = first.emplace(row, j).first->second;
+    return out;
+  };
+  auto fold = [&](const RowOf& rows, const std::vector<int>& slot) {
+    for (const auto& [j, row] : rows) {
+      const size_t u = static_cast<size_t>(j), k = static_cast<size_t>(slot[u]);
+      const std::string& x = a.at(u);
+      std::string v = x;
+      if (r.fn == ReduceFn::absmax) {
+        v = w.r32();
+        w.ins(abs + " " + v + ", " + x);
+      }
+      if (slot[u] == j) w.ins(spell::alu(Op::mov, Ty::b32) + " " + pool.at(k) + ", " + v);
+      else w.ins(op + " " + pool.at(k) + ", " + pool.at(k) + ", " + v);
+    }
+    if (!r.shuffle) return;
+    for (const auto& [j, row] : rows) {
+      if (slot[static_cast<size_t>(j)] != j) continue;
+      const std::string& acc = pool.at(static_cast<size_t>(j));
+      for (int x : {1, 2}) {
+        const std::string t = w.r32();
+        w.ins(spell::shfl_bfly() + " " + t + ", " + acc + ", " + s(x) + ", 31, -1", "lane ^ " + s(x) + " holds the same row");
+        w.ins(op + " " + acc + ", " + acc + ", " + t);
+      }
+    }
+  };
+  std::vector<int> slot;
+  if (d.wgmma) {
+    // §9.7.15.5.1.1: register pair i of an N group of M group g is in row 64 g + 8 (i % 2).
+    RowOf rows;
+    size_t reg = 0;
+    for (int row = 0; row < d.rows; row += 64)
+      for (int ng : d.groups) {
+        for (int i = 0; i < ng / 4; ++i)
+          for (int e = 0; e < 2; ++e) rows.push_back({static_cast<int>(reg) + 2 * i + e, row + 8 * (i % 2)});
+        reg += static_cast<size_t>(ng / 2);
+      }
+    slot = slots(rows);
+    fold(rows, slot);
+  } else {
+    auto rows_of = [&](const std::vector<const plan::LdInstr*>& fs) {
+      RowOf rows;
+      for (const plan::LdInstr* f : fs)
+        for (int j = 0; j < f->regs; ++j) rows.push_back({f->first_reg + j, f->row0 + isa::ld_cell(f->shape, 0, j).lane});
+      return rows;
+    };
+    std::map<int, std::vector<const plan::LdInstr*>> by_warp;
+    for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
+    // Rows relative to the warp's first: warps alike share the code.
+    std::map<int, std::pair<RowOf, std::vector<int>>> pattern;
+    bool alike = true;
+    for (const auto& [wi, fs] : by_warp) {
+      RowOf rows = rows_of(fs);
+      int64_t lo = INT64_MAX;
+      for (const auto& [j, row] : rows) lo = std::min(lo, row);
+      for (auto& [j, row] : rows) row -= lo;
+      std::vector<int> sl = slots(rows);
+      alike = alike && (pattern.empty() || (pattern.begin()->second.first == rows && pattern.begin()->second.second == sl));
+      pattern[wi] = {std::move(rows), std::move(sl)};
+    }
+    const int lo = by_warp.begin()->first, hi = by_warp.rbegin()->first;
+    if (alike && hi - lo + 1 == static_cast<int>(by_warp.size())) {
+      const int first = role ? role->ir().first_warp : 0;
+      const int count = role ? role->ir().warps : p.ir().threads / 32;
+      const bool all = lo == first && hi == first + count - 1;
+      if (!all) {
+        const std::string out = w.pred(), below = w.pred();
+        w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(lo));
+        w.ins(spell::setp(Cmp::gt, Ty::u32, BoolOp::or_) + " " + out + ", " + warp + ", " + s(hi) + ", " + below);
+        w.ins("@" + out + " " + spell::bra() + " " + L + "_w", "warps " + s(lo) + "-" + s(hi) + " hold the registers");
+      }
+      slot = pattern.begin()->second.second;
+      fold(pattern.begin()->second.first, slot);
+      if (!all) w.label(L + "_w");
+    } else {
+      // Warps that group their registers differently: each its own code, and the result's
+      // registers its own per register (no shared row registers across the copies).
+      slot.resize(static_cast<size_t>(d.regs));
+      for (int j = 0; j < d.regs; ++j) slot[static_cast<size_t>(j)] = j;
+      for (const auto& [wi, pr] : pattern) {
+        const std::string skip = L + "_w" + s(wi);
+        w.ins("@" + warp_pred(wi) + " " + spell::bra() + " " + skip);
+        fold(pr.first, pr.second);
+        // Every register of a row gets the row's value (the copies name registers differently).
+        for (const auto& [j, row] : pr.first) {
+          const int k = pr.second[static_cast<size_t>(j)];
+          if (k != j) w.ins(spell::alu(Op::mov, Ty::b32) + " " + pool.at(static_cast<size_t>(j)) + ", " + pool.at(static_cast<size_t>(k)));
+        }
+        w.label(skip);
+      }
+    }
+  }
+  std::vector<std::string> out(static_cast<size_t>(d.regs));
   for (int j = 0; j < d.regs; ++j) out[static_cast<size_t>(j)] = pool.at(static_cast<size_t>(slot[static_cast<size_t>(j)]));
   regs[d.name] = out;
 }

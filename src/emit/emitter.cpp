@@ -39,6 +39,7 @@ std::string title(plan::StepKind k) {
     case plan::StepKind::loop: return "loop";
     case plan::StepKind::math: return "math";
     case plan::StepKind::read: return "read";
+    case plan::StepKind::reduce: return "reduce";
   }
   return "?";
 }
@@ -764,6 +765,7 @@ void Emitter::step(const plan::Step& st) {
     case StepKind::mma_wait: w.ins(spell::wgmma_wait() + " " + s(st.bar.pending)); break;
     case StepKind::math: math_run({&st}); return;
     case StepKind::read: read(st.read, L); break;
+    case StepKind::reduce: reduce(st.reduce, L); break;
     case StepKind::loop: loop_step(st); return;
   }
   w.blank();

@@ -247,6 +247,12 @@ struct Printer {
       case StepKind::loop: steps(st.body, ind + "    "); break;
       case StepKind::wait_ld: o += in2 + spell::wait_ld() + "\n"; break;
       case StepKind::wait_st: o += in2 + spell::wait_st() + "\n"; break;
+      case StepKind::reduce: {
+        const auto& r = st.reduce;
+        o += in2 + std::string(kReduceNames[static_cast<size_t>(r.fn)]) + " of each row of " + r.a + " -> " + r.def.name +
+             (r.shuffle ? ", across the 4 lanes of a row by shfl.sync.bfly" : ", within each thread") + "\n";
+        break;
+      }
       case StepKind::read: {
         const auto& r = st.read;
         o += in2 + "ld.global " + r.def.name + " <- " + r.global + " at (" + affine_text(r.row0) + ", " + affine_text(r.col0) + ")" +
@@ -498,6 +504,10 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       if (st.bar.release_column) x["barrier"]["release_column"] = true;
       break;
     case StepKind::mma_wait: x["pending"] = st.bar.pending; break;
+    case StepKind::reduce:
+      x["reduce"] = {{"fn", std::string(kReduceNames[static_cast<size_t>(st.reduce.fn)])}, {"regs", st.reduce.def.name},
+                     {"a", st.reduce.a}, {"shuffle", st.reduce.shuffle}};
+      break;
     case StepKind::read:
       x["read"] = {{"regs", st.read.def.name}, {"global", st.read.global}, {"rows_broadcast", st.read.rows_broadcast},
                    {"cols_broadcast", st.read.cols_broadcast}};

@@ -149,6 +149,7 @@ std::string_view name(Op op) {
     case Op::bra: return "bra";
     case Op::ret: return "ret";
     case Op::bar_warp_sync: return "bar.warp.sync";
+    case Op::shfl_bfly: return "shfl.sync.bfly";
     case Op::barrier_sync: return "barrier.sync";
     case Op::setmaxnreg: return "setmaxnreg";
     case Op::mul: return "mul";
@@ -230,6 +231,7 @@ std::string mapa() { return alu({.op = Op::mapa, .type = Ty::u32, .space = Space
 std::string bra() { return alu({.op = Op::bra}); }
 std::string ret() { return alu({.op = Op::ret}); }
 std::string bar_warp_sync() { return alu({.op = Op::bar_warp_sync}); }
+std::string shfl_bfly() { return alu({.op = Op::shfl_bfly, .type = Ty::b32}); }
 std::string barrier_sync() { return alu({.op = Op::barrier_sync}); }
 std::string setmaxnreg(bool inc) { return alu({.op = Op::setmaxnreg, .type = Ty::u32, .inc = inc}); }
 
@@ -289,6 +291,8 @@ const std::vector<AluRow>& alu_rows() {
       {Op::bra, "§9.7.12.3", 10, true, true, {}},
       {Op::ret, "§9.7.12.6", 10, true, true, {}},
       {Op::bar_warp_sync, "§9.7.13.2", 60, true, true, {}},
+      // A row reduction's exchange between the 4 lanes of a row (lane ^ 1, lane ^ 2).
+      {Op::shfl_bfly, "§9.7.9.6", 60, true, true, {.types = {T::b32}}},
       {Op::barrier_sync, "§9.7.13.1", 60, true, true, {}},
       {Op::setmaxnreg, "§9.7.19.5", 80, true, true, {.types = {T::u32}, .inc = {true, false}}},
       // f32 arithmetic (§9.7.3), what math() spells: IEEE round to nearest even (.rn) where the

@@ -163,6 +163,7 @@ class Pipeliner {
       case spec::OpKind::wait:
       case spec::OpKind::math:  // MATH-ROLES: not in a program with roles yet
       case spec::OpKind::read:
+      case spec::OpKind::reduce:
       case spec::OpKind::loop: return;  // PROGRAM-ROLE: a program with roles has none of these
     }
     if (w == Where::loop) {

@@ -114,6 +114,14 @@ ir::Op lower_op(const spec::Op& o) {
       x.body = std::move(st);
       break;
     }
+    case spec::OpKind::reduce: {
+      ir::Reduce rd;
+      rd.fn = o.reduce_fn;
+      rd.regs = o.regs;
+      rd.a = o.a;
+      x.body = std::move(rd);
+      break;
+    }
     case spec::OpKind::read: {
       ir::Read rd;
       rd.src = o.src;

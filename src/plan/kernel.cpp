@@ -45,6 +45,7 @@ std::string_view name(StepKind k) {
     case StepKind::loop: return "loop";
     case StepKind::math: return "math";
     case StepKind::read: return "read";
+    case StepKind::reduce: return "reduce";
   }
   return "?";
 }
@@ -111,6 +112,13 @@ OutputSize output_size(const Step& st) {
       for (const auto& f : st.math.def.frags) lines += f.regs, regs += 4 * f.regs;
       if (st.math.def.wgmma) lines += st.math.def.regs, regs += 4 * int64_t{st.math.def.regs};
       break;
+    case StepKind::reduce: {  // per warp a guard; per register at most 2 instructions, per row 4 for the shuffles
+      const RegDef& d = st.reduce.def;
+      const int64_t w = std::max<int64_t>(1, warps(d));
+      lines += 8 + 3 * w + (2 + 4) * int64_t{d.regs} * w;
+      regs += 12 * int64_t{d.regs} * w;
+      break;
+    }
     case StepKind::read: {  // per warp the thread's position; per element at most 11 instructions
       const RegDef& d = st.read.def;
       lines += 16 + 8 * warps(d) + 11 * int64_t{d.regs} * std::max<int64_t>(1, warps(d));

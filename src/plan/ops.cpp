@@ -613,6 +613,13 @@ namespace ptxgen::plan::detail {
 
 namespace ptxgen::plan {
 
+ReduceMiss reduce_miss(const RegDef& a) {
+  if (a.dtype != isa::DType::f32 || a.elems_per_reg != 1) return ReduceMiss::dtype;
+  for (const auto& f : a.frags)
+    if (f.pack || (f.shape != isa::LdShape::s32x32b && f.shape != isa::LdShape::s16x256b)) return ReduceMiss::shape;
+  return ReduceMiss::fits;
+}
+
 ReadMiss read_miss(const RegDef& like, const ir::Global& g) {
   if (like.dtype != isa::DType::f32 || like.elems_per_reg != 1) return ReadMiss::like_dtype;
   for (const auto& f : like.frags)

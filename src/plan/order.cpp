@@ -222,6 +222,39 @@ class Sequencer {
     out.push_back(std::move(st));
   }
 
+  // A row reduction (verify_regs.cpp reports each one refused here): each thread reduces the
+  // registers of each of its rows, then, where 4 lanes share a row, exchanges partial results
+  // with shfl.sync within its own warp, so no sync between warps orders it.
+  void reduce(int i, const ir::Op& op, std::vector<Step>& out) {
+    const ir::Reduce& o = *op.as<ir::Reduce>();
+    const RegDef* a = regs(o.a);
+    if (!a || reduce_miss(*a) != ReduceMiss::fits) return;
+    Step st;
+    st.op = i;
+    st.ptr = op.ptr;
+    st.kind = StepKind::reduce;
+    ReduceStep& r = st.reduce;
+    r.fn = o.fn;
+    r.def = *a;
+    r.def.name = o.regs.name;
+    r.a = o.a.name;
+    r.pool = planner_name("red", i);
+    r.shuffle = a->wgmma;
+    for (const auto& f : a->frags) r.shuffle = r.shuffle || f.shape == isa::LdShape::s16x256b;
+    if (pending_ld_.count(o.a.name)) wait_ld("the registers \"" + o.a.name + "\" are read (§9.7.16.8.5)", out);
+    if (pending_ld_.count(o.regs.name)) wait_ld("the registers \"" + o.regs.name + "\" are about to be reused (§9.7.16.6.4.5)", out);
+    if (st_sources_.count(o.regs.name))
+      wait_st("the registers \"" + o.regs.name + "\" feed a tcgen05.st that has not completed", out);
+    st.why = "registers \"" + o.regs.name + "\" = each row's " + std::string(kReduceNames[static_cast<size_t>(o.fn)]) + " of \"" +
+             o.a.name + "\", in every element of the row" +
+             (r.shuffle ? " (4 lanes share a row: shfl.sync.bfly over lanes xor 1 and xor 2)" : " (each thread holds whole rows)");
+    c_.regs[o.regs.name] = r.def;
+    c_.held.erase(o.regs.name);
+    out_.reg_counts[o.regs.name] = std::max(out_.reg_counts[o.regs.name], r.def.regs);
+    out_.reg_counts[r.pool] = std::max(out_.reg_counts[r.pool], r.def.regs);
+    out.push_back(std::move(st));
+  }
+
   // An op's tensor-memory ring (a lowering's double-buffered accumulator): every stage inside the
   // allocation of the view it moves.
   ir::TmemRing tmem_ring(const ir::Op& o) const {
@@ -381,6 +414,7 @@ class Sequencer {
       }
       case ir::OpKind::math: return math(i, op, out);
       case ir::OpKind::read: return read(i, op, out);
+      case ir::OpKind::reduce: return reduce(i, op, out);
       case ir::OpKind::commit: return commit(i, op, out);
       case ir::OpKind::wait: return wait(i, op, out);
       case ir::OpKind::arrive:

@@ -194,6 +194,18 @@ class Bound {
         c_.regs[x.regs.name] = std::move(st.math.def);
         break;
       }
+      case ir::OpKind::reduce: {
+        const ir::Reduce& x = *o.as<ir::Reduce>();
+        const auto a = c_.regs.find(x.a.name);
+        if (a == c_.regs.end()) break;
+        add(inserted(StepKind::wait_ld), kInsertedWhyBytes);
+        st.kind = StepKind::reduce;
+        st.reduce.def = a->second;
+        st.reduce.def.name = x.regs.name;
+        add(st, why);
+        c_.regs[x.regs.name] = std::move(st.reduce.def);
+        break;
+      }
       case ir::OpKind::read: {
         const ir::Read& x = *o.as<ir::Read>();
         const auto like = c_.regs.find(x.like.name);

@@ -229,9 +229,9 @@ struct Structure {
                 "ptxgen plans the mbarriers between the roles of a program (the waits, commits and arrivals the order of "
                 "its ops needs): the spec writes no " + std::string(spec::name(o.kind)),
                 {"drop the commit and wait ops"});
-      if (o.kind == spec::OpKind::math || o.kind == spec::OpKind::read)
+      if (o.kind == spec::OpKind::math || o.kind == spec::OpKind::read || o.kind == spec::OpKind::reduce)
         problem("MATH-ROLES", o.ptr + "/op",
-                "\"" + std::string(o.kind == spec::OpKind::read ? "read" : info(o.fn).name) + "\": arithmetic on register sets runs in programs without roles; the "
+                "\"" + std::string(o.kind == spec::OpKind::math ? info(o.fn).name : spec::name(o.kind)) + "\": arithmetic on register sets runs in programs without roles; the "
                 "pipeline of a program with roles does not order it yet",
                 {"drop \"roles\" (and each op's \"role\"): the planner orders the ops and their threads"});
       if (o.kind == spec::OpKind::load && !o.tma)

@@ -260,6 +260,12 @@ class Walk {
         regs_seen_.insert(o.regs.name);
         return;
       }
+      case ir::OpKind::reduce: {
+        const ir::Reduce& o = *op.as<ir::Reduce>();
+        read_regs(o.a, "reduce");
+        regs_seen_.insert(o.regs.name);
+        return;
+      }
       case ir::OpKind::read: {
         const ir::Read& o = *op.as<ir::Read>();
         read_regs(o.like, "read");  // its elements, not its values: still none before it is defined

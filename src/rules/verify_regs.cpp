@@ -413,6 +413,37 @@ void registers(Ctx& c) {
         held.erase(n);
         break;
       }
+      case ir::OpKind::reduce: {
+        // MATH-DTYPE, REDUCE-SHAPE: the rows of registers of one f32 each, whose layout the
+        // emitter knows (.32x32b: a row per thread; .16x256b and wgmma: 4 lanes a row).
+        const ir::Reduce& o = *op->as<ir::Reduce>();
+        const auto a = defs.find(o.a.name);
+        if (a == defs.end()) {
+          c.refused.insert(op);
+          break;
+        }
+        const plan::RegDef& x = a->second.regs;
+        const std::string fn(kReduceNames[static_cast<size_t>(o.fn)]);
+        if (const plan::ReduceMiss m = plan::reduce_miss(x); m != plan::ReduceMiss::fits) {
+          if (m == plan::ReduceMiss::dtype)
+            c.problem("MATH-DTYPE", o.a.ptr,
+                      "reduce " + fn + " computes on f32 registers, one element each; \"" + x.name + "\" holds " +
+                          (x.elems_per_reg != 1 ? s(x.elems_per_reg) + " packed " + dt(x.dtype) + " elements per register" : dt(x.dtype) + " elements"),
+                      {"reduce the registers of an f32 view (an accumulator) loaded without \"pack\""});
+          else
+            c.problem("REDUCE-SHAPE", o.a.ptr,
+                      "reduce " + fn + " folds each row within a thread (.32x32b) or across the 4 lanes that share it (.16x256b, "
+                      "wgmma accumulators); \"" + x.name + "\" was loaded with another shape",
+                      {"tmem_load \"" + x.name + "\" with \"shape\": \"32x32b\" or \"16x256b\""});
+          c.refused.insert(op);
+          break;
+        }
+        plan::RegDef d = x;
+        d.name = o.regs.name;
+        defs[d.name] = {std::move(d), ++next_id};
+        held.erase(o.regs.name);
+        break;
+      }
       case ir::OpKind::read: {
         const auto like = defs.find(op->as<ir::Read>()->like.name);
         std::optional<plan::RegDef> d;

@@ -24,6 +24,7 @@ std::string_view name(OpKind k) {
     case OpKind::wait: return "wait";
     case OpKind::math: return "math";
     case OpKind::read: return "read";
+    case OpKind::reduce: return "reduce";
     case OpKind::loop: return "loop";
   }
   return "?";
@@ -409,12 +410,13 @@ class Parser {
                                    {"mma", OpKind::mma},             {"tmem_load", OpKind::tmem_load},
                                    {"tmem_store", OpKind::tmem_store}, {"store", OpKind::store},
                                    {"commit", OpKind::commit},       {"wait", OpKind::wait},
-                                   {"read", OpKind::read},           {"loop", OpKind::loop}};
+                                   {"read", OpKind::read},           {"reduce", OpKind::reduce},
+                                   {"loop", OpKind::loop}};
     Choices<OpKind> all = kinds;
     for (const auto& f : math_fns()) all.emplace_back(std::string(f.name), OpKind::math);
     // Arithmetic on register sets is the next step of the IR (docs/spec.md, "Not built (yet)").
     // The elementwise f32 functions are built (math(), docs/spec.md, "Arithmetic"); the rest is not.
-    static const std::set<std::string> kArithmetic = {"select", "softmax", "reduce", "convert", "quantize",
+    static const std::set<std::string> kArithmetic = {"select", "softmax", "convert", "quantize",
                                                       "relu",   "gelu",    "silu",   "sigmoid", "swiglu"};
     if (const auto* op = v.contains("op") && v.at("op").is_string() ? v.at("op").get_ptr<const std::string*>() : nullptr;
         op && kArithmetic.count(*op)) {
@@ -468,6 +470,16 @@ class Parser {
       case OpKind::commit:
       case OpKind::wait: o.barrier = ref(r, "barrier", true); break;
       case OpKind::math: math(r, o, v.at("op").get<std::string>()); break;
+      case OpKind::reduce: {
+        // {"op": "reduce", "fn": "max" | "sum" | "absmax", "regs": y, "a": x}
+        Choices<ReduceFn> fns;
+        for (size_t i = 0; i < kReduceNames.size(); ++i) fns.emplace_back(std::string(kReduceNames[i]), static_cast<ReduceFn>(i));
+        o.reduce_fn_ptr = r.ptr("fn");
+        if (auto f = r.choice("fn", true, fns)) o.reduce_fn = *f;
+        o.regs = ref(r, "regs", true);
+        o.a = ref(r, "a", true);
+        break;
+      }
       case OpKind::loop: loop(r, o); break;
     }
     // Not an unknown member like any other: say why an op has none.
@@ -761,6 +773,11 @@ std::string program_to_json(const Program& p) {
         for (size_t k = 0; k < 3; ++k)  // a constant operand is its number
           if (o.value[k]) x[std::string(1, static_cast<char>('a' + k))] = *o.value[k];
         if (o.approx) x["approx"] = true;
+        break;
+      case OpKind::reduce:
+        x["fn"] = std::string(kReduceNames[static_cast<size_t>(o.reduce_fn)]);
+        put("regs", o.regs);
+        put("a", o.a);
         break;
       case OpKind::loop: {
         put("over", o.over);

@@ -113,6 +113,23 @@ bool Machine::collective_do(Thread& t, const Ins& in) {
       return true;
     }
     case Op::tc_relinquish: c.relinquished = true; return true;
+    case Op::shfl: {
+      // §9.7.9.6, .bfly: lane l reads a from lane j = l ^ b, or its own where j passes the
+      // segment's last lane (c: clamp in bits 0-4, segment mask in bits 8-12).
+      if ((same(in.o[4], "member masks") & 0xFFFFFFFFu) != 0xFFFFFFFFu) fail(&t, "shfl.sync with a partial member mask is not simulated");
+      uint64_t src[32];
+      for (uint32_t l = 0; l < 32; ++l) src[l] = val(threads[base + l], in.o[1]) & 0xFFFFFFFFu;
+      for (uint32_t l = 0; l < 32; ++l) {
+        Thread& x = threads[base + l];
+        const uint32_t b = static_cast<uint32_t>(val(x, in.o[2])) & 31, c = static_cast<uint32_t>(val(x, in.o[3]));
+        const uint32_t seg = (c >> 8) & 31, max_lane = (l & seg) | (c & 31 & ~seg);
+        uint32_t j = l ^ b;
+        if (j > max_lane) j = l;
+        x.r[in.o[0].r] = src[j];
+        x.d[in.o[0].r] = 1;
+      }
+      return true;
+    }
     case Op::elect: {
       const uint64_t mask32 = same(in.o[1], "member masks") & 0xFFFFFFFFu;
       if (!mask32) fail(&t, "elect.sync with an empty member mask");

@@ -388,6 +388,7 @@ void Machine::run_thread(Thread& t) {
         break;
       }
       case Op::elect:
+      case Op::shfl:
       case Op::bar_warp_sync:
       case Op::tc_alloc:
       case Op::tc_dealloc:

@@ -13,6 +13,7 @@ enum class Op : uint8_t {
   shl, shr, bfe, selp, setp, cvt, cvta, mapa, ld, st, bra, ret, bar_sync, bar_warp_sync, cluster_arrive, cluster_wait,
   nop, mbar_init, mbar_arrive, mbar_try_wait, tma_load, tc_alloc, tc_dealloc, tc_relinquish, tc_ld, tc_st,
   tc_wait_ld, tc_wait_st, tc_cp, tc_mma, tc_commit, elect,
+  shfl,  // shfl.sync.bfly.b32 (a warp collective here: every lane's source read before any writes)
   tma_store, bulk_commit, bulk_wait,  // cp.async.bulk.tensor (shared -> global), commit_group, wait_group[.read]
   wg_fence, wg_mma, wg_commit, wg_wait, setmaxnreg,  // sm_90a: wgmma.fence/mma_async/commit_group/wait_group, setmaxnreg
   fmath,  // an f32 instruction of §9.7.3 (Ins::fn says which)

@@ -405,6 +405,14 @@ struct Parser {
       } else {
         fail("unsupported barrier");
       }
+    } else if (base == "shfl") {
+      // shfl.sync.bfly.b32 d, a, b, c, membermask (PTX ISA 9.1 §9.7.9.6); the other modes and d|p
+      // are not written by ptxgen.
+      if (!has(mods, "sync") || !has(mods, "bfly") || args.size() != 5 || args[0].find('|') != std::string::npos)
+        fail("unsupported shfl form (only shfl.sync.bfly.b32 d, a, b, c, membermask)");
+      in.op = Op::shfl;
+      in.ty = last_type();
+      in.collective = 1;
     } else if (base == "elect") {
       // elect.sync d|p, membermask: the lowest lane of the mask is the leader (a warp collective here).
       if (!has(mods, "sync") || args.size() != 2) fail("bad elect.sync");

@@ -168,6 +168,7 @@ enum class OpKind : uint8_t {
   mma_wait,    // wgmma: wait until at most `pending` wgmma groups of this warpgroup are in flight
   math,        // register sets -> register set: an f32 function element by element (add.rn.f32, ex2.approx.f32, ...)
   read,        // global tensor -> register set holding the elements another set holds (a bias, C, a scalar)
+  reduce,      // register set -> register set: each row's max, sum or absmax, in every element of the row
 };
 
 // Which stage of a ring, and which phase of a barrier, an op inside a loop uses: those of iteration
@@ -361,10 +362,18 @@ struct Read {
   Position pos;
 };
 
+// regs = fn over each row of a (max.f32, add.rn.f32, abs.f32; §9.7.3), every element of the row
+// holding it: within the thread where it holds whole rows (tcgen05.ld .32x32b), then across the
+// threads that share a row (.16x256b and wgmma accumulators: 4 lanes, shfl.sync.bfly, §9.7.9.6).
+struct Reduce {
+  ReduceFn fn = ReduceFn::max;
+  Ref regs, a;
+};
+
 // An op: what every kind has, and the kind's own fields. A new kind adds its struct to `Body` (in
 // OpKind's order), its verifier, and its planner and emitter cases.
 struct Op {
-  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math, Read>;
+  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math, Read, Reduce>;
   std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
   // The stage of a ring and the phase of a barrier (waits, arrivals, commits, expect_tx; loads and
   // mmas on ring tiles) of an op in a loop or a persistent role.
@@ -378,7 +387,7 @@ struct Op {
   template <class T>
   T* as() { return std::get_if<T>(&body); }
 };
-static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::read) + 1, "one struct per OpKind");
+static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::reduce) + 1, "one struct per OpKind");
 
 // What the passes that walk every op ask of it, whatever its kind: the barrier it names (a TMA
 // load's, a wait's, ...), the register set it defines or reads (tcgen05.ld/st, a store), where it
