@@ -339,6 +339,14 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
         "0x28a00$1, [", 0, "", ""}},
       {"prog_sparse_tf32",
        {"sparse A descriptor start +16 bytes", R"((add\.s64 %rd\d+, %rd\d+,) 0x4000404000010000;)", "$1 0x4000404000010001;", 0, "", ""}},
+      // The activations (docs/spec.md, "Activations") against their formulas: a constant of a
+      // composition off beyond what the documented bounds allow.
+      {"prog_activations_f32",
+       {"sigmoid's and silu's -log2 e off by 2^-15 relative", R"(0fBFB8AA3B)", "0fBFB8AB3B", -1, "", ""}},
+      {"prog_activations_f32", {"gelu_tanh's 0.044715 as 0.05", R"(0f3D372713)", "0f3D4CCCCD", -1, "", ""}},
+      {"prog_activations_f32",
+       {"gelu_tanh's 0.5 (1 + tanh) as tanh + 0.5", R"((fma\.rn\.f32 %r\d+, %r\d+,) 0f3F000000, 0f3F000000;)", "$1 0f3F800000, 0f3F000000;",
+        -1, "", ""}},
   };
   for (const auto& pm : kPrograms) {
     const std::string spec_name = pm.spec;
