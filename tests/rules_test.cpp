@@ -2,9 +2,11 @@
 // exactly that rule id at exactly that pointer, and a fixed example that passes every check.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ptxgen/ir.hpp"
 #include "support.hpp"
 
 using namespace ptxgen;
@@ -91,6 +93,71 @@ TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MA
     REQUIRE(d.list().size() == 1);
     CHECK(d.list()[0].rule == "MATH-OPERANDS");
     CHECK(d.list()[0].pointer == "/program/ops/7/a");
+  }
+}
+
+TEST_CASE("activations: MATH-APPROX once per op, at its \"op\" or \"approx\", naming the activation and its instructions") {
+  auto with = [](const nlohmann::json& op) {
+    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+    j["program"]["ops"].insert(j["program"]["ops"].end() - 1, op);  // before the store of r
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    return d;
+  };
+  {
+    Diagnostics d = with({{"op", "sigmoid"}, {"regs", "r"}, {"a", "r"}});
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "MATH-APPROX");
+    CHECK(d.list()[0].pointer == "/program/ops/7/op");
+    CHECK(d.list()[0].message ==
+          "\"sigmoid\" (1 / (1 + exp(-x))) is computed with approximate instructions: ex2.approx.f32 (§9.7.3.21: 2 ulp from "
+          "the correctly rounded result) and rcp.approx.f32 (§9.7.3.13: 1 ulp)");
+  }
+  {
+    Diagnostics d = with({{"op", "gelu_tanh"}, {"regs", "y"}, {"a", "r"}});
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "MATH-APPROX");
+    CHECK(d.list()[0].pointer == "/program/ops/7/op");
+    CHECK(d.list()[0].message ==
+          "\"gelu_tanh\" (0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))) is computed with approximate instructions: "
+          "tanh.approx.f32 (§9.7.3.22: relative error 2^-11)");
+  }
+  {
+    Diagnostics d = with({{"op", "relu"}, {"regs", "r"}, {"a", "r"}, {"approx", true}});
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "MATH-APPROX");
+    CHECK(d.list()[0].pointer == "/program/ops/7/approx");
+    CHECK(d.list()[0].message == "\"relu\" (max(x, 0)) has no approximate instruction: it is max.f32 (§9.7.3.12), exact");
+    CHECK(d.list()[0].help == std::vector<std::string>{"drop \"approx\""});
+  }
+  // Accepted: each activation, in place too (its temporaries are none of the spec's names).
+  for (const auto& a : activations()) {
+    CAPTURE(a.name);
+    nlohmann::json op = {{"op", std::string(a.name)}, {"regs", "r"}, {"a", "r"}};
+    if (a.approx) op["approx"] = true;
+    CHECK(with(op).list().empty());
+  }
+  // A constant operand: MATH-OPERANDS once, at "a", under the activation's name.
+  {
+    Diagnostics d = with({{"op", "silu"}, {"regs", "r"}, {"a", 2}, {"approx", true}});
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "MATH-OPERANDS");
+    CHECK(d.list()[0].pointer == "/program/ops/7/a");
+    CHECK(d.list()[0].message.rfind("every operand of \"silu\" is a constant", 0) == 0);
+  }
+  // Registers used before any op defines them: ORDER-UNWRITTEN once, though four steps read them.
+  {
+    Diagnostics d = with({{"op", "gelu_tanh"}, {"regs", "y"}, {"a", "q"}, {"approx", true}});
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "ORDER-UNWRITTEN");
+    CHECK(d.list()[0].pointer == "/program/ops/7/a");
+    CHECK(d.list()[0].message.rfind("gelu_tanh uses the registers \"q\"", 0) == 0);
+  }
+  // What the temporaries are named cannot be a spec's name.
+  {
+    Diagnostics d = with({{"op", "neg"}, {"regs", ir::activation_temporary("r", Activation::silu, 0)}, {"a", "r"}});
+    CHECK(std::any_of(d.list().begin(), d.list().end(),
+                      [](const Diagnostic& x) { return x.rule == "PROGRAM-NAME" && x.pointer == "/program/ops/7/regs"; }));
   }
 }
 

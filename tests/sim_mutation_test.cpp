@@ -348,6 +348,14 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
       {"prog_reduce_softmax_f32",
        {"a row sum that exchanges with lane ^ 1 twice (lanes ^ 2's columns missing)", R"(shfl\.sync\.bfly\.b32 (%r\d+), (%r\d+), 2, 31, -1;)",
         "shfl.sync.bfly.b32 $1, $2, 1, 31, -1;", -1, "", ""}},
+      // The activations (docs/spec.md, "Activations") against their formulas: a constant of a
+      // composition off beyond what the documented bounds allow.
+      {"prog_activations_f32",
+       {"sigmoid's and silu's -log2 e off by 2^-15 relative", R"(0fBFB8AA3B)", "0fBFB8AB3B", -1, "", ""}},
+      {"prog_activations_f32", {"gelu_tanh's 0.044715 as 0.05", R"(0f3D372713)", "0f3D4CCCCD", -1, "", ""}},
+      {"prog_activations_f32",
+       {"gelu_tanh's 0.5 (1 + tanh) as tanh + 0.5", R"((fma\.rn\.f32 %r\d+, %r\d+,) 0f3F000000, 0f3F000000;)", "$1 0f3F800000, 0f3F000000;",
+        -1, "", ""}},
   };
   for (const auto& pm : kPrograms) {
     const std::string spec_name = pm.spec;

@@ -127,6 +127,62 @@ Elem math(ptxgen::MathFn f, bool approx, const Elem& a, const Elem& b, const Ele
   return y;
 }
 
+// An activation (docs/spec.md, "Activations") of x: the value straight from its formula in float64
+// (std:: functions), and the bound carried through the instructions the kernel runs, by math()
+// per instruction. The composition is written out here from the formulas, not read from ptxgen's
+// table (ptxgen/math_fn.hpp), so a wrong step or constant there shows as a value out of bounds.
+// Each constant is the f32 nearest the exact one (what the kernel's immediate holds): the exact
+// value, with the f32 rounding as its bound.
+Elem activation(ptxgen::Activation act, const Elem& x) {
+  using F = ptxgen::MathFn;
+  using A = ptxgen::Activation;
+  if (!x.def) return x;
+  auto k = [](double c) {
+    Elem e;
+    e.def = true;
+    e.v = c;
+    e.err = std::fabs(static_cast<double>(static_cast<float>(c)) - c);
+    return e;
+  };
+  auto f1 = [](F f, const Elem& a) { return math(f, true, a, Elem{}, Elem{}); };  // the approximate instruction
+  auto f2 = [](F f, const Elem& a, const Elem& b) { return math(f, false, a, b, Elem{}); };
+  auto f3 = [](F f, const Elem& a, const Elem& b, const Elem& c) { return math(f, false, a, b, c); };
+  const double pi = std::acos(-1.0), log2e = 1 / std::log(2.0);
+  // sigmoid = 1 / (1 + 2^(-x log2 e)): mul, ex2.approx, add, rcp.approx.
+  auto sigmoid = [&] { return f1(F::rcp, f2(F::add, f1(F::exp2, f2(F::mul, x, k(-log2e))), k(1))); };
+  Elem y;
+  double v = 0;
+  switch (act) {
+    case A::relu:
+      y = f2(F::max, x, k(0));
+      v = std::max(x.v, 0.0);
+      break;
+    case A::sigmoid:
+      y = sigmoid();
+      v = 1 / (1 + std::exp(-x.v));
+      break;
+    case A::silu:
+      y = f2(F::mul, x, sigmoid());
+      v = x.v / (1 + std::exp(-x.v));
+      break;
+    case A::gelu_tanh: {
+      // 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3) as x (1 + 0.044715 x^2) sqrt(2/pi):
+      // mul, fma, mul, mul, tanh.approx, fma (0.5 t + 0.5), mul.
+      const Elem u = f2(F::mul, f2(F::mul, f3(F::fma, f2(F::mul, x, x), k(0.044715), k(1)), x), k(std::sqrt(2 / pi)));
+      y = f2(F::mul, x, f3(F::fma, f1(F::tanh, u), k(0.5), k(0.5)));
+      v = 0.5 * x.v * (1 + std::tanh(std::sqrt(2 / pi) * (x.v + 0.044715 * x.v * x.v * x.v)));
+      break;
+    }
+  }
+  // The bound is on the distance from the exact value; the formula evaluated in float64 is off by
+  // a few 2^-53 relative (gelu_tanh: of x, where 1 + tanh cancels), far below f32's 2^-24, which a
+  // slack of 2^-40 covers.
+  y.err += std::ldexp(1.0, -40) * (std::fabs(v) + (act == A::gelu_tanh ? std::fabs(x.v) : 0));
+  y.v = v;
+  y.code = ksim::num::bits_of(static_cast<float>(v));
+  return y;
+}
+
 struct Matrix {
   int rows = 0;
   int64_t cols = 0;
@@ -375,6 +431,12 @@ struct Eval {
           break;
         case spec::OpKind::tmem_load: c.regs[o.regs.name] = read_view(r, o.src.name); break;
         case spec::OpKind::math: {
+          if (o.activation) {  // of a register set (the rules refuse a constant)
+            Matrix y = c.regs.at(o.a.name);
+            for (auto& e : y.e) e = activation(*o.activation, e);
+            c.regs[o.regs.name] = std::move(y);
+            break;
+          }
           // An operand is a register set or a constant (the f32 nearest the spec's number, exact).
           const std::array<const spec::Ref*, 3> in = {&o.a, &o.b, &o.c};
           const Matrix* shape = nullptr;

@@ -127,6 +127,10 @@ struct Op {
   std::array<std::optional<double>, 3> value;
   bool approx = false;
   std::string approx_ptr;
+  // An activation ({"op": "gelu_tanh", "regs": y, "a": x, "approx": true}, docs/spec.md,
+  // "Activations"): regs = act(a) element by element, a named composition of the functions above
+  // (activations(), ptxgen/math_fn.hpp) that the lowering expands step by step; `fn` is unused.
+  std::optional<Activation> activation;
   // The warp role that runs the op (a program with "roles"; "" otherwise).
   Ref role;
   // loop: `body` once per K block of the size `over` (max(1, ceil(over / block)) iterations), or
@@ -136,6 +140,9 @@ struct Op {
   std::string block_ptr, trips_ptr, body_ptr;
   std::vector<Op> body;
 };
+
+// The name an elementwise op is written with: its function's ("exp2") or its activation's ("gelu_tanh").
+inline std::string_view math_name(const Op& o) { return o.activation ? info(*o.activation).name : info(o.fn).name; }
 
 // A set of warps running the ops that name it, at the same time as the other roles. ptxgen plans
 // the mbarriers between the roles (docs/spec.md, "Loops and roles").

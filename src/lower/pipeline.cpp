@@ -106,20 +106,20 @@ class Pipeliner {
         k_.loop_first = k_.listed.size();
         for (const auto& b : o.body) {
           add(b, Where::loop);
-          k_.listed.push_back(lower_op(b));
+          for (auto& x : lower_op(b)) k_.listed.push_back(std::move(x));
         }
         k_.loop_end = k_.listed.size();
         continue;
       }
       add(o, loop_ ? Where::after : Where::before);
-      k_.listed.push_back(lower_op(o));
+      for (auto& x : lower_op(o)) k_.listed.push_back(std::move(x));
     }
   }
 
   void add(const spec::Op& o, Where w) {
     Item it;
     it.op = &o;
-    it.ir = lower_op(o);
+    it.ir = lower_op(o).front();  // one op: the arithmetic that lowers into several returns below (MATH-ROLES)
     const auto r = role_index_.find(o.role.name);
     if (r == role_index_.end()) return;  // PROGRAM-ROLE
     it.role = r->second;

@@ -5,6 +5,7 @@
 // each role its own ops, and pipeline.cpp plans the mbarriers between them.
 #include "ptxgen/lower.hpp"
 
+#include <cstdio>
 #include <set>
 
 #include "pipeline.hpp"
@@ -43,9 +44,51 @@ ir::TmemAccess access(const spec::Op& o) {
   return x;
 }
 
+// An activation (docs/spec.md, "Activations"): one ir::Math per step of its composition
+// (activations(), ptxgen/math_fn.hpp), each operand the op's "a", an earlier step's temporary or
+// the step's constant, the last step writing "regs". The steps carry the activation, so the rules
+// and the plan name it rather than its inner functions; every step points at the op.
+std::vector<ir::Op> activation(const spec::Op& o) {
+  const ActivationInfo& act = info(*o.activation);
+  std::vector<ir::Op> out;
+  for (size_t i = 0; i < act.steps.size(); ++i) {
+    const ComposeStep& st = act.steps[i];
+    ir::Math m;
+    m.fn = st.fn;
+    m.approx = st.approx;
+    m.approx_ptr = o.approx_ptr;
+    m.of = ir::Math::Of{*o.activation, i, o.approx, o.regs.name, o.a.name};
+    if (o.value[0]) {
+      char b[40];
+      std::snprintf(b, sizeof b, "%.9g", *o.value[0]);
+      m.of->input = b;
+    }
+    auto temporary = [&](int t) { return ir::Ref{ir::activation_temporary(o.regs.name, act.a, t), o.ptr + "/op"}; };
+    m.regs = i + 1 == act.steps.size() ? o.regs : temporary(st.out);
+    const std::array<ir::Ref*, 3> in = {&m.a, &m.b, &m.c};
+    for (size_t k = 0; k < static_cast<size_t>(info(st.fn).operands); ++k) {
+      if (st.in[k] == ComposeStep::kConstant) {
+        m.value[k] = st.value[k];
+        in[k]->ptr = o.ptr + "/op";
+      } else if (st.in[k] == ComposeStep::kInput) {
+        *in[k] = o.a;  // a register set, or (MATH-OPERANDS) a number
+        m.value[k] = o.value[0];
+      } else {
+        *in[k] = temporary(st.in[k]);
+      }
+    }
+    ir::Op x;
+    x.ptr = o.ptr;
+    x.body = std::move(m);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 }  // namespace
 
-ir::Op lower_op(const spec::Op& o) {
+std::vector<ir::Op> lower_op(const spec::Op& o) {
+  if (o.kind == spec::OpKind::math && o.activation) return activation(o);
   ir::Op x;
   x.ptr = o.ptr;
   switch (o.kind) {
@@ -157,7 +200,7 @@ ir::Op lower_op(const spec::Op& o) {
       break;
     }
   }
-  return x;
+  return {std::move(x)};
 }
 
 ir::Kernel lower_program(const spec::Spec& s) {
@@ -226,11 +269,12 @@ ir::Kernel lower_program(const spec::Spec& s) {
     all.name = "all";
     all.first_warp = 0;
     all.warps = (p.threads + 31) / 32;
-    for (const auto& o : p.ops) {
-      ir::Node n;
-      n.op = lower_op(o);
-      all.nodes.push_back(n);
-    }
+    for (const auto& o : p.ops)
+      for (auto& x : lower_op(o)) {
+        ir::Node n;
+        n.op = std::move(x);
+        all.nodes.push_back(std::move(n));
+      }
     k.roles.push_back(all);
   }
   for (auto& r : k.roles)

@@ -172,6 +172,14 @@ class Sequencer {
       args += (k ? ", " : "") + operand_text(st.math, static_cast<size_t>(k));
     st.why = "registers \"" + o.regs.name + "\" = " + std::string(f.name) + "(" + args + "), element by element" +
              (o.approx ? " (approximate: " + std::string(f.bound) + ")" : "");
+    if (o.of) {  // a step of an activation op (docs/spec.md, "Activations"): say which
+      const ActivationInfo& a = info(o.of->act);
+      st.why = o.of->result + " = " + std::string(a.name) + "(" + o.of->input + ")" +
+               (o.of->step == 0 ? " = " + std::string(a.formula) : std::string()) +
+               (a.steps.size() > 1 ? ", step " + s(static_cast<int64_t>(o.of->step) + 1) + " of " + s(static_cast<int64_t>(a.steps.size()))
+                                   : std::string()) +
+               ": " + st.why;
+    }
     c_.regs[o.regs.name] = st.math.def;
     c_.held.erase(o.regs.name);
     out_.reg_counts[o.regs.name] = std::max(out_.reg_counts[o.regs.name], st.math.def.regs);

@@ -190,7 +190,9 @@ class Bound {
         st.kind = StepKind::math;
         st.math.def = src->second;
         st.math.def.name = x.regs.name;
-        add(st, kWhyBytes + 256 + 128);
+        // An activation's step also names the op's result and input, its formula and its place,
+        // and its temporaries carry a suffix (ir::activation_temporary).
+        add(st, kWhyBytes + 256 + 128 + (x.of ? 3 * 256 : 0));
         c_.regs[x.regs.name] = std::move(st.math.def);
         break;
       }

@@ -231,7 +231,7 @@ struct Structure {
                 {"drop the commit and wait ops"});
       if (o.kind == spec::OpKind::math || o.kind == spec::OpKind::read || o.kind == spec::OpKind::reduce)
         problem("MATH-ROLES", o.ptr + "/op",
-                "\"" + std::string(o.kind == spec::OpKind::math ? info(o.fn).name : spec::name(o.kind)) + "\": arithmetic on register sets runs in programs without roles; the "
+                "\"" + std::string(o.kind == spec::OpKind::math ? spec::math_name(o) : spec::name(o.kind)) + "\": arithmetic on register sets runs in programs without roles; the "
                 "pipeline of a program with roles does not order it yet",
                 {"drop \"roles\" (and each op's \"role\"): the planner orders the ops and their threads"});
       if (o.kind == spec::OpKind::load && !o.tma)

@@ -108,7 +108,9 @@ void kernel(Ctx& c) {
   for (const auto& v : p.views)
     if (!v.name.empty()) declare(v.name, v.ptr, "a tensor-memory view");
   for (const ir::Op* o : all_ops(p)) {
-    if (const ir::Ref* r = ir::regs_of(*o); r && *r) declare(r->name, r->ptr, "a register set");
+    // An activation's temporaries are the lowering's names (ir::activation_temporary), none of the spec.
+    const ir::Math* m = o->as<ir::Math>();
+    if (const ir::Ref* r = ir::regs_of(*o); r && *r && !(m && m->of && !m->of->last())) declare(r->name, r->ptr, "a register set");
     if (const ir::Ref* b = ir::barrier_of(*o); b && *b) declare(b->name, b->ptr, "a barrier");
   }
   // Global tensors: at most 2^48 bytes (ir::kGlobalBytesMax says why).

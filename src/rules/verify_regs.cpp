@@ -8,6 +8,7 @@
 // tmem_lanes, tmem_store, store_converts and wgmma_accumulators, plan.hpp); this verifier words
 // why there are none. An op's first problem is its only one, as it stops there; the users of a set
 // whose definition was refused are not judged on it (ORDER-UNWRITTEN says what a set lacks).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -209,22 +210,60 @@ std::string num(double v) {
   return b;
 }
 
+// An f32 instruction as the PTX ISA names it, with its section and, if approximate, its
+// documented error: "ex2.approx.f32 (§9.7.3.21: 2 ulp from the correctly rounded result)".
+std::string instruction(MathFn fn, bool approx) {
+  const MathFnInfo& f = info(fn);
+  const bool rn = fn == MathFn::add || fn == MathFn::sub || fn == MathFn::mul || fn == MathFn::fma || fn == MathFn::rcp ||
+                  fn == MathFn::sqrt;
+  return std::string(f.ptx) + (approx ? ".approx" : rn ? ".rn" : "") + ".f32 (" + std::string(f.isa) +
+         (approx ? ": " + std::string(f.bound) : "") + ")";
+}
+
+// MATH-APPROX of an activation op (docs/spec.md, "Activations"): "approx" exactly where its
+// composition has approximate instructions. Reported once, at the op's first step; every step of
+// a refused op is refused. False if refused.
+bool activation_approx(Ctx& c, const ir::Op& op, const ir::Math& o) {
+  const ActivationInfo& a = info(o.of->act);
+  if (o.of->approx == a.approx) return true;
+  if (o.of->step != 0) return false;
+  const std::string act = "\"" + std::string(a.name) + "\" (" + std::string(a.formula) + ")";
+  std::vector<std::string> ins;  // its distinct instructions, in the composition's order
+  for (const ComposeStep& st : a.steps) {
+    if (st.approx != a.approx) continue;
+    const std::string x = instruction(st.fn, st.approx);
+    if (std::find(ins.begin(), ins.end(), x) == ins.end()) ins.push_back(x);
+  }
+  std::string list;
+  for (size_t i = 0; i < ins.size(); ++i) list += (i ? i + 1 == ins.size() ? " and " : ", " : "") + ins[i];
+  if (a.approx)
+    c.problem("MATH-APPROX", op.ptr + "/op",
+              act + " is computed with approximate instructions: " + list,
+              {"add \"approx\": true to accept their documented error (docs/spec.md, \"Activations\", bounds the activation's)"});
+  else
+    c.problem("MATH-APPROX", o.approx_ptr, act + " has no approximate instruction: it is " + list + ", exact",
+              {"drop \"approx\""});
+  return false;
+}
+
 // MATH-APPROX, MATH-DTYPE, MATH-OPERANDS: the registers an elementwise op defines (its first
 // operand's elements, in the same registers), or none where it is refused. `def` finds the latest
-// accepted definition of a set (none: ORDER-UNWRITTEN, or its definition was refused).
+// accepted definition of a set (none: ORDER-UNWRITTEN, or its definition was refused). A step of
+// an activation is judged under the activation's name.
 template <class Find>
 std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
   const ir::Math& o = *op.as<ir::Math>();
   const MathFnInfo& f = info(o.fn);
-  const std::string fn(f.name);
-  if (!o.approx && !f.exact) {
+  const std::string fn(o.of ? info(o.of->act).name : f.name);
+  if (o.of) {
+    if (!activation_approx(c, op, o)) return std::nullopt;
+  } else if (!o.approx && !f.exact) {
     c.problem("MATH-APPROX", op.ptr + "/op",
               "\"" + fn + "\" is " + std::string(f.ptx) + ".approx.f32 (" + std::string(f.isa) + "), an approximate instruction (" +
                   std::string(f.bound) + "); the PTX ISA has no exact f32 form of it",
               {"add \"approx\": true to accept the instruction's documented error"});
     return std::nullopt;
-  }
-  if (o.approx && !f.approx) {
+  } else if (o.approx && !f.approx) {
     c.problem("MATH-APPROX", o.approx_ptr,
               "\"" + fn + "\" has no approximate instruction: " + std::string(f.ptx) + ".f32 (" + std::string(f.isa) + ") is exact (" +
                   (o.fn == MathFn::add || o.fn == MathFn::sub || o.fn == MathFn::mul || o.fn == MathFn::fma

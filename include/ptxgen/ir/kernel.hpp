@@ -349,7 +349,24 @@ struct Math {
   std::array<std::optional<double>, 3> value;  // a, b, c: a constant instead of a register set
   bool approx = false;
   std::string approx_ptr;
+  // A step of an activation op (docs/spec.md, "Activations"), which the lowering expands into one
+  // Math per step of its composition (activations(), ptxgen/math_fn.hpp): the steps before the
+  // last write temporaries (activation_temporary), the last the op's `regs`. `approx` above is the
+  // step's own instruction form; `of.approx` what the spec said for the whole op (MATH-APPROX).
+  struct Of {
+    Activation act = Activation::relu;
+    size_t step = 0;  // its index in the composition
+    bool approx = false;
+    std::string result, input;  // the op's "regs" and "a" as written (a constant: its number)
+    bool last() const { return step + 1 == info(act).steps.size(); }
+  };
+  std::optional<Of> of;
 };
+// The register set that temporary `t` of an activation writing `result` lives in: a name with a
+// '.', which no name of the spec has (PROGRAM-NAME: [A-Za-z_][A-Za-z0-9_]*), so none collides.
+inline std::string activation_temporary(const std::string& result, Activation act, int t) {
+  return result + "." + std::string(info(act).name) + "." + std::to_string(t);
+}
 
 // global tensor -> register set (ld.global, §9.7.9.8): `regs` holds the elements `like` holds, as
 // f32, register j of each thread the tensor's element at `pos` plus that element's row and column
