@@ -73,6 +73,7 @@ struct Item {
   bool tma = false;    // a TMA load
   std::vector<Use> uses;
   int stages = 1;      // the largest ring among the tiles it uses
+  std::vector<ir::Op> more;  // an activation's further steps (ir ran its first), in order
 };
 
 struct Edge {
@@ -119,7 +120,9 @@ class Pipeliner {
   void add(const spec::Op& o, Where w) {
     Item it;
     it.op = &o;
-    it.ir = lower_op(o).front();  // one op: the arithmetic that lowers into several returns below (MATH-ROLES)
+    std::vector<ir::Op> lowered = lower_op(o);
+    it.ir = lowered.front();  // an activation lowers into several steps: the rest run right after it
+    it.more.assign(std::make_move_iterator(lowered.begin() + 1), std::make_move_iterator(lowered.end()));
     const auto r = role_index_.find(o.role.name);
     if (r == role_index_.end()) return;  // PROGRAM-ROLE
     it.role = r->second;
@@ -159,11 +162,25 @@ class Pipeliner {
         warps_for(it, o.dst.name);
         break;
       case spec::OpKind::store: use(it, regs(o.regs.name), false); break;
+      // Arithmetic: the registers of its own role (MATH-ROLES), read and written by the warps that
+      // hold them, as a store is; a read's tensor is an input no op writes.
+      case spec::OpKind::math:
+        for (size_t i = 0; i < 3; ++i) {
+          const spec::Ref& x = i == 0 ? o.a : i == 1 ? o.b : o.c;
+          if (x && !o.value[i]) use(it, regs(x.name), false);
+        }
+        use(it, regs(o.regs.name), true);
+        break;
+      case spec::OpKind::read:
+        use(it, regs(o.like.name), false);
+        use(it, regs(o.regs.name), true);
+        break;
+      case spec::OpKind::reduce:
+        use(it, regs(o.a.name), false);
+        use(it, regs(o.regs.name), true);
+        break;
       case spec::OpKind::commit:
       case spec::OpKind::wait:
-      case spec::OpKind::math:  // MATH-ROLES: not in a program with roles yet
-      case spec::OpKind::read:
-      case spec::OpKind::reduce:
       case spec::OpKind::loop: return;  // PROGRAM-ROLE: a program with roles has none of these
     }
     if (w == Where::loop) {
@@ -338,8 +355,12 @@ class Pipeliner {
     const Item &f = items_[static_cast<size_t>(e.from)], &t = items_[static_cast<size_t>(e.to)];
     if (f.role != t.role) return false;
     // A store is run by the warps that hold its registers: those of the tmem_load that set them.
-    if (f.exec == Exec::threads && t.exec == Exec::threads)
-      return warps(f.ir) == warps(t.ir) || f.op->kind == spec::OpKind::store || t.op->kind == spec::OpKind::store;
+    // So is arithmetic (each thread on its own registers).
+    auto on_registers = [](const Item& x) {
+      const spec::OpKind k = x.op->kind;
+      return k == spec::OpKind::store || k == spec::OpKind::math || k == spec::OpKind::read || k == spec::OpKind::reduce;
+    };
+    if (f.exec == Exec::threads && t.exec == Exec::threads) return warps(f.ir) == warps(t.ir) || on_registers(f) || on_registers(t);
     if (f.async && t.async && e.distance <= 1) {
       // §9.7.16.6.2: tcgen05.cp -> tcgen05.mma, tcgen05.mma -> tcgen05.mma with the same
       // accumulator (and shape: one mma op issues one shape per D).
@@ -542,6 +563,7 @@ class Pipeliner {
         }
       }
       ops.push_back(o);
+      for (const ir::Op& m : it.more) ops.push_back(m);
       if (sig != signal_of_.end() && !it.tma && bars_[static_cast<size_t>(sig->second)].after_item == i) {
         ops.push_back(signal_op(sig->second, false));
         if (twin_[static_cast<size_t>(sig->second)] >= 0) ops.push_back(signal_op(twin_[static_cast<size_t>(sig->second)], false));

@@ -1,6 +1,7 @@
 // The program level's sizes, grid, loop and roles (docs/spec.md, "Sizes and a grid", "Loops and
 // roles"), judged on the spec before it is lowered: a program whose structure is refused here is
 // not lowered (the pipeliner, src/lower/pipeline.cpp, takes a loop and roles it can plan).
+#include <array>
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -229,11 +230,6 @@ struct Structure {
                 "ptxgen plans the mbarriers between the roles of a program (the waits, commits and arrivals the order of "
                 "its ops needs): the spec writes no " + std::string(spec::name(o.kind)),
                 {"drop the commit and wait ops"});
-      if (o.kind == spec::OpKind::math || o.kind == spec::OpKind::read || o.kind == spec::OpKind::reduce)
-        problem("MATH-ROLES", o.ptr + "/op",
-                "\"" + std::string(o.kind == spec::OpKind::math ? spec::math_name(o) : spec::name(o.kind)) + "\": arithmetic on register sets runs in programs without roles; the "
-                "pipeline of a program with roles does not order it yet",
-                {"drop \"roles\" (and each op's \"role\"): the planner orders the ops and their threads"});
       if (o.kind == spec::OpKind::load && !o.tma)
         problem("PROGRAM-ROLE", o.via_ptr.empty() ? o.ptr : o.via_ptr,
                 "a load of a program with roles goes by TMA: one thread of its role issues it and the roles that read the "
@@ -256,6 +252,22 @@ struct Structure {
                 "the registers \"" + o.regs.name + "\" were loaded by role \"" + regs_role[o.regs.name] +
                     "\": registers belong to the threads that hold them, and role \"" + o.role.name + "\" runs other warps",
                 {"run this op in role \"" + regs_role[o.regs.name] + "\""});
+      // MATH-ROLES: arithmetic computes on the registers of the warps that run it, so its operands
+      // are the registers of its own role; its result is that role's too.
+      if (o.kind == spec::OpKind::math || o.kind == spec::OpKind::read || o.kind == spec::OpKind::reduce) {
+        const std::string what(o.kind == spec::OpKind::math ? spec::math_name(o) : spec::name(o.kind));
+        const std::array<const spec::Ref*, 3> in = {o.kind == spec::OpKind::read ? &o.like : &o.a, &o.b, &o.c};
+        for (size_t i = 0; i < in.size(); ++i) {
+          const spec::Ref* x = in[i];
+          if (!*x || (o.kind == spec::OpKind::math && o.value[i]) || !regs_role.count(x->name) || regs_role[x->name] == o.role.name) continue;
+          problem("MATH-ROLES", o.role.ptr,
+                  "\"" + what + "\" computes on the registers \"" + x->name + "\" of role \"" + regs_role[x->name] +
+                      "\": registers belong to the threads that hold them, and role \"" + o.role.name + "\" runs other warps",
+                  {"run this op in role \"" + regs_role[x->name] + "\""});
+          break;
+        }
+        regs_role[o.regs.name] = o.role.name;
+      }
     });
   }
 
