@@ -8,14 +8,15 @@
   tools/bench-h200.py check                    # here: compile the shim with g++ (-Werror, the toolkit's
                                                # cuda.h, stub libcuda) and load it with ctypes
   tools/bench-h200.py profile NAME M N K       # on the GPU machine, under ncu: launches one config
-  tools/bench-h200.py run [--quick] [--fused] [--no-compile]
+  tools/bench-h200.py run [--quick] [--fused] [--no-compile] [--shape MxNxK]
                                                # on the GPU machine (torch, triton, jax): builds the
                                                # shim, then per shape times every ptxgen config of its
                                                # type and the peers, checks every ptxgen result, and
                                                # prints ptxgen / peer ratios; $OUT/bench.json.
                                                # --fused: the fused shapes only (their fused configs,
                                                # plain twins, cuBLAS and the fused peers); --no-compile:
-                                               # without torch.compile (it autotunes for minutes)
+                                               # without torch.compile (it autotunes for minutes);
+                                               # --shape 4096x8192x4096: that shape alone
 
 Every time is the median of 30 single launches between CUDA events after 5 warm-up launches (Mosaic
 GPU: its own profiler, 30 iterations, which times the kernel alone), on the same fresh random inputs
@@ -313,7 +314,7 @@ def check():
         return 1 if r.returncode or missing else 0
 
 
-def run(quick=False, fused_only=False, compile_peer=True):
+def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch
     import ctypes
     import statistics
@@ -366,6 +367,8 @@ def run(quick=False, fused_only=False, compile_peer=True):
     shapes = QUICK if quick else SHAPES
     if fused_only:
         shapes = [(M, N, K, "bf16") for (M, N, K) in FUSED_SHAPES]
+    if only_shape:
+        shapes = [sh for sh in shapes if "%dx%dx%d" % sh[:3] == only_shape]
     results, failed = [], 0
     for (M, N, K, t) in shapes:
         torch.manual_seed(M * 31 + N * 7 + K)
@@ -666,7 +669,8 @@ if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "prepare":
         prepare(sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None)
     elif len(sys.argv) >= 2 and sys.argv[1] == "run":
-        sys.exit(run("--quick" in sys.argv, "--fused" in sys.argv, "--no-compile" not in sys.argv))
+        shape = sys.argv[sys.argv.index("--shape") + 1] if "--shape" in sys.argv[:-1] else None
+        sys.exit(run("--quick" in sys.argv, "--fused" in sys.argv, "--no-compile" not in sys.argv, shape))
     elif len(sys.argv) >= 2 and sys.argv[1] == "check":
         sys.exit(check())
     elif len(sys.argv) == 6 and sys.argv[1] == "profile":
