@@ -3,12 +3,20 @@
 
   tools/bench-h200.py prepare [--only S1,S2]   # here: the config specs, one launch header for all of
                                                # them and a ctypes shim over it, in .device/bench/
-                                               # (ignored by git; carry .device to the GPU machine)
+                                               # (ignored by git; carry .device to the GPU machine);
+                                               # reports the fused configs that spill registers
+  tools/bench-h200.py check                    # here: compile the shim with g++ (-Werror, the toolkit's
+                                               # cuda.h, stub libcuda) and load it with ctypes
   tools/bench-h200.py profile NAME M N K       # on the GPU machine, under ncu: launches one config
-  tools/bench-h200.py run [--quick]            # on the GPU machine (torch, triton, jax): builds the
+  tools/bench-h200.py run [--quick] [--fused] [--no-compile] [--shape MxNxK]
+                                               # on the GPU machine (torch, triton, jax): builds the
                                                # shim, then per shape times every ptxgen config of its
                                                # type and the peers, checks every ptxgen result, and
-                                               # prints ptxgen / peer ratios; $OUT/bench.json
+                                               # prints ptxgen / peer ratios; $OUT/bench.json.
+                                               # --fused: the fused shapes only (their fused configs,
+                                               # plain twins, cuBLAS and the fused peers); --no-compile:
+                                               # without torch.compile (it autotunes for minutes);
+                                               # --shape 4096x8192x4096: that shape alone
 
 Every time is the median of 30 single launches between CUDA events after 5 warm-up launches (Mosaic
 GPU: its own profiler, 30 iterations, which times the kernel alone), on the same fresh random inputs
@@ -21,6 +29,23 @@ does: without it a 0.3 ms kernel carried 5-15 us of host time.
 Each ptxgen result is compared with a float32 cuBLAS product of the same (rounded) inputs: relative
 Frobenius error below 1e-2, no NaN. Ratios are what to read: absolute figures drift about 5 % between
 runs of the same machine.
+
+Fused epilogues (issue 28's targets): bf16 D = gelu_tanh(A·B + bias), the bias a bf16 row of N, at
+4096 x 8192 x 4096, 8192^3 and 4096 x 14336 x 4096. ptxgen's fused configs (128 x 256 cooperative,
+persistent and data-parallel, ping-pong 128 x 128, and the planner's own choice per shape) run in the
+same rounds as their plain twins (the same kernel without the epilogue), ptxgen's other plain configs,
+cuBLAS's plain GEMM and the fused peers on the same inputs: torch._addmm_activation(bias, a, b^T,
+use_gelu=True) (cuBLASLt's GELU_BIAS epilogue, one kernel; the run checks on f32 inputs that its GELU
+is the tanh form, as torch's own fallback at::gelu_(result, "tanh") is), cuBLAS's GEMM with the bias
+in its epilogue then torch's gelu (torch.addmm, F.gelu: two kernels), cuBLAS's plain GEMM then the bias
+and gelu (eager torch), and torch.compile of F.gelu(a @ b.t() + bias, approximate="tanh") in mode
+max-autotune-no-cudagraphs with GEMM backends TRITON (Triton's GEMM template with the bias and gelu in
+its epilogue; $PTXGEN_BENCH_COMPILE_BACKENDS=ATEN,TRITON lets autotuning choose cuBLAS where faster).
+Each fused result (ptxgen's and the peers') is checked against the float32 gelu_tanh(A·B + bias) the
+same way. The fused line of a shape gives ptxgen's best fused config against ptxgen's best plain
+config (target >= 0.97) and against the best fused peer (target >= 1.05), and each fused config
+against its twin. TF/s count 2 m n k, the epilogue's work left out. GEMM + SwiGLU is not built yet
+(issue 28: swiglu is not among the activations) and is not benched.
 """
 import copy
 import json
@@ -109,6 +134,31 @@ def configs():
                     {"a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "bf16"}, "tile": {"m": 128, "n": 128, "k": 64},
                      "stages": st, "schedule": "persistent", "epilogue": "tma", "consumers": "pingpong", "cluster": [1, 2, 1],
                      "only_shape": [256, 16384, 8192]}))
+    # Fused epilogues (issue 28's targets): bf16 GEMM + bias (bf16, along N) + GELU (tanh form) on the
+    # three MLP shapes, each config named with its plain twin (the same kernel without the epilogue),
+    # which the same rounds time too. Budgets where 128 x 256 tiles need them: without 40 / 232 the
+    # persistent TMA kernel spills about 870 bytes (ptxas); ping-pong 128 x 128 spills 28 bytes with
+    # them and none without (prepare reports the fused kernels that spill).
+    for name, twin, patch in (
+            ("bf16_fused_bias_gelu_128x256x64_s3_tma_pers_regs", "bf16_128x256x64_s3_tma_pers_c11_regs",
+             {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 3, "schedule": "persistent", "epilogue": "tma",
+              "cluster": [1, 1, 1], "registers": rb}),
+            ("bf16_fused_bias_gelu_128x256x64_s4_tma_regs", "bf16_128x256x64_s4_tma",
+             {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "schedule": "data_parallel", "epilogue": "tma",
+              "registers": rb}),
+            ("bf16_fused_bias_gelu_128x128x64_s5_tma_pp", "bf16_128x128x64_s5_tma_pp",
+             {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 5, "schedule": "persistent", "epilogue": "tma",
+              "consumers": "pingpong"}),
+            ("bf16_fused_bias_gelu_128x128x64_s4_tma_pp", "bf16_128x128x64_s4_tma_pp",
+             {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 4, "schedule": "persistent", "epilogue": "tma",
+              "consumers": "pingpong"})):
+        patch = dict(patch, **{"a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "bf16"}})
+        out.append((name, "bf16", dict(patch, **FUSED_EPILOGUE, shapes=[list(s) for s in FUSED_SHAPES], twin=twin)))
+    # ptxgen's own choices with the epilogue, per shape (the twin: the same shape's plain default).
+    for (M, N, K) in FUSED_SHAPES:
+        out.append(("bf16_fused_bias_gelu_default_%dx%dx%d" % (M, N, K), "bf16",
+                    dict({"m": M, "n": N, "k": K, "a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "bf16"},
+                          "default": True, "twin": "bf16_default_%dx%dx%d" % (M, N, K)}, **FUSED_EPILOGUE)))
     return out
 
 
@@ -120,6 +170,18 @@ SHAPES = [
     (128, 16384, 8192, "bf16"), (256, 16384, 8192, "bf16"),
 ]
 QUICK = [(4096, 8192, 4096, "bf16"), (128, 16384, 8192, "bf16")]
+# The fused configs' shapes (bf16, in SHAPES too) and epilogue: D = gelu_tanh(A·B + bias), bias a bf16 row of N.
+FUSED_SHAPES = [(4096, 8192, 4096), (8192, 8192, 8192), (4096, 14336, 4096)]
+FUSED_EPILOGUE = {"bias": {"dtype": "bf16", "along": "n"}, "activation": "gelu_tanh"}
+
+
+def timed_on(c, shape, t):
+    """Whether config c is timed on shape [M, N, K] of type t: its type's shapes, or those it names."""
+    if c["dtype"] != t:
+        return False
+    if "shapes" in c:
+        return shape in c["shapes"]
+    return c.get("shape", shape) == shape
 
 
 merge = h200_specs.merge
@@ -133,7 +195,10 @@ def prepare(only):
     listed, paths = [], []
     defaults = {name for name, patch in chosen if patch.get("default")}
     only_shape = {name: patch["only_shape"] for name, patch in chosen if "only_shape" in patch}  # timed on that shape alone
-    chosen = [(name, {k: v for k, v in patch.items() if k not in ("default", "only_shape")}) for name, patch in chosen]
+    shapes = {name: patch["shapes"] for name, patch in chosen if "shapes" in patch}  # timed on these shapes alone
+    twins = {name: patch["twin"] for name, patch in chosen if "twin" in patch}  # a fused config's plain kernel
+    chosen = [(name, {k: v for k, v in patch.items() if k not in ("default", "only_shape", "shapes", "twin")})
+              for name, patch in chosen]
     for name, spec, path in h200_specs.write_specs(BENCH, "b_", chosen, BASE):
         if name in defaults:  # what ptxgen chooses: the spec leaves the tile and stages out
             del spec["gemm"]["tile"], spec["gemm"]["stages"]
@@ -144,6 +209,11 @@ def prepare(only):
             entry["shape"] = [spec["gemm"]["m"], spec["gemm"]["n"], spec["gemm"]["k"]]
         if name in only_shape:
             entry["shape"] = only_shape[name]
+        if name in shapes:
+            entry["shapes"] = shapes[name]
+        if "bias" in spec["gemm"] or "activation" in spec["gemm"]:
+            entry["epilogue"] = {"bias": spec["gemm"].get("bias", {}).get("dtype"), "activation": spec["gemm"].get("activation")}
+            entry["twin"] = twins.get(name)
         listed.append(entry)
         paths.append(path)
     header = os.path.join(BENCH, "kernels.hpp")
@@ -156,6 +226,16 @@ def prepare(only):
             '#include <cstdint>', '#include "kernels.hpp"', 'extern "C" {']
     for c in listed:
         ta, td = TYPES[c["dtype"]]
+        if "epilogue" in c:  # a fused bias: after D (the header's BIASED_GEMMS functions)
+            shim.append(
+                "int b_%s(std::uint64_t a, std::uint64_t b, std::uint64_t d, std::uint64_t bias, std::int64_t m, "
+                "std::int64_t n, std::int64_t k, std::uint64_t s) {\n  return ptxgen::b_%s("
+                "ptxgen::device_pointer<const ptxgen::%s>(a), ptxgen::device_pointer<const ptxgen::%s>(b), "
+                "ptxgen::device_pointer<ptxgen::%s>(d), ptxgen::device_pointer<const ptxgen::%s>(bias), "
+                "ptxgen::size::m{m}, ptxgen::size::n{n}, ptxgen::size::k{k}, "
+                "reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(s)));\n}"
+                % (c["name"], c["name"], ta, ta, td, c["epilogue"]["bias"]))
+            continue
         shim.append(
             "int b_%s(std::uint64_t a, std::uint64_t b, std::uint64_t d, std::int64_t m, std::int64_t n, std::int64_t k, "
             "std::uint64_t s) {\n  return ptxgen::b_%s(ptxgen::device_pointer<const ptxgen::%s>(a), "
@@ -167,35 +247,86 @@ def prepare(only):
         f.write("\n".join(shim) + "\n")
     with open(os.path.join(BENCH, "configs.json"), "w") as f:
         json.dump(listed, f, indent=1)
-    print("prepared %d configs in %s (%s: %d bytes)" % (len(listed), BENCH, header, os.path.getsize(header)))
+    fused = [p for c, p in zip(listed, paths) if "epilogue" in c]
+    spills = h200_specs.spills(ptxgen, fused)
+    print("prepared %d configs in %s (%s: %d bytes), %d fused%s" % (
+        len(listed), BENCH, header, os.path.getsize(header), len(fused),
+        "; spills: " + ", ".join(spills) if spills else ", none spills"))
 
 
 def tflops(m, n, k, ms):
     return 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
+def shim_command(lib_path, compiler=None, extra=()):
+    """The command that builds the prepared shim: nvcc where there is one (the GPU machine), else
+    g++ with the toolkit's headers ($CUDA_HOME, /usr/local/cuda): it is host code over the header."""
+    import shutil
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    src = os.path.join(BENCH, "shim.cpp")
+    compiler = compiler or ("nvcc" if shutil.which("nvcc") else "g++")
+    if compiler == "nvcc":
+        return ["nvcc", "-std=c++17", "-O2", "-shared", "-Xcompiler", "-fPIC", "-I" + BENCH, src, "-o", lib_path,
+                *extra, "-lcuda"]
+    return [compiler, "-std=c++17", "-O2", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-I" + BENCH,
+            "-I" + os.path.join(cuda, "include"), src, "-o", lib_path, *extra, "-lcuda"]
+
+
 def shim_library(lib_path):
-    """Builds the prepared shim with nvcc (on the GPU machine) and loads it."""
+    """Builds the prepared shim (on the GPU machine) and loads it."""
     import ctypes
-    b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-shared", "-Xcompiler", "-fPIC", "-I" + BENCH,
-                        os.path.join(BENCH, "shim.cpp"), "-o", lib_path, "-lcuda"], capture_output=True, text=True)
+    b = subprocess.run(shim_command(lib_path), capture_output=True, text=True)
     if b.returncode != 0:
         sys.exit("building the shim failed:\n" + b.stdout + b.stderr)
     return ctypes.CDLL(lib_path)
 
 
-def run(quick):
+def check():
+    """Here, without a GPU: compiles the prepared shim with g++ (-Wall -Wextra -Werror, the toolkit's
+    cuda.h, linked against its stub libcuda), loads it with ctypes and finds every config's entry
+    point, and checks that each fused config's plain twin was prepared too."""
+    import tempfile
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    stubs = os.path.join(cuda, "lib64", "stubs")
+    cfgs = json.load(open(os.path.join(BENCH, "configs.json")))
+    names = {c["name"] for c in cfgs}
+    missing = ["%s (twin of %s)" % (c["twin"], c["name"]) for c in cfgs if "epilogue" in c and c.get("twin") not in names]
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = os.path.join(tmp, "shim.so")
+        b = subprocess.run(shim_command(lib, "g++", ["-L" + stubs]), capture_output=True, text=True)
+        if b.returncode != 0:
+            sys.exit("g++ could not build the shim:\n" + b.stdout + b.stderr)
+        # The stub is libcuda.so; the library asks for libcuda.so.1 (the driver's name).
+        os.symlink(os.path.join(stubs, "libcuda.so"), os.path.join(tmp, "libcuda.so.1"))
+        probe = ("import ctypes, json, sys\nlib = ctypes.CDLL(sys.argv[1])\n"
+                 "names = [c['name'] for c in json.load(open(sys.argv[2]))]\n"
+                 "missing = [n for n in names if not hasattr(lib, 'b_' + n)]\n"
+                 "print(len(names) - len(missing), 'entry points;', 'missing: %s' % missing if missing else 'none missing')\n"
+                 "sys.exit(1 if missing else 0)\n")
+        r = subprocess.run([sys.executable, "-c", probe, lib, os.path.join(BENCH, "configs.json")], capture_output=True,
+                           text=True, env=dict(os.environ, LD_LIBRARY_PATH=tmp))
+        print("shim compiled with g++ and loaded: %s%s" % ((r.stdout + r.stderr).strip(),
+                                                         "; twins missing: " + ", ".join(missing) if missing else ""))
+        print("fused: %d configs (%s), on %s" % (
+            sum("epilogue" in c for c in cfgs), ", ".join(sorted({"bias(%s) %s" % (c["epilogue"]["bias"], c["epilogue"]["activation"])
+                                                                  for c in cfgs if "epilogue" in c})),
+            ", ".join("%dx%dx%d" % s for s in FUSED_SHAPES)))
+        return 1 if r.returncode or missing else 0
+
+
+def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch
     import ctypes
     import statistics
     import torch
+    import torch.nn.functional as F
     out_dir = os.environ.get("OUT", "/tmp")
     lib = shim_library("/tmp/ptxgen-bench.so")
     lib.bench_error.restype = ctypes.c_char_p
     cfgs = json.load(open(os.path.join(BENCH, "configs.json")))
     for c in cfgs:
         f = getattr(lib, "b_" + c["name"])
-        f.argtypes = [ctypes.c_uint64] * 3 + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
+        f.argtypes = [ctypes.c_uint64] * (4 if "epilogue" in c else 3) + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
         f.restype = ctypes.c_int
         c["fn"] = f
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -226,9 +357,20 @@ def run(quick):
                 ts[k].append(timed(fn))
         return {k: statistics.median(v) for k, v in ts.items()}
 
+    def rel_err(x, ref):
+        return ((x.float() - ref).norm() / ref.norm()).item()
+
     triton_mm = triton_kernel()
+    gelu_form = torch_gelu_form(torch) if any("epilogue" in c for c in cfgs) else None
+    if gelu_form:
+        print("torch._addmm_activation(use_gelu=True) (cuBLASLt GELU_BIAS epilogue): %s" % gelu_form["verdict"], flush=True)
+    shapes = QUICK if quick else SHAPES
+    if fused_only:
+        shapes = [(M, N, K, "bf16") for (M, N, K) in FUSED_SHAPES]
+    if only_shape:
+        shapes = [sh for sh in shapes if "%dx%dx%d" % sh[:3] == only_shape]
     results, failed = [], 0
-    for (M, N, K, t) in (QUICK if quick else SHAPES):
+    for (M, N, K, t) in shapes:
         torch.manual_seed(M * 31 + N * 7 + K)
         a32 = torch.randn(M, K, device=dev) * 0.5
         b32 = torch.randn(N, K, device=dev) * 0.5
@@ -238,22 +380,34 @@ def run(quick):
         row = {"shape": [M, N, K], "dtype": t, "ptxgen": {}, "peers": {}}
         stream = torch.cuda.current_stream().cuda_stream
         fns = {}  # what is timed together: (kind, name) -> callable
-        if not any(c["dtype"] == t and c.get("shape", [M, N, K]) == [M, N, K] for c in cfgs):
+        mine = [c for c in cfgs if timed_on(c, [M, N, K], t)]
+        if not mine:
             continue  # prepared with --only: no config of this shape's type
-        for c in cfgs:
-            if c["dtype"] != t or c.get("shape", [M, N, K]) != [M, N, K]:
-                continue
+        fused = [c for c in mine if "epilogue" in c]
+        if fused_only:  # the fused configs, their plain twins and the plain peers
+            twins = {c["twin"] for c in fused}
+            mine = [c for c in mine if "epilogue" in c or c["name"] in twins]
+        # The fused inputs: a bf16 bias row of N, and the float32 reference gelu_tanh(A·B + bias).
+        if fused:
+            bias = (torch.randn(N, device=dev) * 0.5).to(out_t)
+            fref = F.gelu(ref + bias.float(), approximate="tanh")
+        for c in mine:
             d = torch.empty(M, N, device=dev, dtype=out_t)
-            call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), M, N, K, stream)
+            if "epilogue" in c:
+                call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), bias.data_ptr(), M, N, K, stream)
+            else:
+                call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), M, N, K, stream)
             r = call()
             if r != 0:
                 row["ptxgen"][c["name"]] = {"error": "CUresult %d: %s" % (r, lib.bench_error().decode())}
                 continue
             torch.cuda.synchronize()
-            err = ((d.float() - ref).norm() / ref.norm()).item()
+            err = rel_err(d, fref if "epilogue" in c else ref)
             ok = err < 1e-2 and not torch.isnan(d.float()).any().item()
             failed += not ok
             row["ptxgen"][c["name"]] = {"rel_err": err, "ok": ok}
+            if "epilogue" in c:
+                row["ptxgen"][c["name"]]["fused"] = "bias(%s) %s" % (c["epilogue"]["bias"], c["epilogue"]["activation"])
             fns[("ptxgen", c["name"])] = call
         # cuBLAS (cuBLASLt for fp8 through torch._scaled_mm), Triton, Mosaic GPU.
         if t == "e4m3":
@@ -262,7 +416,7 @@ def run(quick):
         else:
             blas = lambda: a @ bm.t()
         fns[("peers", "cublas")] = blas
-        if triton_mm:
+        if triton_mm and not fused_only:
             for cfg in ((128, 256, 64, 3, 8), (128, 128, 64, 4, 4)) if t != "e4m3" else ((128, 256, 128, 3, 8), (128, 128, 128, 4, 4)):
                 try:
                     c_out = torch.empty(M, N, device=dev, dtype=out_t)
@@ -277,21 +431,41 @@ def run(quick):
                         row["peers"][key] = "wrong (rel err %.2g)" % err
                 except Exception as ex:  # a config a shape cannot take
                     row["peers"]["triton_error"] = repr(ex)[:160]
+        # The fused peers, each checked against the same reference before it is timed.
+        if fused:
+            row["fused_peers"] = {}
+            for key, fn in fused_peers(torch, F, a, bm, bias, compile_peer).items():
+                try:
+                    out = fn()
+                    torch.cuda.synchronize()
+                    err = rel_err(out, fref)
+                except Exception as ex:  # torch.compile or an op this torch lacks
+                    row["fused_peers"][key] = "error: " + repr(ex)[:200]
+                    continue
+                if err < 1e-2 and not torch.isnan(out.float()).any().item():
+                    fns[("fused_peers", key)] = fn
+                else:
+                    row["fused_peers"][key] = "wrong (rel err %.2g)" % err
         for (kind, name), ms in bench_all(fns).items():
             if kind == "ptxgen":
                 row["ptxgen"][name]["tflops"] = round(tflops(M, N, K, ms), 1)
             else:
-                row["peers"][name] = round(tflops(M, N, K, ms), 1)
-        if t == "bf16":
+                row[kind][name] = round(tflops(M, N, K, ms), 1)
+        if t == "bf16" and not fused_only:
             row["peers"].update(mosaic(M, N, K))
-        best_cfg = max((v["tflops"], k) for k, v in row["ptxgen"].items() if "tflops" in v and v.get("ok"))
+        plain_ok = {k: v for k, v in row["ptxgen"].items() if "tflops" in v and v.get("ok") and "fused" not in v}
+        best_cfg = max((v["tflops"], k) for k, v in plain_ok.items()) if plain_ok else (float("nan"), "none")
         peers = {k: v for k, v in row["peers"].items() if isinstance(v, float)}
         best_peer = max((v, k) for k, v in peers.items())
-        dflt = [v["tflops"] for k, v in row["ptxgen"].items() if "_default_" in k and "tflops" in v and v.get("ok")]
+        dflt = [v["tflops"] for k, v in plain_ok.items() if "_default_" in k]
         row["default_tflops"] = dflt[0] if dflt else None
         row["best"] = {"ptxgen": best_cfg[1], "ptxgen_tflops": best_cfg[0], "peer": best_peer[1],
                        "peer_tflops": best_peer[0], "vs_cublas": round(best_cfg[0] / peers["cublas"], 3),
                        "vs_best_peer": round(best_cfg[0] / best_peer[0], 3)}
+        if fused:
+            row["fused"] = fused_summary(row, {c["name"]: c["twin"] for c in fused}, best_cfg)
+            if gelu_form:
+                row["fused"]["addmm_activation_gelu_form"] = gelu_form["verdict"]
         results.append(row)
         print(report(row), flush=True)
     with open(os.path.join(out_dir, "bench.json"), "w") as f:
@@ -300,16 +474,95 @@ def run(quick):
     return 1 if failed else 0
 
 
+def fused_peers(torch, F, a, bm, bias, compile_peer):
+    """The fused peers of D = gelu_tanh(A·B^T + bias) on the same bf16 inputs, each a callable:
+    torch._addmm_activation (cuBLASLt's GELU_BIAS epilogue, one kernel; use_gelu=True is the tanh
+    form: torch_gelu_form checks it), cuBLAS's GEMM with the bias in its epilogue then torch's gelu
+    (two kernels), cuBLAS's plain GEMM then the bias and gelu (torch, eager), and torch.compile of the
+    expression (mode max-autotune-no-cudagraphs; GEMM backends TRITON by default: Triton's GEMM
+    template with the bias and gelu fused into its epilogue; $PTXGEN_BENCH_COMPILE_BACKENDS, e.g.
+    ATEN,TRITON, lets autotuning pick cuBLAS + a separate kernel where faster)."""
+    bt = bm.t()
+    peers = {
+        "addmm_activation_gelu": lambda: torch._addmm_activation(bias, a, bt, use_gelu=True),
+        "cublas_addmm_then_gelu": lambda: F.gelu(torch.addmm(bias, a, bt), approximate="tanh"),
+        "cublas_mm_then_bias_gelu": lambda: F.gelu(a @ bt + bias, approximate="tanh"),
+    }
+    if compile_peer:
+        import torch._inductor.config as ic
+        ic.max_autotune_gemm_backends = os.environ.get("PTXGEN_BENCH_COMPILE_BACKENDS", "TRITON")
+        compiled = torch.compile(lambda x, w, b: F.gelu(x @ w.t() + b, approximate="tanh"),
+                                 mode="max-autotune-no-cudagraphs", dynamic=False)
+        peers["torch_compile_%s" % ic.max_autotune_gemm_backends.lower().replace(",", "_")] = lambda: compiled(a, bm, bias)
+    return peers
+
+
+def torch_gelu_form(torch):
+    """Which GELU torch._addmm_activation(use_gelu=True) computes on this GPU (cuBLASLt's GELU_BIAS
+    epilogue where torch takes the Lt path, as a 1-D bias and contiguous tensors make it; its fallback
+    is at::gelu_(result, "tanh")): f32 (TF32 off), A·B = x exactly (A's first column ones, B's first
+    row x, the rest zeros) for x in [-4, 4], against both forms in float64."""
+    import math
+    n, k = 4096, 16
+    x = torch.linspace(-4, 4, n, dtype=torch.float32, device="cuda")
+    a = torch.zeros(64, k, dtype=torch.float32, device="cuda")
+    a[:, 0] = 1
+    b = torch.zeros(k, n, dtype=torch.float32, device="cuda")
+    b[0] = x
+    try:
+        out = torch._addmm_activation(torch.zeros(n, device="cuda"), a, b, use_gelu=True)[0].double()
+    except Exception as ex:
+        return {"verdict": "unknown (%s)" % repr(ex)[:120]}
+    xs = x.double()
+    tanh_form = 0.5 * xs * (1 + torch.tanh(math.sqrt(2 / math.pi) * (xs + 0.044715 * xs ** 3)))
+    erf_form = 0.5 * xs * (1 + torch.erf(xs / math.sqrt(2)))
+    et, ee = (out - tanh_form).abs().max().item(), (out - erf_form).abs().max().item()
+    form = "tanh" if et < ee else "erf"
+    return {"verdict": "%s form (max |diff| %.2g from the tanh form, %.2g from erf)" % (form, et, ee), "form": form}
+
+
+def fused_summary(row, twins, best_plain):
+    """The fused ratios of one shape: ptxgen's best fused config against ptxgen's best plain GEMM
+    (target >= 0.97) and against the best fused peer (target >= 1.05), and each fused config against
+    its plain twin."""
+    fused = {k: v for k, v in row["ptxgen"].items() if "fused" in v and "tflops" in v and v.get("ok")}
+    peers = {k: v for k, v in row.get("fused_peers", {}).items() if isinstance(v, float)}
+    out = {"twins": {}}
+    for k, v in fused.items():
+        tw = row["ptxgen"].get(twins.get(k, ""), {})
+        if "tflops" in tw:
+            out["twins"][k] = {"twin": twins[k], "vs_twin": round(v["tflops"] / tw["tflops"], 3)}
+    if not fused:
+        return out
+    best = max((v["tflops"], k) for k, v in fused.items())
+    out.update({"ptxgen": best[1], "ptxgen_tflops": best[0], "plain": best_plain[1], "plain_tflops": best_plain[0],
+                "vs_plain": round(best[0] / best_plain[0], 3)})
+    if peers:
+        bp = max((v, k) for k, v in peers.items())
+        out.update({"peer": bp[1], "peer_tflops": bp[0], "vs_best_peer": round(best[0] / bp[0], 3)})
+    return out
+
+
 def report(row):
     M, N, K = row["shape"]
     lines = ["%s %dx%dx%d: ptxgen best %s %.1f TF/s = %.3fx cuBLAS, %.3fx the best peer (%s %.1f); ptxgen's default %s TF/s" % (
         row["dtype"], M, N, K, row["best"]["ptxgen"], row["best"]["ptxgen_tflops"], row["best"]["vs_cublas"],
         row["best"]["vs_best_peer"], row["best"]["peer"], row["best"]["peer_tflops"], row.get("default_tflops"))]
+    fu = row.get("fused")
+    if fu and "ptxgen" in fu:
+        lines.append("  fused bias + gelu_tanh: ptxgen best %s %.1f TF/s = %.3fx ptxgen's plain best (%s %.1f; target 0.97), %s" % (
+            fu["ptxgen"], fu["ptxgen_tflops"], fu["vs_plain"], fu["plain"], fu["plain_tflops"],
+            "%.3fx the best fused peer (%s %.1f; target 1.05)" % (fu["vs_best_peer"], fu["peer"], fu["peer_tflops"])
+            if "peer" in fu else "no fused peer ran"))
+        for k, v in sorted(fu["twins"].items()):
+            lines.append("   fused  %-44s %.3fx its plain twin %s" % (k, v["vs_twin"], v["twin"]))
     for k, v in sorted(row["ptxgen"].items()):
         lines.append("   ptxgen %-28s %s" % (k, "%.1f TF/s  err %.1e%s" % (v["tflops"], v["rel_err"], "" if v["ok"] else "  WRONG")
-                                             if "tflops" in v else v["error"]))
+                                             if "tflops" in v else v.get("error", "not timed")))
     for k, v in sorted(row["peers"].items()):
         lines.append("   peer   %-28s %s" % (k, v))
+    for k, v in sorted(row.get("fused_peers", {}).items()):
+        lines.append("   fused peer %-24s %s" % (k, v))
     return "\n".join(lines)
 
 
@@ -397,13 +650,16 @@ def profile(name, M, N, K):
     if not cfg:
         sys.exit("no prepared config " + name)
     f = getattr(lib, "b_" + name)
-    f.argtypes = [ctypes.c_uint64] * 3 + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
+    fused = "epilogue" in cfg[0]
+    f.argtypes = [ctypes.c_uint64] * (4 if fused else 3) + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16, "e4m3": torch.float8_e4m3fn}[cfg[0]["dtype"]]
     a = (torch.randn(M, K, device="cuda") * 0.5).to(tdt)
     bm = (torch.randn(N, K, device="cuda") * 0.5).to(tdt)
-    d = torch.empty(M, N, device="cuda", dtype=torch.float16 if cfg[0]["dtype"] == "f16" else torch.bfloat16)
+    out_t = torch.float16 if cfg[0]["dtype"] == "f16" else torch.bfloat16
+    d = torch.empty(M, N, device="cuda", dtype=out_t)
+    bias = [(torch.randn(N, device="cuda") * 0.5).to(out_t).data_ptr()] if fused else []
     for _ in range(5):
-        if f(a.data_ptr(), bm.data_ptr(), d.data_ptr(), M, N, K, torch.cuda.current_stream().cuda_stream) != 0:
+        if f(a.data_ptr(), bm.data_ptr(), d.data_ptr(), *bias, M, N, K, torch.cuda.current_stream().cuda_stream) != 0:
             sys.exit("launch failed")
     torch.cuda.synchronize()
     return 0
@@ -413,7 +669,10 @@ if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "prepare":
         prepare(sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None)
     elif len(sys.argv) >= 2 and sys.argv[1] == "run":
-        sys.exit(run("--quick" in sys.argv))
+        shape = sys.argv[sys.argv.index("--shape") + 1] if "--shape" in sys.argv[:-1] else None
+        sys.exit(run("--quick" in sys.argv, "--fused" in sys.argv, "--no-compile" not in sys.argv, shape))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "check":
+        sys.exit(check())
     elif len(sys.argv) == 6 and sys.argv[1] == "profile":
         sys.exit(profile(sys.argv[2], *map(int, sys.argv[3:6])))
     else:

@@ -2,7 +2,12 @@
 """Proof on hardware: a grid of sm_90a GEMM specs, run on an H200 through the generated launch header.
 
   tools/h200-grid.py prepare [--only SUBSTR]   # here: write the specs and build one launch header for all
-                                               # of them, .device/grid/kernels.hpp (ignored by git, carried)
+                                               # of them, .device/grid/kernels.hpp (ignored by git, carried),
+                                               # and epilogues.hpp beside it (each kernel's fused epilogue,
+                                               # from its manifest); report the fused kernels that spill
+  tools/h200-grid.py check                     # here (nvcc, no GPU): build the launcher against that header
+                                               # with the toolkit's stub libcuda, run its --list and
+                                               # --selfcheck (the fused reference and bound, emulated)
   tools/h200-grid.py run                       # on the GPU machine: build tools/launcher with nvcc against
                                                # that header, run every case, then the header's refusals
                                                # (--bad-input); write $OUT/results.jsonl, print a table
@@ -11,6 +16,16 @@ Each case is a spec (a patch of the base below) and a problem size; the launcher
 typed function for it (ptxgen::g_NAME: checks, module, tensor maps, cuLaunchKernelEx), fills fresh
 random inputs, checks every element against a float64 or cuBLAS reference, and times the kernel
 (a prepared launch, ptxgen::launch) and cuBLAS (median of 30 launches after warm-up).
+
+The epi_ cases fuse an epilogue (docs/spec.md "Epilogues": D = activation(A·B + bias)): a bias along
+N or M of each dtype, each activation, both, each output type, odd sizes, every schedule and epilogue
+(data-parallel, persistent, ping-pong, clusters, TMA and direct stores, "auto", the planner's defaults).
+The launcher passes them a random bias (BIASED_GEMMS kernels: ptxgen::NAME(a, lda, b, ldb, d, bias,
+sizes, stream)) and checks every element of D against the float64 evaluation of the same formulas
+within a bound per element that carries the accumulator's error and each approximate instruction's
+documented one (ex2.approx 2 ulp, rcp.approx 1 ulp, tanh.approx 2^-11) through, plus D's rounding
+(tools/launcher/launcher.cu says how); the row shows the largest error / bound ("worst"). The cuBLAS
+column of a fused case times a plain GEMM (bench-h200.py times the fused peers).
 """
 import copy
 import json
@@ -211,6 +226,53 @@ def cases():
     add("default_skinny_n_odd", bf16, dflt, P(128, 16383, 2048))
     add("default_m256_one_wave", bf16, dflt, P(256, 16384, 2048))
     add("default_e4m3_odd", e4m3, dflt, P(3001, 4999, 999))
+    # Fused epilogues (docs/spec.md "Epilogues": D = activation(A·B + bias)), checked element by element
+    # against the float64 formulas within each element's bound: each feature alone (a bias along N,
+    # along M, each activation) and together, each bias dtype and output type, at odd sizes (the bias
+    # read as 0 past m or n, the stores clipped), on every schedule and epilogue; large ones take the
+    # cuBLAS f32 product as the reference's A·B, 8-bit inputs the float64 GPU kernel's.
+    def bias(dtype, along="n"):
+        return {"bias": {"dtype": dtype, "along": along}}
+
+    def act(a):
+        return {"activation": a}
+    f16out, f32out = {"d": {"dtype": "f16"}}, {"d": {"dtype": "f32"}}
+    add("epi_bias_n_bf16_odd", bf16, bias("bf16"), T(128, 128, 64), P(1000, 1001, 999))
+    add("epi_bias_m_f32_odd", bf16, bias("f32", "m"), T(128, 128, 64), P(999, 1003, 1001))
+    add("epi_bias_n_f16_f16out", f16, f16out, bias("f16"), T(128, 128, 64), P(1001, 1000, 1003))
+    add("epi_relu_f16out", bf16, f16out, act("relu"), T(128, 128, 64), P(1001, 999, 777))
+    add("epi_sigmoid_f32out", bf16, f32out, act("sigmoid"), T(128, 128, 64), P(1003, 1000, 500))
+    add("epi_silu_f16", f16, f16out, act("silu"), T(64, 128, 64), {"stages": 4}, P(777, 1001, 1003))
+    add("epi_gelu_bf16", bf16, act("gelu_tanh"), rb, T(128, 256, 64), P(1000, 1000, 1000))
+    add("epi_bias_gelu_tma_odd", bf16, bias("bf16"), act("gelu_tanh"), tma, rb, T(128, 256, 64), P(1001, 1000, 999))
+    add("epi_bias_m_silu_pers_tma_f32out", bf16, f32out, bias("f32", "m"), act("silu"), tma, pers, T(128, 128, 64),
+        {"stages": 3}, P(3001, 2000, 999))
+    add("epi_bias_n_sigmoid_pers_f16", f16, f16out, bias("f16"), act("sigmoid"), pers, rb, T(128, 256, 64),
+        P(2049, 3001, 1000))
+    add("epi_bias_m_relu_pp_tma", bf16, pp, bias("bf16", "m"), act("relu"), {"epilogue": "tma", "stages": 4},
+        T(128, 128, 64), P(3001, 4992, 999))
+    add("epi_bias_gelu_pp_direct_odd", bf16, pp, bias("f32"), act("gelu_tanh"), rb, {"stages": 4}, T(128, 128, 64),
+        P(1155, 2001, 520))
+    add("epi_bias_m_gelu_dp_tma_f16out", bf16, f16out, bias("f16", "m"), act("gelu_tanh"), tma, T(128, 128, 64),
+        P(1025, 1032, 1000))
+    add("epi_mc2d_bias_m_silu_odd", bf16, mcp, rb, bias("bf16", "m"), act("silu"), T(128, 256, 64),
+        {"cluster": [2, 2, 1]}, P(3001, 4992, 999))
+    add("epi_mc_bias_gelu_1x2", bf16, rb, bias("bf16"), act("gelu_tanh"), T(128, 256, 64), {"cluster": [1, 2, 1]},
+        P(2048, 4096, 1024))
+    add("epi_regs_bias_gelu", bf16, regs, bias("bf16"), act("gelu_tanh"), T(128, 128, 64), P(1000, 1000, 1000))
+    add("epi_m64_bias_m_relu", bf16, bias("f32", "m"), act("relu"), T(64, 256, 64), P(777, 1000, 300))
+    add("epi_small_bias_m_sigmoid", bf16, bias("bf16", "m"), act("sigmoid"), T(64, 64, 64), {"stages": 4},
+        P(77, 40, 50))
+    add("epi_1stage_bias_relu", bf16, bias("bf16"), act("relu"), T(128, 128, 64), {"stages": 1}, P(1000, 1024, 300))
+    add("epi_e4m3_bias_relu", e4m3, bias("bf16"), act("relu"), T(128, 128, 128), P(999, 1000, 1000))
+    add("epi_e4m3_bias_gelu_pers_tma", e4m3, rb, bias("f32"), act("gelu_tanh"), tma, pers, T(128, 256, 128),
+        {"stages": 3}, P(2048, 2048, 2048))
+    add("epi_tf32_bias_m_silu", tf32, bias("f32", "m"), act("silu"), T(128, 128, 32), P(1000, 1001, 999))
+    add("epi_auto_bias_gelu_n_odd", bf16, auto, pers, rb, bias("bf16"), act("gelu_tanh"), T(128, 256, 64),
+        {"stages": 3}, P(1000, 1001, 520))
+    add("epi_bias_gelu_128x256_tma_4096", bf16, rb, tma, bias("bf16"), act("gelu_tanh"), T(128, 256, 64))
+    add("epi_default_bias_gelu_4096x8192", bf16, dflt, bias("bf16"), act("gelu_tanh"), P(4096, 8192, 4096))
+    add("epi_default_bias_gelu_odd", bf16, dflt, bias("bf16"), act("gelu_tanh"), P(4099, 4104, 4099))
     return out
 
 
@@ -234,7 +296,36 @@ def prepare(only):
         sys.exit("ptxgen build --header failed:\n%s%s" % (r.stdout, r.stderr))
     with open(os.path.join(GRID, "cases.json"), "w") as f:
         json.dump(listed, f, indent=1)
-    print("prepared %d cases in %s (%s: %d bytes)" % (len(listed), GRID, header, os.path.getsize(header)))
+    fused = write_epilogues(ptxgen, paths)
+    spills = h200_specs.spills(ptxgen, fused)
+    print("prepared %d cases in %s (%s: %d bytes), %d with a fused epilogue (epilogues.hpp)%s" % (
+        len(listed), GRID, header, os.path.getsize(header), len(fused),
+        "; spills: " + ", ".join(spills) if spills else ", none spills"))
+
+
+def write_epilogues(ptxgen, paths):
+    """epilogues.hpp beside the header: each kernel's fused epilogue from its manifest ("epilogue_ops",
+    the bias's dims), which the launcher needs and the header does not say (the activation). Returns
+    the paths of the specs with one."""
+    rows, fused = [], []
+    for path in paths:
+        r = subprocess.run([ptxgen, "manifest", path, "-o", "-"], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("ptxgen manifest %s failed:\n%s%s" % (path, r.stdout, r.stderr))
+        m = json.loads(r.stdout)
+        ops = m.get("epilogue_ops", [])
+        along = ""
+        if "bias" in ops:
+            dims = m["tensors"]["bias"]["dims"]
+            along = "n" if dims == ["1", "n"] else "m" if dims == ["m", "1"] else sys.exit("%s: bias dims %s" % (path, dims))
+        rows.append('  X(%s, "%s", "%s")' % (m["entry"], " ".join(ops), along))
+        if ops:
+            fused.append(path)
+    with open(os.path.join(GRID, "epilogues.hpp"), "w") as f:
+        f.write("// Generated by tools/h200-grid.py prepare from the manifests: each kernel's fused epilogue,\n"
+                "// X(NAME, its \"epilogue_ops\" in order, the bias's axis or \"\"), for tools/launcher. Do not edit.\n"
+                "#define PTXGEN_LAUNCH_EPILOGUES(X) \\\n" + " \\\n".join(rows) + "\n")
+    return fused
 
 
 def run():
@@ -293,9 +384,47 @@ def fmt(r):
     if "rel_err" not in r:
         return "%-26s FAIL (exit %s) %s" % (r["case"], r.get("exit"), r.get("error", ""))
     blas = "%7.1f" % r["cublas_tflops"] if "cublas_tflops" in r else "    n/a"
-    return "%-26s %5s %6dx%-6dx%-6d err %.2e unwritten %d  %7.1f TF/s  cuBLAS %s TF/s  (%s)" % (
+    line = "%-26s %5s %6dx%-6dx%-6d err %.2e unwritten %d  %7.1f TF/s  cuBLAS %s TF/s  (%s)" % (
         r["case"], "ok" if r["ok"] else "FAIL", r["m"], r["n"], r["k"], r["rel_err"], r["unwritten"],
         r["tflops"], blas, r["reference"])
+    if "epilogue" in r:  # fused: the largest error / bound of any element, and where (cuBLAS timed plain)
+        line += "\n    %s: worst error/bound %.3f at %s" % (r["epilogue"], r["worst_ratio"], r["worst_at"])
+    return line
+
+
+def check():
+    """Here, without a GPU: builds the launcher with nvcc against the prepared header (linking the
+    toolkit's stub libcuda and cuBLAS), then runs what needs no GPU: --list (every kernel and its
+    epilogue, each epilogues.hpp row checked against the header) and --selfcheck (the fused reference
+    and bound against an f32 emulation of the kernels' arithmetic, and its mutations)."""
+    import shutil
+    import tempfile
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    nvcc = shutil.which("nvcc") or os.path.join(cuda, "bin", "nvcc")
+    stubs = os.path.join(cuda, "lib64", "stubs")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "ptxgen-launch")
+        b = subprocess.run([nvcc, "-std=c++17", "-O2", "-arch=sm_90", "-I" + GRID,
+                            os.path.join(ROOT, "tools", "launcher", "launcher.cu"), "-o", exe, "-L" + stubs, "-lcuda",
+                            "-lcublas"], capture_output=True, text=True)
+        if b.returncode != 0:
+            sys.exit("building the launcher failed:\n" + b.stdout + b.stderr)
+        # The stub is libcuda.so; the executable asks for libcuda.so.1 (the driver's name).
+        os.symlink(os.path.join(stubs, "libcuda.so"), os.path.join(tmp, "libcuda.so.1"))
+        env = dict(os.environ, LD_LIBRARY_PATH=tmp + ":" + os.path.join(cuda, "lib64"))
+        listed = subprocess.run([exe, "--list"], capture_output=True, text=True, env=env)
+        if listed.returncode != 0:
+            sys.exit("ptxgen-launch --list failed:\n" + listed.stdout + listed.stderr)
+        kernels = listed.stdout.strip().splitlines()
+        fused = [k for k in kernels if len(k.split("\t")) > 2 and k.split("\t")[2]]
+        sc = subprocess.run([exe, "--selfcheck"], capture_output=True, text=True, env=env)
+        checks = [json.loads(x) for x in sc.stdout.strip().splitlines() if x.startswith("{")]
+        bad = [c for c in checks if "selfcheck" in c and not c["ok"]]
+        for c in bad:
+            print("  FAIL %s: worst error/bound %.3g at %s" % (c["selfcheck"], c["worst_ratio"], c["worst_at"]))
+        print("launcher built here against %s: %d kernels listed (%d fused); selfcheck %d checks, %d failed" % (
+            os.path.join(GRID, "kernels.hpp"), len(kernels), len(fused), len(checks) - 1, len(bad)))
+        return 1 if bad or sc.returncode != 0 else 0
 
 
 if __name__ == "__main__":
@@ -304,5 +433,7 @@ if __name__ == "__main__":
         prepare(only)
     elif len(sys.argv) >= 2 and sys.argv[1] == "run":
         sys.exit(run())
+    elif len(sys.argv) >= 2 and sys.argv[1] == "check":
+        sys.exit(check())
     else:
         sys.exit(__doc__)

@@ -1,4 +1,5 @@
-"""What tools/h200-grid.py and tools/bench-h200.py share: the sm_90a gemm spec their cases patch."""
+"""What tools/h200-grid.py and tools/bench-h200.py share: the sm_90a gemm spec their cases patch, and
+ptxas's spill report of the kernels they build."""
 import copy
 
 
@@ -42,4 +43,27 @@ def write_specs(directory, prefix, cases, spec_base):
         with open(path, "w") as f:
             json.dump(spec, f, indent=1)
         out.append((name, spec, path))
+    return out
+
+
+def spills(ptxgen, paths):
+    """Builds each spec alone (ptxas's resource report) and returns 'NAME: N bytes' for those whose
+    kernel spills registers (a fused epilogue's registers compete with the accumulator's)."""
+    import os
+    import re
+    import subprocess
+    import sys
+    import tempfile
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in paths:
+            name = os.path.splitext(os.path.basename(path))[0]
+            cubin = os.path.join(tmp, name + ".cubin")
+            r = subprocess.run([ptxgen, "build", path, "-o", cubin, "-q"], capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit("ptxgen build %s failed:\n%s%s" % (path, r.stdout, r.stderr))
+            report = open(os.path.join(tmp, name + ".ptxas.txt")).read()
+            stores = [int(x) for x in re.findall(r"(\d+) bytes spill stores", report)]
+            if any(stores):
+                out.append("%s: %d bytes" % (name, max(stores)))
     return out

@@ -2,11 +2,14 @@
 // typed launch functions, and checks and times them.
 //
 //   ptxgen-launch CASE [--m M --n N --k K] [--iters N] [--seed S] [--tolerance T]
-//   ptxgen-launch --list          the header's gemm kernels
+//   ptxgen-launch --list          the header's gemm kernels (plain and with a fused bias), their epilogues
 //   ptxgen-launch --bad-input     what the header refuses on this GPU, and that the context survives
+//   ptxgen-launch --selfcheck     no GPU: the fused epilogues' reference and bound against an f32
+//                                 emulation of the kernels' arithmetic, and three mutations of it
 //
 // Built with the header it runs (nvcc -DPTXGEN_LAUNCH_HEADER='"kernels.hpp"' -I DIR, which
-// tools/h200-grid.py does): every gemm kernel the header holds is a CASE, named after its spec.
+// tools/h200-grid.py does): every gemm kernel the header holds is a CASE, named after its spec
+// (PTXGEN_KERNELS_GEMMS, and PTXGEN_KERNELS_BIASED_GEMMS for those that take a bias after D).
 // For a CASE it fills fresh random inputs, poisons D and a guard region after it, launches with
 // ptxgen::NAME(...) (the header checks the arguments, loads the module, encodes the tensor maps
 // and calls cuLaunchKernelEx), checks every element against a reference (float64 on the CPU for
@@ -15,6 +18,26 @@
 // warm-up). One JSON line on stdout; exit 0 when the result is within tolerance, 1 when it is not,
 // 2 on bad input, 3 on a CUDA error or a refused launch (the header's words printed), 4 on a
 // timeout (a kernel that does not finish in 20 s).
+//
+// Fused epilogues (docs/spec.md, "Epilogues": D = activation(A·B + bias)): the header says which
+// kernels take a bias and its shape (1 x n: along N, m x 1: along M); the activation is not in the
+// header, so tools/h200-grid.py writes epilogues.hpp beside it from each spec's manifest
+// ("epilogue_ops" and the bias's dims), PTXGEN_LAUNCH_EPILOGUES(X): X(NAME, "bias gelu_tanh", "n").
+// For a fused kernel the launcher fills a random bias of its type (uniform in [-2, 2)), scales A and
+// B so that A·B has a standard deviation near 2 (the activations' curved region), and checks every
+// element of D against the float64 evaluation of the same formulas (relu = max(x, 0), sigmoid =
+// 1 / (1 + exp(-x)), silu = x sigmoid(x), gelu_tanh = 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))))
+// applied, in the manifest's order, to the float64 product (CPU or GPU) or to cuBLAS's f32 product
+// (large problems), within a bound per element carried through each step as tests/sim_gemm.cpp
+// does: the accumulator's (k/8 + 1 roundings of 2^-22 of sum |a b| each: truncating adders; 2^-13
+// for 8-bit float inputs; doubled when the reference is cuBLAS's f32 product), times each function's
+// slope, plus each function's
+// own documented error (add.rn 2^-24 relative; ex2.approx 2 ulp, rcp.approx 1 ulp, tanh.approx
+// 2^-11 relative, and the roundings of their arguments), then D's rounding (2^-8 bf16, 2^-11 f16,
+// 2^-24 f32). The case passes when no element is further from the reference than its bound
+// (--tolerance T: T times the bound; "worst_ratio" is the largest error / bound), nothing is left
+// unwritten or non-finite and the guard after D is untouched. Plain kernels keep the relative
+// Frobenius error below 1e-2 (--tolerance: that limit).
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -42,6 +65,18 @@
 
 #ifndef PTXGEN_KERNELS_GEMMS
 #error "the launch header must be named kernels.hpp (its X-macro lists are PTXGEN_KERNELS_GEMMS / _PROGRAMS)"
+#endif
+#ifndef PTXGEN_KERNELS_BIASED_GEMMS  // a header from before fused epilogues: no kernel takes a bias
+#define PTXGEN_KERNELS_BIASED_GEMMS(X)
+#endif
+// Each kernel's fused epilogue, written beside the header by tools/h200-grid.py prepare from the
+// manifests: X(NAME, "bias gelu_tanh", "n") (the epilogue's ops in order, the bias's axis or "").
+#if __has_include("epilogues.hpp")
+#include "epilogues.hpp"
+#define PTXGEN_LAUNCH_HAVE_EPILOGUES 1
+#else
+#define PTXGEN_LAUNCH_EPILOGUES(X)
+#define PTXGEN_LAUNCH_HAVE_EPILOGUES 0
 #endif
 
 namespace {
@@ -155,19 +190,26 @@ double load(T t, const void* p, size_t i) {
   return 0;
 }
 
-// A float64 reference on the GPU, for types cuBLAS's GemmEx does not take.
-__global__ void ref_gemm(const double* a, const double* b, double* d, int64_t m, int64_t n, int64_t k) {
+// A float64 reference on the GPU, for types cuBLAS's GemmEx does not take; `mag` (when not null)
+// gets sum |a b| of each element, the scale of its rounding errors (a fused epilogue's bound).
+__global__ void ref_gemm(const double* a, const double* b, double* d, double* mag, int64_t m, int64_t n, int64_t k) {
   __shared__ double as[16][17], bs[16][17];
   const int64_t row = blockIdx.y * 16 + threadIdx.y, col = blockIdx.x * 16 + threadIdx.x;
-  double acc = 0;
+  double acc = 0, abs_acc = 0;
   for (int64_t k0 = 0; k0 < k; k0 += 16) {
     as[threadIdx.y][threadIdx.x] = (row < m && k0 + threadIdx.x < k) ? a[row * k + k0 + threadIdx.x] : 0;
     bs[threadIdx.y][threadIdx.x] = (col < n && k0 + threadIdx.y < k) ? b[(k0 + threadIdx.y) * n + col] : 0;
     __syncthreads();
-    for (int j = 0; j < 16; ++j) acc += as[threadIdx.y][j] * bs[j][threadIdx.x];
+    for (int j = 0; j < 16; ++j) {
+      acc += as[threadIdx.y][j] * bs[j][threadIdx.x];
+      abs_acc += fabs(as[threadIdx.y][j] * bs[j][threadIdx.x]);
+    }
     __syncthreads();
   }
-  if (row < m && col < n) d[row * n + col] = acc;
+  if (row < m && col < n) {
+    d[row * n + col] = acc;
+    if (mag) mag[row * n + col] = abs_acc;
+  }
 }
 
 double median(std::vector<float> v) {
@@ -200,7 +242,7 @@ struct Matrix {
 
 // The device buffers and sizes a launch function takes.
 struct Bufs {
-  CUdeviceptr a = 0, b = 0, d = 0;
+  CUdeviceptr a = 0, b = 0, d = 0, bias = 0;  // bias: a fused epilogue's (BIASED_GEMMS kernels)
   int64_t lda = 0, ldb = 0, m = 0, n = 0, k = 0;
 };
 // A gemm launch function's sizes, each its own type (ptxgen::size::m ...), from a Bufs.
@@ -222,10 +264,10 @@ Matrix operand(const ptxgen::TensorInfo& t, int64_t rows, int64_t cols, bool sam
   return x;
 }
 
-// Fresh random inputs: floats uniform in [-1, 1) rounded to the type, integers in [-4, 4] (u8 0..8).
-// Returns the exact values, row-major (rows x cols).
-std::vector<double> fill(const Matrix& x, std::vector<char>& h, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> uf(-1.0, 1.0);
+// Fresh random inputs: floats uniform in [-scale, scale) rounded to the type, integers in [-4, 4]
+// (u8 0..8). Returns the exact values, row-major (rows x cols).
+std::vector<double> fill(const Matrix& x, std::vector<char>& h, std::mt19937_64& rng, double scale = 1.0) {
+  std::uniform_real_distribution<double> uf(-scale, scale);
   std::uniform_int_distribution<int> ui(-4, 4), uu(0, 8);
   h.assign(x.elements() * bytes_of(x.type), 0);
   std::vector<double> r(static_cast<size_t>(x.rows * x.cols));
@@ -237,9 +279,12 @@ std::vector<double> fill(const Matrix& x, std::vector<char>& h, std::mt19937_64&
   return r;
 }
 
+// ref = A·B in float64 (exact for these inputs up to k of about 2^20); `mag` (when not null) gets
+// sum |a b| of each element.
 void cpu_gemm(const std::vector<double>& ra, const std::vector<double>& rb, std::vector<double>& ref, int64_t m,
-              int64_t n, int64_t k) {
+              int64_t n, int64_t k, std::vector<double>* mag = nullptr) {
   ref.assign(size_t(m) * n, 0.0);
+  if (mag) mag->assign(size_t(m) * n, 0.0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t kk = 0; kk < k; ++kk) {
       const double a = ra[size_t(i) * k + kk];
@@ -247,7 +292,178 @@ void cpu_gemm(const std::vector<double>& ra, const std::vector<double>& rb, std:
       const double* brow = &rb[size_t(kk) * n];
       double* drow = &ref[size_t(i) * n];
       for (int64_t j = 0; j < n; ++j) drow[j] += a * brow[j];
+      if (!mag) continue;
+      double* mrow = &(*mag)[size_t(i) * n];
+      for (int64_t j = 0; j < n; ++j) mrow[j] += std::fabs(a * brow[j]);
     }
+}
+
+// ---- fused epilogues -----------------------------------------------------------------------------
+
+// A kernel's fused epilogue: its ops in the manifest's order ("bias", then the activation), the
+// bias's axis and type.
+struct Epilogue {
+  std::vector<std::string> ops;
+  bool bias = false, bias_m = false;  // a bias input; along M (one element per row of D), else along N
+  T bias_type = T::f32;
+  std::string bias_dtype;
+  bool fused() const { return !ops.empty(); }
+  std::string describe() const {
+    std::string s;
+    for (const std::string& o : ops)
+      s += (s.empty() ? "" : " ") + (o == "bias" ? "bias(" + std::string(bias_m ? "m" : "n") + ", " + bias_dtype + ")" : o);
+    return s;
+  }
+};
+
+// The epilogue of a kernel: the ops and axis from epilogues.hpp, the bias's type and shape from the
+// header's tensors (each checked against the other).
+Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
+  Epilogue e;
+  const bool has_bias = info.tensor_count == 4 && std::string(info.tensors[3].name) == "bias";
+  const char* ops = nullptr;
+  const char* along = "";
+#define ROW(NAME, OPS, ALONG) \
+  if (std::strcmp(#NAME, info.name) == 0) ops = OPS, along = ALONG;
+  PTXGEN_LAUNCH_EPILOGUES(ROW)
+#undef ROW
+  if (!ops) {
+    if (PTXGEN_LAUNCH_HAVE_EPILOGUES)
+      die(2, std::string("epilogues.hpp has no row for ") + info.name + " (tools/h200-grid.py prepare writes one per kernel)");
+    if (has_bias)
+      die(2, std::string(info.name) + " takes a bias, and its activation is not known without epilogues.hpp "
+                                      "(tools/h200-grid.py prepare writes it beside the header)");
+    return e;
+  }
+  for (const char* p = ops; *p;) {
+    const char* q = p;
+    while (*q && *q != ' ') ++q;
+    if (q > p) e.ops.emplace_back(p, q);
+    p = *q ? q + 1 : q;
+  }
+  for (const std::string& o : e.ops)
+    if (o != "bias" && o != "relu" && o != "sigmoid" && o != "silu" && o != "gelu_tanh")
+      die(2, std::string(info.name) + ": the launcher does not evaluate the epilogue op " + o);
+  e.bias = std::find(e.ops.begin(), e.ops.end(), "bias") != e.ops.end();
+  if (e.bias != has_bias)
+    die(2, std::string(info.name) + (has_bias ? ": the header passes a bias, epilogues.hpp lists no \"bias\""
+                                              : ": epilogues.hpp lists \"bias\", the header passes none"));
+  if (e.bias) {
+    const ptxgen::TensorInfo& t = info.tensors[3];
+    e.bias_m = std::string(along) == "m";
+    if (e.bias_m ? t.cols != 1 || t.rows != info.m : t.rows != 1 || t.cols != info.n)
+      die(2, std::string(info.name) + ": epilogues.hpp says the bias lies along " + along + ", the header's bias is " +
+                 std::to_string(t.rows) + " x " + std::to_string(t.cols));
+    e.bias_type = parse_type(t.dtype);
+    e.bias_dtype = t.dtype;
+  }
+  return e;
+}
+
+// One element through the epilogue in float64: x = A·B, b its bias element; `bound` enters as x's
+// bound and leaves as the result's, before D's rounding. The same bound as tests/sim_gemm.cpp's: the
+// error entering each function times the function's largest slope (relu 1, sigmoid 1/4, silu 1.1,
+// gelu_tanh 1.13), plus the f32 function's own: add.rn 2^-24 relative; sigmoid and silu's
+// ex2.approx (2 ulp), rcp.approx (1 ulp), the f32 log2(e) and the rounding of x log2(e); gelu_tanh's
+// tanh.approx (2^-11 relative) and the roundings of its argument and its last fma and mul.
+double apply_epilogue(const Epilogue& e, double x, double b, double& bound) {
+  const double u = std::ldexp(1.0, -24), tiny = std::ldexp(1.0, -126);
+  auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+  for (const std::string& f : e.ops) {
+    if (f == "bias") {
+      x += b;
+      bound += u * std::fabs(x);
+    } else if (f == "relu") {
+      x = std::max(x, 0.0);
+    } else if (f == "sigmoid") {
+      const double y = sig(x);
+      bound = 0.25 * bound + y * (8 * u + std::fabs(x) * u) + tiny;
+      x = y;
+    } else if (f == "silu") {
+      const double y = x * sig(x);
+      bound = 1.1 * bound + std::fabs(x) * sig(x) * (10 * u + std::fabs(x) * u) + tiny;
+      x = y;
+    } else if (f == "gelu_tanh") {
+      const double w = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = std::tanh(w);
+      const double y = 0.5 * x * (1 + t);
+      bound = 1.13 * bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(w) + 1)) +
+              2 * u * std::fabs(y) + tiny;
+      x = y;
+    }
+  }
+  return x;
+}
+
+// The accumulator's bound per unit of sum |a b|: k/8 + 1 additions (the smallest K of one
+// instruction is 8) each off by at most 2^-22 of it (f32 accumulators, four times round-to-nearest's
+// 2^-24: the tensor cores' adders truncate and align internally), 2^-13 for 8-bit float inputs
+// (Hopper's fp8 accumulation keeps about 14 bits), 2^-10 for f16 accumulators.
+double accumulator_bound(T a_type, const char* accumulator, int64_t k) {
+  const std::string acc = accumulator;
+  const double unit = acc == "f16"                              ? std::ldexp(1.0, -10)
+                      : a_type == T::e4m3 || a_type == T::e5m2 ? std::ldexp(1.0, -13)
+                                                               : std::ldexp(1.0, -22);
+  return static_cast<double>((k + 7) / 8 + 1) * unit;
+}
+
+// D's rounding: relative (u_out) and absolute (half the smallest subnormal step where results may be
+// that small: f16's 2^-24).
+double output_unit(T d) {
+  return d == T::bf16 ? std::ldexp(1.0, -8) : d == T::f16 ? std::ldexp(1.0, -11) : d == T::f32 ? std::ldexp(1.0, -24) : 0.0;
+}
+double output_floor(T d) {
+  return d == T::f16 ? std::ldexp(1.0, -25) : d == T::bf16 ? std::ldexp(1.0, -134) : std::ldexp(1.0, -150);
+}
+
+// A bias of `count` elements of type t, uniform in [-2, 2) rounded to it; returns the exact values.
+std::vector<double> fill_bias(T t, int64_t count, std::vector<char>& h, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  h.assign(size_t(count) * bytes_of(t), 0);
+  std::vector<double> r(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) r[size_t(i)] = store(t, h.data(), size_t(i), u(rng));
+  return r;
+}
+
+// Element-wise comparison of a fused kernel's D with the float64 epilogue of ref (= A·B, with mag =
+// sum |a b|): the largest error / bound, where it is, and the relative Frobenius error.
+struct FusedCheck {
+  double worst = 0, rel = 0, max_abs = 0;
+  size_t unwritten = 0, nonfinite = 0;
+  std::string where;
+};
+FusedCheck check_fused(const Epilogue& e, const Matrix& D, const std::vector<char>& hd, const std::vector<double>& ref,
+                       const std::vector<double>& mag, const std::vector<double>& bias, double acc_unit, bool blas_ref) {
+  FusedCheck c;
+  const double u_out = output_unit(D.type), floor_out = output_floor(D.type), u = std::ldexp(1.0, -24);
+  std::vector<unsigned char> poison(bytes_of(D.type), 0xFE);
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < D.rows; ++i)
+    for (int64_t j = 0; j < D.cols; ++j) {
+      const size_t idx = D.index(i, j), at = size_t(i) * size_t(D.cols) + size_t(j);
+      if (std::memcmp(&hd[idx * bytes_of(D.type)], poison.data(), poison.size()) == 0) ++c.unwritten;
+      const double v = load(D.type, hd.data(), idx);
+      // cuBLAS's f32 product has its own accumulation error, and its rounding to f32.
+      double bound = acc_unit * mag[at] * (blas_ref ? 2 : 1) + (blas_ref ? u * std::fabs(ref[at]) : 0.0);
+      const double r = apply_epilogue(e, ref[at], e.bias ? bias[size_t(e.bias_m ? i : j)] : 0.0, bound);
+      bound = bound * (1 + u_out) + u_out * std::fabs(r) + floor_out;
+      if (!std::isfinite(v)) {
+        if (c.nonfinite++ == 0) c.worst = INFINITY, c.where = "D(" + std::to_string(i) + "," + std::to_string(j) + ") is not finite";
+        continue;
+      }
+      num += (v - r) * (v - r);
+      den += r * r;
+      c.max_abs = std::max(c.max_abs, std::fabs(v - r));
+      const double ratio = std::fabs(v - r) / bound;
+      if (ratio > c.worst) {
+        c.worst = ratio;
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "D(%lld,%lld) = %.9g, expected %.9g (bound %.3g)", static_cast<long long>(i),
+                      static_cast<long long>(j), v, r, bound);
+        c.where = buf;
+      }
+    }
+  c.rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return c;
 }
 
 // Runs one gemm kernel of the header: `call` is ptxgen::NAME, `prepare` ptxgen::NAME_prepare.
@@ -263,16 +479,24 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   CK(cuCtxSetCurrent(ctx));
   Matrix A = operand(info.tensors[0], m, k, same), B = operand(info.tensors[1], k, n, same);
   Matrix D{parse_type(info.tensors[2].dtype), m, n, true, n};
+  const Epilogue ep = epilogue_of(info);
+  const bool fused = ep.fused();
   const size_t a_bytes = A.elements() * bytes_of(A.type), b_bytes = B.elements() * bytes_of(B.type);
   const size_t d_bytes = D.elements() * bytes_of(D.type), guard = 1 << 16;
   size_t free_b = 0, total_b = 0;
   CK(cuMemGetInfo(&free_b, &total_b));
-  if (a_bytes + b_bytes + 2 * (d_bytes + guard) + 8 * (size_t(m) * k + size_t(k) * n + size_t(m) * n) > free_b)
+  // A fused reference needs sum |a b| too (8 bytes an element on the GPU, or |A| and |B| for cuBLAS).
+  const size_t extra = fused ? a_bytes + b_bytes + 8 * size_t(m) * n + 4 * size_t(m + n) : 0;
+  if (a_bytes + b_bytes + 2 * (d_bytes + guard) + 8 * (size_t(m) * k + size_t(k) * n + size_t(m) * n) + extra > free_b)
     die(2, "the problem does not fit in device memory (" + std::to_string(free_b >> 20) + " MiB free)");
 
   std::mt19937_64 rng(opt.seed);
-  std::vector<char> ha, hb;
-  const std::vector<double> ra = fill(A, ha, rng), rb = fill(B, hb, rng);
+  std::vector<char> ha, hb, hbias;
+  // A fused epilogue's inputs: A and B uniform in [-s, s) with s^4 k / 9 = 4 (A·B's standard
+  // deviation about 2, where the activations bend), and the bias in [-2, 2).
+  const double scale = fused ? std::min(1.0, std::sqrt(6.0 / std::sqrt(double(k)))) : 1.0;
+  const std::vector<double> ra = fill(A, ha, rng, scale), rb = fill(B, hb, rng, scale);
+  const std::vector<double> rbias = ep.bias ? fill_bias(ep.bias_type, ep.bias_m ? m : n, hbias, rng) : std::vector<double>();
   Bufs bufs;
   bufs.lda = A.ld, bufs.ldb = B.ld, bufs.m = m, bufs.n = n, bufs.k = k;
   CK(cuMemAlloc(&bufs.a, a_bytes));
@@ -280,6 +504,10 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   CK(cuMemAlloc(&bufs.d, d_bytes + guard));
   CK(cuMemcpyHtoD(bufs.a, ha.data(), a_bytes));
   CK(cuMemcpyHtoD(bufs.b, hb.data(), b_bytes));
+  if (ep.bias) {
+    CK(cuMemAlloc(&bufs.bias, hbias.size()));
+    CK(cuMemcpyHtoD(bufs.bias, hbias.data(), hbias.size()));
+  }
   CK(cuMemsetD8(bufs.d, 0xFE, d_bytes + guard));  // poison: an improbable value in every type
   CUstream stream;
   CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
@@ -314,42 +542,73 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
       default: return CUDA_R_32F;
     }
   };
+  // A fused epilogue's reference: the epilogue in float64 (apply_epilogue) on A·B, with mag = sum
+  // |a b| of each element for its bound.
+  std::vector<double> mag;
+  bool blas_ref = false;
   if (work <= double(1u << 30)) {
     ref_kind = "float64 CPU";
-    cpu_gemm(ra, rb, ref, m, n, k);
+    cpu_gemm(ra, rb, ref, m, n, k, fused ? &mag : nullptr);
   } else if (blas_types) {
     ref_kind = A.type == T::s8 ? "cuBLAS s32" : "cuBLAS f32";
-    ref.assign(size_t(m) * n, 0.0);
+    blas_ref = true;
     const bool integer = A.type == T::s8;
-    CUdeviceptr dr;
-    CK(cuMemAlloc(&dr, size_t(m) * n * 4));
-    const float one = 1, zero = 0;
-    const int32_t ione = 1, izero = 0;
-    CK(cublasGemmEx(blas, opB, opA, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
-                    integer ? static_cast<const void*>(&ione) : &one, reinterpret_cast<void*>(bufs.b),
-                    cuda_type(B.type), static_cast<int>(B.ld), reinterpret_cast<void*>(bufs.a), cuda_type(A.type),
-                    static_cast<int>(A.ld), integer ? static_cast<const void*>(&izero) : &zero,
-                    reinterpret_cast<void*>(dr), integer ? CUDA_R_32I : CUDA_R_32F, static_cast<int>(n),
-                    integer ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    sync_with_timeout(stream);
-    std::vector<float> hr(size_t(m) * n);
-    CK(cuMemcpyDtoH(hr.data(), dr, hr.size() * 4));
-    for (size_t i = 0; i < hr.size(); ++i)
-      ref[i] = integer ? static_cast<double>(reinterpret_cast<int32_t*>(hr.data())[i]) : hr[i];
-    CK(cuMemFree(dr));
+    // A·B (of the operands at pa, pb) into `out`, through cuBLAS with f32 (s32) results.
+    auto blas_product = [&](CUdeviceptr pa, CUdeviceptr pb, std::vector<double>& out) {
+      out.assign(size_t(m) * n, 0.0);
+      CUdeviceptr dr;
+      CK(cuMemAlloc(&dr, size_t(m) * n * 4));
+      const float one = 1, zero = 0;
+      const int32_t ione = 1, izero = 0;
+      CK(cublasGemmEx(blas, opB, opA, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
+                      integer ? static_cast<const void*>(&ione) : &one, reinterpret_cast<void*>(pb),
+                      cuda_type(B.type), static_cast<int>(B.ld), reinterpret_cast<void*>(pa), cuda_type(A.type),
+                      static_cast<int>(A.ld), integer ? static_cast<const void*>(&izero) : &zero,
+                      reinterpret_cast<void*>(dr), integer ? CUDA_R_32I : CUDA_R_32F, static_cast<int>(n),
+                      integer ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      sync_with_timeout(stream);
+      std::vector<float> hr(size_t(m) * n);
+      CK(cuMemcpyDtoH(hr.data(), dr, hr.size() * 4));
+      for (size_t i = 0; i < hr.size(); ++i)
+        out[i] = integer ? static_cast<double>(reinterpret_cast<int32_t*>(hr.data())[i]) : hr[i];
+      CK(cuMemFree(dr));
+    };
+    blas_product(bufs.a, bufs.b, ref);
+    if (fused) {
+      // sum |a b| = |A|·|B| (exact in every type: the sign bit cleared), through cuBLAS too.
+      auto absolute = [](const Matrix& x, std::vector<char> h) {
+        for (size_t i = 0; i < x.elements(); ++i) store(x.type, h.data(), i, std::fabs(load(x.type, h.data(), i)));
+        return h;
+      };
+      const std::vector<char> hab = absolute(A, ha), hbb = absolute(B, hb);
+      CUdeviceptr pa, pb;
+      CK(cuMemAlloc(&pa, a_bytes));
+      CK(cuMemAlloc(&pb, b_bytes));
+      CK(cuMemcpyHtoD(pa, hab.data(), a_bytes));
+      CK(cuMemcpyHtoD(pb, hbb.data(), b_bytes));
+      blas_product(pa, pb, mag);
+      CK(cuMemFree(pa));
+      CK(cuMemFree(pb));
+    }
   } else {
     ref_kind = "float64 GPU";
     ref.assign(size_t(m) * n, 0.0);
-    double *ga, *gb, *gd;
+    double *ga, *gb, *gd, *gm = nullptr;
     CK(cudaMalloc(&ga, ra.size() * 8));
     CK(cudaMalloc(&gb, rb.size() * 8));
     CK(cudaMalloc(&gd, ref.size() * 8));
+    if (fused) CK(cudaMalloc(&gm, ref.size() * 8));
     CK(cudaMemcpy(ga, ra.data(), ra.size() * 8, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(gb, rb.data(), rb.size() * 8, cudaMemcpyHostToDevice));
-    ref_gemm<<<dim3(unsigned((n + 15) / 16), unsigned((m + 15) / 16)), dim3(16, 16)>>>(ga, gb, gd, m, n, k);
+    ref_gemm<<<dim3(unsigned((n + 15) / 16), unsigned((m + 15) / 16)), dim3(16, 16)>>>(ga, gb, gd, gm, m, n, k);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpy(ref.data(), gd, ref.size() * 8, cudaMemcpyDeviceToHost));
+    if (fused) {
+      mag.assign(ref.size(), 0.0);
+      CK(cudaMemcpy(mag.data(), gm, mag.size() * 8, cudaMemcpyDeviceToHost));
+      cudaFree(gm);
+    }
     cudaFree(ga);
     cudaFree(gb);
     cudaFree(gd);
@@ -372,9 +631,17 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
       den += r * r;
       max_abs = std::max(max_abs, std::fabs(v - r));
     }
-  const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  const double tolerance = opt.tolerance >= 0 ? opt.tolerance : is_int(D.type) && is_int(A.type) ? 0.0 : 1e-2;
-  const bool ok = unwritten == 0 && nonfinite == 0 && guard_hit == 0 && rel <= tolerance;
+  double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  double tolerance = opt.tolerance >= 0 ? opt.tolerance : is_int(D.type) && is_int(A.type) ? 0.0 : 1e-2;
+  bool ok = unwritten == 0 && nonfinite == 0 && guard_hit == 0 && rel <= tolerance;
+  // A fused epilogue: every element within its bound (--tolerance: that many times the bound).
+  FusedCheck fc;
+  if (fused) {
+    fc = check_fused(ep, D, hd, ref, mag, rbias, accumulator_bound(A.type, info.accumulator, k), blas_ref);
+    rel = fc.rel, max_abs = fc.max_abs;
+    tolerance = opt.tolerance >= 0 ? opt.tolerance : 1.0;
+    ok = fc.unwritten == 0 && fc.nonfinite == 0 && guard_hit == 0 && fc.worst <= tolerance;
+  }
 
   // Timing: warm-up, then the median of `iters` launches, each between two events. The kernel
   // runs as the header launches it: a prepared launch (tensor maps encoded once) run by ptxgen::launch.
@@ -435,6 +702,10 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
               static_cast<long long>(k), ref_kind.c_str(), rel, max_abs, tolerance, unwritten, nonfinite, guard_hit,
               ms, flops / (ms * 1e-3) / 1e12);
   if (blas_ms > 0) std::printf(", \"cublas_ms\": %.6g, \"cublas_tflops\": %.6g", blas_ms, flops / (blas_ms * 1e-3) / 1e12);
+  if (fused)  // the bound's ratio (JSON has no infinity: a non-finite element reads 1e308)
+    std::printf(", \"epilogue\": \"%s\", \"worst_ratio\": %.6g, \"worst_at\": \"%s\", \"input_scale\": %.6g, "
+                "\"cublas_epilogue\": \"none (a plain GEMM)\"",
+                ep.describe().c_str(), std::isfinite(fc.worst) ? fc.worst : 1e308, fc.where.c_str(), scale);
   std::printf(", \"launched_through\": \"ptxgen::%s / ptxgen::launch\", \"ok\": %s}\n", info.name, ok ? "true" : "false");
   cublasDestroy(blas);
   return ok ? 0 : 1;
@@ -480,6 +751,19 @@ int bad_input() {
   PTXGEN_KERNELS_GEMMS(FIND)
 #undef FIND
   if (!here.info || !foreign.info) die(2, "--bad-input needs a bf16 sm_90a gemm kernel and a kernel for another target");
+  // The first kernel with a fused bias that runs here, bf16 in and out (none: its checks are left out).
+  Gemm biased;
+#define FIND(NAME, TA, TB, TD, TS)                                                                              \
+  {                                                                                                             \
+    Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
+             return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b), \
+                                 b.ldb, ptxgen::device_pointer<TD>(b.d), ptxgen::device_pointer<const TS>(b.bias), \
+                                 SIZES(b), s);                                                                  \
+           }};                                                                                                  \
+    if (!biased.info && runs_here(*g.info) && plain_bf16(*g.info)) biased = g;                                  \
+  }
+  PTXGEN_KERNELS_BIASED_GEMMS(FIND)
+#undef FIND
   CK(cuInit(0));
   CUdevice dev;
   CK(cuDeviceGet(&dev, 0));
@@ -537,6 +821,40 @@ int bad_input() {
   expect("m beyond the grid", here.call(x, s), bad, "CTAs along y");
   x = good, x.n = int64_t{1} << 31;
   expect("n beyond u32", here.call(x, s), bad, "n = 2147483648");
+  // A fused bias: refused null or off its 16-byte alignment; a launch right against the float64
+  // epilogue (every element within its bound, as a grid case checks it).
+  if (biased.info) {
+    const Epilogue ep = epilogue_of(*biased.info);
+    std::vector<char> hbias;
+    const std::vector<double> rbias = fill_bias(ep.bias_type, ep.bias_m ? m : n, hbias, rng);
+    Bufs xb = good;
+    CK(cuMemAlloc(&xb.bias, hbias.size() + 256));
+    CK(cuMemcpyHtoD(xb.bias, hbias.data(), hbias.size()));
+    const std::string what = "bias (" + ep.bias_dtype + ")";
+    Bufs y = xb;
+    y.bias = 0;
+    expect("null bias", biased.call(y, s), bad, (what + " is a null pointer").c_str());
+    y = xb, y.bias += bytes_of(ep.bias_type);
+    expect("misaligned bias", biased.call(y, s), bad, (what + " at").c_str());
+    CK(cuMemsetD8(xb.d, 0xFE, size_t(m * n * 2)));
+    CUresult r = biased.call(xb, s);
+    if (r == CUDA_SUCCESS) {
+      sync_with_timeout(s);
+      std::vector<char> hd(size_t(m * n * 2));
+      CK(cuMemcpyDtoH(hd.data(), xb.d, hd.size()));
+      std::vector<double> product, mag;
+      cpu_gemm(ra, rb, product, m, n, k, &mag);
+      const FusedCheck c = check_fused(ep, Matrix{T::bf16, m, n, true, n}, hd, product, mag, rbias,
+                                       accumulator_bound(T::bf16, biased.info->accumulator, k), false);
+      r = c.worst <= 1 && c.unwritten == 0 ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+      if (r != CUDA_SUCCESS) std::fprintf(stderr, "ptxgen-launch: %s: %s\n", biased.info->name, c.where.c_str());
+    }
+    expect(("a good launch of " + std::string(biased.info->name) + " (" + ep.describe() + ")").c_str(), r, CUDA_SUCCESS,
+           nullptr);
+    CK(cuMemFree(xb.bias));
+  } else {
+    std::printf("{\"note\": \"no sm_90a kernel with a fused bias and bf16 A, B and D: its checks left out\"}\n");
+  }
   // sm_100a code on this sm_90 device.
   expect("a kernel without code for this device", foreign.call(good, s), CUDA_ERROR_NO_BINARY_FOR_GPU,
          "cannot run this kernel: the header holds code for");
@@ -581,16 +899,111 @@ int bad_input() {
   return bad_failures ? 1 : 0;
 }
 
+// ---- --selfcheck: the fused reference and its bound, on the host (no GPU) ----------------------
+
+// D as a kernel computes it, emulated in f32: A·B accumulated in k order, then the epilogue's ops
+// step by step as math_fn.hpp composes them, each approximate instruction off by its whole documented
+// error (ex2 2 ulp, rcp 1 ulp, tanh 2^-11 relative), up or down by the element's parity, then D's
+// rounding. Mutations: `wrong_axis` adds bias[i] for bias[j] (or the reverse), `no_activation`
+// leaves the activation out, `short_k` drops the last 8 elements of K.
+struct Mutation {
+  bool wrong_axis = false, no_activation = false, short_k = false;
+};
+void emulate(const Epilogue& e, const Matrix& D, std::vector<char>& hd, const std::vector<double>& ra,
+             const std::vector<double>& rb, int64_t k, const std::vector<double>& bias_n, const std::vector<double>& bias_m,
+             Mutation mu) {
+  hd.assign(D.elements() * bytes_of(D.type), 0);
+  for (int64_t i = 0; i < D.rows; ++i)
+    for (int64_t j = 0; j < D.cols; ++j) {
+      float x = 0;
+      for (int64_t kk = 0; kk < (mu.short_k ? k - 8 : k); ++kk)
+        x += static_cast<float>(ra[size_t(i * k + kk)]) * static_cast<float>(rb[size_t(kk * D.cols + j)]);
+      const float sgn = (i + j) % 2 ? 1.f : -1.f;
+      for (const std::string& f : e.ops) {
+        if (f == "bias") {
+          const bool m_axis = e.bias_m != mu.wrong_axis;
+          x += static_cast<float>(m_axis ? bias_m[size_t(i)] : bias_n[size_t(j)]);
+          continue;
+        }
+        if (mu.no_activation) continue;
+        if (f == "relu") {
+          x = std::fmax(x, 0.f);
+        } else if (f == "sigmoid" || f == "silu") {
+          const float t = std::exp2(x * -1.44269504f) * (1 + sgn * std::ldexp(1.f, -22));
+          const float r = (1 / (t + 1.f)) * (1 + sgn * std::ldexp(1.f, -23));
+          x = f == "silu" ? x * r : r;
+        } else if (f == "gelu_tanh") {
+          const float p = std::fma(x * x, 0.044715f, 1.f), w = (p * x) * 0.797884561f;
+          const float t = std::tanh(w) * (1 + sgn * std::ldexp(1.f, -11));
+          x = x * std::fma(t, 0.5f, 0.5f);
+        }
+      }
+      store(D.type, hd.data(), D.index(i, j), x);
+    }
+}
+
+int selfcheck() {
+  const int64_t m = 96, n = 80, k = 1000;
+  std::mt19937_64 rng(11);
+  const double scale = std::sqrt(6.0 / std::sqrt(double(k)));
+  int failures = 0, checks = 0;
+  const char* sets[][2] = {{"bias", "n"},      {"bias", "m"},          {"relu", ""},          {"sigmoid", ""},
+                           {"silu", ""},       {"gelu_tanh", ""},      {"bias gelu_tanh", "n"}, {"bias silu", "m"},
+                           {"bias sigmoid", "n"}, {"bias relu", "m"}};
+  const T outs[] = {T::bf16, T::f16, T::f32}, biases[] = {T::f32, T::bf16, T::f16};
+  int round = 0;
+  for (const auto& set : sets)
+    for (T out : outs) {
+      Epilogue e;
+      for (const char* p = set[0]; *p;) {
+        const char* q = std::strchr(p, ' ');
+        e.ops.emplace_back(p, q ? q : p + std::strlen(p));
+        p = q ? q + 1 : p + std::strlen(p);
+      }
+      e.bias = std::string(set[1]) != "";
+      e.bias_m = std::string(set[1]) == "m";
+      e.bias_type = biases[round++ % 3];
+      e.bias_dtype = e.bias_type == T::f32 ? "f32" : e.bias_type == T::bf16 ? "bf16" : "f16";
+      const bool activation = e.ops.back() != "bias";
+      Matrix A{T::bf16, m, k, true, k}, B{T::bf16, k, n, true, n}, D{out, m, n, true, n};
+      std::vector<char> ha, hb, hbn, hbm, hd;
+      const std::vector<double> ra = fill(A, ha, rng, scale), rb = fill(B, hb, rng, scale);
+      const std::vector<double> bn = fill_bias(e.bias_type, n, hbn, rng), bm = fill_bias(e.bias_type, m, hbm, rng);
+      std::vector<double> ref, mag;
+      cpu_gemm(ra, rb, ref, m, n, k, &mag);
+      const double unit = accumulator_bound(T::bf16, "f32", k);
+      auto run = [&](const char* what, Mutation mu, bool want_pass) {
+        emulate(e, D, hd, ra, rb, k, bn, bm, mu);
+        const FusedCheck c = check_fused(e, D, hd, ref, mag, e.bias_m ? bm : bn, unit, false);
+        const bool ok = (c.worst <= 1) == want_pass;
+        ++checks, failures += !ok;
+        std::printf("{\"selfcheck\": \"%s, D %s: %s\", \"ok\": %s, \"worst_ratio\": %.4g, \"worst_at\": \"%s\"}\n",
+                    e.describe().c_str(), out == T::bf16 ? "bf16" : out == T::f16 ? "f16" : "f32", what,
+                    ok ? "true" : "false", c.worst, c.where.c_str());
+      };
+      run("the kernel's arithmetic passes", Mutation{}, true);
+      if (e.bias) run("the bias along the other axis fails", Mutation{true, false, false}, false);
+      if (activation) run("the activation left out fails", Mutation{false, true, false}, false);
+      run("8 elements of K left out fail", Mutation{false, false, true}, false);
+    }
+  std::printf("{\"selfcheck_checks\": %d, \"selfcheck_failures\": %d}\n", checks, failures);
+  return failures ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2)
-    die(2, "usage: ptxgen-launch CASE [--m M --n N --k K] [--iters N] [--seed S] [--tolerance T] | --list | --bad-input");
+    die(2, "usage: ptxgen-launch CASE [--m M --n N --k K] [--iters N] [--seed S] [--tolerance T] | --list | --bad-input"
+           " | --selfcheck");
   const std::string which = argv[1];
   if (which == "--bad-input") return bad_input();
+  if (which == "--selfcheck") return selfcheck();
   if (which == "--list") {
-#define LIST(NAME, TA, TB, TD) std::printf("%s\t%s\n", #NAME, ptxgen::NAME##_info.targets);
+#define LIST(NAME, ...)                                                                             \
+  std::printf("%s\t%s\t%s\n", #NAME, ptxgen::NAME##_info.targets, epilogue_of(ptxgen::NAME##_info).describe().c_str());
     PTXGEN_KERNELS_GEMMS(LIST)
+    PTXGEN_KERNELS_BIASED_GEMMS(LIST)
 #undef LIST
     return 0;
   }
@@ -622,6 +1035,25 @@ int main(int argc, char** argv) {
         },                                                                                                         \
         opt);
   PTXGEN_KERNELS_GEMMS(CASE)
+#undef CASE
+  // Kernels with a fused bias: the same, the bias after D.
+#define CASE(NAME, TA, TB, TD, TS)                                                                                 \
+  if (which == #NAME)                                                                                              \
+    return run_case<ptxgen::NAME##_launch>(                                                                        \
+        ptxgen::NAME##_info,                                                                                       \
+        [](const Bufs& b, CUstream s) {                                                                            \
+          return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b), \
+                              b.ldb, ptxgen::device_pointer<TD>(b.d), ptxgen::device_pointer<const TS>(b.bias),   \
+                              SIZES(b), s);                                                                        \
+        },                                                                                                         \
+        [](const Bufs& b, ptxgen::NAME##_launch& l) {                                                              \
+          return ptxgen::NAME##_prepare(ptxgen::device_pointer<const TA>(b.a), b.lda,                              \
+                                        ptxgen::device_pointer<const TB>(b.b), b.ldb,                              \
+                                        ptxgen::device_pointer<TD>(b.d),                                           \
+                                        ptxgen::device_pointer<const TS>(b.bias), SIZES(b), l);                    \
+        },                                                                                                         \
+        opt);
+  PTXGEN_KERNELS_BIASED_GEMMS(CASE)
 #undef CASE
   die(2, "the header has no gemm kernel " + which + " (--list lists them)");
 }
