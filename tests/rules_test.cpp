@@ -161,6 +161,29 @@ TEST_CASE("activations: MATH-APPROX once per op, at its \"op\" or \"approx\", na
   }
 }
 
+TEST_CASE("independent errors in one run: a memory budget beside an op's error (issue 32, defect 8)") {
+  // Two 512-column allocations (TMEM-ALLOC-TOTAL) and a tmem_load of a view nothing wrote
+  // (ORDER-UNWRITTEN): before, the budget was judged only once the ops passed.
+  nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+  auto& p = j["program"];
+  p["tmem"]["t"]["columns"] = 512;
+  p["tmem"]["u"] = {{"columns", 512}};
+  p["tmem"]["h"] = {{"slice", {{"of", "u"}, {"columns", {0, 128}}}}};
+  const nlohmann::json load = {{"op", "tmem_load"}, {"src", "h"}, {"regs", "q"}}, store = {{"op", "store"}, {"regs", "q"}, {"dst", "D"}};
+  p["ops"].insert(p["ops"].begin() + 7, load);
+  p["ops"].push_back(store);
+  Diagnostics d;
+  rules::parse_and_check(j.dump(), d);
+  std::string rules;
+  for (const auto& x : d.list()) rules += x.rule + " " + x.pointer + "; ";
+  CHECK(rules == "ORDER-UNWRITTEN /program/ops/7/src; TMEM-ALLOC-TOTAL /program/tmem; ");
+  // A budget still waits for the buffers themselves: an allocation that is refused is not counted.
+  p["tmem"]["u"]["columns"] = 500;
+  Diagnostics d2;
+  rules::parse_and_check(j.dump(), d2);
+  for (const auto& x : d2.list()) CHECK(x.rule != "TMEM-ALLOC-TOTAL");
+}
+
 TEST_CASE("messages carry the offending values") {
   {
     Diagnostics d = diags(R"({"gemm": {"tile": {"m": 96}}})");

@@ -41,7 +41,7 @@ namespace ptxgen::rules {
 // Budgets (program level): the memory map of the analysis.
 void check_tmem_alloc_total(const Context& c, Diagnostics& d) {
   if (!c.spec.program || !c.target.tcgen05) return;  // elsewhere PROGRAM-TARGET says all there is
-  const ir::Kernel* k = verified(c, d);
+  const ir::Kernel* k = buffers_verified(c, d);
   if (!k) return;
   const plan::MemoryMap& m = memory_map(c, *k);
   if (m.allocs.empty() || m.tmem_columns <= static_cast<uint32_t>(c.target.tmem_columns)) return;
@@ -53,7 +53,7 @@ void check_tmem_alloc_total(const Context& c, Diagnostics& d) {
 
 void check_program_smem_budget(const Context& c, Diagnostics& d) {
   if (!c.spec.program || !c.target.tcgen05) return;
-  const ir::Kernel* k = verified(c, d);
+  const ir::Kernel* k = buffers_verified(c, d);
   if (!k) return;
   const uint32_t bytes = memory_map(c, *k).smem_bytes;
   if (bytes <= static_cast<uint32_t>(c.target.smem_per_block_max)) return;

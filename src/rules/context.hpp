@@ -25,6 +25,7 @@ struct Context {
   mutable std::shared_ptr<ir::Kernel> kernel;
   mutable bool lowering_tried = false;
   mutable std::vector<verify::Problem> problems;  // the verifiers' (src/rules/verify*.cpp)
+  mutable size_t buffer_problems = 0;             // how many of them concern the buffers (the first)
   // The program's sizes, grid, loop and roles as check_pipeline.cpp judges them (computed once).
   mutable std::optional<std::vector<verify::Problem>> structure = std::nullopt;
   // The planner's facts the budget, grid and size rules read (narrow calls into plan/), each
@@ -43,6 +44,10 @@ const ir::Kernel* lowered(const Context& c, const Diagnostics& d);
 // The lowered kernel when the verifiers found nothing in it, else nullptr: what the rules that make
 // a narrow call into plan/ read.
 const ir::Kernel* verified(const Context& c, const Diagnostics& d);
+// The lowered kernel where its buffers (tiles, allocations, views) passed, whatever its ops'
+// problems: what the memory budgets read, so that a budget error is reported beside independent
+// errors of the ops (issue 32, defect 8) rather than after their fix.
+const ir::Kernel* buffers_verified(const Context& c, const Diagnostics& d);
 
 // The verified kernel's memory map, launch grid and output bound, each computed once (c.facts).
 const plan::MemoryMap& memory_map(const Context& c, const ir::Kernel& k);

@@ -676,6 +676,30 @@ const std::vector<Rule> kTable = {
  {"run the op in the role that loaded its operands"},
  R"({"program": {"threads": 192, "roles": {"epilogue": {"warps": [0, 1, 2, 3]}, "producer": {"warps": [4]}, "mma": {"warps": [5]}}, "ops": [{"op": "loop", "trips": 2, "ops": [{"op": "load", "role": "producer", "src": "A", "dst": "a", "via": "tma"}, {"op": "load", "role": "producer", "src": "B", "dst": "b", "via": "tma"}, {"op": "mma", "role": "mma", "a": "a", "b": "b", "d": "acc", "accumulate": "after_first"}]}, {"op": "tmem_load", "role": "epilogue", "src": "acc", "regs": "r"}, {"op": "neg", "role": "producer", "regs": "y", "a": "r"}, {"op": "store", "role": "producer", "regs": "y", "dst": "D"}]}})", "/program/ops/2/role", false,
  R"({"program": {"threads": 192, "roles": {"epilogue": {"warps": [0, 1, 2, 3]}, "producer": {"warps": [4]}, "mma": {"warps": [5]}}, "ops": [{"op": "loop", "trips": 2, "ops": [{"op": "load", "role": "producer", "src": "A", "dst": "a", "via": "tma"}, {"op": "load", "role": "producer", "src": "B", "dst": "b", "via": "tma"}, {"op": "mma", "role": "mma", "a": "a", "b": "b", "d": "acc", "accumulate": "after_first"}]}, {"op": "tmem_load", "role": "epilogue", "src": "acc", "regs": "r"}, {"op": "neg", "role": "epilogue", "regs": "y", "a": "r"}, {"op": "store", "role": "epilogue", "regs": "y", "dst": "D"}]}})", check_math_roles},
+{"READ-DTYPE", "a read of a tensor that is not f32, bf16 or f16, or shaped like registers that are not f32", "PTX ISA 9.1 §9.7.9.8 (ld); §9.7.9.21 (cvt.f32.f16, cvt.f32.bf16: exact)",
+ "A read gives a register set f32 values, one per register where the set it is shaped like (\"like\") holds its elements: the operands of the elementwise functions. It loads f32, bf16 or f16 elements and converts the 16-bit ones to f32, which is exact; integer, 8-bit and sub-byte tensors are not read. The set it is shaped like holds one f32 element per register (an accumulator's tcgen05.ld, or wgmma's f32 accumulators).",
+ "A bias declared as e4m3 or s32; a read shaped like packed bf16 registers.",
+ {"give the tensor the dtype f32, bf16 or f16", "shape the read like f32 registers (a tmem_load of an f32 view without \"pack\")"},
+ R"({"program": {"globals": {"bias": {"dtype": "s32", "shape": [1, 128]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "read", "src": "bias", "regs": "bv", "like": "r"}, {"op": "add", "regs": "y", "a": "r", "b": "bv"}, {"op": "store", "regs": "y", "dst": "D"}]}})", "/program/ops/7/src", false,
+ R"({"program": {"globals": {"bias": {"dtype": "bf16", "shape": [1, 128]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "read", "src": "bias", "regs": "bv", "like": "r"}, {"op": "add", "regs": "y", "a": "r", "b": "bv"}, {"op": "store", "regs": "y", "dst": "D"}]}})", check_read_dtype},
+{"READ-SHAPE", "a read shaped like registers of a tcgen05.ld shape other than .32x32b and .16x256b", "PTX ISA 9.1 §9.7.16.8.3 (which thread holds which element of each shape)",
+ "Each thread of a read loads the elements its registers hold, so ptxgen computes each one's row and column from the fragment's layout: for tcgen05.ld .32x32b and .16x256b fragments (the accumulator epilogue's shapes) and wgmma accumulators. Sets loaded with the other shapes are not read into (ptxgen's refusal, not the hardware's).",
+ "A read shaped like registers loaded with .16x128b.",
+ {"tmem_load the registers with \"shape\": \"32x32b\" or \"16x256b\""},
+ R"({"program": {"globals": {"bias": {"dtype": "f32", "shape": [1, 128]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r", "shape": "16x128b"}, {"op": "read", "src": "bias", "regs": "bv", "like": "r"}, {"op": "add", "regs": "y", "a": "r", "b": "bv"}, {"op": "store", "regs": "y", "dst": "D"}]}})", "/program/ops/7/like", false,
+ R"({"program": {"globals": {"bias": {"dtype": "f32", "shape": [1, 128]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r", "shape": "32x32b"}, {"op": "read", "src": "bias", "regs": "bv", "like": "r"}, {"op": "add", "regs": "y", "a": "r", "b": "bv"}, {"op": "store", "regs": "y", "dst": "D"}]}})", check_read_shape},
+{"READ-BOUNDS", "a read reaches outside a tensor of fixed extents", "(docs/spec.md, \"Arithmetic\")",
+ "A read gives register j the element at \"at\" plus the row and column register j holds; along a dimension of extent 1 (a vector, a scalar) the same element for every row or column. Where the tensor's extents are fixed, every element read must lie inside them; at run time extents, elements past them read as 0.",
+ "A bias of 2 rows where one (broadcast) or 128 were meant.",
+ {"move \"at\"", "give the tensor 1 row (or 1 column) to broadcast it"},
+ R"({"program": {"globals": {"bias": {"dtype": "f32", "shape": [2, 128]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "read", "src": "bias", "regs": "bv", "like": "r"}, {"op": "add", "regs": "y", "a": "r", "b": "bv"}, {"op": "store", "regs": "y", "dst": "D"}]}})", "/program/ops/7/at", false,
+ R"({"program": {"globals": {"bias": {"dtype": "f32", "shape": [1, 128]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "read", "src": "bias", "regs": "bv", "like": "r"}, {"op": "add", "regs": "y", "a": "r", "b": "bv"}, {"op": "store", "regs": "y", "dst": "D"}]}})", check_read_bounds},
+{"REDUCE-SHAPE", "a row reduction of registers of a tcgen05.ld shape other than .32x32b and .16x256b", "PTX ISA 9.1 §9.7.16.8.3 (which thread holds which element); §9.7.9.6 (shfl.sync)",
+ "A row reduction folds the registers of each row a thread holds, then, where several lanes share a row, exchanges the partial results between them: ptxgen knows the rows of .32x32b fragments (each thread a whole row) and of .16x256b fragments and wgmma accumulators (4 lanes a row, shfl.sync.bfly over lanes xor 1 and xor 2). Sets loaded with the other shapes are not reduced (ptxgen's refusal, not the hardware's).",
+ "A reduction of registers loaded with .16x128b or .16x64b.",
+ {"tmem_load the registers with \"shape\": \"32x32b\" or \"16x256b\""},
+ R"({"program": {"ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r", "shape": "16x128b"}, {"op": "reduce", "fn": "max", "regs": "m", "a": "r"}, {"op": "sub", "regs": "y", "a": "r", "b": "m"}, {"op": "store", "regs": "y", "dst": "D"}]}})", "/program/ops/7/a", false,
+ R"({"program": {"ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r", "shape": "16x256b"}, {"op": "reduce", "fn": "max", "regs": "m", "a": "r"}, {"op": "sub", "regs": "y", "a": "r", "b": "m"}, {"op": "store", "regs": "y", "dst": "D"}]}})", check_reduce_shape},
 {"STORE-DTYPE", "store to a global tensor of a type it does not write", "PTX ISA 9.1 §9.7.9.10 (st); §9.7.9.21 (cvt)",
  "store writes each register element with its own type, or converts f32 to f16/bf16 (cvt.rn). 4- and 6-bit elements have no per-element store.",
  "Storing an f32 accumulator into an s32 tensor.",
@@ -890,7 +914,9 @@ const ir::Kernel* lowered(const Context& c, const Diagnostics& d) {
     // only a structure it can take (check_pipeline.cpp reports why).
     if (c.spec.program && !program_structure(c).empty()) return nullptr;
     c.kernel = std::make_shared<ir::Kernel>(lower::lower(c.spec));
-    c.problems = verify::run(*c.kernel).problems;
+    verify::Verdict v = verify::run(*c.kernel);
+    c.problems = std::move(v.problems);
+    c.buffer_problems = v.buffer_problems;
   }
   return c.kernel.get();
 }
@@ -916,6 +942,11 @@ const std::optional<plan::SizeCrossing>& output_bound(const Context& c, const ir
 const ir::Kernel* verified(const Context& c, const Diagnostics& d) {
   const ir::Kernel* k = lowered(c, d);
   return k && c.problems.empty() ? k : nullptr;
+}
+
+const ir::Kernel* buffers_verified(const Context& c, const Diagnostics& d) {
+  const ir::Kernel* k = lowered(c, d);
+  return k && c.buffer_problems == 0 ? k : nullptr;
 }
 
 namespace {
@@ -946,7 +977,7 @@ void say_chosen(const spec::Gemm* g, const Diagnostics& found, Diagnostics& out)
 
 Analysis check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
-  Context c{s, g, isa::target_info(s.target), std::nullopt, nullptr, false, {}, std::nullopt, {}};
+  Context c{s, g, isa::target_info(s.target), std::nullopt, nullptr, false, {}, 0, std::nullopt, {}};
   if (g)
     c.kind = g->scale ? isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse),
                                               g->scale->kind)

@@ -69,12 +69,13 @@ Verdict run(const ir::Kernel& k) {
   Ctx c(k);
   kernel(c);
   views(c);
+  const size_t buffers = c.problems.size();
   loads(c);
   copies(c);
   mmas(c);
   registers(c);
   order(c);
-  return {std::move(c.problems), std::move(c.refused)};
+  return {std::move(c.problems), std::move(c.refused), buffers};
 }
 
 }  // namespace ptxgen::rules::verify

@@ -92,6 +92,7 @@ std::vector<const ir::Op*> all_ops(const ir::Kernel& k);
 struct Verdict {
   std::vector<Problem> problems;
   std::set<const ir::Op*> refused;
+  size_t buffer_problems = 0;  // the first problems, of the kernel's buffers (kernel(), views())
 };
 Verdict run(const ir::Kernel& k);
 
