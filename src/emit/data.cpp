@@ -204,6 +204,20 @@ std::vector<At> wgmma_cells(const plan::ReadStep& r) {
 }
 }  // namespace
 
+// One copy of code for warps lo..hi, which hold the registers: a branch to L_w for the warps of the
+// role (or the kernel) outside them, where there are any; whether it wrote one (L_w then follows
+// the code).
+bool Emitter::skip_other_warps(int lo, int hi, const std::string& L) {
+  const int first = role ? role->ir().first_warp : 0;
+  const int count = role ? role->ir().warps : p.ir().threads / 32;
+  if (lo == first && hi == first + count - 1) return false;
+  const std::string out = w.pred(), below = w.pred();
+  w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(lo));
+  w.ins(spell::setp(Cmp::gt, Ty::u32, BoolOp::or_) + " " + out + ", " + warp + ", " + s(hi) + ", " + below);
+  w.ins("@" + out + " " + spell::bra() + " " + L + "_w", "warps " + s(lo) + "-" + s(hi) + " hold the registers");
+  return true;
+}
+
 // Elementwise functions (§9.7.3), register j of each result from register j of its operands, in
 // every thread that holds the registers: all threads of the role for wgmma accumulators; for
 // tcgen05.ld fragments the warps that hold them, one copy of the code where every such warp holds
@@ -296,16 +310,7 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
   bool same = hi - lo + 1 == static_cast<int>(by_warp.size());
   for (const auto& [wi, js] : by_warp) same = same && js == by_warp.begin()->second;
   if (same) {
-    // The warps that run this code: the role's (or the kernel's); a guard only where others hold none.
-    const int first = role ? role->ir().first_warp : 0;
-    const int count = role ? role->ir().warps : p.ir().threads / 32;
-    const bool all = lo == first && hi == first + count - 1;
-    if (!all) {
-      const std::string out = w.pred(), below = w.pred();
-      w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(lo));
-      w.ins(spell::setp(Cmp::gt, Ty::u32, BoolOp::or_) + " " + out + ", " + warp + ", " + s(hi) + ", " + below);
-      w.ins("@" + out + " " + spell::bra() + " " + L + "_w", "warps " + s(lo) + "-" + s(hi) + " hold the registers");
-    }
+    const bool all = !skip_other_warps(lo, hi, L);
     chain(by_warp.begin()->second);
     if (!all) w.label(L + "_w");
   } else {
@@ -532,15 +537,7 @@ void Emitter::reduce(const plan::ReduceStep& r, const std::string& L) {
     }
     const int lo = by_warp.begin()->first, hi = by_warp.rbegin()->first;
     if (alike && hi - lo + 1 == static_cast<int>(by_warp.size())) {
-      const int first = role ? role->ir().first_warp : 0;
-      const int count = role ? role->ir().warps : p.ir().threads / 32;
-      const bool all = lo == first && hi == first + count - 1;
-      if (!all) {
-        const std::string out = w.pred(), below = w.pred();
-        w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(lo));
-        w.ins(spell::setp(Cmp::gt, Ty::u32, BoolOp::or_) + " " + out + ", " + warp + ", " + s(hi) + ", " + below);
-        w.ins("@" + out + " " + spell::bra() + " " + L + "_w", "warps " + s(lo) + "-" + s(hi) + " hold the registers");
-      }
+      const bool all = !skip_other_warps(lo, hi, L);
       slot = pattern.begin()->second.second;
       fold(pattern.begin()->second.first, slot);
       if (!all) w.label(L + "_w");

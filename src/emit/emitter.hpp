@@ -137,6 +137,7 @@ struct Emitter {
   void math_run(const std::vector<const plan::Step*>& run);
   void read(const plan::ReadStep& r, const std::string& L);
   void reduce(const plan::ReduceStep& r, const std::string& L);
+  bool skip_other_warps(int lo, int hi, const std::string& L);
   void read_element(const plan::ReadStep& r, const std::string& v, const std::string& tr, const std::string& tc,
                     const std::pair<int64_t, int64_t>& cell);
   std::pair<std::string, std::string> wgmma_base(const plan::RegDef& d, const std::string& row0, const std::string& col0);

@@ -393,6 +393,16 @@ void registers(Ctx& c) {
   using Key = std::tuple<int, std::string, std::optional<isa::LdShape>, std::optional<int>, bool, std::vector<int>>;
   std::map<Key, plan::TmemStore> judged;
   int next_id = 0;
+  // An op that defines a register set (arithmetic): its accepted definition, or none (refused).
+  auto define = [&](const ir::Op& op, std::optional<plan::RegDef> d) {
+    if (!d) {
+      c.refused.insert(&op);
+      return;
+    }
+    const std::string n = d->name;
+    defs[n] = {std::move(*d), ++next_id};
+    held.erase(n);
+  };
   for (const ir::Op* op : all_ops(c.k)) {
     switch (op->kind()) {
       case ir::OpKind::tmem_load: {
@@ -438,20 +448,12 @@ void registers(Ctx& c) {
         if (src == defs.end() || !store(c, *op, src->second.regs)) c.refused.insert(op);
         break;
       }
-      case ir::OpKind::math: {
-        auto d = math(c, *op, [&](const std::string& n) -> const plan::RegDef* {
-          auto it = defs.find(n);
-          return it == defs.end() ? nullptr : &it->second.regs;
-        });
-        if (!d) {
-          c.refused.insert(op);
-          break;
-        }
-        const std::string n = d->name;
-        defs[n] = {std::move(*d), ++next_id};
-        held.erase(n);
+      case ir::OpKind::math:
+        define(*op, math(c, *op, [&](const std::string& n) -> const plan::RegDef* {
+                 auto it = defs.find(n);
+                 return it == defs.end() ? nullptr : &it->second.regs;
+               }));
         break;
-      }
       case ir::OpKind::reduce: {
         // MATH-DTYPE, REDUCE-SHAPE: the rows of registers of one f32 each, whose layout the
         // emitter knows (.32x32b: a row per thread; .16x256b and wgmma: 4 lanes a row).
@@ -479,21 +481,12 @@ void registers(Ctx& c) {
         }
         plan::RegDef d = x;
         d.name = o.regs.name;
-        defs[d.name] = {std::move(d), ++next_id};
-        held.erase(o.regs.name);
+        define(*op, std::move(d));
         break;
       }
       case ir::OpKind::read: {
         const auto like = defs.find(op->as<ir::Read>()->like.name);
-        std::optional<plan::RegDef> d;
-        if (like != defs.end()) d = read(c, *op, like->second.regs);
-        if (!d) {
-          c.refused.insert(op);
-          break;
-        }
-        const std::string n = d->name;
-        defs[n] = {std::move(*d), ++next_id};
-        held.erase(n);
+        define(*op, like == defs.end() ? std::nullopt : read(c, *op, like->second.regs));
         break;
       }
       case ir::OpKind::mma: {
