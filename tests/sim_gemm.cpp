@@ -251,7 +251,13 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   // smallest K per instruction) rounds to its type; D rounds once more to its own.
   const std::string acc = mf.at("accumulator");
   const double u_acc = acc == "f32" ? std::ldexp(1.0, -24) : acc == "f16" ? std::ldexp(1.0, -11) : 0.0;
-  const double u_out = dd.name == "bf16" ? std::ldexp(1.0, -8) : dd.name == "f16" ? std::ldexp(1.0, -11) : 0.0;
+  // D's rounding: half an ulp relative, and for the 8-bit floats half their smallest subnormal absolute.
+  const double u_out = dd.name == "bf16"   ? std::ldexp(1.0, -8)
+                       : dd.name == "f16"  ? std::ldexp(1.0, -11)
+                       : dd.name == "e4m3" ? std::ldexp(1.0, -4)
+                       : dd.name == "e5m2" ? std::ldexp(1.0, -3)
+                                           : 0.0;
+  const double abs_out = dd.name == "e4m3" ? std::ldexp(1.0, -10) : dd.name == "e5m2" ? std::ldexp(1.0, -17) : 0.0;
   const double steps = static_cast<double>((kk + 7) / 8 + 1);
   const std::vector<uint8_t>& D = g.at(d_addr);
   const Operand& A = ops.at("A");
@@ -309,7 +315,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
           throw std::runtime_error("a manifest with the epilogue op " + f + ", which the simulation does not evaluate");
         }
       }
-      const double bound = acc_bound * (1 + u_out) + u_out * std::fabs(ref) + 1e-300;
+      const double bound = acc_bound * (1 + u_out) + u_out * std::fabs(ref) + abs_out + 1e-300;
       const double err = std::fabs(got - ref);
       const double rel = std::isnan(err) ? INFINITY : (dd.name == "s32" ? (err == 0 ? 0 : INFINITY) : err / bound);
       ++res.checked;

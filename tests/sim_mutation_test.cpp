@@ -590,6 +590,15 @@ TEST_CASE("mutations of fused epilogues (bias, activation) make the simulation f
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }
+  {  // tcgen05, an e4m3 D (docs/spec.md: D-FP8): two columns converted into one .b16
+    const Subject x = subject("gemm_bf16_128x256x64_e4m3_out", 125, 252, 379, 33);
+    static const Mutation kMutations[] = {
+        {"the pair's columns swapped in the .e4m3x2 (column j + 1's value stored at column j)",
+         R"(cvt\.rn\.satfinite\.e4m3x2\.f32 (%rs\d+), (%r\d+), (%r\d+);)", "cvt.rn.satfinite.e4m3x2.f32 $1, $3, $2;", -1, "", ""},
+        {"e5m2 written where D is e4m3", R"(cvt\.rn\.satfinite\.e4m3x2\.f32)", "cvt.rn.satfinite.e5m2x2.f32", -1, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
 }
 }
 

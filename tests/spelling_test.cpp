@@ -78,6 +78,7 @@ std::string operands(const spell::Scalar& v, const std::string& label) {
       return reg(1) + ", " + reg(t, 1) + ", " + reg(t, 2) + (v.combine != BoolOp::none ? ", " + reg(1, 3) : "");
     case Op::cvt:
       // The packed pairs take two sources (§9.7.9.21): the first goes to the upper half.
+      if (t == Ty::e4m3x2 || t == Ty::e5m2x2) return reg(Ty::b16) + ", " + reg(v.from, 1) + ", " + reg(v.from, 2);  // a .b16 pair
       return reg(t) + ", " + reg(v.from, 1) + (t == Ty::f16x2 || t == Ty::bf16x2 ? ", " + reg(v.from, 2) : "");
     case Op::cvta: return reg(64) + ", " + reg(64, 1);
     case Op::mapa: return reg(32) + ", " + reg(32, 1) + ", " + reg(32, 2);

@@ -831,6 +831,19 @@ void Emitter::store_pair(const plan::StoreStep& st, const std::string& x, const 
     w.ins("@" + ps1 + " " + spell::st(Space::global, Ty::f32) + " [" + addr + "+4], " + fy);
     return;
   }
+  if (es == 1) {
+    // e4m3 / e5m2 (from f32 accumulators): both in one .b16, the column's in the low byte, which
+    // is first in memory; a value beyond the type's range is its largest finite one (.satfinite).
+    const std::string pk = w.r16(), hi = w.r16(), t = w.r32();
+    w.ins(spell::cvt(out == isa::DType::e4m3 ? Ty::e4m3x2 : Ty::e5m2x2, Ty::f32, Round::rn_satfinite) + " " + pk + ", " + fy + ", " + fx);
+    w.ins("@" + pv + " " + spell::st(Space::global, Ty::b16) + " [" + addr + "], " + pk);
+    w.ins(spell::cvt(Ty::u32, Ty::u16) + " " + t + ", " + pk);
+    w.ins(spell::alu(Op::shr, Ty::b32) + " " + t + ", " + t + ", 8");
+    w.ins(spell::cvt(Ty::u16, Ty::u32) + " " + hi + ", " + t);
+    w.ins("@" + ps0 + " " + spell::st(Space::global, Ty::b8) + " [" + addr + "], " + pk);
+    w.ins("@" + ps1 + " " + spell::st(Space::global, Ty::b8) + " [" + addr + "+1], " + hi);
+    return;
+  }
   const std::string pk = w.r32(), h0 = w.r16(), h1 = w.r16();
   w.ins(spell::cvt(out == isa::DType::bf16 ? Ty::bf16x2 : Ty::f16x2, Ty::f32, Round::rn) + " " + pk + ", " + fy + ", " + fx);
   w.ins("@" + pv + " " + spell::st(Space::global, Ty::b32) + " [" + addr + "], " + pk);

@@ -167,8 +167,8 @@ std::string_view name(Op op) {
 }
 
 std::string_view name(Ty t) {
-  static constexpr std::string_view k[] = {"",    "pred", "b8",  "b16", "b32",  "b64", "u16",   "u32",
-                                           "u64", "s32",  "s64", "f16", "bf16", "f32", "f16x2", "bf16x2"};
+  static constexpr std::string_view k[] = {"",    "pred", "b8",  "b16", "b32",  "b64", "u16",    "u32",    "u64",
+                                           "s32", "s64",  "f16", "bf16", "f32", "f16x2", "bf16x2", "e4m3x2", "e5m2x2"};
   return k[static_cast<int>(t)];
 }
 
@@ -209,6 +209,7 @@ std::string alu(const Scalar& v) {
   if (v.to) out += ".to";
   if (v.op == Op::setmaxnreg) out += v.inc ? ".inc.sync.aligned" : ".dec.sync.aligned";
   if (v.round == Round::rn) out += ".rn";
+  if (v.round == Round::rn_satfinite) out += ".rn.satfinite";
   if (v.round == Round::approx) out += ".approx";
   add_part(out, name(v.cmp));
   add_part(out, name(v.combine));
@@ -282,6 +283,9 @@ const std::vector<AluRow>& alu_rows() {
       {Op::cvt, "§9.7.9.21", 71, true, true, {.types = {T::f32}, .from = {T::bf16}}},
       {Op::cvt, "§9.7.9.21", 70, true, true,
        {.types = {T::f16, T::bf16, T::f16x2, T::bf16x2}, .from = {T::f32}, .round = Round::rn}},
+      // Two f32 to two 8-bit floats in a .b16, a in the upper byte, beyond the largest finite
+      // value the largest finite value (an 8-bit D; PTX ISA 7.8 for sm_90, 8.1 for sm_89).
+      {Op::cvt, "§9.7.9.21", 78, true, true, {.types = {T::e4m3x2, T::e5m2x2}, .from = {T::f32}, .round = Round::rn_satfinite}},
       {Op::cvta, "§9.7.9.20", 77, true, true, {.types = {T::u64}, .spaces = {Space::global, Space::param}, .to = {false, true}}},
       {Op::mapa, "§9.7.9.23", 78, true, true, {.types = {T::u32}, .spaces = {Space::shared_cluster}}},
       {Op::ld, "§9.7.9.8", 10, true, true, {.types = {T::u32, T::u64}, .spaces = {Space::param}}},

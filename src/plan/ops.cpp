@@ -599,7 +599,9 @@ bool store_converts(isa::DType regs, isa::DType global, bool clip) {
   const bool narrow = (regs == DType::f32 && (global == DType::bf16 || global == DType::f16)) ||
                       // a clipped store (the gemm template's D) also widens or converts from the accumulator
                       (clip && (global == DType::f32 || global == DType::f16 || global == DType::bf16) &&
-                       (regs == DType::f16 || regs == DType::s32 || regs == DType::f32));
+                       (regs == DType::f16 || regs == DType::s32 || regs == DType::f32)) ||
+                      // and to 8-bit floats from f32 accumulators (cvt.rn.satfinite.e4m3x2.f32, §9.7.9.21)
+                      (clip && regs == DType::f32 && (global == DType::e4m3 || global == DType::e5m2));
   return same || narrow;
 }
 

@@ -124,6 +124,24 @@ void check_cluster_multicast(const Context& c, Diagnostics& d) {
   }
 }
 
+// An 8-bit D (e4m3, e5m2): converted from f32 accumulators two at a time (cvt.rn.satfinite.e4m3x2.f32,
+// §9.7.9.21) and stored directly; the TMA epilogue's staging of 8-bit D is not built.
+void check_d_fp8(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || isa::value_bits(g->d) != 8) return;
+  if (g->accumulator != isa::DType::f32) {
+    d.error("D-FP8", "/gemm/d/dtype",
+            "D in " + std::string(isa::name(g->d)) + " is converted from f32 accumulators (cvt.rn.satfinite." + std::string(isa::name(g->d)) +
+                "x2.f32); the accumulator is " + std::string(isa::name(g->accumulator)))
+        .help = {"use \"accumulator\": \"f32\""};
+    return;
+  }
+  if (g->epilogue != spec::Epilogue::direct)
+    d.error("D-FP8", "/gemm/epilogue",
+            "D in " + std::string(isa::name(g->d)) + " is stored directly from the registers: the TMA epilogue's staging of 8-bit D is not built")
+        .help = {"use \"epilogue\": \"direct\" (or leave it out)", "or D in bf16, f16 or f32 with \"epilogue\": \"tma\""};
+}
+
 void check_epilogue_auto(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || g->epilogue != spec::Epilogue::automatic || !c.target.tcgen05) return;
@@ -135,7 +153,7 @@ void check_epilogue_auto(const Context& c, Diagnostics& d) {
 
 void check_epilogue_tma(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g || g->epilogue == spec::Epilogue::direct) return;
+  if (!g || g->epilogue == spec::Epilogue::direct || isa::value_bits(g->d) == 8) return;  // 8-bit D: D-FP8
   if (g->epilogue == spec::Epilogue::automatic && c.target.tcgen05) return;  // EPILOGUE-AUTO
   const int box = 128 / (isa::value_bits(g->d) / 8);
   if (g->tile.n % box) {

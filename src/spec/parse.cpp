@@ -84,7 +84,7 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
   if (const json* dd = r.object("d", true)) {
     ObjReader rd(*dd, r.ptr("d"), r);
     need(rd.choice("dtype", true,
-                   dtype_choices({isa::DType::f32, isa::DType::f16, isa::DType::bf16, isa::DType::s32})),
+                   dtype_choices({isa::DType::f32, isa::DType::f16, isa::DType::bf16, isa::DType::s32, isa::DType::e4m3, isa::DType::e5m2})),
          g.d);
     rd.finish();
   } else {

@@ -182,6 +182,17 @@ void Machine::run_thread(Thread& t) {
         if (d.cls != Cls::f && s.cls != Cls::f) {  // integer widths: sign- or zero-extend the source, truncate to the destination
           const uint64_t v = s.cls == Cls::s ? static_cast<uint64_t>(sext(x, s.bits)) : (x & mask(s.bits));
           put(in.o[0].r, v & mask(d.bits));
+        } else if (d.cls == Cls::f && (d.fmt == 19 || d.fmt == 20) && s.cls == Cls::f && s.bits == 32) {
+          // .e4m3x2/.e5m2x2 from two f32 (§9.7.9.21): a in the upper byte, b in the lower; with
+          // .satfinite a value beyond the range is the largest finite one (NaN stays NaN).
+          const num::Format& f = d.fmt == 19 ? num::kE4M3 : num::kE5M2;
+          const double maxf = f.fn ? 448.0 : 57344.0;
+          auto enc = [&](uint64_t bits) {
+            double v = num::f32_of(static_cast<uint32_t>(bits));
+            if (in.wg_sat && !std::isnan(v)) v = std::max(-maxf, std::min(maxf, v));
+            return num::encode_rn(f, v);
+          };
+          put(in.o[0].r, (uint64_t{enc(x)} << 8) | enc(A(2)));
         } else if (d.cls == Cls::f && (d.fmt & 16) && s.cls == Cls::f && s.bits == 32) {  // .f16x2/.bf16x2 from two f32: a upper, b lower
           const num::Format& f = (d.fmt & 15) == 1 ? num::kF16 : num::kBF16;
           const uint32_t hi = num::encode_rn(f, num::f32_of(static_cast<uint32_t>(x)));

@@ -233,14 +233,15 @@ struct Parser {
         {"u8", {Cls::u, 8}},     {"u16", {Cls::u, 16}},   {"u32", {Cls::u, 32}},    {"u64", {Cls::u, 64}},
         {"s8", {Cls::s, 8}},     {"s16", {Cls::s, 16}},   {"s32", {Cls::s, 32}},    {"s64", {Cls::s, 64}},
         {"f16", {Cls::f, 16, 1}}, {"bf16", {Cls::f, 16, 2}}, {"f32", {Cls::f, 32, 0}}, {"f64", {Cls::f, 64, 0}},
-        {"f16x2", {Cls::f, 32, 17}}, {"bf16x2", {Cls::f, 32, 18}}, {"pred", {Cls::pred, 1}}};
+        {"f16x2", {Cls::f, 32, 17}}, {"bf16x2", {Cls::f, 32, 18}}, {"pred", {Cls::pred, 1}},
+        {"e4m3x2", {Cls::f, 16, 19}}, {"e5m2x2", {Cls::f, 16, 20}}};
     auto it = m.find(t);
     if (it == m.end()) fail("unknown type ." + t);
     return it->second;
   }
   bool is_type(const std::string& t) const {
     static const char* ts[] = {"b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64", "s8", "s16", "s32",
-                               "s64", "f16", "bf16", "f32", "f64", "f16x2", "bf16x2", "pred"};
+                               "s64", "f16", "bf16", "f32", "f64", "f16x2", "bf16x2", "pred", "e4m3x2", "e5m2x2"};
     for (const char* x : ts)
       if (t == x) return true;
     return false;
@@ -366,6 +367,7 @@ struct Parser {
       std::vector<std::string> ts;
       for (const auto& m : mods)
         if (is_type(m)) ts.push_back(m);
+        else if (m == "satfinite") in.wg_sat = 1;  // a value beyond the type's range: its largest finite one
         else if (m != "rn" && m != "rni" && m != "rzi") fail("unsupported cvt modifier ." + m);
       if (ts.size() != 2) fail("cvt needs two types");
       in.ty = type_of(ts[0]);
