@@ -57,6 +57,8 @@ TEST_CASE("ptxas assembles every golden for its target") {
     io::Run r = io::run({*ptxas, "-v", "-arch=" + std::string(t.name), golden, "-o", cubin});
     REQUIRE(r.launched);
     CHECK_MESSAGE(r.exit_code == 0, "ptxas " << ver->text << " rejected " << golden << ":\n" << r.output);
+    // A warning is a defect too (issue 32): ptxas accepts, but the kernel is not what was meant.
+    CHECK_MESSAGE(r.output.find("warning") == std::string::npos, "ptxas " << ver->text << " warns on " << golden << ":\n" << r.output);
     ++assembled;
     if (s.gemm) {
       // The template's kernels keep everything in registers: ptxas -v reports no local-memory
