@@ -993,17 +993,9 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
   if (d.wgmma) {
     // §9.7.15.5.1.1: warp q of the warpgroup, lane l: register pair i of an N group holds rows
     // 16q + l/4 + 8 (i % 2) and columns 8 (i / 2) + 2 (l % 4) + {0, 1} of its warpgroup's 64 rows.
-    const std::string q = w.r32(), wg = w.r32(), r0 = w.r32(), r8 = w.r32(), c0 = w.r32(), t = w.r32();
-    w.ins(spell::alu(Op::sub, Ty::u32) + " " + wg + ", " + warp + ", " + s(role ? role->ir().first_warp : 0));
-    w.ins(spell::alu(Op::and_, Ty::b32) + " " + q + ", " + wg + ", 3");
-    w.ins(spell::alu(Op::shr, Ty::u32) + " " + wg + ", " + wg + ", 2");
-    w.ins(spell::alu(Op::shr, Ty::u32) + " " + t + ", " + lane + ", 2");
-    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r0 + ", " + q + ", 16, " + t);
-    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r0 + ", " + wg + ", " + s(d.rows) + ", " + r0);
-    w.ins(spell::alu(Op::add, Ty::u32) + " " + r0 + ", " + r0 + ", " + row0);
+    const auto [r0, c0] = wgmma_base(d, row0, col0);
+    const std::string r8 = w.r32();
     w.ins(spell::alu(Op::add, Ty::u32) + " " + r8 + ", " + r0 + ", 8");
-    w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + lane + ", 3");
-    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + c0 + ", " + t + ", 2, " + col0);
     // A warpgroup of several M groups: the rows of group i lie 64 i further.
     std::map<int, std::pair<std::string, std::string>> at_row{{0, {r0, r8}}};
     each_acc_pair(d, rs, [&](int row, int c, bool lower, const std::string& x, const std::string& y, const std::string& packed) {

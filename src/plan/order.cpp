@@ -70,6 +70,13 @@ class Sequencer {
     return it == c_.regs.end() ? nullptr : &it->second;
   }
 
+  // Before an op writes register set `set`: the tcgen05.ld still filling it, and the tcgen05.st
+  // still reading it, complete (§9.7.16.6.4.5).
+  void before_writing(const std::string& set, std::vector<Step>& out) {
+    if (pending_ld_.count(set)) wait_ld("the registers \"" + set + "\" are about to be reused (§9.7.16.6.4.5)", out);
+    if (st_sources_.count(set)) wait_st("the registers \"" + set + "\" feed a tcgen05.st that has not completed", out);
+  }
+
   // Steps the planner inserts.
   void wait_ld(const std::string& why, std::vector<Step>& out) {
     if (pending_ld_.empty()) return;
@@ -164,9 +171,7 @@ class Sequencer {
       if (o.value[k]) st.math.value[k] = static_cast<float>(*o.value[k]);
     for (const ir::Ref* r : {&o.a, &o.b, &o.c})
       if (*r && pending_ld_.count(r->name)) wait_ld("the registers \"" + r->name + "\" are read (§9.7.16.8.5)", out);
-    if (pending_ld_.count(o.regs.name)) wait_ld("the registers \"" + o.regs.name + "\" are about to be reused (§9.7.16.6.4.5)", out);
-    if (st_sources_.count(o.regs.name))
-      wait_st("the registers \"" + o.regs.name + "\" feed a tcgen05.st that has not completed", out);
+    before_writing(o.regs.name, out);
     std::string args;
     for (int k = 0; k < f.operands; ++k)
       args += (k ? ", " : "") + operand_text(st.math, static_cast<size_t>(k));
@@ -214,9 +219,7 @@ class Sequencer {
     r.cols_param = g->cols_param;
     r.global_rows = g->rows;
     r.global_width = g->cols;
-    if (pending_ld_.count(o.regs.name)) wait_ld("the registers \"" + o.regs.name + "\" are about to be reused (§9.7.16.6.4.5)", out);
-    if (st_sources_.count(o.regs.name))
-      wait_st("the registers \"" + o.regs.name + "\" feed a tcgen05.st that has not completed", out);
+    before_writing(o.regs.name, out);
     st.why = "registers \"" + o.regs.name + "\" = " + g->name + "'s elements where \"" + o.like.name + "\" holds its own" +
              (r.rows_broadcast && r.cols_broadcast ? " (one element, to every register)"
               : r.rows_broadcast                  ? " (one row, broadcast down the rows)"
@@ -250,9 +253,7 @@ class Sequencer {
     r.shuffle = a->wgmma;
     for (const auto& f : a->frags) r.shuffle = r.shuffle || f.shape == isa::LdShape::s16x256b;
     if (pending_ld_.count(o.a.name)) wait_ld("the registers \"" + o.a.name + "\" are read (§9.7.16.8.5)", out);
-    if (pending_ld_.count(o.regs.name)) wait_ld("the registers \"" + o.regs.name + "\" are about to be reused (§9.7.16.6.4.5)", out);
-    if (st_sources_.count(o.regs.name))
-      wait_st("the registers \"" + o.regs.name + "\" feed a tcgen05.st that has not completed", out);
+    before_writing(o.regs.name, out);
     st.why = "registers \"" + o.regs.name + "\" = each row's " + std::string(kReduceNames[static_cast<size_t>(o.fn)]) + " of \"" +
              o.a.name + "\", in every element of the row" +
              (r.shuffle ? " (4 lanes share a row: shfl.sync.bfly over lanes xor 1 and xor 2)" : " (each thread holds whole rows)");
@@ -354,10 +355,7 @@ class Sequencer {
         if (lanes.miss != TmemLanes::fits) return;
         const RegDef* d = &lanes.def;
         enter(Exec::warps, warps_of(*d), out);
-        if (pending_ld_.count(o.regs.name))
-          wait_ld("the registers \"" + o.regs.name + "\" are about to be reused (§9.7.16.6.4.5)", out);
-        if (st_sources_.count(o.regs.name))
-          wait_st("the registers \"" + o.regs.name + "\" feed a tcgen05.st that has not completed", out);
+        before_writing(o.regs.name, out);
         for (const auto& r : st_regions_)
           if (overlap(r, region_of(*v))) wait_st("tcgen05.ld reads cells a tcgen05.st of these warps wrote (§9.7.16.6.4.2)", out);
         c_.regs[o.regs.name] = *d;
