@@ -993,8 +993,9 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
   if (d.wgmma) {
     // §9.7.15.5.1.1: warp q of the warpgroup, lane l: register pair i of an N group holds rows
     // 16q + l/4 + 8 (i % 2) and columns 8 (i / 2) + 2 (l % 4) + {0, 1} of its warpgroup's 64 rows.
-    const auto [r0, c0] = wgmma_base(d, row0, col0);
-    const std::string r8 = w.r32();
+    // (not a structured binding: the lambda below captures them, which clang before 16 refuses)
+    const std::pair<std::string, std::string> base = wgmma_base(d, row0, col0);
+    const std::string r0 = base.first, c0 = base.second, r8 = w.r32();
     w.ins(spell::alu(Op::add, Ty::u32) + " " + r8 + ", " + r0 + ", 8");
     // A warpgroup of several M groups: the rows of group i lie 64 i further.
     std::map<int, std::pair<std::string, std::string>> at_row{{0, {r0, r8}}};
