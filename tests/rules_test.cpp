@@ -70,6 +70,43 @@ TEST_CASE("docs/rules.md is generated from the table and current") {
                 "docs/rules.md is stale: run tools/update-golden (it regenerates docs/rules.md)");
 }
 
+TEST_CASE("gemm epilogue alpha, beta with c, residual: each mistake its rule at the member written") {
+  auto one = [](const std::string& patch) {
+    const Diagnostics d = diags(patch);
+    REQUIRE(d.list().size() == 1);
+    return d.list()[0];
+  };
+  // Built: the whole list passes on both engines (f32 accumulators).
+  CHECK(diags(R"({"gemm": {"alpha": 0.5, "c": {"dtype": "f16"}, "beta": -2, "bias": {"dtype": "f32"}, "activation": "relu",
+                  "residual": {"dtype": "bf16"}}})").list().empty());
+  CHECK(diags(R"({"target": "sm_90a", "gemm": {"alpha": 3, "c": {"dtype": "f32"}, "residual": {"dtype": "f16"}}})").list().empty());
+  // beta scales C: without c it is a missing member, at beta (what was written).
+  Diagnostic x = one(R"({"gemm": {"beta": 2}})");
+  CHECK(x.rule == "SPEC-MISSING-KEY");
+  CHECK(x.pointer == "/gemm/beta");
+  CHECK(x.help.at(0) == "give C's type: \"c\": {\"dtype\": \"bf16\"} (or f16, f32)");
+  // alpha and beta become f32 immediates: beyond f32's range is MATH-DTYPE at the member.
+  x = one(R"({"gemm": {"alpha": 1e39}})");
+  CHECK(x.rule == "MATH-DTYPE");
+  CHECK(x.pointer == "/gemm/alpha");
+  x = one(R"({"gemm": {"c": {"dtype": "bf16"}, "beta": -4e38}})");
+  CHECK(x.rule == "MATH-DTYPE");
+  CHECK(x.pointer == "/gemm/beta");
+  x = one(R"({"gemm": {"alpha": "2"}})");
+  CHECK(x.rule == "SPEC-TYPE");
+  CHECK(x.pointer == "/gemm/alpha");
+  // C and the residual are read as f32, bf16 or f16.
+  x = one(R"({"gemm": {"c": {"dtype": "e4m3"}}})");
+  CHECK(x.rule == "SPEC-ENUM");
+  CHECK(x.pointer == "/gemm/c/dtype");
+  x = one(R"({"gemm": {"residual": {"dtype": "s32"}}})");
+  CHECK(x.rule == "SPEC-ENUM");
+  CHECK(x.pointer == "/gemm/residual/dtype");
+  x = one(R"({"gemm": {"c": {}}})");
+  CHECK(x.rule == "SPEC-MISSING-KEY");
+  CHECK(x.pointer == "/gemm/c/dtype");
+}
+
 TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MATH-OPERANDS without a register set") {
   auto with = [](const nlohmann::json& op) {
     nlohmann::json j = nlohmann::json::parse(rules::example_program_base());

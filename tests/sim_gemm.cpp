@@ -187,8 +187,29 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       bias.push_back(bt.decode(b));
     }
   }
+  // C and the residual: m x n like D, rows n elements apart, random in their dtype.
+  struct Input {
+    std::vector<double> v;
+    uint64_t addr = 0;
+  };
+  std::map<std::string, Input> inputs;
+  for (const char* name : {"C", "residual"}) {
+    if (!tensors.contains(name)) continue;
+    const Dtype it = dtype(tensors.at(name).at("dtype"));
+    Input& x = inputs[name];
+    x.addr = g.alloc(static_cast<size_t>(m * n * it.bits / 8 + 16), 0x3D);
+    for (int64_t i = 0; i < m * n; ++i) {
+      const uint32_t b = it.random(rng);
+      put_bits(g.at(x.addr), static_cast<uint64_t>(i * it.bits), it.bits, b);
+      x.v.push_back(it.decode(b));
+    }
+  }
   std::vector<std::string> epilogue_ops;
   if (mf.contains("epilogue_ops")) epilogue_ops = mf.at("epilogue_ops").get<std::vector<std::string>>();
+  // alpha and beta as the kernel multiplies by them: rounded to f32.
+  auto constant = [&](const char* name) {
+    return static_cast<double>(static_cast<float>(mf.at("epilogue_constants").at(name).get<double>()));
+  };
   const Dtype dd = dtype(tensors.at("D").at("dtype"));
   const uint64_t d_addr = g.alloc(static_cast<size_t>(m * n * dd.bits / 8), 0xEE);
 
@@ -234,7 +255,8 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         }
       }
     } else if (kind == "global_pointer") {
-      l.params.push_back(value(name, p.at("tensor") == "bias" ? bias_addr : d_addr));
+      const std::string tensor = p.at("tensor");
+      l.params.push_back(value(name, tensor == "bias" ? bias_addr : inputs.count(tensor) ? inputs.at(tensor).addr : d_addr));
     } else {
       l.params.push_back(value(name, static_cast<uint64_t>(size.at(name))));
     }
@@ -295,7 +317,18 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       for (const std::string& f : epilogue_ops) {
         const double x = ref;
         auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
-        if (f == "bias") {
+        const size_t ij = static_cast<size_t>(i * n + j);
+        if (f == "alpha") {  // mul.rn.f32: the accumulator's error scaled, and one rounding
+          const double a = constant("alpha");
+          ref = a * x;
+          acc_bound = std::fabs(a) * acc_bound + u * std::fabs(ref);
+        } else if (f == "c" || f == "beta_c") {  // add.rn.f32, or fma.rn.f32: one rounding either way
+          ref = x + (f == "c" ? 1.0 : constant("beta")) * inputs.at("C").v[ij];
+          acc_bound += u * std::fabs(ref);
+        } else if (f == "residual") {
+          ref = x + inputs.at("residual").v[ij];
+          acc_bound += u * std::fabs(ref);
+        } else if (f == "bias") {
           ref = x + bias[static_cast<size_t>(bias_m ? i : j)];
           acc_bound += u * std::fabs(ref);
         } else if (f == "relu") {

@@ -564,7 +564,7 @@ TEST_CASE("mutations of an sm_90a kernel with A from registers make the simulati
 // wrong element, and the activation's instructions changed, each make D differ from the float64
 // evaluation of activation(A x B + bias) beyond its bound.
 TEST_SUITE("sim_mutation") {
-TEST_CASE("mutations of fused epilogues (bias, activation) make the simulation fail") {
+TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, residual) make the simulation fail") {
   {  // wgmma, a bias along N, gelu_tanh
     const Subject x = subject("gemm_sm90_bf16_128x256x64_bias_gelu", 125, 256, 379, 31);
     static const Mutation kMutations[] = {
@@ -587,6 +587,27 @@ TEST_CASE("mutations of fused epilogues (bias, activation) make the simulation f
          "neg.f32 $1, $2;", -1, "", ""},
         {"rcp.approx of 1 + e^-x dropped (x (1 + e^-x) instead of x / (1 + e^-x))", R"(rcp\.approx\.f32 (%r\d+), (%r\d+);)",
          "mov.b32 $1, $2;", -1, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // wgmma: alpha 0.5, beta -1.5 times a bf16 C, an f32 bias along M, silu, an f16 residual
+    const Subject x = subject("gemm_sm90_bf16_128x128x64_alpha_beta_c_residual", 125, 248, 379, 34);
+    static const Mutation kMutations[] = {
+        {"alpha dropped", R"(mul\.rn\.f32 (%r\d+), (%r\d+), 0f3F000000;)", "mov.b32 $1, $2;", -1, "", ""},
+        {"beta dropped (C added unscaled)", R"(fma\.rn\.f32 (%r\d+), (%r\d+), 0fBFC00000, (%r\d+);)", "add.rn.f32 $1, $2, $3;", -1, "", ""},
+        {"C's bf16 elements converted as f16", R"(cvt\.f32\.bf16)", "cvt.f32.f16", -1, "", ""},
+        {"every residual element read one column on", R"(@(%p\d+) ld\.global\.b16 (%rs\d+), \[(%rd\d+)\];(\n\tcvt\.f32\.f16))",
+         "@$1 ld.global.b16 $2, [$3+2];$4", -1, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // tcgen05, TMA epilogue: alpha 2, beta 0.25 times an f32 C, relu, a bf16 residual
+    const Subject x = subject("gemm_bf16_128x256x64_alpha_c_residual_tma", 125, 248, 379, 35);
+    static const Mutation kMutations[] = {
+        {"beta times the accumulator instead of C (fma's operands swapped)", R"(fma\.rn\.f32 (%r\d+), (%r\d+), (0f3E800000), (%r\d+);)",
+         "fma.rn.f32 $1, $4, $3, $2;", -1, "", ""},
+        {"every C element read one column on", R"(@(%p\d+) ld\.global\.b32 (%r\d+), \[(%rd\d+)\];)", "@$1 ld.global.b32 $2, [$3+4];", -1, "", ""},
+        {"the residual dropped", R"(@(%p\d+) ld\.global\.b16 (%rs\d+), \[(%rd\d+)\];)", "mov.b16 $2, 0;", -1, "", ""},
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }

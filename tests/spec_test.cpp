@@ -42,7 +42,7 @@ TEST_CASE("the example parses, and to_json round-trips it") {
 
 TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming what is built") {
   // Issue 28: "c" was SPEC-UNKNOWN-KEY with "did you mean a?", "op": "softmax" SPEC-ENUM.
-  for (const char* key : {"alpha", "beta", "c", "residual", "amax", "quantize", "groups", "batch"}) {
+  for (const char* key : {"amax", "quantize", "groups", "batch"}) {
     CAPTURE(key);
     const Diagnostic x = only(parse(with_gemm("\"" + std::string(key) + "\": {}")));
     CHECK(x.rule == "SPEC-NOT-BUILT");
@@ -70,6 +70,22 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     CHECK(x.pointer == "/gemm/activation");
     CHECK(x.help.at(0).find("gelu_tanh") != std::string::npos);
     CHECK(only(parse(with_gemm("\"bias\": {\"dtype\": \"e4m3\"}"))).pointer == "/gemm/bias/dtype");
+  }
+  // alpha, beta with c, and the residual are built too, and kept through to_json.
+  {
+    Diagnostics d;
+    auto r = spec::parse(with_gemm("\"alpha\": 0.5, \"c\": {\"dtype\": \"f32\"}, \"beta\": 2, \"residual\": {\"dtype\": \"bf16\"}"), d);
+    REQUIRE(r.spec);
+    CHECK_FALSE(d.has_errors());
+    CHECK(r.spec->gemm->alpha == 0.5);
+    CHECK(r.spec->gemm->beta == 2.0);
+    CHECK(r.spec->gemm->c == isa::DType::f32);
+    CHECK(r.spec->gemm->residual == isa::DType::bf16);
+    const auto j = nlohmann::json::parse(spec::to_json(*r.spec));
+    CHECK(j["gemm"]["alpha"] == 0.5);
+    CHECK(j["gemm"]["c"]["dtype"] == "f32");
+    CHECK(j["gemm"]["beta"] == 2.0);
+    CHECK(j["gemm"]["residual"]["dtype"] == "bf16");
   }
   auto doc = nlohmann::json::parse(rules::example_program_base());
   for (const char* op : {"select", "softmax", "convert", "quantize", "swiglu"}) {

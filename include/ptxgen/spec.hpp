@@ -103,14 +103,19 @@ struct Gemm {
   // §9.7.16.10.8), its metadata a kernel input; tcgen05.mma.sp.
   bool sparse = false;
   // The fused epilogue (docs/spec.md, "Epilogues"), applied to the accumulator in this order before
-  // D's conversion: + bias (a vector along N, one per column: the kernel input "bias" of n elements;
-  // along M, one per row, of m), then the activation.
+  // D's conversion: times alpha (a constant), + beta times the kernel input "c" (m x n, of its
+  // dtype), + bias (a vector along N, one per column: the kernel input "bias" of n elements; along
+  // M, one per row, of m), the activation, + the kernel input "residual" (m x n).
+  std::optional<double> alpha;
+  std::optional<isa::DType> c;
+  std::optional<double> beta;  // given: c times it (1 when left out)
   struct Bias {
     isa::DType dtype = isa::DType::bf16;
     bool along_m = false;
   };
   std::optional<Bias> bias;
   std::optional<Activation> activation;
+  std::optional<isa::DType> residual;
   // What was chosen where the spec is silent, each with its reason (choose_gemm_defaults).
   std::vector<std::string> chosen;
 };

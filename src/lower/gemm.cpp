@@ -131,8 +131,6 @@ struct Gemm {
 
   Gemm(const spec::Spec& s) : spec(s), g(*s.gemm) {}
 
-  std::optional<isa::DType> bias_dtype() const { return g.bias ? std::optional<isa::DType>(g.bias->dtype) : std::nullopt; }
-
   void globals() {
     // A is M x K: K-major is row-major (rows m, cols k), M-major stored K x M. B is K x N: K-major
     // is stored N x K, N-major row-major. D is row-major M x N.
@@ -174,6 +172,18 @@ struct Gemm {
     d.output = true;
     d.dims = {"m", "n"};
     k.globals.push_back(d);
+    // C and the residual: m x n like D, rows n elements apart (D's leading dimension), read by the
+    // fused epilogue where it stores.
+    auto like_d = [&](const char* name, const char* member, isa::DType dt) {
+      ir::Global x = d;
+      x.name = name;
+      x.ptr = std::string(kPtr) + "/" + member;
+      x.dtype = dt;
+      x.output = false;
+      x.param = member;
+      k.globals.push_back(x);
+    };
+    if (g.c) like_d("C", "c", *g.c);
     if (g.bias) {
       // The fused epilogue's bias (docs/spec.md, "Epilogues"): one element per column of D (a row
       // of n, which a read broadcasts down the rows) or per row (a column of m).
@@ -189,6 +199,7 @@ struct Gemm {
       b.dims = g.bias->along_m ? std::array<std::string, 2>{"m", "1"} : std::array<std::string, 2>{"1", "n"};
       k.globals.push_back(b);
     }
+    if (g.residual) like_d("residual", "residual", *g.residual);
     k.size_params = {{"m", g.m, "", 1, 1}, {"n", g.n, "", 1, 1}, {"k", g.k, "", 1, 1}};
   }
 
@@ -577,7 +588,7 @@ struct Gemm {
         st.pos.at[0] = row;
         st.pos.at[1].n_tile = tn;
         st.pos.at[1].base = col + (c - c0);
-        for (ir::Op& f : detail::fused_epilogue(bias_dtype(), g.activation, "acc_regs", st.pos)) epi.nodes.push_back(node(std::move(f)));
+        for (ir::Op& f : detail::fused_epilogue(g, "acc_regs", st.pos)) epi.nodes.push_back(node(std::move(f)));
         epi.nodes.push_back(node(op(std::move(st))));
         c += num;
       }
@@ -620,7 +631,7 @@ struct Gemm {
         }
       }
     }
-    if (tma) detail::tma_epilogue(k, epi, segments, {g.d, tn, persistent, acc_ring, bias_dtype(), g.activation});
+    if (tma) detail::tma_epilogue(k, epi, segments, {g.d, tn, persistent, acc_ring, &g});
   }
 
   // A persistent CTA's accumulator: two buffers in tensor memory when 2 x D's columns (and A's)
@@ -798,7 +809,7 @@ struct Gemm {
       st.clip = true;
       st.pos.at[0].m_tile = tm;
       st.pos.at[1].n_tile = tn;
-      for (ir::Op& f : detail::fused_epilogue(bias_dtype(), g.activation, m.d.name, st.pos)) cons.nodes.push_back(node(std::move(f)));
+      for (ir::Op& f : detail::fused_epilogue(g, m.d.name, st.pos)) cons.nodes.push_back(node(std::move(f)));
       if (g.epilogue != spec::Epilogue::direct) {
         // D through shared memory: a K-major tile of tm x tn elements in 128-byte swizzled boxes
         // (what a TMA box of 128 bytes by a warpgroup's rows reads), stored by TMA. A data-parallel
@@ -844,8 +855,15 @@ struct Gemm {
     k.target = spec.target;
     k.source = "gemm";
     k.chosen = g.chosen;
+    // The fused epilogue in its order (fused_epilogue), as launchers and references apply it; alpha
+    // and beta of 1 are no step (the manifest's "epilogue_constants" give the others' values).
+    if (g.alpha && *g.alpha != 1) k.epilogue_ops.push_back("alpha");
+    if (g.c) k.epilogue_ops.push_back(g.beta && *g.beta != 1 ? "beta_c" : "c");
     if (g.bias) k.epilogue_ops.push_back("bias");
     if (g.activation) k.epilogue_ops.push_back(std::string(info(*g.activation).name));
+    if (g.residual) k.epilogue_ops.push_back("residual");
+    if (g.alpha && *g.alpha != 1) k.epilogue_constants.emplace_back("alpha", *g.alpha);
+    if (g.c && g.beta && *g.beta != 1) k.epilogue_constants.emplace_back("beta", *g.beta);
     cta = g.cta_group;
     tm = static_cast<int>(g.tile.m);
     tn = static_cast<int>(g.tile.n);

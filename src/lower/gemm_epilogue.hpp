@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ptxgen/ir.hpp"
+#include "ptxgen/spec.hpp"
 
 namespace ptxgen::lower::detail {
 
@@ -24,19 +25,19 @@ struct Segment {
 };
 
 // The fused epilogue's ops over the register set `regs` a store at `pos` writes (docs/spec.md,
-// "Epilogues"): + bias, read where the store writes (ir::Read of the input "bias", a vector that
-// broadcasts), then the activation's composition (ptxgen/math_fn.hpp), each result in `regs`
-// itself, its temporaries in sets named after it (the template names no other sets). None without bias or activation.
-std::vector<ir::Op> fused_epilogue(const std::optional<isa::DType>& bias, const std::optional<Activation>& act,
-                                   const std::string& regs, const ir::Position& pos);
+// "Epilogues"), in the order of application: times alpha; + beta C (C read where the store writes,
+// ir::Read of the input "c", one rounding: fma); + bias (a vector that broadcasts); the
+// activation's composition (ptxgen/math_fn.hpp); + residual. Each result is `regs` itself, the
+// reads and an activation's temporaries in sets named after it (the template names no other
+// sets). None without any of them.
+std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs, const ir::Position& pos);
 
 struct TmaEpilogue {
   isa::DType d = isa::DType::bf16;  // D's type
   int tile_n = 0;                   // the CTA's (pair's) output tile columns
   bool persistent = false;          // the staging ring gets memory of its own
   ir::TmemRing ring;                // the accumulator's ring over the tiles
-  std::optional<isa::DType> bias;   // the fused epilogue (fused_epilogue)
-  std::optional<Activation> activation;
+  const spec::Gemm* fused = nullptr;  // the fused epilogue's members (fused_epilogue)
 };
 
 // D through shared memory by TMA: a staging ring `d_stage` of 128-byte swizzled boxes (one 128-byte

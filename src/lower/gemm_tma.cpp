@@ -12,8 +12,7 @@ const char* kPtr = "/gemm";
 const char* kEpiloguePtr = "/gemm/epilogue";
 }  // namespace
 
-std::vector<ir::Op> fused_epilogue(const std::optional<isa::DType>& bias, const std::optional<Activation>& act,
-                                   const std::string& regs, const ir::Position& pos) {
+std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs, const ir::Position& pos) {
   std::vector<ir::Op> out;
   auto op = [&](auto body) {
     ir::Op o;
@@ -21,20 +20,53 @@ std::vector<ir::Op> fused_epilogue(const std::optional<isa::DType>& bias, const 
     o.body = std::move(body);
     out.push_back(std::move(o));
   };
-  if (bias) {
+  auto at = [](const char* member) { return std::string(kPtr) + "/" + member; };
+  // An input tensor read where the store writes, into the set regs_NAME (a vector broadcasts).
+  auto read = [&](const char* input, const char* member) {
     ir::Read r;
-    r.src = {"bias", std::string(kPtr) + "/bias"};
-    r.regs = {regs + "_bias", std::string(kPtr) + "/bias"};
+    r.src = {input, at(member)};
+    r.regs = {regs + "_" + input, at(member)};
     r.like = {regs, kPtr};
     r.pos = pos;
     op(r);
+    return r.regs;
+  };
+  // A constant of 1 multiplies by nothing: no instruction for it (x * 1 is x for every f32 x).
+  if (g.alpha && *g.alpha != 1) {
     ir::Math m;
-    m.fn = MathFn::add;
-    m.regs = {regs, std::string(kPtr) + "/bias"};
+    m.fn = MathFn::mul;
+    m.regs = {regs, at("alpha")};
     m.a = {regs, kPtr};
-    m.b = r.regs;
+    m.b.ptr = at("alpha");
+    m.value[1] = *g.alpha;
     op(m);
   }
+  if (g.c) {
+    const ir::Ref c = read("C", "c");
+    ir::Math m;
+    m.regs = {regs, at("c")};
+    if (g.beta && *g.beta != 1) {  // beta C + acc, rounded once (fma.rn.f32)
+      m.fn = MathFn::fma;
+      m.a = c;
+      m.b.ptr = at("beta");
+      m.value[1] = *g.beta;
+      m.c = {regs, kPtr};
+    } else {
+      m.fn = MathFn::add;
+      m.a = {regs, kPtr};
+      m.b = c;
+    }
+    op(m);
+  }
+  if (g.bias) {
+    ir::Math m;
+    m.fn = MathFn::add;
+    m.regs = {regs, at("bias")};
+    m.a = {regs, kPtr};
+    m.b = read("bias", "bias");
+    op(m);
+  }
+  const std::optional<Activation>& act = g.activation;
   if (act) {
     const ActivationInfo& a = info(*act);
     const std::string p = std::string(kPtr) + "/activation";
@@ -53,6 +85,14 @@ std::vector<ir::Op> fused_epilogue(const std::optional<isa::DType>& bias, const 
       }
       op(m);
     }
+  }
+  if (g.residual) {
+    ir::Math m;
+    m.fn = MathFn::add;
+    m.regs = {regs, at("residual")};
+    m.a = {regs, kPtr};
+    m.b = read("residual", "residual");
+    op(m);
   }
   return out;
 }
@@ -111,7 +151,7 @@ void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segm
       at.at[0] = s.row;
       at.at[1].n_tile = e.tile_n;
       at.at[1].base = s.col + (c - s.c0);
-      for (ir::Op& f : fused_epilogue(e.bias, e.activation, "acc_regs", at)) {
+      for (ir::Op& f : fused_epilogue(*e.fused, "acc_regs", at)) {
         ir::Node n;
         n.op = std::move(f);
         epi.nodes.push_back(std::move(n));

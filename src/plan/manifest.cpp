@@ -94,6 +94,7 @@ std::string manifest(const Plan& p) {
     j["cta_group"] = p.ir().cta_group;
     if (auto acc = accumulator(p)) j["accumulator"] = dt(*acc);
     if (!p.ir().epilogue_ops.empty()) j["epilogue_ops"] = p.ir().epilogue_ops;
+    for (const auto& [name, value] : p.ir().epilogue_constants) j["epilogue_constants"][name] = value;
     const int block = p.ir().grid.cluster_m * p.ir().grid.cluster_n;
     if (block > 1) j["cluster_tiles"] = {{"m", p.ir().grid.cluster_m}, {"n", p.ir().grid.cluster_n}};
     if (p.ir().grid.persistent) {

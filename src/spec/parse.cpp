@@ -192,8 +192,27 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
       }
     }
   }
-  // The fused epilogue (docs/spec.md, "Epilogues"): "bias": {"dtype": T[, "along": "n" | "m"]},
-  // "activation": NAME.
+  // The fused epilogue (docs/spec.md, "Epilogues"): "alpha": NUMBER, "c": {"dtype": T}, "beta":
+  // NUMBER, "bias": {"dtype": T[, "along": "n" | "m"]}, "activation": NAME, "residual": {"dtype": T}.
+  // A constant's range is MATH-DTYPE's (the f32 it becomes), judged on the lowered kernel.
+  auto constant = [&](const char* key, std::optional<double>& out) {
+    if (const json* v = r.get(key, false, json::value_t::number_integer, "a number")) out = v->get<double>();  // any number
+  };
+  constant("alpha", g.alpha);
+  constant("beta", g.beta);
+  auto tensor = [&](const char* key, std::optional<isa::DType>& out) {
+    if (const json* t = r.object(key, false)) {
+      ObjReader rt(*t, r.ptr(key), r);
+      if (auto x = rt.choice("dtype", true, dtype_choices({isa::DType::f32, isa::DType::f16, isa::DType::bf16}))) out = *x;
+      else ok = false;
+      rt.finish();
+    }
+  };
+  tensor("c", g.c);
+  tensor("residual", g.residual);
+  if (g.beta && !g.c && !r.has("c"))
+    d.error("SPEC-MISSING-KEY", r.ptr("beta"), "\"beta\" scales the kernel input C (D = alpha A x B + beta C), and the gemm has no \"c\"")
+        .help = {"give C's type: \"c\": {\"dtype\": \"bf16\"} (or f16, f32)", "or leave \"beta\" out"};
   if (const json* b = r.object("bias", false)) {
     ObjReader rb(*b, r.ptr("bias"), r);
     spec::Gemm::Bias x;
@@ -213,9 +232,9 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
       else if (auto a = r.choice("activation", false, acts)) g.activation = *a;
     }
   }
-  r.not_built({"alpha", "beta", "c", "residual", "amax", "quantize"},
-              "fused GEMM epilogues beyond bias and activation (alpha, beta with c, residual, amax, quantize) are not built yet: "
-              "the gemm template stores act(A x B + bias) converted to d.dtype",
+  r.not_built({"amax", "quantize"},
+              "fused GEMM epilogues that quantize (amax, quantize) are not built yet: the gemm template stores "
+              "act(alpha A x B + beta C + bias) + residual converted to d.dtype",
               {"nearest built: store D (\"d\": {\"dtype\": \"bf16\"} or f16, f32) and apply the epilogue in a separate kernel "
                "(docs/spec.md, \"Not built (yet)\")"});
   r.not_built({"groups", "batch"}, "grouped and batched GEMM are not built yet",
@@ -322,8 +341,12 @@ std::string to_json(const Spec& s) {
     o["cta_group"] = g.cta_group;
     o["cluster"] = g.cluster;
     if (g.sparse) o["sparse"] = true;
+    if (g.alpha) o["alpha"] = *g.alpha;
+    if (g.c) o["c"] = {{"dtype", std::string(isa::name(*g.c))}};
+    if (g.beta) o["beta"] = *g.beta;
     if (g.bias) o["bias"] = {{"dtype", std::string(isa::name(g.bias->dtype))}, {"along", g.bias->along_m ? "m" : "n"}};
     if (g.activation) o["activation"] = std::string(info(*g.activation).name);
+    if (g.residual) o["residual"] = {{"dtype", std::string(isa::name(*g.residual))}};
     if (g.registers) o["registers"] = {{"producer", g.registers->producer}, {"consumer", g.registers->consumer}};
     if (g.scale) {
       o["scale"] = {{"dtype", std::string(isa::name(g.scale->dtype))}, {"vec", g.scale->vec}};

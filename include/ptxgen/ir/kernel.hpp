@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -476,9 +477,11 @@ struct Kernel {
   std::string source;           // "gemm" or "program": for the header comment only
   std::vector<std::string> chosen;  // what the front end chose where the spec is silent, with why
   // The gemm template's fused epilogue, in order of application, as the manifest states it for
-  // launchers (docs/spec.md, "Epilogues"): "bias" (the input tensor "bias" gives its axis), then
-  // the activation's name. Empty: D is the accumulator.
+  // launchers (docs/spec.md, "Epilogues"): "alpha" (times the constant), "c" (+ the input C) or
+  // "beta_c" (+ the constant beta times C), "bias" (the input tensor "bias" gives its axis), the
+  // activation's name, "residual" (+ the input residual). Empty: D is the accumulator.
   std::vector<std::string> epilogue_ops;
+  std::vector<std::pair<std::string, double>> epilogue_constants;  // "alpha", "beta": their values as the spec gave them
   int threads = 128;
   std::string threads_ptr;
   int cta_group = 1;            // 2: a CTA pair (§9.7.16.5) issuing .cta_group::2
