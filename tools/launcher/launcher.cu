@@ -9,7 +9,8 @@
 //
 // Built with the header it runs (nvcc -DPTXGEN_LAUNCH_HEADER='"kernels.hpp"' -I DIR, which
 // tools/h200-grid.py does): every gemm kernel the header holds is a CASE, named after its spec
-// (PTXGEN_KERNELS_GEMMS, and PTXGEN_KERNELS_BIASED_GEMMS for those that take a bias after D).
+// (PTXGEN_KERNELS_GEMMS, and PTXGEN_KERNELS_EPILOGUE_GEMMS for those that take fused epilogue
+// inputs after D: C, a bias, a residual).
 // For a CASE it fills fresh random inputs, poisons D and a guard region after it, launches with
 // ptxgen::NAME(...) (the header checks the arguments, loads the module, encodes the tensor maps
 // and calls cuLaunchKernelEx), checks every element against a reference (float64 on the CPU for
@@ -19,11 +20,13 @@
 // 2 on bad input, 3 on a CUDA error or a refused launch (the header's words printed), 4 on a
 // timeout (a kernel that does not finish in 20 s).
 //
-// Fused epilogues (docs/spec.md, "Epilogues": D = activation(A·B + bias)): the header says which
-// kernels take a bias and its shape (1 x n: along N, m x 1: along M); the activation is not in the
-// header, so tools/h200-grid.py writes epilogues.hpp beside it from each spec's manifest
-// ("epilogue_ops" and the bias's dims), PTXGEN_LAUNCH_EPILOGUES(X): X(NAME, "bias gelu_tanh", "n").
-// For a fused kernel the launcher fills a random bias of its type (uniform in [-2, 2)), scales A and
+// Fused epilogues (docs/spec.md, "Epilogues": D = activation(alpha A·B + beta C + bias) + residual):
+// the header says which inputs a kernel takes and their shapes (the bias 1 x n: along N, m x 1:
+// along M; C and the residual m x n); the activation and the constants are not in the header, so
+// tools/h200-grid.py writes epilogues.hpp beside it from each spec's manifest ("epilogue_ops",
+// "epilogue_constants" and the bias's dims), PTXGEN_LAUNCH_EPILOGUES(X): X(NAME, "alpha beta_c bias
+// gelu_tanh residual", "n", alpha, beta). For a fused kernel the launcher fills a random bias, C and
+// residual of their types (uniform in [-2, 2)), scales A and
 // B so that A·B has a standard deviation near 2 (the activations' curved region), and checks every
 // element of D against the float64 evaluation of the same formulas (relu = max(x, 0), sigmoid =
 // 1 / (1 + exp(-x)), silu = x sigmoid(x), gelu_tanh = 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))))
@@ -55,6 +58,8 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #ifndef PTXGEN_LAUNCH_HEADER
@@ -66,11 +71,12 @@
 #ifndef PTXGEN_KERNELS_GEMMS
 #error "the launch header must be named kernels.hpp (its X-macro lists are PTXGEN_KERNELS_GEMMS / _PROGRAMS)"
 #endif
-#ifndef PTXGEN_KERNELS_BIASED_GEMMS  // a header from before fused epilogues: no kernel takes a bias
-#define PTXGEN_KERNELS_BIASED_GEMMS(X)
+#ifndef PTXGEN_KERNELS_EPILOGUE_GEMMS  // a header from before fused epilogue inputs: no kernel takes one
+#define PTXGEN_KERNELS_EPILOGUE_GEMMS(X)
 #endif
 // Each kernel's fused epilogue, written beside the header by tools/h200-grid.py prepare from the
-// manifests: X(NAME, "bias gelu_tanh", "n") (the epilogue's ops in order, the bias's axis or "").
+// manifests: X(NAME, "alpha bias gelu_tanh", "n", 0.5, 1) (the epilogue's ops in order, the bias's
+// axis or "", alpha and beta).
 #if __has_include("epilogues.hpp")
 #include "epilogues.hpp"
 #define PTXGEN_LAUNCH_HAVE_EPILOGUES 1
@@ -242,9 +248,23 @@ struct Matrix {
 
 // The device buffers and sizes a launch function takes.
 struct Bufs {
-  CUdeviceptr a = 0, b = 0, d = 0, bias = 0;  // bias: a fused epilogue's (BIASED_GEMMS kernels)
+  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0;  // c, bias, residual: a fused epilogue's
   int64_t lda = 0, ldb = 0, m = 0, n = 0, k = 0;
 };
+// A fused epilogue input of type T (EPILOGUE_GEMMS rows), or nothing where the kernel takes none (void).
+template <class T>
+auto input(CUdeviceptr p) {
+  if constexpr (std::is_void_v<T>) return std::tuple<>();
+  else return std::tuple<const T*>(ptxgen::device_pointer<const T>(p));
+}
+// The arguments of an EPILOGUE_GEMMS kernel's launch function, D and the inputs after it.
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR>
+auto epilogue_args(const Bufs& b) {
+  return std::tuple_cat(std::make_tuple(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b),
+                                        b.ldb, ptxgen::device_pointer<TD>(b.d)),
+                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual),
+                        std::make_tuple(ptxgen::size::m{b.m}, ptxgen::size::n{b.n}, ptxgen::size::k{b.k}));
+}
 // A gemm launch function's sizes, each its own type (ptxgen::size::m ...), from a Bufs.
 #define SIZES(B) ptxgen::size::m{(B).m}, ptxgen::size::n{(B).n}, ptxgen::size::k{(B).k}
 
@@ -307,11 +327,17 @@ struct Epilogue {
   bool bias = false, bias_m = false;  // a bias input; along M (one element per row of D), else along N
   T bias_type = T::f32;
   std::string bias_dtype;
+  double alpha = 1, beta = 1;          // as the kernel multiplies: rounded to f32
+  bool c = false, residual = false;    // C and residual inputs (m x n)
+  T c_type = T::f32, residual_type = T::f32;
   bool fused() const { return !ops.empty(); }
   std::string describe() const {
     std::string s;
     for (const std::string& o : ops)
-      s += (s.empty() ? "" : " ") + (o == "bias" ? "bias(" + std::string(bias_m ? "m" : "n") + ", " + bias_dtype + ")" : o);
+      s += (s.empty() ? "" : " ") + (o == "bias"    ? "bias(" + std::string(bias_m ? "m" : "n") + ", " + bias_dtype + ")"
+                                     : o == "alpha" ? "alpha(" + std::to_string(alpha) + ")"
+                                     : o == "beta_c" ? "beta_c(" + std::to_string(beta) + ")"
+                                                     : o);
     return s;
   }
 };
@@ -320,18 +346,24 @@ struct Epilogue {
 // header's tensors (each checked against the other).
 Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
   Epilogue e;
-  const bool has_bias = info.tensor_count == 4 && std::string(info.tensors[3].name) == "bias";
+  auto tensor = [&](const char* name) -> const ptxgen::TensorInfo* {
+    for (size_t i = 3; i < info.tensor_count; ++i)
+      if (std::strcmp(info.tensors[i].name, name) == 0) return &info.tensors[i];
+    return nullptr;
+  };
+  const bool has_bias = tensor("bias") != nullptr;
   const char* ops = nullptr;
   const char* along = "";
-#define ROW(NAME, OPS, ALONG) \
-  if (std::strcmp(#NAME, info.name) == 0) ops = OPS, along = ALONG;
+  double alpha = 1, beta = 1;
+#define ROW(NAME, OPS, ALONG, ALPHA, BETA) \
+  if (std::strcmp(#NAME, info.name) == 0) ops = OPS, along = ALONG, alpha = ALPHA, beta = BETA;
   PTXGEN_LAUNCH_EPILOGUES(ROW)
 #undef ROW
   if (!ops) {
     if (PTXGEN_LAUNCH_HAVE_EPILOGUES)
       die(2, std::string("epilogues.hpp has no row for ") + info.name + " (tools/h200-grid.py prepare writes one per kernel)");
-    if (has_bias)
-      die(2, std::string(info.name) + " takes a bias, and its activation is not known without epilogues.hpp "
+    if (has_bias || tensor("C") || tensor("residual"))
+      die(2, std::string(info.name) + " takes epilogue inputs, and its epilogue is not known without epilogues.hpp "
                                       "(tools/h200-grid.py prepare writes it beside the header)");
     return e;
   }
@@ -342,14 +374,28 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
     p = *q ? q + 1 : q;
   }
   for (const std::string& o : e.ops)
-    if (o != "bias" && o != "relu" && o != "sigmoid" && o != "silu" && o != "gelu_tanh")
+    if (o != "bias" && o != "relu" && o != "sigmoid" && o != "silu" && o != "gelu_tanh" && o != "alpha" && o != "c" &&
+        o != "beta_c" && o != "residual")
       die(2, std::string(info.name) + ": the launcher does not evaluate the epilogue op " + o);
+  e.alpha = static_cast<float>(alpha);
+  e.beta = static_cast<float>(beta);
+  auto has = [&](const char* o) { return std::find(e.ops.begin(), e.ops.end(), o) != e.ops.end(); };
+  e.c = has("c") || has("beta_c");
+  e.residual = has("residual");
+  for (const auto& [listed, name, type] : {std::make_tuple(e.c, "C", &e.c_type), std::make_tuple(e.residual, "residual", &e.residual_type)}) {
+    const ptxgen::TensorInfo* t = tensor(name);
+    if (listed != (t != nullptr))
+      die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on the input " + name);
+    if (t && (t->rows != info.m || t->cols != info.n))
+      die(2, std::string(info.name) + ": the header's " + name + " is not m x n");
+    if (t) *type = parse_type(t->dtype);
+  }
   e.bias = std::find(e.ops.begin(), e.ops.end(), "bias") != e.ops.end();
   if (e.bias != has_bias)
     die(2, std::string(info.name) + (has_bias ? ": the header passes a bias, epilogues.hpp lists no \"bias\""
                                               : ": epilogues.hpp lists \"bias\", the header passes none"));
   if (e.bias) {
-    const ptxgen::TensorInfo& t = info.tensors[3];
+    const ptxgen::TensorInfo& t = *tensor("bias");
     e.bias_m = std::string(along) == "m";
     if (e.bias_m ? t.cols != 1 || t.rows != info.m : t.rows != 1 || t.cols != info.n)
       die(2, std::string(info.name) + ": epilogues.hpp says the bias lies along " + along + ", the header's bias is " +
@@ -366,11 +412,22 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
 // gelu_tanh 1.13), plus the f32 function's own: add.rn 2^-24 relative; sigmoid and silu's
 // ex2.approx (2 ulp), rcp.approx (1 ulp), the f32 log2(e) and the rounding of x log2(e); gelu_tanh's
 // tanh.approx (2^-11 relative) and the roundings of its argument and its last fma and mul.
-double apply_epilogue(const Epilogue& e, double x, double b, double& bound) {
+// c and r: the element's C and residual. alpha's mul.rn scales the error entering it and rounds
+// once; beta C (fma.rn) and the residual (add.rn) round once each.
+double apply_epilogue(const Epilogue& e, double x, double b, double c, double r, double& bound) {
   const double u = std::ldexp(1.0, -24), tiny = std::ldexp(1.0, -126);
   auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
   for (const std::string& f : e.ops) {
-    if (f == "bias") {
+    if (f == "alpha") {
+      x *= e.alpha;
+      bound = std::fabs(e.alpha) * bound + u * std::fabs(x);
+    } else if (f == "c" || f == "beta_c") {
+      x += (f == "c" ? 1.0 : e.beta) * c;
+      bound += u * std::fabs(x);
+    } else if (f == "residual") {
+      x += r;
+      bound += u * std::fabs(x);
+    } else if (f == "bias") {
       x += b;
       bound += u * std::fabs(x);
     } else if (f == "relu") {
@@ -431,8 +488,10 @@ struct FusedCheck {
   size_t unwritten = 0, nonfinite = 0;
   std::string where;
 };
+// C and residual (when the epilogue has them): m x n row-major.
 FusedCheck check_fused(const Epilogue& e, const Matrix& D, const std::vector<char>& hd, const std::vector<double>& ref,
-                       const std::vector<double>& mag, const std::vector<double>& bias, double acc_unit, bool blas_ref) {
+                       const std::vector<double>& mag, const std::vector<double>& bias, double acc_unit, bool blas_ref,
+                       const std::vector<double>& cv = {}, const std::vector<double>& rv = {}) {
   FusedCheck c;
   const double u_out = output_unit(D.type), floor_out = output_floor(D.type), u = std::ldexp(1.0, -24);
   std::vector<unsigned char> poison(bytes_of(D.type), 0xFE);
@@ -444,7 +503,8 @@ FusedCheck check_fused(const Epilogue& e, const Matrix& D, const std::vector<cha
       const double v = load(D.type, hd.data(), idx);
       // cuBLAS's f32 product has its own accumulation error, and its rounding to f32.
       double bound = acc_unit * mag[at] * (blas_ref ? 2 : 1) + (blas_ref ? u * std::fabs(ref[at]) : 0.0);
-      const double r = apply_epilogue(e, ref[at], e.bias ? bias[size_t(e.bias_m ? i : j)] : 0.0, bound);
+      const double r = apply_epilogue(e, ref[at], e.bias ? bias[size_t(e.bias_m ? i : j)] : 0.0, e.c ? cv[at] : 0.0,
+                                      e.residual ? rv[at] : 0.0, bound);
       bound = bound * (1 + u_out) + u_out * std::fabs(r) + floor_out;
       if (!std::isfinite(v)) {
         if (c.nonfinite++ == 0) c.worst = INFINITY, c.where = "D(" + std::to_string(i) + "," + std::to_string(j) + ") is not finite";
@@ -486,17 +546,19 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   size_t free_b = 0, total_b = 0;
   CK(cuMemGetInfo(&free_b, &total_b));
   // A fused reference needs sum |a b| too (8 bytes an element on the GPU, or |A| and |B| for cuBLAS).
-  const size_t extra = fused ? a_bytes + b_bytes + 8 * size_t(m) * n + 4 * size_t(m + n) : 0;
+  const size_t extra = fused ? a_bytes + b_bytes + 8 * size_t(m) * n + 4 * size_t(m + n) + 8 * size_t(m) * n : 0;
   if (a_bytes + b_bytes + 2 * (d_bytes + guard) + 8 * (size_t(m) * k + size_t(k) * n + size_t(m) * n) + extra > free_b)
     die(2, "the problem does not fit in device memory (" + std::to_string(free_b >> 20) + " MiB free)");
 
   std::mt19937_64 rng(opt.seed);
-  std::vector<char> ha, hb, hbias;
+  std::vector<char> ha, hb, hbias, hc, hres;
   // A fused epilogue's inputs: A and B uniform in [-s, s) with s^4 k / 9 = 4 (A·B's standard
-  // deviation about 2, where the activations bend), and the bias in [-2, 2).
+  // deviation about 2, where the activations bend), the bias, C and the residual in [-2, 2).
   const double scale = fused ? std::min(1.0, std::sqrt(6.0 / std::sqrt(double(k)))) : 1.0;
   const std::vector<double> ra = fill(A, ha, rng, scale), rb = fill(B, hb, rng, scale);
   const std::vector<double> rbias = ep.bias ? fill_bias(ep.bias_type, ep.bias_m ? m : n, hbias, rng) : std::vector<double>();
+  const std::vector<double> rc = ep.c ? fill_bias(ep.c_type, m * n, hc, rng) : std::vector<double>();
+  const std::vector<double> rres = ep.residual ? fill_bias(ep.residual_type, m * n, hres, rng) : std::vector<double>();
   Bufs bufs;
   bufs.lda = A.ld, bufs.ldb = B.ld, bufs.m = m, bufs.n = n, bufs.k = k;
   CK(cuMemAlloc(&bufs.a, a_bytes));
@@ -504,10 +566,12 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   CK(cuMemAlloc(&bufs.d, d_bytes + guard));
   CK(cuMemcpyHtoD(bufs.a, ha.data(), a_bytes));
   CK(cuMemcpyHtoD(bufs.b, hb.data(), b_bytes));
-  if (ep.bias) {
-    CK(cuMemAlloc(&bufs.bias, hbias.size()));
-    CK(cuMemcpyHtoD(bufs.bias, hbias.data(), hbias.size()));
-  }
+  for (const auto& [on, h, at] : {std::make_tuple(ep.bias, &hbias, &bufs.bias), std::make_tuple(ep.c, &hc, &bufs.c),
+                                  std::make_tuple(ep.residual, &hres, &bufs.residual)})
+    if (on) {
+      CK(cuMemAlloc(at, h->size()));
+      CK(cuMemcpyHtoD(*at, h->data(), h->size()));
+    }
   CK(cuMemsetD8(bufs.d, 0xFE, d_bytes + guard));  // poison: an improbable value in every type
   CUstream stream;
   CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
@@ -637,7 +701,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   // A fused epilogue: every element within its bound (--tolerance: that many times the bound).
   FusedCheck fc;
   if (fused) {
-    fc = check_fused(ep, D, hd, ref, mag, rbias, accumulator_bound(A.type, info.accumulator, k), blas_ref);
+    fc = check_fused(ep, D, hd, ref, mag, rbias, accumulator_bound(A.type, info.accumulator, k), blas_ref, rc, rres);
     rel = fc.rel, max_abs = fc.max_abs;
     tolerance = opt.tolerance >= 0 ? opt.tolerance : 1.0;
     ok = fc.unwritten == 0 && fc.nonfinite == 0 && guard_hit == 0 && fc.worst <= tolerance;
@@ -753,16 +817,15 @@ int bad_input() {
   if (!here.info || !foreign.info) die(2, "--bad-input needs a bf16 sm_90a gemm kernel and a kernel for another target");
   // The first kernel with a fused bias that runs here, bf16 in and out (none: its checks are left out).
   Gemm biased;
-#define FIND(NAME, TA, TB, TD, TS)                                                                              \
-  {                                                                                                             \
+#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR)                                                                   \
+  if (std::is_void_v<TC> && std::is_void_v<TR>) {                                                               \
     Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
-             return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b), \
-                                 b.ldb, ptxgen::device_pointer<TD>(b.d), ptxgen::device_pointer<const TS>(b.bias), \
-                                 SIZES(b), s);                                                                  \
+             return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); },                                \
+                               epilogue_args<TA, TB, TD, TC, TBIAS, TR>(b));                                    \
            }};                                                                                                  \
     if (!biased.info && runs_here(*g.info) && plain_bf16(*g.info)) biased = g;                                  \
   }
-  PTXGEN_KERNELS_BIASED_GEMMS(FIND)
+  PTXGEN_KERNELS_EPILOGUE_GEMMS(FIND)
 #undef FIND
   CK(cuInit(0));
   CUdevice dev;
@@ -911,7 +974,7 @@ struct Mutation {
 };
 void emulate(const Epilogue& e, const Matrix& D, std::vector<char>& hd, const std::vector<double>& ra,
              const std::vector<double>& rb, int64_t k, const std::vector<double>& bias_n, const std::vector<double>& bias_m,
-             Mutation mu) {
+             Mutation mu, const std::vector<double>& cv = {}, const std::vector<double>& rv = {}) {
   hd.assign(D.elements() * bytes_of(D.type), 0);
   for (int64_t i = 0; i < D.rows; ++i)
     for (int64_t j = 0; j < D.cols; ++j) {
@@ -919,7 +982,20 @@ void emulate(const Epilogue& e, const Matrix& D, std::vector<char>& hd, const st
       for (int64_t kk = 0; kk < (mu.short_k ? k - 8 : k); ++kk)
         x += static_cast<float>(ra[size_t(i * k + kk)]) * static_cast<float>(rb[size_t(kk * D.cols + j)]);
       const float sgn = (i + j) % 2 ? 1.f : -1.f;
+      const size_t at = size_t(i * D.cols + j);
       for (const std::string& f : e.ops) {
+        if (f == "alpha") {
+          x *= static_cast<float>(e.alpha);
+          continue;
+        }
+        if (f == "c" || f == "beta_c") {  // fma.rn: one rounding
+          x = std::fma(static_cast<float>(cv[at]), f == "c" ? 1.f : static_cast<float>(e.beta), x);
+          continue;
+        }
+        if (f == "residual") {
+          x += static_cast<float>(rv[at]);
+          continue;
+        }
         if (f == "bias") {
           const bool m_axis = e.bias_m != mu.wrong_axis;
           x += static_cast<float>(m_axis ? bias_m[size_t(i)] : bias_n[size_t(j)]);
@@ -949,7 +1025,8 @@ int selfcheck() {
   int failures = 0, checks = 0;
   const char* sets[][2] = {{"bias", "n"},      {"bias", "m"},          {"relu", ""},          {"sigmoid", ""},
                            {"silu", ""},       {"gelu_tanh", ""},      {"bias gelu_tanh", "n"}, {"bias silu", "m"},
-                           {"bias sigmoid", "n"}, {"bias relu", "m"}};
+                           {"bias sigmoid", "n"}, {"bias relu", "m"}, {"alpha beta_c bias silu residual", "m"},
+                           {"alpha c relu residual", ""}};
   const T outs[] = {T::bf16, T::f16, T::f32}, biases[] = {T::f32, T::bf16, T::f16};
   int round = 0;
   for (const auto& set : sets)
@@ -961,20 +1038,30 @@ int selfcheck() {
         p = q ? q + 1 : p + std::strlen(p);
       }
       e.bias = std::string(set[1]) != "";
+      auto has = [&](const char* o) { return std::find(e.ops.begin(), e.ops.end(), o) != e.ops.end(); };
+      e.alpha = has("alpha") ? 0.5 : 1;
+      e.beta = has("beta_c") ? -1.5 : 1;
+      e.c = has("c") || has("beta_c");
+      e.residual = has("residual");
+      e.c_type = biases[(round + 1) % 3];
+      e.residual_type = biases[(round + 2) % 3];
       e.bias_m = std::string(set[1]) == "m";
       e.bias_type = biases[round++ % 3];
       e.bias_dtype = e.bias_type == T::f32 ? "f32" : e.bias_type == T::bf16 ? "bf16" : "f16";
-      const bool activation = e.ops.back() != "bias";
+      bool activation = false;
+      for (const char* a : {"relu", "sigmoid", "silu", "gelu_tanh"}) activation = activation || has(a);
       Matrix A{T::bf16, m, k, true, k}, B{T::bf16, k, n, true, n}, D{out, m, n, true, n};
       std::vector<char> ha, hb, hbn, hbm, hd;
       const std::vector<double> ra = fill(A, ha, rng, scale), rb = fill(B, hb, rng, scale);
       const std::vector<double> bn = fill_bias(e.bias_type, n, hbn, rng), bm = fill_bias(e.bias_type, m, hbm, rng);
+      std::vector<char> hc, hr;
+      const std::vector<double> cv = fill_bias(e.c_type, m * n, hc, rng), rv = fill_bias(e.residual_type, m * n, hr, rng);
       std::vector<double> ref, mag;
       cpu_gemm(ra, rb, ref, m, n, k, &mag);
       const double unit = accumulator_bound(T::bf16, "f32", k);
       auto run = [&](const char* what, Mutation mu, bool want_pass) {
-        emulate(e, D, hd, ra, rb, k, bn, bm, mu);
-        const FusedCheck c = check_fused(e, D, hd, ref, mag, e.bias_m ? bm : bn, unit, false);
+        emulate(e, D, hd, ra, rb, k, bn, bm, mu, cv, rv);
+        const FusedCheck c = check_fused(e, D, hd, ref, mag, e.bias_m ? bm : bn, unit, false, cv, rv);
         const bool ok = (c.worst <= 1) == want_pass;
         ++checks, failures += !ok;
         std::printf("{\"selfcheck\": \"%s, D %s: %s\", \"ok\": %s, \"worst_ratio\": %.4g, \"worst_at\": \"%s\"}\n",
@@ -1003,7 +1090,7 @@ int main(int argc, char** argv) {
 #define LIST(NAME, ...)                                                                             \
   std::printf("%s\t%s\t%s\n", #NAME, ptxgen::NAME##_info.targets, epilogue_of(ptxgen::NAME##_info).describe().c_str());
     PTXGEN_KERNELS_GEMMS(LIST)
-    PTXGEN_KERNELS_BIASED_GEMMS(LIST)
+    PTXGEN_KERNELS_EPILOGUE_GEMMS(LIST)
 #undef LIST
     return 0;
   }
@@ -1036,24 +1123,20 @@ int main(int argc, char** argv) {
         opt);
   PTXGEN_KERNELS_GEMMS(CASE)
 #undef CASE
-  // Kernels with a fused bias: the same, the bias after D.
-#define CASE(NAME, TA, TB, TD, TS)                                                                                 \
+  // Kernels with fused epilogue inputs: the same, the inputs after D (C, bias, residual: those it takes).
+#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR)                                                                      \
   if (which == #NAME)                                                                                              \
     return run_case<ptxgen::NAME##_launch>(                                                                        \
         ptxgen::NAME##_info,                                                                                       \
         [](const Bufs& b, CUstream s) {                                                                            \
-          return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b), \
-                              b.ldb, ptxgen::device_pointer<TD>(b.d), ptxgen::device_pointer<const TS>(b.bias),   \
-                              SIZES(b), s);                                                                        \
+          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR>(b)); \
         },                                                                                                         \
         [](const Bufs& b, ptxgen::NAME##_launch& l) {                                                              \
-          return ptxgen::NAME##_prepare(ptxgen::device_pointer<const TA>(b.a), b.lda,                              \
-                                        ptxgen::device_pointer<const TB>(b.b), b.ldb,                              \
-                                        ptxgen::device_pointer<TD>(b.d),                                           \
-                                        ptxgen::device_pointer<const TS>(b.bias), SIZES(b), l);                    \
+          return std::apply([&l](auto... x) { return ptxgen::NAME##_prepare(x..., l); },                          \
+                            epilogue_args<TA, TB, TD, TC, TBIAS, TR>(b));                                          \
         },                                                                                                         \
         opt);
-  PTXGEN_KERNELS_BIASED_GEMMS(CASE)
+  PTXGEN_KERNELS_EPILOGUE_GEMMS(CASE)
 #undef CASE
   die(2, "the header has no gemm kernel " + which + " (--list lists them)");
 }
