@@ -571,8 +571,8 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, residu
         {"the bias read along the wrong axis (its column index is the thread's row)",
          R"(add\.u32 (%r\d+), (%r\d+), (%r\d+);\n\tand\.b32 (%r\d+), (%r\d+), 3;\n\tmad\.lo\.u32 (%r\d+), %r\d+, 2, %r\d+;)",
          "add.u32 $1, $2, $3;\n\tand.b32 $4, $5, 3;\n\tmov.b32 $6, $1;", 0, "", ""},
-        {"every bias element read one column on", R"(@(%p\d+) ld\.global\.b16 (%rs\d+), \[(%rd\d+)\];)",
-         "@$1 ld.global.b16 $2, [$3+2];", -1, "", ""},
+        {"every bias element read one column on (its row's address one element on)", R"(mad\.lo\.u64 (%rd\d+), (%rd\d+), 2, (%rd1);)",
+         "mad.lo.u64 $1, $2, 2, $3;\n\tadd.u64 $1, $1, 2;", -1, "", ""},
         {"gelu_tanh's cubic coefficient 0.044715 written as 0.03125", R"(0f3D372713)", "0f3D000000", -1, "", ""},
         {"tanh.approx replaced by the identity", R"(tanh\.approx\.f32 (%r\d+), (%r\d+);)", "mov.b32 $1, $2;", -1, "", ""},
     };
@@ -596,8 +596,8 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, residu
         {"alpha dropped", R"(mul\.rn\.f32 (%r\d+), (%r\d+), 0f3F000000;)", "mov.b32 $1, $2;", -1, "", ""},
         {"beta dropped (C added unscaled)", R"(fma\.rn\.f32 (%r\d+), (%r\d+), 0fBFC00000, (%r\d+);)", "add.rn.f32 $1, $2, $3;", -1, "", ""},
         {"C's bf16 elements converted as f16", R"(cvt\.f32\.bf16)", "cvt.f32.f16", -1, "", ""},
-        {"every residual element read one column on", R"(@(%p\d+) ld\.global\.b16 (%rs\d+), \[(%rd\d+)\];(\n\tcvt\.f32\.f16))",
-         "@$1 ld.global.b16 $2, [$3+2];$4", -1, "", ""},
+        {"every residual element read one column on (its row's address one element on)", R"(mad\.lo\.u64 (%rd\d+), (%rd\d+), 2, (%rd3);)",
+         "mad.lo.u64 $1, $2, 2, $3;\n\tadd.u64 $1, $1, 2;", -1, "", ""},
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }
@@ -606,8 +606,9 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, residu
     static const Mutation kMutations[] = {
         {"beta times the accumulator instead of C (fma's operands swapped)", R"(fma\.rn\.f32 (%r\d+), (%r\d+), (0f3E800000), (%r\d+);)",
          "fma.rn.f32 $1, $4, $3, $2;", -1, "", ""},
-        {"every C element read one column on", R"(@(%p\d+) ld\.global\.b32 (%r\d+), \[(%rd\d+)\];)", "@$1 ld.global.b32 $2, [$3+4];", -1, "", ""},
-        {"the residual dropped", R"(@(%p\d+) ld\.global\.b16 (%rs\d+), \[(%rd\d+)\];)", "mov.b16 $2, 0;", -1, "", ""},
+        {"every C element read one column on (its row's address one element on)", R"(mad\.lo\.u64 (%rd\d+), (%rd\d+), 4, (%rd1);)",
+         "mad.lo.u64 $1, $2, 4, $3;\n\tadd.u64 $1, $1, 4;", -1, "", ""},
+        {"the residual dropped", R"(@(%p\d+) ld\.global\.b16 (%rs\d+), \[(%rd\d+)(\+\d+)?\];)", "mov.b16 $2, 0;", -1, "", ""},
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }

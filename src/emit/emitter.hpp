@@ -7,6 +7,7 @@
 #include <functional>
 #include <array>
 #include <map>
+#include <tuple>
 #include <set>
 #include <string>
 #include <vector>
@@ -140,6 +141,11 @@ struct Emitter {
   bool skip_other_warps(int lo, int hi, const std::string& L);
   void read_element(const plan::ReadStep& r, const std::string& v, const std::string& tr, const std::string& tc,
                     const std::pair<int64_t, int64_t>& cell);
+  // read_element's row addresses: per (tensor, the thread's first row and column registers, the
+  // cell's row offset), the address of the row's element at the thread's first column and the row's
+  // predicate ("" where rows broadcast). Keyed by the base registers, which are defined once, so an
+  // entry is used only after its definition in the same straight-line code.
+  std::map<std::tuple<std::string, std::string, std::string, int64_t>, std::pair<std::string, std::string>> read_rows;
   std::pair<std::string, std::string> wgmma_base(const plan::RegDef& d, const std::string& row0, const std::string& col0);
   void tmem_st(const plan::Step& st, const std::string& L);
   void store(const plan::StoreStep& st, const std::string& L);
