@@ -337,7 +337,7 @@ void Emitter::read_element(const plan::ReadStep& r, const std::string& v, const 
   const std::string cols = r.cols_param.empty() ? s(r.global_width) : size.at(r.cols_param);
   const std::string ld = r.ld_param.empty() ? s(r.global_cols) : size.at(r.ld_param);
   // The row's address at the thread's first column, and its predicate, once per row: each element
-  // then costs its column's bound check and a load at an immediate offset (§6.4.1.4: [reg+imm]).
+  // then costs its column's bound check and a load at an immediate offset (§6.4.1: [reg+imm]).
   auto [it, fresh] = read_rows.try_emplace({r.global, tr, tc, c.first});
   if (fresh) {
     std::string p, idx = w.r64();
