@@ -2,6 +2,7 @@
 #include "sim_gemm.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <sstream>
 
@@ -204,6 +205,9 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       x.v.push_back(it.decode(b));
     }
   }
+  // The amax output: one f32, zero before the launch (the caller's part).
+  uint64_t amax_addr = 0;
+  if (tensors.contains("amax")) amax_addr = g.alloc(16, 0x00);
   std::vector<std::string> epilogue_ops;
   if (mf.contains("epilogue_ops")) epilogue_ops = mf.at("epilogue_ops").get<std::vector<std::string>>();
   // alpha and beta as the kernel multiplies by them: rounded to f32.
@@ -256,7 +260,10 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       }
     } else if (kind == "global_pointer") {
       const std::string tensor = p.at("tensor");
-      l.params.push_back(value(name, tensor == "bias" ? bias_addr : inputs.count(tensor) ? inputs.at(tensor).addr : d_addr));
+      l.params.push_back(value(name, tensor == "bias"    ? bias_addr
+                                     : tensor == "amax" ? amax_addr
+                                     : inputs.count(tensor) ? inputs.at(tensor).addr
+                                                            : d_addr));
     } else {
       l.params.push_back(value(name, static_cast<uint64_t>(size.at(name))));
     }
@@ -292,6 +299,9 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   const Scales* sb = scales.count("SFB") ? &scales.at("SFB") : nullptr;
   if (!sa != !sb) throw std::runtime_error("a manifest with one block-scale tensor");
   std::vector<double> as(static_cast<size_t>(kk), 1.0), bs(static_cast<size_t>(kk), 1.0);
+  // The amax's range: the largest |value| before D's conversion lies within each element's bound
+  // of its float64 value, so between the largest |ref| - bound and the largest |ref| + bound.
+  double amax_lo = 0, amax_hi = 0;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double ref = 0, mag = 0;
@@ -344,6 +354,9 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
           ref = 0.5 * x * (1 + t);
           acc_bound = 1.13 * acc_bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(uu) + 1)) +
                       2 * u * std::fabs(ref) + std::ldexp(1.0, -126);
+        } else if (f == "amax") {
+          amax_lo = std::max(amax_lo, std::fabs(ref) - acc_bound);
+          amax_hi = std::max(amax_hi, std::fabs(ref) + acc_bound);
         } else {
           throw std::runtime_error("a manifest with the epilogue op " + f + ", which the simulation does not evaluate");
         }
@@ -360,6 +373,18 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         res.where = s.str();
       }
     }
+  if (amax_addr) {
+    const std::vector<uint8_t>& am = g.at(amax_addr);
+    const double got = static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(get_bits(am, 0, 32))));
+    const double mid = (amax_lo + amax_hi) / 2, half = (amax_hi - amax_lo) / 2 + 1e-300;
+    const double rel = std::isnan(got) ? INFINITY : std::fabs(got - mid) / half;
+    if (rel > res.worst) {
+      res.worst = rel;
+      std::ostringstream s;
+      s << "amax = " << got << ", expected within [" << amax_lo << ", " << amax_hi << "]";
+      res.where = s.str();
+    }
+  }
   return res;
 }
 

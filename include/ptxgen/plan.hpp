@@ -114,7 +114,7 @@ inline std::string param_name(const std::string& global) { return "p_" + global;
 
 // ---- Steps -------------------------------------------------------------------------------------
 enum class StepKind : uint8_t { load, sync, cp, mma, tmem_ld, tmem_st, wait_ld, wait_st, store, commit, wait, arrive,
-                                expect_tx, mma_wait, loop, math, read, reduce };
+                                expect_tx, mma_wait, loop, math, read, reduce, amax };
 std::string_view name(StepKind k);
 
 // The tensor map a TMA load reads through: a `.param .align 64 .b8 PARAM[128]` kernel parameter the
@@ -514,6 +514,14 @@ struct ReduceStep {
 enum class ReduceMiss { fits, dtype, shape };
 ReduceMiss reduce_miss(const RegDef& a);
 
+// An amax (ir::Amax): the global f32 `dst` raised to the largest |element| of registers
+// `bounds.def` that lies inside the extents of `bounds.global` (positions as a read of it at
+// bounds.row0/col0 computes them; no element is loaded).
+struct AmaxStep {
+  std::string a, dst;
+  ReadStep bounds;
+};
+
 struct BarrierStep {
   std::string barrier;
   ir::Phase phase;      // in a loop: the ring position and phase of iteration kb - lag
@@ -544,6 +552,7 @@ struct Step {
   MathStep math;
   ReadStep read;
   ReduceStep reduce;
+  AmaxStep amax;
   // mma (D) / tmem_ld: the tensor-memory ring over the role's tiles (ir::Mma::tmem_ring, ir::TmemLoad::tmem_ring); the
   // addresses planned are stage 0's, stage s lies s * stride columns further
   ir::TmemRing tmem_ring;

@@ -116,6 +116,9 @@ struct Gemm {
   std::optional<Bias> bias;
   std::optional<Activation> activation;
   std::optional<isa::DType> residual;
+  // The kernel output "amax" (one f32) raised to the largest |element| of D before its conversion
+  // (red.global.max; the caller zeroes it before the launch).
+  bool amax = false;
   // What was chosen where the spec is silent, each with its reason (choose_gemm_defaults).
   std::vector<std::string> chosen;
 };

@@ -287,9 +287,9 @@ namespace ptxgen::cli {
 
 namespace {
 
-// The tensors a kernel writes: D for the gemm template, every store's global for a program.
+// The tensors a kernel writes: D (and the amax) for the gemm template, every store's global for a program.
 std::vector<std::string> written(const spec::Spec& s) {
-  if (!s.program) return {"D"};
+  if (!s.program) return s.gemm && s.gemm->amax ? std::vector<std::string>{"D", "amax"} : std::vector<std::string>{"D"};
   std::vector<std::string> out;
   std::function<void(const spec::Op&)> visit = [&](const spec::Op& op) {
     if (op.kind == spec::OpKind::store && std::find(out.begin(), out.end(), op.dst.name) == out.end()) out.push_back(op.dst.name);

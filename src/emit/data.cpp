@@ -471,6 +471,95 @@ void Emitter::read(const plan::ReadStep& r, const std::string& L) {
   regs[d.name] = out;
 }
 
+std::string Emitter::element_inside(const plan::ReadStep& r, const std::string& tr, const std::string& tc,
+                                    const std::pair<int64_t, int64_t>& c) {
+  const std::string rows = r.rows_param.empty() ? s(r.global_rows) : size.at(r.rows_param);
+  const std::string cols = r.cols_param.empty() ? s(r.global_width) : size.at(r.cols_param);
+  auto [it, fresh] = inside_rows.try_emplace({r.global, tr, tc, c.first});
+  if (fresh && !r.rows_broadcast) {  // once per row, as read_element's
+    const std::string row = w.r32();
+    it->second = w.pred();
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + tr + ", " + s(c.first));
+    w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + it->second + ", " + row + ", " + rows);
+  }
+  if (r.cols_broadcast) return it->second;
+  const std::string col = w.r32(), p = w.pred();
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + col + ", " + tc + ", " + s(c.second));
+  if (it->second.empty()) w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + p + ", " + col + ", " + cols);
+  else w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + p + ", " + col + ", " + cols + ", " + it->second);
+  return p;
+}
+
+// An amax: each thread folds |x| of its registers inside the extents into one register (abs.f32,
+// max.f32 under the element's predicate, §9.7.3), each warp folds its 32 lanes' by shfl.sync.bfly
+// over lanes xor 16, 8, 4, 2, 1 (§9.7.9.6), and lane 0 raises dst[0] with red.global.max.u32
+// (§9.7.13.6): the bits of f32 values >= 0 order as the values, and max.f32 keeps the other
+// operand of a NaN (§9.7.3.12), so the warp's value is a finite number or +inf, never NaN.
+void Emitter::amax(const plan::AmaxStep& x, const std::string& L) {
+  const plan::ReadStep& r = x.bounds;
+  const plan::RegDef& d = r.def;
+  const auto& a = regs.at(x.a);
+  const std::string row0 = affine(r.row0), col0 = affine(r.col0);
+  const std::string mx = spell::alu(spell::math(MathFn::max, false)), abs = spell::alu(spell::math(MathFn::abs, false));
+  auto fold = [&](const std::string& m, int j, const std::string& tr, const std::string& tc, const std::pair<int64_t, int64_t>& cell) {
+    const std::string p = element_inside(r, tr, tc, cell), t = w.r32();
+    w.ins(abs + " " + t + ", " + a.at(static_cast<size_t>(j)));
+    w.ins((p.empty() ? "" : "@" + p + " ") + mx + " " + m + ", " + m + ", " + t);
+  };
+  auto begin = [&] {
+    const std::string m = w.r32();
+    w.ins(spell::alu(Op::mov, Ty::b32) + " " + m + ", 0f00000000", "the largest |element| of this thread inside " + r.global);
+    return m;
+  };
+  auto finish = [&](const std::string& m) {
+    for (int lanes : {16, 8, 4, 2, 1}) {
+      const std::string t = w.r32();
+      w.ins(spell::shfl_bfly() + " " + t + ", " + m + ", " + s(lanes) + ", 31, -1", "the warp's largest: lane ^ " + s(lanes));
+      w.ins(mx + " " + m + ", " + m + ", " + t);
+    }
+    const std::string p = w.pred();
+    w.ins(spell::setp(Cmp::eq, Ty::u32) + " " + p + ", " + lane + ", 0");
+    w.ins("@" + p + " " + spell::red_max_global_u32() + " [" + gbase.at(x.dst) + "], " + m,
+          "lane 0: " + x.dst + " = max(" + x.dst + ", the warp's largest), as u32 bits");
+  };
+  if (d.wgmma) {
+    const std::string m = begin();
+    const auto [tr, tc] = wgmma_base(d, row0, col0);
+    for (const auto& [j, b, c] : wgmma_cells(r)) fold(m, j, tr, tc, c);
+    finish(m);
+    w.blank();
+    return;
+  }
+  for_warps(d, L, [&](const std::vector<const plan::LdInstr*>& fs, const std::string& wrow) {
+    const std::string m = begin();
+    std::map<isa::LdShape, std::pair<std::string, std::string>> base;  // the thread's first row and column per shape (as read's)
+    for (const plan::LdInstr* f : fs) {
+      if (!base.count(f->shape)) {
+        const std::string tr = w.r32(), tc = w.r32();
+        if (f->shape == isa::LdShape::s32x32b) {
+          w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + lane);
+          w.ins(spell::alu(Op::mov, Ty::u32) + " " + tc + ", " + col0);
+        } else {  // .16x256b (read_miss refused the rest)
+          const std::string t = w.r32();
+          w.ins(spell::alu(Op::shr, Ty::u32) + " " + t + ", " + lane + ", 2");
+          w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + t);
+          w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + lane + ", 3");
+          w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tc + ", " + t + ", 2, " + col0);
+        }
+        if (!wrow.empty()) w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + tr + ", " + wrow, "the rows of this warp");
+        base[f->shape] = {tr, tc};
+      }
+      const auto& [tr, tc] = base.at(f->shape);
+      for (int j = 0; j < f->regs; ++j) {
+        const isa::LdCell c = isa::ld_cell(f->shape, 0, j);
+        fold(m, f->first_reg + j, tr, tc, read_cell(r, f->row0 + c.lane, f->elem0 + c.column));
+      }
+    }
+    finish(m);
+  });
+  w.blank();
+}
+
 // A row reduction: each thread folds the registers of each row it holds (max.f32, add.rn.f32,
 // abs.f32: §9.7.3), in register order; where 4 lanes share a row (.16x256b, wgmma) it then folds
 // in lane ^ 1's and lane ^ 2's partial results (shfl.sync.bfly.b32, §9.7.9.6), so that all 4

@@ -40,6 +40,7 @@ std::string title(plan::StepKind k) {
     case plan::StepKind::math: return "math";
     case plan::StepKind::read: return "read";
     case plan::StepKind::reduce: return "reduce";
+    case plan::StepKind::amax: return "amax";
   }
   return "?";
 }
@@ -766,6 +767,7 @@ void Emitter::step(const plan::Step& st) {
     case StepKind::math: math_run({&st}); return;
     case StepKind::read: read(st.read, L); break;
     case StepKind::reduce: reduce(st.reduce, L); break;
+    case StepKind::amax: amax(st.amax, L); break;
     case StepKind::loop: loop_step(st); return;
   }
   w.blank();

@@ -138,6 +138,11 @@ struct Emitter {
   void math_run(const std::vector<const plan::Step*>& run);
   void read(const plan::ReadStep& r, const std::string& L);
   void reduce(const plan::ReduceStep& r, const std::string& L);
+  void amax(const plan::AmaxStep& a, const std::string& L);
+  // The predicate of the element at (tr + cell.first, tc + cell.second) lying inside r's extents
+  // ("" where the read broadcasts along both); read_element's bounds without the load.
+  std::string element_inside(const plan::ReadStep& r, const std::string& tr, const std::string& tc,
+                             const std::pair<int64_t, int64_t>& cell);
   bool skip_other_warps(int lo, int hi, const std::string& L);
   void read_element(const plan::ReadStep& r, const std::string& v, const std::string& tr, const std::string& tc,
                     const std::pair<int64_t, int64_t>& cell);
@@ -146,6 +151,7 @@ struct Emitter {
   // predicate ("" where rows broadcast). Keyed by the base registers, which are defined once, so an
   // entry is used only after its definition in the same straight-line code.
   std::map<std::tuple<std::string, std::string, std::string, int64_t>, std::pair<std::string, std::string>> read_rows;
+  std::map<std::tuple<std::string, std::string, std::string, int64_t>, std::string> inside_rows;  // element_inside's, likewise
   std::pair<std::string, std::string> wgmma_base(const plan::RegDef& d, const std::string& row0, const std::string& col0);
   void tmem_st(const plan::Step& st, const std::string& L);
   void store(const plan::StoreStep& st, const std::string& L);

@@ -253,6 +253,13 @@ struct Printer {
              (r.shuffle ? ", across the 4 lanes of a row by shfl.sync.bfly" : ", within each thread") + "\n";
         break;
       }
+      case StepKind::amax: {
+        const auto& a = st.amax;
+        o += in2 + "max |" + a.a + "| over the elements inside " + a.bounds.global + " at (" + affine_text(a.bounds.row0) + ", " +
+             affine_text(a.bounds.col0) + "): abs.f32, max.f32 in each thread, shfl.sync.bfly over the warp, " +
+             "red.global.max.u32 [" + a.dst + "] by lane 0\n";
+        break;
+      }
       case StepKind::read: {
         const auto& r = st.read;
         o += in2 + "ld.global " + r.def.name + " <- " + r.global + " at (" + affine_text(r.row0) + ", " + affine_text(r.col0) + ")" +
@@ -507,6 +514,9 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
     case StepKind::reduce:
       x["reduce"] = {{"fn", std::string(kReduceNames[static_cast<size_t>(st.reduce.fn)])}, {"regs", st.reduce.def.name},
                      {"a", st.reduce.a}, {"shuffle", st.reduce.shuffle}};
+      break;
+    case StepKind::amax:
+      x["amax"] = {{"a", st.amax.a}, {"dst", st.amax.dst}, {"of", st.amax.bounds.global}};
       break;
     case StepKind::read:
       x["read"] = {{"regs", st.read.def.name}, {"global", st.read.global}, {"rows_broadcast", st.read.rows_broadcast},

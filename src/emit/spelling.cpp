@@ -150,6 +150,7 @@ std::string_view name(Op op) {
     case Op::ret: return "ret";
     case Op::bar_warp_sync: return "bar.warp.sync";
     case Op::shfl_bfly: return "shfl.sync.bfly";
+    case Op::red_max: return "red";
     case Op::barrier_sync: return "barrier.sync";
     case Op::setmaxnreg: return "setmaxnreg";
     case Op::mul: return "mul";
@@ -214,6 +215,7 @@ std::string alu(const Scalar& v) {
   add_part(out, name(v.cmp));
   add_part(out, name(v.combine));
   add_part(out, name(v.space));
+  if (v.op == Op::red_max) out += ".max";  // red{.sem}{.scope}{.space}.op.type (§9.7.13.6)
   if (v.vec > 1) out += ".v" + s(v.vec);
   add_part(out, name(v.type));
   add_part(out, name(v.from));
@@ -233,6 +235,7 @@ std::string bra() { return alu({.op = Op::bra}); }
 std::string ret() { return alu({.op = Op::ret}); }
 std::string bar_warp_sync() { return alu({.op = Op::bar_warp_sync}); }
 std::string shfl_bfly() { return alu({.op = Op::shfl_bfly, .type = Ty::b32}); }
+std::string red_max_global_u32() { return alu({.op = Op::red_max, .type = Ty::u32, .space = Space::global}); }
 std::string barrier_sync() { return alu({.op = Op::barrier_sync}); }
 std::string setmaxnreg(bool inc) { return alu({.op = Op::setmaxnreg, .type = Ty::u32, .inc = inc}); }
 
@@ -297,6 +300,8 @@ const std::vector<AluRow>& alu_rows() {
       {Op::bar_warp_sync, "§9.7.13.2", 60, true, true, {}},
       // A row reduction's exchange between the 4 lanes of a row (lane ^ 1, lane ^ 2).
       {Op::shfl_bfly, "§9.7.9.6", 60, true, true, {.types = {T::b32}}},
+      // An amax's one update per warp: the f32 bits of a value >= 0 as a u32 (relaxed, .gpu scope).
+      {Op::red_max, "§9.7.13.6", 10, true, true, {.types = {T::u32}, .spaces = {Space::global}}},
       {Op::barrier_sync, "§9.7.13.1", 60, true, true, {}},
       {Op::setmaxnreg, "§9.7.19.5", 80, true, true, {.types = {T::u32}, .inc = {true, false}}},
       // f32 arithmetic (§9.7.3), what math() spells: IEEE round to nearest even (.rn) where the

@@ -86,6 +86,7 @@ enum class Op : uint8_t {
   setp,                                                         // comparison (§9.7.6)
   mov, cvt, cvta, mapa, ld, st,                                 // data movement and conversion (§9.7.9)
   bra, ret, bar_warp_sync, barrier_sync, setmaxnreg, shfl_bfly,            // control, synchronization, registers
+  red_max,                                                      // red.SPACE.max.TYPE (§9.7.13.6)
   // f32 arithmetic (§9.7.3; add, sub, min, max above take .f32 too): mul is the floating-point mul
   // (mul.rn.f32; the integer forms are mul_lo, mul_wide)
   mul, fma, neg, abs, ex2, lg2, tanh, rsqrt, rcp, sqrt,
@@ -128,6 +129,7 @@ std::string bra();
 std::string ret();
 std::string bar_warp_sync();
 std::string shfl_bfly();                                          // shfl.sync.bfly.b32 d, a, lane mask, 31, membermask
+std::string red_max_global_u32();                                 // red.global.max.u32 [a], b
 std::string barrier_sync();
 std::string setmaxnreg(bool inc);                                // setmaxnreg.inc.sync.aligned.u32
 // The f32 instruction of an elementwise function (ir::Math): add.rn.f32, fma.rn.f32, min.f32,

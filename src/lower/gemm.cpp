@@ -200,6 +200,18 @@ struct Gemm {
       k.globals.push_back(b);
     }
     if (g.residual) like_d("residual", "residual", *g.residual);
+    if (g.amax) {
+      // One f32 the kernel raises to the largest |element| of D (docs/spec.md, "Epilogues").
+      ir::Global x;
+      x.name = "amax";
+      x.ptr = std::string(kPtr) + "/amax";
+      x.dtype = isa::DType::f32;
+      x.rows = x.cols = x.ld = 1;
+      x.param = "amax";
+      x.output = true;
+      x.dims = {"1", "1"};
+      k.globals.push_back(x);
+    }
     k.size_params = {{"m", g.m, "", 1, 1}, {"n", g.n, "", 1, 1}, {"k", g.k, "", 1, 1}};
   }
 
@@ -862,6 +874,7 @@ struct Gemm {
     if (g.bias) k.epilogue_ops.push_back("bias");
     if (g.activation) k.epilogue_ops.push_back(std::string(info(*g.activation).name));
     if (g.residual) k.epilogue_ops.push_back("residual");
+    if (g.amax) k.epilogue_ops.push_back("amax");
     if (g.alpha && *g.alpha != 1) k.epilogue_constants.emplace_back("alpha", *g.alpha);
     if (g.c && g.beta && *g.beta != 1) k.epilogue_constants.emplace_back("beta", *g.beta);
     cta = g.cta_group;

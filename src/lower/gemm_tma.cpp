@@ -94,6 +94,14 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     m.b = read("residual", "residual");
     op(m);
   }
+  if (g.amax) {  // of the values D's conversion takes, inside D
+    ir::Amax a;
+    a.a = {regs, at("amax")};
+    a.dst = {"amax", at("amax")};
+    a.of = {"D", kPtr};
+    a.pos = pos;
+    op(a);
+  }
   return out;
 }
 

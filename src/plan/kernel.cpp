@@ -46,6 +46,7 @@ std::string_view name(StepKind k) {
     case StepKind::math: return "math";
     case StepKind::read: return "read";
     case StepKind::reduce: return "reduce";
+    case StepKind::amax: return "amax";
   }
   return "?";
 }
@@ -117,6 +118,12 @@ OutputSize output_size(const Step& st) {
       const int64_t w = std::max<int64_t>(1, warps(d));
       lines += 8 + 3 * w + (2 + 4) * int64_t{d.regs} * w;
       regs += 12 * int64_t{d.regs} * w;
+      break;
+    }
+    case StepKind::amax: {  // per warp the thread's position and 5 shuffles; per element at most 5 instructions
+      const RegDef& d = st.amax.bounds.def;
+      lines += 40 + 24 * std::max<int64_t>(1, warps(d)) + 5 * int64_t{d.regs} * std::max<int64_t>(1, warps(d));
+      regs += 12 * int64_t{d.regs} * std::max<int64_t>(1, warps(d));
       break;
     }
     case StepKind::read: {  // per warp the thread's position; per element at most 11 instructions

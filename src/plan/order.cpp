@@ -264,6 +264,43 @@ class Sequencer {
     out.push_back(std::move(st));
   }
 
+  // An amax (verify_regs.cpp reports each one refused here): each thread folds its elements inside
+  // `of`, each warp its lanes' (shfl.sync within the warp), lane 0 one red.global.max: no sync
+  // between warps orders it (the reduction's order does not change a max).
+  void amax(int i, const ir::Op& op, std::vector<Step>& out) {
+    const ir::Amax& o = *op.as<ir::Amax>();
+    const RegDef* a = regs(o.a);
+    const ir::Global* g = c_.find_global(o.of);
+    const ir::Global* dst = c_.find_global(o.dst);
+    if (!a || !g || !dst) return;
+    ir::Global f32 = *g;
+    f32.dtype = isa::DType::f32;
+    if (!read_fits(*a, f32)) return;
+    Step st;
+    st.op = i;
+    st.ptr = op.ptr;
+    st.kind = StepKind::amax;
+    AmaxStep& x = st.amax;
+    x.a = o.a.name;
+    x.dst = dst->name;
+    ReadStep& r = x.bounds;
+    r.def = *a;
+    r.global = g->name;
+    r.dtype = g->dtype;
+    r.row0 = o.pos.at[0];
+    r.col0 = o.pos.at[1];
+    r.global_cols = g->ld ? g->ld : g->cols;
+    r.ld_param = g->ld_param;
+    r.rows_param = g->rows_param;
+    r.cols_param = g->cols_param;
+    r.global_rows = g->rows;
+    r.global_width = g->cols;
+    if (pending_ld_.count(o.a.name)) wait_ld("the registers \"" + o.a.name + "\" are read (§9.7.16.8.5)", out);
+    st.why = "\"" + dst->name + "\" raised to the largest |element| of \"" + o.a.name + "\" inside " + g->name +
+             " (red.global.max.u32 of the f32 bits, which order as the values for values >= 0)";
+    out.push_back(std::move(st));
+  }
+
   // An op's tensor-memory ring (a lowering's double-buffered accumulator): every stage inside the
   // allocation of the view it moves.
   ir::TmemRing tmem_ring(const ir::Op& o) const {
@@ -421,6 +458,7 @@ class Sequencer {
       case ir::OpKind::math: return math(i, op, out);
       case ir::OpKind::read: return read(i, op, out);
       case ir::OpKind::reduce: return reduce(i, op, out);
+      case ir::OpKind::amax: return amax(i, op, out);
       case ir::OpKind::commit: return commit(i, op, out);
       case ir::OpKind::wait: return wait(i, op, out);
       case ir::OpKind::arrive:

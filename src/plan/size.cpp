@@ -208,6 +208,16 @@ class Bound {
         c_.regs[x.regs.name] = std::move(st.reduce.def);
         break;
       }
+      case ir::OpKind::amax: {
+        const ir::Amax& x = *o.as<ir::Amax>();
+        const auto a = c_.regs.find(x.a.name);
+        if (a == c_.regs.end()) break;
+        add(inserted(StepKind::wait_ld), kInsertedWhyBytes);
+        st.kind = StepKind::amax;
+        st.amax.bounds.def = a->second;
+        add(st, why);
+        break;
+      }
       case ir::OpKind::read: {
         const ir::Read& x = *o.as<ir::Read>();
         const auto like = c_.regs.find(x.like.name);

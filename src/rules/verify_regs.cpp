@@ -484,6 +484,33 @@ void registers(Ctx& c) {
         define(*op, std::move(d));
         break;
       }
+      case ir::OpKind::amax: {
+        // MATH-DTYPE, READ-SHAPE: f32 registers whose elements' positions the emitter computes (a
+        // read's fragments), each checked against the extents of `of`.
+        const ir::Amax& o = *op->as<ir::Amax>();
+        const auto a = defs.find(o.a.name);
+        const ir::Global* g = c.global(o.of, "amax extents");
+        if (a == defs.end() || !g) {
+          c.refused.insert(op);
+          break;
+        }
+        const plan::RegDef& x = a->second.regs;
+        ir::Global f32 = *g;
+        f32.dtype = isa::DType::f32;  // only its extents count
+        const plan::ReadMiss m = plan::read_miss(x, f32);
+        if (m == plan::ReadMiss::like_dtype)
+          c.problem("MATH-DTYPE", o.a.ptr,
+                    "amax computes on f32 registers, one element each; \"" + x.name + "\" holds " +
+                        (x.elems_per_reg != 1 ? s(x.elems_per_reg) + " packed " + dt(x.dtype) + " elements per register" : dt(x.dtype) + " elements"),
+                    {x.wgmma ? "accumulate in f32" : "tmem_load an f32 view without \"pack\""});
+        else if (m != plan::ReadMiss::fits)
+          c.problem("READ-SHAPE", o.a.ptr,
+                    "amax computes where each thread's elements lie for the fragments of tcgen05.ld .32x32b and .16x256b (and "
+                    "wgmma accumulators); \"" + x.name + "\" was loaded with another shape",
+                    {"tmem_load \"" + x.name + "\" with \"shape\": \"32x32b\" or \"16x256b\""});
+        if (m != plan::ReadMiss::fits) c.refused.insert(op);
+        break;
+      }
       case ir::OpKind::read: {
         const auto like = defs.find(op->as<ir::Read>()->like.name);
         define(*op, like == defs.end() ? std::nullopt : read(c, *op, like->second.regs));

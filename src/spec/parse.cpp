@@ -210,6 +210,7 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
   };
   tensor("c", g.c);
   tensor("residual", g.residual);
+  if (const json* a = r.get("amax", false, json::value_t::boolean, "a boolean")) g.amax = a->get<bool>();
   if (g.beta && !g.c && !r.has("c"))
     d.error("SPEC-MISSING-KEY", r.ptr("beta"), "\"beta\" scales the kernel input C (D = alpha A x B + beta C), and the gemm has no \"c\"")
         .help = {"give C's type: \"c\": {\"dtype\": \"bf16\"} (or f16, f32)", "or leave \"beta\" out"};
@@ -232,9 +233,9 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
       else if (auto a = r.choice("activation", false, acts)) g.activation = *a;
     }
   }
-  r.not_built({"amax", "quantize"},
-              "fused GEMM epilogues that quantize (amax, quantize) are not built yet: the gemm template stores "
-              "act(alpha A x B + beta C + bias) + residual converted to d.dtype",
+  r.not_built({"quantize"},
+              "block-quantized GEMM outputs (quantize) are not built yet: the gemm template stores act(alpha A x B + "
+              "beta C + bias) + residual converted to d.dtype (e4m3 and e5m2 included), and its amax",
               {"nearest built: store D (\"d\": {\"dtype\": \"bf16\"} or f16, f32) and apply the epilogue in a separate kernel "
                "(docs/spec.md, \"Not built (yet)\")"});
   r.not_built({"groups", "batch"}, "grouped and batched GEMM are not built yet",
@@ -347,6 +348,7 @@ std::string to_json(const Spec& s) {
     if (g.bias) o["bias"] = {{"dtype", std::string(isa::name(g.bias->dtype))}, {"along", g.bias->along_m ? "m" : "n"}};
     if (g.activation) o["activation"] = std::string(info(*g.activation).name);
     if (g.residual) o["residual"] = {{"dtype", std::string(isa::name(*g.residual))}};
+    if (g.amax) o["amax"] = true;
     if (g.registers) o["registers"] = {{"producer", g.registers->producer}, {"consumer", g.registers->consumer}};
     if (g.scale) {
       o["scale"] = {{"dtype", std::string(isa::name(g.scale->dtype))}, {"vec", g.scale->vec}};

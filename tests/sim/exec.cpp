@@ -263,6 +263,17 @@ void Machine::run_thread(Thread& t) {
         }
         break;
       }
+      case Op::red_max: {
+        const uint64_t a = addr_of(t, in.o[0]);
+        if (a % 4) fail(&t, "misaligned red at " + hex(a));
+        uint8_t* p = global.find(a, 4);
+        if (!p) fail(&t, "global red at " + hex(a) + " outside every buffer");
+        uint32_t old = 0;
+        for (uint32_t i = 0; i < 4; ++i) old |= uint32_t{p[i]} << (8 * i);
+        const uint32_t v = std::max(old, static_cast<uint32_t>(val(t, in.o[1])));
+        for (uint32_t i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+        break;
+      }
       case Op::bra: t.pc = in.o[0].r; continue;
       case Op::ret:
         // The shared memory a TMA store reads must outlive it: a thread waits for its stores'

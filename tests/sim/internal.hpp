@@ -17,6 +17,7 @@ enum class Op : uint8_t {
   tma_store, bulk_commit, bulk_wait,  // cp.async.bulk.tensor (shared -> global), commit_group, wait_group[.read]
   wg_fence, wg_mma, wg_commit, wg_wait, setmaxnreg,  // sm_90a: wgmma.fence/mma_async/commit_group/wait_group, setmaxnreg
   fmath,  // an f32 instruction of §9.7.3 (Ins::fn says which)
+  red_max,  // red.global.max.u32 [a], b (§9.7.13.6): threads run one at a time here, so it is atomic
 };
 
 // The f32 instructions simulated (PTX ISA 9.1 §9.7.3), Ins::fn of Op::fmath: .rn add/sub/mul/fma,

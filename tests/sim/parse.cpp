@@ -388,6 +388,15 @@ struct Parser {
       for (const auto& m : mods)
         if (m == "v2" || m == "v4") in.vec = static_cast<uint8_t>(m[1] - '0');
       need(2);
+    } else if (base == "red") {
+      // red{.relaxed}{.gpu}.global.max.u32 [a], b (PTX ISA 9.1 §9.7.13.6); other ops, types and spaces
+      // are not simulated.
+      if (!has(mods, "global") || !has(mods, "max") || !has(mods, "u32")) fail("unsupported red form (only red.global.max.u32)");
+      for (const auto& m : mods)
+        if (m != "global" && m != "max" && m != "u32" && m != "relaxed" && m != "gpu") fail("unsupported red qualifier ." + m);
+      in.op = Op::red_max;
+      in.ty = last_type();
+      need(2);
     } else if (base == "bra") {
       in.op = Op::bra;
       need(1);

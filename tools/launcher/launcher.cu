@@ -248,7 +248,7 @@ struct Matrix {
 
 // The device buffers and sizes a launch function takes.
 struct Bufs {
-  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0;  // c, bias, residual: a fused epilogue's
+  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0, amax = 0;  // c ... amax: a fused epilogue's
   int64_t lda = 0, ldb = 0, m = 0, n = 0, k = 0;
 };
 // A fused epilogue input of type T (EPILOGUE_GEMMS rows), or nothing where the kernel takes none (void).
@@ -257,12 +257,18 @@ auto input(CUdeviceptr p) {
   if constexpr (std::is_void_v<T>) return std::tuple<>();
   else return std::tuple<const T*>(ptxgen::device_pointer<const T>(p));
 }
-// The arguments of an EPILOGUE_GEMMS kernel's launch function, D and the inputs after it.
-template <class TA, class TB, class TD, class TC, class TBIAS, class TR>
+// The amax output (EPILOGUE_GEMMS rows), or nothing where the kernel has none (void).
+template <class T>
+auto output(CUdeviceptr p) {
+  if constexpr (std::is_void_v<T>) return std::tuple<>();
+  else return std::tuple<T*>(ptxgen::device_pointer<T>(p));
+}
+// The arguments of an EPILOGUE_GEMMS kernel's launch function, D and the inputs and amax after it.
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TAMAX>
 auto epilogue_args(const Bufs& b) {
   return std::tuple_cat(std::make_tuple(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b),
                                         b.ldb, ptxgen::device_pointer<TD>(b.d)),
-                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual),
+                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual), output<TAMAX>(b.amax),
                         std::make_tuple(ptxgen::size::m{b.m}, ptxgen::size::n{b.n}, ptxgen::size::k{b.k}));
 }
 // A gemm launch function's sizes, each its own type (ptxgen::size::m ...), from a Bufs.
@@ -329,6 +335,7 @@ struct Epilogue {
   std::string bias_dtype;
   double alpha = 1, beta = 1;          // as the kernel multiplies: rounded to f32
   bool c = false, residual = false;    // C and residual inputs (m x n)
+  bool amax = false;                   // the amax output (one f32): max |value| before D's conversion
   T c_type = T::f32, residual_type = T::f32;
   bool fused() const { return !ops.empty(); }
   std::string describe() const {
@@ -375,13 +382,16 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
   }
   for (const std::string& o : e.ops)
     if (o != "bias" && o != "relu" && o != "sigmoid" && o != "silu" && o != "gelu_tanh" && o != "alpha" && o != "c" &&
-        o != "beta_c" && o != "residual")
+        o != "beta_c" && o != "residual" && o != "amax")
       die(2, std::string(info.name) + ": the launcher does not evaluate the epilogue op " + o);
   e.alpha = static_cast<float>(alpha);
   e.beta = static_cast<float>(beta);
   auto has = [&](const char* o) { return std::find(e.ops.begin(), e.ops.end(), o) != e.ops.end(); };
   e.c = has("c") || has("beta_c");
   e.residual = has("residual");
+  e.amax = has("amax");
+  if (e.amax != (tensor("amax") != nullptr))
+    die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on the amax");
   for (const auto& [listed, name, type] : {std::make_tuple(e.c, "C", &e.c_type), std::make_tuple(e.residual, "residual", &e.residual_type)}) {
     const ptxgen::TensorInfo* t = tensor(name);
     if (listed != (t != nullptr))
@@ -485,6 +495,7 @@ std::vector<double> fill_bias(T t, int64_t count, std::vector<char>& h, std::mt1
 // sum |a b|): the largest error / bound, where it is, and the relative Frobenius error.
 struct FusedCheck {
   double worst = 0, rel = 0, max_abs = 0;
+  double amax_lo = 0, amax_hi = 0;  // the amax's range: max |ref| -/+ each element's bound before D's rounding
   size_t unwritten = 0, nonfinite = 0;
   std::string where;
 };
@@ -505,6 +516,8 @@ FusedCheck check_fused(const Epilogue& e, const Matrix& D, const std::vector<cha
       double bound = acc_unit * mag[at] * (blas_ref ? 2 : 1) + (blas_ref ? u * std::fabs(ref[at]) : 0.0);
       const double r = apply_epilogue(e, ref[at], e.bias ? bias[size_t(e.bias_m ? i : j)] : 0.0, e.c ? cv[at] : 0.0,
                                       e.residual ? rv[at] : 0.0, bound);
+      c.amax_lo = std::max(c.amax_lo, std::fabs(r) - bound);
+      c.amax_hi = std::max(c.amax_hi, std::fabs(r) + bound);
       bound = bound * (1 + u_out) + u_out * std::fabs(r) + floor_out;
       if (!std::isfinite(v)) {
         if (c.nonfinite++ == 0) c.worst = INFINITY, c.where = "D(" + std::to_string(i) + "," + std::to_string(j) + ") is not finite";
@@ -566,6 +579,10 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   CK(cuMemAlloc(&bufs.d, d_bytes + guard));
   CK(cuMemcpyHtoD(bufs.a, ha.data(), a_bytes));
   CK(cuMemcpyHtoD(bufs.b, hb.data(), b_bytes));
+  if (ep.amax) {
+    CK(cuMemAlloc(&bufs.amax, 4));
+    CK(cuMemsetD32(bufs.amax, 0, 1));  // the kernel raises it: the caller zeroes it
+  }
   for (const auto& [on, h, at] : {std::make_tuple(ep.bias, &hbias, &bufs.bias), std::make_tuple(ep.c, &hc, &bufs.c),
                                   std::make_tuple(ep.residual, &hres, &bufs.residual)})
     if (on) {
@@ -582,6 +599,8 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
 
   std::vector<char> hd(d_bytes + guard);
   CK(cuMemcpyDtoH(hd.data(), bufs.d, d_bytes + guard));
+  float amax = 0;
+  if (ep.amax) CK(cuMemcpyDtoH(&amax, bufs.amax, 4));
   size_t guard_hit = 0;
   for (size_t i = d_bytes; i < d_bytes + guard; ++i) guard_hit += static_cast<unsigned char>(hd[i]) != 0xFE;
 
@@ -705,6 +724,17 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
     rel = fc.rel, max_abs = fc.max_abs;
     tolerance = opt.tolerance >= 0 ? opt.tolerance : 1.0;
     ok = fc.unwritten == 0 && fc.nonfinite == 0 && guard_hit == 0 && fc.worst <= tolerance;
+    if (ep.amax) {  // within the range, as an element within its bound (tolerance: times the half-width)
+      const double mid = (fc.amax_lo + fc.amax_hi) / 2, half = (fc.amax_hi - fc.amax_lo) / 2 + 1e-300;
+      const double ratio = std::isfinite(amax) ? std::fabs(amax - mid) / half : INFINITY;
+      if (ratio > fc.worst) {
+        fc.worst = ratio;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "amax = %.9g, expected within [%.9g, %.9g]", static_cast<double>(amax), fc.amax_lo, fc.amax_hi);
+        fc.where = buf;
+      }
+      ok = ok && ratio <= tolerance;
+    }
   }
 
   // Timing: warm-up, then the median of `iters` launches, each between two events. The kernel
@@ -817,11 +847,11 @@ int bad_input() {
   if (!here.info || !foreign.info) die(2, "--bad-input needs a bf16 sm_90a gemm kernel and a kernel for another target");
   // The first kernel with a fused bias that runs here, bf16 in and out (none: its checks are left out).
   Gemm biased;
-#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR)                                                                   \
-  if (std::is_void_v<TC> && std::is_void_v<TR>) {                                                               \
+#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TAMAX)                                                                \
+  if (std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TAMAX>) {                                                            \
     Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
              return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); },                                \
-                               epilogue_args<TA, TB, TD, TC, TBIAS, TR>(b));                                    \
+                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAMAX>(b));                                    \
            }};                                                                                                  \
     if (!biased.info && runs_here(*g.info) && plain_bf16(*g.info)) biased = g;                                  \
   }
@@ -1124,16 +1154,16 @@ int main(int argc, char** argv) {
   PTXGEN_KERNELS_GEMMS(CASE)
 #undef CASE
   // Kernels with fused epilogue inputs: the same, the inputs after D (C, bias, residual: those it takes).
-#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR)                                                                      \
+#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR, TAMAX)                                                              \
   if (which == #NAME)                                                                                              \
     return run_case<ptxgen::NAME##_launch>(                                                                        \
         ptxgen::NAME##_info,                                                                                       \
         [](const Bufs& b, CUstream s) {                                                                            \
-          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR>(b)); \
+          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAMAX>(b)); \
         },                                                                                                         \
         [](const Bufs& b, ptxgen::NAME##_launch& l) {                                                              \
           return std::apply([&l](auto... x) { return ptxgen::NAME##_prepare(x..., l); },                          \
-                            epilogue_args<TA, TB, TD, TC, TBIAS, TR>(b));                                          \
+                            epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAMAX>(b));                                          \
         },                                                                                                         \
         opt);
   PTXGEN_KERNELS_EPILOGUE_GEMMS(CASE)

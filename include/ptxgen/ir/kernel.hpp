@@ -170,6 +170,7 @@ enum class OpKind : uint8_t {
   math,        // register sets -> register set: an f32 function element by element (add.rn.f32, ex2.approx.f32, ...)
   read,        // global tensor -> register set holding the elements another set holds (a bias, C, a scalar)
   reduce,      // register set -> register set: each row's max, sum or absmax, in every element of the row
+  amax,        // register set -> global scalar: raised to the largest |element| (red.global.max)
 };
 
 // Which stage of a ring, and which phase of a barrier, an op inside a loop uses: those of iteration
@@ -388,10 +389,23 @@ struct Reduce {
   Ref regs, a;
 };
 
+// dst[0] = max(dst[0], |x|) over the elements x of `a` that lie inside the extents of the global
+// tensor `of` (at run time) where a store of `a` at `pos` writes them (register j of each thread at
+// `pos` plus that element's row and column, as a read's): each thread folds its elements (abs.f32,
+// max.f32, §9.7.3; an element outside is left out by its predicate), each warp folds its lanes'
+// (shfl.sync.bfly.b32, §9.7.9.6), and lane 0 raises dst[0] by red.global.max.u32 (§9.7.13.6) of
+// the f32 bits, which order as the values do for values >= 0. `dst` is an f32 tensor of one element
+// the kernel writes; the caller sets it (to 0) before the launch. max.f32 returns the other operand
+// for a NaN, so NaN elements are not counted.
+struct Amax {
+  Ref a, dst, of;
+  Position pos;
+};
+
 // An op: what every kind has, and the kind's own fields. A new kind adds its struct to `Body` (in
 // OpKind's order), its verifier, and its planner and emitter cases.
 struct Op {
-  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math, Read, Reduce>;
+  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math, Read, Reduce, Amax>;
   std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
   // The stage of a ring and the phase of a barrier (waits, arrivals, commits, expect_tx; loads and
   // mmas on ring tiles) of an op in a loop or a persistent role.
@@ -405,7 +419,7 @@ struct Op {
   template <class T>
   T* as() { return std::get_if<T>(&body); }
 };
-static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::reduce) + 1, "one struct per OpKind");
+static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::amax) + 1, "one struct per OpKind");
 
 // What the passes that walk every op ask of it, whatever its kind: the barrier it names (a TMA
 // load's, a wait's, ...), the register set it defines or reads (tcgen05.ld/st, a store), where it
