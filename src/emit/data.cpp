@@ -336,20 +336,45 @@ void Emitter::read_element(const plan::ReadStep& r, const std::string& v, const 
   const std::string rows = r.rows_param.empty() ? s(r.global_rows) : size.at(r.rows_param);
   const std::string cols = r.cols_param.empty() ? s(r.global_width) : size.at(r.cols_param);
   const std::string ld = r.ld_param.empty() ? s(r.global_cols) : size.at(r.ld_param);
+  auto load = [&](const std::string& p, const std::string& at) {
+    const std::string g = p.empty() ? "" : "@" + p + " ";
+    if (eb == 4) {
+      w.ins(spell::alu(Op::mov, Ty::b32) + " " + v + ", 0");
+      w.ins(g + spell::ld(Space::global, Ty::b32) + " " + v + ", " + at);
+      return;
+    }
+    const std::string h = w.r16();
+    w.ins(spell::alu(Op::mov, Ty::b16) + " " + h + ", 0");
+    w.ins(g + spell::ld(Space::global, Ty::b16) + " " + h + ", " + at);
+    w.ins(spell::cvt(Ty::f32, r.dtype == isa::DType::bf16 ? Ty::bf16 : Ty::f16) + " " + v + ", " + h);
+  };
+  if (r.rows_broadcast) {
+    // A tensor of one row (a bias along N): each element's address where it is loaded. A row
+    // address kept over a run made ptxas spill 48 bytes of a ping-pong 128 x 128 bias + gelu_tanh
+    // kernel that spills none so.
+    std::string p, idx = w.r64();
+    w.ins(spell::alu(Op::mov, Ty::b64) + " " + idx + ", 0");
+    if (!r.cols_broadcast) {
+      const std::string col = w.r32(), c64 = w.r64();
+      p = w.pred();
+      w.ins(spell::alu(Op::add, Ty::u32) + " " + col + ", " + tc + ", " + s(c.second));
+      w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + p + ", " + col + ", " + cols);
+      w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + c64 + ", " + col);
+      w.ins(spell::alu(Op::add, Ty::u64) + " " + idx + ", " + idx + ", " + c64);
+    }
+    const std::string a = w.r64();
+    w.ins(spell::alu(Op::mad_lo, Ty::u64) + " " + a + ", " + idx + ", " + s(eb) + ", " + gbase.at(r.global));
+    load(p, "[" + a + "]");
+    return;
+  }
   // The row's address at the thread's first column, and its predicate, once per row: each element
   // then costs its column's bound check and a load at an immediate offset (§6.4.1: [reg+imm]).
   auto [it, fresh] = read_rows.try_emplace({r.global, tr, tc, c.first});
   if (fresh) {
-    std::string p, idx = w.r64();
-    if (!r.rows_broadcast) {
-      const std::string row = w.r32();
-      p = w.pred();
-      w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + tr + ", " + s(c.first));
-      w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + p + ", " + row + ", " + rows);
-      w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + idx + ", " + row + ", " + ld);
-    } else {
-      w.ins(spell::alu(Op::mov, Ty::b64) + " " + idx + ", 0");
-    }
+    const std::string row = w.r32(), p = w.pred(), idx = w.r64();
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + tr + ", " + s(c.first));
+    w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + p + ", " + row + ", " + rows);
+    w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + idx + ", " + row + ", " + ld);
     if (!r.cols_broadcast) {
       const std::string c64 = w.r64();
       w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + c64 + ", " + tc);
@@ -364,21 +389,10 @@ void Emitter::read_element(const plan::ReadStep& r, const std::string& v, const 
   if (!r.cols_broadcast) {
     const std::string col = w.r32(), pc = w.pred();
     w.ins(spell::alu(Op::add, Ty::u32) + " " + col + ", " + tc + ", " + s(c.second));
-    if (p.empty()) w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + pc + ", " + col + ", " + cols);
-    else w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + pc + ", " + col + ", " + cols + ", " + p);
+    w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + pc + ", " + col + ", " + cols + ", " + p);
     p = pc;
   }
-  const std::string at = "[" + a + (!r.cols_broadcast && c.second ? "+" + s(c.second * eb) : "") + "]";
-  const std::string g = p.empty() ? "" : "@" + p + " ";
-  if (eb == 4) {
-    w.ins(spell::alu(Op::mov, Ty::b32) + " " + v + ", 0");
-    w.ins(g + spell::ld(Space::global, Ty::b32) + " " + v + ", " + at);
-    return;
-  }
-  const std::string h = w.r16();
-  w.ins(spell::alu(Op::mov, Ty::b16) + " " + h + ", 0");
-  w.ins(g + spell::ld(Space::global, Ty::b16) + " " + h + ", " + at);
-  w.ins(spell::cvt(Ty::f32, r.dtype == isa::DType::bf16 ? Ty::bf16 : Ty::f16) + " " + v + ", " + h);
+  load(p, "[" + a + (!r.cols_broadcast && c.second ? "+" + s(c.second * eb) : "") + "]");
 }
 
 // §9.7.15.5.1.1: warp q of the warpgroup, lane l holds rows 16q + l/4 (+ 8) and columns 2 (l % 4)
