@@ -105,6 +105,14 @@ TEST_CASE("gemm epilogue alpha, beta with c, residual: each mistake its rule at 
   x = one(R"({"gemm": {"c": {}}})");
   CHECK(x.rule == "SPEC-MISSING-KEY");
   CHECK(x.pointer == "/gemm/c/dtype");
+  // The amax and D's scale are booleans; both build on both engines.
+  x = one(R"({"gemm": {"d": {"dtype": "bf16", "scale": "yes"}}})");
+  CHECK(x.rule == "SPEC-TYPE");
+  CHECK(x.pointer == "/gemm/d/scale");
+  x = one(R"({"gemm": {"amax": 1}})");
+  CHECK(x.rule == "SPEC-TYPE");
+  CHECK(x.pointer == "/gemm/amax");
+  CHECK(diags(R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3", "scale": true}, "epilogue": "direct", "amax": true}})").list().empty());
 }
 
 TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MATH-OPERANDS without a register set") {

@@ -208,6 +208,13 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   // The amax output: one f32, zero before the launch (the caller's part).
   uint64_t amax_addr = 0;
   if (tensors.contains("amax")) amax_addr = g.alloc(16, 0x00);
+  // D's per-tensor scale: 0.75 (a multiplication that rounds, and keeps an e4m3 D in range).
+  const double d_scale = 0.75;
+  uint64_t d_scale_addr = 0;
+  if (tensors.contains("d_scale")) {
+    d_scale_addr = g.alloc(16, 0x00);
+    put_bits(g.at(d_scale_addr), 0, 32, std::bit_cast<uint32_t>(static_cast<float>(d_scale)));
+  }
   std::vector<std::string> epilogue_ops;
   if (mf.contains("epilogue_ops")) epilogue_ops = mf.at("epilogue_ops").get<std::vector<std::string>>();
   // alpha and beta as the kernel multiplies by them: rounded to f32.
@@ -262,6 +269,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       const std::string tensor = p.at("tensor");
       l.params.push_back(value(name, tensor == "bias"    ? bias_addr
                                      : tensor == "amax" ? amax_addr
+                                     : tensor == "d_scale" ? d_scale_addr
                                      : inputs.count(tensor) ? inputs.at(tensor).addr
                                                             : d_addr));
     } else {
@@ -354,6 +362,9 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
           ref = 0.5 * x * (1 + t);
           acc_bound = 1.13 * acc_bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(uu) + 1)) +
                       2 * u * std::fabs(ref) + std::ldexp(1.0, -126);
+        } else if (f == "d_scale") {  // mul.rn.f32 by the scale
+          ref = d_scale * x;
+          acc_bound = d_scale * acc_bound + u * std::fabs(ref);
         } else if (f == "amax") {
           amax_lo = std::max(amax_lo, std::fabs(ref) - acc_bound);
           amax_hi = std::max(amax_hi, std::fabs(ref) + acc_bound);

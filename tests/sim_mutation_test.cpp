@@ -615,10 +615,11 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, residu
   // The amax's mutations change it only where the largest |element| is among what they leave out
   // (a negative element for abs, half of the lanes for an exchange): about half of the random
   // inputs; seed 40 is one where it is for each of them (a seed sweep found 1 in 5 catching all).
-  {  // wgmma, an e4m3 D with a bf16 bias and the amax (red.global.max of the f32 bits)
-    const Subject x = subject("gemm_sm90_bf16_128x128x64_e4m3_out_amax", 125, 124, 379, 40);
+  {  // wgmma, an e4m3 D with a bf16 bias, the amax (red.global.max of the f32 bits), then D's scale
+    const Subject x = subject("gemm_sm90_bf16_128x128x64_e4m3_scaled_amax", 125, 124, 379, 40);
     static const Mutation kMutations[] = {
         {"abs dropped from the amax (the largest signed value)", R"(abs\.f32 (%r\d+), (%r\d+);)", "mov.b32 $1, $2;", -1, "", ""},
+        {"D's scale read as 1 (d_scale ignored)", R"(ld\.global\.b32 (%r\d+), \[(%rd\d+)\];)", "mov.b32 $1, 0f3F800000;", -1, "", ""},
         {"the amax's exchange with lane ^ 1 dropped (odd lanes' columns left out)",
          R"(shfl\.sync\.bfly\.b32 (%r\d+), (%r\d+), 1, 31, -1;)", "mov.b32 $1, 0;", -1, "", ""},
     };

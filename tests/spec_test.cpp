@@ -86,6 +86,17 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     CHECK(j["gemm"]["c"]["dtype"] == "f32");
     CHECK(j["gemm"]["beta"] == 2.0);
     CHECK(j["gemm"]["residual"]["dtype"] == "bf16");
+    Diagnostics d2;
+    auto jb = nlohmann::json::parse(rules::example_base());
+    jb["gemm"]["amax"] = true;
+    jb["gemm"]["d"] = {{"dtype", "e4m3"}, {"scale", true}};
+    auto q = spec::parse(jb.dump(), d2);
+    REQUIRE(q.spec);
+    CHECK(q.spec->gemm->amax);
+    CHECK(q.spec->gemm->d_scale);
+    const auto jq = nlohmann::json::parse(spec::to_json(*q.spec));
+    CHECK(jq["gemm"]["amax"] == true);
+    CHECK(jq["gemm"]["d"]["scale"] == true);
   }
   auto doc = nlohmann::json::parse(rules::example_program_base());
   for (const char* op : {"select", "softmax", "convert", "quantize", "swiglu"}) {

@@ -288,9 +288,10 @@ def cases():
         {"stages": 4}, T(128, 128, 64), P(1001, 1003, 999))
     add("epi_all_dp_direct_f32out", bf16, f32out, {"alpha": 2.0}, c("f16", 0.25), bias("bf16"), act("gelu_tanh"),
         res("bf16"), {"epilogue": "direct"}, T(128, 128, 64), P(999, 1000, 1001))
-    # The amax output (the largest |element| before D's conversion, red.global.max): with an e4m3 D
-    # (direct stores), and with a bf16 D through the TMA store of a persistent kernel, odd sizes.
-    e4m3out = {"d": {"dtype": "e4m3"}, "epilogue": "direct"}
+    # The amax output (the largest |element| before D's scale and conversion, red.global.max): with an
+    # e4m3 D and its per-tensor scale (direct stores), and with a bf16 D through the TMA store of a
+    # persistent kernel, odd sizes.
+    e4m3out = {"d": {"dtype": "e4m3", "scale": True}, "epilogue": "direct"}
     add("epi_amax_e4m3out_bias_odd", bf16, e4m3out, bias("bf16"), {"amax": True}, T(128, 128, 64), P(1001, 1002, 999))
     add("epi_amax_gelu_pers_tma_odd", bf16, tma, pers, act("gelu_tanh"), {"amax": True}, T(128, 128, 64), P(999, 1003, 1001))
     return out

@@ -119,6 +119,9 @@ struct Gemm {
   // The kernel output "amax" (one f32) raised to the largest |element| of D before its conversion
   // (red.global.max; the caller zeroes it before the launch).
   bool amax = false;
+  // "d": {"scale": true}: D's values times the kernel input "d_scale" (one f32) before D's
+  // conversion, after the amax (cuBLASLt's scale_d: an FP8 recipe's per-tensor scale).
+  bool d_scale = false;
   // What was chosen where the spec is silent, each with its reason (choose_gemm_defaults).
   std::vector<std::string> chosen;
 };

@@ -902,8 +902,9 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
        "// block-scaled gemm kernel; X(NAME, A type, B type, D type) for each gemm kernel of sparse A; X(NAME, A type,\n"
        "// B type, D type, factor type) for each block-scaled gemm kernel of sparse A; X(NAME, A type, B type, D type,\n"
        "// bias type) for each gemm kernel with a fused bias (and no other input); X(NAME, A type, B type, D type, C type,\n"
-       "// bias type, residual type, amax type) for each gemm kernel with fused epilogue inputs or an amax, void for those it\n"
-       "// does not take (its launch function takes the others after D, in that order); X(NAME) for each program.\n";
+       "// bias type, residual type, d_scale type, amax type) for each gemm kernel with fused epilogue inputs or an amax,\n"
+       "// void for those it does not take (its launch function takes the others after D, in that order); X(NAME) for each\n"
+       "// program.\n";
   o << "#define PTXGEN_" << stem << "_GEMMS(X)";
   for (const Kernel& k : ks)
     if (k.gemm && k.tensors.size() == 3)
@@ -930,7 +931,7 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
       o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
         << qualified(k.tensors[2].type) << ", " << qualified(k.tensors[3].type) << ")";
   // Every gemm with fused epilogue inputs or the amax output (docs/spec.md, "Epilogues"), one shape
-  // of row for all: X(NAME, A, B, D, C, bias, residual, amax types), `void` for one the kernel does
+  // of row for all: X(NAME, A, B, D, C, bias, residual, d_scale, amax types), `void` for one the kernel does
   // not take; its launch function takes the others after D in that order.
   auto input_type = [](const Kernel& k, const char* name) {
     for (size_t i = 3; i < k.tensors.size(); ++i)
@@ -941,10 +942,10 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   for (const Kernel& k : ks) {
     if (!k.gemm) continue;
     const std::string c = input_type(k, "C"), bias = input_type(k, "bias"), residual = input_type(k, "residual"),
-                      amax = input_type(k, "amax");
-    if (c == "void" && bias == "void" && residual == "void" && amax == "void") continue;
+                      d_scale = input_type(k, "d_scale"), amax = input_type(k, "amax");
+    if (c == "void" && bias == "void" && residual == "void" && d_scale == "void" && amax == "void") continue;
     o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
-      << qualified(k.tensors[2].type) << ", " << c << ", " << bias << ", " << residual << ", " << amax << ")";
+      << qualified(k.tensors[2].type) << ", " << c << ", " << bias << ", " << residual << ", " << d_scale << ", " << amax << ")";
   }
   o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";
   for (const Kernel& k : ks)

@@ -200,6 +200,17 @@ struct Gemm {
       k.globals.push_back(b);
     }
     if (g.residual) like_d("residual", "residual", *g.residual);
+    if (g.d_scale) {
+      // D's per-tensor scale: one f32 the kernel reads (docs/spec.md, "Epilogues").
+      ir::Global x;
+      x.name = "d_scale";
+      x.ptr = std::string(kPtr) + "/d/scale";
+      x.dtype = isa::DType::f32;
+      x.rows = x.cols = x.ld = 1;
+      x.param = "d_scale";
+      x.dims = {"1", "1"};
+      k.globals.push_back(x);
+    }
     if (g.amax) {
       // One f32 the kernel raises to the largest |element| of D (docs/spec.md, "Epilogues").
       ir::Global x;
@@ -875,6 +886,7 @@ struct Gemm {
     if (g.activation) k.epilogue_ops.push_back(std::string(info(*g.activation).name));
     if (g.residual) k.epilogue_ops.push_back("residual");
     if (g.amax) k.epilogue_ops.push_back("amax");
+    if (g.d_scale) k.epilogue_ops.push_back("d_scale");
     if (g.alpha && *g.alpha != 1) k.epilogue_constants.emplace_back("alpha", *g.alpha);
     if (g.c && g.beta && *g.beta != 1) k.epilogue_constants.emplace_back("beta", *g.beta);
     cta = g.cta_group;

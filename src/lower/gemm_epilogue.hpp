@@ -27,7 +27,8 @@ struct Segment {
 // The fused epilogue's ops over the register set `regs` a store at `pos` writes (docs/spec.md,
 // "Epilogues"), in the order of application: times alpha; + beta C (C read where the store writes,
 // ir::Read of the input "c", one rounding: fma); + bias (a vector that broadcasts); the
-// activation's composition (ptxgen/math_fn.hpp); + residual; the amax (ir::Amax, inside D). Each
+// activation's composition (ptxgen/math_fn.hpp); + residual; the amax (ir::Amax, inside D); times
+// D's scale (the input "d_scale", one element). Each
 // result is `regs` itself, the reads and an activation's temporaries in sets named after it (the
 // template names no other sets). None without any of them.
 std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs, const ir::Position& pos);

@@ -102,6 +102,14 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     a.pos = pos;
     op(a);
   }
+  if (g.d_scale) {  // one element, read once per thread (a read of a 1 x 1 tensor broadcasts it)
+    ir::Math m;
+    m.fn = MathFn::mul;
+    m.regs = {regs, at("d/scale")};
+    m.a = {regs, kPtr};
+    m.b = read("d_scale", "d/scale");
+    op(m);
+  }
   return out;
 }
 

@@ -86,6 +86,7 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     need(rd.choice("dtype", true,
                    dtype_choices({isa::DType::f32, isa::DType::f16, isa::DType::bf16, isa::DType::s32, isa::DType::e4m3, isa::DType::e5m2})),
          g.d);
+    if (const json* sc = rd.get("scale", false, json::value_t::boolean, "a boolean")) g.d_scale = sc->get<bool>();
     rd.finish();
   } else {
     ok = false;
@@ -330,6 +331,7 @@ std::string to_json(const Spec& s) {
     if (g.a.ld) o["a"]["ld"] = g.a.ld;
     if (g.b.ld) o["b"]["ld"] = g.b.ld;
     o["d"] = {{"dtype", std::string(isa::name(g.d))}};
+    if (g.d_scale) o["d"]["scale"] = true;
     o["accumulator"] = std::string(isa::name(g.accumulator));
     o["tile"] = {{"m", g.tile.m}, {"n", g.tile.n}, {"k", g.tile.k}};
     o["stages"] = g.stages;

@@ -94,36 +94,36 @@ auto output(std::uintptr_t address) {
 }
 
 // Every gemm kernel with fused inputs beyond a bias (C, a residual) or an amax: the call its
-// EPILOGUE_GEMMS row describes (the present ones after D, in the order C, bias, residual, amax)
+// EPILOGUE_GEMMS row describes (the present ones after D, in the order C, bias, residual, d_scale, amax)
 // accepted at its spec's sizes, and with its first input (or the amax) null refused by its name.
 // Kernels with only a bias are counted by BIASED_GEMM. `check` is the kernel's NAME_check.
-template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TAMAX, class Check>
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TS, class TAMAX, class Check>
 void epilogue_gemm(const std::string& name, const ptxgen::KernelInfo& i, Check check, int& gemms) {
-  if constexpr (!std::is_void_v<TC> || !std::is_void_v<TR> || !std::is_void_v<TAMAX>) {
+  if constexpr (!std::is_void_v<TC> || !std::is_void_v<TR> || !std::is_void_v<TS> || !std::is_void_v<TAMAX>) {
     auto call = [&](auto... x) { return check(x...); };
     const auto head = std::make_tuple(at<const TA>(kA), at<const TB>(kB), at<TD>(kD));
     const auto tail = std::make_tuple(SIZES(i.m, i.n, i.k));
     expect(name + " at its spec's sizes",
-           std::apply(call, std::tuple_cat(head, input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), output<TAMAX>(kSB), tail)),
+           std::apply(call, std::tuple_cat(head, input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), input<TS>(kSA), output<TAMAX>(kSB), tail)),
            CUDA_SUCCESS, nullptr);
     if constexpr (!std::is_void_v<TC>)
       expect(name + " with a null C",
              std::apply(call, std::tuple_cat(head, std::tuple<const TC*>(nullptr), input<TBIAS>(kSB), input<TR>(kSA),
-                                             output<TAMAX>(kSB), tail)),
+                                             input<TS>(kSA), output<TAMAX>(kSB), tail)),
              CUDA_ERROR_INVALID_VALUE, "c (C, ");
     else if constexpr (!std::is_void_v<TR>)
       expect(name + " with a null residual",
-             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), std::tuple<const TR*>(nullptr), output<TAMAX>(kSB), tail)),
+             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), std::tuple<const TR*>(nullptr), input<TS>(kSA), output<TAMAX>(kSB), tail)),
              CUDA_ERROR_INVALID_VALUE, "residual (residual, ");
     else
       expect(name + " with a null amax",
-             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), std::tuple<TAMAX*>(nullptr), tail)),
+             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), input<TS>(kSA), std::tuple<TAMAX*>(nullptr), tail)),
              CUDA_ERROR_INVALID_VALUE, "amax (f32) is a null pointer");
     ++gemms;
   }
 }
-#define EPILOGUE_GEMM(NAME, TA, TB, TD, TC, TBIAS, TR, TAMAX) \
-  epilogue_gemm<TA, TB, TD, TC, TBIAS, TR, TAMAX>(#NAME, ptxgen::NAME##_info, [](auto... x) { return ptxgen::NAME##_check(x...); }, gemms);
+#define EPILOGUE_GEMM(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX) \
+  epilogue_gemm<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX>(#NAME, ptxgen::NAME##_info, [](auto... x) { return ptxgen::NAME##_check(x...); }, gemms);
 
 // Every block-scaled gemm kernel (the factors after D): its long form instantiated, its spec's own
 // arguments accepted, a null SFB refused, and a k that is no multiple of the factor vector refused.

@@ -248,7 +248,7 @@ struct Matrix {
 
 // The device buffers and sizes a launch function takes.
 struct Bufs {
-  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0, amax = 0;  // c ... amax: a fused epilogue's
+  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0, d_scale = 0, amax = 0;  // c ... amax: a fused epilogue's
   int64_t lda = 0, ldb = 0, m = 0, n = 0, k = 0;
 };
 // A fused epilogue input of type T (EPILOGUE_GEMMS rows), or nothing where the kernel takes none (void).
@@ -264,11 +264,11 @@ auto output(CUdeviceptr p) {
   else return std::tuple<T*>(ptxgen::device_pointer<T>(p));
 }
 // The arguments of an EPILOGUE_GEMMS kernel's launch function, D and the inputs and amax after it.
-template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TAMAX>
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TS, class TAMAX>
 auto epilogue_args(const Bufs& b) {
   return std::tuple_cat(std::make_tuple(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b),
                                         b.ldb, ptxgen::device_pointer<TD>(b.d)),
-                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual), output<TAMAX>(b.amax),
+                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual), input<TS>(b.d_scale), output<TAMAX>(b.amax),
                         std::make_tuple(ptxgen::size::m{b.m}, ptxgen::size::n{b.n}, ptxgen::size::k{b.k}));
 }
 // A gemm launch function's sizes, each its own type (ptxgen::size::m ...), from a Bufs.
@@ -336,6 +336,7 @@ struct Epilogue {
   double alpha = 1, beta = 1;          // as the kernel multiplies: rounded to f32
   bool c = false, residual = false;    // C and residual inputs (m x n)
   bool amax = false;                   // the amax output (one f32): max |value| before D's conversion
+  bool d_scale = false;                // D's scale input (one f32; the launcher passes 0.75)
   T c_type = T::f32, residual_type = T::f32;
   bool fused() const { return !ops.empty(); }
   std::string describe() const {
@@ -382,7 +383,7 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
   }
   for (const std::string& o : e.ops)
     if (o != "bias" && o != "relu" && o != "sigmoid" && o != "silu" && o != "gelu_tanh" && o != "alpha" && o != "c" &&
-        o != "beta_c" && o != "residual" && o != "amax")
+        o != "beta_c" && o != "residual" && o != "amax" && o != "d_scale")
       die(2, std::string(info.name) + ": the launcher does not evaluate the epilogue op " + o);
   e.alpha = static_cast<float>(alpha);
   e.beta = static_cast<float>(beta);
@@ -390,6 +391,9 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
   e.c = has("c") || has("beta_c");
   e.residual = has("residual");
   e.amax = has("amax");
+  e.d_scale = has("d_scale");
+  if (e.d_scale != (tensor("d_scale") != nullptr))
+    die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on D's scale");
   if (e.amax != (tensor("amax") != nullptr))
     die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on the amax");
   for (const auto& [listed, name, type] : {std::make_tuple(e.c, "C", &e.c_type), std::make_tuple(e.residual, "residual", &e.residual_type)}) {
@@ -424,7 +428,9 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
 // tanh.approx (2^-11 relative) and the roundings of its argument and its last fma and mul.
 // c and r: the element's C and residual. alpha's mul.rn scales the error entering it and rounds
 // once; beta C (fma.rn) and the residual (add.rn) round once each.
-double apply_epilogue(const Epilogue& e, double x, double b, double c, double r, double& bound) {
+// `amax`: where the epilogue has one, the value and bound it sees (before D's scale).
+double apply_epilogue(const Epilogue& e, double x, double b, double c, double r, double& bound,
+                      std::pair<double, double>* amax = nullptr) {
   const double u = std::ldexp(1.0, -24), tiny = std::ldexp(1.0, -126);
   auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
   for (const std::string& f : e.ops) {
@@ -437,6 +443,11 @@ double apply_epilogue(const Epilogue& e, double x, double b, double c, double r,
     } else if (f == "residual") {
       x += r;
       bound += u * std::fabs(x);
+    } else if (f == "amax") {
+      if (amax) *amax = {x, bound};
+    } else if (f == "d_scale") {  // mul.rn.f32 by 0.75, after the amax
+      x *= 0.75;
+      bound = 0.75 * bound + u * std::fabs(x);
     } else if (f == "bias") {
       x += b;
       bound += u * std::fabs(x);
@@ -510,14 +521,15 @@ FusedCheck check_fused(const Epilogue& e, const Matrix& D, const std::vector<cha
   for (int64_t i = 0; i < D.rows; ++i)
     for (int64_t j = 0; j < D.cols; ++j) {
       const size_t idx = D.index(i, j), at = size_t(i) * size_t(D.cols) + size_t(j);
+      std::pair<double, double> seen{0, 0};
       if (std::memcmp(&hd[idx * bytes_of(D.type)], poison.data(), poison.size()) == 0) ++c.unwritten;
       const double v = load(D.type, hd.data(), idx);
       // cuBLAS's f32 product has its own accumulation error, and its rounding to f32.
       double bound = acc_unit * mag[at] * (blas_ref ? 2 : 1) + (blas_ref ? u * std::fabs(ref[at]) : 0.0);
       const double r = apply_epilogue(e, ref[at], e.bias ? bias[size_t(e.bias_m ? i : j)] : 0.0, e.c ? cv[at] : 0.0,
-                                      e.residual ? rv[at] : 0.0, bound);
-      c.amax_lo = std::max(c.amax_lo, std::fabs(r) - bound);
-      c.amax_hi = std::max(c.amax_hi, std::fabs(r) + bound);
+                                      e.residual ? rv[at] : 0.0, bound, &seen);
+      c.amax_lo = std::max(c.amax_lo, std::fabs(seen.first) - seen.second);
+      c.amax_hi = std::max(c.amax_hi, std::fabs(seen.first) + seen.second);
       bound = bound * (1 + u_out) + u_out * std::fabs(r) + floor_out;
       if (!std::isfinite(v)) {
         if (c.nonfinite++ == 0) c.worst = INFINITY, c.where = "D(" + std::to_string(i) + "," + std::to_string(j) + ") is not finite";
@@ -579,6 +591,11 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   CK(cuMemAlloc(&bufs.d, d_bytes + guard));
   CK(cuMemcpyHtoD(bufs.a, ha.data(), a_bytes));
   CK(cuMemcpyHtoD(bufs.b, hb.data(), b_bytes));
+  if (ep.d_scale) {
+    const float scale = 0.75f;
+    CK(cuMemAlloc(&bufs.d_scale, 4));
+    CK(cuMemcpyHtoD(bufs.d_scale, &scale, 4));
+  }
   if (ep.amax) {
     CK(cuMemAlloc(&bufs.amax, 4));
     CK(cuMemsetD32(bufs.amax, 0, 1));  // the kernel raises it: the caller zeroes it
@@ -847,11 +864,11 @@ int bad_input() {
   if (!here.info || !foreign.info) die(2, "--bad-input needs a bf16 sm_90a gemm kernel and a kernel for another target");
   // The first kernel with a fused bias that runs here, bf16 in and out (none: its checks are left out).
   Gemm biased;
-#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TAMAX)                                                                \
-  if (std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TAMAX>) {                                                            \
+#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX)                                                                \
+  if (std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TS> && std::is_void_v<TAMAX>) {                                                            \
     Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
              return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); },                                \
-                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAMAX>(b));                                    \
+                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX>(b));                                    \
            }};                                                                                                  \
     if (!biased.info && runs_here(*g.info) && plain_bf16(*g.info)) biased = g;                                  \
   }
@@ -1154,16 +1171,16 @@ int main(int argc, char** argv) {
   PTXGEN_KERNELS_GEMMS(CASE)
 #undef CASE
   // Kernels with fused epilogue inputs: the same, the inputs after D (C, bias, residual: those it takes).
-#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR, TAMAX)                                                              \
+#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX)                                                              \
   if (which == #NAME)                                                                                              \
     return run_case<ptxgen::NAME##_launch>(                                                                        \
         ptxgen::NAME##_info,                                                                                       \
         [](const Bufs& b, CUstream s) {                                                                            \
-          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAMAX>(b)); \
+          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX>(b)); \
         },                                                                                                         \
         [](const Bufs& b, ptxgen::NAME##_launch& l) {                                                              \
           return std::apply([&l](auto... x) { return ptxgen::NAME##_prepare(x..., l); },                          \
-                            epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAMAX>(b));                                          \
+                            epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX>(b));                                          \
         },                                                                                                         \
         opt);
   PTXGEN_KERNELS_EPILOGUE_GEMMS(CASE)
