@@ -71,6 +71,26 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     CHECK(x.help.at(0).find("gelu_tanh") != std::string::npos);
     CHECK(only(parse(with_gemm("\"bias\": {\"dtype\": \"e4m3\"}"))).pointer == "/gemm/bias/dtype");
   }
+  // The gated activations (docs/spec.md, "Epilogues"): their own field, not an activation of the
+  // elementwise kind, and written back as they were read; a name neither kind has lists both.
+  for (const char* name : {"swiglu", "geglu"}) {
+    CAPTURE(name);
+    Diagnostics d;
+    auto r = spec::parse(with_gemm(std::string("\"activation\": \"") + name + "\""), d);
+    REQUIRE(r.spec);
+    CHECK_FALSE(d.has_errors());
+    REQUIRE(r.spec->gemm->glu);
+    CHECK(spec::name(*r.spec->gemm->glu) == name);
+    CHECK_FALSE(r.spec->gemm->activation);
+    CHECK(spec::glu_gate(*r.spec->gemm->glu) == (std::string(name) == "swiglu" ? Activation::silu : Activation::gelu_tanh));
+    CHECK(spec::to_json(*r.spec).find(std::string("\"activation\": \"") + name + "\"") != std::string::npos);
+  }
+  {
+    const Diagnostic x = only(parse(with_gemm("\"activation\": \"reglu\"")));
+    CHECK(x.rule == "SPEC-ENUM");
+    CHECK(x.pointer == "/gemm/activation");
+    CHECK(x.message.find("relu, sigmoid, silu, gelu_tanh, swiglu, geglu") != std::string::npos);
+  }
   auto doc = nlohmann::json::parse(rules::example_program_base());
   for (const char* op : {"select", "softmax", "convert", "quantize", "swiglu"}) {
     CAPTURE(op);

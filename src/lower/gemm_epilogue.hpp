@@ -27,8 +27,13 @@ struct Segment {
 // "Epilogues"): + bias, read where the store writes (ir::Read of the input "bias", a vector that
 // broadcasts), then the activation's composition (ptxgen/math_fn.hpp), each result in `regs`
 // itself, its temporaries in sets named after it (the template names no other sets). None without bias or activation.
+// Gated (`up` not empty: swiglu, geglu): `up` holds the same elements of the product's up half,
+// which lies the run-time d = n / 2 columns of the bias after `pos`; it gets its own bias, then
+// regs = act(regs) * up.
 std::vector<ir::Op> fused_epilogue(const std::optional<isa::DType>& bias, const std::optional<Activation>& act,
-                                   const std::string& regs, const ir::Position& pos);
+                                   const std::string& regs, const ir::Position& pos, const std::string& up = "");
+// The position of a gated epilogue's up half: `pos` plus d = n / 2 columns (of B's rows, the bias).
+ir::Position up_position(ir::Position pos);
 
 struct TmaEpilogue {
   isa::DType d = isa::DType::bf16;  // D's type
@@ -37,6 +42,9 @@ struct TmaEpilogue {
   ir::TmemRing ring;                // the accumulator's ring over the tiles
   std::optional<isa::DType> bias;   // the fused epilogue (fused_epilogue)
   std::optional<Activation> activation;
+  // Gated: the segments' columns are the gate's, up's lie `up_offset` columns further in the
+  // accumulator (tile.n / 2); 0: not gated.
+  int up_offset = 0;
 };
 
 // D through shared memory by TMA: a staging ring `d_stage` of 128-byte swizzled boxes (one 128-byte

@@ -12,8 +12,14 @@ const char* kPtr = "/gemm";
 const char* kEpiloguePtr = "/gemm/epilogue";
 }  // namespace
 
+ir::Position up_position(ir::Position pos) {
+  pos.at[1].size = "d";
+  pos.at[1].size_mul = 1;
+  return pos;
+}
+
 std::vector<ir::Op> fused_epilogue(const std::optional<isa::DType>& bias, const std::optional<Activation>& act,
-                                   const std::string& regs, const ir::Position& pos) {
+                                   const std::string& regs, const ir::Position& pos, const std::string& up) {
   std::vector<ir::Op> out;
   auto op = [&](auto body) {
     ir::Op o;
@@ -21,19 +27,23 @@ std::vector<ir::Op> fused_epilogue(const std::optional<isa::DType>& bias, const 
     o.body = std::move(body);
     out.push_back(std::move(o));
   };
-  if (bias) {
+  auto add_bias = [&](const std::string& set, const ir::Position& at) {
     ir::Read r;
     r.src = {"bias", std::string(kPtr) + "/bias"};
-    r.regs = {regs + "_bias", std::string(kPtr) + "/bias"};
-    r.like = {regs, kPtr};
-    r.pos = pos;
+    r.regs = {set + "_bias", std::string(kPtr) + "/bias"};
+    r.like = {set, kPtr};
+    r.pos = at;
     op(r);
     ir::Math m;
     m.fn = MathFn::add;
-    m.regs = {regs, std::string(kPtr) + "/bias"};
-    m.a = {regs, kPtr};
+    m.regs = {set, std::string(kPtr) + "/bias"};
+    m.a = {set, kPtr};
     m.b = r.regs;
     op(m);
+  };
+  if (bias) {
+    add_bias(regs, pos);
+    if (!up.empty()) add_bias(up, up_position(pos));  // up's bias: n / 2 elements on
   }
   if (act) {
     const ActivationInfo& a = info(*act);
@@ -53,6 +63,14 @@ std::vector<ir::Op> fused_epilogue(const std::optional<isa::DType>& bias, const 
       }
       op(m);
     }
+  }
+  if (!up.empty()) {  // gated: the activated gate times up, element by element
+    ir::Math m;
+    m.fn = MathFn::mul;
+    m.regs = {regs, std::string(kPtr) + "/activation"};
+    m.a = {regs, kPtr};
+    m.b = {up, kPtr};
+    op(m);
   }
   return out;
 }
@@ -99,19 +117,29 @@ void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segm
       if (s.l0 || s.l1 != 128) v.lanes = std::array<int64_t, 2>{s.l0, s.l1};
       v.cols = std::array<int64_t, 2>{c, c + w};
       k.views.push_back(v);
-      ir::Node ld;
-      ld.op.ptr = kPtr;
-      ir::TmemLoad& l = ld.op.body.emplace<ir::TmemLoad>();
-      l.src = {v.name, kPtr};
-      l.regs = {"acc_regs", kPtr};
-      l.access.shape = s.shape;
-      l.tmem_ring = e.ring;
-      epi.nodes.push_back(ld);
+      auto load = [&](const std::string& view, const std::string& regs) {
+        ir::Node ld;
+        ld.op.ptr = kPtr;
+        ir::TmemLoad& l = ld.op.body.emplace<ir::TmemLoad>();
+        l.src = {view, kPtr};
+        l.regs = {regs, kPtr};
+        l.access.shape = s.shape;
+        l.tmem_ring = e.ring;
+        epi.nodes.push_back(ld);
+      };
+      load(v.name, "acc_regs");
+      if (e.up_offset) {  // gated: the box's up columns, up_offset on in the accumulator
+        ir::TmemView u = v;
+        u.name = "box" + std::to_string(j) + "_up";
+        u.cols = std::array<int64_t, 2>{c + e.up_offset, c + e.up_offset + w};
+        k.views.push_back(u);
+        load(u.name, "up_regs");
+      }
       ir::Position at;
       at.at[0] = s.row;
       at.at[1].n_tile = e.tile_n;
       at.at[1].base = s.col + (c - s.c0);
-      for (ir::Op& f : fused_epilogue(e.bias, e.activation, "acc_regs", at)) {
+      for (ir::Op& f : fused_epilogue(e.bias, e.activation, "acc_regs", at, e.up_offset ? "up_regs" : "")) {
         ir::Node n;
         n.op = std::move(f);
         epi.nodes.push_back(std::move(n));

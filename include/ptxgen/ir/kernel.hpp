@@ -51,9 +51,13 @@ enum class Engine : uint8_t { tcgen05, wgmma };
 // ---- Positions ---------------------------------------------------------------------------------
 // value = base + m_tile * (this CTA's tile row in the grid) + n_tile * (its tile column)
 //              + k_block * (the enclosing loop's iteration) + rank * (%cluster_ctarank & 1 in a pair)
+//              + size_mul * (the run-time size `size`: a size parameter or a derived size)
 struct Affine {
   int64_t base = 0, m_tile = 0, n_tile = 0, k_block = 0, rank = 0;
-  bool constant() const { return !m_tile && !n_tile && !k_block && !rank; }
+  // The gated epilogue's up half lies d = n / 2 rows of B (columns of the bias) after the gate's.
+  int64_t size_mul = 0;
+  std::string size;
+  bool constant() const { return !m_tile && !n_tile && !k_block && !rank && !size_mul; }
 };
 
 // The launch grid: one CTA (or one pair) for a program, or one CTA (pair) per output tile of an
@@ -83,6 +87,8 @@ struct SizeParam {
   int64_t value = 0;
   std::string of;
   int64_t div = 1, mul = 1;
+  // `of` must be a multiple of `div` (the launch header refuses others): a gated activation's d = n / 2.
+  bool exact = false;
 };
 
 // ---- Buffers -----------------------------------------------------------------------------------
