@@ -19,7 +19,8 @@ random inputs, checks every element against a float64 or cuBLAS reference, and t
 
 The epi_ cases fuse an epilogue (docs/spec.md "Epilogues": D = activation(A·B + bias)): a bias along
 N or M of each dtype, each activation, both, each output type, odd sizes, every schedule and epilogue
-(data-parallel, persistent, ping-pong, clusters, TMA and direct stores, "auto", the planner's defaults).
+(data-parallel, persistent, ping-pong, clusters, TMA and direct stores, "auto", the planner's defaults);
+and the gated activations (swiglu, geglu: D = act(P[:, :n/2]) * P[:, n/2:], P = A·B + bias, D m x n/2).
 The launcher passes them a random bias (BIASED_GEMMS kernels: ptxgen::NAME(a, lda, b, ldb, d, bias,
 sizes, stream)) and checks every element of D against the float64 evaluation of the same formulas
 within a bound per element that carries the accumulator's error and each approximate instruction's
@@ -273,6 +274,20 @@ def cases():
     add("epi_bias_gelu_128x256_tma_4096", bf16, rb, tma, bias("bf16"), act("gelu_tanh"), T(128, 256, 64))
     add("epi_default_bias_gelu_4096x8192", bf16, dflt, bias("bf16"), act("gelu_tanh"), P(4096, 8192, 4096))
     add("epi_default_bias_gelu_odd", bf16, dflt, bias("bf16"), act("gelu_tanh"), P(4099, 4104, 4099))
+    # Gated activations (docs/spec.md "Epilogues": D[i][j] = act(P[i][j]) * P[i][j + n/2], P = A·B
+    # (+ bias along N), swiglu: silu, geglu: gelu_tanh): n is B's rows, D is m x n/2. Odd m and k,
+    # n/2 no multiple of D's tile (tile.n / 2), odd where the store allows it (direct, "auto"), with
+    # a bias along N and without, on each schedule and epilogue.
+    add("epi_swiglu_bias_tma_odd", bf16, bias("bf16"), act("swiglu"), tma, rb, T(128, 256, 64), P(1001, 2000, 999))
+    add("epi_geglu_direct_odd", bf16, act("geglu"), T(128, 128, 64), P(999, 2006, 1001))
+    add("epi_swiglu_pers_auto_odd", bf16, auto, pers, rb, bias("f32"), act("swiglu"), T(128, 256, 64), {"stages": 3},
+        P(1003, 2002, 777))
+    add("epi_geglu_pp_bias_tma", bf16, pp, bias("bf16"), act("geglu"), {"epilogue": "tma", "stages": 4}, T(128, 128, 64),
+        P(1155, 4016, 520))
+    add("epi_swiglu_mc_a_f16out", bf16, f16out, mcp, rb, act("swiglu"), T(128, 256, 64), {"cluster": [2, 1, 1]},
+        P(2001, 3000, 999))
+    add("epi_swiglu_bias_4096x8192", bf16, rb, tma, pers, bias("bf16"), act("swiglu"), T(128, 256, 64), {"stages": 3},
+        P(4096, 16384, 4096))
     return out
 
 
