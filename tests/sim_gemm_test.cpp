@@ -217,10 +217,10 @@ TEST_CASE("sm_90a GEMM kernels with A from registers, simulated whole, compute D
 }
 
 // The gated activations (docs/spec.md, "Epilogues": swiglu, geglu) beyond their goldens' epilogues
-// (sm_90a TMA; tcgen05 persistent TMA): tcgen05's direct stores with an f32 bias, two M groups in
-// a cluster multicasting A with a bf16 bias, and sm_90a's
-// persistent ping-pong consumers with the run-time choice of store ("auto", an odd d: the direct
-// one), each simulated whole against float64 over ragged tiles: D's width d = n / 2 odd and no
+// (sm_90a TMA; tcgen05 persistent TMA, B 128-byte swizzled): tcgen05's direct stores with an f32
+// bias and B 64-byte swizzled (up's rows placed at tile.n / 2 in that layout), two M groups in
+// a cluster multicasting A with a bf16 bias, and sm_90a's persistent ping-pong consumers with the
+// run-time choice of store ("auto", an odd d: the direct one) and B 32-byte swizzled, each simulated whole against float64 over ragged tiles: D's width d = n / 2 odd and no
 // multiple of the D tile, B's 2 d rows.
 TEST_SUITE("sim_gemm") {
 TEST_CASE("gated activations on the other epilogues and schedules, simulated whole, compute act(P[:, :d]) * P[:, d:]") {
@@ -231,13 +231,13 @@ TEST_CASE("gated activations on the other epilogues and schedules, simulated who
     int multiprocessors;
   };
   for (const Case& c : {Case{"gemm_bf16_128x256x64_persistent_tma_geglu",
-                             R"({"schedule": "data_parallel", "epilogue": "direct", "activation": "swiglu", "bias": {"dtype": "f32"}})", 253, 203,
+                             R"({"schedule": "data_parallel", "epilogue": "direct", "activation": "swiglu", "bias": {"dtype": "f32"}, "swizzle": {"b": 64}})", 253, 203,
                              189, 0},
                         Case{"gemm_bf16_128x256x64_persistent_tma_geglu",
                              R"({"tile": {"m": 256, "n": 128}, "cluster": [2, 1, 1], "schedule": "data_parallel", "epilogue": "direct", "bias": {"dtype": "bf16"}})",
                              300, 101, 130, 0},
                         Case{"gemm_sm90_bf16_128x256x64_bias_swiglu",
-                             R"({"tile": {"n": 128}, "schedule": "persistent", "consumers": "pingpong", "epilogue": "auto", "activation": "geglu"})",
+                             R"({"tile": {"n": 128}, "schedule": "persistent", "consumers": "pingpong", "epilogue": "auto", "activation": "geglu", "swizzle": {"b": 32}})",
                              253, 203, 189, 2}}) {
     const std::string name = c.spec;
     CAPTURE(name);

@@ -172,8 +172,8 @@ void check_glu_layout(const Context& c, Diagnostics& d) {
   if (!g || !g->glu) return;
   const std::string act = "\"" + std::string(spec::name(*g->glu)) + "\"";
   auto refuse = [&](const std::string& ptr, const std::string& what, std::vector<std::string> help) {
-    d.error("GLU-LAYOUT", ptr, act + " is built for K-major B, one CTA per tile without B multicast, dense unscaled kinds, an even tile.n / 16, " +
-                                   std::string("A from shared memory, and on tcgen05 tile.m a multiple of 128: ") + what)
+    d.error("GLU-LAYOUT", ptr, act + " is built for K-major B, tile.n a multiple of 16, one CTA per tile without B multicast, dense " +
+                                   std::string("unscaled kinds, A from shared memory, and on tcgen05 tile.m a multiple of 128: ") + what)
         .help = std::move(help);
   };
   if (g->b.major != Major::k)

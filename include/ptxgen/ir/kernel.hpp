@@ -483,7 +483,8 @@ struct Kernel {
   std::vector<std::string> chosen;  // what the front end chose where the spec is silent, with why
   // The gemm template's fused epilogue, in order of application, as the manifest states it for
   // launchers (docs/spec.md, "Epilogues"): "bias" (the input tensor "bias" gives its axis), then
-  // the activation's name. Empty: D is the accumulator.
+  // the activation's name (a gated one's, "swiglu" or "geglu": D then pairs the product's halves).
+  // Empty: D is the accumulator.
   std::vector<std::string> epilogue_ops;
   int threads = 128;
   std::string threads_ptr;
