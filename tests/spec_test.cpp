@@ -427,6 +427,27 @@ TEST_CASE("tile and stages left out are chosen per target, types and problem sha
     CHECK(r.spec->gemm->consumers == spec::Consumers::cooperative);  // ping-pong needs the persistent schedule
     CHECK(r.spec->gemm->stages == 4);
   }
+  // sm_90a, a gated activation (swiglu): D's staging tile is tile.n / 2 wide, so the persistent
+  // 128 x 256 kernel keeps 4 stages beside it (3 beside a 128 x 256 staging tile), and the rules
+  // accept what was chosen.
+  for (const char* act : {"swiglu", "gelu_tanh"}) {
+    CAPTURE(act);
+    auto j = nlohmann::ordered_json::parse(rules::example_base());
+    j["target"] = "sm_90a";
+    j["gemm"].erase("tile");
+    j["gemm"].erase("stages");
+    j["gemm"]["n"] = 16384;
+    j["gemm"]["activation"] = act;
+    Diagnostics d;
+    const auto r = spec::parse(j.dump(), d);
+    REQUIRE(r.spec);
+    CHECK(r.spec->gemm->tile.n == 256);
+    CHECK(r.spec->gemm->schedule == spec::Schedule::persistent);
+    CHECK(r.spec->gemm->stages == (std::string(act) == "swiglu" ? 4 : 3));
+    Diagnostics all;
+    rules::parse_and_check(j.dump(), all);
+    CHECK_MESSAGE(!all.has_errors(), (all.list().empty() ? std::string() : all.list()[0].rule + ": " + all.list()[0].message));
+  }
   // Tile and stages given: only the cluster is chosen; with the cluster given too, nothing.
   Diagnostics d;
   const auto r = spec::parse(rules::example_base(), d);
