@@ -132,7 +132,13 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
                     int multiprocessors) {
   GemmResult res;
   std::mt19937 rng(seed);
-  const std::map<std::string, int64_t> size = {{"m", m}, {"n", n}, {"k", kk}};
+  // A gated activation (docs/spec.md, "Epilogues": swiglu, geglu): `n` is D's width d, whose grid
+  // and tiles the manifest states, and B holds 2 d rows, the gate's then up's (the kernel's n).
+  const bool gated = mf.contains("derived_sizes") && mf.at("derived_sizes").contains("d");
+  const int64_t nd = n;
+  if (gated) n = 2 * nd;
+  std::map<std::string, int64_t> size = {{"m", m}, {"n", n}, {"k", kk}};
+  if (gated) size["d"] = nd;
   ksim::Global g;
   std::map<std::string, Operand> ops;
   const json& tensors = mf.at("tensors");
@@ -188,7 +194,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       bias.push_back(bt.decode(b));
     }
   }
-  // C and the residual: m x n like D, rows n elements apart, random in their dtype.
+  // C and the residual: m x n like D (gated: m x d), rows as many elements apart, random in their dtype.
   struct Input {
     std::vector<double> v;
     uint64_t addr = 0;
@@ -198,8 +204,8 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     if (!tensors.contains(name)) continue;
     const Dtype it = dtype(tensors.at(name).at("dtype"));
     Input& x = inputs[name];
-    x.addr = g.alloc(static_cast<size_t>(m * n * it.bits / 8 + 16), 0x3D);
-    for (int64_t i = 0; i < m * n; ++i) {
+    x.addr = g.alloc(static_cast<size_t>(m * nd * it.bits / 8 + 16), 0x3D);
+    for (int64_t i = 0; i < m * nd; ++i) {
       const uint32_t b = it.random(rng);
       put_bits(g.at(x.addr), static_cast<uint64_t>(i * it.bits), it.bits, b);
       x.v.push_back(it.decode(b));
@@ -222,30 +228,30 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     return static_cast<double>(static_cast<float>(mf.at("epilogue_constants").at(name).get<double>()));
   };
   const Dtype dd = dtype(tensors.at("D").at("dtype"));
-  const uint64_t d_addr = g.alloc(static_cast<size_t>(m * n * dd.bits / 8), 0xEE);
+  const uint64_t d_addr = g.alloc(static_cast<size_t>(m * nd * dd.bits / 8), 0xEE);
 
   ksim::Launch l;
   l.threads = mf.at("block")[0];
   l.dynamic_smem = mf.at("dynamic_shared_memory_bytes");
   for (size_t i = 0; i < 3; ++i) l.cluster[i] = mf.at("cluster")[i];
   const int64_t tm = mf.at("tile").at("m"), tn = mf.at("tile").at("n"), cg = mf.at("cta_group");
-  l.grid = {static_cast<uint32_t>(round_up((n + tn - 1) / tn * cg, l.cluster[0])),
+  l.grid = {static_cast<uint32_t>(round_up((nd + tn - 1) / tn * cg, l.cluster[0])),
             static_cast<uint32_t>(round_up((m + tm - 1) / tm, l.cluster[1])), l.cluster[2]};
   if (mf.value("schedule", "") == "persistent") {  // the launcher's rule (the manifest's grid_rule)
     // Units (a CTA, a pair, a cluster of either, launched as one row) walk blocks of cluster_tiles.
     const int64_t bm = mf.contains("cluster_tiles") ? mf.at("cluster_tiles").at("m").get<int64_t>() : 1;
     const int64_t bn = mf.contains("cluster_tiles") ? mf.at("cluster_tiles").at("n").get<int64_t>() : 1;
     const int64_t per = int64_t{l.cluster[0]} * l.cluster[1] * l.cluster[2];
-    const int64_t blocks = ((n + tn - 1) / tn + bn - 1) / bn * (((m + tm - 1) / tm + bm - 1) / bm);
+    const int64_t blocks = ((nd + tn - 1) / tn + bn - 1) / bn * (((m + tm - 1) / tm + bm - 1) / bm);
     const int64_t units = multiprocessors > 0 ? std::min<int64_t>(blocks, multiprocessors / per) : blocks;
     l.grid = {static_cast<uint32_t>(units * per), 1, 1};
   }
-  // D as a TMA store's tensor map sees it: n elements a row, rows n elements apart.
+  // D as a TMA store's tensor map sees it: n (gated: d) elements a row, rows as many elements apart.
   Operand dop;
   dop.addr = d_addr;
-  dop.inner = static_cast<uint64_t>(n);
+  dop.inner = static_cast<uint64_t>(nd);
   dop.outer = static_cast<uint64_t>(m);
-  dop.pitch = static_cast<uint64_t>(n * dd.bits / 8);
+  dop.pitch = static_cast<uint64_t>(nd * dd.bits / 8);
   ops["D"] = dop;
   for (const json& p : mf.at("params")) {
     const std::string name = p.at("name"), kind = p.at("kind");
@@ -307,70 +313,105 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   const Scales* sb = scales.count("SFB") ? &scales.at("SFB") : nullptr;
   if (!sa != !sb) throw std::runtime_error("a manifest with one block-scale tensor");
   std::vector<double> as(static_cast<size_t>(kk), 1.0), bs(static_cast<size_t>(kk), 1.0);
-  // The amax's range: the largest |value| before D's conversion lies within each element's bound
-  // of its float64 value, so between the largest |ref| - bound and the largest |ref| + bound.
-  double amax_lo = 0, amax_hi = 0;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double ref = 0, mag = 0;
-      const double* a = &A.v[static_cast<size_t>(i * kk)];
-      const double* b = &bt[static_cast<size_t>(j * kk)];
-      if (sa)
-        for (int64_t x = 0; x < kk; ++x) {
-          as[static_cast<size_t>(x)] = sa->v[static_cast<size_t>(i * sa->cols + x / sa->vec)];
-          bs[static_cast<size_t>(x)] = sb->v[static_cast<size_t>(j * sb->cols + x / sb->vec)];
-        }
+  const double u = std::ldexp(1.0, -24);
+  // Column j of the product (+ bias) of row i and its bound: every K step of the accumulator
+  // rounds to its type; the bias's add.rn 2^-24 relative.
+  auto product = [&](int64_t i, int64_t j, double& ref, double& acc_bound) {
+    double mag = 0;
+    ref = 0;
+    const double* a = &A.v[static_cast<size_t>(i * kk)];
+    const double* b = &bt[static_cast<size_t>(j * kk)];
+    if (sa)
       for (int64_t x = 0; x < kk; ++x) {
-        const double p = a[x] * as[static_cast<size_t>(x)] * b[x] * bs[static_cast<size_t>(x)];
-        ref += p;
-        mag += std::fabs(p);
+        as[static_cast<size_t>(x)] = sa->v[static_cast<size_t>(i * sa->cols + x / sa->vec)];
+        bs[static_cast<size_t>(x)] = sb->v[static_cast<size_t>(j * sb->cols + x / sb->vec)];
       }
-      const double got = dd.decode(get_bits(D, static_cast<uint64_t>((i * n + j) * dd.bits), dd.bits));
-      // The fused epilogue in float64 from each function's formula, its bound carried through
-      // (the accumulator's times the function's largest slope, plus the f32 functions' own:
-      // add.rn 2^-24 relative; sigmoid's ex2.approx (2 ulp), rcp.approx (1 ulp), and the f32
-      // log2(e); gelu_tanh's tanh.approx (2^-11 relative) and the roundings of its argument).
-      double acc_bound = steps * u_acc * mag;
-      const double u = std::ldexp(1.0, -24);
+    for (int64_t x = 0; x < kk; ++x) {
+      const double p = a[x] * as[static_cast<size_t>(x)] * b[x] * bs[static_cast<size_t>(x)];
+      ref += p;
+      mag += std::fabs(p);
+    }
+    acc_bound = steps * u_acc * mag;
+  };
+  // An op of the epilogue with an input or a constant, on column j (of the product: up's columns
+  // for its bias) of row i; false for the others. Each rounds once (mul.rn, add.rn, fma.rn).
+  auto input_op = [&](const std::string& f, int64_t i, int64_t j, double& ref, double& acc_bound) {
+    const size_t ij = static_cast<size_t>(i * nd + j);
+    if (f == "alpha") {  // the accumulator's error scaled
+      const double a = constant("alpha");
+      ref *= a;
+      acc_bound = std::fabs(a) * acc_bound + u * std::fabs(ref);
+    } else if (f == "c" || f == "beta_c") {
+      ref += (f == "c" ? 1.0 : constant("beta")) * inputs.at("C").v[ij];
+      acc_bound += u * std::fabs(ref);
+    } else if (f == "bias") {
+      ref += bias[static_cast<size_t>(bias_m ? i : j)];
+      acc_bound += u * std::fabs(ref);
+    } else if (f == "residual") {
+      ref += inputs.at("residual").v[ij];
+      acc_bound += u * std::fabs(ref);
+    } else if (f == "d_scale") {
+      ref *= d_scale;
+      acc_bound = d_scale * acc_bound + u * std::fabs(ref);
+    } else {
+      return false;
+    }
+    return true;
+  };
+  // The amax's range: the largest |value| before D's scale and conversion lies within each
+  // element's bound of its float64 value, so between the largest |ref| - bound and |ref| + bound.
+  double amax_lo = 0, amax_hi = 0;
+  // An activation in float64 from its formula, its bound carried through (the input's times the
+  // function's largest slope, plus the f32 functions' own: add.rn 2^-24 relative; sigmoid's
+  // ex2.approx (2 ulp), rcp.approx (1 ulp), and the f32 log2(e); gelu_tanh's tanh.approx (2^-11
+  // relative) and the roundings of its argument).
+  auto activate = [&](const std::string& f, double& ref, double& acc_bound) {
+    const double x = ref;
+    auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+    if (f == "relu") {
+      ref = std::max(x, 0.0);
+    } else if (f == "sigmoid") {
+      ref = sig(x);
+      acc_bound = 0.25 * acc_bound + ref * (8 * u + std::fabs(x) * u) + std::ldexp(1.0, -126);
+    } else if (f == "silu") {
+      ref = x * sig(x);
+      acc_bound = 1.1 * acc_bound + std::fabs(x) * sig(x) * (10 * u + std::fabs(x) * u) + std::ldexp(1.0, -126);
+    } else if (f == "gelu_tanh") {
+      const double uu = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = std::tanh(uu);
+      ref = 0.5 * x * (1 + t);
+      acc_bound = 1.13 * acc_bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(uu) + 1)) +
+                  2 * u * std::fabs(ref) + std::ldexp(1.0, -126);
+    } else {
+      throw std::runtime_error("a manifest with the epilogue op " + f + ", which the simulation does not evaluate");
+    }
+  };
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < nd; ++j) {
+      double ref = 0, acc_bound = 0;
+      product(i, j, ref, acc_bound);
+      const double got = dd.decode(get_bits(D, static_cast<uint64_t>((i * nd + j) * dd.bits), dd.bits));
       for (const std::string& f : epilogue_ops) {
-        const double x = ref;
-        auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
-        const size_t ij = static_cast<size_t>(i * n + j);
-        if (f == "alpha") {  // mul.rn.f32: the accumulator's error scaled, and one rounding
-          const double a = constant("alpha");
-          ref = a * x;
-          acc_bound = std::fabs(a) * acc_bound + u * std::fabs(ref);
-        } else if (f == "c" || f == "beta_c") {  // add.rn.f32, or fma.rn.f32: one rounding either way
-          ref = x + (f == "c" ? 1.0 : constant("beta")) * inputs.at("C").v[ij];
-          acc_bound += u * std::fabs(ref);
-        } else if (f == "residual") {
-          ref = x + inputs.at("residual").v[ij];
-          acc_bound += u * std::fabs(ref);
-        } else if (f == "bias") {
-          ref = x + bias[static_cast<size_t>(bias_m ? i : j)];
-          acc_bound += u * std::fabs(ref);
-        } else if (f == "relu") {
-          ref = std::max(x, 0.0);
-        } else if (f == "sigmoid") {
-          ref = sig(x);
-          acc_bound = 0.25 * acc_bound + ref * (8 * u + std::fabs(x) * u) + std::ldexp(1.0, -126);
-        } else if (f == "silu") {
-          ref = x * sig(x);
-          acc_bound = 1.1 * acc_bound + std::fabs(x) * sig(x) * (10 * u + std::fabs(x) * u) + std::ldexp(1.0, -126);
-        } else if (f == "gelu_tanh") {
-          const double uu = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = std::tanh(uu);
-          ref = 0.5 * x * (1 + t);
-          acc_bound = 1.13 * acc_bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(uu) + 1)) +
-                      2 * u * std::fabs(ref) + std::ldexp(1.0, -126);
-        } else if (f == "d_scale") {  // mul.rn.f32 by the scale
-          ref = d_scale * x;
-          acc_bound = d_scale * acc_bound + u * std::fabs(ref);
-        } else if (f == "amax") {
+        if (f == "amax") {
           amax_lo = std::max(amax_lo, std::fabs(ref) - acc_bound);
           amax_hi = std::max(amax_hi, std::fabs(ref) + acc_bound);
-        } else {
-          throw std::runtime_error("a manifest with the epilogue op " + f + ", which the simulation does not evaluate");
+          continue;
         }
+        if (input_op(f, i, j, ref, acc_bound)) continue;
+        if (f == "swiglu" || f == "geglu") {
+          // D[i][j] = act(P[i][j]) * P[i][j + d] (vLLM's SiluAndMul): the gate's bound times |up|,
+          // up's times |act(gate)|, and the mul.rn's half ulp.
+          if (!gated) throw std::runtime_error("a gated epilogue op without the derived size d");
+          double up = 0, up_bound = 0;
+          product(i, j + nd, up, up_bound);
+          if (std::find(epilogue_ops.begin(), epilogue_ops.end(), "bias") != epilogue_ops.end())
+            input_op("bias", i, j + nd, up, up_bound);  // up's own bias, d columns on
+          activate(f == "swiglu" ? "silu" : "gelu_tanh", ref, acc_bound);
+          const double y = ref * up;
+          acc_bound = acc_bound * std::fabs(up) + std::fabs(ref) * up_bound + acc_bound * up_bound + u * std::fabs(y);
+          ref = y;
+          continue;
+        }
+        activate(f, ref, acc_bound);
       }
       const double bound = acc_bound * (1 + u_out) + u_out * std::fabs(ref) + abs_out + 1e-300;
       const double err = std::fabs(got - ref);

@@ -33,7 +33,8 @@ int64_t d_row_unit(const nlohmann::json& manifest);
 
 // `multiprocessors`: a persistent kernel's grid is the launcher's, min(tiles, multiprocessors /
 // cta_group) * cta_group CTAs, each walking several tiles when there are more; 0: one CTA (pair) per
-// tile. A data-parallel kernel ignores it.
+// tile. A data-parallel kernel ignores it. `n` is D's width: a gated kernel's (swiglu, geglu; the
+// manifest's derived size d) B then has 2 n rows, the gate's and up's.
 GemmResult run_gemm(const ksim::Kernel& k, const nlohmann::json& manifest, int64_t m, int64_t n, int64_t kk, unsigned seed,
                     const ksim::Options& o = {}, int multiprocessors = 0);
 

@@ -195,7 +195,7 @@ TEST_CASE("sm_90a GEMM kernels with A from registers, simulated whole, compute D
     doc["gemm"]["a_source"] = "registers";
     ptxgen::Diagnostics diags;
     const auto checked = ptxgen::rules::parse_and_check(doc.dump(), diags);
-    if (!checked.ok) continue;  // ping-pong consumers read A through descriptors (CONSUMERS-PINGPONG); WGMMA-REGISTERS
+    if (!checked.ok) continue;  // ping-pong consumers read A through descriptors (CONSUMERS-PINGPONG); WGMMA-REGISTERS; GLU-LAYOUT
     CAPTURE(file);
     const plan::Plan p = support::plan_of(*checked.parsed.spec);
     const std::string ptx = emit::ptx(p);
@@ -213,5 +213,46 @@ TEST_CASE("sm_90a GEMM kernels with A from registers, simulated whole, compute D
     ++variants;
   }
   if (!std::getenv("KSIM_ONLY")) CHECK(variants >= 10);
+}
+}
+
+// The gated activations (docs/spec.md, "Epilogues": swiglu, geglu) beyond their goldens' epilogues
+// (sm_90a TMA; tcgen05 persistent TMA, B 128-byte swizzled): tcgen05's direct stores with an f32
+// bias and B 64-byte swizzled (up's rows placed at tile.n / 2 in that layout), two M groups in
+// a cluster multicasting A with a bf16 bias, and sm_90a's persistent ping-pong consumers with the
+// run-time choice of store ("auto", an odd d: the direct one) and B 32-byte swizzled, each simulated whole against float64 over ragged tiles: D's width d = n / 2 odd and no
+// multiple of the D tile, B's 2 d rows.
+TEST_SUITE("sim_gemm") {
+TEST_CASE("gated activations on the other epilogues and schedules, simulated whole, compute act(P[:, :d]) * P[:, d:]") {
+  struct Case {
+    const char* spec;
+    const char* patch;
+    int64_t m, d, k;
+    int multiprocessors;
+  };
+  for (const Case& c : {Case{"gemm_bf16_128x256x64_persistent_tma_geglu",
+                             R"({"schedule": "data_parallel", "epilogue": "direct", "activation": "swiglu", "bias": {"dtype": "f32"}, "swizzle": {"b": 64}})", 253, 203,
+                             189, 0},
+                        Case{"gemm_bf16_128x256x64_persistent_tma_geglu",
+                             R"({"tile": {"m": 256, "n": 128}, "cluster": [2, 1, 1], "schedule": "data_parallel", "epilogue": "direct", "bias": {"dtype": "bf16"}})",
+                             300, 101, 130, 0},
+                        Case{"gemm_sm90_bf16_128x256x64_bias_swiglu",
+                             R"({"tile": {"n": 128}, "schedule": "persistent", "consumers": "pingpong", "epilogue": "auto", "activation": "geglu", "swizzle": {"b": 32}})",
+                             253, 203, 189, 2}}) {
+    const std::string name = c.spec;
+    CAPTURE(name);
+    auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + c.spec + ".json"));
+    doc["gemm"].merge_patch(nlohmann::json::parse(c.patch));
+    const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    REQUIRE(manifest.at("derived_sizes").at("d").at("exact") == true);
+    const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
+    const simtest::GemmResult r = simtest::run_gemm(*k, manifest, c.m, c.d, c.k, 41, {}, c.multiprocessors);
+    CHECK_MESSAGE(r.error.empty(), r.error);
+    CHECK(r.checked == c.m * c.d);
+    CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
+    std::printf("sim gated %-40s %ldx%ld (B %ld rows) x%ld: max |err| %.2g (%.2g of the bound)\n", c.spec, static_cast<long>(c.m),
+                static_cast<long>(c.d), static_cast<long>(2 * c.d), static_cast<long>(c.k), r.max_err, r.worst);
+  }
 }
 }

@@ -564,7 +564,7 @@ TEST_CASE("mutations of an sm_90a kernel with A from registers make the simulati
 // wrong element, and the activation's instructions changed, each make D differ from the float64
 // evaluation of activation(A x B + bias) beyond its bound.
 TEST_SUITE("sim_mutation") {
-TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, residual, amax) make the simulation fail") {
+TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, gated activations, residual, amax) make the simulation fail") {
   {  // wgmma, a bias along N, gelu_tanh
     const Subject x = subject("gemm_sm90_bf16_128x256x64_bias_gelu", 125, 256, 379, 31);
     static const Mutation kMutations[] = {
@@ -632,6 +632,33 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, residu
         {"the amax's exchange with lane ^ 16 dropped (rows 16-31 of each warp left out)",
          R"(shfl\.sync\.bfly\.b32 (%r\d+), (%r\d+), 16, 31, -1;)", "mov.b32 $1, 0;", -1, "", ""},
         {"the amax's red.global.max dropped (amax never raised)", R"(\t@%p\d+ red\.global\.max\.u32[^\n]*\n)", "", -1, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // wgmma, a gated activation (swiglu) with a bias along N: D = silu(P[:, :d]) * P[:, d:]; d = 200
+     // (two D tiles of 128, the second ragged), B's 400 rows
+    const Subject x = subject("gemm_sm90_bf16_128x256x64_bias_swiglu", 125, 200, 379, 34);
+    static const Mutation kMutations[] = {
+        {"gate and up swapped (B's gate rows loaded into the tile's up half and up's rows into its gate half)",
+         R"(add\.u32 (%r\d+), (%r\d+), 65536;([\s\S]*?)add\.u32 (%r\d+), (%r\d+), 81920;)", "add.u32 $1, $2, 81920;$3add.u32 $4, $5, 65536;", 0, "",
+         ""},
+        {"up's rows of B read from the gate's (the load's + d = n / 2 dropped)", R"((mad\.lo\.u32 %r\d+, %r\d+, )1(, %r\d+;))", "$1 0$2", 1, "",
+         ""},
+        {"up's bias read at the gate's element (the read's + d dropped)", R"((mad\.lo\.u32 %r\d+, %r\d+, )1(, %r\d+;))", "$1 0$2", 0, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // tcgen05, persistent, TMA epilogue, geglu without bias: four tiles (d = 200) on two CTAs
+    const Subject x = subject("gemm_bf16_128x256x64_persistent_tma_geglu", 253, 200, 189, 35, 2);
+    static const Mutation kMutations[] = {
+        {"gate and up swapped (B's gate rows loaded into the tile's up half and up's rows into its gate half)",
+         R"(add\.u32 (%r\d+), (%r\d+), 65536;([\s\S]*?)add\.u32 (%r\d+), (%r\d+), 81920;)", "add.u32 $1, $2, 81920;$3add.u32 $4, $5, 65536;", 0, "",
+         ""},
+        {"up's accumulator columns read 64 columns early (tensor-memory column 64 on instead of tile.n / 2 = 128)",
+         R"(tensor memory "box\d+_up"[^\n]*\n\s*mul\.lo\.u32 %r\d+, %r\d+, 256;[^\n]*\n\s*add\.u32 (%r\d+), %r\d+, %r\d+;)",
+         "$&\n\tsub.u32 $1, $1, 64;", -1, "", ""},
+        {"up's rows of B read from the gate's (the load's + d = n / 2 dropped)", R"((mad\.lo\.u32 %r\d+, %r\d+, )1(, %r\d+;))", "$1 0$2", 0, "",
+         ""},
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }

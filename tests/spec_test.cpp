@@ -98,6 +98,26 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     CHECK(jq["gemm"]["amax"] == true);
     CHECK(jq["gemm"]["d"]["scale"] == true);
   }
+  // The gated activations (docs/spec.md, "Epilogues"): their own field, not an activation of the
+  // elementwise kind, and written back as they were read; a name neither kind has lists both.
+  for (const char* name : {"swiglu", "geglu"}) {
+    CAPTURE(name);
+    Diagnostics d;
+    auto r = spec::parse(with_gemm(std::string("\"activation\": \"") + name + "\""), d);
+    REQUIRE(r.spec);
+    CHECK_FALSE(d.has_errors());
+    REQUIRE(r.spec->gemm->glu);
+    CHECK(spec::name(*r.spec->gemm->glu) == name);
+    CHECK_FALSE(r.spec->gemm->activation);
+    CHECK(spec::glu_gate(*r.spec->gemm->glu) == (std::string(name) == "swiglu" ? Activation::silu : Activation::gelu_tanh));
+    CHECK(spec::to_json(*r.spec).find(std::string("\"activation\": \"") + name + "\"") != std::string::npos);
+  }
+  {
+    const Diagnostic x = only(parse(with_gemm("\"activation\": \"reglu\"")));
+    CHECK(x.rule == "SPEC-ENUM");
+    CHECK(x.pointer == "/gemm/activation");
+    CHECK(x.message.find("relu, sigmoid, silu, gelu_tanh, swiglu, geglu") != std::string::npos);
+  }
   auto doc = nlohmann::json::parse(rules::example_program_base());
   for (const char* op : {"select", "softmax", "convert", "quantize", "swiglu"}) {
     CAPTURE(op);
@@ -433,6 +453,27 @@ TEST_CASE("tile and stages left out are chosen per target, types and problem sha
     CHECK(r.spec->gemm->epilogue == spec::Epilogue::direct);
     CHECK(r.spec->gemm->consumers == spec::Consumers::cooperative);  // ping-pong needs the persistent schedule
     CHECK(r.spec->gemm->stages == 4);
+  }
+  // sm_90a, a gated activation (swiglu): D's staging tile is tile.n / 2 wide, so the persistent
+  // 128 x 256 kernel keeps 4 stages beside it (3 beside a 128 x 256 staging tile), and the rules
+  // accept what was chosen.
+  for (const char* act : {"swiglu", "gelu_tanh"}) {
+    CAPTURE(act);
+    auto j = nlohmann::ordered_json::parse(rules::example_base());
+    j["target"] = "sm_90a";
+    j["gemm"].erase("tile");
+    j["gemm"].erase("stages");
+    j["gemm"]["n"] = 16384;
+    j["gemm"]["activation"] = act;
+    Diagnostics d;
+    const auto r = spec::parse(j.dump(), d);
+    REQUIRE(r.spec);
+    CHECK(r.spec->gemm->tile.n == 256);
+    CHECK(r.spec->gemm->schedule == spec::Schedule::persistent);
+    CHECK(r.spec->gemm->stages == (std::string(act) == "swiglu" ? 4 : 3));
+    Diagnostics all;
+    rules::parse_and_check(j.dump(), all);
+    CHECK_MESSAGE(!all.has_errors(), (all.list().empty() ? std::string() : all.list()[0].rule + ": " + all.list()[0].message));
   }
   // Tile and stages given: only the cluster is chosen; with the cluster given too, nothing.
   Diagnostics d;

@@ -44,8 +44,20 @@ its epilogue; $PTXGEN_BENCH_COMPILE_BACKENDS=ATEN,TRITON lets autotuning choose 
 Each fused result (ptxgen's and the peers') is checked against the float32 gelu_tanh(A·B + bias) the
 same way. The fused line of a shape gives ptxgen's best fused config against ptxgen's best plain
 config (target >= 0.97) and against the best fused peer (target >= 1.05), and each fused config
-against its twin. TF/s count 2 m n k, the epilogue's work left out. GEMM + SwiGLU is not built yet
-(issue 28: swiglu is not among the activations) and is not benched.
+against its twin. TF/s count 2 m n k, the epilogue's work left out.
+
+GEMM + SwiGLU (issue 28's targets; docs/spec.md "Epilogues", gated activations): D = silu(P[:, :d]) *
+P[:, d:], P = A·B^T, at d = 8192, 8192 and 14336 (4096 x 8192 x 4096, 8192^3, 4096 x 14336 x 4096
+read as M x d x K: the shape's N is D's width d, as in an MLP's up-projection with intermediate size
+d), so B holds 2 d rows (the stacked [W_gate; W_up]) and the GEMM is M x 2d x K; bf16, no bias (the
+Llama MLP's). Its rows are those kernel shapes (4096x16384x4096, 8192x16384x8192, 4096x28672x4096):
+ptxgen's swiglu configs (128 x 256 persistent and data-parallel, ping-pong 128 x 128, the planner's
+choice) beside their plain twins (the same kernel storing A·B^T, M x 2d) and ptxgen's plain configs,
+cuBLAS's plain GEMM, and the peers: torch's mm then F.silu(x[:, :d]) * x[:, d:] (cuBLAS and two
+elementwise kernels, eager) and torch.compile of that expression (the mode and GEMM backends of the
+gelu peers). Every result is checked against the float32 silu(ref[:, :d]) * ref[:, d:]. TF/s count
+the GEMM's 2 M (2 d) K; the swiglu line gives ptxgen's best swiglu config against ptxgen's best plain
+config of the same kernel shape (target >= 0.97) and against the best peer (target >= 1.05).
 """
 import copy
 import json
@@ -159,6 +171,29 @@ def configs():
         out.append(("bf16_fused_bias_gelu_default_%dx%dx%d" % (M, N, K), "bf16",
                     dict({"m": M, "n": N, "k": K, "a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "bf16"},
                           "default": True, "twin": "bf16_default_%dx%dx%d" % (M, N, K)}, **FUSED_EPILOGUE)))
+    # GEMM + SwiGLU (D = silu(P[:, :d]) * P[:, d:]), timed on the kernel shapes M x 2d x K of
+    # GLU_SHAPES, each config with its plain twin (the same kernel storing P); the planner's choice
+    # against the plain default of the kernel shape (added where SHAPES has none).
+    bf = {"a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "bf16"}}
+    for name, twin, patch in (
+            ("bf16_swiglu_128x256x64_s3_tma_pers_regs", "bf16_128x256x64_s3_tma_pers_c11_regs",
+             {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 3, "schedule": "persistent", "epilogue": "tma",
+              "cluster": [1, 1, 1], "registers": rb}),
+            ("bf16_swiglu_128x256x64_s4_tma_regs", "bf16_128x256x64_s4_tma",
+             {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "schedule": "data_parallel", "epilogue": "tma",
+              "registers": rb}),
+            ("bf16_swiglu_128x128x64_s5_tma_pp", "bf16_128x128x64_s5_tma_pp",
+             {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 5, "schedule": "persistent", "epilogue": "tma",
+              "consumers": "pingpong"})):
+        out.append((name, "bf16", dict(patch, **bf, **GLU_EPILOGUE, shapes=[list(glu_kernel_shape(s)) for s in GLU_SHAPES],
+                                       twin=twin, glu=True)))
+    for (M, d, K) in GLU_SHAPES:
+        kM, kN, kK = glu_kernel_shape((M, d, K))
+        if (kM, kN, kK, "bf16") not in SHAPES:
+            out.append(("bf16_default_%dx%dx%d" % (kM, kN, kK), "bf16", dict({"m": kM, "n": kN, "k": kK, "default": True}, **bf)))
+        out.append(("bf16_swiglu_default_%dx%dx%d" % (M, d, K), "bf16",
+                    dict({"m": kM, "n": kN, "k": kK, "default": True, "twin": "bf16_default_%dx%dx%d" % (kM, kN, kK), "glu": True},
+                         **bf, **GLU_EPILOGUE)))
     return out
 
 
@@ -173,6 +208,14 @@ QUICK = [(4096, 8192, 4096, "bf16"), (128, 16384, 8192, "bf16")]
 # The fused configs' shapes (bf16, in SHAPES too) and epilogue: D = gelu_tanh(A·B + bias), bias a bf16 row of N.
 FUSED_SHAPES = [(4096, 8192, 4096), (8192, 8192, 8192), (4096, 14336, 4096)]
 FUSED_EPILOGUE = {"bias": {"dtype": "bf16", "along": "n"}, "activation": "gelu_tanh"}
+# GEMM + SwiGLU's shapes (M, d, K): D is M x d, B holds 2 d rows (gate, then up), the GEMM M x 2d x K.
+GLU_SHAPES = [(4096, 8192, 4096), (8192, 8192, 8192), (4096, 14336, 4096)]
+GLU_EPILOGUE = {"activation": "swiglu"}
+
+
+def glu_kernel_shape(s):
+    """The kernel's sizes (m, n = B's rows, k) of a GEMM + SwiGLU shape (M, d, K)."""
+    return (s[0], 2 * s[1], s[2])
 
 
 def timed_on(c, shape, t):
@@ -197,7 +240,8 @@ def prepare(only):
     only_shape = {name: patch["only_shape"] for name, patch in chosen if "only_shape" in patch}  # timed on that shape alone
     shapes = {name: patch["shapes"] for name, patch in chosen if "shapes" in patch}  # timed on these shapes alone
     twins = {name: patch["twin"] for name, patch in chosen if "twin" in patch}  # a fused config's plain kernel
-    chosen = [(name, {k: v for k, v in patch.items() if k not in ("default", "only_shape", "shapes", "twin")})
+    glus = {name for name, patch in chosen if patch.get("glu")}  # GEMM + SwiGLU: D is m x n/2
+    chosen = [(name, {k: v for k, v in patch.items() if k not in ("default", "only_shape", "shapes", "twin", "glu")})
               for name, patch in chosen]
     for name, spec, path in h200_specs.write_specs(BENCH, "b_", chosen, BASE):
         if name in defaults:  # what ptxgen chooses: the spec leaves the tile and stages out
@@ -214,6 +258,8 @@ def prepare(only):
         if "bias" in spec["gemm"] or "activation" in spec["gemm"]:
             entry["epilogue"] = {"bias": spec["gemm"].get("bias", {}).get("dtype"), "activation": spec["gemm"].get("activation")}
             entry["twin"] = twins.get(name)
+        if name in glus:
+            entry["glu"] = True
         listed.append(entry)
         paths.append(path)
     header = os.path.join(BENCH, "kernels.hpp")
@@ -226,7 +272,7 @@ def prepare(only):
             '#include <cstdint>', '#include "kernels.hpp"', 'extern "C" {']
     for c in listed:
         ta, td = TYPES[c["dtype"]]
-        if "epilogue" in c:  # a fused bias: after D (the header's BIASED_GEMMS functions)
+        if "epilogue" in c and c["epilogue"]["bias"]:  # a fused bias: after D (the header's BIASED_GEMMS functions)
             shim.append(
                 "int b_%s(std::uint64_t a, std::uint64_t b, std::uint64_t d, std::uint64_t bias, std::int64_t m, "
                 "std::int64_t n, std::int64_t k, std::uint64_t s) {\n  return ptxgen::b_%s("
@@ -308,10 +354,19 @@ def check():
         print("shim compiled with g++ and loaded: %s%s" % ((r.stdout + r.stderr).strip(),
                                                          "; twins missing: " + ", ".join(missing) if missing else ""))
         print("fused: %d configs (%s), on %s" % (
-            sum("epilogue" in c for c in cfgs), ", ".join(sorted({"bias(%s) %s" % (c["epilogue"]["bias"], c["epilogue"]["activation"])
-                                                                  for c in cfgs if "epilogue" in c})),
-            ", ".join("%dx%dx%d" % s for s in FUSED_SHAPES)))
+            sum("epilogue" in c for c in cfgs), ", ".join(sorted({describe(c) for c in cfgs if "epilogue" in c})),
+            ", ".join("%dx%dx%d" % s for s in FUSED_SHAPES + [glu_kernel_shape(g) for g in GLU_SHAPES])))
         return 1 if r.returncode or missing else 0
+
+
+def describe(c):
+    """A fused config's epilogue in words: "bias(bf16) gelu_tanh", "swiglu"."""
+    e = c["epilogue"]
+    return ("bias(%s) " % e["bias"] if e["bias"] else "") + e["activation"]
+
+
+def takes_bias(c):
+    return "epilogue" in c and bool(c["epilogue"]["bias"])
 
 
 def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
@@ -326,7 +381,7 @@ def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
     cfgs = json.load(open(os.path.join(BENCH, "configs.json")))
     for c in cfgs:
         f = getattr(lib, "b_" + c["name"])
-        f.argtypes = [ctypes.c_uint64] * (4 if "epilogue" in c else 3) + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
+        f.argtypes = [ctypes.c_uint64] * (4 if takes_bias(c) else 3) + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
         f.restype = ctypes.c_int
         c["fn"] = f
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -364,9 +419,10 @@ def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
     gelu_form = torch_gelu_form(torch) if any("epilogue" in c for c in cfgs) else None
     if gelu_form:
         print("torch._addmm_activation(use_gelu=True) (cuBLASLt GELU_BIAS epilogue): %s" % gelu_form["verdict"], flush=True)
-    shapes = QUICK if quick else SHAPES
+    glu_shapes = [glu_kernel_shape(g) + ("bf16",) for g in GLU_SHAPES]
+    shapes = QUICK if quick else SHAPES + [s for s in glu_shapes if s not in SHAPES]
     if fused_only:
-        shapes = [(M, N, K, "bf16") for (M, N, K) in FUSED_SHAPES]
+        shapes = [(M, N, K, "bf16") for (M, N, K) in FUSED_SHAPES] + glu_shapes
     if only_shape:
         shapes = [sh for sh in shapes if "%dx%dx%d" % sh[:3] == only_shape]
     results, failed = [], 0
@@ -383,17 +439,22 @@ def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
         mine = [c for c in cfgs if timed_on(c, [M, N, K], t)]
         if not mine:
             continue  # prepared with --only: no config of this shape's type
-        fused = [c for c in mine if "epilogue" in c]
+        fused = [c for c in mine if "epilogue" in c and not c.get("glu")]
+        glu = [c for c in mine if c.get("glu")]
         if fused_only:  # the fused configs, their plain twins and the plain peers
-            twins = {c["twin"] for c in fused}
+            twins = {c["twin"] for c in fused + glu}
             mine = [c for c in mine if "epilogue" in c or c["name"] in twins]
         # The fused inputs: a bf16 bias row of N, and the float32 reference gelu_tanh(A·B + bias).
         if fused:
             bias = (torch.randn(N, device=dev) * 0.5).to(out_t)
             fref = F.gelu(ref + bias.float(), approximate="tanh")
+        # GEMM + SwiGLU: D is M x N/2, silu of the product's first half times its second.
+        if glu:
+            half = N // 2
+            gref = F.silu(ref[:, :half]) * ref[:, half:]
         for c in mine:
-            d = torch.empty(M, N, device=dev, dtype=out_t)
-            if "epilogue" in c:
+            d = torch.empty(M, N // 2 if c.get("glu") else N, device=dev, dtype=out_t)
+            if takes_bias(c):
                 call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), bias.data_ptr(), M, N, K, stream)
             else:
                 call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), M, N, K, stream)
@@ -402,12 +463,12 @@ def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
                 row["ptxgen"][c["name"]] = {"error": "CUresult %d: %s" % (r, lib.bench_error().decode())}
                 continue
             torch.cuda.synchronize()
-            err = rel_err(d, fref if "epilogue" in c else ref)
+            err = rel_err(d, gref if c.get("glu") else fref if "epilogue" in c else ref)
             ok = err < 1e-2 and not torch.isnan(d.float()).any().item()
             failed += not ok
             row["ptxgen"][c["name"]] = {"rel_err": err, "ok": ok}
             if "epilogue" in c:
-                row["ptxgen"][c["name"]]["fused"] = "bias(%s) %s" % (c["epilogue"]["bias"], c["epilogue"]["activation"])
+                row["ptxgen"][c["name"]]["fused"] = describe(c)
             fns[("ptxgen", c["name"])] = call
         # cuBLAS (cuBLASLt for fp8 through torch._scaled_mm), Triton, Mosaic GPU.
         if t == "e4m3":
@@ -446,6 +507,21 @@ def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
                     fns[("fused_peers", key)] = fn
                 else:
                     row["fused_peers"][key] = "wrong (rel err %.2g)" % err
+        # GEMM + SwiGLU's peers, each checked against silu(ref[:, :d]) * ref[:, d:] before it is timed.
+        if glu:
+            row["glu_peers"] = {}
+            for key, fn in glu_peers(torch, F, a, bm, compile_peer).items():
+                try:
+                    out = fn()
+                    torch.cuda.synchronize()
+                    err = rel_err(out, gref)
+                except Exception as ex:  # torch.compile or an op this torch lacks
+                    row["glu_peers"][key] = "error: " + repr(ex)[:200]
+                    continue
+                if err < 1e-2 and not torch.isnan(out.float()).any().item():
+                    fns[("glu_peers", key)] = fn
+                else:
+                    row["glu_peers"][key] = "wrong (rel err %.2g)" % err
         for (kind, name), ms in bench_all(fns).items():
             if kind == "ptxgen":
                 row["ptxgen"][name]["tflops"] = round(tflops(M, N, K, ms), 1)
@@ -466,6 +542,8 @@ def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
             row["fused"] = fused_summary(row, {c["name"]: c["twin"] for c in fused}, best_cfg)
             if gelu_form:
                 row["fused"]["addmm_activation_gelu_form"] = gelu_form["verdict"]
+        if glu:
+            row["glu"] = fused_summary(row, {c["name"]: c["twin"] for c in glu}, best_cfg, "glu_peers", "swiglu")
         results.append(row)
         print(report(row), flush=True)
     with open(os.path.join(out_dir, "bench.json"), "w") as f:
@@ -497,6 +575,23 @@ def fused_peers(torch, F, a, bm, bias, compile_peer):
     return peers
 
 
+def glu_peers(torch, F, a, bm, compile_peer):
+    """GEMM + SwiGLU's peers on the same bf16 inputs (B stacked [W_gate; W_up], 2 d rows): torch's mm
+    (cuBLAS) then F.silu(x[:, :d]) * x[:, d:] (vLLM's SiluAndMul in eager torch: two more kernels),
+    and torch.compile of that expression in the gelu peers' mode and GEMM backends (Triton's GEMM
+    template; the silu and product fused where inductor can)."""
+    def silu_and_mul(x):
+        d = x.shape[-1] // 2
+        return F.silu(x[:, :d]) * x[:, d:]
+    peers = {"cublas_mm_then_silu_mul": lambda: silu_and_mul(a @ bm.t())}
+    if compile_peer:
+        import torch._inductor.config as ic
+        ic.max_autotune_gemm_backends = os.environ.get("PTXGEN_BENCH_COMPILE_BACKENDS", "TRITON")
+        compiled = torch.compile(lambda x, w: silu_and_mul(x @ w.t()), mode="max-autotune-no-cudagraphs", dynamic=False)
+        peers["torch_compile_%s" % ic.max_autotune_gemm_backends.lower().replace(",", "_")] = lambda: compiled(a, bm)
+    return peers
+
+
 def torch_gelu_form(torch):
     """Which GELU torch._addmm_activation(use_gelu=True) computes on this GPU (cuBLASLt's GELU_BIAS
     epilogue where torch takes the Lt path, as a 1-D bias and contiguous tensors make it; its fallback
@@ -521,12 +616,14 @@ def torch_gelu_form(torch):
     return {"verdict": "%s form (max |diff| %.2g from the tanh form, %.2g from erf)" % (form, et, ee), "form": form}
 
 
-def fused_summary(row, twins, best_plain):
+def fused_summary(row, twins, best_plain, peers_key="fused_peers", only=None):
     """The fused ratios of one shape: ptxgen's best fused config against ptxgen's best plain GEMM
     (target >= 0.97) and against the best fused peer (target >= 1.05), and each fused config against
-    its plain twin."""
-    fused = {k: v for k, v in row["ptxgen"].items() if "fused" in v and "tflops" in v and v.get("ok")}
-    peers = {k: v for k, v in row.get("fused_peers", {}).items() if isinstance(v, float)}
+    its plain twin. `only`: the fused configs of that epilogue ("swiglu": GEMM + SwiGLU, its peers
+    under `peers_key`)."""
+    fused = {k: v for k, v in row["ptxgen"].items() if "fused" in v and "tflops" in v and v.get("ok") and
+             (only is None or v["fused"] == only) and (only is not None or v["fused"] != "swiglu")}
+    peers = {k: v for k, v in row.get(peers_key, {}).items() if isinstance(v, float)}
     out = {"twins": {}}
     for k, v in fused.items():
         tw = row["ptxgen"].get(twins.get(k, ""), {})
@@ -556,6 +653,14 @@ def report(row):
             if "peer" in fu else "no fused peer ran"))
         for k, v in sorted(fu["twins"].items()):
             lines.append("   fused  %-44s %.3fx its plain twin %s" % (k, v["vs_twin"], v["twin"]))
+    gl = row.get("glu")
+    if gl and "ptxgen" in gl:
+        lines.append("  GEMM + SwiGLU (D %dx%d): ptxgen best %s %.1f TF/s = %.3fx ptxgen's plain best (%s %.1f; target 0.97), %s" % (
+            M, N // 2, gl["ptxgen"], gl["ptxgen_tflops"], gl["vs_plain"], gl["plain"], gl["plain_tflops"],
+            "%.3fx the best peer (%s %.1f; target 1.05)" % (gl["vs_best_peer"], gl["peer"], gl["peer_tflops"])
+            if "peer" in gl else "no peer ran"))
+        for k, v in sorted(gl["twins"].items()):
+            lines.append("   swiglu %-44s %.3fx its plain twin %s" % (k, v["vs_twin"], v["twin"]))
     for k, v in sorted(row["ptxgen"].items()):
         lines.append("   ptxgen %-28s %s" % (k, "%.1f TF/s  err %.1e%s" % (v["tflops"], v["rel_err"], "" if v["ok"] else "  WRONG")
                                              if "tflops" in v else v.get("error", "not timed")))
@@ -563,6 +668,8 @@ def report(row):
         lines.append("   peer   %-28s %s" % (k, v))
     for k, v in sorted(row.get("fused_peers", {}).items()):
         lines.append("   fused peer %-24s %s" % (k, v))
+    for k, v in sorted(row.get("glu_peers", {}).items()):
+        lines.append("   swiglu peer %-23s %s" % (k, v))
     return "\n".join(lines)
 
 
@@ -650,13 +757,13 @@ def profile(name, M, N, K):
     if not cfg:
         sys.exit("no prepared config " + name)
     f = getattr(lib, "b_" + name)
-    fused = "epilogue" in cfg[0]
+    fused = takes_bias(cfg[0])
     f.argtypes = [ctypes.c_uint64] * (4 if fused else 3) + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16, "e4m3": torch.float8_e4m3fn}[cfg[0]["dtype"]]
     a = (torch.randn(M, K, device="cuda") * 0.5).to(tdt)
     bm = (torch.randn(N, K, device="cuda") * 0.5).to(tdt)
     out_t = torch.float16 if cfg[0]["dtype"] == "f16" else torch.bfloat16
-    d = torch.empty(M, N, device="cuda", dtype=out_t)
+    d = torch.empty(M, N // 2 if cfg[0].get("glu") else N, device="cuda", dtype=out_t)
     bias = [(torch.randn(N, device="cuda") * 0.5).to(out_t).data_ptr()] if fused else []
     for _ in range(5):
         if f(a.data_ptr(), bm.data_ptr(), d.data_ptr(), *bias, M, N, K, torch.cuda.current_stream().cuda_stream) != 0:

@@ -19,9 +19,12 @@ random inputs, checks every element against a float64 or cuBLAS reference, and t
 
 The epi_ cases fuse an epilogue (docs/spec.md "Epilogues": D = activation(A·B + bias)): a bias along
 N or M of each dtype, each activation, both, each output type, odd sizes, every schedule and epilogue
-(data-parallel, persistent, ping-pong, clusters, TMA and direct stores, "auto", the planner's defaults).
-The launcher passes them a random bias, C and residual (EPILOGUE_GEMMS kernels: ptxgen::NAME(a, lda,
-b, ldb, d, [c,] [bias,] [residual,] sizes, stream)) and checks every element of D against the float64 evaluation of the same formulas
+(data-parallel, persistent, ping-pong, clusters, TMA and direct stores, "auto", the planner's defaults);
+alpha, beta with C, a residual, the amax and D's scale; and the gated activations (swiglu, geglu: D =
+act(P[:, :n/2]) * P[:, n/2:], P = A·B + bias, D m x n/2). The launcher passes them a random bias, C
+and residual, D's scale 0.75 and a zeroed amax (EPILOGUE_GEMMS kernels: ptxgen::NAME(a, lda, b, ldb,
+d, [c,] [bias,] [residual,] [d_scale,] [amax,] sizes, stream)) and checks every element of D against
+the float64 evaluation of the same formulas
 within a bound per element that carries the accumulator's error and each approximate instruction's
 documented one (ex2.approx 2 ulp, rcp.approx 1 ulp, tanh.approx 2^-11) through, plus D's rounding
 (tools/launcher/launcher.cu says how); the row shows the largest error / bound ("worst"). The cuBLAS
@@ -294,6 +297,20 @@ def cases():
     e4m3out = {"d": {"dtype": "e4m3", "scale": True}, "epilogue": "direct"}
     add("epi_amax_e4m3out_bias_odd", bf16, e4m3out, bias("bf16"), {"amax": True}, T(128, 128, 64), P(1001, 1002, 999))
     add("epi_amax_gelu_pers_tma_odd", bf16, tma, pers, act("gelu_tanh"), {"amax": True}, T(128, 128, 64), P(999, 1003, 1001))
+    # Gated activations (docs/spec.md "Epilogues": D[i][j] = act(P[i][j]) * P[i][j + n/2], P = A·B
+    # (+ bias along N), swiglu: silu, geglu: gelu_tanh): n is B's rows, D is m x n/2. Odd m and k,
+    # n/2 no multiple of D's tile (tile.n / 2), odd where the store allows it (direct, "auto"), with
+    # a bias along N and without, on each schedule and epilogue.
+    add("epi_swiglu_bias_tma_odd", bf16, bias("bf16"), act("swiglu"), tma, rb, T(128, 256, 64), P(1001, 2000, 999))
+    add("epi_geglu_direct_odd", bf16, act("geglu"), T(128, 128, 64), P(999, 2006, 1001))
+    add("epi_swiglu_pers_auto_odd", bf16, auto, pers, rb, bias("f32"), act("swiglu"), T(128, 256, 64), {"stages": 3},
+        P(1003, 2002, 777))
+    add("epi_geglu_pp_bias_tma", bf16, pp, bias("bf16"), act("geglu"), {"epilogue": "tma", "stages": 4}, T(128, 128, 64),
+        P(1155, 4016, 520))
+    add("epi_swiglu_mc_a_f16out", bf16, f16out, mcp, rb, act("swiglu"), T(128, 256, 64), {"cluster": [2, 1, 1]},
+        P(2001, 3000, 999))
+    add("epi_swiglu_bias_4096x8192", bf16, rb, tma, pers, bias("bf16"), act("swiglu"), T(128, 256, 64), {"stages": 3},
+        P(4096, 16384, 4096))
     return out
 
 

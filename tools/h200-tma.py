@@ -208,6 +208,8 @@ def plan_loads(plan):
 
 def rt(a, mt, nt, kb):
     """An affine form's run-time part (the plan's c0_rt, c1_rt, c2_rt: no base, no rank)."""
+    if "size" in a:  # a gated epilogue's up half (d = n / 2 rows on): not among the specs walked here
+        raise RuntimeError("an origin with a run-time size term (%s) is not evaluated here" % a["size"]["name"])
     return a["m_tile"] * mt + a["n_tile"] * nt + a["k_block"] * kb
 
 

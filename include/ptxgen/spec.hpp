@@ -44,6 +44,8 @@ std::string_view name(Epilogue e);
 // that one's epilogue overlaps the other's main loop).
 enum class Consumers : uint8_t { cooperative, pingpong };
 std::string_view name(Consumers c);
+// The gemm template's gated activations ("activation": "swiglu" | "geglu", docs/spec.md "Epilogues").
+enum class Glu : uint8_t { swiglu, geglu };
 
 // A name ptxgen puts into PTX (entry, parameter, label): [A-Za-z_][A-Za-z0-9_]*, at most 64
 // characters (PTX ISA 9.1 §4.4 identifiers; the length keeps names portable to C and file names).
@@ -122,6 +124,10 @@ struct Gemm {
   // "d": {"scale": true}: D's values times the kernel input "d_scale" (one f32) before D's
   // conversion, after the amax (cuBLASLt's scale_d: an FP8 recipe's per-tensor scale).
   bool d_scale = false;
+  // A gated activation (docs/spec.md, "Epilogues"; vLLM's SiluAndMul convention) instead of
+  // `activation`: B's n rows are two halves, gate [0, n/2) and up [n/2, n), and D is m x n/2 with
+  // D[i][j] = act(P[i][j]) * P[i][j + n/2], P = A x B (+ bias along N), act = glu_gate(glu).
+  std::optional<Glu> glu;
   // What was chosen where the spec is silent, each with its reason (choose_gemm_defaults).
   std::vector<std::string> chosen;
 };
@@ -136,6 +142,10 @@ int64_t stage_bytes(const Gemm& g, isa::Arch target);
 // The note choose_gemm_defaults recorded for `member` ("stages", "tile", "schedule", ...: each note
 // begins with the member's name), or nullptr where the spec wrote the member.
 const std::string* chosen_note(const Gemm& g, std::string_view member);
+
+// The gated activations' names as the spec writes them, and the activation of each one's gate half.
+inline std::string_view name(Glu g) { return g == Glu::swiglu ? "swiglu" : "geglu"; }
+inline Activation glu_gate(Glu g) { return g == Glu::swiglu ? Activation::silu : Activation::gelu_tanh; }
 
 struct Spec {
   int version = 1;

@@ -225,6 +225,7 @@ struct Kernel {
   struct Derived {
     int of = 0;
     int64_t div = 1, mul = 1;
+    bool exact = false;  // `of` must be a multiple of `div` (a gated activation's n: even)
   };
   std::map<size_t, Derived> derived;  // index in `sizes` -> rule
   bool parameter(size_t size) const { return !derived.count(size); }
@@ -293,6 +294,10 @@ Kernel read_kernel(const HeaderKernel& hk) {
       k.sizes.push_back(name);
       k.size_values.push_back(v.get<int64_t>());
     }
+  }
+  {
+    // Sizes the kernel derives (a program's; a gated gemm's d = n / 2, D's columns), after the
+    // parameters: no parameter, no type of their own.
     const ojson derived = j0.value("derived_sizes", ojson::object());
     for (const auto& [name, v] : derived.items()) {
       Kernel::Derived d;
@@ -301,8 +306,10 @@ Kernel read_kernel(const HeaderKernel& hk) {
       d.div = v.at("div").get<int64_t>();
       d.mul = v.at("mul").get<int64_t>();
       need(d.div >= 1 && d.mul >= 1 && d.mul <= d.div, k, "derived size " + name + " with a rule the header cannot take");
+      d.exact = v.value("exact", false);
       k.derived[k.sizes.size()] = d;
       k.sizes.push_back(name);
+      if (k.gemm) k.size_types.push_back("");
       k.size_values.push_back(v.at("value").get<int64_t>());
     }
   }
@@ -579,7 +586,7 @@ std::string shape_words(const Kernel& k, const Tensor& t) {
     return extent(t.rows_size, t.rows) + " x " + extent(t.cols_size, t.cols);
   }
   auto dim = [&](int i) {
-    return i < 0 ? std::string("1") : std::string(1, "mnk"[i]) + (i == 2 && t.k_div > 1 ? "/" + std::to_string(t.k_div) : "");
+    return i < 0 ? std::string("1") : k.sizes[static_cast<size_t>(i)] + (i == 2 && t.k_div > 1 ? "/" + std::to_string(t.k_div) : "");
   };
   return dim(t.rows_size) + " x " + dim(t.cols_size) +
          (t.k_div > 1 ? " (" + t.sparsity + " sparse: " + (t.sparsity == "1:2" ? "one of every two" : t.sparsity == "4:8" ? "two pairs of every eight" : "two of every four") +
@@ -592,20 +599,23 @@ void write_doc(std::ostream& o, const Kernel& k) {
   for (const Entry& e : k.entries) targets += (targets.empty() ? "" : ", ") + e.target;
   o << "// ---- " << k.name << " ";
   o << std::string(k.name.size() < 88 ? 88 - k.name.size() : 2, '-') << "\n";
-  o << "// " << (k.gemm ? "D[m x n] = A[m x k] . B[k x n]" : "the program") << " of " << comment_text(k.spec)
+  // A gated gemm derives D's columns d = n / 2 (docs/spec.md, "Epilogues").
+  const bool gated = k.gemm && !k.derived.empty();
+  o << "// " << (gated ? "D[m x d] = act(P[:, :d]) * P[:, d:], P = A[m x k] . B[k x n], d = n / 2" : k.gemm ? "D[m x n] = A[m x k] . B[k x n]" : "the program")
+    << " of " << comment_text(k.spec)
     << ", for " << targets << ".\n";
   for (const Entry& e : k.entries) {
     o << "//   " << e.target << ": " << e.block[0] << " threads a CTA, cluster " << e.cluster[0] << "x" << e.cluster[1]
       << "x" << e.cluster[2] << ", " << e.shared << " bytes of dynamic shared memory";
     if (k.gemm && e.persistent && e.cluster_tiles[0] * e.cluster_tiles[1] > 1)
-      o << ", grid min(ceil(ceil(n/" << e.tile_n << ")/" << e.cluster_tiles[1] << ") * ceil(ceil(m/" << e.tile_m << ")/"
+      o << ", grid min(ceil(ceil(" << k.sizes[static_cast<size_t>(e.grid_n)] << "/" << e.tile_n << ")/" << e.cluster_tiles[1] << ") * ceil(ceil(m/" << e.tile_m << ")/"
         << e.cluster_tiles[0] << "), the clusters the device holds at once)*" << e.cluster[0]
         << ", each cluster walking blocks of " << e.cluster_tiles[0] << " x " << e.cluster_tiles[1] << " tiles";
     else if (k.gemm && e.persistent && e.cta_group > 1)
-      o << ", grid min(ceil(n/" << e.tile_n << ") * ceil(m/" << e.tile_m << "), multiprocessors/" << e.cta_group << ")*" << e.cta_group
+      o << ", grid min(ceil(" << k.sizes[static_cast<size_t>(e.grid_n)] << "/" << e.tile_n << ") * ceil(m/" << e.tile_m << "), multiprocessors/" << e.cta_group << ")*" << e.cta_group
         << ", each CTA pair walking tiles";
     else if (k.gemm && e.persistent)
-      o << ", grid min(ceil(n/" << e.tile_n << ") * ceil(m/" << e.tile_m << "), multiprocessors), each CTA walking tiles";
+      o << ", grid min(ceil(" << k.sizes[static_cast<size_t>(e.grid_n)] << "/" << e.tile_n << ") * ceil(m/" << e.tile_m << "), multiprocessors), each CTA walking tiles";
     else if (e.tile_m)
       o << ", grid ceil(" << k.sizes[static_cast<size_t>(e.grid_n)] << "/" << e.tile_n << ")"
         << (e.cta_group > 1 ? "*" + std::to_string(e.cta_group) : "") << " x ceil(" << k.sizes[static_cast<size_t>(e.grid_m)]
@@ -646,6 +656,9 @@ void write_doc(std::ostream& o, const Kernel& k) {
     o << ";\n//   m, n, k as ptxgen::size::m{...}, size::n{...}, size::k{...}, in that order, from 1 to 2^31-1\n"
       << "//   (the spec's: " << k.problem[0] << " x " << k.problem[1] << " x " << k.problem[2]
       << "); the short forms take the leading dimensions tightly packed";
+    for (const auto& [i, d] : k.derived)
+      o << ";\n//   the kernel derives " << k.sizes[i] << " = " << k.sizes[static_cast<size_t>(d.of)] << " / " << d.div
+        << (d.exact ? " (" + k.sizes[static_cast<size_t>(d.of)] + " a multiple of " + std::to_string(d.div) + ": a gated activation's B holds two halves)" : std::string());
   } else if (!k.sizes.empty()) {
     std::string spec, types;
     std::string derived;
@@ -733,14 +746,25 @@ void write_kernel(std::ostream& o, const Kernel& k) {
                                  : "param_pointer")
       << ", " << p.index << ", " << p.offset << "},\n";
   o << "};\n";
-  if (!k.gemm && !k.sizes.empty()) {
+  const bool own_sizes = !k.sizes.empty() && (!k.gemm || !k.derived.empty());  // a gemm's derived d too
+  if (own_sizes) {
     o << "inline constexpr const char* sizes[] = {";
     for (size_t i = 0; i < k.sizes.size(); ++i) o << (i ? ", " : "") << quote(k.sizes[i]);
     o << "};\n";
   }
+  // Derived sizes whose base must be a multiple (a gated activation's n: even): the check refuses others.
+  std::string multiples;
+  int multiple_count = 0;
+  for (const auto& [i, d] : k.derived)
+    if (d.exact) {
+      multiples += std::string(multiples.empty() ? "" : ", ") + "{" + std::to_string(d.of) + ", " + std::to_string(d.div) + ", " + quote(k.sizes[i]) + "}";
+      ++multiple_count;
+    }
+  if (multiple_count) o << "inline constexpr MultipleDesc multiples[] = {" << multiples << "};\n";
   o << "inline constexpr KernelDesc kernel = {" << quote(k.name) << ", tensors, " << k.tensors.size() << ", "
-    << (k.gemm ? "gemm_sizes, 3" : k.sizes.empty() ? "nullptr, 0" : "sizes, " + std::to_string(k.sizes.size())) << ", params, "
-    << k.params.size() << ", entries, " << k.entries.size() << "};\n";
+    << (own_sizes ? "sizes, " + std::to_string(k.sizes.size()) : k.gemm ? "gemm_sizes, 3" : "nullptr, 0") << ", params, "
+    << k.params.size() << ", entries, " << k.entries.size() << ", " << (multiple_count ? "multiples, " + std::to_string(multiple_count) : "nullptr, 0")
+    << "};\n";
   o << "inline ModuleCache& cache() {\n  static ModuleCache c;\n  return c;\n}\n";
   o << "}  // namespace k_" << k.name << "\n}  // namespace detail\n\n";
 

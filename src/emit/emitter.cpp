@@ -990,6 +990,7 @@ std::string Emitter::affine(const ir::Affine& a, int64_t scale) {
   term(a.n_tile, n_tile);
   if (a.k_block) term(a.k_block, loop.kb);
   if (a.rank) term(a.rank, rank);
+  if (a.size_mul) term(a.size_mul, size.at(a.size));
   return r;
 }
 

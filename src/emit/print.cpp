@@ -68,11 +68,15 @@ std::string affine_text(const ir::Affine& a) {
   term(a.n_tile, "n_tile");
   term(a.k_block, "k_block");
   term(a.rank, "rank");
+  if (a.size_mul) o += " + " + s(a.size_mul) + " " + a.size;
   return o;
 }
 
 ojson affine_json(const ir::Affine& a) {
-  return {{"base", a.base}, {"m_tile", a.m_tile}, {"n_tile", a.n_tile}, {"k_block", a.k_block}, {"rank", a.rank}};
+  ojson j = {{"base", a.base}, {"m_tile", a.m_tile}, {"n_tile", a.n_tile}, {"k_block", a.k_block}, {"rank", a.rank}};
+  // A run-time size term (the gated epilogue's up half): only where there is one.
+  if (a.size_mul) j["size"] = {{"name", a.size}, {"times", a.size_mul}};
+  return j;
 }
 
 std::string phase_text(const ir::Phase& ph) {

@@ -131,6 +131,9 @@ struct Gemm {
 
   Gemm(const spec::Spec& s) : spec(s), g(*s.gemm) {}
 
+  // D's columns per tile: a gated activation pairs the tile's two halves into one (docs/spec.md, "Epilogues").
+  int d_tile_n() const { return g.glu ? tn / 2 : tn; }
+
   void globals() {
     // A is M x K: K-major is row-major (rows m, cols k), M-major stored K x M. B is K x N: K-major
     // is stored N x K, N-major row-major. D is row-major M x N.
@@ -163,14 +166,15 @@ struct Gemm {
     d.ptr = std::string(kPtr) + "/d";
     d.dtype = g.d;
     d.rows = g.m;
-    d.cols = g.n;
-    d.ld = g.n;
+    // A gated activation's D is m x n/2 (the size "d" the kernel derives from n, GLU-N: n even).
+    d.cols = g.glu ? g.n / 2 : g.n;
+    d.ld = d.cols;
     d.rows_param = "m";
-    d.cols_param = "n";
-    d.ld_param = "n";
+    d.cols_param = g.glu ? "d" : "n";
+    d.ld_param = d.cols_param;
     d.param = "d";
     d.output = true;
-    d.dims = {"m", "n"};
+    d.dims = {"m", d.cols_param};
     k.globals.push_back(d);
     // C and the residual: m x n like D, rows n elements apart (D's leading dimension), read by the
     // fused epilogue where it stores.
@@ -224,6 +228,7 @@ struct Gemm {
       k.globals.push_back(x);
     }
     k.size_params = {{"m", g.m, "", 1, 1}, {"n", g.n, "", 1, 1}, {"k", g.k, "", 1, 1}};
+    if (g.glu) k.size_params.push_back({"d", g.n / 2, "n", 2, 1, true});  // D's columns, up's first row of B
   }
 
   ir::Tile tile(const char* name, const spec::Operand& op, isa::Swizzle sw, int rows, int bits) {
@@ -287,6 +292,22 @@ struct Gemm {
       out.push_back(op(load("A", "a", "tmap_a", {a_mn, half})));
     } else {
       out.push_back(op(load("A", "a", "tmap_a", ak ? std::array<ir::Affine, 2>{a_mn, kk} : std::array<ir::Affine, 2>{kk, a_mn})));
+    }
+    if (g.glu) {
+      // Gated (K-major B, GLU-LAYOUT): the tile's first half the gate's rows n0 = n_tile tile.n / 2,
+      // its second half up's, d = n / 2 rows on, so that accumulator column c + tile.n / 2 is up's
+      // of gate column c. TMA zero-fills up's rows past n; the gate's past d are up's rows, whose
+      // products land in D's columns past d, which the store clips.
+      b_mn.n_tile = tn / 2;
+      for (int h = 0; h < 2; ++h) {
+        ir::Affine r = b_mn;
+        if (h) r.size = "d", r.size_mul = 1;
+        ir::Load o = load("B", "b", "tmap_b", {r, kk});
+        o.tile_row0 = h * tn / 2;
+        o.load_rows = tn / 2;
+        out.push_back(op(std::move(o)));
+      }
+      return out;
     }
     out.push_back(op(load("B", "b", "tmap_b", bk ? std::array<ir::Affine, 2>{b_mn, kk} : std::array<ir::Affine, 2>{kk, b_mn})));
     return out;
@@ -582,12 +603,16 @@ struct Gemm {
   // 0-3 (tcgen05.ld reaches a warp's own 32-lane quarter, §9.7.16.8.1) and stored to D, clipped.
   void epilogue(ir::Role& epi) {
     int chunk_id = 0;
+    // Gated: the loops below walk the gate's columns (the accumulator's first half, GLU-LAYOUT's
+    // layout D) and pair each chunk with up's, tile.n / 2 columns on.
+    const int up = g.glu ? tn / 2 : 0;
     // "epilogue": "tma": the same runs of D's cells, stored box by box through shared memory.
     const bool tma = g.epilogue == spec::Epilogue::tma;
     std::vector<detail::Segment> segments;
     // Columns [c0, c1) of `cells` (a rows view), lanes [l0, l1), to D's row `row` and column `col`.
     auto chunks = [&](const std::string& cells, int c0, int c1, int l0, int l1, const ir::Affine& row, int64_t col,
                       std::optional<isa::LdShape> shape) {
+      if (up) c1 = c0 + (c1 - c0) / 2;
       if (tma) {
         segments.push_back({cells, c0, c1, l0, l1, layout_f() ? 64 : l1 - l0, row, col, shape});
         return;
@@ -598,20 +623,28 @@ struct Gemm {
         const std::string name = "chunk" + s(chunk_id++);
         if (l0 || l1 != 128) k.views.push_back(slice_view(name, cells, std::array<int64_t, 2>{l0, l1}, {c, c + num}));
         else k.views.push_back(slice_view(name, cells, std::nullopt, {c, c + num}));
-        ir::TmemLoad ld;
-        ld.src = {name, kPtr};
-        ld.regs = {"acc_regs", kPtr};
-        ld.access.shape = shape;
-        ld.tmem_ring = acc_ring;
-        epi.nodes.push_back(node(op(std::move(ld))));
+        auto load = [&](const std::string& view, const std::string& regs) {
+          ir::TmemLoad ld;
+          ld.src = {view, kPtr};
+          ld.regs = {regs, kPtr};
+          ld.access.shape = shape;
+          ld.tmem_ring = acc_ring;
+          epi.nodes.push_back(node(op(std::move(ld))));
+        };
+        load(name, "acc_regs");
+        if (up) {
+          if (l0 || l1 != 128) throw std::logic_error("a gated epilogue over part of the lanes");
+          k.views.push_back(slice_view(name + "_up", cells, std::nullopt, {c + up, c + up + num}));
+          load(name + "_up", "up_regs");
+        }
         ir::Store st;
         st.regs = {"acc_regs", kPtr};
         st.dst = {"D", kPtr};
         st.clip = true;
         st.pos.at[0] = row;
-        st.pos.at[1].n_tile = tn;
+        st.pos.at[1].n_tile = d_tile_n();
         st.pos.at[1].base = col + (c - c0);
-        for (ir::Op& f : detail::fused_epilogue(g, "acc_regs", st.pos)) epi.nodes.push_back(node(std::move(f)));
+        for (ir::Op& f : detail::fused_epilogue(g, "acc_regs", st.pos, up ? "up_regs" : "")) epi.nodes.push_back(node(std::move(f)));
         epi.nodes.push_back(node(op(std::move(st))));
         c += num;
       }
@@ -654,7 +687,7 @@ struct Gemm {
         }
       }
     }
-    if (tma) detail::tma_epilogue(k, epi, segments, {g.d, tn, persistent, acc_ring, &g});
+    if (tma) detail::tma_epilogue(k, epi, segments, {g.d, d_tile_n(), persistent, acc_ring, &g, up});
   }
 
   // A persistent CTA's accumulator: two buffers in tensor memory when 2 x D's columns (and A's)
@@ -792,12 +825,23 @@ struct Gemm {
       m.a_registers = a_regs;
       m.accumulate_after_first_iteration = true;
       if (pingpong) m.warpgroup_rows = tm;
+      // Gated: the gate's accumulators from the B tile's first half, up's from its second (the
+      // loads put up's rows there), each its own register set of the same fragment layout, so
+      // that register j of both holds the same row and column of the two halves.
+      ir::Mma m_up = m;
+      if (g.glu) {
+        m.b_rows = std::array<int, 2>{0, tn / 2};
+        m_up.b_rows = std::array<int, 2>{tn / 2, tn};
+        m_up.d.name += "_up";
+      }
       cl.body.push_back(op(m));
-      // At most one wgmma group in flight: the previous K block's stage is no longer read, and is
-      // released; with one stage, or A in registers (rewritten next block), the group completes first.
+      if (g.glu) cl.body.push_back(op(m_up));
+      // At most one K block's wgmma groups in flight (one group, or the gate's and up's): the
+      // previous K block's stage is no longer read, and is released; with one stage, or A in
+      // registers (rewritten next block), the groups complete first.
       ir::MmaWait wt;
       const bool serial = stages == 1 || a_regs;
-      wt.pending = serial ? 0 : 1;
+      wt.pending = serial ? 0 : g.glu ? 2 : 1;
       cl.body.push_back(op(wt));
       auto release = [&](int lag) {
         ir::Op o = barrier_op<ir::Arrive>("empty", lag);
@@ -831,8 +875,8 @@ struct Gemm {
       st.dst = {"D", kPtr};
       st.clip = true;
       st.pos.at[0].m_tile = tm;
-      st.pos.at[1].n_tile = tn;
-      for (ir::Op& f : detail::fused_epilogue(g, m.d.name, st.pos)) cons.nodes.push_back(node(std::move(f)));
+      st.pos.at[1].n_tile = d_tile_n();
+      for (ir::Op& f : detail::fused_epilogue(g, m.d.name, st.pos, g.glu ? m_up.d.name : "")) cons.nodes.push_back(node(std::move(f)));
       if (g.epilogue != spec::Epilogue::direct) {
         // D through shared memory: a K-major tile of tm x tn elements in 128-byte swizzled boxes
         // (what a TMA box of 128 bytes by a warpgroup's rows reads), stored by TMA. A data-parallel
@@ -844,7 +888,7 @@ struct Gemm {
         d.ptr = std::string(kPtr) + "/epilogue";
         d.dtype = g.d;
         d.rows = tm;
-        d.cols = tn;
+        d.cols = d_tile_n();
         d.major = isa::Major::k;
         d.swizzle = isa::Swizzle::b128;
         d.shape_ptr = d.swizzle_ptr = d.major_ptr = d.ptr;
@@ -884,6 +928,7 @@ struct Gemm {
     if (g.c) k.epilogue_ops.push_back(g.beta && *g.beta != 1 ? "beta_c" : "c");
     if (g.bias) k.epilogue_ops.push_back("bias");
     if (g.activation) k.epilogue_ops.push_back(std::string(info(*g.activation).name));
+    if (g.glu) k.epilogue_ops.push_back(std::string(spec::name(*g.glu)));
     if (g.residual) k.epilogue_ops.push_back("residual");
     if (g.amax) k.epilogue_ops.push_back("amax");
     if (g.d_scale) k.epilogue_ops.push_back("d_scale");
@@ -898,7 +943,8 @@ struct Gemm {
     k.cta_group_ptr = std::string(kPtr) + "/cta_group";
     k.cluster = {static_cast<int>(g.cluster[0]), static_cast<int>(g.cluster[1]), static_cast<int>(g.cluster[2])};
     persistent = g.schedule == spec::Schedule::persistent;
-    k.grid = {true, tm, tn, tk, "m", "n", static_cast<int>(g.raster), persistent};
+    // The grid walks D's tiles: a gated activation's are tile.n / 2 of D's n / 2 columns ("d").
+    k.grid = {true, tm, g.glu ? tn / 2 : tn, tk, "m", g.glu ? "d" : "n", static_cast<int>(g.raster), persistent};
     if (g.cluster[0] * g.cluster[1] > cta) {
       // The cluster's CTAs (pairs) cover a block of tiles, cluster[1] rows by cluster[0] / cta_group
       // columns (the grid's y walks M tiles, x N tiles, cta_group CTAs a tile); a persistent grid

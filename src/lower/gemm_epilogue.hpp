@@ -27,11 +27,16 @@ struct Segment {
 // The fused epilogue's ops over the register set `regs` a store at `pos` writes (docs/spec.md,
 // "Epilogues"), in the order of application: times alpha; + beta C (C read where the store writes,
 // ir::Read of the input "c", one rounding: fma); + bias (a vector that broadcasts); the
-// activation's composition (ptxgen/math_fn.hpp); + residual; the amax (ir::Amax, inside D); times
-// D's scale (the input "d_scale", one element). Each
-// result is `regs` itself, the reads and an activation's temporaries in sets named after it (the
-// template names no other sets). None without any of them.
-std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs, const ir::Position& pos);
+// activation's composition (ptxgen/math_fn.hpp); for a gated one (`up` not empty: swiglu,
+// geglu; `up` holds the same elements of the product's up half, which lies the run-time d = n / 2
+// columns of the bias after `pos`, and gets its own bias) regs = act(regs) * up; + residual; the
+// amax (ir::Amax, inside D); times D's scale (the input "d_scale", one element). Each result is
+// `regs` itself, the reads and an activation's temporaries in sets named after it (the template
+// names no other sets). None without any of them.
+std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs, const ir::Position& pos,
+                                   const std::string& up = "");
+// The position of a gated epilogue's up half: `pos` plus d = n / 2 columns (of B's rows, the bias).
+ir::Position up_position(ir::Position pos);
 
 struct TmaEpilogue {
   isa::DType d = isa::DType::bf16;  // D's type
@@ -39,6 +44,9 @@ struct TmaEpilogue {
   bool persistent = false;          // the staging ring gets memory of its own
   ir::TmemRing ring;                // the accumulator's ring over the tiles
   const spec::Gemm* fused = nullptr;  // the fused epilogue's members (fused_epilogue)
+  // Gated: the segments' columns are the gate's, up's lie `up_offset` columns further in the
+  // accumulator (tile.n / 2); 0: not gated.
+  int up_offset = 0;
 };
 
 // D through shared memory by TMA: a staging ring `d_stage` of 128-byte swizzled boxes (one 128-byte

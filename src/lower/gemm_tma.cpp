@@ -12,7 +12,13 @@ const char* kPtr = "/gemm";
 const char* kEpiloguePtr = "/gemm/epilogue";
 }  // namespace
 
-std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs, const ir::Position& pos) {
+ir::Position up_position(ir::Position pos) {
+  pos.at[1].size = "d";
+  pos.at[1].size_mul = 1;
+  return pos;
+}
+
+std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs, const ir::Position& pos, const std::string& up) {
   std::vector<ir::Op> out;
   auto op = [&](auto body) {
     ir::Op o;
@@ -21,13 +27,14 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     out.push_back(std::move(o));
   };
   auto at = [](const char* member) { return std::string(kPtr) + "/" + member; };
-  // An input tensor read where the store writes, into the set regs_NAME (a vector broadcasts).
-  auto read = [&](const char* input, const char* member) {
+  // An input tensor read where the store of `set` writes (at `where`), into the set SET_NAME (a
+  // vector broadcasts).
+  auto read = [&](const char* input, const char* member, const std::string& set, const ir::Position& where) {
     ir::Read r;
     r.src = {input, at(member)};
-    r.regs = {regs + "_" + input, at(member)};
-    r.like = {regs, kPtr};
-    r.pos = pos;
+    r.regs = {set + "_" + input, at(member)};
+    r.like = {set, kPtr};
+    r.pos = where;
     op(r);
     return r.regs;
   };
@@ -42,7 +49,7 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     op(m);
   }
   if (g.c) {
-    const ir::Ref c = read("C", "c");
+    const ir::Ref c = read("C", "c", regs, pos);
     ir::Math m;
     m.regs = {regs, at("c")};
     if (g.beta && *g.beta != 1) {  // beta C + acc, rounded once (fma.rn.f32)
@@ -58,15 +65,19 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     }
     op(m);
   }
-  if (g.bias) {
+  auto add_bias = [&](const std::string& set, const ir::Position& where) {
     ir::Math m;
     m.fn = MathFn::add;
-    m.regs = {regs, at("bias")};
-    m.a = {regs, kPtr};
-    m.b = read("bias", "bias");
+    m.regs = {set, at("bias")};
+    m.a = {set, kPtr};
+    m.b = read("bias", "bias", set, where);
     op(m);
+  };
+  if (g.bias) {
+    add_bias(regs, pos);
+    if (!up.empty()) add_bias(up, up_position(pos));  // up's bias: n / 2 elements on
   }
-  const std::optional<Activation>& act = g.activation;
+  const std::optional<Activation> act = g.glu ? std::optional<Activation>(glu_gate(*g.glu)) : g.activation;
   if (act) {
     const ActivationInfo& a = info(*act);
     const std::string p = std::string(kPtr) + "/activation";
@@ -86,12 +97,20 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
       op(m);
     }
   }
+  if (!up.empty()) {  // gated: the activated gate times up, element by element
+    ir::Math m;
+    m.fn = MathFn::mul;
+    m.regs = {regs, at("activation")};
+    m.a = {regs, kPtr};
+    m.b = {up, kPtr};
+    op(m);
+  }
   if (g.residual) {
     ir::Math m;
     m.fn = MathFn::add;
     m.regs = {regs, at("residual")};
     m.a = {regs, kPtr};
-    m.b = read("residual", "residual");
+    m.b = read("residual", "residual", regs, pos);
     op(m);
   }
   if (g.amax) {  // of the values D's conversion takes, inside D
@@ -107,7 +126,7 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     m.fn = MathFn::mul;
     m.regs = {regs, at("d/scale")};
     m.a = {regs, kPtr};
-    m.b = read("d_scale", "d/scale");
+    m.b = read("d_scale", "d/scale", regs, pos);
     op(m);
   }
   return out;
@@ -155,19 +174,29 @@ void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segm
       if (s.l0 || s.l1 != 128) v.lanes = std::array<int64_t, 2>{s.l0, s.l1};
       v.cols = std::array<int64_t, 2>{c, c + w};
       k.views.push_back(v);
-      ir::Node ld;
-      ld.op.ptr = kPtr;
-      ir::TmemLoad& l = ld.op.body.emplace<ir::TmemLoad>();
-      l.src = {v.name, kPtr};
-      l.regs = {"acc_regs", kPtr};
-      l.access.shape = s.shape;
-      l.tmem_ring = e.ring;
-      epi.nodes.push_back(ld);
+      auto load = [&](const std::string& view, const std::string& regs) {
+        ir::Node ld;
+        ld.op.ptr = kPtr;
+        ir::TmemLoad& l = ld.op.body.emplace<ir::TmemLoad>();
+        l.src = {view, kPtr};
+        l.regs = {regs, kPtr};
+        l.access.shape = s.shape;
+        l.tmem_ring = e.ring;
+        epi.nodes.push_back(ld);
+      };
+      load(v.name, "acc_regs");
+      if (e.up_offset) {  // gated: the box's up columns, up_offset on in the accumulator
+        ir::TmemView u = v;
+        u.name = "box" + std::to_string(j) + "_up";
+        u.cols = std::array<int64_t, 2>{c + e.up_offset, c + e.up_offset + w};
+        k.views.push_back(u);
+        load(u.name, "up_regs");
+      }
       ir::Position at;
       at.at[0] = s.row;
       at.at[1].n_tile = e.tile_n;
       at.at[1].base = s.col + (c - s.c0);
-      for (ir::Op& f : fused_epilogue(*e.fused, "acc_regs", at)) {
+      for (ir::Op& f : fused_epilogue(*e.fused, "acc_regs", at, e.up_offset ? "up_regs" : "")) {
         ir::Node n;
         n.op = std::move(f);
         epi.nodes.push_back(std::move(n));

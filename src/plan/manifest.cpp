@@ -82,6 +82,7 @@ std::string manifest(const Plan& p) {
     for (const auto& s : p.ir().size_params) {
       if (s.of.empty()) problem[s.name] = s.value;
       else derived[s.name] = {{"of", s.of}, {"div", s.div}, {"mul", s.mul}, {"value", s.value}};
+      if (s.exact) derived[s.name]["exact"] = true;  // of a multiple of div, or the launch is refused
     }
     j["problem"] = problem;
     // Sizes the kernel computes from the problem's: ceil(of / div) * mul.
@@ -89,8 +90,9 @@ std::string manifest(const Plan& p) {
   }
   if (p.ir().grid.tiled) {
     j["tile"] = {{"m", p.ir().grid.tile_m}, {"n", p.ir().grid.tile_n}, {"k", p.ir().grid.tile_k}};
-    // A program names the sizes its grid walks (a gemm's are m and n).
-    if (program) j["grid_sizes"] = {p.ir().grid.m_param, p.ir().grid.n_param};
+    // A program names the sizes its grid walks (a gemm's are m and n; with a gated activation m
+    // and d = n / 2, D's columns, tile.n then D's tile: half of the spec's).
+    if (program || p.ir().grid.n_param != "n") j["grid_sizes"] = {p.ir().grid.m_param, p.ir().grid.n_param};
     j["cta_group"] = p.ir().cta_group;
     if (auto acc = accumulator(p)) j["accumulator"] = dt(*acc);
     if (!p.ir().epilogue_ops.empty()) j["epilogue_ops"] = p.ir().epilogue_ops;

@@ -32,7 +32,10 @@ std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Mma& o) {
   // Step 2: instruction shapes. M is 64 per instruction; K is 256 bits of a row; N groups split
   // the tile's N (§9.7.15.2).
   const int k_instr = 256 / isa::value_bits(a->dtype);
-  const std::vector<int> ng = isa::wgmma_split_n(m.kind, b->layout.mn);
+  // The op's rows of the B tile (a gated epilogue's gate or up half), or all of them.
+  const int b0 = o.b_rows ? (*o.b_rows)[0] : 0;
+  const int bn = o.b_rows ? (*o.b_rows)[1] - b0 : b->layout.mn;
+  const std::vector<int> ng = isa::wgmma_split_n(m.kind, bn);
   if (ng.empty() || a->layout.k % k_instr != 0) throw std::logic_error("wgmma op without legal instruction shapes");
   const int ks = a->layout.k / k_instr;
   // Each warpgroup of the role covers `rows` of A and D (ir::Mma::warpgroup_rows): mg m64 M groups.
@@ -63,7 +66,7 @@ std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Mma& o) {
         in.a_tile = a->name;
         in.b_tile = b->name;
         in.a_desc = operand_desc(*a, isa::DescFormat::sm90, 64 * mi, ki * k_instr);
-        in.b_desc = operand_desc(*b, isa::DescFormat::sm90, n0, ki * k_instr);
+        in.b_desc = operand_desc(*b, isa::DescFormat::sm90, b0 + n0, ki * k_instr);
         in.acc_reg = reg;
         in.enable_input_d = ki > 0 || o.accumulate;
         m.instrs.push_back(in);
@@ -88,7 +91,7 @@ std::optional<RegDef> wgmma_accumulators(const ir::Mma& o, const SmemPlacement& 
   d.wgmma = true;
   d.elems_per_reg = o.acc_dtype == isa::DType::f16 ? 2 : 1;
   d.elem_bits = isa::value_bits(o.acc_dtype);
-  d.groups = isa::wgmma_split_n(*kind, b.layout.mn);  // the N groups of plan_wgmma's step 2
+  d.groups = isa::wgmma_split_n(*kind, o.b_rows ? (*o.b_rows)[1] - (*o.b_rows)[0] : b.layout.mn);  // the N groups of plan_wgmma's step 2
   if (d.groups.empty()) return std::nullopt;
   int n = 0;
   for (int g : d.groups) n += g;

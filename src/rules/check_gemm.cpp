@@ -142,6 +142,68 @@ void check_d_fp8(const Context& c, Diagnostics& d) {
         .help = {"use \"epilogue\": \"direct\" (or leave it out)", "or D in bf16, f16 or f32 with \"epilogue\": \"tma\""};
 }
 
+// A gated activation (docs/spec.md, "Epilogues"): D[i][j] = act(P[i][j]) * P[i][j + n/2], so B's
+// n rows are two halves of n/2 and a bias, if any, runs along them (N).
+void check_glu_n(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->glu || g->n % 2 == 0) return;
+  const std::string act(spec::name(*g->glu));
+  d.error("GLU-N", "/gemm/n",
+          "n = " + num(g->n) + " is odd: \"" + act + "\" pairs B's row j (the gate) with row j + n/2 (up), so B holds two halves of " +
+              "n/2 rows and D has n/2 columns")
+      .help = {"use an even n (B's rows: the gate's d rows, then up's d; D is m x d for n = 2d)"};
+}
+
+void check_glu_bias(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->glu || !g->bias || !g->bias->along_m) return;
+  d.error("GLU-BIAS", "/gemm/bias/along",
+          "a bias along M with \"" + std::string(spec::name(*g->glu)) + "\": the gated epilogue adds a bias to the product's n columns " +
+              "(gate and up halves) before pairing them, so it runs along N")
+      .help = {"use \"along\": \"n\" (a row of n elements: the gate's n/2, then up's n/2)", "or add a per-row bias in a separate kernel"};
+}
+
+// What the gated lowering is built for: B's tile loaded as two K-major boxes of tile.n / 2 rows
+// (gate rows, up rows) into the halves of one tile, one CTA per tile without multicast of B, the
+// dense kinds, and on tcgen05 the accumulator in layout D (M = 128 per instruction), whose
+// .32x32b fragments hold a row per thread so that column c and c + tile.n / 2 meet in a thread.
+void check_glu_layout(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->glu) return;
+  const std::string act = "\"" + std::string(spec::name(*g->glu)) + "\"";
+  auto refuse = [&](const std::string& ptr, const std::string& what, std::vector<std::string> help) {
+    d.error("GLU-LAYOUT", ptr, act + " is built for K-major B, tile.n a multiple of 16, one CTA per tile without B multicast, dense " +
+                                   std::string("unscaled kinds, A from shared memory, on tcgen05 tile.m a multiple of 128, without alpha or C: ") +
+                                   what)
+        .help = std::move(help);
+  };
+  if (g->b.major != Major::k)
+    return refuse("/gemm/b/major", "B is N-major (its gate and up halves would be column ranges of the K x N tile)",
+                  {"store B K-major (n rows of k: \"major\": \"k\")"});
+  if (g->tile.n % 16)
+    return refuse("/gemm/tile/n", "tile.n = " + num(g->tile.n) + " does not split into two halves of whole 8-row swizzle atoms",
+                  {"use a tile.n that is a multiple of 16 (e.g. 256: 128 gate and 128 up columns)"});
+  if (g->cta_group != 1)
+    return refuse("/gemm/cta_group", "a CTA pair splits B's tile between the two CTAs", {"use \"cta_group\": 1"});
+  if (g->cluster[1] != 1)
+    return refuse("/gemm/cluster/1", "a cluster with y = " + num(g->cluster[1]) + " multicasts B's tile along M",
+                  {"use a cluster of y = 1 (x may multicast A)"});
+  if (g->scale) return refuse("/gemm/scale", "block scaling's B factors follow B's rows, which the gated loads remap", {"drop \"scale\""});
+  if (g->sparse) return refuse("/gemm/sparse", "sparse A is not built with a gated epilogue", {"drop \"sparse\""});
+  if (g->a_source == spec::ASource::registers)
+    return refuse("/gemm/a_source", "A from registers: the gate's and up's wgmmas of a K block would reload A's fragments while the other reads them",
+                  {"use \"a_source\": \"smem\""});
+  if (c.target.tcgen05 && g->tile.m % 128)
+    return refuse("/gemm/tile/m", "tile.m = " + num(g->tile.m) + " takes M = 64 instructions, whose accumulator layout (F) splits a row's columns over lanes",
+                  {"use a tile.m that is a multiple of 128"});
+  // alpha and C come before the activation (docs/spec.md, "Epilogues"): on a gated product they
+  // would act on the gate and up halves, which ptxgen does not define.
+  if (g->alpha && *g->alpha != 1)
+    return refuse("/gemm/alpha", "alpha would scale the gate and up halves before the activation",
+                  {"drop "alpha" (scale A, or D with \"d\": {\"scale\": true})"});
+  if (g->c) return refuse("/gemm/c", "C would be added to the product's halves before the activation", {"add it after the product as \"residual\""});
+}
+
 void check_epilogue_auto(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || g->epilogue != spec::Epilogue::automatic || !c.target.tcgen05) return;
@@ -156,12 +218,15 @@ void check_epilogue_tma(const Context& c, Diagnostics& d) {
   if (!g || g->epilogue == spec::Epilogue::direct || isa::value_bits(g->d) == 8) return;  // 8-bit D: D-FP8
   if (g->epilogue == spec::Epilogue::automatic && c.target.tcgen05) return;  // EPILOGUE-AUTO
   const int box = 128 / (isa::value_bits(g->d) / 8);
-  if (g->tile.n % box) {
+  // A gated activation's D tile is half of tile.n (gate and up columns make one D column).
+  const int64_t dn = g->glu ? g->tile.n / 2 : g->tile.n;
+  if (dn % box) {
     d.error("EPILOGUE-TMA", "/gemm/tile/n",
             "tile.n = " + num(g->tile.n) + ": the TMA epilogue stores D in boxes of " + num(box) + " " +
-                std::string(isa::name(g->d)) + " columns (128 bytes, the swizzle's row), so a tile is whole boxes wide; "
-                "a partial box would write into the next tile's columns")
-        .help = {"use a tile.n that is a multiple of " + num(box), "or \"epilogue\": \"direct\""};
+                std::string(isa::name(g->d)) + " columns (128 bytes, the swizzle's row), so a tile is whole boxes wide" +
+                (g->glu ? " (D's tile is tile.n / 2 = " + num(dn) + " columns with \"" + std::string(spec::name(*g->glu)) + "\")" : std::string()) +
+                "; a partial box would write into the next tile's columns")
+        .help = {"use a tile.n that is a multiple of " + num(g->glu ? 2 * box : box), "or \"epilogue\": \"direct\""};
     return;
   }
   if (!c.target.tcgen05 || d.has_errors()) return;

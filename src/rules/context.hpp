@@ -126,6 +126,9 @@ void check_registers_target(const Context&, Diagnostics&);
 void check_registers_budget(const Context&, Diagnostics&);
 void check_consumers_pingpong(const Context&, Diagnostics&);
 void check_epilogue_auto(const Context&, Diagnostics&);
+void check_glu_n(const Context&, Diagnostics&);
+void check_glu_bias(const Context&, Diagnostics&);
+void check_glu_layout(const Context&, Diagnostics&);
 void check_d_fp8(const Context&, Diagnostics&);
 void check_cluster_multicast(const Context&, Diagnostics&);
 // Limits of this build and of the hardware's address arithmetic (src/rules/check_limits.cpp).

@@ -14,7 +14,7 @@
 //   stages   as many as shared memory holds, at most 4 (deeper pipelines measured no faster; 5 for
 //            ping-pong consumers, which measured 3 % faster with 5); a persistent kernel's TMA
 //            epilogue takes its staging memory first (tcgen05: a 32 KB ring; wgmma: D's tile, one
-//            per ping-pong consumer)
+//            per ping-pong consumer; a gated activation's is tile.n / 2 wide)
 // sm_90a, where the planner chooses the tile (tile left out), it chooses the rest of the kernel's
 // shape too, each field the spec leaves out:
 //   schedule   persistent, or data_parallel for one wave of 128 x 256 tiles (m = 256: the staging
@@ -139,7 +139,9 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
     // two stages of 128 bytes of D's row by the CTA's 128 rows; wgmma, D's tile, one per ping-pong
     // consumer. A data-parallel kernel's lies over the ring (or needs none).
     const bool staging = g.schedule == Schedule::persistent && g.epilogue != Epilogue::direct;
-    const int64_t staged = !staging ? 0 : tc ? 2 * 128 * 128 : (pingpong ? 2 : 1) * kb(g.tile.m * g.tile.n * std::max(1, isa::value_bits(g.d) / 8));
+    // A gated activation's D tile is tile.n / 2 wide (docs/spec.md, "Epilogues").
+    const int64_t d_cols = g.glu ? g.tile.n / 2 : g.tile.n;
+    const int64_t staged = !staging ? 0 : tc ? 2 * 128 * 128 : (pingpong ? 2 : 1) * kb(g.tile.m * d_cols * std::max(1, isa::value_bits(g.d) / 8));
     // 2 KB once for the base alignment, the barriers and the tensor-memory address slot.
     const int64_t fit = (isa::target_info(target).smem_per_block_max - 2048 - staged) / std::max<int64_t>(1, stage_bytes(g, target));
     const int64_t most = pingpong ? 5 : 4;

@@ -224,14 +224,21 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     g.bias = x;
   }
   {
-    Choices<Activation> acts;
-    for (const auto& a : activations()) acts.emplace_back(std::string(a.name), a.a);
+    // The activations of "Activations" (an index into activations()), then the gated ones, which
+    // pair B's two halves (kGlu + Glu).
+    constexpr int kGlu = 100;
+    Choices<int> acts;
+    for (const auto& a : activations()) acts.emplace_back(std::string(a.name), static_cast<int>(a.a));
+    for (Glu x : {Glu::swiglu, Glu::geglu}) acts.emplace_back(std::string(name(x)), kGlu + static_cast<int>(x));
     if (r.has("activation")) {
       const json* v = r.any("activation");
       if (v && v->is_string() && v->get<std::string>() == "gelu")
         d.error("SPEC-NOT-BUILT", r.ptr("activation"), "\"gelu\" (the erf form) is not built yet")
             .help = {"nearest built: \"gelu_tanh\", torch's gelu(approximate=\"tanh\")"};
-      else if (auto a = r.choice("activation", false, acts)) g.activation = *a;
+      else if (auto a = r.choice("activation", false, acts)) {
+        if (*a >= kGlu) g.glu = static_cast<Glu>(*a - kGlu);
+        else g.activation = static_cast<Activation>(*a);
+      }
     }
   }
   r.not_built({"quantize"},
@@ -349,6 +356,7 @@ std::string to_json(const Spec& s) {
     if (g.beta) o["beta"] = *g.beta;
     if (g.bias) o["bias"] = {{"dtype", std::string(isa::name(g.bias->dtype))}, {"along", g.bias->along_m ? "m" : "n"}};
     if (g.activation) o["activation"] = std::string(info(*g.activation).name);
+    if (g.glu) o["activation"] = std::string(name(*g.glu));
     if (g.residual) o["residual"] = {{"dtype", std::string(isa::name(*g.residual))}};
     if (g.amax) o["amax"] = true;
     if (g.registers) o["registers"] = {{"producer", g.registers->producer}, {"consumer", g.registers->consumer}};

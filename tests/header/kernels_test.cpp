@@ -649,6 +649,18 @@ int main() {
                                           sz::k{192}),
       bad,
       "a (A, e2m1): k = 192 is not a multiple of 128, which a CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B tensor map needs");
+  // Gated activations (docs/spec.md, "Epilogues"): n is B's rows, two halves, so an odd n is refused
+  // before anything else; D is m x n/2, its rows n/2 elements apart (a TMA store's map strides them).
+  expect("geglu, n even", ptxgen::gemm_bf16_128x256x64_persistent_tma_geglu_check(a, b, d, sz::m{100}, sz::n{256}, sz::k{64}),
+         CUDA_SUCCESS, nullptr);
+  expect("geglu, n odd", ptxgen::gemm_bf16_128x256x64_persistent_tma_geglu_check(a, b, d, sz::m{100}, sz::n{7}, sz::k{64}), bad,
+         "n = 7 is not a multiple of 2: the kernel's d = n / 2 (a gated activation: B's n rows are the gate's and up's halves, D has "
+         "n / 2 columns)");
+  expect("geglu, D's rows n/2 apart", ptxgen::gemm_bf16_128x256x64_persistent_tma_geglu_check(a, b, d, sz::m{100}, sz::n{20}, sz::k{64}),
+         bad, "d = 10 puts the rows of D 20 bytes apart: a tensor map's row stride must be a multiple of 16 bytes");
+  expect("swiglu with a bias, n odd",
+         ptxgen::gemm_sm90_bf16_128x256x64_bias_swiglu_check(a, b, d, at<const bf16>(kSA), sz::m{100}, sz::n{255}, sz::k{64}), bad,
+         "n = 255 is not a multiple of 2");
   // Block scaling: k a multiple of the factor vector, checked after the operands' own checks.
   {
     using ptxgen::e2m1x2;

@@ -331,6 +331,9 @@ void cpu_gemm(const std::vector<double>& ra, const std::vector<double>& rb, std:
 struct Epilogue {
   std::vector<std::string> ops;
   bool bias = false, bias_m = false;  // a bias input; along M (one element per row of D), else along N
+  // A gated activation (swiglu, geglu; docs/spec.md "Epilogues"): B's n rows are the gate's n/2 and
+  // up's n/2, D is m x n/2 with D[i][j] = act(P[i][j]) P[i][j + n/2], P = A·B + bias (along N).
+  bool gated = false;
   T bias_type = T::f32;
   std::string bias_dtype;
   double alpha = 1, beta = 1;          // as the kernel multiplies: rounded to f32
@@ -383,7 +386,7 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
   }
   for (const std::string& o : e.ops)
     if (o != "bias" && o != "relu" && o != "sigmoid" && o != "silu" && o != "gelu_tanh" && o != "alpha" && o != "c" &&
-        o != "beta_c" && o != "residual" && o != "amax" && o != "d_scale")
+        o != "beta_c" && o != "residual" && o != "amax" && o != "d_scale" && o != "swiglu" && o != "geglu")
       die(2, std::string(info.name) + ": the launcher does not evaluate the epilogue op " + o);
   e.alpha = static_cast<float>(alpha);
   e.beta = static_cast<float>(beta);
@@ -400,10 +403,14 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
     const ptxgen::TensorInfo* t = tensor(name);
     if (listed != (t != nullptr))
       die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on the input " + name);
-    if (t && (t->rows != info.m || t->cols != info.n))
-      die(2, std::string(info.name) + ": the header's " + name + " is not m x n");
+    if (t && (t->rows != info.m || t->cols != info.tensors[2].cols))
+      die(2, std::string(info.name) + ": the header's " + name + " is not shaped like D");
     if (t) *type = parse_type(t->dtype);
   }
+  e.gated = !e.ops.empty() && std::find_if(e.ops.begin(), e.ops.end(), [](const std::string& o) { return o == "swiglu" || o == "geglu"; }) != e.ops.end();
+  if (e.gated && (info.tensors[2].cols * 2 != info.n || info.tensors[2].rows != info.m))
+    die(2, std::string(info.name) + ": a gated epilogue's D is m x n/2, the header's D is " + std::to_string(info.tensors[2].rows) +
+               " x " + std::to_string(info.tensors[2].cols));
   e.bias = std::find(e.ops.begin(), e.ops.end(), "bias") != e.ops.end();
   if (e.bias != has_bias)
     die(2, std::string(info.name) + (has_bias ? ": the header passes a bias, epilogues.hpp lists no \"bias\""
@@ -427,12 +434,35 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
 // ex2.approx (2 ulp), rcp.approx (1 ulp), the f32 log2(e) and the rounding of x log2(e); gelu_tanh's
 // tanh.approx (2^-11 relative) and the roundings of its argument and its last fma and mul.
 // c and r: the element's C and residual. alpha's mul.rn scales the error entering it and rounds
-// once; beta C (fma.rn) and the residual (add.rn) round once each.
-// `amax`: where the epilogue has one, the value and bound it sees (before D's scale).
+// once; beta C (fma.rn), the residual (add.rn) and D's scale (mul.rn) round once each. `amax`:
+// where the epilogue has one, the value and bound it sees (before D's scale). A gated epilogue
+// (swiglu, geglu) takes up = P[i][j + n/2] too, with its bias element b_up and its bound: its bias
+// is added as the gate's, then the gate's activation (silu, gelu_tanh) and the product y = act(x)
+// up, whose bound is act's times |up|, plus |act(x)| times up's, their product, and the mul.rn's
+// half ulp.
 double apply_epilogue(const Epilogue& e, double x, double b, double c, double r, double& bound,
-                      std::pair<double, double>* amax = nullptr) {
+                      std::pair<double, double>* amax = nullptr, double up = 0, double b_up = 0, double up_bound = 0) {
   const double u = std::ldexp(1.0, -24), tiny = std::ldexp(1.0, -126);
   auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+  auto activate = [&](const std::string& f) {
+    if (f == "relu") {
+      x = std::max(x, 0.0);
+    } else if (f == "sigmoid") {
+      const double y = sig(x);
+      bound = 0.25 * bound + y * (8 * u + std::fabs(x) * u) + tiny;
+      x = y;
+    } else if (f == "silu") {
+      const double y = x * sig(x);
+      bound = 1.1 * bound + std::fabs(x) * sig(x) * (10 * u + std::fabs(x) * u) + tiny;
+      x = y;
+    } else if (f == "gelu_tanh") {
+      const double w = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = std::tanh(w);
+      const double y = 0.5 * x * (1 + t);
+      bound = 1.13 * bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(w) + 1)) +
+              2 * u * std::fabs(y) + tiny;
+      x = y;
+    }
+  };
   for (const std::string& f : e.ops) {
     if (f == "alpha") {
       x *= e.alpha;
@@ -451,22 +481,15 @@ double apply_epilogue(const Epilogue& e, double x, double b, double c, double r,
     } else if (f == "bias") {
       x += b;
       bound += u * std::fabs(x);
-    } else if (f == "relu") {
-      x = std::max(x, 0.0);
-    } else if (f == "sigmoid") {
-      const double y = sig(x);
-      bound = 0.25 * bound + y * (8 * u + std::fabs(x) * u) + tiny;
+      up += b_up;
+      up_bound += u * std::fabs(up);
+    } else if (f == "swiglu" || f == "geglu") {
+      activate(f == "swiglu" ? "silu" : "gelu_tanh");
+      const double y = x * up;
+      bound = bound * std::fabs(up) + std::fabs(x) * up_bound + bound * up_bound + u * std::fabs(y);
       x = y;
-    } else if (f == "silu") {
-      const double y = x * sig(x);
-      bound = 1.1 * bound + std::fabs(x) * sig(x) * (10 * u + std::fabs(x) * u) + tiny;
-      x = y;
-    } else if (f == "gelu_tanh") {
-      const double w = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = std::tanh(w);
-      const double y = 0.5 * x * (1 + t);
-      bound = 1.13 * bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(w) + 1)) +
-              2 * u * std::fabs(y) + tiny;
-      x = y;
+    } else {
+      activate(f);
     }
   }
   return x;
@@ -518,16 +541,21 @@ FusedCheck check_fused(const Epilogue& e, const Matrix& D, const std::vector<cha
   const double u_out = output_unit(D.type), floor_out = output_floor(D.type), u = std::ldexp(1.0, -24);
   std::vector<unsigned char> poison(bytes_of(D.type), 0xFE);
   double num = 0, den = 0;
+  // ref and mag are A·B's m x n; a gated D is m x n/2, its element j paired with ref's j + n/2.
+  const int64_t width = e.gated ? 2 * D.cols : D.cols;
   for (int64_t i = 0; i < D.rows; ++i)
     for (int64_t j = 0; j < D.cols; ++j) {
-      const size_t idx = D.index(i, j), at = size_t(i) * size_t(D.cols) + size_t(j);
+      const size_t idx = D.index(i, j), at = size_t(i) * size_t(width) + size_t(j), up = at + size_t(D.cols);
+      const size_t dij = size_t(i) * size_t(D.cols) + size_t(j);  // C's and the residual's element (shaped like D)
       std::pair<double, double> seen{0, 0};
       if (std::memcmp(&hd[idx * bytes_of(D.type)], poison.data(), poison.size()) == 0) ++c.unwritten;
       const double v = load(D.type, hd.data(), idx);
       // cuBLAS's f32 product has its own accumulation error, and its rounding to f32.
       double bound = acc_unit * mag[at] * (blas_ref ? 2 : 1) + (blas_ref ? u * std::fabs(ref[at]) : 0.0);
-      const double r = apply_epilogue(e, ref[at], e.bias ? bias[size_t(e.bias_m ? i : j)] : 0.0, e.c ? cv[at] : 0.0,
-                                      e.residual ? rv[at] : 0.0, bound, &seen);
+      const double up_bound = e.gated ? acc_unit * mag[up] * (blas_ref ? 2 : 1) + (blas_ref ? u * std::fabs(ref[up]) : 0.0) : 0.0;
+      const double r = apply_epilogue(e, ref[at], e.bias ? bias[size_t(e.bias_m ? i : j)] : 0.0, e.c ? cv[dij] : 0.0,
+                                      e.residual ? rv[dij] : 0.0, bound, &seen, e.gated ? ref[up] : 0.0,
+                                      e.gated && e.bias ? bias[size_t(j + D.cols)] : 0.0, up_bound);
       c.amax_lo = std::max(c.amax_lo, std::fabs(seen.first) - seen.second);
       c.amax_hi = std::max(c.amax_hi, std::fabs(seen.first) + seen.second);
       bound = bound * (1 + u_out) + u_out * std::fabs(r) + floor_out;
@@ -563,8 +591,10 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   CK(cuDevicePrimaryCtxRetain(&ctx, dev));
   CK(cuCtxSetCurrent(ctx));
   Matrix A = operand(info.tensors[0], m, k, same), B = operand(info.tensors[1], k, n, same);
-  Matrix D{parse_type(info.tensors[2].dtype), m, n, true, n};
   const Epilogue ep = epilogue_of(info);
+  // A gated epilogue's D is m x n/2 (the header refuses an odd n).
+  const int64_t dn = ep.gated ? n / 2 : n;
+  Matrix D{parse_type(info.tensors[2].dtype), m, dn, true, dn};
   const bool fused = ep.fused();
   const size_t a_bytes = A.elements() * bytes_of(A.type), b_bytes = B.elements() * bytes_of(B.type);
   const size_t d_bytes = D.elements() * bytes_of(D.type), guard = 1 << 16;
@@ -718,7 +748,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   double num = 0, den = 0, max_abs = 0;
   size_t unwritten = 0, nonfinite = 0;
   std::vector<unsigned char> poison(bytes_of(D.type), 0xFE);
-  for (int64_t i = 0; i < m; ++i)
+  for (int64_t i = 0; i < m && !ep.gated; ++i)  // a gated D is no plain product: check_fused below
     for (int64_t j = 0; j < n; ++j) {
       const size_t idx = D.index(i, j);
       if (std::memcmp(&hd[idx * bytes_of(D.type)], poison.data(), poison.size()) == 0) ++unwritten;
@@ -849,15 +879,18 @@ bool plain_bf16(const ptxgen::KernelInfo& i) {
 }
 
 int bad_input() {
-  Gemm here, foreign;
+  // here: a plain product (no gated epilogue: its D is not m x n); gated: one whose D is m x n/2.
+  Gemm here, foreign, gated;
 #define FIND(NAME, TA, TB, TD)                                                                                  \
   {                                                                                                             \
     Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
              return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b), \
                                  b.ldb, ptxgen::device_pointer<TD>(b.d), SIZES(b), s);                          \
            }};                                                                                                  \
-    if (!here.info && runs_here(*g.info) && plain_bf16(*g.info)) here = g;                                      \
+    const bool glu = runs_here(*g.info) && epilogue_of(*g.info).gated;                                          \
+    if (!here.info && runs_here(*g.info) && plain_bf16(*g.info) && !glu) here = g;                              \
     if (!foreign.info && !runs_here(*g.info)) foreign = g;                                                      \
+    if (!gated.info && glu) gated = g;                                                                          \
   }
   PTXGEN_KERNELS_GEMMS(FIND)
 #undef FIND
@@ -870,7 +903,7 @@ int bad_input() {
              return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); },                                \
                                epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX>(b));                                    \
            }};                                                                                                  \
-    if (!biased.info && runs_here(*g.info) && plain_bf16(*g.info)) biased = g;                                  \
+    if (!biased.info && runs_here(*g.info) && plain_bf16(*g.info) && !epilogue_of(*g.info).gated) biased = g;   \
   }
   PTXGEN_KERNELS_EPILOGUE_GEMMS(FIND)
 #undef FIND
@@ -965,6 +998,15 @@ int bad_input() {
   } else {
     std::printf("{\"note\": \"no sm_90a kernel with a fused bias and bf16 A, B and D: its checks left out\"}\n");
   }
+  // A gated epilogue (swiglu, geglu): B's n rows are two halves, so the header refuses an odd n.
+  if (gated.info) {
+    Bufs y = good;
+    y.n = 255;
+    expect(("an odd n for " + std::string(gated.info->name) + " (" + epilogue_of(*gated.info).describe() + ")").c_str(),
+           gated.call(y, s), bad, "n = 255 is not a multiple of 2");
+  } else {
+    std::printf("{\"note\": \"no sm_90a kernel with a gated epilogue and no bias: its odd-n check left out\"}\n");
+  }
   // sm_100a code on this sm_90 device.
   expect("a kernel without code for this device", foreign.call(good, s), CUDA_ERROR_NO_BINARY_FOR_GPU,
          "cannot run this kernel: the header holds code for");
@@ -1018,19 +1060,24 @@ int bad_input() {
 // leaves the activation out, `short_k` drops the last 8 elements of K.
 struct Mutation {
   bool wrong_axis = false, no_activation = false, short_k = false;
+  bool swap_gate_up = false;  // gated: the activation applied to up and the product taken with the gate
 };
 void emulate(const Epilogue& e, const Matrix& D, std::vector<char>& hd, const std::vector<double>& ra,
              const std::vector<double>& rb, int64_t k, const std::vector<double>& bias_n, const std::vector<double>& bias_m,
              Mutation mu, const std::vector<double>& cv = {}, const std::vector<double>& rv = {}) {
   hd.assign(D.elements() * bytes_of(D.type), 0);
+  const int64_t width = e.gated ? 2 * D.cols : D.cols;  // B's columns (a gated D has half of them)
   for (int64_t i = 0; i < D.rows; ++i)
     for (int64_t j = 0; j < D.cols; ++j) {
-      float x = 0;
-      for (int64_t kk = 0; kk < (mu.short_k ? k - 8 : k); ++kk)
-        x += static_cast<float>(ra[size_t(i * k + kk)]) * static_cast<float>(rb[size_t(kk * D.cols + j)]);
+      float x = 0, up = 0;
+      for (int64_t kk = 0; kk < (mu.short_k ? k - 8 : k); ++kk) {
+        x += static_cast<float>(ra[size_t(i * k + kk)]) * static_cast<float>(rb[size_t(kk * width + j)]);
+        if (e.gated) up += static_cast<float>(ra[size_t(i * k + kk)]) * static_cast<float>(rb[size_t(kk * width + j + D.cols)]);
+      }
+      if (mu.swap_gate_up) std::swap(x, up);
       const float sgn = (i + j) % 2 ? 1.f : -1.f;
       const size_t at = size_t(i * D.cols + j);
-      for (const std::string& f : e.ops) {
+      for (std::string f : e.ops) {
         if (f == "alpha") {
           x *= static_cast<float>(e.alpha);
           continue;
@@ -1046,9 +1093,12 @@ void emulate(const Epilogue& e, const Matrix& D, std::vector<char>& hd, const st
         if (f == "bias") {
           const bool m_axis = e.bias_m != mu.wrong_axis;
           x += static_cast<float>(m_axis ? bias_m[size_t(i)] : bias_n[size_t(j)]);
+          if (e.gated) up += static_cast<float>(bias_n[size_t(j + D.cols)]);
           continue;
         }
         if (mu.no_activation) continue;
+        const bool glu = f == "swiglu" || f == "geglu";
+        if (glu) f = f == "swiglu" ? "silu" : "gelu_tanh";
         if (f == "relu") {
           x = std::fmax(x, 0.f);
         } else if (f == "sigmoid" || f == "silu") {
@@ -1060,6 +1110,7 @@ void emulate(const Epilogue& e, const Matrix& D, std::vector<char>& hd, const st
           const float t = std::tanh(w) * (1 + sgn * std::ldexp(1.f, -11));
           x = x * std::fma(t, 0.5f, 0.5f);
         }
+        if (glu) x = x * up;
       }
       store(D.type, hd.data(), D.index(i, j), x);
     }
@@ -1072,8 +1123,8 @@ int selfcheck() {
   int failures = 0, checks = 0;
   const char* sets[][2] = {{"bias", "n"},      {"bias", "m"},          {"relu", ""},          {"sigmoid", ""},
                            {"silu", ""},       {"gelu_tanh", ""},      {"bias gelu_tanh", "n"}, {"bias silu", "m"},
-                           {"bias sigmoid", "n"}, {"bias relu", "m"}, {"alpha beta_c bias silu residual", "m"},
-                           {"alpha c relu residual", ""}};
+                           {"bias sigmoid", "n"}, {"bias relu", "m"},  {"swiglu", ""},          {"bias geglu", "n"},
+                           {"alpha beta_c bias silu residual", "m"}, {"alpha c relu residual", ""}};
   const T outs[] = {T::bf16, T::f16, T::f32}, biases[] = {T::f32, T::bf16, T::f16};
   int round = 0;
   for (const auto& set : sets)
@@ -1096,8 +1147,10 @@ int selfcheck() {
       e.bias_type = biases[round++ % 3];
       e.bias_dtype = e.bias_type == T::f32 ? "f32" : e.bias_type == T::bf16 ? "bf16" : "f16";
       bool activation = false;
-      for (const char* a : {"relu", "sigmoid", "silu", "gelu_tanh"}) activation = activation || has(a);
-      Matrix A{T::bf16, m, k, true, k}, B{T::bf16, k, n, true, n}, D{out, m, n, true, n};
+      for (const char* a : {"relu", "sigmoid", "silu", "gelu_tanh", "swiglu", "geglu"}) activation = activation || has(a);
+      e.gated = has("swiglu") || has("geglu");
+      const int64_t dn = e.gated ? n / 2 : n;  // a gated D: n/2 columns
+      Matrix A{T::bf16, m, k, true, k}, B{T::bf16, k, n, true, n}, D{out, m, dn, true, dn};
       std::vector<char> ha, hb, hbn, hbm, hd;
       const std::vector<double> ra = fill(A, ha, rng, scale), rb = fill(B, hb, rng, scale);
       const std::vector<double> bn = fill_bias(e.bias_type, n, hbn, rng), bm = fill_bias(e.bias_type, m, hbm, rng);
@@ -1116,9 +1169,10 @@ int selfcheck() {
                     ok ? "true" : "false", c.worst, c.where.c_str());
       };
       run("the kernel's arithmetic passes", Mutation{}, true);
-      if (e.bias) run("the bias along the other axis fails", Mutation{true, false, false}, false);
-      if (activation) run("the activation left out fails", Mutation{false, true, false}, false);
-      run("8 elements of K left out fail", Mutation{false, false, true}, false);
+      if (e.bias) run("the bias along the other axis fails", Mutation{true, false, false, false}, false);
+      if (activation) run("the activation left out fails", Mutation{false, true, false, false}, false);
+      run("8 elements of K left out fail", Mutation{false, false, true, false}, false);
+      if (e.gated) run("gate and up swapped fails", Mutation{false, false, false, true}, false);
     }
   std::printf("{\"selfcheck_checks\": %d, \"selfcheck_failures\": %d}\n", checks, failures);
   return failures ? 1 : 0;

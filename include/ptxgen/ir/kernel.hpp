@@ -52,9 +52,13 @@ enum class Engine : uint8_t { tcgen05, wgmma };
 // ---- Positions ---------------------------------------------------------------------------------
 // value = base + m_tile * (this CTA's tile row in the grid) + n_tile * (its tile column)
 //              + k_block * (the enclosing loop's iteration) + rank * (%cluster_ctarank & 1 in a pair)
+//              + size_mul * (the run-time size `size`: a size parameter or a derived size)
 struct Affine {
   int64_t base = 0, m_tile = 0, n_tile = 0, k_block = 0, rank = 0;
-  bool constant() const { return !m_tile && !n_tile && !k_block && !rank; }
+  // The gated epilogue's up half lies d = n / 2 rows of B (columns of the bias) after the gate's.
+  int64_t size_mul = 0;
+  std::string size;
+  bool constant() const { return !m_tile && !n_tile && !k_block && !rank && !size_mul; }
 };
 
 // The launch grid: one CTA (or one pair) for a program, or one CTA (pair) per output tile of an
@@ -84,6 +88,8 @@ struct SizeParam {
   int64_t value = 0;
   std::string of;
   int64_t div = 1, mul = 1;
+  // `of` must be a multiple of `div` (the launch header refuses others): a gated activation's d = n / 2.
+  bool exact = false;
 };
 
 // ---- Buffers -----------------------------------------------------------------------------------
@@ -493,7 +499,8 @@ struct Kernel {
   // The gemm template's fused epilogue, in order of application, as the manifest states it for
   // launchers (docs/spec.md, "Epilogues"): "alpha" (times the constant), "c" (+ the input C) or
   // "beta_c" (+ the constant beta times C), "bias" (the input tensor "bias" gives its axis), the
-  // activation's name, "residual" (+ the input residual). Empty: D is the accumulator.
+  // activation's name (a gated one's, "swiglu" or "geglu": D then pairs the product's halves),
+  // "residual" (+ the input residual), "amax", "d_scale". Empty: D is the accumulator.
   std::vector<std::string> epilogue_ops;
   std::vector<std::pair<std::string, double>> epilogue_constants;  // "alpha", "beta": their values as the spec gave them
   int threads = 128;
