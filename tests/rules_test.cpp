@@ -113,6 +113,16 @@ TEST_CASE("gemm epilogue alpha, beta with c, residual: each mistake its rule at 
   CHECK(x.rule == "SPEC-TYPE");
   CHECK(x.pointer == "/gemm/amax");
   CHECK(diags(R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3", "scale": true}, "epilogue": "direct", "amax": true}})").list().empty());
+  // A gated activation: alpha and C (before the activation) are refused, what applies to D is built.
+  x = one(R"({"gemm": {"activation": "swiglu", "alpha": 2}})");
+  CHECK(x.rule == "GLU-LAYOUT");
+  CHECK(x.pointer == "/gemm/alpha");
+  x = one(R"({"gemm": {"activation": "geglu", "c": {"dtype": "bf16"}}})");
+  CHECK(x.rule == "GLU-LAYOUT");
+  CHECK(x.pointer == "/gemm/c");
+  CHECK(diags(R"({"gemm": {"activation": "swiglu", "residual": {"dtype": "bf16"}, "amax": true, "d": {"dtype": "bf16", "scale": true}}})")
+            .list()
+            .empty());
 }
 
 TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MATH-OPERANDS without a register set") {

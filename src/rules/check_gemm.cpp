@@ -200,7 +200,7 @@ void check_glu_layout(const Context& c, Diagnostics& d) {
   // would act on the gate and up halves, which ptxgen does not define.
   if (g->alpha && *g->alpha != 1)
     return refuse("/gemm/alpha", "alpha would scale the gate and up halves before the activation",
-                  {"drop "alpha" (scale A, or D with \"d\": {\"scale\": true})"});
+                  {"drop \"alpha\" (scale A, or D with \"d\": {\"scale\": true})"});
   if (g->c) return refuse("/gemm/c", "C would be added to the product's halves before the activation", {"add it after the product as \"residual\""});
 }
 
