@@ -492,36 +492,26 @@ def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
                         row["peers"][key] = "wrong (rel err %.2g)" % err
                 except Exception as ex:  # a config a shape cannot take
                     row["peers"]["triton_error"] = repr(ex)[:160]
-        # The fused peers, each checked against the same reference before it is timed.
+        # The fused peers (checked against the same reference: gelu_tanh(A·B + bias)) and GEMM +
+        # SwiGLU's (against silu(ref[:, :d]) * ref[:, d:]), each checked before it is timed.
+        def check_peers(kind, peers, want):
+            row[kind] = {}
+            for key, fn in peers.items():
+                try:
+                    out = fn()
+                    torch.cuda.synchronize()
+                    err = rel_err(out, want)
+                except Exception as ex:  # torch.compile or an op this torch lacks
+                    row[kind][key] = "error: " + repr(ex)[:200]
+                    continue
+                if err < 1e-2 and not torch.isnan(out.float()).any().item():
+                    fns[(kind, key)] = fn
+                else:
+                    row[kind][key] = "wrong (rel err %.2g)" % err
         if fused:
-            row["fused_peers"] = {}
-            for key, fn in fused_peers(torch, F, a, bm, bias, compile_peer).items():
-                try:
-                    out = fn()
-                    torch.cuda.synchronize()
-                    err = rel_err(out, fref)
-                except Exception as ex:  # torch.compile or an op this torch lacks
-                    row["fused_peers"][key] = "error: " + repr(ex)[:200]
-                    continue
-                if err < 1e-2 and not torch.isnan(out.float()).any().item():
-                    fns[("fused_peers", key)] = fn
-                else:
-                    row["fused_peers"][key] = "wrong (rel err %.2g)" % err
-        # GEMM + SwiGLU's peers, each checked against silu(ref[:, :d]) * ref[:, d:] before it is timed.
+            check_peers("fused_peers", fused_peers(torch, F, a, bm, bias, compile_peer), fref)
         if glu:
-            row["glu_peers"] = {}
-            for key, fn in glu_peers(torch, F, a, bm, compile_peer).items():
-                try:
-                    out = fn()
-                    torch.cuda.synchronize()
-                    err = rel_err(out, gref)
-                except Exception as ex:  # torch.compile or an op this torch lacks
-                    row["glu_peers"][key] = "error: " + repr(ex)[:200]
-                    continue
-                if err < 1e-2 and not torch.isnan(out.float()).any().item():
-                    fns[("glu_peers", key)] = fn
-                else:
-                    row["glu_peers"][key] = "wrong (rel err %.2g)" % err
+            check_peers("glu_peers", glu_peers(torch, F, a, bm, compile_peer), gref)
         for (kind, name), ms in bench_all(fns).items():
             if kind == "ptxgen":
                 row["ptxgen"][name]["tflops"] = round(tflops(M, N, K, ms), 1)

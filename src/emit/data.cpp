@@ -324,6 +324,26 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
   w.blank();
 }
 
+// tcgen05.ld fragments (§9.7.16.8.3): the thread's first row and column of a fragment of `shape`
+// whose first cell is (row0, col0) (.32x32b: lane t, column 0; .16x256b: lane t/4, column 2 (t % 4)),
+// plus `wrow` rows where the warp's own rows lie further ("" none).
+std::pair<std::string, std::string> Emitter::ld_base(isa::LdShape shape, const std::string& row0, const std::string& col0,
+                                                     const std::string& wrow) {
+  const std::string tr = w.r32(), tc = w.r32();
+  if (shape == isa::LdShape::s32x32b) {
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + lane);
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + tc + ", " + col0);
+  } else {  // .16x256b (read_miss refused the rest)
+    const std::string x = w.r32();
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + x + ", " + lane + ", 2");
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + x);
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + x + ", " + lane + ", 3");
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tc + ", " + x + ", 2, " + col0);
+  }
+  if (!wrow.empty()) w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + tr + ", " + wrow, "the rows of this warp");
+  return {tr, tc};
+}
+
 // A read (ld.global, §9.7.9.8): each thread loads the distinct elements its registers hold, once
 // each, as f32 (cvt.f32.f16 / cvt.f32.bf16 are exact, §9.7.9.21); registers of a repeated element
 // (a broadcast tensor's, or the two rows of a wgmma pair sharing a column) name the same loaded
@@ -456,21 +476,7 @@ void Emitter::read(const plan::ReadStep& r, const std::string& L) {
     for_warps(d, L, [&](const std::vector<const plan::LdInstr*>& fs, const std::string& wrow) {
       std::map<isa::LdShape, std::pair<std::string, std::string>> base;  // the thread's first row and column per shape
       for (const plan::LdInstr* f : fs) {
-        if (!base.count(f->shape)) {
-          const std::string tr = w.r32(), tc = w.r32();
-          if (f->shape == isa::LdShape::s32x32b) {
-            w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + lane);
-            w.ins(spell::alu(Op::mov, Ty::u32) + " " + tc + ", " + col0);
-          } else {  // .16x256b (read_miss refused the rest)
-            const std::string x = w.r32();
-            w.ins(spell::alu(Op::shr, Ty::u32) + " " + x + ", " + lane + ", 2");
-            w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + x);
-            w.ins(spell::alu(Op::and_, Ty::b32) + " " + x + ", " + lane + ", 3");
-            w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tc + ", " + x + ", 2, " + col0);
-          }
-          if (!wrow.empty()) w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + tr + ", " + wrow, "the rows of this warp");
-          base[f->shape] = {tr, tc};
-        }
+        if (!base.count(f->shape)) base[f->shape] = ld_base(f->shape, row0, col0, wrow);
         const auto& [tr, tc] = base.at(f->shape);
         for (int j = 0; j < f->regs; ++j) {
           const int k = f->first_reg + j;
@@ -548,21 +554,7 @@ void Emitter::amax(const plan::AmaxStep& x, const std::string& L) {
     const std::string m = begin();
     std::map<isa::LdShape, std::pair<std::string, std::string>> base;  // the thread's first row and column per shape (as read's)
     for (const plan::LdInstr* f : fs) {
-      if (!base.count(f->shape)) {
-        const std::string tr = w.r32(), tc = w.r32();
-        if (f->shape == isa::LdShape::s32x32b) {
-          w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + lane);
-          w.ins(spell::alu(Op::mov, Ty::u32) + " " + tc + ", " + col0);
-        } else {  // .16x256b (read_miss refused the rest)
-          const std::string t = w.r32();
-          w.ins(spell::alu(Op::shr, Ty::u32) + " " + t + ", " + lane + ", 2");
-          w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + row0 + ", " + t);
-          w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + lane + ", 3");
-          w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + tc + ", " + t + ", 2, " + col0);
-        }
-        if (!wrow.empty()) w.ins(spell::alu(Op::add, Ty::u32) + " " + tr + ", " + tr + ", " + wrow, "the rows of this warp");
-        base[f->shape] = {tr, tc};
-      }
+      if (!base.count(f->shape)) base[f->shape] = ld_base(f->shape, row0, col0, wrow);
       const auto& [tr, tc] = base.at(f->shape);
       for (int j = 0; j < f->regs; ++j) {
         const isa::LdCell c = isa::ld_cell(f->shape, 0, j);

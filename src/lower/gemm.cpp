@@ -204,29 +204,21 @@ struct Gemm {
       k.globals.push_back(b);
     }
     if (g.residual) like_d("residual", "residual", *g.residual);
-    if (g.d_scale) {
-      // D's per-tensor scale: one f32 the kernel reads (docs/spec.md, "Epilogues").
+    // One f32 (docs/spec.md, "Epilogues"): D's per-tensor scale, which the kernel reads, and the
+    // amax, which it raises to the largest |element| of D.
+    auto scalar = [&](const char* name, const char* member, bool output) {
       ir::Global x;
-      x.name = "d_scale";
-      x.ptr = std::string(kPtr) + "/d/scale";
+      x.name = name;
+      x.ptr = std::string(kPtr) + "/" + member;
       x.dtype = isa::DType::f32;
       x.rows = x.cols = x.ld = 1;
-      x.param = "d_scale";
+      x.param = name;
+      x.output = output;
       x.dims = {"1", "1"};
       k.globals.push_back(x);
-    }
-    if (g.amax) {
-      // One f32 the kernel raises to the largest |element| of D (docs/spec.md, "Epilogues").
-      ir::Global x;
-      x.name = "amax";
-      x.ptr = std::string(kPtr) + "/amax";
-      x.dtype = isa::DType::f32;
-      x.rows = x.cols = x.ld = 1;
-      x.param = "amax";
-      x.output = true;
-      x.dims = {"1", "1"};
-      k.globals.push_back(x);
-    }
+    };
+    if (g.d_scale) scalar("d_scale", "d/scale", false);
+    if (g.amax) scalar("amax", "amax", true);
     k.size_params = {{"m", g.m, "", 1, 1}, {"n", g.n, "", 1, 1}, {"k", g.k, "", 1, 1}};
     if (g.glu) k.size_params.push_back({"d", g.n / 2, "n", 2, 1, true});  // D's columns, up's first row of B
   }

@@ -65,17 +65,18 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     }
     op(m);
   }
-  auto add_bias = [&](const std::string& set, const ir::Position& where) {
+  // set += the input read where set's store writes (at `where`), add.rn.f32.
+  auto add_input = [&](const char* input, const std::string& set, const ir::Position& where) {
     ir::Math m;
     m.fn = MathFn::add;
-    m.regs = {set, at("bias")};
+    m.regs = {set, at(input)};
     m.a = {set, kPtr};
-    m.b = read("bias", "bias", set, where);
+    m.b = read(input, input, set, where);
     op(m);
   };
   if (g.bias) {
-    add_bias(regs, pos);
-    if (!up.empty()) add_bias(up, up_position(pos));  // up's bias: n / 2 elements on
+    add_input("bias", regs, pos);
+    if (!up.empty()) add_input("bias", up, up_position(pos));  // up's bias: n / 2 elements on
   }
   const std::optional<Activation> act = g.glu ? std::optional<Activation>(glu_gate(*g.glu)) : g.activation;
   if (act) {
@@ -105,14 +106,7 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     m.b = {up, kPtr};
     op(m);
   }
-  if (g.residual) {
-    ir::Math m;
-    m.fn = MathFn::add;
-    m.regs = {regs, at("residual")};
-    m.a = {regs, kPtr};
-    m.b = read("residual", "residual", regs, pos);
-    op(m);
-  }
+  if (g.residual) add_input("residual", regs, pos);
   if (g.amax) {  // of the values D's conversion takes, inside D
     ir::Amax a;
     a.a = {regs, at("amax")};

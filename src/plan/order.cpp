@@ -191,6 +191,25 @@ class Sequencer {
     out.push_back(std::move(st));
   }
 
+  // Where the elements of a register set stored at `pos` lie in `g`: its extents and row stride,
+  // the position, and the dimensions along which it is one element (broadcast).
+  static ReadStep read_at(const ir::Global& g, const ir::Position& pos) {
+    ReadStep r;
+    r.global = g.name;
+    r.dtype = g.dtype;
+    r.row0 = pos.at[0];
+    r.col0 = pos.at[1];
+    r.rows_broadcast = g.rows == 1 && g.rows_param.empty();
+    r.cols_broadcast = g.cols == 1 && g.cols_param.empty();
+    r.global_cols = g.ld ? g.ld : g.cols;
+    r.ld_param = g.ld_param;
+    r.rows_param = g.rows_param;
+    r.cols_param = g.cols_param;
+    r.global_rows = g.rows;
+    r.global_width = g.cols;
+    return r;
+  }
+
   // A read (the verifier, src/rules/verify_regs.cpp, reports each one refused here): registers
   // holding a global tensor's elements where `like` holds its own. Each thread loads its own
   // from a tensor the kernel only reads, so no sync orders it either.
@@ -204,21 +223,10 @@ class Sequencer {
     st.ptr = op.ptr;
     st.kind = StepKind::read;
     ReadStep& r = st.read;
+    r = read_at(*g, o.pos);
     r.def = *like;
     r.def.name = o.regs.name;
-    r.global = g->name;
     r.pool = planner_name("rd", i);
-    r.dtype = g->dtype;
-    r.row0 = o.pos.at[0];
-    r.col0 = o.pos.at[1];
-    r.rows_broadcast = g->rows == 1 && g->rows_param.empty();
-    r.cols_broadcast = g->cols == 1 && g->cols_param.empty();
-    r.global_cols = g->ld ? g->ld : g->cols;
-    r.ld_param = g->ld_param;
-    r.rows_param = g->rows_param;
-    r.cols_param = g->cols_param;
-    r.global_rows = g->rows;
-    r.global_width = g->cols;
     before_writing(o.regs.name, out);
     st.why = "registers \"" + o.regs.name + "\" = " + g->name + "'s elements where \"" + o.like.name + "\" holds its own" +
              (r.rows_broadcast && r.cols_broadcast ? " (one element, to every register)"
@@ -283,18 +291,8 @@ class Sequencer {
     AmaxStep& x = st.amax;
     x.a = o.a.name;
     x.dst = dst->name;
-    ReadStep& r = x.bounds;
-    r.def = *a;
-    r.global = g->name;
-    r.dtype = g->dtype;
-    r.row0 = o.pos.at[0];
-    r.col0 = o.pos.at[1];
-    r.global_cols = g->ld ? g->ld : g->cols;
-    r.ld_param = g->ld_param;
-    r.rows_param = g->rows_param;
-    r.cols_param = g->cols_param;
-    r.global_rows = g->rows;
-    r.global_width = g->cols;
+    x.bounds = read_at(*g, o.pos);
+    x.bounds.def = *a;
     if (pending_ld_.count(o.a.name)) wait_ld("the registers \"" + o.a.name + "\" are read (§9.7.16.8.5)", out);
     st.why = "\"" + dst->name + "\" raised to the largest |element| of \"" + o.a.name + "\" inside " + g->name +
              " (red.global.max.u32 of the f32 bits, which order as the values for values >= 0)";
