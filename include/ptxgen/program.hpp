@@ -91,6 +91,7 @@ struct Op {
   std::array<int64_t, 2> at{0, 0};  // load / store: first row and column in the global tensor
   std::array<AtStep, 2> at_step{};  // ... plus these multiples of the tile and the iteration
   std::string at_ptr;
+  bool has_at = false;  // the spec writes "at" (at_ptr names a member that exists)
   // load / store in a CTA pair: CTA r of the pair starts at `at` + r * per_cta (rows, columns).
   std::array<int64_t, 2> per_cta{0, 0};
   std::string per_cta_ptr;

@@ -109,6 +109,7 @@ void check_math_roles(const Context&, Diagnostics&);
 void check_pair_role_issue(const Context&, Diagnostics&);
 void check_pair_role_reload(const Context&, Diagnostics&);
 void check_load_reload(const Context&, Diagnostics&);
+void check_program_coverage(const Context&, Diagnostics&);
 void check_tmem_alloc_total(const Context&, Diagnostics&);
 void check_program_smem_budget(const Context&, Diagnostics&);
 void check_tmem_budget(const Context&, Diagnostics&);

@@ -75,6 +75,7 @@ Verdict run(const ir::Kernel& k) {
   mmas(c);
   registers(c);
   order(c);
+  coverage(c);
   return {std::move(c.problems), std::move(c.refused), buffers};
 }
 

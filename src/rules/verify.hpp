@@ -8,6 +8,7 @@
 // planner issues no diagnostics for these rules.
 #pragma once
 
+#include <array>
 #include <map>
 #include <set>
 #include <string>
@@ -43,6 +44,7 @@ struct Ctx {
   std::set<const ir::Op*> refused;
   std::set<std::string> refused_copies;  // views a refused copy was to fill (copies())
   std::map<const ir::Op*, plan::MmaShape> mma_shapes;  // accepted tcgen05 mma ops' shapes (mmas())
+  std::map<const ir::Op*, std::array<int64_t, 2>> stored;  // accepted stores: the rows x columns they write (registers())
 
   explicit Ctx(const ir::Kernel& kernel);
   void problem(const std::string& rule, const std::string& ptr, const std::string& msg,
@@ -84,6 +86,10 @@ void registers(Ctx& c);
 // The order rules of a role the planner orders (verify_order.cpp): ORDER-UNWRITTEN,
 // ORDER-INCOMPLETE, ORDER-BARRIER, CP-MULTICAST-OVERLAP, over the ops as listed.
 void order(Ctx& c);
+
+// What the stepping loads and stores of a program cover of their tensors inside one step of the
+// grid and the loop (verify_coverage.cpp): PROGRAM-COVERAGE, judged once every op passed.
+void coverage(Ctx& c);
 
 // Every op of the kernel in program order: each role's nodes, loop bodies in place.
 std::vector<const ir::Op*> all_ops(const ir::Kernel& k);

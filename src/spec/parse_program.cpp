@@ -452,7 +452,8 @@ class Parser {
         if (o.kind == OpKind::read) o.like = ref(r, "like", true);
         else o.dst = ref(r, "dst", true);
         o.at_ptr = r.ptr("at");
-        if (r.has("at")) position(r, o);
+        o.has_at = r.has("at");
+        if (o.has_at) position(r, o);
         o.per_cta_ptr = r.ptr("per_cta");
         if (r.has("per_cta"))
           if (auto a = pair(r, "per_cta", 0, kMaxExtent)) {
