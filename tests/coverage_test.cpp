@@ -1,12 +1,15 @@
 // What a program's stepping loads and stores cover of their tensors against the grid and the loop
-// (PROGRAM-COVERAGE, docs/spec.md "Coverage"; issue 32, defect 2): each way of contradicting the
-// grid or the loop refused at the member to change, and every shipped program spec accepted
-// without a word.
+// (PROGRAM-COVERAGE, docs/spec.md "Coverage"), and loads that place the rows of an M = 64 A where
+// layout F reads them (LOAD-PLACE, docs/spec.md "M = 64"; issue 32, defects 2 and 3): each way of
+// contradicting the grid or the loop refused at the member to change, every shipped program spec
+// accepted without a word, and a naturally ordered A in tensor memory simulated against float64.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "ptxgen/emit.hpp"
+#include "sim_program.hpp"
 #include "support.hpp"
 
 using namespace ptxgen;
@@ -126,7 +129,7 @@ TEST_CASE("PROGRAM-COVERAGE: stores that write the same elements from every tile
   }
 }
 
-TEST_CASE("every shipped program spec covers its tensors: no PROGRAM-COVERAGE, no warning") {
+TEST_CASE("every shipped program spec covers its tensors: no PROGRAM-COVERAGE or LOAD-PLACE, no warning") {
   int n = 0;
   std::vector<std::string> files = support::spec_files();
   for (const auto& e : std::filesystem::recursive_directory_iterator(support::source_root() + "/examples"))
@@ -144,4 +147,55 @@ TEST_CASE("every shipped program spec covers its tensors: no PROGRAM-COVERAGE, n
   CHECK(n >= 49);  // specs/prog_*.json (the examples hold gemm specs only)
 }
 
+TEST_CASE("LOAD-PLACE: an MN-major tile cannot be placed") {
+  json j = spec_json("prog_m64_f16_a_tmem_placed");
+  j["program"]["smem"]["a"]["major"] = "mn";
+  const std::string m = at(diags(j), "LOAD-PLACE", "/program/ops/0/place");
+  CHECK(contains(m, "\"a\" is MN-major"));
+}
+
+TEST_CASE("a placed load: 16-row pieces at layout F's lanes, one tensor map") {
+  json j = spec_json("prog_m64_f16_a_tmem_placed");
+  j["program"]["ops"][0]["via"] = j["program"]["ops"][1]["via"] = "tma";
+  const plan::Plan p = support::plan_of(support::checked_spec(j.dump()));
+  std::vector<int> rows;
+  for (const auto& st : p.roles[0].steps)
+    if (st.kind == plan::StepKind::load && st.load.global == "A") {
+      CHECK(st.load.box_rows == 16);
+      CHECK(st.load.map.param == "tmap_0");
+      rows.push_back(st.load.tile_row0);
+      CHECK(st.load.row0.base == 16 * static_cast<int64_t>(rows.size() - 1));
+    }
+  // Group 0's rows 16 q .. 16 q + 15 at lanes 32 q (alignment 0), group 1's at 32 q + 16.
+  CHECK(rows == std::vector<int>{0, 32, 64, 96, 16, 48, 80, 112});
+  CHECK(p.tensor_maps.size() == 2);  // A's (shared by its pieces) and B's
+}
+}
+
+TEST_SUITE("sim") {
+TEST_CASE("M = 64 A in tensor memory from a naturally ordered A: the placed load computes A·B, the unplaced one permuted rows") {
+  // The kernel of specs/prog_m64_f16_a_tmem_placed.json (A's 128 rows in order, two M = 64 groups)
+  // against the float64 evaluation of the spec, which places the rows as docs/spec.md says; and
+  // against the same spec without "place", whose evaluation takes the tile's rows in order as
+  // layout F's lanes: the simulator tells the two apart, and only the first is the kernel's.
+  for (const bool tma : {false, true}) {
+    CAPTURE(tma);
+    json j = spec_json("prog_m64_f16_a_tmem_placed");
+    if (tma) j["program"]["ops"][0]["via"] = j["program"]["ops"][1]["via"] = "tma";
+    const spec::Spec s = support::checked_spec(j.dump());
+    const plan::Plan p = support::plan_of(s);
+    const auto manifest = json::parse(plan::manifest(p));
+    const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
+    const simtest::ProgramResult ok = simtest::run_program(*k, *s.program, manifest, 5);
+    CHECK_MESSAGE(ok.error.empty(), ok.error);
+    CHECK(ok.checked == 128 * 64);
+    CHECK(ok.worst <= 1.0);
+    json unplaced = j;
+    unplaced["program"]["ops"][0].erase("place");
+    const spec::Spec u = support::checked_spec(unplaced.dump());
+    const simtest::ProgramResult bad = simtest::run_program(*k, *u.program, manifest, 5);
+    CHECK(bad.error.empty());
+    CHECK(bad.worst > 1.0);
+  }
+}
 }

@@ -116,6 +116,28 @@ struct Structure {
     });
   }
 
+  // LOAD-PLACE: a load that places its rows in layout F's lanes (docs/spec.md, "M = 64") fills
+  // 128-row slabs of a K-major tile, which a 128-row tcgen05.cp (it reads K-major tiles,
+  // §9.7.16.9.2) copies row i to lane i; the layout-F view of the copy then reads its rows in order.
+  void places() {
+    each([&](const spec::Op& o, bool) {
+      if (o.kind != spec::OpKind::load || o.place == spec::Place::rows) return;
+      const spec::SmemTile* t = tile(o.dst.name);
+      if (!t) return;
+      if (t->major != isa::Major::k)
+        problem("LOAD-PLACE", o.place_ptr,
+                "\"place\" puts the rows the load reads where a 128-row tcgen05.cp moves them into layout F's lanes; tcgen05.cp "
+                "reads K-major tiles, and \"" + t->name + "\" is MN-major",
+                {"make \"" + t->name + "\" K-major (\"major\": \"k\")", "or drop \"place\""});
+      else if (t->rows % 128 != 0)
+        problem("LOAD-PLACE", o.place_ptr,
+                "\"place\" fills 128-row slabs (each 16 rows of an M = 64 group in lanes 32 q + r % 16 + the alignment of a "
+                "128-row copy), and \"" + t->name + "\" has " + s(t->rows) + " rows",
+                {"give \"" + t->name + "\" " + s((t->rows + 127) / 128 * 128) + " rows (whole slabs; a layout_f::0 or ::16 load fills "
+                 "half of each)"});
+    });
+  }
+
   // PROGRAM-COVERAGE, on the positions alone (docs/spec.md, "Coverage"): a load's or store's
   // position steps with a walker of the program -- the grid's tile rows ("m_tile"), its tile
   // columns ("n_tile") or the loop's iteration ("k_block") -- along a dimension whose extent is the
@@ -549,6 +571,7 @@ const std::vector<verify::Problem>& program_structure(const Context& c) {
       st.roles();
       st.pair_roles();
       st.run_reloads();
+      st.places();
       // Coverage compares positions with sizes, the grid and the loop the other rules passed.
       if (st.out.empty()) st.coverage();
       *c.structure = std::move(st.out);
@@ -572,6 +595,7 @@ void check_math_roles(const Context& c, Diagnostics& d) { report(c, d, "MATH-ROL
 void check_pair_role_issue(const Context& c, Diagnostics& d) { report(c, d, "PAIR-ROLE-ISSUE"); }
 void check_pair_role_reload(const Context& c, Diagnostics& d) { report(c, d, "PAIR-ROLE-RELOAD"); }
 void check_load_reload(const Context& c, Diagnostics& d) { report(c, d, "LOAD-RELOAD"); }
+void check_load_place(const Context& c, Diagnostics& d) { report(c, d, "LOAD-PLACE"); }
 // PROGRAM-COVERAGE: the positions against the grid and the loop (here, on the spec), then what the
 // ops of each step cover (the verifiers', verify_coverage.cpp, on a kernel lowered once these passed).
 void check_program_coverage(const Context& c, Diagnostics& d) {
@@ -582,5 +606,12 @@ void check_program_coverage(const Context& c, Diagnostics& d) {
     if (p.rule == "PROGRAM-COVERAGE") d.error(p.rule, p.pointer, p.message).help = p.help;
 }
 
+// OP-MMA-A-ORDER: a warning (the verifiers', verify_coverage.cpp); the spec says "place".
+void check_op_mma_a_order(const Context& c, Diagnostics& d) {
+  if (!c.spec.program) return;
+  lowered(c, d);
+  for (const auto& p : c.warnings)
+    if (p.rule == "OP-MMA-A-ORDER") d.warning(p.rule, p.pointer, p.message).help = p.help;
+}
 
 }  // namespace ptxgen::rules

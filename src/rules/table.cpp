@@ -886,6 +886,19 @@ const std::vector<Rule> kTable = {
   "store (load) registers (tiles) that cover one step exactly"},
  R"({"program": {"sizes": {"m": 256, "n": 256}, "grid": {"tile": [128, 128]}, "globals": {"D": {"dtype": "f32", "shape": ["m", "n"]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D", "at": [{"m_tile": 64}, {"n_tile": 128}]}]}})", "/program/grid/tile/0", false,
  R"({"program": {"sizes": {"m": 256, "n": 256}, "grid": {"tile": [128, 128]}, "globals": {"D": {"dtype": "f32", "shape": ["m", "n"]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D", "at": [{"m_tile": 128}, {"n_tile": 128}]}]}})", check_program_coverage},
+{"LOAD-PLACE", "a load places rows in layout F's lanes into a tile a 128-row copy cannot move", "PTX ISA 9.1 §9.7.16.10.5.6 (data-path layout F); §9.7.16.9.2 (tcgen05.cp shapes)",
+ "An M = 64 MMA (data-path layout F) reads row r of A (and of its sparsity metadata) in tensor-memory lane 32 (r / 16) + r % 16 + its alignment (0 or 16). No tcgen05.cp shape writes 16-lane pieces: a 128-row copy moves tile row i to lane i, so a naturally ordered A reaches layout F only if its rows sit in the tile at those lanes. \"place\": \"layout_f::0\" or \"layout_f::16\" on a load puts the rows it reads there (16 rows at a time, half of each 128-row slab), \"layout_f\" two M = 64 groups per slab (the first at alignment 0, the second at 16), as the gemm template places A. The tile is K-major (tcgen05.cp reads K-major tiles) and whole 128-row slabs.",
+ "\"place\" on a load into a 64-row tile, or into an MN-major tile.",
+ {"give the tile whole 128-row slabs, K-major", "or drop \"place\" (rows in order)"},
+ R"({"program": {"smem": {"a": {"shape": [64, 64]}}, "ops": [{"op": "load", "src": "A", "dst": "a", "place": "layout_f::0"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/0/place", false,
+ R"({"program": {"ops": [{"op": "load", "src": "A", "dst": "a", "place": "rows"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", check_load_place},
+{"OP-MMA-A-ORDER", "warning: an M = 64 mma reads A in layout F from a tile loaded in row order", "PTX ISA 9.1 §9.7.16.10.5.6 (data-path layout F); §9.7.16.9.2 (tcgen05.cp shapes)",
+ "A warning, not an error. An M = 64 MMA with A in tensor memory reads row r of A in lane 32 (r / 16) + r % 16 + its alignment (layout F). A gets there by a 128-row copy (tile row i to lane i) into a rows view that the layout-F view casts, so row r of A is tile row 32 (r / 16) + r % 16 + the alignment: a load that fills the tile in row order from a naturally ordered A gives D with permuted rows, and every check passes. \"place\" on the load puts the rows where layout F reads them (LOAD-PLACE); a global that already holds A in that lane order says so with \"place\": \"rows\", which silences the warning.",
+ "A load without \"place\" into the tile whose copy an M = 64 mma reads as A in layout F.",
+ {"add \"place\": \"layout_f::0\" or \"layout_f::16\" (the mma's alignment), or \"layout_f\" for both, to the load",
+  "or \"place\": \"rows\" when the global already holds A in layout F's lane order"},
+ R"({"program": {"tmem": {"acc": {"slice": null, "cast": {"of": {"slice": {"of": "t", "columns": [0, 128]}}, "layout": "layout_f::0"}}, "a_f": {"cast": {"of": "a_t", "layout": "layout_f::0"}}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_f", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r", "shape": "16x256b"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/0", false,
+ R"({"program": {"tmem": {"acc": {"slice": null, "cast": {"of": {"slice": {"of": "t", "columns": [0, 128]}}, "layout": "layout_f::0"}}, "a_f": {"cast": {"of": "a_t", "layout": "layout_f::0"}}}, "ops": [{"op": "load", "src": "A", "dst": "a", "place": "layout_f::0"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_f", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r", "shape": "16x256b"}, {"op": "store", "regs": "r", "dst": "D"}]}})", check_op_mma_a_order},
 // ---- Budgets (last: they skip when earlier rules found errors) -------------------------------
 
 };
@@ -942,6 +955,7 @@ const ir::Kernel* lowered(const Context& c, const Diagnostics& d) {
                        v.problems.end());
     c.problems = std::move(v.problems);
     c.buffer_problems = v.buffer_problems;
+    c.warnings = std::move(v.warnings);
   }
   return c.kernel.get();
 }
@@ -1002,7 +1016,7 @@ void say_chosen(const spec::Gemm* g, const Diagnostics& found, Diagnostics& out)
 
 Analysis check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
-  Context c{s, g, isa::target_info(s.target), std::nullopt, nullptr, false, {}, 0, std::nullopt, {}};
+  Context c{s, g, isa::target_info(s.target), std::nullopt, nullptr, false, {}, 0, {}, std::nullopt, {}};
   if (g)
     c.kind = g->scale ? isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse),
                                               g->scale->kind)

@@ -76,7 +76,8 @@ Verdict run(const ir::Kernel& k) {
   registers(c);
   order(c);
   coverage(c);
-  return {std::move(c.problems), std::move(c.refused), buffers};
+  lane_order(c);
+  return {std::move(c.problems), std::move(c.refused), buffers, std::move(c.warnings)};
 }
 
 }  // namespace ptxgen::rules::verify

@@ -32,6 +32,7 @@ struct Ctx {
   const ir::Kernel& k;
   const isa::TargetInfo& target;
   std::vector<Problem> problems;
+  std::vector<Problem> warnings;  // what can be intended, and the spec can say so (not refused)
   std::set<std::string> reported;
 
   std::map<std::string, const ir::Global*> globals;
@@ -90,6 +91,10 @@ void order(Ctx& c);
 // What the stepping loads and stores of a program cover of their tensors inside one step of the
 // grid and the loop (verify_coverage.cpp): PROGRAM-COVERAGE, judged once every op passed.
 void coverage(Ctx& c);
+// An M = 64 MMA reading A in layout F from a copy of a tile that a load filled in row order,
+// without "place" (verify_coverage.cpp): OP-MMA-A-ORDER, a warning, since the global may hold A in
+// lane order already ("place": "rows" says so).
+void lane_order(Ctx& c);
 
 // Every op of the kernel in program order: each role's nodes, loop bodies in place.
 std::vector<const ir::Op*> all_ops(const ir::Kernel& k);
@@ -99,6 +104,7 @@ struct Verdict {
   std::vector<Problem> problems;
   std::set<const ir::Op*> refused;
   size_t buffer_problems = 0;  // the first problems, of the kernel's buffers (kernel(), views())
+  std::vector<Problem> warnings;  // what can be intended (not refused)
 };
 Verdict run(const ir::Kernel& k);
 

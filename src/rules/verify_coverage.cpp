@@ -215,4 +215,36 @@ void coverage(Ctx& c) {
   }
 }
 
+void lane_order(Ctx& c) {
+  if (c.k.source != "program" || !c.problems.empty()) return;
+  const std::vector<const ir::Op*> ops = all_ops(c.k);
+  std::set<const ir::Op*> told;
+  for (const ir::Op* op : ops) {
+    const ir::Mma* m = op->as<ir::Mma>();
+    const auto a = m ? c.views.find(m->a.name) : c.views.end();
+    if (a == c.views.end() || ir::layout_f_alignment(a->second.layout) < 0) continue;
+    const int align = ir::layout_f_alignment(a->second.layout);
+    const ir::Region ra = ir::region_of(a->second);
+    // The copies that fill A's cells (into a rows view the layout-F view casts), and the loads
+    // into their tiles that fill rows in order without saying so.
+    for (const ir::Op* cp : ops) {
+      const ir::Copy* y = cp->as<ir::Copy>();
+      const auto v = y ? c.views.find(y->dst.name) : c.views.end();
+      if (v == c.views.end() || !ir::overlap(ir::region_of(v->second), ra)) continue;
+      for (const ir::Op* ld : ops) {
+        const ir::Load* l = ld->as<ir::Load>();
+        if (!l || l->dst.name != y->src.name || l->tile_row0 >= 0 || !l->place_ptr.empty() || !told.insert(ld).second) continue;
+        c.warnings.push_back(
+            {"OP-MMA-A-ORDER", ld->ptr,
+             "the M = 64 mma (" + op->ptr + ") reads A in data-path layout F at alignment " + std::to_string(align) + ", copied from \"" +
+                 l->dst.name + "\", which this load fills in row order: row r of A is the tile's row 32 (r / 16) + r % 16 + " +
+                 std::to_string(align) + " (§9.7.16.10.5.6), so a naturally ordered \"" + l->src.name + "\" gives D permuted rows",
+             {"add \"place\": \"layout_f::" + std::to_string(align) + "\" (or \"layout_f\" for both alignments) to place its rows where "
+              "layout F reads them",
+              "or \"place\": \"rows\" if \"" + l->src.name + "\" already holds A in that lane order"}});
+      }
+    }
+  }
+}
+
 }  // namespace ptxgen::rules::verify
