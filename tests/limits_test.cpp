@@ -304,9 +304,13 @@ TEST_CASE("PROGRAM-LAUNCH-GRID: a program's grid past y (issue 32: m = 2^31-1), 
     j["program"]["grid"]["tile"] = {256, 1};
     Diagnostics d;
     rules::parse_and_check(j.dump(), d);
-    REQUIRE(d.list().size() == 1);
+    // A pair's tile of one column contradicts every op, which steps 256 columns per tile column
+    // (PROGRAM-COVERAGE, at the tile); the launch grid is reported in the same run.
+    REQUIRE(d.list().size() == 2);
     CHECK(d.list()[0].rule == "PROGRAM-LAUNCH-GRID");
     CHECK(d.list()[0].pointer == "/program/sizes/n");
+    CHECK(d.list()[1].rule == "PROGRAM-COVERAGE");
+    CHECK(d.list()[1].pointer == "/program/grid/tile/1");
     CHECK(d.list()[0].message ==
           "the grid needs 4294967294 CTAs along x: ceil(n 2147483647 / grid.tile[1] 1) x cta_group 2; at most 2147483647 are "
           "launched along x");

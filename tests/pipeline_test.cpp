@@ -331,8 +331,10 @@ TEST_CASE("a CTA pair's roles: what cannot be pipelined over two CTAs is refused
 }
 
 TEST_CASE("tiled programs: a plain load of a tensor of run-time extents, a column step that is no whole chunk") {
-  // One CTA per tile, no roles: the tile's loads step with the CTA's tile.
+  // One CTA per tile, no roles: the tile's loads step with the CTA's tile; k is one K block (a
+  // larger k would leave part of it unread: PROGRAM-COVERAGE).
   json j = json::parse(support::slurp(support::source_root() + "/specs/prog_pipelined_gemm_bf16.json"));
+  j["program"]["sizes"]["k"] = 64;
   j["program"].erase("roles");
   j["program"]["threads"] = 128;
   json loads = j["program"]["ops"][0]["ops"];
@@ -368,5 +370,7 @@ TEST_CASE("tiled programs: a plain load of a tensor of run-time extents, a colum
   REQUIRE(d2.has_errors());
   CHECK(d2.list().front().rule == "LOAD-ALIGN");
   CHECK(d2.list().front().pointer == "/program/ops/0/at/1");
+  // A's columns are k, which the tile row does not walk: the step contradicts the grid too.
+  CHECK(d2.fired("PROGRAM-COVERAGE"));
 }
 }

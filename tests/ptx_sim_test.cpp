@@ -122,7 +122,9 @@ TEST_CASE("the emitted program kernels, run thread by thread, do what their plan
       const int code = l.swizzle == isa::Swizzle::none ? 0 : l.swizzle == isa::Swizzle::b32 ? 6 : l.swizzle == isa::Swizzle::b64 ? 4 : l.swizzle == isa::Swizzle::b128 ? 2 : 1;
       for (int r = 0; r < l.box_rows; ++r)
         for (int b = 0; b < l.row_bytes; b += 16) {
-          const uint32_t off = l.tile_offset + static_cast<uint32_t>((b / l.box_bytes) * l.box_rows * l.box_bytes + r * l.box_bytes + b % l.box_bytes);
+          // Boxes of one column are column_bytes apart (the tile's rows: a placed load's 16-row piece
+          // writes into each column of the whole tile).
+          const uint32_t off = l.tile_offset + static_cast<uint32_t>((b / l.box_bytes) * l.column_bytes + r * l.box_bytes + b % l.box_bytes);
           want_sh.push_back({ex.base + refmodel::swizzle(code, off), ex.gbase.at(l.global) + static_cast<uint64_t>((l.row0.base + r) * l.global_row_bytes + l.col0_bytes + b + rank * l.cta_bytes)});
         }
     }

@@ -240,12 +240,15 @@ struct Model {
     const int code = t.swizzle == isa::Swizzle::none ? 0 : t.swizzle == isa::Swizzle::b32 ? 6 : t.swizzle == isa::Swizzle::b64 ? 4 : t.swizzle == isa::Swizzle::b128 ? 2 : 1;
     const uint32_t base = tile_offset(t.name);
     const int gc = container(g.dtype, g.format);
-    for (int r = 0; r < rows; ++r)
+    // A placed load's piece (docs/spec.md "M = 64") moves its box_rows global rows, from its own
+    // first row, to tile rows tile_row0 on; the logical load below says where they belong.
+    const int first = ls.tile_row0, count = o.place != spec::Place::rows ? ls.box_rows : rows;
+    for (int r = 0; r < count; ++r)
       for (int b = 0; b < row_bytes; b += 16) {
         // TMA-like: boxes of `box` bytes of each row, rows of a box `box` bytes apart.
-        const uint32_t off = static_cast<uint32_t>((b / box) * rows * box + r * box + b % box);
+        const uint32_t off = static_cast<uint32_t>((b / box) * rows * box + (first + r) * box + b % box);
         // CTA 1 of a pair: the plan's byte offset (docs/spec.md: at + per_cta, which the logical load uses).
-        const uint64_t gbit = (uint64_t(o.at[0] + r) * uint64_t(g.cols) + uint64_t(o.at[1])) * uint64_t(gc) + uint64_t(b) * 8 +
+        const uint64_t gbit = (uint64_t(ls.row0.base + r) * uint64_t(g.cols) + uint64_t(o.at[1])) * uint64_t(gc) + uint64_t(b) * 8 +
                               uint64_t(cur) * uint64_t(ls.cta_bytes) * 8;
         move(global[g.name], gbit, 128, smem, uint64_t(swizzle(code, base + off)) * 8);
       }
@@ -577,12 +580,24 @@ struct Model {
         const auto& t = tdecl(o.dst.name);
         Matrix m{t.rows, t.cols, {}};
         m.v.resize(static_cast<size_t>(t.rows * t.cols));
+        // A placed load ("place") writes some rows; the others keep what they held.
+        if (o.place != spec::Place::rows && ltile.count(o.dst.name)) m = ltile.at(o.dst.name);
         auto& g = lg[o.src.name];
         const int r0 = static_cast<int>(o.at[0] + cur * o.per_cta[0]);
         const int64_t c0 = o.at[1] + cur * o.per_cta[1];
-        for (int i = 0; i < t.rows; ++i)
+        for (int i = 0; i < t.rows; ++i) {
+          // Layout F (PTX ISA 9.1 §9.7.16.10.5.6): row j of an M = 64 group in lane 32 (j / 16) +
+          // j % 16 + its alignment, which a 128-row copy fills from the same tile row.
+          int row = i;
+          if (o.place != spec::Place::rows) {
+            const bool both = o.place == spec::Place::layout_f;
+            if (i >= (both ? t.rows : t.rows / 2)) continue;
+            const int j = i % 64, align = both ? 16 * (i % 128 / 64) : o.place == spec::Place::layout_f_16 ? 16 : 0;
+            row = 128 * (both ? i / 128 : i / 64) + 32 * (j / 16) + j % 16 + align;
+          }
           for (int k = 0; k < t.cols; ++k)
-            m.at(i, k) = t.major == isa::Major::k ? g.at(r0 + i, c0 + k) : g.at(r0 + k, c0 + i);
+            m.at(row, k) = t.major == isa::Major::k ? g.at(r0 + i, c0 + k) : g.at(r0 + k, c0 + i);
+        }
         ltile[o.dst.name] = m;
         return;
       }
@@ -723,13 +738,14 @@ struct Model {
     for (size_t i = 0; i < prog.ops.size(); ++i) {
       const spec::Op& o = prog.ops[i];
       // The ops run in both CTAs of a pair; a pair's tcgen05.mma is one instruction for both.
+      // Steps are matched by the op's pointer: a placed load is several IR ops (pieces) of one op.
       if (o.kind == spec::OpKind::mma)
         for (const auto& s : plan.roles[0].steps)
-          if (s.op == static_cast<int>(i) && s.kind == plan::StepKind::mma) mma(s.mma, o);
+          if (s.ptr == o.ptr && s.kind == plan::StepKind::mma) mma(s.mma, o);
       for (int r = 0; r < ctas; ++r) {
         switch_to(r);
         for (const auto& s : plan.roles[0].steps) {
-          if (s.op != static_cast<int>(i)) continue;
+          if (s.ptr != o.ptr) continue;
           switch (s.kind) {
             case plan::StepKind::load: load(o, s.load); break;
             case plan::StepKind::cp:  // .cta_group::2: each CTA's shared memory into its own tensor memory

@@ -271,18 +271,35 @@ struct Eval {
     }
     return x;
   }
+  // The tile row a placed load ("place", docs/spec.md "M = 64") puts the i-th row it reads in:
+  // layout F (PTX ISA 9.1 §9.7.16.10.5.6) keeps row j of an M = 64 group in lane 32 (j / 16) +
+  // j % 16 + the alignment, and a 128-row copy moves tile row l to lane l. -1: the load reads no
+  // such row (a one-alignment load reads half of the tile's rows).
+  static int placed_row(spec::Place pl, int rows, int i) {
+    if (pl == spec::Place::rows) return i;
+    const bool both = pl == spec::Place::layout_f;
+    if (i >= (both ? rows : rows / 2)) return -1;
+    const int slab = both ? i / 128 : i / 64, j = i % 64;
+    const int align = both ? 16 * (i % 128 / 64) : pl == spec::Place::layout_f_16 ? 16 : 0;
+    return 128 * slab + 32 * (j / 16) + j % 16 + align;
+  }
   void load(int r, const spec::Op& o) {
     const auto& t = tile(o.dst.name);
-    Matrix m(t.rows, t.cols);
+    auto& tiles = cta[static_cast<size_t>(r)].tiles;
+    // A placed load writes some of the tile's rows; the others keep what they held.
+    Matrix m = o.place != spec::Place::rows && tiles.count(o.dst.name) ? tiles.at(o.dst.name) : Matrix(t.rows, t.cols);
     Matrix& src = g.at(o.src.name);
     const int64_t r0 = pos(o, 0, r), c0 = pos(o, 1, r);
     // Past the tensor's extents (run-time sizes) TMA fills zeros (§5.5).
     auto at = [&](int64_t row, int64_t col) {
       return row < src.rows && col < src.cols ? src.at(static_cast<int>(row), col) : Elem{true, 0, 0, 0};
     };
-    for (int i = 0; i < t.rows; ++i)
-      for (int k = 0; k < t.cols; ++k) m.at(i, k) = t.major == ptxgen::isa::Major::k ? at(r0 + i, c0 + k) : at(r0 + k, c0 + i);
-    cta[static_cast<size_t>(r)].tiles[o.dst.name] = m;
+    for (int i = 0; i < t.rows; ++i) {
+      const int row = placed_row(o.place, t.rows, i);
+      if (row < 0) continue;
+      for (int k = 0; k < t.cols; ++k) m.at(row, k) = t.major == ptxgen::isa::Major::k ? at(r0 + i, c0 + k) : at(r0 + k, c0 + i);
+    }
+    tiles[o.dst.name] = m;
   }
 
   void copy(int r, const spec::Op& o) {

@@ -68,6 +68,13 @@ struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of
 enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, math, read, reduce, loop };
 std::string_view name(OpKind k);
 
+// Where a load puts the rows it reads in its tile (docs/spec.md, "M = 64"): in order, or in the
+// lanes of data-path layout F (§9.7.16.10.5.6) that a 128-row copy of the tile gives them, so that
+// a layout-F view of the copy reads them in order: row r of one M = 64 group at tile row
+// 128 (r / 64) + 32 (r % 64 / 16) + r % 16 + the alignment (0 or 16), or (`layout_f`) two groups
+// per 128-row slab, the first at alignment 0 and the second at 16 -- the gemm template's placement.
+enum class Place : uint8_t { rows, layout_f_0, layout_f_16, layout_f };
+
 // The run-time part of a load's or store's position along one dimension: multiples of the CTA's
 // output tile row and column (a grid) and of the loop's iteration (a K loop), added to `at`.
 struct AtStep {
@@ -91,6 +98,7 @@ struct Op {
   std::array<int64_t, 2> at{0, 0};  // load / store: first row and column in the global tensor
   std::array<AtStep, 2> at_step{};  // ... plus these multiples of the tile and the iteration
   std::string at_ptr;
+  bool has_at = false;  // the spec writes "at" (at_ptr names a member that exists)
   // load / store in a CTA pair: CTA r of the pair starts at `at` + r * per_cta (rows, columns).
   std::array<int64_t, 2> per_cta{0, 0};
   std::string per_cta_ptr;
@@ -99,6 +107,9 @@ struct Op {
   // mbarrier the planner adds; "ld" (the default) -- every thread moves 16-byte chunks.
   bool tma = false;
   std::string via_ptr;
+  // load: "place": where the rows it reads go in the tile; place_ptr "" when the spec is silent.
+  Place place = Place::rows;
+  std::string place_ptr;
   std::optional<std::array<int64_t, 2>> rows, cols;  // copy: source rows / columns (K elements)
   std::string rows_ptr, cols_ptr;
   // mma

@@ -107,20 +107,20 @@ class Pipeliner {
         k_.loop_first = k_.listed.size();
         for (const auto& b : o.body) {
           add(b, Where::loop);
-          for (auto& x : lower_op(b)) k_.listed.push_back(std::move(x));
+          for (auto& x : lower_op(p_, b)) k_.listed.push_back(std::move(x));
         }
         k_.loop_end = k_.listed.size();
         continue;
       }
       add(o, loop_ ? Where::after : Where::before);
-      for (auto& x : lower_op(o)) k_.listed.push_back(std::move(x));
+      for (auto& x : lower_op(p_, o)) k_.listed.push_back(std::move(x));
     }
   }
 
   void add(const spec::Op& o, Where w) {
     Item it;
     it.op = &o;
-    std::vector<ir::Op> lowered = lower_op(o);
+    std::vector<ir::Op> lowered = lower_op(p_, o);
     it.ir = lowered.front();  // an activation lowers into several steps: the rest run right after it
     it.more.assign(std::make_move_iterator(lowered.begin() + 1), std::make_move_iterator(lowered.end()));
     const auto r = role_index_.find(o.role.name);
@@ -132,6 +132,7 @@ class Pipeliner {
         it.tma = true;  // loads of a program with roles go by TMA (PROGRAM-ROLE)
         it.exec = Exec::issuer;
         it.ir.as<ir::Load>()->to_leader = pair_;  // each CTA's bytes complete on CTA 0's barrier, where its MMA issuer waits
+        for (auto& m : it.more) m.as<ir::Load>()->to_leader = pair_;  // a placed load's further pieces
         use(it, tile(o.dst.name), true);
         break;
       case spec::OpKind::copy:
@@ -563,7 +564,12 @@ class Pipeliner {
         }
       }
       ops.push_back(o);
-      for (const ir::Op& m : it.more) ops.push_back(m);
+      for (ir::Op m : it.more) {
+        // A placed load's further pieces complete on the barrier of its first (the run's expect_tx
+        // counts the bytes of the loads that follow it on that barrier).
+        if (ir::Load* l = m.as<ir::Load>(); l && it.tma) l->barrier = o.as<ir::Load>()->barrier;
+        ops.push_back(std::move(m));
+      }
       if (sig != signal_of_.end() && !it.tma && bars_[static_cast<size_t>(sig->second)].after_item == i) {
         ops.push_back(signal_op(sig->second, false));
         if (twin_[static_cast<size_t>(sig->second)] >= 0) ops.push_back(signal_op(twin_[static_cast<size_t>(sig->second)], false));

@@ -7,8 +7,9 @@
 namespace ptxgen::lower {
 
 // One op of the program as the IR's (its position's base and run-time steps, its operands): one
-// op, or an activation's steps (one ir::Math each, in order).
-std::vector<ir::Op> lower_op(const spec::Op& o);
+// op, an activation's steps (one ir::Math each, in order), or a placed load's pieces (16 rows each,
+// in order; the program's tiles say how many).
+std::vector<ir::Op> lower_op(const spec::Program& p, const spec::Op& o);
 
 // A program with "roles": each role's nodes (a loop where its ops are in the program's loop), with
 // the mbarrier waits, arrivals, commits and expect_tx the order of the ops needs between them

@@ -6,6 +6,7 @@
 #include "ptxgen/lower.hpp"
 
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "pipeline.hpp"
@@ -85,9 +86,40 @@ std::vector<ir::Op> activation(const spec::Op& o) {
   return out;
 }
 
+// A load with a "place" other than rows (docs/spec.md, "M = 64"): the rows it reads go to the
+// lanes of data-path layout F (PTX ISA 9.1 §9.7.16.10.5.6, Figure 215: an M = 64 MMA's row r, of
+// the 16-row piece q = r / 16, sits in lane 32 q + r % 16 + the alignment, 0 or 16, which A, D and
+// the metadata share, §9.7.16.10.5's table), which a 128-row
+// tcgen05.cp (.128x256b / .128x128b: tile row i to lane i, §9.7.16.9.2) gives tile row 32 q + r % 16
+// + the alignment. So each 16 rows of the global go to their own 16 tile rows, as the gemm
+// template's TMA boxes do (src/lower/gemm.cpp): one piece of 16 rows per 16-row run, in order,
+// sharing the load's tensor map. `layout_f` fills both alignments of each 128-row slab (two M
+// groups), `layout_f::0` / `::16` one, reading half as many rows. LOAD-PLACE keeps the tile K-major
+// and whole slabs; the rows left to the other alignment keep what they held.
+std::vector<ir::Op> placed_load(const spec::Program& p, const spec::Op& o, ir::Op x) {
+  const spec::SmemTile* t = nullptr;
+  for (const auto& y : p.smem)
+    if (y.name == o.dst.name) t = &y;
+  if (!t || t->rows % 128 != 0) return {std::move(x)};  // LOAD-PLACE
+  const bool both = o.place == spec::Place::layout_f;
+  const int align = o.place == spec::Place::layout_f_16 ? 16 : 0;
+  const int rows = both ? t->rows : t->rows / 2;  // the global rows it reads
+  std::vector<ir::Op> out;
+  for (int r = 0; r < rows; r += 16) {
+    ir::Op piece = x;
+    ir::Load& l = *piece.as<ir::Load>();
+    const int slab = both ? r / 128 : r / 64, g = both ? r % 128 / 64 : 0, i = r % 64;
+    l.pos.at[0].base += r;
+    l.tile_row0 = 128 * slab + 32 * (i / 16) + (both ? 16 * g : align);
+    l.load_rows = 16;
+    out.push_back(std::move(piece));
+  }
+  return out;
+}
+
 }  // namespace
 
-std::vector<ir::Op> lower_op(const spec::Op& o) {
+std::vector<ir::Op> lower_op(const spec::Program& p, const spec::Op& o) {
   if (o.kind == spec::OpKind::math && o.activation) return activation(o);
   ir::Op x;
   x.ptr = o.ptr;
@@ -100,7 +132,9 @@ std::vector<ir::Op> lower_op(const spec::Op& o) {
       l.pos = position(o);
       l.tma = o.tma;
       l.via_ptr = o.via_ptr;
+      l.place_ptr = o.place_ptr;
       x.body = std::move(l);
+      if (o.place != spec::Place::rows) return placed_load(p, o, std::move(x));
       break;
     }
     case spec::OpKind::copy: {
@@ -270,12 +304,28 @@ ir::Kernel lower_program(const spec::Spec& s) {
     all.first_warp = 0;
     all.warps = (p.threads + 31) / 32;
     for (const auto& o : p.ops)
-      for (auto& x : lower_op(o)) {
+      for (auto& x : lower_op(p, o)) {
         ir::Node n;
         n.op = std::move(x);
         all.nodes.push_back(std::move(n));
       }
     k.roles.push_back(all);
+  }
+  // The pieces of one placed load share one tensor map, named as the first piece's own would be
+  // (tmap_I, I its index in the role: plan/order.cpp), so no other load's name collides with it.
+  for (auto& r : k.roles) {
+    int i = 0;
+    std::map<std::string, std::string> maps;  // a placed load's pointer -> its pieces' map
+    auto name = [&](ir::Op& o) {
+      if (ir::Load* l = o.as<ir::Load>(); l && l->tile_row0 >= 0 && l->map_param.empty())
+        l->map_param = maps.emplace(o.ptr, "tmap_" + std::to_string(i)).first->second;
+      ++i;
+    };
+    for (auto& n : r.nodes) {
+      if (!n.is_loop) name(n.op);
+      else
+        for (auto& o : n.loop.body) name(o);
+    }
   }
   for (auto& r : k.roles)
     for (auto& n : r.nodes) {

@@ -359,7 +359,12 @@ class Sequencer {
                                                     : std::string(", multicast to the CTAs of the block's tile ") + (l->multicast_along_m ? "column" : "row") +
                                                           (c_.pair() ? " of this CTA's rank in its pair" : "")) +
                                (l->arm ? ", and all threads wait for it" : "")
-                         : "by all threads, 16-byte chunks");
+                         : "by all threads, 16-byte chunks") +
+                 // A program's placed load (docs/spec.md, "M = 64"): which rows go where.
+                 (o.place_ptr.empty() || o.tile_row0 < 0
+                      ? std::string()
+                      : "; its rows " + s(o.pos.at[0].base) + ".." + s(o.pos.at[0].base + o.load_rows - 1) + " into tile rows " +
+                            s(o.tile_row0) + ".." + s(o.tile_row0 + o.load_rows - 1) + " (layout F's lanes)");
         out.push_back(st);
         // After a TMA load each thread has seen the bytes arrive (the mbarrier wait); in a pair CTA 0's
         // tcgen05 reads of the peer's tile still need the cluster barrier.

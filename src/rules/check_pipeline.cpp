@@ -116,6 +116,205 @@ struct Structure {
     });
   }
 
+  // LOAD-PLACE: a load that places its rows in layout F's lanes (docs/spec.md, "M = 64") fills
+  // 128-row slabs of a K-major tile, which a 128-row tcgen05.cp (it reads K-major tiles,
+  // §9.7.16.9.2) copies row i to lane i; the layout-F view of the copy then reads its rows in order.
+  void places() {
+    each([&](const spec::Op& o, bool) {
+      if (o.kind != spec::OpKind::load || o.place == spec::Place::rows) return;
+      const spec::SmemTile* t = tile(o.dst.name);
+      if (!t) return;
+      if (t->major != isa::Major::k)
+        problem("LOAD-PLACE", o.place_ptr,
+                "\"place\" puts the rows the load reads where a 128-row tcgen05.cp moves them into layout F's lanes; tcgen05.cp "
+                "reads K-major tiles, and \"" + t->name + "\" is MN-major",
+                {"make \"" + t->name + "\" K-major (\"major\": \"k\")", "or drop \"place\""});
+      else if (t->rows % 128 != 0)
+        problem("LOAD-PLACE", o.place_ptr,
+                "\"place\" fills 128-row slabs (each 16 rows of an M = 64 group in lanes 32 q + r % 16 + the alignment of a "
+                "128-row copy), and \"" + t->name + "\" has " + s(t->rows) + " rows",
+                {"give \"" + t->name + "\" " + s((t->rows + 127) / 128 * 128) + " rows (whole slabs; a layout_f::0 or ::16 load fills "
+                 "half of each)"});
+    });
+  }
+
+  // PROGRAM-COVERAGE, on the positions alone (docs/spec.md, "Coverage"): a load's or store's
+  // position steps with a walker of the program -- the grid's tile rows ("m_tile"), its tile
+  // columns ("n_tile") or the loop's iteration ("k_block") -- along a dimension whose extent is the
+  // walker's size or a size derived from it (ceil(S / div) * mul); one step of the walker then
+  // covers one unit of it (the grid's tile, the loop's block) of that extent, scaled as the extent
+  // is. A step that differs leaves part of the tensor unread or unwritten, or has CTAs (iterations)
+  // reach the same elements twice. Which elements each op covers inside one step is the
+  // verifiers' part (verify_coverage.cpp), which needs the tiles' and register sets' extents.
+  struct Walker {
+    const char* key;    // "m_tile"
+    const char* per;    // "tile row"
+    std::string size;   // the size it walks ("" for a loop of fixed trips)
+    int64_t unit = 0;   // the grid's tile rows / columns, the loop's block
+    int64_t steps = 0;  // how many tile rows / columns / iterations at the spec's sizes
+    std::string unit_ptr, unit_words;
+  };
+  struct Stepping {
+    const spec::Op* op;
+    size_t dim;
+    int64_t step, div, mul;  // the step, and how the extent derives from the walker's size
+    const spec::GlobalTensor* g;
+  };
+
+  int64_t value(const std::string& n) const {
+    const spec::Size* z = size(n);
+    if (!z) return 0;
+    if (!z->of) return z->value;
+    const spec::Size* b = size(z->of.name);
+    const int64_t v = b ? b->value : 0;
+    return (v + z->div - 1) / z->div * z->mul;
+  }
+
+  void coverage() {
+    const spec::Op* lp = nullptr;
+    for (const auto& o : p.ops)
+      if (o.kind == spec::OpKind::loop && !lp) lp = &o;
+    std::array<Walker, 3> w;
+    if (p.grid) {
+      const int64_t m = value(p.grid->m.name), n = value(p.grid->n.name);
+      w[0] = {"m_tile", "tile row", p.grid->m.name, p.grid->tile_m, (m + p.grid->tile_m - 1) / p.grid->tile_m, p.grid->tile_ptr + "/0",
+              "the grid's tile is " + s(p.grid->tile_m) + " rows (of the size \"" + p.grid->m.name + "\")"};
+      w[1] = {"n_tile", "tile column", p.grid->n.name, p.grid->tile_n, (n + p.grid->tile_n - 1) / p.grid->tile_n,
+              p.grid->tile_ptr + "/1", "the grid's tile is " + s(p.grid->tile_n) + " columns (of the size \"" + p.grid->n.name + "\")"};
+    }
+    if (lp) {
+      const int64_t v = lp->over.name.empty() ? 0 : value(lp->over.name);
+      w[2] = {"k_block", "iteration", lp->over.name, lp->block, lp->block ? std::max<int64_t>(1, (v + lp->block - 1) / lp->block) : lp->trips,
+              lp->block_ptr, "the loop's block is " + s(lp->block) + " (of the size \"" + lp->over.name + "\")"};
+    }
+    std::array<std::vector<Stepping>, 3> by;  // the steps along sizes each walker walks
+    std::map<std::string, std::array<bool, 2>> stored_steps;  // a stored global -> a store steps with m_tile, n_tile
+    std::map<std::string, const spec::Op*> first_store;
+    each([&](const spec::Op& o, bool in_loop) {
+      if (o.kind != spec::OpKind::load && o.kind != spec::OpKind::store) return;
+      const bool load = o.kind == spec::OpKind::load;
+      const spec::GlobalTensor* g = global(load ? o.src.name : o.dst.name);
+      if (!g) return;
+      if (!load) {
+        first_store.emplace(g->name, &o);
+        auto& st = stored_steps[g->name];
+        for (const auto& a : o.at_step) st[0] = st[0] || a.m_tile, st[1] = st[1] || a.n_tile;
+        // A store the loop runs writes in every iteration: where it does not step with the
+        // iteration, each iteration writes the same elements again.
+        if (in_loop && !o.at_step[0].k_block && !o.at_step[1].k_block)
+          problem("PROGRAM-COVERAGE", r_at(o),
+                  "this store runs in every iteration of the loop, and its position does not step with the iteration (\"k_block\"): "
+                  "each of the " + s(w[2].steps) + " iterations writes the same elements of \"" + g->name + "\" again",
+                  {"step the store with the iteration along the dimension it writes block by block (\"k_block\")",
+                   "or move it after the loop, where it runs once"});
+      }
+      for (size_t i = 0; i < 2; ++i) {
+        const spec::AtStep& st = o.at_step[i];
+        const std::array<int64_t, 3> steps = {st.m_tile, st.n_tile, st.k_block};
+        const int walkers = (steps[0] != 0) + (steps[1] != 0) + (steps[2] != 0);
+        if (walkers == 0) continue;
+        const std::string dim = i ? "columns" : "rows";
+        if (walkers > 1) {
+          problem("PROGRAM-COVERAGE", ptr_join(o.at_ptr, i),
+                  "the position steps along the " + dim + " of \"" + g->name + "\" with more than one of the tile row, the tile column "
+                  "and the iteration: one dimension of a tensor is walked by one of them, so the positions of different tiles or "
+                  "iterations fall on the same elements",
+                  {"keep the one step that walks this dimension"});
+          continue;
+        }
+        const size_t wi = steps[0] ? 0 : steps[1] ? 1 : 2;
+        const Walker& x = w[wi];
+        if (x.size.empty()) continue;  // a loop of fixed trips walks no size: nothing to compare
+        const std::string& named = i ? g->cols_size : g->rows_size;
+        const spec::Size* z = size(named);
+        if (!z) continue;  // a fixed extent: PROGRAM-GRID
+        const std::string base = z->of ? z->of.name : z->name;
+        if (base != x.size) {
+          problem("PROGRAM-COVERAGE", ptr_join(o.at_ptr, i),
+                  "the position steps with the " + std::string(x.per) + " (\"" + x.key + "\"), which walks the size \"" + x.size +
+                      "\", along the " + dim + " of \"" + g->name + "\", whose extent is the size \"" + named + "\"" +
+                      (z->of ? " (derived from \"" + base + "\")" : "") + ": the " + s(x.steps) + " " + x.per + "s at the spec's sizes "
+                      "cover \"" + x.size + "\", not this extent",
+                  {"step with what walks \"" + base + "\", or give \"" + g->name + "\" an extent derived from \"" + x.size +
+                   "\" ({\"of\": \"" + x.size + "\", \"div\": D, \"mul\": M})"});
+          continue;
+        }
+        by[wi].push_back({&o, i, steps[wi], z->of ? z->div : 1, z->of ? z->mul : 1, g});
+      }
+    });
+    // Each walker: one step is one unit (the grid's tile, the loop's block) of the extent, scaled as
+    // the extent derives from the walker's size. When every op steps by the same other unit, the
+    // grid's tile or the loop's block is what contradicts them; else each op that differs.
+    for (size_t wi = 0; wi < 3; ++wi) {
+      const Walker& x = w[wi];
+      std::set<int64_t> implied;
+      bool whole = true;
+      for (const Stepping& e : by[wi]) {
+        if (e.step * e.div % e.mul != 0) whole = false;
+        else implied.insert(e.step * e.div / e.mul);
+      }
+      if (by[wi].empty()) continue;
+      if (whole && implied.size() == 1 && *implied.begin() != x.unit) {
+        const int64_t u = *implied.begin();
+        const bool grid = wi < 2;
+        std::string consequence;
+        if (u < x.unit)
+          consequence = grid ? "each CTA's loads and stores cover " + s(u) + " of its " + s(x.unit) + ": the rest of every tile is never "
+                               "computed, and the last tiles' part of the output is never written"
+                             : "the " + s(x.steps) + " iterations read " + s(u) + " of every " + s(x.unit) + " elements of \"" + x.size +
+                                   "\": the rest is never read";
+        else
+          consequence = grid ? "the CTAs of neighbouring tiles load and store " + s(u) + " elements " + s(x.unit) +
+                                   " apart: they write the same elements twice (a race), and the last tiles reach past the output"
+                             : "the iterations step " + s(u) + " elements of \"" + x.size + "\" while the loop counts blocks of " + s(x.unit) +
+                                   ": the last " + s(x.steps - (value(x.size) + u - 1) / u) + " of its " + s(x.steps) + " iterations read only what lies past the tensors";
+        problem("PROGRAM-COVERAGE", x.unit_ptr,
+                x.unit_words + ", and every load and store that steps with the " + x.per + " steps " + s(u) + " per " + x.per +
+                    " (as " + ptr_join(by[wi][0].op->at_ptr, by[wi][0].dim) + "): " + consequence,
+                {"make it " + s(u) + ", what the loads and stores step", "or step the loads and stores by " + s(x.unit) + " per " + x.per});
+        continue;
+      }
+      for (const Stepping& e : by[wi]) {
+        if (e.step * e.div == x.unit * e.mul) continue;
+        const bool load = e.op->kind == spec::OpKind::load;
+        const bool grid = wi < 2;
+        const std::string of = "\"" + e.g->name + "\"'s " + (e.dim ? "columns" : "rows");
+        const std::string unit = e.div == 1 && e.mul == 1 ? s(x.unit)
+                                                          : s(x.unit) + " x " + s(e.mul) + " / " + s(e.div) + " (its extent is ceil(" + x.size +
+                                                                " / " + s(e.div) + ") x " + s(e.mul) + ")";
+        const bool less = e.step * e.div < x.unit * e.mul;
+        std::string consequence;
+        if (!grid)
+          consequence = less ? "the iterations read only part of every block of it: the rest is never read"
+                             : "the iterations step past what the loop's blocks cover: elements between them are never " +
+                                   std::string(load ? "read" : "written") + ", and the last iterations reach past the tensor";
+        else if (load)
+          consequence = "the CTA of each " + std::string(x.per) + " reads other elements of it than the ones its output tile needs (" +
+                        "its " + x.per + " of the stores lies " + s(x.unit) + " further per " + x.per + ")";
+        else
+          consequence = less ? "the CTAs of neighbouring tiles write within " + s(e.step) + " elements of each other: they write the same "
+                               "elements twice (a race), and the last part of the tensor is never written"
+                             : "the CTAs' stores leave elements between their tiles unwritten, and the last tiles store past what they computed";
+        problem("PROGRAM-COVERAGE", ptr_join(e.op->at_ptr, e.dim),
+                "the " + std::string(load ? "load" : "store") + " steps " + s(e.step) + " of " + of + " per " + x.per + ", and " + x.unit_words +
+                    ", which is " + unit + " of them: " + consequence,
+                {"step by " + (e.div == 1 && e.mul == 1 ? s(x.unit) : "the " + std::string(x.per) + "'s share of the extent") + " per " + x.per});
+      }
+    }
+    // A grid of several tile rows (columns) at the spec's sizes, and no store into a tensor steps
+    // with the tile row (column): every tile row's CTAs write the same elements.
+    for (const auto& [name, st] : stored_steps)
+      for (size_t wi = 0; wi < 2; ++wi)
+        if (p.grid && !st[wi] && w[wi].steps > 1)
+          problem("PROGRAM-COVERAGE", r_at(*first_store.at(name)),
+                  "the grid has " + s(w[wi].steps) + " " + w[wi].per + "s at the spec's sizes (" + w[wi].size + " = " + s(value(w[wi].size)) +
+                      ", " + w[wi].unit_words + "), and no store into \"" + name + "\" steps with the " + w[wi].per + " (\"" + w[wi].key +
+                      "\"): the CTAs of every " + w[wi].per + " write the same elements of it (a race), and what the other tiles compute is never stored",
+                  {"step the store with the " + std::string(w[wi].per) + " (\"" + w[wi].key + "\": " + s(w[wi].unit) + ")",
+                   "or make the grid's tile as large as the problem along it"});
+  }
+  static std::string r_at(const spec::Op& o) { return o.has_at ? o.at_ptr : o.ptr; }
+
   // PROGRAM-LOOP: one loop, of a program with roles, over a size in blocks or a fixed count, that
   // steps what it steps; rings live in it.
   void loop() {
@@ -372,6 +571,9 @@ const std::vector<verify::Problem>& program_structure(const Context& c) {
       st.roles();
       st.pair_roles();
       st.run_reloads();
+      st.places();
+      // Coverage compares positions with sizes, the grid and the loop the other rules passed.
+      if (st.out.empty()) st.coverage();
       *c.structure = std::move(st.out);
     }
   }
@@ -393,5 +595,23 @@ void check_math_roles(const Context& c, Diagnostics& d) { report(c, d, "MATH-ROL
 void check_pair_role_issue(const Context& c, Diagnostics& d) { report(c, d, "PAIR-ROLE-ISSUE"); }
 void check_pair_role_reload(const Context& c, Diagnostics& d) { report(c, d, "PAIR-ROLE-RELOAD"); }
 void check_load_reload(const Context& c, Diagnostics& d) { report(c, d, "LOAD-RELOAD"); }
+void check_load_place(const Context& c, Diagnostics& d) { report(c, d, "LOAD-PLACE"); }
+// PROGRAM-COVERAGE: the positions against the grid and the loop (here, on the spec), then what the
+// ops of each step cover (the verifiers', verify_coverage.cpp, on a kernel lowered once these passed).
+void check_program_coverage(const Context& c, Diagnostics& d) {
+  report(c, d, "PROGRAM-COVERAGE");
+  if (!c.spec.program) return;
+  lowered(c, d);
+  for (const auto& p : c.problems)
+    if (p.rule == "PROGRAM-COVERAGE") d.error(p.rule, p.pointer, p.message).help = p.help;
+}
+
+// OP-MMA-A-ORDER: a warning (the verifiers', verify_coverage.cpp); the spec says "place".
+void check_op_mma_a_order(const Context& c, Diagnostics& d) {
+  if (!c.spec.program) return;
+  lowered(c, d);
+  for (const auto& p : c.warnings)
+    if (p.rule == "OP-MMA-A-ORDER") d.warning(p.rule, p.pointer, p.message).help = p.help;
+}
 
 }  // namespace ptxgen::rules

@@ -26,6 +26,7 @@ struct Context {
   mutable bool lowering_tried = false;
   mutable std::vector<verify::Problem> problems;  // the verifiers' (src/rules/verify*.cpp)
   mutable size_t buffer_problems = 0;             // how many of them concern the buffers (the first)
+  mutable std::vector<verify::Problem> warnings;  // the verifiers' warnings (what can be intended)
   // The program's sizes, grid, loop and roles as check_pipeline.cpp judges them (computed once).
   mutable std::optional<std::vector<verify::Problem>> structure = std::nullopt;
   // The planner's facts the budget, grid and size rules read (narrow calls into plan/), each
@@ -109,6 +110,9 @@ void check_math_roles(const Context&, Diagnostics&);
 void check_pair_role_issue(const Context&, Diagnostics&);
 void check_pair_role_reload(const Context&, Diagnostics&);
 void check_load_reload(const Context&, Diagnostics&);
+void check_program_coverage(const Context&, Diagnostics&);
+void check_load_place(const Context&, Diagnostics&);
+void check_op_mma_a_order(const Context&, Diagnostics&);
 void check_tmem_alloc_total(const Context&, Diagnostics&);
 void check_program_smem_budget(const Context&, Diagnostics&);
 void check_tmem_budget(const Context&, Diagnostics&);

@@ -1,5 +1,6 @@
 // The rule table. One record per rule; checks, `ptxgen rules`, `ptxgen explain`, docs/rules.md
 // and the negative tests all come from here.
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -894,6 +895,26 @@ const std::vector<Rule> kTable = {
  {"drop the earlier load", "or read the tile (copy or mma) between the two loads"},
  R"({"program": {"threads": 192, "roles": {"epilogue": {"warps": [0, 1, 2, 3]}, "producer": {"warps": [4]}, "mma": {"warps": [5]}}, "ops": [{"op": "loop", "trips": 2, "ops": [{"op": "load", "role": "producer", "src": "A", "dst": "a", "via": "tma"}, {"op": "load", "role": "producer", "src": "A", "dst": "a", "via": "tma"}, {"op": "load", "role": "producer", "src": "B", "dst": "b", "via": "tma"}, {"op": "mma", "role": "mma", "a": "a", "b": "b", "d": "acc", "accumulate": "after_first"}]}, {"op": "tmem_load", "role": "epilogue", "src": "acc", "regs": "r"}, {"op": "store", "role": "epilogue", "regs": "r", "dst": "D"}]}})", "/program/ops/0/ops/1/dst", false,
  R"({"program": {"threads": 192, "roles": {"epilogue": {"warps": [0, 1, 2, 3]}, "producer": {"warps": [4]}, "mma": {"warps": [5]}}, "ops": [{"op": "loop", "trips": 2, "ops": [{"op": "load", "role": "producer", "src": "A", "dst": "a", "via": "tma"}, {"op": "load", "role": "producer", "src": "B", "dst": "b", "via": "tma"}, {"op": "mma", "role": "mma", "a": "a", "b": "b", "d": "acc", "accumulate": "after_first"}]}, {"op": "tmem_load", "role": "epilogue", "src": "acc", "regs": "r"}, {"op": "store", "role": "epilogue", "regs": "r", "dst": "D"}]}})", check_load_reload},
+{"PROGRAM-COVERAGE", "loads and stores that step with the grid or the loop do not cover their tensors once", "(docs/spec.md, \"Coverage\")",
+ "A load or store whose position steps with the CTA's tile row or column (\"m_tile\", \"n_tile\") or the loop's iteration (\"k_block\") walks its tensor step by step, along an extent that is the walker's size (or derived from it: ceil(S / div) x mul). One step of the grid is one tile (TM rows, TN columns) of that extent, one iteration one block of the loop, scaled as the extent is: anything else leaves part of the output unwritten or has CTAs race on the same elements, or leaves part of the input (of K) unread, or reads past it. Inside one step the stores of a tensor write each element exactly once and its loads read each element; a load that reaches past its step of the loop reads elements the next iteration reads again (the MMAs sum them twice); a store in the loop steps with the iteration; a grid of several tiles along a dimension has the stores step along it. The grid's tiles are counted at the spec's sizes.",
+ "A store stepping 64 rows per tile row in a grid of 128-row tiles; a loop block of 128 over loads that step 64 along K; A's rows stepping 256 per tile row while D's step 128; a grid tile of 256 rows whose stores write 128.",
+ {"step every load and store by the grid's tile (the loop's block) of its extent", "or make the grid's tile (the loop's block) what the loads and stores step",
+  "store (load) registers (tiles) that cover one step exactly"},
+ R"({"program": {"sizes": {"m": 256, "n": 256}, "grid": {"tile": [128, 128]}, "globals": {"D": {"dtype": "f32", "shape": ["m", "n"]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D", "at": [{"m_tile": 64}, {"n_tile": 128}]}]}})", "/program/grid/tile/0", false,
+ R"({"program": {"sizes": {"m": 256, "n": 256}, "grid": {"tile": [128, 128]}, "globals": {"D": {"dtype": "f32", "shape": ["m", "n"]}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D", "at": [{"m_tile": 128}, {"n_tile": 128}]}]}})", check_program_coverage},
+{"LOAD-PLACE", "a load places rows in layout F's lanes into a tile a 128-row copy cannot move", "PTX ISA 9.1 §9.7.16.10.5.6 (data-path layout F); §9.7.16.9.2 (tcgen05.cp shapes)",
+ "An M = 64 MMA (data-path layout F) reads row r of A (and of its sparsity metadata) in tensor-memory lane 32 (r / 16) + r % 16 + its alignment (0 or 16). No tcgen05.cp shape writes 16-lane pieces: a 128-row copy moves tile row i to lane i, so a naturally ordered A reaches layout F only if its rows sit in the tile at those lanes. \"place\": \"layout_f::0\" or \"layout_f::16\" on a load puts the rows it reads there (16 rows at a time, half of each 128-row slab), \"layout_f\" two M = 64 groups per slab (the first at alignment 0, the second at 16), as the gemm template places A. The tile is K-major (tcgen05.cp reads K-major tiles) and whole 128-row slabs.",
+ "\"place\" on a load into a 64-row tile, or into an MN-major tile.",
+ {"give the tile whole 128-row slabs, K-major", "or drop \"place\" (rows in order)"},
+ R"({"program": {"smem": {"a": {"shape": [64, 64]}}, "ops": [{"op": "load", "src": "A", "dst": "a", "place": "layout_f::0"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/0/place", false,
+ R"({"program": {"ops": [{"op": "load", "src": "A", "dst": "a", "place": "rows"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_t", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r"}, {"op": "store", "regs": "r", "dst": "D"}]}})", check_load_place},
+{"OP-MMA-A-ORDER", "warning: an M = 64 mma reads A in layout F from a tile loaded in row order", "PTX ISA 9.1 §9.7.16.10.5.6 (data-path layout F); §9.7.16.9.2 (tcgen05.cp shapes)",
+ "A warning, not an error. An M = 64 MMA with A in tensor memory reads row r of A in lane 32 (r / 16) + r % 16 + its alignment (layout F). A gets there by a 128-row copy (tile row i to lane i) into a rows view that the layout-F view casts, so row r of A is tile row 32 (r / 16) + r % 16 + the alignment: a load that fills the tile in row order from a naturally ordered A gives D with permuted rows, and every check passes. \"place\" on the load puts the rows where layout F reads them (LOAD-PLACE); a global that already holds A in that lane order says so with \"place\": \"rows\", which silences the warning.",
+ "A load without \"place\" into the tile whose copy an M = 64 mma reads as A in layout F.",
+ {"add \"place\": \"layout_f::0\" or \"layout_f::16\" (the mma's alignment), or \"layout_f\" for both, to the load",
+  "or \"place\": \"rows\" when the global already holds A in layout F's lane order"},
+ R"({"program": {"tmem": {"acc": {"slice": null, "cast": {"of": {"slice": {"of": "t", "columns": [0, 128]}}, "layout": "layout_f::0"}}, "a_f": {"cast": {"of": "a_t", "layout": "layout_f::0"}}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_f", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r", "shape": "16x256b"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/0", false,
+ R"({"program": {"tmem": {"acc": {"slice": null, "cast": {"of": {"slice": {"of": "t", "columns": [0, 128]}}, "layout": "layout_f::0"}}, "a_f": {"cast": {"of": "a_t", "layout": "layout_f::0"}}}, "ops": [{"op": "load", "src": "A", "dst": "a", "place": "layout_f::0"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_f", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r", "shape": "16x256b"}, {"op": "store", "regs": "r", "dst": "D"}]}})", check_op_mma_a_order},
 // ---- Budgets (last: they skip when earlier rules found errors) -------------------------------
 
 };
@@ -932,12 +953,25 @@ const ir::Kernel* lowered(const Context& c, const Diagnostics& d) {
   if (!c.lowering_tried && (c.spec.program || !d.has_errors())) {
     c.lowering_tried = true;
     // A program whose sizes, grid, loop or roles are refused is not lowered: the pipeliner plans
-    // only a structure it can take (check_pipeline.cpp reports why).
-    if (c.spec.program && !program_structure(c).empty()) return nullptr;
+    // only a structure it can take (check_pipeline.cpp reports why). Steps that contradict the
+    // grid or the loop (PROGRAM-COVERAGE) lower as they are, so that the kernel's other errors
+    // (its launch grid, its budgets) are reported in the same run.
+    bool steps_refused = false;
+    if (c.spec.program)
+      for (const auto& p : program_structure(c)) {
+        if (p.rule != "PROGRAM-COVERAGE") return nullptr;
+        steps_refused = true;
+      }
     c.kernel = std::make_shared<ir::Kernel>(lower::lower(c.spec));
     verify::Verdict v = verify::run(*c.kernel);
+    // What one step covers is measured in steps that are right: with steps refused, the
+    // verifiers' coverage problems would only follow from them.
+    if (steps_refused)
+      v.problems.erase(std::remove_if(v.problems.begin(), v.problems.end(), [](const verify::Problem& p) { return p.rule == "PROGRAM-COVERAGE"; }),
+                       v.problems.end());
     c.problems = std::move(v.problems);
     c.buffer_problems = v.buffer_problems;
+    c.warnings = std::move(v.warnings);
   }
   return c.kernel.get();
 }
@@ -998,7 +1032,7 @@ void say_chosen(const spec::Gemm* g, const Diagnostics& found, Diagnostics& out)
 
 Analysis check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
-  Context c{s, g, isa::target_info(s.target), std::nullopt, nullptr, false, {}, 0, std::nullopt, {}};
+  Context c{s, g, isa::target_info(s.target), std::nullopt, nullptr, false, {}, 0, {}, std::nullopt, {}};
   if (g)
     c.kind = g->scale ? isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse),
                                               g->scale->kind)

@@ -75,7 +75,9 @@ Verdict run(const ir::Kernel& k) {
   mmas(c);
   registers(c);
   order(c);
-  return {std::move(c.problems), std::move(c.refused), buffers};
+  coverage(c);
+  lane_order(c);
+  return {std::move(c.problems), std::move(c.refused), buffers, std::move(c.warnings)};
 }
 
 }  // namespace ptxgen::rules::verify

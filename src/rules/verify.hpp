@@ -8,6 +8,7 @@
 // planner issues no diagnostics for these rules.
 #pragma once
 
+#include <array>
 #include <map>
 #include <set>
 #include <string>
@@ -31,6 +32,7 @@ struct Ctx {
   const ir::Kernel& k;
   const isa::TargetInfo& target;
   std::vector<Problem> problems;
+  std::vector<Problem> warnings;  // what can be intended, and the spec can say so (not refused)
   std::set<std::string> reported;
 
   std::map<std::string, const ir::Global*> globals;
@@ -43,6 +45,7 @@ struct Ctx {
   std::set<const ir::Op*> refused;
   std::set<std::string> refused_copies;  // views a refused copy was to fill (copies())
   std::map<const ir::Op*, plan::MmaShape> mma_shapes;  // accepted tcgen05 mma ops' shapes (mmas())
+  std::map<const ir::Op*, std::array<int64_t, 2>> stored;  // accepted stores: the rows x columns they write (registers())
 
   explicit Ctx(const ir::Kernel& kernel);
   void problem(const std::string& rule, const std::string& ptr, const std::string& msg,
@@ -85,6 +88,14 @@ void registers(Ctx& c);
 // ORDER-INCOMPLETE, ORDER-BARRIER, CP-MULTICAST-OVERLAP, over the ops as listed.
 void order(Ctx& c);
 
+// What the stepping loads and stores of a program cover of their tensors inside one step of the
+// grid and the loop (verify_coverage.cpp): PROGRAM-COVERAGE, judged once every op passed.
+void coverage(Ctx& c);
+// An M = 64 MMA reading A in layout F from a copy of a tile that a load filled in row order,
+// without "place" (verify_coverage.cpp): OP-MMA-A-ORDER, a warning, since the global may hold A in
+// lane order already ("place": "rows" says so).
+void lane_order(Ctx& c);
+
 // Every op of the kernel in program order: each role's nodes, loop bodies in place.
 std::vector<const ir::Op*> all_ops(const ir::Kernel& k);
 
@@ -93,6 +104,7 @@ struct Verdict {
   std::vector<Problem> problems;
   std::set<const ir::Op*> refused;
   size_t buffer_problems = 0;  // the first problems, of the kernel's buffers (kernel(), views())
+  std::vector<Problem> warnings;  // what can be intended (not refused)
 };
 Verdict run(const ir::Kernel& k);
 

@@ -446,6 +446,7 @@ void registers(Ctx& c) {
       case ir::OpKind::store: {
         const auto src = defs.find(op->as<ir::Store>()->regs.name);
         if (src == defs.end() || !store(c, *op, src->second.regs)) c.refused.insert(op);
+        else c.stored[op] = {src->second.regs.rows, src->second.regs.row_elements};  // what coverage() compares
         break;
       }
       case ir::OpKind::math:

@@ -41,6 +41,10 @@ Choices<isa::DType> all_dtypes() {
 }
 
 const Choices<SubByte> kFormats = {{"padded", SubByte::padded}, {"packed", SubByte::packed}};
+const Choices<Place> kPlaces = {{"rows", Place::rows},
+                                {"layout_f::0", Place::layout_f_0},
+                                {"layout_f::16", Place::layout_f_16},
+                                {"layout_f", Place::layout_f}};
 const Choices<TmemLayout> kLayouts = {{"rows", TmemLayout::rows},
                                       {"warpx2::02_13", TmemLayout::warpx2_02_13},
                                       {"warpx2::01_23", TmemLayout::warpx2_01_23},
@@ -452,7 +456,8 @@ class Parser {
         if (o.kind == OpKind::read) o.like = ref(r, "like", true);
         else o.dst = ref(r, "dst", true);
         o.at_ptr = r.ptr("at");
-        if (r.has("at")) position(r, o);
+        o.has_at = r.has("at");
+        if (o.has_at) position(r, o);
         o.per_cta_ptr = r.ptr("per_cta");
         if (r.has("per_cta"))
           if (auto a = pair(r, "per_cta", 0, kMaxExtent)) {
@@ -462,6 +467,8 @@ class Parser {
         if (o.kind == OpKind::load) {
           o.via_ptr = r.ptr("via");
           if (auto v = r.choice("via", false, Choices<bool>{{"ld", false}, {"tma", true}})) o.tma = *v;
+          if (r.has("place"))
+            if (auto v = r.choice("place", false, kPlaces)) o.place = *v, o.place_ptr = r.ptr("place");
         }
         break;
       case OpKind::copy:
@@ -745,6 +752,9 @@ std::string program_to_json(const Program& p) {
         x["at"] = at;
         if (o.has_per_cta) x["per_cta"] = {o.per_cta[0], o.per_cta[1]};
         if (o.tma) x["via"] = "tma";
+        if (!o.place_ptr.empty())
+          for (const auto& [n, v] : kPlaces)
+            if (v == o.place) x["place"] = n;
         break;
       }
       case OpKind::copy:

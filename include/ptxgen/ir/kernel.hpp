@@ -233,6 +233,9 @@ struct Load {
   std::string map_param;   // the tensor-map parameter ("" : the planner names it tmap_N)
   int tile_row0 = -1;      // a row-placed load: it writes tile rows [tile_row0, tile_row0 + load_rows)
   int load_rows = 0;
+  // The program's "place" of the load this one is a piece of ("" : none written): the pieces of
+  // one placed load share its tensor map.
+  std::string place_ptr;
   // A TMA load the `multicast` CTAs (pairs) of the cluster's block share (.multicast::cluster):
   // along N, the block's tile row (`multicast_along_m` false: the same M tile, A's rows), along M
   // its tile column (true: B's). The CTA (pair) at place j of that row or column issues the j-th of
