@@ -71,59 +71,46 @@ TEST_CASE("docs/rules.md is generated from the table and current") {
                 "docs/rules.md is stale: run tools/update-golden (it regenerates docs/rules.md)");
 }
 
-TEST_CASE("gemm epilogue alpha, beta with c, residual: each mistake its rule at the member written") {
-  auto one = [](const std::string& patch) {
-    const Diagnostics d = diags(patch);
-    REQUIRE(d.list().size() == 1);
-    return d.list()[0];
+TEST_CASE("gemm epilogue alpha, beta with c, residual, amax, D's scale: each mistake its rule at the member written") {
+  // Built: the whole list passes on both engines (f32 accumulators), also beside a gated activation
+  // where it applies to D.
+  for (const char* ok : {R"({"gemm": {"alpha": 0.5, "c": {"dtype": "f16"}, "beta": -2, "bias": {"dtype": "f32"}, "activation": "relu", "residual": {"dtype": "bf16"}}})",
+                         R"({"target": "sm_90a", "gemm": {"alpha": 3, "c": {"dtype": "f32"}, "residual": {"dtype": "f16"}}})",
+                         R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3", "scale": true}, "epilogue": "direct", "amax": true}})",
+                         R"({"gemm": {"activation": "swiglu", "residual": {"dtype": "bf16"}, "amax": true, "d": {"dtype": "bf16", "scale": true}}})"}) {
+    CAPTURE(ok);
+    CHECK(diags(ok).list().empty());
+  }
+  struct Case {
+    const char* patch;
+    const char* rule;
+    const char* pointer;
   };
-  // Built: the whole list passes on both engines (f32 accumulators).
-  CHECK(diags(R"({"gemm": {"alpha": 0.5, "c": {"dtype": "f16"}, "beta": -2, "bias": {"dtype": "f32"}, "activation": "relu",
-                  "residual": {"dtype": "bf16"}}})").list().empty());
-  CHECK(diags(R"({"target": "sm_90a", "gemm": {"alpha": 3, "c": {"dtype": "f32"}, "residual": {"dtype": "f16"}}})").list().empty());
-  // beta scales C: without c it is a missing member, at beta (what was written).
-  Diagnostic x = one(R"({"gemm": {"beta": 2}})");
-  CHECK(x.rule == "SPEC-MISSING-KEY");
-  CHECK(x.pointer == "/gemm/beta");
-  CHECK(x.help.at(0) == "give C's type: \"c\": {\"dtype\": \"bf16\"} (or f16, f32)");
-  // alpha and beta become f32 immediates: beyond f32's range is MATH-DTYPE at the member.
-  x = one(R"({"gemm": {"alpha": 1e39}})");
-  CHECK(x.rule == "MATH-DTYPE");
-  CHECK(x.pointer == "/gemm/alpha");
-  x = one(R"({"gemm": {"c": {"dtype": "bf16"}, "beta": -4e38}})");
-  CHECK(x.rule == "MATH-DTYPE");
-  CHECK(x.pointer == "/gemm/beta");
-  x = one(R"({"gemm": {"alpha": "2"}})");
-  CHECK(x.rule == "SPEC-TYPE");
-  CHECK(x.pointer == "/gemm/alpha");
-  // C and the residual are read as f32, bf16 or f16.
-  x = one(R"({"gemm": {"c": {"dtype": "e4m3"}}})");
-  CHECK(x.rule == "SPEC-ENUM");
-  CHECK(x.pointer == "/gemm/c/dtype");
-  x = one(R"({"gemm": {"residual": {"dtype": "s32"}}})");
-  CHECK(x.rule == "SPEC-ENUM");
-  CHECK(x.pointer == "/gemm/residual/dtype");
-  x = one(R"({"gemm": {"c": {}}})");
-  CHECK(x.rule == "SPEC-MISSING-KEY");
-  CHECK(x.pointer == "/gemm/c/dtype");
-  // The amax and D's scale are booleans; both build on both engines.
-  x = one(R"({"gemm": {"d": {"dtype": "bf16", "scale": "yes"}}})");
-  CHECK(x.rule == "SPEC-TYPE");
-  CHECK(x.pointer == "/gemm/d/scale");
-  x = one(R"({"gemm": {"amax": 1}})");
-  CHECK(x.rule == "SPEC-TYPE");
-  CHECK(x.pointer == "/gemm/amax");
-  CHECK(diags(R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3", "scale": true}, "epilogue": "direct", "amax": true}})").list().empty());
-  // A gated activation: alpha and C (before the activation) are refused, what applies to D is built.
-  x = one(R"({"gemm": {"activation": "swiglu", "alpha": 2}})");
-  CHECK(x.rule == "GLU-LAYOUT");
-  CHECK(x.pointer == "/gemm/alpha");
-  x = one(R"({"gemm": {"activation": "geglu", "c": {"dtype": "bf16"}}})");
-  CHECK(x.rule == "GLU-LAYOUT");
-  CHECK(x.pointer == "/gemm/c");
-  CHECK(diags(R"({"gemm": {"activation": "swiglu", "residual": {"dtype": "bf16"}, "amax": true, "d": {"dtype": "bf16", "scale": true}}})")
-            .list()
-            .empty());
+  for (const Case& c : {
+           // beta scales C: without c it is a missing member, at beta (what was written).
+           Case{R"({"gemm": {"beta": 2}})", "SPEC-MISSING-KEY", "/gemm/beta"},
+           // alpha and beta become f32 immediates: beyond f32's range is MATH-DTYPE at the member.
+           Case{R"({"gemm": {"alpha": 1e39}})", "MATH-DTYPE", "/gemm/alpha"},
+           Case{R"({"gemm": {"c": {"dtype": "bf16"}, "beta": -4e38}})", "MATH-DTYPE", "/gemm/beta"},
+           Case{R"({"gemm": {"alpha": "2"}})", "SPEC-TYPE", "/gemm/alpha"},
+           // C and the residual are read as f32, bf16 or f16.
+           Case{R"({"gemm": {"c": {"dtype": "e4m3"}}})", "SPEC-ENUM", "/gemm/c/dtype"},
+           Case{R"({"gemm": {"residual": {"dtype": "s32"}}})", "SPEC-ENUM", "/gemm/residual/dtype"},
+           Case{R"({"gemm": {"c": {}}})", "SPEC-MISSING-KEY", "/gemm/c/dtype"},
+           // The amax and D's scale are booleans.
+           Case{R"({"gemm": {"d": {"dtype": "bf16", "scale": "yes"}}})", "SPEC-TYPE", "/gemm/d/scale"},
+           Case{R"({"gemm": {"amax": 1}})", "SPEC-TYPE", "/gemm/amax"},
+           // A gated activation: alpha and C (before the activation) are refused.
+           Case{R"({"gemm": {"activation": "swiglu", "alpha": 2}})", "GLU-LAYOUT", "/gemm/alpha"},
+           Case{R"({"gemm": {"activation": "geglu", "c": {"dtype": "bf16"}}})", "GLU-LAYOUT", "/gemm/c"},
+       }) {
+    CAPTURE(c.patch);
+    const Diagnostics d = diags(c.patch);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == c.rule);
+    CHECK(d.list()[0].pointer == c.pointer);
+  }
+  CHECK(diags(R"({"gemm": {"beta": 2}})").list().at(0).help.at(0) == "give C's type: \"c\": {\"dtype\": \"bf16\"} (or f16, f32)");
 }
 
 TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MATH-OPERANDS without a register set") {

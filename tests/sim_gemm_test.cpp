@@ -256,3 +256,42 @@ TEST_CASE("gated activations on the other epilogues and schedules, simulated who
   }
 }
 }
+
+// The fused epilogue's alpha, beta C, residual, amax and D's scale (docs/spec.md, "Epilogues")
+// beyond their goldens' schedules (sm_90a data-parallel TMA and direct; tcgen05 data-parallel
+// TMA): sm_90a's persistent ping-pong consumers with the run-time choice of store ("auto", an odd
+// n: the direct one), tcgen05 persistent with the TMA store (the amax raised by tiles of several
+// CTAs), a tcgen05 CTA pair's direct stores, and a gated product with a residual, the amax and
+// D's scale, each simulated whole against float64 on ragged tiles.
+TEST_SUITE("sim_gemm") {
+TEST_CASE("fused alpha, beta C, residual, amax and D's scale on the other schedules, simulated whole, match float64") {
+  struct Case {
+    const char* spec;
+    const char* patch;
+    int64_t m, n, k;
+    int multiprocessors;
+  };
+  for (const Case& c : {Case{"gemm_sm90_bf16_128x128x64_alpha_beta_c_residual",
+                             R"({"schedule": "persistent", "consumers": "pingpong", "epilogue": "auto", "amax": true, "d": {"dtype": "bf16", "scale": true}})",
+                             253, 251, 189, 2},
+                        Case{"gemm_bf16_128x256x64_alpha_c_residual_tma", R"({"schedule": "persistent", "amax": true})", 253, 504, 189, 2},
+                        Case{"gemm_bf16_128x256x64_tma_amax",
+                             R"({"tile": {"m": 256}, "cta_group": 2, "epilogue": "direct", "alpha": -0.5, "residual": {"dtype": "f16"}})", 301, 250, 130, 0},
+                        Case{"gemm_sm90_bf16_128x256x64_bias_swiglu",
+                             R"({"residual": {"dtype": "f32"}, "amax": true, "d": {"dtype": "bf16", "scale": true}})", 253, 200, 189, 0}}) {
+    const std::string name = c.spec;
+    CAPTURE(name);
+    auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + c.spec + ".json"));
+    doc["gemm"].merge_patch(nlohmann::json::parse(c.patch));
+    const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
+    const simtest::GemmResult r = simtest::run_gemm(*k, manifest, c.m, c.n, c.k, 43, {}, c.multiprocessors);
+    CHECK_MESSAGE(r.error.empty(), r.error);
+    CHECK(r.checked == c.m * c.n);
+    CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
+    std::printf("sim fused %-44s %s %ldx%ldx%ld: max |err| %.2g (%.2g of the bound)\n", c.spec, c.patch, static_cast<long>(c.m),
+                static_cast<long>(c.n), static_cast<long>(c.k), r.max_err, r.worst);
+  }
+}
+}

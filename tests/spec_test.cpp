@@ -20,6 +20,20 @@ Diagnostic only(const Diagnostics& d) {
   REQUIRE(d.list().size() == 1);
   return d.list()[0];
 }
+// The example program with `op` appended (as op 8).
+nlohmann::json program_with(const nlohmann::json& op) {
+  auto m = nlohmann::json::parse(rules::example_program_base());
+  m["program"]["ops"].push_back(op);
+  return m;
+}
+// The spec of `doc`, which must parse without a diagnostic.
+spec::Spec clean(const nlohmann::json& doc) {
+  Diagnostics d;
+  auto r = spec::parse(doc.dump(), d);
+  REQUIRE(r.spec);
+  CHECK_FALSE(d.has_errors());
+  return *r.spec;
+}
 std::string with_gemm(const std::string& gemm_member) {
   std::string base(rules::example_base());
   const auto at = base.find("\"m\": 4096");
@@ -132,15 +146,11 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
   // Row reductions are built: {"op": "reduce", "fn", "regs", "a"}, kept through to_json; an
   // unknown fn is SPEC-ENUM at /fn.
   {
-    auto m = nlohmann::json::parse(rules::example_program_base());
-    m["program"]["ops"].push_back({{"op", "reduce"}, {"fn", "absmax"}, {"regs", "y"}, {"a", "r"}});
-    Diagnostics d;
-    auto r = spec::parse(m.dump(), d);
-    REQUIRE(r.spec);
-    CHECK_FALSE(d.has_errors());
-    CHECK(r.spec->program->ops.back().kind == spec::OpKind::reduce);
-    CHECK(r.spec->program->ops.back().reduce_fn == ReduceFn::absmax);
-    CHECK(nlohmann::json::parse(spec::to_json(*r.spec))["program"]["ops"][8]["fn"] == "absmax");
+    auto m = program_with({{"op", "reduce"}, {"fn", "absmax"}, {"regs", "y"}, {"a", "r"}});
+    const spec::Spec sp = clean(m);
+    CHECK(sp.program->ops.back().kind == spec::OpKind::reduce);
+    CHECK(sp.program->ops.back().reduce_fn == ReduceFn::absmax);
+    CHECK(nlohmann::json::parse(spec::to_json(sp))["program"]["ops"][8]["fn"] == "absmax");
     m["program"]["ops"].back()["fn"] = "min";
     const Diagnostic x = only(parse(m.dump()));
     CHECK(x.rule == "SPEC-ENUM");
@@ -161,15 +171,11 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
   // composition is approximate), round-tripping through to_json; no "b".
   for (const auto& a : activations()) {
     CAPTURE(a.name);
-    auto m = nlohmann::json::parse(rules::example_program_base());
     nlohmann::json op = {{"op", std::string(a.name)}, {"regs", "y"}, {"a", "r"}};
     if (a.approx) op["approx"] = true;
-    m["program"]["ops"].push_back(op);
-    Diagnostics d;
-    auto r = spec::parse(m.dump(), d);
-    REQUIRE(r.spec);
-    CHECK_FALSE(d.has_errors());
-    const auto& last = r.spec->program->ops.back();
+    auto m = program_with(op);
+    const spec::Spec sp = clean(m);
+    const auto& last = sp.program->ops.back();
     CHECK(last.kind == spec::OpKind::math);
     REQUIRE(last.activation);
     CHECK(*last.activation == a.a);
@@ -177,12 +183,9 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     CHECK(last.a.ptr == "/program/ops/8/a");
     CHECK(last.approx == a.approx);
     CHECK(spec::math_name(last) == a.name);
-    const auto out = nlohmann::json::parse(spec::to_json(*r.spec));
+    const auto out = nlohmann::json::parse(spec::to_json(sp));
     CHECK(out["program"]["ops"][8] == op);
-    Diagnostics d2;
-    auto again = spec::parse(spec::to_json(*r.spec), d2);
-    REQUIRE(again.spec);
-    CHECK(spec::to_json(*again.spec) == spec::to_json(*r.spec));
+    CHECK(spec::to_json(clean(nlohmann::json::parse(spec::to_json(sp)))) == spec::to_json(sp));  // round-trips
     // A constant "a" parses (the rules refuse it: MATH-OPERANDS) and round-trips as its number.
     m["program"]["ops"].back()["a"] = -2.5;
     Diagnostics d3;
@@ -201,41 +204,30 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
   // round-trip through to_json.
   for (const auto& f : math_fns()) {
     CAPTURE(f.name);
-    auto m = nlohmann::json::parse(rules::example_program_base());
     nlohmann::json op = {{"op", std::string(f.name)}, {"regs", "y"}, {"a", "r"}};
     if (f.operands >= 2) op["b"] = "r";
     if (f.operands >= 3) op["c"] = "r";
     if (!f.exact) op["approx"] = true;
-    m["program"]["ops"].push_back(op);
-    Diagnostics d;
-    auto r = spec::parse(m.dump(), d);
-    REQUIRE(r.spec);
-    CHECK_FALSE(d.has_errors());
-    const auto& last = r.spec->program->ops.back();
+    auto m = program_with(op);
+    const spec::Spec sp = clean(m);
+    const auto& last = sp.program->ops.back();
     CHECK(last.kind == spec::OpKind::math);
     CHECK(last.fn == f.fn);
     CHECK(last.approx == !f.exact);
-    Diagnostics d2;
-    auto again = spec::parse(spec::to_json(*r.spec), d2);
-    REQUIRE(again.spec);
-    CHECK(spec::to_json(*again.spec) == spec::to_json(*r.spec));
+    CHECK(spec::to_json(clean(nlohmann::json::parse(spec::to_json(sp)))) == spec::to_json(sp));  // round-trips
   }
   // A constant operand (docs/spec.md, "Arithmetic"): a number instead of a register set's name,
   // kept through to_json; anything else is SPEC-TYPE at the operand.
   {
-    auto m = nlohmann::json::parse(rules::example_program_base());
-    m["program"]["ops"].push_back({{"op", "fma"}, {"regs", "y"}, {"a", "r"}, {"b", 0.5}, {"c", -3}});
-    Diagnostics d;
-    auto r = spec::parse(m.dump(), d);
-    REQUIRE(r.spec);
-    CHECK_FALSE(d.has_errors());
-    const auto& last = r.spec->program->ops.back();
+    auto m = program_with({{"op", "fma"}, {"regs", "y"}, {"a", "r"}, {"b", 0.5}, {"c", -3}});
+    const spec::Spec sp = clean(m);
+    const auto& last = sp.program->ops.back();
     CHECK(last.a.name == "r");
     CHECK_FALSE(last.value[0]);
     CHECK(last.value[1] == 0.5);
     CHECK(last.value[2] == -3.0);
     CHECK(last.c.ptr == "/program/ops/8/c");
-    CHECK(nlohmann::json::parse(spec::to_json(*r.spec))["program"]["ops"][8]["b"] == 0.5);
+    CHECK(nlohmann::json::parse(spec::to_json(sp))["program"]["ops"][8]["b"] == 0.5);
     m["program"]["ops"].back()["b"] = true;
     const Diagnostic x = only(parse(m.dump()));
     CHECK(x.rule == "SPEC-TYPE");

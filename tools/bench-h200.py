@@ -151,21 +151,25 @@ def configs():
     # which the same rounds time too. Budgets where 128 x 256 tiles need them: without 40 / 232 the
     # persistent TMA kernel spills about 870 bytes (ptxas); ping-pong 128 x 128 spills 28 bytes with
     # them and none without (prepare reports the fused kernels that spill).
-    for name, twin, patch in (
-            ("bf16_fused_bias_gelu_128x256x64_s3_tma_pers_regs", "bf16_128x256x64_s3_tma_pers_c11_regs",
-             {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 3, "schedule": "persistent", "epilogue": "tma",
-              "cluster": [1, 1, 1], "registers": rb}),
-            ("bf16_fused_bias_gelu_128x256x64_s4_tma_regs", "bf16_128x256x64_s4_tma",
-             {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "schedule": "data_parallel", "epilogue": "tma",
-              "registers": rb}),
-            ("bf16_fused_bias_gelu_128x128x64_s5_tma_pp", "bf16_128x128x64_s5_tma_pp",
-             {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 5, "schedule": "persistent", "epilogue": "tma",
-              "consumers": "pingpong"}),
-            ("bf16_fused_bias_gelu_128x128x64_s4_tma_pp", "bf16_128x128x64_s4_tma_pp",
-             {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 4, "schedule": "persistent", "epilogue": "tma",
-              "consumers": "pingpong"})):
-        patch = dict(patch, **{"a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "bf16"}})
-        out.append((name, "bf16", dict(patch, **FUSED_EPILOGUE, shapes=[list(s) for s in FUSED_SHAPES], twin=twin)))
+    # The fused kernels, each a tile part of its name, its plain twin and its patch (GEMM + SwiGLU
+    # takes the first three).
+    bf = {"a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "bf16"}}
+    fused_kernels = (
+        ("128x256x64_s3_tma_pers_regs", "bf16_128x256x64_s3_tma_pers_c11_regs",
+         {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 3, "schedule": "persistent", "epilogue": "tma",
+          "cluster": [1, 1, 1], "registers": rb}),
+        ("128x256x64_s4_tma_regs", "bf16_128x256x64_s4_tma",
+         {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "schedule": "data_parallel", "epilogue": "tma",
+          "registers": rb}),
+        ("128x128x64_s5_tma_pp", "bf16_128x128x64_s5_tma_pp",
+         {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 5, "schedule": "persistent", "epilogue": "tma",
+          "consumers": "pingpong"}),
+        ("128x128x64_s4_tma_pp", "bf16_128x128x64_s4_tma_pp",
+         {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 4, "schedule": "persistent", "epilogue": "tma",
+          "consumers": "pingpong"}))
+    for tail, twin, patch in fused_kernels:
+        out.append(("bf16_fused_bias_gelu_" + tail, "bf16",
+                    dict(patch, **bf, **FUSED_EPILOGUE, shapes=[list(s) for s in FUSED_SHAPES], twin=twin)))
     # ptxgen's own choices with the epilogue, per shape (the twin: the same shape's plain default).
     for (M, N, K) in FUSED_SHAPES:
         out.append(("bf16_fused_bias_gelu_default_%dx%dx%d" % (M, N, K), "bf16",
@@ -174,19 +178,10 @@ def configs():
     # GEMM + SwiGLU (D = silu(P[:, :d]) * P[:, d:]), timed on the kernel shapes M x 2d x K of
     # GLU_SHAPES, each config with its plain twin (the same kernel storing P); the planner's choice
     # against the plain default of the kernel shape (added where SHAPES has none).
-    bf = {"a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "bf16"}}
-    for name, twin, patch in (
-            ("bf16_swiglu_128x256x64_s3_tma_pers_regs", "bf16_128x256x64_s3_tma_pers_c11_regs",
-             {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 3, "schedule": "persistent", "epilogue": "tma",
-              "cluster": [1, 1, 1], "registers": rb}),
-            ("bf16_swiglu_128x256x64_s4_tma_regs", "bf16_128x256x64_s4_tma",
-             {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "schedule": "data_parallel", "epilogue": "tma",
-              "registers": rb}),
-            ("bf16_swiglu_128x128x64_s5_tma_pp", "bf16_128x128x64_s5_tma_pp",
-             {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 5, "schedule": "persistent", "epilogue": "tma",
-              "consumers": "pingpong"})):
-        out.append((name, "bf16", dict(patch, **bf, **GLU_EPILOGUE, shapes=[list(glu_kernel_shape(s)) for s in GLU_SHAPES],
-                                       twin=twin, glu=True)))
+    for tail, twin, patch in fused_kernels[:3]:
+        out.append(("bf16_swiglu_" + tail, "bf16", dict(patch, **bf, **GLU_EPILOGUE,
+                                                          shapes=[list(glu_kernel_shape(s)) for s in GLU_SHAPES],
+                                                          twin=twin, glu=True)))
     for (M, d, K) in GLU_SHAPES:
         kM, kN, kK = glu_kernel_shape((M, d, K))
         if (kM, kN, kK, "bf16") not in SHAPES:

@@ -326,6 +326,10 @@ void cpu_gemm(const std::vector<double>& ra, const std::vector<double>& rb, std:
 
 // ---- fused epilogues -----------------------------------------------------------------------------
 
+// The D scale the launcher passes (a multiplication that rounds, and keeps an e4m3 D in range);
+// exact in f32.
+constexpr float kDScale = 0.75f;
+
 // A kernel's fused epilogue: its ops in the manifest's order ("bias", then the activation), the
 // bias's axis and type.
 struct Epilogue {
@@ -339,7 +343,7 @@ struct Epilogue {
   double alpha = 1, beta = 1;          // as the kernel multiplies: rounded to f32
   bool c = false, residual = false;    // C and residual inputs (m x n)
   bool amax = false;                   // the amax output (one f32): max |value| before D's conversion
-  bool d_scale = false;                // D's scale input (one f32; the launcher passes 0.75)
+  bool d_scale = false;                // D's scale input (one f32; the launcher passes kDScale)
   T c_type = T::f32, residual_type = T::f32;
   bool fused() const { return !ops.empty(); }
   std::string describe() const {
@@ -475,9 +479,9 @@ double apply_epilogue(const Epilogue& e, double x, double b, double c, double r,
       bound += u * std::fabs(x);
     } else if (f == "amax") {
       if (amax) *amax = {x, bound};
-    } else if (f == "d_scale") {  // mul.rn.f32 by 0.75, after the amax
-      x *= 0.75;
-      bound = 0.75 * bound + u * std::fabs(x);
+    } else if (f == "d_scale") {  // mul.rn.f32 by D's scale, after the amax
+      x *= kDScale;
+      bound = kDScale * bound + u * std::fabs(x);
     } else if (f == "bias") {
       x += b;
       bound += u * std::fabs(x);
@@ -622,7 +626,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   CK(cuMemcpyHtoD(bufs.a, ha.data(), a_bytes));
   CK(cuMemcpyHtoD(bufs.b, hb.data(), b_bytes));
   if (ep.d_scale) {
-    const float scale = 0.75f;
+    const float scale = kDScale;
     CK(cuMemAlloc(&bufs.d_scale, 4));
     CK(cuMemcpyHtoD(bufs.d_scale, &scale, 4));
   }
