@@ -43,6 +43,7 @@ std::string trace(const plan::Plan& p) {
       case plan::StepKind::read: return "read";
       case plan::StepKind::reduce: return "reduce";
       case plan::StepKind::amax: return "amax";
+      case plan::StepKind::quantize: return "quantize";
       case plan::StepKind::loop: {
         std::string b;
         for (const auto& x : st.body) b += (b.empty() ? "" : " | ") + self(self, x);

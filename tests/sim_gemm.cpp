@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <numeric>
 #include <sstream>
 
 #include "sim_support.hpp"
@@ -13,9 +14,12 @@ namespace simtest {
 using nlohmann::json;
 
 int64_t d_row_unit(const json& mf) {
+  int64_t u = 1;
   for (const json& p : mf.at("params"))
-    if (p.at("kind") == "tensor_map" && p.at("tensor") == "D") return 128 / dtype(mf.at("tensors").at("D").at("dtype")).bits;
-  return 1;
+    if (p.at("kind") == "tensor_map" && p.at("tensor") == "D") u = 128 / dtype(mf.at("tensors").at("D").at("dtype")).bits;
+  // A block-quantized D: whole blocks of a row (the launch header refuses other n).
+  if (mf.at("tensors").contains("SFD")) u = std::lcm(u, mf.at("tensors").at("SFD").at("vec").get<int64_t>());
+  return u;
 }
 
 std::vector<std::array<int64_t, 3>> gemm_sizes(const json& mf, int stages) {
@@ -177,7 +181,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   // Block scaling: the factor tensors of A's rows and B's columns.
   std::map<std::string, Scales> scales;
   for (const auto& [name, t] : tensors.items())
-    if (t.value("layout", "") == "128x4")
+    if (t.value("layout", "") == "128x4" && t.at("scales") != "D")
       scales[name] = make_scales(g, dtype(t.at("dtype")), size.at(t.at("dims")[0]), kk, t.at("vec"), rng);
   // The fused epilogue's bias (docs/spec.md, "Epilogues"): a row of n (along N) or a column of m.
   std::vector<double> bias;
@@ -229,6 +233,15 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   };
   const Dtype dd = dtype(tensors.at("D").at("dtype"));
   const uint64_t d_addr = g.alloc(static_cast<size_t>(m * nd * dd.bits / 8), 0xEE);
+  // D's block-scale factors (a quantized D): m padded to 128 rows by nd / vec factors padded to 4,
+  // filled with 0xA5 (no ue8m0 factor the kernel computes: at most 254), which the padding keeps.
+  int64_t q_vec = 0, q_stripe = 0;
+  uint64_t sfd_addr = 0;
+  if (tensors.contains("SFD")) {
+    q_vec = tensors.at("SFD").at("vec");
+    q_stripe = (nd / q_vec + 3) / 4 * 512;
+    sfd_addr = g.alloc(static_cast<size_t>(round_up(m, 128) / 128 * q_stripe), 0xA5);
+  }
 
   ksim::Launch l;
   l.threads = mf.at("block")[0];
@@ -276,6 +289,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       l.params.push_back(value(name, tensor == "bias"    ? bias_addr
                                      : tensor == "amax" ? amax_addr
                                      : tensor == "d_scale" ? d_scale_addr
+                                     : tensor == "SFD"     ? sfd_addr
                                      : inputs.count(tensor) ? inputs.at(tensor).addr
                                                             : d_addr));
     } else {
@@ -385,6 +399,10 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       throw std::runtime_error("a manifest with the epilogue op " + f + ", which the simulation does not evaluate");
     }
   };
+  // A quantized D: each element's float64 value and bound before the quantization, checked block
+  // by block below.
+  std::vector<double> q_ref, q_bound;
+  if (sfd_addr) q_ref.assign(static_cast<size_t>(m * nd), 0.0), q_bound.assign(static_cast<size_t>(m * nd), 0.0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < nd; ++j) {
       double ref = 0, acc_bound = 0;
@@ -397,6 +415,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
           continue;
         }
         if (input_op(f, i, j, ref, acc_bound)) continue;
+        if (f == "mxfp8") continue;  // last: below
         if (f == "swiglu" || f == "geglu") {
           // D[i][j] = act(P[i][j]) * P[i][j + d] (vLLM's SiluAndMul): the gate's bound times |up|,
           // up's times |act(gate)|, and the mul.rn's half ulp.
@@ -413,6 +432,11 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         }
         activate(f, ref, acc_bound);
       }
+      if (sfd_addr) {
+        q_ref[static_cast<size_t>(i * nd + j)] = ref;
+        q_bound[static_cast<size_t>(i * nd + j)] = acc_bound;
+        continue;
+      }
       const double bound = acc_bound * (1 + u_out) + u_out * std::fabs(ref) + abs_out + 1e-300;
       const double err = std::fabs(got - ref);
       const double rel = std::isnan(err) ? INFINITY : (dd.name == "s32" ? (err == 0 ? 0 : INFINITY) : err / bound);
@@ -425,6 +449,67 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         res.where = s.str();
       }
     }
+  if (sfd_addr) {
+    // MXFP8 (docs/spec.md, "Epilogues"), from its definition: block (i, b) of q_vec columns has the
+    // factor 2^ceil(log2(amax / Fmax)), amax its largest |value|, as the ue8m0 byte of that power
+    // (its biased exponent, clamped to [0, 254]); D holds each value over the factor, rounded to
+    // D's type (saturating at Fmax). The kernel's amax lies within [lo, hi] (each value's bound), so
+    // its factor between factor(lo) and factor(hi) (monotone); the elements are checked against the
+    // factor the kernel chose, at byte ((i / 128) stripe + b / 4) 512 + (i % 32) 16 + ((i % 128) / 32) 4
+    // + b % 4 of SFD (the 128x4 layout), and the padding must keep its fill.
+    const double fmax = dd.name == "e4m3" ? 448.0 : dd.name == "e5m2" ? 57344.0 : 0.0;
+    if (fmax == 0) throw std::runtime_error("a quantized D of type " + dd.name);
+    auto factor = [&](double a) {
+      if (!(a > 0)) return 0;
+      int e = 0;
+      const double f = std::frexp(a / fmax, &e);  // a / Fmax = f 2^e, f in [0.5, 1)
+      return std::clamp((f == 0.5 ? e - 1 : e) + 127, 0, 254);
+    };
+    const std::vector<uint8_t>& SF = g.at(sfd_addr);
+    std::vector<bool> written(SF.size(), false);
+    auto worse = [&](double rel, const std::string& where) {
+      if (rel > res.worst || std::isnan(rel)) {
+        res.worst = std::isnan(rel) ? INFINITY : rel;
+        res.where = where;
+      }
+    };
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t b = 0; b < nd / q_vec; ++b) {
+        double lo = 0, hi = 0;
+        for (int64_t j = b * q_vec; j < (b + 1) * q_vec; ++j) {
+          const size_t ij = static_cast<size_t>(i * nd + j);
+          lo = std::max(lo, std::fabs(q_ref[ij]) - q_bound[ij]);
+          hi = std::max(hi, std::fabs(q_ref[ij]) + q_bound[ij]);
+        }
+        const size_t at = static_cast<size_t>((i / 128) * q_stripe + (b / 4) * 512 + (i % 32) * 16 + ((i % 128) / 32) * 4 + b % 4);
+        written[at] = true;
+        const int x = SF[at], x_lo = factor(lo), x_hi = factor(hi);
+        if (x < x_lo || x > x_hi) {
+          std::ostringstream s;
+          s << "SFD(" << i << "," << b << ") = " << x << ", expected " << x_lo << (x_hi != x_lo ? " or " + std::to_string(x_hi) : "")
+            << " (the block's amax within [" << lo << ", " << hi << "])";
+          worse(INFINITY, s.str());
+        }
+        const double scale = std::ldexp(1.0, 127 - x);
+        for (int64_t j = b * q_vec; j < (b + 1) * q_vec; ++j) {
+          const size_t ij = static_cast<size_t>(i * nd + j);
+          const double ref = std::clamp(q_ref[ij] * scale, -fmax, fmax);
+          const double bound = q_bound[ij] * scale * (1 + u_out) + u_out * std::fabs(ref) + abs_out;
+          const double got = dd.decode(get_bits(D, static_cast<uint64_t>(ij * static_cast<uint64_t>(dd.bits)), dd.bits));
+          const double err = std::fabs(got - ref);
+          ++res.checked;
+          if (std::isnan(err) || err > res.max_err) res.max_err = std::isnan(err) ? INFINITY : err;
+          const double rel = err / bound;
+          if (!(rel <= res.worst)) {
+            std::ostringstream s;
+            s << "D(" << i << "," << j << ") = " << got << " (times 2^" << x - 127 << "), expected " << ref << " (bound " << bound << ")";
+            worse(rel, s.str());
+          }
+        }
+      }
+    for (size_t at = 0; at < SF.size(); ++at)
+      if (!written[at] && SF[at] != 0xA5) worse(INFINITY, "SFD byte " + std::to_string(at) + " (padding) = " + std::to_string(SF[at]) + ", written");
+  }
   if (amax_addr) {
     const std::vector<uint8_t>& am = g.at(amax_addr);
     const double got = static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(get_bits(am, 0, 32))));

@@ -42,7 +42,7 @@ struct Mutation {
   const char* fmt;
   int n;               // which match (-1: all)
   const char* expect;  // a substring of the simulator's error, or "" for a numeric mismatch
-  const char* also;    // a second substring the error must carry ("" none)
+  const char* also;    // a second substring the error must carry; for a numeric mismatch, its place ("" none)
 };
 
 void check(const Mutation& mu, const std::string& error, double worst, const std::string& where) {
@@ -55,6 +55,7 @@ void check(const Mutation& mu, const std::string& error, double worst, const std
   } else {
     CHECK_MESSAGE(error.empty(), error);
     CHECK_MESSAGE(worst > 1.0, "D still matches the product (worst " << worst << " of the bound)");
+    if (*mu.also) CHECK_MESSAGE(where.find(mu.also) != std::string::npos, "the mismatch is not at \"" << std::string(mu.also) << "\": " << where);
   }
 }
 
@@ -632,6 +633,31 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, gated 
         {"the amax's exchange with lane ^ 16 dropped (rows 16-31 of each warp left out)",
          R"(shfl\.sync\.bfly\.b32 (%r\d+), (%r\d+), 16, 31, -1;)", "mov.b32 $1, 0;", -1, "", ""},
         {"the amax's red.global.max dropped (amax never raised)", R"(\t@%p\d+ red\.global\.max\.u32[^\n]*\n)", "", -1, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  // MXFP8 (a ue8m0 factor per 32 columns of a row): the factor byte is checked against its
+  // definition before the elements ("SFD(" places the mismatch there), the elements against the
+  // factor the kernel chose ("times 2^").
+  {  // tcgen05, direct epilogue: a bf16 bias, gelu_tanh, e4m3 elements
+    const Subject x = subject("gemm_bf16_128x256x64_bias_gelu_mxfp8", 125, 224, 379, 41);
+    static const Mutation kMutations[] = {
+        {"the factor rounded down (OCP's floor: no carry from amax's mantissa into the exponent)",
+         R"(add\.u32 (%r\d+), (%r\d+), 2097151;)", "mov.b32 $1, $2;", -1, "", "SFD("},
+        {"the values not divided by their factor (times 1)", R"(shl\.b32 (%r\d+), %r\d+, 23;)", "mov.b32 $1, 0f3F800000;", -1, "",
+         "times 2^"},
+        {"a factor's byte at the wrong place in the 128x4 layout (row % 32 four bytes apart, not 16)",
+         R"((and\.b32 %r\d+, %r\d+, 31;\s*mad\.lo\.u32 %r\d+, %r\d+, )16(, %r\d+;))", "$1 4$2", -1, "", "SFD"},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // wgmma, direct epilogue: an f32 bias, silu, e5m2 elements; 4 lanes share each block
+    const Subject x = subject("gemm_sm90_bf16_128x128x64_silu_mxfp8_e5m2", 125, 224, 379, 41);
+    static const Mutation kMutations[] = {
+        {"the block's amax without the exchange with lane ^ 2 (half of its columns)",
+         R"(shfl\.sync\.bfly\.b32 (%r\d+), (%r\d+), 2, 31, -1;)", "mov.b32 $1, 0;", -1, "", "SFD("},
+        {"the values over twice their factor (2^(126 - x))", R"(sub\.u32 (%r\d+), 254, (%r\d+);)", "sub.u32 $1, 253, $2;", -1, "",
+         "times 2^"},
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }

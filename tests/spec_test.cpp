@@ -56,13 +56,34 @@ TEST_CASE("the example parses, and to_json round-trips it") {
 
 TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming what is built") {
   // Issue 28: "c" was SPEC-UNKNOWN-KEY with "did you mean a?", "op": "softmax" SPEC-ENUM.
-  for (const char* key : {"quantize", "groups", "batch"}) {
+  for (const char* key : {"groups", "batch"}) {
     CAPTURE(key);
     const Diagnostic x = only(parse(with_gemm("\"" + std::string(key) + "\": {}")));
     CHECK(x.rule == "SPEC-NOT-BUILT");
     CHECK(x.pointer == "/gemm/" + std::string(key));
     REQUIRE_FALSE(x.help.empty());
     CHECK(x.help[0].rfind("nearest built: ", 0) == 0);
+  }
+  // MXFP8 is built; the e2m1 formats name it, and another name is an enum error.
+  for (const char* q : {"mxfp4", "nvfp4"}) {
+    CAPTURE(q);
+    const Diagnostic x = only(parse(with_gemm("\"quantize\": \"" + std::string(q) + "\"")));
+    CHECK(x.rule == "SPEC-NOT-BUILT");
+    CHECK(x.pointer == "/gemm/quantize");
+    REQUIRE_FALSE(x.help.empty());
+    CHECK(x.help[0] == "nearest built: \"mxfp8\" (e4m3 or e5m2 elements, a ue8m0 factor per 32 of a row, the same 128x4 layout)");
+  }
+  CHECK(only(parse(with_gemm("\"quantize\": \"fp8\""))).rule == "SPEC-ENUM");
+  {
+    Diagnostics d;
+    auto r = spec::parse(with_gemm("\"quantize\": \"mxfp8\""), d);
+    REQUIRE(r.spec);
+    CHECK_FALSE(d.has_errors());
+    CHECK(r.spec->gemm->quantize == spec::Quantize::mxfp8);
+    Diagnostics d2;  // and round-trips
+    auto again = spec::parse(spec::to_json(*r.spec), d2);
+    REQUIRE(again.spec);
+    CHECK(again.spec->gemm->quantize == spec::Quantize::mxfp8);
   }
   // The fused epilogue's bias and activation are built (docs/spec.md, "Epilogues"); gelu's erf
   // form is not, and names the tanh form.

@@ -114,7 +114,7 @@ inline std::string param_name(const std::string& global) { return "p_" + global;
 
 // ---- Steps -------------------------------------------------------------------------------------
 enum class StepKind : uint8_t { load, sync, cp, mma, tmem_ld, tmem_st, wait_ld, wait_st, store, commit, wait, arrive,
-                                expect_tx, mma_wait, loop, math, read, reduce, amax };
+                                expect_tx, mma_wait, loop, math, read, reduce, amax, quantize };
 std::string_view name(StepKind k);
 
 // The tensor map a TMA load reads through: a `.param .align 64 .b8 PARAM[128]` kernel parameter the
@@ -522,6 +522,31 @@ struct AmaxStep {
   ReadStep bounds;
 };
 
+// A block quantization (ir::Quantize): register j of `def` is register j of `a` times 2^(127 - x),
+// x the ue8m0 factor of its block of `vec` columns of a row, which goes to the global `dst` (the
+// 128x4 layout) for each block inside the extents of `bounds.global` (positions as an amax's).
+// `shuffle`: 4 lanes share a row (.16x256b, wgmma), their block maxima combined by shfl.sync.bfly.
+struct QuantizeStep {
+  RegDef def;
+  std::string a, dst;
+  ReadStep bounds;
+  int vec = 32;
+  isa::DType elem = isa::DType::e4m3;
+  bool shuffle = false;
+};
+// Whether a quantize can quantize registers `a` stored at `pos` in blocks of `vec` columns, or why
+// not: not one f32 per register (dtype); tcgen05.ld fragments of a shape other than .32x32b and
+// .16x256b, or of both (shape); a block not whole in one thread's registers (.32x32b) or in the
+// same registers of the 4 lanes of a row (.16x256b, wgmma), or a column position that is not a
+// multiple of vec (blocks).
+enum class QuantizeMiss { fits, dtype, shape, blocks };
+QuantizeMiss quantize_miss(const RegDef& a, const ir::Position& pos, int vec);
+// Where 4 lanes share each row of registers `a` (.16x256b fragments, wgmma accumulators).
+bool rows_shared_by_lanes(const RegDef& a);
+// The largest finite value of an element type a block quantization converts to (e4m3 448, e5m2
+// 57344, e2m1 6), as f32 bits: its exponent and mantissa set the ue8m0 factor (ir::Quantize).
+uint32_t largest_finite_bits(isa::DType elem);
+
 struct BarrierStep {
   std::string barrier;
   ir::Phase phase;      // in a loop: the ring position and phase of iteration kb - lag
@@ -553,6 +578,7 @@ struct Step {
   ReadStep read;
   ReduceStep reduce;
   AmaxStep amax;
+  QuantizeStep quantize;
   // mma (D) / tmem_ld: the tensor-memory ring over the role's tiles (ir::Mma::tmem_ring, ir::TmemLoad::tmem_ring); the
   // addresses planned are stage 0's, stage s lies s * stride columns further
   ir::TmemRing tmem_ring;

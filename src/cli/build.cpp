@@ -287,9 +287,14 @@ namespace ptxgen::cli {
 
 namespace {
 
-// The tensors a kernel writes: D (and the amax) for the gemm template, every store's global for a program.
+// The tensors a kernel writes: D (and the amax, D's block-scale factors) for the gemm template, every store's global for a program.
 std::vector<std::string> written(const spec::Spec& s) {
-  if (!s.program) return s.gemm && s.gemm->amax ? std::vector<std::string>{"D", "amax"} : std::vector<std::string>{"D"};
+  if (!s.program) {
+    std::vector<std::string> out = {"D"};
+    if (s.gemm && s.gemm->amax) out.push_back("amax");
+    if (s.gemm && s.gemm->quantize) out.push_back("SFD");
+    return out;
+  }
   std::vector<std::string> out;
   std::function<void(const spec::Op&)> visit = [&](const spec::Op& op) {
     if (op.kind == spec::OpKind::store && std::find(out.begin(), out.end(), op.dst.name) == out.end()) out.push_back(op.dst.name);

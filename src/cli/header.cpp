@@ -332,7 +332,10 @@ Kernel read_kernel(const HeaderKernel& hk) {
       // Block-scale factors (docs/spec.md, "Block scaling"): bytes, their extents the sizes'.
       need(k.gemm, k, "block-scale factors " + name + " outside a gemm kernel");
       const auto dims = t.at("dims").get<std::vector<std::string>>();
-      need(dims.size() == 2 && size_index(k, dims[0]) >= 0 && dims[1] == "k", k, "block-scale factors " + name + " not over k");
+      // An operand's factors run along k; D's (a quantized D, written by the kernel) along D's columns.
+      const bool of_d = t.value("scales", std::string()) == "D";
+      need(dims.size() == 2 && size_index(k, dims[0]) >= 0 && (of_d ? size_index(k, dims[1]) >= 0 : dims[1] == "k"), k,
+           "block-scale factors " + name + (of_d ? " not over D's rows and columns" : " not over k"));
       x.format = "128x4";
       x.bits = 8;
       x.type = cpp_type(x.dtype, 8);
@@ -341,11 +344,12 @@ Kernel read_kernel(const HeaderKernel& hk) {
       x.rows = t.at("shape").at(0).get<int64_t>();
       x.cols = t.at("shape").at(1).get<int64_t>();
       x.rows_size = size_index(k, dims[0]);
-      x.cols_size = 2;
-      x.contiguous_name = "k";
+      x.cols_size = size_index(k, dims[1]);
+      x.contiguous_name = dims[1];
       x.arg = lower(name);
       need(used.insert(x.arg).second, k, "two tensors named " + x.arg);
-      x.written = false;
+      x.written = of_d;
+      need(!of_d || std::find(hk.written.begin(), hk.written.end(), name) != hk.written.end(), k, "D's block-scale factors " + name + " not written");
       k.tensors.push_back(x);
       continue;
     }
@@ -631,6 +635,14 @@ void write_doc(std::ostream& o, const Kernel& k) {
         << (t.sparsity == "1:2" ? 2 : t.sparsity == "4:8" ? 8 : 4) << " elements of k, in CUTLASS's sm_100 atoms for .kind::" << t.metadata_kind
         << " of 128 rows x " << ka << " of k (16 bytes a row), ceil(m/128) * ceil(k/" << ka << ") of 2048 bytes; k a multiple of "
         << t.metadata_k << "\n";
+      continue;
+    }
+    if (t.scale_vec && t.written) {  // a quantized D's factors
+      const std::string& cols = k.sizes[static_cast<size_t>(t.cols_size)];
+      o << "//   " << t.arg << ": " << t.name << ", D's " << t.dtype << " block-scale factors (written), one per " << t.scale_vec
+        << " elements of each of D's m rows, in the 128x4 layout: ceil(m/128) * ceil(" << cols << "/" << 4 * t.scale_vec
+        << ") blocks of 512 bytes, " << cols << " a multiple of " << t.scale_vec << "; the kernel writes the factors of D's blocks and"
+        << " leaves the padding as it finds it (zero it once)\n";
       continue;
     }
     if (t.scale_vec) {
@@ -926,7 +938,8 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
        "// block-scaled gemm kernel; X(NAME, A type, B type, D type) for each gemm kernel of sparse A; X(NAME, A type,\n"
        "// B type, D type, factor type) for each block-scaled gemm kernel of sparse A; X(NAME, A type, B type, D type,\n"
        "// bias type) for each gemm kernel with a fused bias (and no other input); X(NAME, A type, B type, D type, C type,\n"
-       "// bias type, residual type, d_scale type, amax type) for each gemm kernel with fused epilogue inputs or an amax,\n"
+       "// bias type, residual type, d_scale type, amax type, SFD type) for each gemm kernel with fused epilogue inputs or\n"
+       "// outputs (an amax, a quantized D's factors SFD),\n"
        "// void for those it does not take (its launch function takes the others after D, in that order); X(NAME) for each\n"
        "// program.\n";
   o << "#define PTXGEN_" << stem << "_GEMMS(X)";
@@ -954,9 +967,10 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
     if (k.gemm && biased(k))
       o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
         << qualified(k.tensors[2].type) << ", " << qualified(k.tensors[3].type) << ")";
-  // Every gemm with fused epilogue inputs or the amax output (docs/spec.md, "Epilogues"), one shape
-  // of row for all: X(NAME, A, B, D, C, bias, residual, d_scale, amax types), `void` for one the kernel does
-  // not take; its launch function takes the others after D in that order.
+  // Every gemm with fused epilogue inputs or outputs (the amax, a quantized D's factors SFD; docs/spec.md,
+  // "Epilogues"), one shape of row for all: X(NAME, A, B, D, C, bias, residual, d_scale, amax, SFD
+  // types), `void` for one the kernel does not take; its launch function takes the others after D in
+  // that order.
   auto input_type = [](const Kernel& k, const char* name) {
     for (size_t i = 3; i < k.tensors.size(); ++i)
       if (k.tensors[i].name == name) return qualified(k.tensors[i].type);
@@ -966,10 +980,10 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   for (const Kernel& k : ks) {
     if (!k.gemm) continue;
     const std::string c = input_type(k, "C"), bias = input_type(k, "bias"), residual = input_type(k, "residual"),
-                      d_scale = input_type(k, "d_scale"), amax = input_type(k, "amax");
-    if (c == "void" && bias == "void" && residual == "void" && d_scale == "void" && amax == "void") continue;
+                      d_scale = input_type(k, "d_scale"), amax = input_type(k, "amax"), sfd = input_type(k, "SFD");
+    if (c == "void" && bias == "void" && residual == "void" && d_scale == "void" && amax == "void" && sfd == "void") continue;
     o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
-      << qualified(k.tensors[2].type) << ", " << c << ", " << bias << ", " << residual << ", " << d_scale << ", " << amax << ")";
+      << qualified(k.tensors[2].type) << ", " << c << ", " << bias << ", " << residual << ", " << d_scale << ", " << amax << ", " << sfd << ")";
   }
   o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";
   for (const Kernel& k : ks)

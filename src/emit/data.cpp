@@ -566,6 +566,127 @@ void Emitter::amax(const plan::AmaxStep& x, const std::string& L) {
   w.blank();
 }
 
+// A block quantization (ir::Quantize). Per block of vec columns of a row: its amax (abs.f32,
+// max.f32 in the thread; where 4 lanes share the row, shfl.sync.bfly over lanes xor 1 and xor 2,
+// §9.7.9.6), the ue8m0 factor x = clamp(e + [M > Mf] - ef, 0, 254) from the f32 bits of amax
+// (exponent field e, mantissa M) and of Fmax (ef its unbiased exponent, Mf its mantissa): adding
+// 0x7FFFFF - Mf to the bits carries into the exponent exactly when M > Mf, so x is the biased
+// exponent of 2^ceil(log2(amax / Fmax)) with no rounding (what cvt.rp.satfinite.ue8m0x2.f32 of the
+// exact quotient gives, §9.7.9.21, on every target). The registers are multiplied by 2^(127 - x),
+// the f32 of bits (254 - x) << 23 (mul.rn.f32, exact for normal results), and lane 0 of the block
+// writes x to byte ((r / 128) ceil(n / 4vec) + c / 4) 512 + (r % 32) 16 + ((r % 128) / 32) 4 + c % 4
+// of dst (row r, block c: the 128x4 layout), for blocks whose row and first column lie inside.
+void Emitter::quantize(const plan::QuantizeStep& q, const std::string& L) {
+  const plan::ReadStep& r = q.bounds;
+  const plan::RegDef& d = r.def;
+  const auto& a = regs.at(q.a);
+  const auto& out = canon.at(q.def.name);
+  const std::string row0 = affine(r.row0), col0 = affine(r.col0);
+  const uint32_t fmax = plan::largest_finite_bits(q.elem);
+  const int64_t ef = static_cast<int64_t>(fmax >> 23) - 127;
+  const int64_t carry = 0x7FFFFF - static_cast<int64_t>(fmax & 0x7FFFFFu);
+  int lv = 0;
+  while ((1 << lv) < q.vec) ++lv;
+  if ((1 << lv) != q.vec) throw std::logic_error("a block quantization of " + s(q.vec) + " columns");
+  const std::string rows = r.rows_param.empty() ? s(r.global_rows) : size.at(r.rows_param);
+  const std::string cols = r.cols_param.empty() ? s(r.global_width) : size.at(r.cols_param);
+  const std::string u32 = spell::alu(Op::add, Ty::u32);
+  // Bytes from one 128-row stripe of factors to the next: 512 per 4 blocks of n.
+  std::string stripe;
+  if (r.cols_param.empty()) {
+    stripe = s((r.global_width + 4 * q.vec - 1) / (4 * q.vec) * 512);
+  } else {
+    stripe = w.r32();
+    w.ins(u32 + " " + stripe + ", " + cols + ", " + s(4 * q.vec - 1));
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + stripe + ", " + stripe + ", " + s(lv + 2));
+    w.ins(spell::alu(Op::shl, Ty::b32) + " " + stripe + ", " + stripe + ", 9", "bytes per 128 rows of " + q.dst);
+  }
+  std::string first_lane;  // lanes 4i: where 4 lanes share a row, the one that writes its factors
+  if (q.shuffle) {
+    const std::string t = w.r32();
+    first_lane = w.pred();
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + lane + ", 3");
+    w.ins(spell::setp(Cmp::eq, Ty::u32) + " " + first_lane + ", " + t + ", 0");
+  }
+  const std::string mx = spell::alu(spell::math(MathFn::max, false)), abs = spell::alu(spell::math(MathFn::abs, false));
+  const std::string mul = spell::alu(spell::math(MathFn::mul, false));
+  // The blocks of one code copy: (row, block) -> registers, from the cells relative to the thread's first.
+  auto blocks = [&](const std::vector<std::pair<int, Cell>>& cells, const std::string& tr, const std::string& tc) {
+    std::map<int64_t, std::map<int64_t, std::vector<std::pair<int, int64_t>>>> by_row;
+    for (const auto& [j, c] : cells) by_row[c.first][c.second >> lv].push_back({j, c.second});
+    for (const auto& [row, bs] : by_row) {
+      // The row's predicate and its offset in dst: (r / 128) stripe + (r % 32) 16 + ((r % 128) / 32) 4.
+      const std::string rr = w.r32(), prow = w.pred(), ro = w.r32(), t = w.r32();
+      w.ins(u32 + " " + rr + ", " + tr + ", " + s(row));
+      w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + prow + ", " + rr + ", " + rows);
+      w.ins(spell::alu(Op::shr, Ty::u32) + " " + t + ", " + rr + ", 7");
+      w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + ro + ", " + t + ", " + stripe);
+      w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + rr + ", 31");
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + ro + ", " + t + ", 16, " + ro);
+      w.ins(spell::alu(Op::shr, Ty::u32) + " " + t + ", " + rr + ", 5");
+      w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + t + ", 3");
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + ro + ", " + t + ", 4, " + ro, "row " + s(row) + "'s factors in " + q.dst);
+      for (const auto& [b, js] : bs) {
+        const std::string m = w.r32(), x = w.r32(), k = w.r32();
+        w.ins(abs + " " + m + ", " + a.at(static_cast<size_t>(js.front().first)), "the block of columns " + s(b * q.vec) + ".. of row " + s(row));
+        for (size_t i = 1; i < js.size(); ++i) {
+          const std::string v = w.r32();
+          w.ins(abs + " " + v + ", " + a.at(static_cast<size_t>(js[i].first)));
+          w.ins(mx + " " + m + ", " + m + ", " + v);
+        }
+        if (q.shuffle)
+          for (int x1 : {1, 2}) {
+            const std::string v = w.r32();
+            w.ins(spell::shfl_bfly() + " " + v + ", " + m + ", " + s(x1) + ", 31, -1", "lane ^ " + s(x1) + " holds the block's other columns");
+            w.ins(mx + " " + m + ", " + m + ", " + v);
+          }
+        w.ins(u32 + " " + x + ", " + m + ", " + s(carry), "carries into the exponent when amax's mantissa exceeds the largest " +
+                                                          std::string(isa::name(q.elem)) + "'s");
+        w.ins(spell::alu(Op::shr, Ty::u32) + " " + x + ", " + x + ", 23");
+        w.ins(spell::alu(Op::max, Ty::u32) + " " + x + ", " + x + ", " + s(ef));
+        w.ins(spell::alu(Op::sub, Ty::u32) + " " + x + ", " + x + ", " + s(ef));
+        w.ins(spell::alu(Op::min, Ty::u32) + " " + x + ", " + x + ", 254", "the ue8m0 factor 2^(x - 127)");
+        w.ins(spell::alu(Op::sub, Ty::u32) + " " + k + ", 254, " + x);
+        w.ins(spell::alu(Op::shl, Ty::b32) + " " + k + ", " + k + ", 23", "2^(127 - x) as f32");
+        for (const auto& [j, c] : js) w.ins(mul + " " + out.at(static_cast<size_t>(j)) + ", " + a.at(static_cast<size_t>(j)) + ", " + k);
+        // The block's factor byte, where its row and first column lie inside (n is a multiple of vec).
+        const std::string col = w.r32(), p = w.pred(), o = w.r32(), cb = w.r32(), o64 = w.r64(), at = w.r64();
+        w.ins(u32 + " " + col + ", " + tc + ", " + s(js.front().second));
+        w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + p + ", " + col + ", " + cols + ", " + prow);
+        if (q.shuffle) w.ins(spell::alu(Op::and_, Ty::pred) + " " + p + ", " + p + ", " + first_lane);
+        w.ins(spell::alu(Op::shr, Ty::u32) + " " + cb + ", " + col + ", " + s(lv));
+        w.ins(spell::alu(Op::shr, Ty::u32) + " " + o + ", " + cb + ", 2");
+        w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + o + ", " + o + ", 512, " + ro);
+        w.ins(spell::alu(Op::and_, Ty::b32) + " " + cb + ", " + cb + ", 3");
+        w.ins(u32 + " " + o + ", " + o + ", " + cb);
+        w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + o64 + ", " + o);
+        w.ins(spell::alu(Op::add, Ty::u64) + " " + at + ", " + gbase.at(q.dst) + ", " + o64);
+        w.ins("@" + p + " " + spell::st(Space::global, Ty::b8) + " [" + at + "], " + x);
+      }
+    }
+  };
+  if (d.wgmma) {
+    const auto [tr, tc] = wgmma_base(d, row0, col0);
+    std::vector<std::pair<int, Cell>> cells;
+    for (const auto& [j, b, c] : wgmma_cells(r)) cells.push_back({j, c});
+    blocks(cells, tr, tc);
+  } else {
+    for_warps(d, L, [&](const std::vector<const plan::LdInstr*>& fs, const std::string& wrow) {
+      // One shape per set (plan::quantize_miss): the thread's first row and column once.
+      const auto [tr, tc] = ld_base(fs.front()->shape, row0, col0, wrow);
+      std::vector<std::pair<int, Cell>> cells;
+      for (const plan::LdInstr* f : fs)
+        for (int j = 0; j < f->regs; ++j) {
+          const isa::LdCell c = isa::ld_cell(f->shape, 0, j);
+          cells.push_back({f->first_reg + j, Cell{f->row0 + c.lane, f->elem0 + c.column}});
+        }
+      blocks(cells, tr, tc);
+    });
+  }
+  regs[q.def.name] = out;
+  w.blank();
+}
+
 // A row reduction: each thread folds the registers of each row it holds (max.f32, add.rn.f32,
 // abs.f32: §9.7.3), in register order; where 4 lanes share a row (.16x256b, wgmma) it then folds
 // in lane ^ 1's and lane ^ 2's partial results (shfl.sync.bfly.b32, §9.7.9.6), so that all 4

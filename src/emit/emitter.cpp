@@ -41,6 +41,7 @@ std::string title(plan::StepKind k) {
     case plan::StepKind::read: return "read";
     case plan::StepKind::reduce: return "reduce";
     case plan::StepKind::amax: return "amax";
+    case plan::StepKind::quantize: return "quantize";
   }
   return "?";
 }
@@ -768,6 +769,7 @@ void Emitter::step(const plan::Step& st) {
     case StepKind::read: read(st.read, L); break;
     case StepKind::reduce: reduce(st.reduce, L); break;
     case StepKind::amax: amax(st.amax, L); break;
+    case StepKind::quantize: quantize(st.quantize, L); break;
     case StepKind::loop: loop_step(st); return;
   }
   w.blank();

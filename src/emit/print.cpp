@@ -264,6 +264,15 @@ struct Printer {
              "red.global.max.u32 [" + a.dst + "] by lane 0\n";
         break;
       }
+      case StepKind::quantize: {
+        const auto& q = st.quantize;
+        o += in2 + q.def.name + " = " + q.a + " / X per block of " + s(q.vec) + " columns of a row inside " + q.bounds.global + " at (" +
+             affine_text(q.bounds.row0) + ", " + affine_text(q.bounds.col0) + "): amax by abs.f32, max.f32" +
+             (q.shuffle ? " and shfl.sync.bfly over the 4 lanes of a row" : " in each thread") + ", X = 2^ceil(log2(amax / " +
+             std::string(isa::name(q.elem)) + " max)) as ue8m0 from the f32 bits (add.u32, shr.u32, max.u32, min.u32), " + q.a +
+             " times 2^(127 - x) (mul.rn.f32, exact), st.global.b8 x to " + q.dst + " (128x4)\n";
+        break;
+      }
       case StepKind::read: {
         const auto& r = st.read;
         o += in2 + "ld.global " + r.def.name + " <- " + r.global + " at (" + affine_text(r.row0) + ", " + affine_text(r.col0) + ")" +
@@ -521,6 +530,11 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       break;
     case StepKind::amax:
       x["amax"] = {{"a", st.amax.a}, {"dst", st.amax.dst}, {"of", st.amax.bounds.global}};
+      break;
+    case StepKind::quantize:
+      x["quantize"] = {{"regs", st.quantize.def.name}, {"a", st.quantize.a}, {"dst", st.quantize.dst}, {"of", st.quantize.bounds.global},
+                       {"vec", st.quantize.vec}, {"elem", std::string(isa::name(st.quantize.elem))}, {"scale", "ue8m0"},
+                       {"shuffle", st.quantize.shuffle}};
       break;
     case StepKind::read:
       x["read"] = {{"regs", st.read.def.name}, {"global", st.read.global}, {"rows_broadcast", st.read.rows_broadcast},

@@ -219,6 +219,27 @@ struct Gemm {
     };
     if (g.d_scale) scalar("d_scale", "d/scale", false);
     if (g.amax) scalar("amax", "amax", true);
+    if (g.quantize) {
+      // D's block-scale factors (docs/spec.md, "Epilogues"): ue8m0, one per 32 columns of each of
+      // D's rows, in the 128x4 layout of the block-scaled kinds' inputs (ir::Global::scale_vec),
+      // with D's rows as the factors' rows and D's columns as their K: planes of 128 rows, each 32
+      // lines of 16 bytes per 4 factors of a row.
+      ir::Global x;
+      x.name = "SFD";
+      x.ptr = std::string(kPtr) + "/quantize";
+      x.dtype = isa::DType::ue8m0;
+      x.scale_vec = spec::kQuantizeVec;
+      x.scales = "D";
+      x.rows = (d.cols + 4 * spec::kQuantizeVec - 1) / (4 * spec::kQuantizeVec) * 32;
+      x.cols = x.ld = 16;
+      x.planes = (g.m + 127) / 128;
+      x.rows_param = d.cols_param;
+      x.planes_param = "m";
+      x.dims = {"m", d.cols_param};
+      x.param = "sfd";
+      x.output = true;
+      k.globals.push_back(x);
+    }
     k.size_params = {{"m", g.m, "", 1, 1}, {"n", g.n, "", 1, 1}, {"k", g.k, "", 1, 1}};
     if (g.glu) k.size_params.push_back({"d", g.n / 2, "n", 2, 1, true});  // D's columns, up's first row of B
   }
@@ -924,6 +945,7 @@ struct Gemm {
     if (g.residual) k.epilogue_ops.push_back("residual");
     if (g.amax) k.epilogue_ops.push_back("amax");
     if (g.d_scale) k.epilogue_ops.push_back("d_scale");
+    if (g.quantize) k.epilogue_ops.push_back(std::string(spec::name(*g.quantize)));
     if (g.alpha && *g.alpha != 1) k.epilogue_constants.emplace_back("alpha", *g.alpha);
     if (g.c && g.beta && *g.beta != 1) k.epilogue_constants.emplace_back("beta", *g.beta);
     cta = g.cta_group;

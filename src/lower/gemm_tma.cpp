@@ -123,6 +123,17 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     m.b = read("d_scale", "d/scale", regs, pos);
     op(m);
   }
+  if (g.quantize) {  // last: the values D's conversion takes, over their blocks' factors
+    ir::Quantize q;
+    q.regs = {regs, at("quantize")};
+    q.a = {regs, at("quantize")};
+    q.dst = {"SFD", at("quantize")};
+    q.of = {"D", kPtr};
+    q.pos = pos;
+    q.vec = spec::kQuantizeVec;
+    q.elem = g.d;
+    op(q);
+  }
   return out;
 }
 

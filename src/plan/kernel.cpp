@@ -47,6 +47,7 @@ std::string_view name(StepKind k) {
     case StepKind::read: return "read";
     case StepKind::reduce: return "reduce";
     case StepKind::amax: return "amax";
+    case StepKind::quantize: return "quantize";
   }
   return "?";
 }
@@ -124,6 +125,16 @@ OutputSize output_size(const Step& st) {
       const RegDef& d = st.amax.bounds.def;
       lines += 40 + 24 * std::max<int64_t>(1, warps(d)) + 5 * int64_t{d.regs} * std::max<int64_t>(1, warps(d));
       regs += 12 * int64_t{d.regs} * std::max<int64_t>(1, warps(d));
+      break;
+    }
+    case StepKind::quantize: {
+      // Per warp the thread's position; per element abs, max, mul; per block of at least 8 of a
+      // thread's registers at most 26 instructions (the factor, its shuffles, its address and
+      // store), per row (at least one block) 9: at most 9 per register.
+      const RegDef& d = st.quantize.def;
+      const int64_t w = std::max<int64_t>(1, warps(d));
+      lines += 40 + 24 * w + 9 * int64_t{d.regs} * w;
+      regs += 12 * int64_t{d.regs} * w;
       break;
     }
     case StepKind::read: {  // per warp the thread's position; per element at most 11 instructions

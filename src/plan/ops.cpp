@@ -7,6 +7,7 @@
 // where there are none) are narrow calls (plan.hpp).
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -620,6 +621,65 @@ ReduceMiss reduce_miss(const RegDef& a) {
   for (const auto& f : a.frags)
     if (f.pack || (f.shape != isa::LdShape::s32x32b && f.shape != isa::LdShape::s16x256b)) return ReduceMiss::shape;
   return ReduceMiss::fits;
+}
+
+bool rows_shared_by_lanes(const RegDef& a) {
+  if (a.wgmma) return true;
+  for (const auto& f : a.frags)
+    if (f.shape == isa::LdShape::s16x256b) return true;
+  return false;
+}
+
+uint32_t largest_finite_bits(isa::DType elem) {
+  switch (elem) {
+    case isa::DType::e4m3: return 0x43E00000u;  // 448 = 1.75 x 2^8 (0x7E: S.1111.110, §5.2.5.1)
+    case isa::DType::e5m2: return 0x47600000u;  // 57344 = 1.75 x 2^15
+    case isa::DType::e2m1: return 0x40C00000u;  // 6 = 1.5 x 2^2
+    default: throw std::logic_error("a block quantization to " + std::string(isa::name(elem)));
+  }
+}
+
+QuantizeMiss quantize_miss(const RegDef& a, const ir::Position& pos, int vec) {
+  if (a.dtype != isa::DType::f32 || a.elems_per_reg != 1) return QuantizeMiss::dtype;
+  bool s32 = false, s16 = false;
+  for (const auto& f : a.frags) {
+    if (f.pack || (f.shape != isa::LdShape::s32x32b && f.shape != isa::LdShape::s16x256b)) return QuantizeMiss::shape;
+    (f.shape == isa::LdShape::s32x32b ? s32 : s16) = true;
+  }
+  if (s32 && s16) return QuantizeMiss::shape;
+  // Every run-time term of the column a multiple of vec: a block's place among D's blocks is then
+  // the thread's first column plus the cell's, over vec, the same in every CTA.
+  const ir::Affine& c = pos.at[1];
+  if (vec < 8 || c.base % vec || c.m_tile % vec || c.n_tile % vec || c.k_block % vec || c.rank % vec || c.size_mul) return QuantizeMiss::blocks;
+  // The cells of each block, per warp (tcgen05) and row, relative to the thread's first row and
+  // column: vec of them in one thread, or vec / 4 in each of the 4 lanes of a row (the columns of
+  // lane 0; lane l's lie 2 (l % 4) further, inside the same 8 columns).
+  const bool shared = rows_shared_by_lanes(a);
+  std::map<std::tuple<int, int64_t, int64_t>, std::set<int64_t>> blocks;
+  if (a.wgmma) {
+    for (int row = 0; row < a.rows; row += 64) {
+      int64_t n0 = 0;
+      for (int ng : a.groups) {
+        for (int i = 0; i < ng / 4; ++i)
+          for (int e = 0; e < 2; ++e) {
+            const int64_t col = n0 + 8 * (i / 2) + e;
+            blocks[{0, row + 8 * (i % 2), col / vec}].insert(col);
+          }
+        n0 += ng;
+      }
+    }
+  } else {
+    for (const auto& f : a.frags)
+      for (int j = 0; j < f.regs; ++j) {
+        const isa::LdCell x = isa::ld_cell(f.shape, 0, j);
+        const int64_t col = f.elem0 + x.column;
+        blocks[{f.warp, f.row0 + x.lane, col / vec}].insert(col);
+      }
+  }
+  const size_t want = static_cast<size_t>(shared ? vec / 4 : vec);
+  for (const auto& [key, cols] : blocks)
+    if (cols.size() != want) return QuantizeMiss::blocks;
+  return QuantizeMiss::fits;
 }
 
 ReadMiss read_miss(const RegDef& like, const ir::Global& g) {

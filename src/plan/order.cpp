@@ -299,6 +299,41 @@ class Sequencer {
     out.push_back(std::move(st));
   }
 
+  // A block quantization (verify_regs.cpp reports each one refused here): each thread (with the
+  // other 3 lanes of its rows, by shfl.sync in its own warp) finds its blocks' factors, scales its
+  // registers and writes the factors of its blocks inside `of`; no sync orders it.
+  void quantize(int i, const ir::Op& op, std::vector<Step>& out) {
+    const ir::Quantize& o = *op.as<ir::Quantize>();
+    const RegDef* a = regs(o.a);
+    const ir::Global* g = c_.find_global(o.of);
+    const ir::Global* dst = c_.find_global(o.dst);
+    if (!a || !g || !dst || quantize_miss(*a, o.pos, o.vec) != QuantizeMiss::fits) return;
+    Step st;
+    st.op = i;
+    st.ptr = op.ptr;
+    st.kind = StepKind::quantize;
+    QuantizeStep& x = st.quantize;
+    x.def = *a;
+    x.def.name = o.regs.name;
+    x.a = o.a.name;
+    x.dst = dst->name;
+    x.bounds = read_at(*g, o.pos);
+    x.bounds.def = *a;
+    x.vec = o.vec;
+    x.elem = o.elem;
+    x.shuffle = rows_shared_by_lanes(*a);
+    if (pending_ld_.count(o.a.name)) wait_ld("the registers \"" + o.a.name + "\" are read (§9.7.16.8.5)", out);
+    before_writing(o.regs.name, out);
+    st.why = "registers \"" + o.regs.name + "\" = \"" + o.a.name + "\" over its blocks' ue8m0 factors, each the power of two " +
+             "2^ceil(log2(amax / " + std::string(isa::name(o.elem)) + "'s largest)) of its block of " + s(o.vec) + " columns of a row" +
+             (x.shuffle ? " (4 lanes share a row: shfl.sync.bfly over lanes xor 1 and xor 2)" : " (each thread holds whole blocks)") +
+             "; the factors of the blocks inside " + g->name + " to " + dst->name + " (128x4 layout)";
+    c_.regs[o.regs.name] = x.def;
+    c_.held.erase(o.regs.name);
+    out_.reg_counts[o.regs.name] = std::max(out_.reg_counts[o.regs.name], x.def.regs);
+    out.push_back(std::move(st));
+  }
+
   // An op's tensor-memory ring (a lowering's double-buffered accumulator): every stage inside the
   // allocation of the view it moves.
   ir::TmemRing tmem_ring(const ir::Op& o) const {
@@ -462,6 +497,7 @@ class Sequencer {
       case ir::OpKind::read: return read(i, op, out);
       case ir::OpKind::reduce: return reduce(i, op, out);
       case ir::OpKind::amax: return amax(i, op, out);
+      case ir::OpKind::quantize: return quantize(i, op, out);
       case ir::OpKind::commit: return commit(i, op, out);
       case ir::OpKind::wait: return wait(i, op, out);
       case ir::OpKind::arrive:

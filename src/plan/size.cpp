@@ -218,6 +218,18 @@ class Bound {
         add(st, why);
         break;
       }
+      case ir::OpKind::quantize: {
+        const ir::Quantize& x = *o.as<ir::Quantize>();
+        const auto a = c_.regs.find(x.a.name);
+        if (a == c_.regs.end()) break;
+        add(inserted(StepKind::wait_ld), kInsertedWhyBytes);
+        st.kind = StepKind::quantize;
+        st.quantize.def = a->second;
+        st.quantize.def.name = x.regs.name;
+        add(st, why);
+        c_.regs[x.regs.name] = std::move(st.quantize.def);
+        break;
+      }
       case ir::OpKind::read: {
         const ir::Read& x = *o.as<ir::Read>();
         const auto like = c_.regs.find(x.like.name);

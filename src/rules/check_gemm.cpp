@@ -204,6 +204,49 @@ void check_glu_layout(const Context& c, Diagnostics& d) {
   if (g->c) return refuse("/gemm/c", "C would be added to the product's halves before the activation", {"add it after the product as \"residual\""});
 }
 
+// A block-quantized D (docs/spec.md, "Epilogues"): MXFP8 stores e4m3 or e5m2 elements, one ue8m0
+// factor per 32 columns of each of D's rows (n / 2 columns with a gated activation).
+void check_quant_dtype(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->quantize || g->d == isa::DType::e4m3 || g->d == isa::DType::e5m2) return;
+  d.error("QUANT-DTYPE", "/gemm/d/dtype",
+          "\"quantize\": \"mxfp8\" stores D's elements as e4m3 or e5m2 (MXFP8), each block of 32 over its ue8m0 factor; d.dtype is " +
+              std::string(isa::name(g->d)))
+      .help = {"use \"d\": {\"dtype\": \"e4m3\"} (or e5m2)", "or drop \"quantize\" for an unquantized D"};
+}
+
+void check_quant_n(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->quantize) return;
+  const int64_t dn = g->glu ? g->n / 2 : g->n;
+  if (dn % spec::kQuantizeVec == 0) return;
+  d.error("QUANT-N", "/gemm/n",
+          "D has " + num(dn) + " columns" + (g->glu ? " (n / 2 with \"" + std::string(spec::name(*g->glu)) + "\")" : std::string()) +
+              ", not a multiple of " + num(spec::kQuantizeVec) + ": MXFP8 gives every " + num(spec::kQuantizeVec) +
+              " consecutive columns of a row one factor, and the 128x4 layout has no partial block")
+      .help = {"use an n whose D columns are a multiple of " + num(spec::kQuantizeVec) + " (pad D's columns and the next GEMM's K)"};
+}
+
+// D's tile columns a whole number of blocks, each block whole in the registers one thread (or the
+// 4 lanes of a row) quantizes: the spec's tile.n, then what the lowered epilogue gives each thread
+// (its verifier's problems under this rule: plan::quantize_miss).
+void check_quant_tile(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->quantize) return;
+  const int64_t dn = g->glu ? g->tile.n / 2 : g->tile.n;
+  if (dn % spec::kQuantizeVec) {
+    d.error("QUANT-TILE", "/gemm/tile/n",
+            "D's tile is " + num(dn) + " columns wide" + (g->glu ? " (tile.n / 2)" : std::string()) + ", not a multiple of " +
+                num(spec::kQuantizeVec) + ": a block of " + num(spec::kQuantizeVec) + " columns would span two tiles")
+        .help = {"use a tile.n whose D columns are a multiple of " + num(spec::kQuantizeVec) + " (e.g. 128 or 256)"};
+    return;
+  }
+  if (d.has_errors()) return;
+  lowered(c, d);
+  for (const auto& p : c.problems)
+    if (p.rule == "QUANT-TILE") d.error(p.rule, p.pointer, p.message).help = p.help;
+}
+
 void check_epilogue_auto(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || g->epilogue != spec::Epilogue::automatic || !c.target.tcgen05) return;

@@ -134,6 +134,9 @@ void check_glu_n(const Context&, Diagnostics&);
 void check_glu_bias(const Context&, Diagnostics&);
 void check_glu_layout(const Context&, Diagnostics&);
 void check_d_fp8(const Context&, Diagnostics&);
+void check_quant_dtype(const Context&, Diagnostics&);
+void check_quant_n(const Context&, Diagnostics&);
+void check_quant_tile(const Context&, Diagnostics&);
 void check_cluster_multicast(const Context&, Diagnostics&);
 // Limits of this build and of the hardware's address arithmetic (src/rules/check_limits.cpp).
 void check_smem_desc_range(const Context&, Diagnostics&);

@@ -267,6 +267,12 @@ class Walk {
         return;
       }
       case ir::OpKind::amax: return read_regs(op.as<ir::Amax>()->a, "amax");
+      case ir::OpKind::quantize: {
+        const ir::Quantize& o = *op.as<ir::Quantize>();
+        read_regs(o.a, "quantize");
+        regs_seen_.insert(o.regs.name);
+        return;
+      }
       case ir::OpKind::read: {
         const ir::Read& o = *op.as<ir::Read>();
         read_regs(o.like, "read");  // its elements, not its values: still none before it is defined

@@ -512,6 +512,44 @@ void registers(Ctx& c) {
         if (m != plan::ReadMiss::fits) c.refused.insert(op);
         break;
       }
+      case ir::OpKind::quantize: {
+        // MATH-DTYPE, READ-SHAPE as an amax's; QUANT-TILE: each block whole in a thread's (or
+        // a row's 4 lanes') registers, at a column that is a multiple of vec in every CTA.
+        const ir::Quantize& o = *op->as<ir::Quantize>();
+        const auto a = defs.find(o.a.name);
+        const ir::Global* g = c.global(o.of, "quantize extents");
+        const ir::Global* dst = c.global(o.dst, "quantize factors");
+        if (a == defs.end() || !g || !dst) {
+          c.refused.insert(op);
+          break;
+        }
+        const plan::RegDef& x = a->second.regs;
+        const plan::QuantizeMiss m = plan::quantize_miss(x, o.pos, o.vec);
+        if (m == plan::QuantizeMiss::dtype)
+          c.problem("MATH-DTYPE", o.a.ptr,
+                    "quantize computes on f32 registers, one element each; \"" + x.name + "\" holds " +
+                        (x.elems_per_reg != 1 ? s(x.elems_per_reg) + " packed " + dt(x.dtype) + " elements per register" : dt(x.dtype) + " elements"),
+                    {x.wgmma ? "accumulate in f32" : "tmem_load an f32 view without \"pack\""});
+        else if (m == plan::QuantizeMiss::shape)
+          c.problem("READ-SHAPE", o.a.ptr,
+                    "quantize computes where each thread's elements lie for the fragments of tcgen05.ld .32x32b or .16x256b (one of "
+                    "them per register set) and wgmma accumulators; \"" + x.name + "\" was loaded otherwise",
+                    {"tmem_load \"" + x.name + "\" with \"shape\": \"32x32b\" or \"16x256b\""});
+        else if (m == plan::QuantizeMiss::blocks)
+          c.problem("QUANT-TILE", o.a.ptr,
+                    "a block of " + s(o.vec) + " columns of a row must lie whole in one thread's registers of \"" + x.name +
+                        "\" (or in the same registers of the 4 lanes that share the row), at a column of D that is a multiple of " +
+                        s(o.vec) + " in every tile",
+                    {"make D's tile.n and the epilogue's column chunks multiples of " + s(o.vec)});
+        if (m != plan::QuantizeMiss::fits) {
+          c.refused.insert(op);
+          break;
+        }
+        plan::RegDef d = x;
+        d.name = o.regs.name;
+        define(*op, std::move(d));
+        break;
+      }
       case ir::OpKind::read: {
         const auto like = defs.find(op->as<ir::Read>()->like.name);
         define(*op, like == defs.end() ? std::nullopt : read(c, *op, like->second.regs));

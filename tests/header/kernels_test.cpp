@@ -93,37 +93,47 @@ auto output(std::uintptr_t address) {
   else return std::tuple<T*>(reinterpret_cast<T*>(address));
 }
 
-// Every gemm kernel with fused inputs beyond a bias (C, a residual) or an amax: the call its
-// EPILOGUE_GEMMS row describes (the present ones after D, in the order C, bias, residual, d_scale, amax)
-// accepted at its spec's sizes, and with its first input (or the amax) null refused by its name.
-// Kernels with only a bias are counted by BIASED_GEMM. `check` is the kernel's NAME_check.
-template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TS, class TAMAX, class Check>
+// Every gemm kernel with fused inputs beyond a bias (C, a residual) or outputs (an amax, a quantized
+// D's factors SFD): the call its EPILOGUE_GEMMS row describes (the present ones after D, in the
+// order C, bias, residual, d_scale, amax, SFD) accepted at its spec's sizes, and with its first input
+// (or the amax, or SFD) null refused by its name; a quantized D's n that is no whole number of
+// blocks refused. Kernels with only a bias are counted by BIASED_GEMM. `check` is the kernel's NAME_check.
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TS, class TAMAX, class TSFD, class Check>
 void epilogue_gemm(const std::string& name, const ptxgen::KernelInfo& i, Check check, int& gemms) {
-  if constexpr (!std::is_void_v<TC> || !std::is_void_v<TR> || !std::is_void_v<TS> || !std::is_void_v<TAMAX>) {
+  if constexpr (!std::is_void_v<TC> || !std::is_void_v<TR> || !std::is_void_v<TS> || !std::is_void_v<TAMAX> || !std::is_void_v<TSFD>) {
     auto call = [&](auto... x) { return check(x...); };
     const auto head = std::make_tuple(at<const TA>(kA), at<const TB>(kB), at<TD>(kD));
     const auto tail = std::make_tuple(SIZES(i.m, i.n, i.k));
+    const auto sfd = output<TSFD>(kSA);
     expect(name + " at its spec's sizes",
-           std::apply(call, std::tuple_cat(head, input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), input<TS>(kSA), output<TAMAX>(kSB), tail)),
+           std::apply(call, std::tuple_cat(head, input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), input<TS>(kSA), output<TAMAX>(kSB), sfd, tail)),
            CUDA_SUCCESS, nullptr);
     if constexpr (!std::is_void_v<TC>)
       expect(name + " with a null C",
              std::apply(call, std::tuple_cat(head, std::tuple<const TC*>(nullptr), input<TBIAS>(kSB), input<TR>(kSA),
-                                             input<TS>(kSA), output<TAMAX>(kSB), tail)),
+                                             input<TS>(kSA), output<TAMAX>(kSB), sfd, tail)),
              CUDA_ERROR_INVALID_VALUE, "c (C, ");
     else if constexpr (!std::is_void_v<TR>)
       expect(name + " with a null residual",
-             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), std::tuple<const TR*>(nullptr), input<TS>(kSA), output<TAMAX>(kSB), tail)),
+             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), std::tuple<const TR*>(nullptr), input<TS>(kSA), output<TAMAX>(kSB), sfd, tail)),
              CUDA_ERROR_INVALID_VALUE, "residual (residual, ");
-    else
+    else if constexpr (!std::is_void_v<TAMAX>)
       expect(name + " with a null amax",
-             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), input<TS>(kSA), std::tuple<TAMAX*>(nullptr), tail)),
+             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), input<TS>(kSA), std::tuple<TAMAX*>(nullptr), sfd, tail)),
              CUDA_ERROR_INVALID_VALUE, "amax (f32) is a null pointer");
+    if constexpr (!std::is_void_v<TSFD>) {
+      // A quantized D (MXFP8): its factors' pointer, and n a whole number of blocks of 32.
+      const auto others = std::tuple_cat(input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), input<TS>(kSA), output<TAMAX>(kSB));
+      expect(name + " with a null SFD", std::apply(call, std::tuple_cat(head, others, std::tuple<TSFD*>(nullptr), tail)),
+             CUDA_ERROR_INVALID_VALUE, "sfd (SFD, ue8m0) is a null pointer");
+      expect(name + " with n = 100", std::apply(call, std::tuple_cat(head, others, sfd, std::make_tuple(SIZES(i.m, 100, i.k)))),
+             CUDA_ERROR_INVALID_VALUE, "n = 100 is not a multiple of 32");
+    }
     ++gemms;
   }
 }
-#define EPILOGUE_GEMM(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX) \
-  epilogue_gemm<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX>(#NAME, ptxgen::NAME##_info, [](auto... x) { return ptxgen::NAME##_check(x...); }, gemms);
+#define EPILOGUE_GEMM(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD) \
+  epilogue_gemm<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(#NAME, ptxgen::NAME##_info, [](auto... x) { return ptxgen::NAME##_check(x...); }, gemms);
 
 // Every block-scaled gemm kernel (the factors after D): its long form instantiated, its spec's own
 // arguments accepted, a null SFB refused, and a k that is no multiple of the factor vector refused.

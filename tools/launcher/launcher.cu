@@ -248,7 +248,7 @@ struct Matrix {
 
 // The device buffers and sizes a launch function takes.
 struct Bufs {
-  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0, d_scale = 0, amax = 0;  // c ... amax: a fused epilogue's
+  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0, d_scale = 0, amax = 0, sfd = 0;  // c ... sfd: a fused epilogue's
   int64_t lda = 0, ldb = 0, m = 0, n = 0, k = 0;
 };
 // A fused epilogue input of type T (EPILOGUE_GEMMS rows), or nothing where the kernel takes none (void).
@@ -263,12 +263,12 @@ auto output(CUdeviceptr p) {
   if constexpr (std::is_void_v<T>) return std::tuple<>();
   else return std::tuple<T*>(ptxgen::device_pointer<T>(p));
 }
-// The arguments of an EPILOGUE_GEMMS kernel's launch function, D and the inputs and amax after it.
-template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TS, class TAMAX>
+// The arguments of an EPILOGUE_GEMMS kernel's launch function, D and the inputs, the amax and SFD after it.
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TS, class TAMAX, class TSFD>
 auto epilogue_args(const Bufs& b) {
   return std::tuple_cat(std::make_tuple(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b),
                                         b.ldb, ptxgen::device_pointer<TD>(b.d)),
-                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual), input<TS>(b.d_scale), output<TAMAX>(b.amax),
+                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual), input<TS>(b.d_scale), output<TAMAX>(b.amax), output<TSFD>(b.sfd),
                         std::make_tuple(ptxgen::size::m{b.m}, ptxgen::size::n{b.n}, ptxgen::size::k{b.k}));
 }
 // A gemm launch function's sizes, each its own type (ptxgen::size::m ...), from a Bufs.
@@ -901,11 +901,11 @@ int bad_input() {
   if (!here.info || !foreign.info) die(2, "--bad-input needs a bf16 sm_90a gemm kernel and a kernel for another target");
   // The first kernel with a fused bias that runs here, bf16 in and out (none: its checks are left out).
   Gemm biased;
-#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX)                                                                \
-  if (std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TS> && std::is_void_v<TAMAX>) {                                                            \
+#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD)                                                               \
+  if (std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TS> && std::is_void_v<TAMAX> && std::is_void_v<TSFD>) {                                     \
     Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
              return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); },                                \
-                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX>(b));                                    \
+                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b));                                    \
            }};                                                                                                  \
     if (!biased.info && runs_here(*g.info) && plain_bf16(*g.info) && !epilogue_of(*g.info).gated) biased = g;   \
   }
@@ -1229,16 +1229,16 @@ int main(int argc, char** argv) {
   PTXGEN_KERNELS_GEMMS(CASE)
 #undef CASE
   // Kernels with fused epilogue inputs: the same, the inputs after D (C, bias, residual: those it takes).
-#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX)                                                              \
+#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD)                                                          \
   if (which == #NAME)                                                                                              \
     return run_case<ptxgen::NAME##_launch>(                                                                        \
         ptxgen::NAME##_info,                                                                                       \
         [](const Bufs& b, CUstream s) {                                                                            \
-          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX>(b)); \
+          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b)); \
         },                                                                                                         \
         [](const Bufs& b, ptxgen::NAME##_launch& l) {                                                              \
           return std::apply([&l](auto... x) { return ptxgen::NAME##_prepare(x..., l); },                          \
-                            epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX>(b));                                          \
+                            epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b));                                          \
         },                                                                                                         \
         opt);
   PTXGEN_KERNELS_EPILOGUE_GEMMS(CASE)

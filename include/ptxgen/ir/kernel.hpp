@@ -177,6 +177,7 @@ enum class OpKind : uint8_t {
   read,        // global tensor -> register set holding the elements another set holds (a bias, C, a scalar)
   reduce,      // register set -> register set: each row's max, sum or absmax, in every element of the row
   amax,        // register set -> global scalar: raised to the largest |element| (red.global.max)
+  quantize,    // register set -> register set divided by its blocks' scale factors, the factors to a global tensor
 };
 
 // Which stage of a ring, and which phase of a barrier, an op inside a loop uses: those of iteration
@@ -411,10 +412,28 @@ struct Amax {
   Position pos;
 };
 
+// Block quantization to an MX format (OCP Microscaling v1.0; MXFP8: e4m3 or e5m2 elements, one
+// ue8m0 factor 2^(x - 127) per block of `vec` consecutive columns of a row): for each block of the
+// elements of `a` that a store at `pos` writes to `of`, the factor X = 2^ceil(log2(amax / Fmax))
+// (amax the block's largest |element|, Fmax `elem`'s largest finite value: the rounding up of
+// cuBLAS, TransformerEngine and CUTLASS, under which no element saturates) clamped to the ue8m0
+// range, and `regs` = a / X element by element (a multiplication by 2^(127 - x), exact), ready for
+// the store's conversion to `elem`. The factor byte x of the block at D's row r and column block c
+// goes to the global `dst` (ue8m0, the 128x4 layout of docs/spec.md "Block scaling", with rows =
+// of's rows and factors = its columns / vec) for every block inside `of`'s extents (at run time).
+// A block lies whole in one thread's registers (a .32x32b fragment) or in those of the 4 lanes
+// that share a row (.16x256b, wgmma accumulators: shfl.sync.bfly over lanes xor 1 and xor 2).
+struct Quantize {
+  Ref regs, a, dst, of;
+  Position pos;
+  int vec = 32;
+  isa::DType elem = isa::DType::e4m3;
+};
+
 // An op: what every kind has, and the kind's own fields. A new kind adds its struct to `Body` (in
 // OpKind's order), its verifier, and its planner and emitter cases.
 struct Op {
-  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math, Read, Reduce, Amax>;
+  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math, Read, Reduce, Amax, Quantize>;
   std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
   // The stage of a ring and the phase of a barrier (waits, arrivals, commits, expect_tx; loads and
   // mmas on ring tiles) of an op in a loop or a persistent role.
@@ -428,7 +447,7 @@ struct Op {
   template <class T>
   T* as() { return std::get_if<T>(&body); }
 };
-static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::amax) + 1, "one struct per OpKind");
+static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::quantize) + 1, "one struct per OpKind");
 
 // What the passes that walk every op ask of it, whatever its kind: the barrier it names (a TMA
 // load's, a wait's, ...), the register set it defines or reads (tcgen05.ld/st, a store), where it
