@@ -313,8 +313,12 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
                        : dd.name == "f16"  ? std::ldexp(1.0, -11)
                        : dd.name == "e4m3" ? std::ldexp(1.0, -4)
                        : dd.name == "e5m2" ? std::ldexp(1.0, -3)
+                       : dd.name == "e2m1" ? std::ldexp(1.0, -2)
                                            : 0.0;
-  const double abs_out = dd.name == "e4m3" ? std::ldexp(1.0, -10) : dd.name == "e5m2" ? std::ldexp(1.0, -17) : 0.0;
+  const double abs_out = dd.name == "e4m3"   ? std::ldexp(1.0, -10)
+                         : dd.name == "e5m2" ? std::ldexp(1.0, -17)
+                         : dd.name == "e2m1" ? 0.25
+                                             : 0.0;
   const double steps = static_cast<double>((kk + 7) / 8 + 1);
   const std::vector<uint8_t>& D = g.at(d_addr);
   const Operand& A = ops.at("A");
@@ -415,7 +419,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
           continue;
         }
         if (input_op(f, i, j, ref, acc_bound)) continue;
-        if (f == "mxfp8") continue;  // last: below
+        if (f == "mxfp8" || f == "mxfp4") continue;  // last: below
         if (f == "swiglu" || f == "geglu") {
           // D[i][j] = act(P[i][j]) * P[i][j + d] (vLLM's SiluAndMul): the gate's bound times |up|,
           // up's times |act(gate)|, and the mul.rn's half ulp.
@@ -457,7 +461,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     // its factor between factor(lo) and factor(hi) (monotone); the elements are checked against the
     // factor the kernel chose, at byte ((i / 128) stripe + b / 4) 512 + (i % 32) 16 + ((i % 128) / 32) 4
     // + b % 4 of SFD (the 128x4 layout), and the padding must keep its fill.
-    const double fmax = dd.name == "e4m3" ? 448.0 : dd.name == "e5m2" ? 57344.0 : 0.0;
+    const double fmax = dd.name == "e4m3" ? 448.0 : dd.name == "e5m2" ? 57344.0 : dd.name == "e2m1" ? 6.0 : 0.0;
     if (fmax == 0) throw std::runtime_error("a quantized D of type " + dd.name);
     auto factor = [&](double a) {
       if (!(a > 0)) return 0;

@@ -651,6 +651,16 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, gated 
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }
+  {  // tcgen05, MXFP4: an f32 bias, silu, e2m1 elements two a byte
+    const Subject x = subject("gemm_bf16_128x256x64_bias_silu_mxfp4", 125, 224, 379, 41);
+    static const Mutation kMutations[] = {
+        {"the factor rounded down (no carry from amax's mantissa past 1.5, e2m1's largest)", R"(add\.u32 (%r\d+), (%r\d+), 4194303;)",
+         "mov.b32 $1, $2;", -1, "", "SFD("},
+        {"each byte's two elements swapped (the column's in the high nibble)",
+         R"(cvt\.rn\.satfinite\.e2m1x2\.f32 (%rb\d+), (%r\d+), (%r\d+);)", "cvt.rn.satfinite.e2m1x2.f32 $1, $3, $2;", -1, "", "times 2^"},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
   {  // wgmma, direct epilogue: an f32 bias, silu, e5m2 elements; 4 lanes share each block
     const Subject x = subject("gemm_sm90_bf16_128x128x64_silu_mxfp8_e5m2", 125, 224, 379, 41);
     static const Mutation kMutations[] = {

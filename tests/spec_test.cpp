@@ -64,26 +64,25 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     REQUIRE_FALSE(x.help.empty());
     CHECK(x.help[0].rfind("nearest built: ", 0) == 0);
   }
-  // MXFP8 is built; the e2m1 formats name it, and another name is an enum error.
-  for (const char* q : {"mxfp4", "nvfp4"}) {
-    CAPTURE(q);
-    const Diagnostic x = only(parse(with_gemm("\"quantize\": \"" + std::string(q) + "\"")));
+  // MXFP8 and MXFP4 are built; NVFP4 names MXFP4, and another name is an enum error.
+  {
+    const Diagnostic x = only(parse(with_gemm("\"quantize\": \"nvfp4\"")));
     CHECK(x.rule == "SPEC-NOT-BUILT");
     CHECK(x.pointer == "/gemm/quantize");
     REQUIRE_FALSE(x.help.empty());
-    CHECK(x.help[0] == "nearest built: \"mxfp8\" (e4m3 or e5m2 elements, a ue8m0 factor per 32 of a row, the same 128x4 layout)");
+    CHECK(x.help[0] == "nearest built: \"mxfp4\" (e2m1 elements, a ue8m0 factor per 32 of a row, the same 128x4 layout)");
   }
   CHECK(only(parse(with_gemm("\"quantize\": \"fp8\""))).rule == "SPEC-ENUM");
   {
     Diagnostics d;
-    auto r = spec::parse(with_gemm("\"quantize\": \"mxfp8\""), d);
+    auto r = spec::parse(with_gemm("\"quantize\": \"mxfp4\""), d);
     REQUIRE(r.spec);
     CHECK_FALSE(d.has_errors());
-    CHECK(r.spec->gemm->quantize == spec::Quantize::mxfp8);
+    CHECK(r.spec->gemm->quantize == spec::Quantize::mxfp4);
     Diagnostics d2;  // and round-trips
     auto again = spec::parse(spec::to_json(*r.spec), d2);
     REQUIRE(again.spec);
-    CHECK(again.spec->gemm->quantize == spec::Quantize::mxfp8);
+    CHECK(again.spec->gemm->quantize == spec::Quantize::mxfp4);
   }
   // The fused epilogue's bias and activation are built (docs/spec.md, "Epilogues"); gelu's erf
   // form is not, and names the tanh form.

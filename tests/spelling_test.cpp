@@ -79,6 +79,7 @@ std::string operands(const spell::Scalar& v, const std::string& label) {
     case Op::cvt:
       // The packed pairs take two sources (§9.7.9.21): the first goes to the upper half.
       if (t == Ty::e4m3x2 || t == Ty::e5m2x2) return reg(Ty::b16) + ", " + reg(v.from, 1) + ", " + reg(v.from, 2);  // a .b16 pair
+      if (t == Ty::e2m1x2) return "%b0, " + reg(v.from, 1) + ", " + reg(v.from, 2);  // a .b8 pair: only a .b8 register is accepted
       return reg(t) + ", " + reg(v.from, 1) + (t == Ty::f16x2 || t == Ty::bf16x2 ? ", " + reg(v.from, 2) : "");
     case Op::cvta: return reg(64) + ", " + reg(64, 1);
     case Op::mapa: return reg(32) + ", " + reg(32, 1) + ", " + reg(32, 2);
@@ -119,7 +120,7 @@ std::string module(const isa::TargetInfo& t, Pick take, int& count) {
          std::string(t.name) + "\n.address_size 64\n\n.visible .entry alu_table(.param .u64 p64, .param .u32 p32)\n" +
          // A register count at entry, without which ptxas ignores setmaxnreg (with a note) rather than assembling it.
          ".maxnreg 168\n{\n" +
-         "\t.reg .pred %p<4>;\n\t.reg .b16 %h<10>;\n\t.reg .b32 %r<10>;\n\t.reg .b64 %rd<10>;\n" + body + "}\n";
+         "\t.reg .pred %p<4>;\n\t.reg .b8 %b<2>;\n\t.reg .b16 %h<10>;\n\t.reg .b32 %r<10>;\n\t.reg .b64 %rd<10>;\n" + body + "}\n";
 }
 
 }  // namespace

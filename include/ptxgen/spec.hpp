@@ -46,9 +46,9 @@ enum class Consumers : uint8_t { cooperative, pingpong };
 std::string_view name(Consumers c);
 // The gemm template's gated activations ("activation": "swiglu" | "geglu", docs/spec.md "Epilogues").
 enum class Glu : uint8_t { swiglu, geglu };
-// A block-quantized D (docs/spec.md, "Epilogues"): MXFP8, e4m3 or e5m2 elements with one ue8m0
-// factor per 32 consecutive elements of a row, written in the 128x4 layout.
-enum class Quantize : uint8_t { mxfp8 };
+// A block-quantized D (docs/spec.md, "Epilogues"): MXFP8 (e4m3 or e5m2 elements) or MXFP4 (e2m1)
+// with one ue8m0 factor per 32 consecutive elements of a row, written in the 128x4 layout.
+enum class Quantize : uint8_t { mxfp8, mxfp4 };
 
 // A name ptxgen puts into PTX (entry, parameter, label): [A-Za-z_][A-Za-z0-9_]*, at most 64
 // characters (PTX ISA 9.1 §4.4 identifiers; the length keeps names portable to C and file names).
@@ -151,7 +151,7 @@ const std::string* chosen_note(const Gemm& g, std::string_view member);
 
 // The gated activations' names as the spec writes them, and the activation of each one's gate half.
 inline std::string_view name(Glu g) { return g == Glu::swiglu ? "swiglu" : "geglu"; }
-inline std::string_view name(Quantize) { return "mxfp8"; }
+inline std::string_view name(Quantize q) { return q == Quantize::mxfp8 ? "mxfp8" : "mxfp4"; }
 inline constexpr int kQuantizeVec = 32;  // MX: elements per ue8m0 factor (OCP MX v1.0)
 inline Activation glu_gate(Glu g) { return g == Glu::swiglu ? Activation::silu : Activation::gelu_tanh; }
 

@@ -996,6 +996,7 @@ std::string to_f32(PtxWriter& w, isa::DType from, const std::string& x) {
 void Emitter::store_pair(const plan::StoreStep& st, const std::string& x, const std::string& y, const std::string& packed,
                          const std::string& row, const std::string& col) {
   const isa::DType from = st.src.dtype, out = st.to;
+  if (out == isa::DType::e2m1) return store_e2m1_pair(st, x, y, row, col);
   const int es = isa::value_bits(out) / 8;
   // A program's tensor may have one extent at run time and the other fixed.
   const std::string rows = st.rows_param.empty() ? s(st.global_rows) : size.at(st.rows_param);
@@ -1078,6 +1079,29 @@ void Emitter::store_pair(const plan::StoreStep& st, const std::string& x, const 
   w.ins(spell::alu(Op::mov, Ty::b32) + " {" + h0 + ", " + h1 + "}, " + pk);
   w.ins("@" + ps0 + " " + spell::st(Space::global, Ty::b16) + " [" + addr + "], " + h0);
   w.ins("@" + ps1 + " " + spell::st(Space::global, Ty::b16) + " [" + addr + "+2], " + h1);
+}
+
+// An e2m1 D (an MXFP4 D: its columns and row stride a multiple of 32, rule QUANT-N): elements
+// (row, col) and (row, col + 1), col even, in one byte, the column's in the low nibble, which
+// memory holds first (cvt.rn.satfinite.e2m1x2.f32 puts its first source in the upper nibble,
+// §9.7.9.21), at byte (row ld + col) / 2; stored where the pair lies inside D.
+void Emitter::store_e2m1_pair(const plan::StoreStep& st, const std::string& x, const std::string& y, const std::string& row,
+                              const std::string& col) {
+  if (st.src.dtype != isa::DType::f32) throw std::logic_error("an e2m1 store of other than f32 registers");
+  const std::string rows = st.rows_param.empty() ? s(st.global_rows) : size.at(st.rows_param);
+  const std::string cols = st.cols_param.empty() ? s(st.global_width) : size.at(st.cols_param);
+  const std::string ld = st.ld_param.empty() ? s(st.global_cols) : size.at(st.ld_param);
+  const std::string p = w.pred(), rowok = w.pred(), c1 = w.r32(), idx = w.r64(), c64 = w.r64(), addr = w.r64(), pk = w.r8();
+  w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + rowok + ", " + row + ", " + rows);
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + c1 + ", " + col + ", 1");
+  w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + p + ", " + c1 + ", " + cols + ", " + rowok);
+  w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + idx + ", " + row + ", " + ld);
+  w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + c64 + ", " + col);
+  w.ins(spell::alu(Op::add, Ty::u64) + " " + idx + ", " + idx + ", " + c64);
+  w.ins(spell::alu(Op::shr, Ty::u64) + " " + idx + ", " + idx + ", 1", "two elements a byte");
+  w.ins(spell::alu(Op::add, Ty::u64) + " " + addr + ", " + gbase.at(st.global) + ", " + idx);
+  w.ins(spell::cvt(Ty::e2m1x2, Ty::f32, Round::rn_satfinite) + " " + pk + ", " + y + ", " + x);
+  w.ins("@" + p + " " + spell::st(Space::global, Ty::b8) + " [" + addr + "], " + pk);
 }
 
 // Elements (row, col) and (row, col + 1) of a register set in D's type: one 32-bit register for

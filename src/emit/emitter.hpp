@@ -140,6 +140,8 @@ struct Emitter {
   void reduce(const plan::ReduceStep& r, const std::string& L);
   void amax(const plan::AmaxStep& a, const std::string& L);
   void quantize(const plan::QuantizeStep& q, const std::string& L);
+  void store_e2m1_pair(const plan::StoreStep& st, const std::string& x, const std::string& y, const std::string& row,
+                       const std::string& col);
   // The predicate of the element at (tr + cell.first, tc + cell.second) lying inside r's extents
   // ("" where the read broadcasts along both); read_element's bounds without the load.
   std::string element_inside(const plan::ReadStep& r, const std::string& tr, const std::string& tc,

@@ -9,6 +9,7 @@ std::string PtxWriter::r32() { return "%r" + std::to_string(n32_++); }
 std::string PtxWriter::r64() { return "%rd" + std::to_string(n64_++); }
 std::string PtxWriter::pred() { return "%p" + std::to_string(np_++); }
 std::string PtxWriter::r16() { return "%rs" + std::to_string(n16_++); }
+std::string PtxWriter::r8() { return "%rb" + std::to_string(n8_++); }
 
 std::string PtxWriter::fresh_label(const std::string& stem) { return "$L_" + stem + "_" + std::to_string(nlabel_++); }
 
@@ -28,6 +29,7 @@ void PtxWriter::blank() { lines_.push_back(""); }
 std::string PtxWriter::body() const {
   std::string out;
   if (np_) out += "\t.reg .pred \t%p<" + std::to_string(np_) + ">;\n";
+  if (n8_) out += "\t.reg .b8 \t%rb<" + std::to_string(n8_) + ">;\n";
   if (n16_) out += "\t.reg .b16 \t%rs<" + std::to_string(n16_) + ">;\n";
   if (n32_) out += "\t.reg .b32 \t%r<" + std::to_string(n32_) + ">;\n";
   if (n64_) out += "\t.reg .b64 \t%rd<" + std::to_string(n64_) + ">;\n";

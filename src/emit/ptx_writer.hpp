@@ -15,6 +15,7 @@ class PtxWriter {
   std::string r64();
   std::string pred();
   std::string r16();
+  std::string r8();  // a .b8 register: what cvt to .e2m1x2 writes (§9.7.9.21)
 
   std::string fresh_label(const std::string& stem);   // "$L_stem_3": unique, in order of creation
 
@@ -28,7 +29,7 @@ class PtxWriter {
   std::string body() const;
 
  private:
-  int n32_ = 0, n64_ = 0, np_ = 0, n16_ = 0, nlabel_ = 0;
+  int n32_ = 0, n64_ = 0, np_ = 0, n16_ = 0, n8_ = 0, nlabel_ = 0;
   std::vector<std::string> lines_;
 };
 

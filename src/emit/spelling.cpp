@@ -169,7 +169,8 @@ std::string_view name(Op op) {
 
 std::string_view name(Ty t) {
   static constexpr std::string_view k[] = {"",    "pred", "b8",  "b16", "b32",  "b64", "u16",    "u32",    "u64",
-                                           "s32", "s64",  "f16", "bf16", "f32", "f16x2", "bf16x2", "e4m3x2", "e5m2x2"};
+                                           "s32", "s64",  "f16", "bf16", "f32", "f16x2", "bf16x2", "e4m3x2", "e5m2x2",
+                                           "e2m1x2"};
   return k[static_cast<int>(t)];
 }
 
@@ -270,7 +271,7 @@ const std::vector<AluRow>& alu_rows() {
       {Op::or_, "§9.7.8.2", 10, true, true, {.types = {T::pred, T::b32}}},
       {Op::xor_, "§9.7.8.3", 10, true, true, {.types = {T::b32}}},
       {Op::shl, "§9.7.8.8", 10, true, true, {.types = {T::b32}}},
-      {Op::shr, "§9.7.8.9", 10, true, true, {.types = {T::b32, T::u32}}},
+      {Op::shr, "§9.7.8.9", 10, true, true, {.types = {T::b32, T::u32, T::u64}}},
       {Op::setp, "§9.7.6.2", 10, true, true,
        {.types = {T::u32},
         .cmps = {Cmp::eq, Cmp::ne, Cmp::lt, Cmp::le, Cmp::gt, Cmp::ge},
@@ -289,6 +290,9 @@ const std::vector<AluRow>& alu_rows() {
       // Two f32 to two 8-bit floats in a .b16, a in the upper byte, beyond the largest finite
       // value the largest finite value (an 8-bit D; PTX ISA 7.8 for sm_90, 8.1 for sm_89).
       {Op::cvt, "§9.7.9.21", 78, true, true, {.types = {T::e4m3x2, T::e5m2x2}, .from = {T::f32}, .round = Round::rn_satfinite}},
+      // Two f32 to two e2m1 in a .b8 (a in the upper nibble; an MXFP4 D), PTX ISA 8.6, the tcgen05
+      // targets only; .satfinite clamps to +-6 and takes NaN to +6.
+      {Op::cvt, "§9.7.9.21", 86, true, false, {.types = {T::e2m1x2}, .from = {T::f32}, .round = Round::rn_satfinite}},
       {Op::cvta, "§9.7.9.20", 77, true, true, {.types = {T::u64}, .spaces = {Space::global, Space::param}, .to = {false, true}}},
       {Op::mapa, "§9.7.9.23", 78, true, true, {.types = {T::u32}, .spaces = {Space::shared_cluster}}},
       {Op::ld, "§9.7.9.8", 10, true, true, {.types = {T::u32, T::u64}, .spaces = {Space::param}}},

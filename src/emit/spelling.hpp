@@ -92,7 +92,7 @@ enum class Op : uint8_t {
   mul, fma, neg, abs, ex2, lg2, tanh, rsqrt, rcp, sqrt,
 };
 // Instruction types (§5.2.2) plus .pred; the packed pairs are cvt's destinations.
-enum class Ty : uint8_t { none, pred, b8, b16, b32, b64, u16, u32, u64, s32, s64, f16, bf16, f32, f16x2, bf16x2, e4m3x2, e5m2x2 };
+enum class Ty : uint8_t { none, pred, b8, b16, b32, b64, u16, u32, u64, s32, s64, f16, bf16, f32, f16x2, bf16x2, e4m3x2, e5m2x2, e2m1x2 };
 enum class Space : uint8_t { none, param, global, shared, shared_cluster };  // state spaces (§5.1)
 enum class Cmp : uint8_t { none, eq, ne, lt, le, gt, ge };                  // setp's CmpOp (§9.7.6.2)
 enum class BoolOp : uint8_t { none, and_, or_ };  // setp's BoolOp: combine the result with a predicate

@@ -165,6 +165,7 @@ struct Gemm {
     d.name = "D";
     d.ptr = std::string(kPtr) + "/d";
     d.dtype = g.d;
+    if (g.d == isa::DType::e2m1) d.format = ir::SubByte::packed;  // MXFP4's elements: two a byte
     d.rows = g.m;
     // A gated activation's D is m x n/2 (the size "d" the kernel derives from n, GLU-N: n even).
     d.cols = g.glu ? g.n / 2 : g.n;

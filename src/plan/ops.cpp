@@ -602,7 +602,9 @@ bool store_converts(isa::DType regs, isa::DType global, bool clip) {
                       (clip && (global == DType::f32 || global == DType::f16 || global == DType::bf16) &&
                        (regs == DType::f16 || regs == DType::s32 || regs == DType::f32)) ||
                       // and to 8-bit floats from f32 accumulators (cvt.rn.satfinite.e4m3x2.f32, §9.7.9.21)
-                      (clip && regs == DType::f32 && (global == DType::e4m3 || global == DType::e5m2));
+                      (clip && regs == DType::f32 && (global == DType::e4m3 || global == DType::e5m2)) ||
+                      // and to e2m1 pairs, two to a byte (an MXFP4 D: cvt.rn.satfinite.e2m1x2.f32)
+                      (clip && regs == DType::f32 && global == DType::e2m1);
   return same || narrow;
 }
 

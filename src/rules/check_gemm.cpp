@@ -128,7 +128,7 @@ void check_cluster_multicast(const Context& c, Diagnostics& d) {
 // §9.7.9.21) and stored directly; the TMA epilogue's staging of 8-bit D is not built.
 void check_d_fp8(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g || isa::value_bits(g->d) != 8) return;
+  if (!g || isa::value_bits(g->d) > 8) return;
   if (g->accumulator != isa::DType::f32) {
     d.error("D-FP8", "/gemm/d/dtype",
             "D in " + std::string(isa::name(g->d)) + " is converted from f32 accumulators (cvt.rn.satfinite." + std::string(isa::name(g->d)) +
@@ -138,7 +138,7 @@ void check_d_fp8(const Context& c, Diagnostics& d) {
   }
   if (g->epilogue != spec::Epilogue::direct)
     d.error("D-FP8", "/gemm/epilogue",
-            "D in " + std::string(isa::name(g->d)) + " is stored directly from the registers: the TMA epilogue's staging of 8-bit D is not built")
+            "D in " + std::string(isa::name(g->d)) + " is stored directly from the registers: the TMA epilogue's staging of 8- and 4-bit D is not built")
         .help = {"use \"epilogue\": \"direct\" (or leave it out)", "or D in bf16, f16 or f32 with \"epilogue\": \"tma\""};
 }
 
@@ -208,11 +208,36 @@ void check_glu_layout(const Context& c, Diagnostics& d) {
 // factor per 32 columns of each of D's rows (n / 2 columns with a gated activation).
 void check_quant_dtype(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g || !g->quantize || g->d == isa::DType::e4m3 || g->d == isa::DType::e5m2) return;
-  d.error("QUANT-DTYPE", "/gemm/d/dtype",
-          "\"quantize\": \"mxfp8\" stores D's elements as e4m3 or e5m2 (MXFP8), each block of 32 over its ue8m0 factor; d.dtype is " +
-              std::string(isa::name(g->d)))
-      .help = {"use \"d\": {\"dtype\": \"e4m3\"} (or e5m2)", "or drop \"quantize\" for an unquantized D"};
+  if (!g) return;
+  const bool fp4 = g->d == isa::DType::e2m1;
+  if (!g->quantize) {
+    // An e2m1 D holds 15 values: only as MXFP4's scaled elements.
+    if (fp4)
+      d.error("QUANT-DTYPE", "/gemm/d/dtype", "an e2m1 D (values 0, 0.5 .. 6 and their negatives) is stored only block-scaled, as MXFP4")
+          .help = {"add \"quantize\": \"mxfp4\"", "or use \"d\": {\"dtype\": \"e4m3\"} (or bf16)"};
+    return;
+  }
+  if (*g->quantize == spec::Quantize::mxfp4 ? fp4 : g->d == isa::DType::e4m3 || g->d == isa::DType::e5m2) return;
+  if (*g->quantize == spec::Quantize::mxfp4)
+    d.error("QUANT-DTYPE", "/gemm/d/dtype",
+            "\"quantize\": \"mxfp4\" stores D's elements as e2m1 (MXFP4), each block of 32 over its ue8m0 factor; d.dtype is " +
+                std::string(isa::name(g->d)))
+        .help = {"use \"d\": {\"dtype\": \"e2m1\"}", "or \"quantize\": \"mxfp8\" for e4m3 or e5m2 elements"};
+  else
+    d.error("QUANT-DTYPE", "/gemm/d/dtype",
+            "\"quantize\": \"mxfp8\" stores D's elements as e4m3 or e5m2 (MXFP8), each block of 32 over its ue8m0 factor; d.dtype is " +
+                std::string(isa::name(g->d)))
+        .help = {"use \"d\": {\"dtype\": \"e4m3\"} (or e5m2)", "or drop \"quantize\" for an unquantized D"};
+}
+
+// MXFP4's elements come from cvt.rn.satfinite.e2m1x2.f32 (§9.7.9.21), which the tcgen05 targets
+// have and sm_90a does not.
+void check_quant_target(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->quantize || *g->quantize != spec::Quantize::mxfp4 || c.target.tcgen05) return;
+  d.error("QUANT-TARGET", "/gemm/quantize",
+          "\"mxfp4\" converts D's values to e2m1 with cvt.rn.satfinite.e2m1x2.f32, which " + std::string(c.target.name) + " lacks")
+      .help = {"use \"quantize\": \"mxfp8\" (e4m3 or e5m2 elements) on " + std::string(c.target.name), "or target sm_100a"};
 }
 
 void check_quant_n(const Context& c, Diagnostics& d) {
@@ -258,7 +283,7 @@ void check_epilogue_auto(const Context& c, Diagnostics& d) {
 
 void check_epilogue_tma(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g || g->epilogue == spec::Epilogue::direct || isa::value_bits(g->d) == 8) return;  // 8-bit D: D-FP8
+  if (!g || g->epilogue == spec::Epilogue::direct || isa::value_bits(g->d) <= 8) return;  // 8- and 4-bit D: D-FP8
   if (g->epilogue == spec::Epilogue::automatic && c.target.tcgen05) return;  // EPILOGUE-AUTO
   const int box = 128 / (isa::value_bits(g->d) / 8);
   // A gated activation's D tile is half of tile.n (gate and up columns make one D column).

@@ -135,6 +135,7 @@ void check_glu_bias(const Context&, Diagnostics&);
 void check_glu_layout(const Context&, Diagnostics&);
 void check_d_fp8(const Context&, Diagnostics&);
 void check_quant_dtype(const Context&, Diagnostics&);
+void check_quant_target(const Context&, Diagnostics&);
 void check_quant_n(const Context&, Diagnostics&);
 void check_quant_tile(const Context&, Diagnostics&);
 void check_cluster_multicast(const Context&, Diagnostics&);

@@ -84,7 +84,8 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
   if (const json* dd = r.object("d", true)) {
     ObjReader rd(*dd, r.ptr("d"), r);
     need(rd.choice("dtype", true,
-                   dtype_choices({isa::DType::f32, isa::DType::f16, isa::DType::bf16, isa::DType::s32, isa::DType::e4m3, isa::DType::e5m2})),
+                   dtype_choices({isa::DType::f32, isa::DType::f16, isa::DType::bf16, isa::DType::s32, isa::DType::e4m3, isa::DType::e5m2,
+                                  isa::DType::e2m1})),
          g.d);
     if (const json* sc = rd.get("scale", false, json::value_t::boolean, "a boolean")) g.d_scale = sc->get<bool>();
     rd.finish();
@@ -242,13 +243,14 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     }
   }
   if (r.has("quantize")) {
-    // MXFP8 is built; the 4-bit formats (e2m1 elements: MXFP4's ue8m0 per 32, NVFP4's ue4m3 per 16
-    // with a global scale) are named as not built rather than as unknown values.
+    // MXFP8 and MXFP4 are built; NVFP4 (e2m1 elements with a ue4m3 factor per 16 and a global
+    // scale) is named as not built rather than as an unknown value.
     const json* v = r.any("quantize");
-    if (v && v->is_string() && (v->get<std::string>() == "mxfp4" || v->get<std::string>() == "nvfp4"))
-      d.error("SPEC-NOT-BUILT", r.ptr("quantize"), "\"" + v->get<std::string>() + "\" (e2m1 elements) is not built yet")
-          .help = {"nearest built: \"mxfp8\" (e4m3 or e5m2 elements, a ue8m0 factor per 32 of a row, the same 128x4 layout)"};
-    else if (auto q = r.choice("quantize", false, Choices<spec::Quantize>{{"mxfp8", spec::Quantize::mxfp8}}))
+    if (v && v->is_string() && v->get<std::string>() == "nvfp4")
+      d.error("SPEC-NOT-BUILT", r.ptr("quantize"), "\"nvfp4\" (a ue4m3 factor per 16 elements and a global scale) is not built yet")
+          .help = {"nearest built: \"mxfp4\" (e2m1 elements, a ue8m0 factor per 32 of a row, the same 128x4 layout)"};
+    else if (auto q = r.choice("quantize", false,
+                               Choices<spec::Quantize>{{"mxfp8", spec::Quantize::mxfp8}, {"mxfp4", spec::Quantize::mxfp4}}))
       g.quantize = *q;
   }
   r.not_built({"groups", "batch"}, "grouped and batched GEMM are not built yet",

@@ -193,6 +193,16 @@ void Machine::run_thread(Thread& t) {
             return num::encode_rn(f, v);
           };
           put(in.o[0].r, (uint64_t{enc(x)} << 8) | enc(A(2)));
+        } else if (d.cls == Cls::f && d.fmt == 21 && s.cls == Cls::f && s.bits == 32) {
+          // .e2m1x2 from two f32 (§9.7.9.21): a in the upper nibble, b in the lower; .satfinite (the
+          // only form) clamps to +-6, and e2m1, which has no NaN, takes a NaN to +6.
+          if (!in.wg_sat) fail(&t, "cvt to .e2m1x2 without .satfinite");
+          auto enc = [&](uint64_t bits) {
+            double v = num::f32_of(static_cast<uint32_t>(bits));
+            v = std::isnan(v) ? 6.0 : std::max(-6.0, std::min(6.0, v));
+            return num::encode_rn(num::kE2M1, v);
+          };
+          put(in.o[0].r, (uint64_t{enc(x)} << 4) | enc(A(2)));
         } else if (d.cls == Cls::f && (d.fmt & 16) && s.cls == Cls::f && s.bits == 32) {  // .f16x2/.bf16x2 from two f32: a upper, b lower
           const num::Format& f = (d.fmt & 15) == 1 ? num::kF16 : num::kBF16;
           const uint32_t hi = num::encode_rn(f, num::f32_of(static_cast<uint32_t>(x)));

@@ -234,14 +234,14 @@ struct Parser {
         {"s8", {Cls::s, 8}},     {"s16", {Cls::s, 16}},   {"s32", {Cls::s, 32}},    {"s64", {Cls::s, 64}},
         {"f16", {Cls::f, 16, 1}}, {"bf16", {Cls::f, 16, 2}}, {"f32", {Cls::f, 32, 0}}, {"f64", {Cls::f, 64, 0}},
         {"f16x2", {Cls::f, 32, 17}}, {"bf16x2", {Cls::f, 32, 18}}, {"pred", {Cls::pred, 1}},
-        {"e4m3x2", {Cls::f, 16, 19}}, {"e5m2x2", {Cls::f, 16, 20}}};
+        {"e4m3x2", {Cls::f, 16, 19}}, {"e5m2x2", {Cls::f, 16, 20}}, {"e2m1x2", {Cls::f, 8, 21}}};
     auto it = m.find(t);
     if (it == m.end()) fail("unknown type ." + t);
     return it->second;
   }
   bool is_type(const std::string& t) const {
     static const char* ts[] = {"b8", "b16", "b32", "b64", "u8", "u16", "u32", "u64", "s8", "s16", "s32",
-                               "s64", "f16", "bf16", "f32", "f64", "f16x2", "bf16x2", "pred", "e4m3x2", "e5m2x2"};
+                               "s64", "f16", "bf16", "f32", "f64", "f16x2", "bf16x2", "pred", "e4m3x2", "e5m2x2", "e2m1x2"};
     for (const char* x : ts)
       if (t == x) return true;
     return false;
