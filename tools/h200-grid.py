@@ -29,6 +29,13 @@ within a bound per element that carries the accumulator's error and each approxi
 documented one (ex2.approx 2 ulp, rcp.approx 1 ulp, tanh.approx 2^-11) through, plus D's rounding
 (tools/launcher/launcher.cu says how); the row shows the largest error / bound ("worst"). The cuBLAS
 column of a fused case times a plain GEMM (bench-h200.py times the fused peers).
+
+The mx_ cases store D as MXFP8 ("quantize": "mxfp8", docs/spec.md "Block-quantized D"): e4m3 or e5m2
+elements, each block of 32 columns of a row over its ue8m0 factor, the factors in the kernel output
+SFD (128x4 layout). The launcher fills SFD with 0xA5 (ceil(m/128) ceil(n/128) 512 bytes and a guard),
+passes it after the amax, and checks each factor byte against the float64 block amax's range
+(each element's value -/+ its bound), each element against its value over the factor the kernel
+chose, and that no padding or guard byte was written (tools/launcher/launcher.cu, check_mxfp8).
 """
 import copy
 import json
@@ -297,6 +304,32 @@ def cases():
     e4m3out = {"d": {"dtype": "e4m3", "scale": True}, "epilogue": "direct"}
     add("epi_amax_e4m3out_bias_odd", bf16, e4m3out, bias("bf16"), {"amax": True}, T(128, 128, 64), P(1001, 1002, 999))
     add("epi_amax_gelu_pers_tma_odd", bf16, tma, pers, act("gelu_tanh"), {"amax": True}, T(128, 128, 64), P(999, 1003, 1001))
+    # MXFP8 (docs/spec.md "Block-quantized D"): D e4m3 or e5m2, each block of 32 columns of a row over
+    # its ue8m0 factor, the factors to SFD in the 128x4 layout. Direct stores (D-FP8); n a multiple of
+    # 32 but not of the tile (the last tile's blocks partly outside D), m odd and not a multiple of 128
+    # (SFD's padding rows), n / 32 not a multiple of 4 (padding factors); with a bias and an activation,
+    # the amax, alpha, C, a residual and D's scale before the quantization, A from registers, e4m3
+    # inputs, a gated product, a B-multicast cluster, on data-parallel, persistent cooperative and
+    # ping-pong kernels, tile.n 128 and 256, and one large case (4096 x 8192 x 4096: cuBLAS's f32
+    # product as the reference). Register budgets where the epilogue's registers would spill without.
+    mx = {"quantize": "mxfp8"}
+    e4m3d, e5m2d = {"d": {"dtype": "e4m3"}}, {"d": {"dtype": "e5m2"}}
+    add("mx_e4m3_bias_gelu_dp_odd", bf16, e4m3d, mx, bias("bf16"), act("gelu_tanh"), T(128, 128, 64), P(1001, 992, 999))
+    add("mx_e5m2_silu_amax_dp_256", bf16, e5m2d, mx, act("silu"), {"amax": True}, rb, T(128, 256, 64), P(999, 1056, 1000))
+    add("mx_e4m3_pers_bias_m_relu", bf16, e4m3d, mx, pers, rb, bias("f32", "m"), act("relu"), T(128, 256, 64), {"stages": 3},
+        P(2049, 2080, 1001))
+    add("mx_e4m3_pp_gelu_amax", bf16, e4m3d, mx, pp, rb, bias("bf16"), act("gelu_tanh"), {"amax": True}, T(128, 128, 64),
+        {"stages": 4}, P(1155, 2016, 520))
+    add("mx_e5m2_pp_regs_silu", bf16, e5m2d, mx, pp, rb, act("silu"), T(64, 256, 64), {"stages": 4}, P(777, 1120, 777))
+    add("mx_e4m3_all_scale_dp", bf16, {"d": {"dtype": "e4m3", "scale": True}}, mx, rb, {"alpha": 0.5}, c("bf16", -1.5),
+        bias("f32"), act("silu"), res("f16"), {"amax": True}, T(128, 128, 64), P(1003, 1024, 999))
+    add("mx_e4m3_regs_a", bf16, e4m3d, mx, regs, bias("bf16"), act("gelu_tanh"), T(128, 128, 64), P(1000, 1056, 1000))
+    add("mx_e4m3_in_e4m3_pers", e4m3, e4m3d, mx, pers, rb, bias("f32"), act("relu"), T(128, 256, 128), {"stages": 3},
+        P(2048, 2016, 2048))
+    add("mx_e4m3_swiglu_pers", bf16, e4m3d, mx, pers, rb, act("swiglu"), T(128, 256, 64), {"stages": 3}, P(1003, 2112, 999))
+    add("mx_e4m3_mc_b_1x2", bf16, e4m3d, mx, bias("bf16"), act("gelu_tanh"), rb, T(128, 128, 64), {"cluster": [1, 2, 1]},
+        P(2001, 2080, 1003))
+    add("mx_e4m3_4096x8192", bf16, e4m3d, mx, pers, rb, {"amax": True}, T(128, 256, 64), {"stages": 3}, P(4096, 8192, 4096))
     # Gated activations (docs/spec.md "Epilogues": D[i][j] = act(P[i][j]) * P[i][j + n/2], P = A·B
     # (+ bias along N), swiglu: silu, geglu: gelu_tanh): n is B's rows, D is m x n/2. Odd m and k,
     # n/2 no multiple of D's tile (tile.n / 2), odd where the store allows it (direct, "auto"), with
@@ -429,6 +462,9 @@ def fmt(r):
         r["tflops"], blas, r["reference"])
     if "epilogue" in r:  # fused: the largest error / bound of any element, and where (cuBLAS timed plain)
         line += "\n    %s: worst error/bound %.3f at %s" % (r["epilogue"], r["worst_ratio"], r["worst_at"])
+    if "sfd_blocks" in r:  # MXFP8: every factor within its range, the layout's padding untouched
+        line += "\n    SFD: %d factors checked, %d outside their range, %d padding bytes written" % (
+            r["sfd_blocks"], r["sfd_wrong"], r["sfd_padding_written"])
     return line
 
 

@@ -5,7 +5,8 @@
 //   ptxgen-launch --list          the header's gemm kernels (plain and with a fused bias), their epilogues
 //   ptxgen-launch --bad-input     what the header refuses on this GPU, and that the context survives
 //   ptxgen-launch --selfcheck     no GPU: the fused epilogues' reference and bound against an f32
-//                                 emulation of the kernels' arithmetic, and three mutations of it
+//                                 emulation of the kernels' arithmetic, and mutations of it (MXFP8's
+//                                 quantization and factor function too)
 //
 // Built with the header it runs (nvcc -DPTXGEN_LAUNCH_HEADER='"kernels.hpp"' -I DIR, which
 // tools/h200-grid.py does): every gemm kernel the header holds is a CASE, named after its spec
@@ -41,6 +42,14 @@
 // (--tolerance T: T times the bound; "worst_ratio" is the largest error / bound), nothing is left
 // unwritten or non-finite and the guard after D is untouched. Plain kernels keep the relative
 // Frobenius error below 1e-2 (--tolerance: that limit).
+//
+// MXFP8 ("quantize": "mxfp8", the op "mxfp8" last; docs/spec.md "Block-quantized D"): D is e4m3 or
+// e5m2, each block of 32 columns of a row divided by its power-of-two factor, whose ue8m0 byte goes
+// to the output SFD (128x4 layout). The launcher fills SFD and a guard after it with 0xA5 (no factor
+// the kernel computes) and checks, from the format's definition as tests/sim_gemm.cpp does, each
+// factor byte within the factors of the block's float64 amax range, each element within its bound
+// of its value over the factor the kernel chose (saturated at Fmax), and every other byte of SFD
+// untouched (check_mxfp8).
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -344,6 +353,9 @@ struct Epilogue {
   bool c = false, residual = false;    // C and residual inputs (m x n)
   bool amax = false;                   // the amax output (one f32): max |value| before D's conversion
   bool d_scale = false;                // D's scale input (one f32; the launcher passes kDScale)
+  // A block-quantized D ("quantize": "mxfp8", docs/spec.md "Block-quantized D"): the op "mxfp8",
+  // last; D e4m3 or e5m2 over each 32-column block's ue8m0 factor, the factors in the output SFD.
+  bool mxfp8 = false;
   T c_type = T::f32, residual_type = T::f32;
   bool fused() const { return !ops.empty(); }
   std::string describe() const {
@@ -390,7 +402,8 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
   }
   for (const std::string& o : e.ops)
     if (o != "bias" && o != "relu" && o != "sigmoid" && o != "silu" && o != "gelu_tanh" && o != "alpha" && o != "c" &&
-        o != "beta_c" && o != "residual" && o != "amax" && o != "d_scale" && o != "swiglu" && o != "geglu")
+        o != "beta_c" && o != "residual" && o != "amax" && o != "d_scale" && o != "swiglu" && o != "geglu" &&
+        o != "mxfp8")
       die(2, std::string(info.name) + ": the launcher does not evaluate the epilogue op " + o);
   e.alpha = static_cast<float>(alpha);
   e.beta = static_cast<float>(beta);
@@ -403,6 +416,13 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
     die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on D's scale");
   if (e.amax != (tensor("amax") != nullptr))
     die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on the amax");
+  e.mxfp8 = has("mxfp8");
+  if (e.mxfp8 != (tensor("SFD") != nullptr))
+    die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on SFD (the MXFP8 factors)");
+  if (e.mxfp8 && (e.ops.back() != "mxfp8" || std::string(tensor("SFD")->dtype) != "ue8m0" ||
+                  (std::string(info.tensors[2].dtype) != "e4m3" && std::string(info.tensors[2].dtype) != "e5m2")))
+    die(2, std::string(info.name) + ": MXFP8 is the epilogue's last op, D e4m3 or e5m2 and SFD ue8m0; the header says D " +
+               info.tensors[2].dtype + ", SFD " + tensor("SFD")->dtype);
   for (const auto& [listed, name, type] : {std::make_tuple(e.c, "C", &e.c_type), std::make_tuple(e.residual, "residual", &e.residual_type)}) {
     const ptxgen::TensorInfo* t = tensor(name);
     if (listed != (t != nullptr))
@@ -487,6 +507,7 @@ double apply_epilogue(const Epilogue& e, double x, double b, double c, double r,
       bound += u * std::fabs(x);
       up += b_up;
       up_bound += u * std::fabs(up);
+    } else if (f == "mxfp8") {  // last: the value and bound go to the block check (check_mxfp8)
     } else if (f == "swiglu" || f == "geglu") {
       activate(f == "swiglu" ? "silu" : "gelu_tanh");
       const double y = x * up;
@@ -511,14 +532,53 @@ double accumulator_bound(T a_type, const char* accumulator, int64_t k) {
   return static_cast<double>((k + 7) / 8 + 1) * unit;
 }
 
-// D's rounding: relative (u_out) and absolute (half the smallest subnormal step where results may be
-// that small: f16's 2^-24).
+// D's rounding: relative (u_out: half an ulp) and absolute (half the smallest subnormal step where
+// results may be that small: f16's 2^-24, e4m3's 2^-9, e5m2's 2^-16). e4m3 keeps 3 bits of
+// significand (half an ulp 2^-4 of the value), e5m2 2 (2^-3).
 double output_unit(T d) {
-  return d == T::bf16 ? std::ldexp(1.0, -8) : d == T::f16 ? std::ldexp(1.0, -11) : d == T::f32 ? std::ldexp(1.0, -24) : 0.0;
+  switch (d) {
+    case T::bf16: return std::ldexp(1.0, -8);
+    case T::f16: return std::ldexp(1.0, -11);
+    case T::e4m3: return std::ldexp(1.0, -4);
+    case T::e5m2: return std::ldexp(1.0, -3);
+    case T::f32: return std::ldexp(1.0, -24);
+    default: return 0.0;
+  }
 }
 double output_floor(T d) {
-  return d == T::f16 ? std::ldexp(1.0, -25) : d == T::bf16 ? std::ldexp(1.0, -134) : std::ldexp(1.0, -150);
+  switch (d) {
+    case T::f16: return std::ldexp(1.0, -25);
+    case T::bf16: return std::ldexp(1.0, -134);
+    case T::e4m3: return std::ldexp(1.0, -10);
+    case T::e5m2: return std::ldexp(1.0, -17);
+    default: return std::ldexp(1.0, -150);
+  }
 }
+// The largest finite value of an 8-bit float D, where its conversion saturates (cvt .satfinite),
+// and MXFP8's Fmax; 0 for the other types (no saturation).
+double fp8_max(T d) { return d == T::e4m3 ? 448.0 : d == T::e5m2 ? 57344.0 : 0.0; }
+
+// ---- MXFP8 (docs/spec.md, "Block-quantized D") --------------------------------------------------
+// What the launcher fills SFD with before the launch: no factor the kernel computes (at most 254),
+// so a byte the kernel never writes (the layout's padding) still reads 0xA5 after it.
+constexpr unsigned char kSfdFill = 0xA5;
+// The ue8m0 byte of a block whose largest |value| is a: the biased exponent of 2^ceil(log2(a / Fmax)),
+// clamped to 0 .. 254, 0 for a = 0. ceil(log2) exactly, without dividing (a quotient rounds, and
+// underflows for the smallest a): frexp gives a = fa 2^ea and Fmax = ff 2^ef, fa and ff in [0.5, 1),
+// so a / Fmax = (fa / ff) 2^(ea - ef) with fa / ff in (0.5, 2), whose ceil(log2) is 1 above 1 and 0
+// otherwise: ceil(log2(a / Fmax)) = ea - ef + (fa > ff).
+int mx_factor(double a, double fmax) {
+  if (!(a > 0)) return 0;
+  int ea = 0, ef = 0;
+  const double fa = std::frexp(a, &ea), ff = std::frexp(fmax, &ef);
+  return std::clamp(ea - ef + (fa > ff ? 1 : 0) + 127, 0, 254);
+}
+// Factor (i, b) of a quantized D of `cols` columns in the 128x4 layout: ceil(cols / 128) blocks of
+// 512 bytes per 128 rows, row i % 32 at 16 bytes, (i % 128) / 32 at 4, the block's b % 4.
+size_t sfd_offset(int64_t i, int64_t b, int64_t cols) {
+  return size_t(((i / 128) * ((cols + 127) / 128) + b / 4) * 512 + (i % 32) * 16 + ((i % 128) / 32) * 4 + b % 4);
+}
+size_t sfd_bytes(int64_t rows, int64_t cols) { return size_t((rows + 127) / 128 * ((cols + 127) / 128) * 512); }
 
 // A bias of `count` elements of type t, uniform in [-2, 2) rounded to it; returns the exact values.
 std::vector<double> fill_bias(T t, int64_t count, std::vector<char>& h, std::mt19937_64& rng) {
@@ -535,16 +595,86 @@ struct FusedCheck {
   double worst = 0, rel = 0, max_abs = 0;
   double amax_lo = 0, amax_hi = 0;  // the amax's range: max |ref| -/+ each element's bound before D's rounding
   size_t unwritten = 0, nonfinite = 0;
+  size_t sfd_blocks = 0, sfd_wrong = 0, sfd_padding_written = 0;  // MXFP8: factors checked, out of range, padding bytes changed
   std::string where;
+  double num = 0, den = 0;  // the Frobenius sums behind rel
+  // An element's error against its bound (a NaN counts as infinitely far); `what` describes it,
+  // called only for a new worst (formatting every element would cost seconds at 4096 x 8192).
+  template <class What>
+  void compare(double v, double r, double bound, What&& what) {
+    const double ratio = std::isnan(v) ? INFINITY : std::fabs(v - r) / bound;
+    if (std::isfinite(v)) num += (v - r) * (v - r), den += r * r, max_abs = std::max(max_abs, std::fabs(v - r));
+    if (ratio > worst) worst = ratio, where = what();
+  }
+  void fail(const std::string& what) {  // a wrong factor, a written padding byte: shown unless one came before
+    if (worst < INFINITY) worst = INFINITY, where = what;
+  }
 };
-// C and residual (when the epilogue has them): m x n row-major.
+// A quantized D (MXFP8), block by block, from the format's definition as tests/sim_gemm.cpp checks
+// it: q_ref and q_bound are each element's float64 value and bound before the quantization (D's
+// m x cols, row-major); block (i, b)'s amax lies within [max(|ref| - bound), max(|ref| + bound)]
+// over its 32 elements, so its factor byte x must lie within [mx_factor(lo), mx_factor(hi)] (the
+// factor is monotone in amax); each element, decoded, within its bound times 2^(127 - x) (the
+// kernel's exact mul.rn by that power) of clamp(ref 2^(127 - x), +-Fmax), plus D's own rounding;
+// every byte of `sfd` (the layout and a guard after it) that no factor owns keeps kSfdFill.
+void check_mxfp8(const Matrix& D, const std::vector<char>& hd, const std::vector<double>& q_ref,
+                 const std::vector<double>& q_bound, const std::vector<unsigned char>& sfd, FusedCheck& c) {
+  const double fmax = fp8_max(D.type), u_out = output_unit(D.type), floor_out = output_floor(D.type);
+  const int64_t vec = 32;
+  std::vector<bool> owned(sfd.size(), false);
+  char buf[240];
+  for (int64_t i = 0; i < D.rows; ++i)
+    for (int64_t b = 0; b < D.cols / vec; ++b) {
+      double lo = 0, hi = 0;
+      for (int64_t j = b * vec; j < (b + 1) * vec; ++j) {
+        const size_t ij = size_t(i * D.cols + j);
+        lo = std::max(lo, std::fabs(q_ref[ij]) - q_bound[ij]);
+        hi = std::max(hi, std::fabs(q_ref[ij]) + q_bound[ij]);
+      }
+      const size_t at = sfd_offset(i, b, D.cols);
+      owned[at] = true;
+      ++c.sfd_blocks;
+      const int x = sfd[at], x_lo = mx_factor(lo, fmax), x_hi = mx_factor(hi, fmax);
+      if (x < x_lo || x > x_hi) {
+        ++c.sfd_wrong;
+        std::snprintf(buf, sizeof buf, "SFD(%lld,%lld) = %d, expected %d%s (the block's amax within [%.9g, %.9g])",
+                      static_cast<long long>(i), static_cast<long long>(b), x, x_lo,
+                      x_hi == x_lo ? "" : (" to " + std::to_string(x_hi)).c_str(), lo, hi);
+        c.fail(buf);
+        continue;  // its elements are divided by a wrong factor: the factor's error is the one to show
+      }
+      const double scale = std::ldexp(1.0, 127 - x);
+      for (int64_t j = b * vec; j < (b + 1) * vec; ++j) {
+        const size_t ij = size_t(i * D.cols + j);
+        const double v = load(D.type, hd.data(), D.index(i, j)), r = std::clamp(q_ref[ij] * scale, -fmax, fmax);
+        const double bound = q_bound[ij] * scale * (1 + u_out) + u_out * std::fabs(r) + floor_out;
+        if (!std::isfinite(v)) ++c.nonfinite;
+        c.compare(v, r, bound, [&] {
+          std::snprintf(buf, sizeof buf, "D(%lld,%lld) = %.9g (times 2^%d), expected %.9g (bound %.3g)",
+                        static_cast<long long>(i), static_cast<long long>(j), v, x - 127, r, bound);
+          return std::string(buf);
+        });
+      }
+    }
+  for (size_t at = 0; at < sfd.size(); ++at)
+    if (!owned[at] && sfd[at] != kSfdFill && c.sfd_padding_written++ == 0) {
+      std::snprintf(buf, sizeof buf, "SFD byte %zu (%s) = 0x%02X, written", at,
+                    at < sfd_bytes(D.rows, D.cols) ? "padding of the 128x4 layout" : "past the layout", sfd[at]);
+      c.fail(buf);
+    }
+}
+// C and residual (when the epilogue has them): m x n row-major. sfd: a quantized D's factors as the
+// kernel left them (the layout, then a guard).
 FusedCheck check_fused(const Epilogue& e, const Matrix& D, const std::vector<char>& hd, const std::vector<double>& ref,
                        const std::vector<double>& mag, const std::vector<double>& bias, double acc_unit, bool blas_ref,
-                       const std::vector<double>& cv = {}, const std::vector<double>& rv = {}) {
+                       const std::vector<double>& cv = {}, const std::vector<double>& rv = {},
+                       const std::vector<unsigned char>& sfd = {}) {
   FusedCheck c;
   const double u_out = output_unit(D.type), floor_out = output_floor(D.type), u = std::ldexp(1.0, -24);
+  const double fmax = fp8_max(D.type);  // an 8-bit D saturates there (0: no saturation)
   std::vector<unsigned char> poison(bytes_of(D.type), 0xFE);
-  double num = 0, den = 0;
+  std::vector<double> q_ref, q_bound;  // MXFP8: each value and bound before the quantization
+  if (e.mxfp8) q_ref.assign(size_t(D.rows * D.cols), 0.0), q_bound.assign(size_t(D.rows * D.cols), 0.0);
   // ref and mag are A·B's m x n; a gated D is m x n/2, its element j paired with ref's j + n/2.
   const int64_t width = e.gated ? 2 * D.cols : D.cols;
   for (int64_t i = 0; i < D.rows; ++i)
@@ -557,29 +687,30 @@ FusedCheck check_fused(const Epilogue& e, const Matrix& D, const std::vector<cha
       // cuBLAS's f32 product has its own accumulation error, and its rounding to f32.
       double bound = acc_unit * mag[at] * (blas_ref ? 2 : 1) + (blas_ref ? u * std::fabs(ref[at]) : 0.0);
       const double up_bound = e.gated ? acc_unit * mag[up] * (blas_ref ? 2 : 1) + (blas_ref ? u * std::fabs(ref[up]) : 0.0) : 0.0;
-      const double r = apply_epilogue(e, ref[at], e.bias ? bias[size_t(e.bias_m ? i : j)] : 0.0, e.c ? cv[dij] : 0.0,
-                                      e.residual ? rv[dij] : 0.0, bound, &seen, e.gated ? ref[up] : 0.0,
-                                      e.gated && e.bias ? bias[size_t(j + D.cols)] : 0.0, up_bound);
+      double r = apply_epilogue(e, ref[at], e.bias ? bias[size_t(e.bias_m ? i : j)] : 0.0, e.c ? cv[dij] : 0.0,
+                                e.residual ? rv[dij] : 0.0, bound, &seen, e.gated ? ref[up] : 0.0,
+                                e.gated && e.bias ? bias[size_t(j + D.cols)] : 0.0, up_bound);
       c.amax_lo = std::max(c.amax_lo, std::fabs(seen.first) - seen.second);
       c.amax_hi = std::max(c.amax_hi, std::fabs(seen.first) + seen.second);
+      if (e.mxfp8) {  // checked per block below, against the factor the kernel chose
+        q_ref[dij] = r, q_bound[dij] = bound;
+        continue;
+      }
+      if (fmax > 0) r = std::clamp(r, -fmax, fmax);  // cvt .satfinite: clamping moves no value further from another
       bound = bound * (1 + u_out) + u_out * std::fabs(r) + floor_out;
       if (!std::isfinite(v)) {
         if (c.nonfinite++ == 0) c.worst = INFINITY, c.where = "D(" + std::to_string(i) + "," + std::to_string(j) + ") is not finite";
         continue;
       }
-      num += (v - r) * (v - r);
-      den += r * r;
-      c.max_abs = std::max(c.max_abs, std::fabs(v - r));
-      const double ratio = std::fabs(v - r) / bound;
-      if (ratio > c.worst) {
-        c.worst = ratio;
+      c.compare(v, r, bound, [&] {
         char buf[200];
         std::snprintf(buf, sizeof buf, "D(%lld,%lld) = %.9g, expected %.9g (bound %.3g)", static_cast<long long>(i),
                       static_cast<long long>(j), v, r, bound);
-        c.where = buf;
-      }
+        return std::string(buf);
+      });
     }
-  c.rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  if (e.mxfp8) check_mxfp8(D, hd, q_ref, q_bound, sfd, c);
+  c.rel = c.den > 0 ? std::sqrt(c.num / c.den) : std::sqrt(c.num);
   return c;
 }
 
@@ -634,6 +765,14 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
     CK(cuMemAlloc(&bufs.amax, 4));
     CK(cuMemsetD32(bufs.amax, 0, 1));  // the kernel raises it: the caller zeroes it
   }
+  // A quantized D's factors: the 128x4 layout of m x dn (ceil(m / 128) ceil(dn / 128) blocks of 512
+  // bytes) and a guard after it, all kSfdFill, which no factor the kernel computes equals, so that
+  // the check sees every byte the kernel wrote (a user zeroes it instead: docs/spec.md).
+  const size_t sfd_len = ep.mxfp8 ? sfd_bytes(m, dn) + 4096 : 0;
+  if (ep.mxfp8) {
+    CK(cuMemAlloc(&bufs.sfd, sfd_len));
+    CK(cuMemsetD8(bufs.sfd, kSfdFill, sfd_len));
+  }
   for (const auto& [on, h, at] : {std::make_tuple(ep.bias, &hbias, &bufs.bias), std::make_tuple(ep.c, &hc, &bufs.c),
                                   std::make_tuple(ep.residual, &hres, &bufs.residual)})
     if (on) {
@@ -652,6 +791,8 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   CK(cuMemcpyDtoH(hd.data(), bufs.d, d_bytes + guard));
   float amax = 0;
   if (ep.amax) CK(cuMemcpyDtoH(&amax, bufs.amax, 4));
+  std::vector<unsigned char> hsfd(sfd_len);
+  if (ep.mxfp8) CK(cuMemcpyDtoH(hsfd.data(), bufs.sfd, sfd_len));
   size_t guard_hit = 0;
   for (size_t i = d_bytes; i < d_bytes + guard; ++i) guard_hit += static_cast<unsigned char>(hd[i]) != 0xFE;
 
@@ -771,7 +912,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   // A fused epilogue: every element within its bound (--tolerance: that many times the bound).
   FusedCheck fc;
   if (fused) {
-    fc = check_fused(ep, D, hd, ref, mag, rbias, accumulator_bound(A.type, info.accumulator, k), blas_ref, rc, rres);
+    fc = check_fused(ep, D, hd, ref, mag, rbias, accumulator_bound(A.type, info.accumulator, k), blas_ref, rc, rres, hsfd);
     rel = fc.rel, max_abs = fc.max_abs;
     tolerance = opt.tolerance >= 0 ? opt.tolerance : 1.0;
     ok = fc.unwritten == 0 && fc.nonfinite == 0 && guard_hit == 0 && fc.worst <= tolerance;
@@ -851,6 +992,9 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
     std::printf(", \"epilogue\": \"%s\", \"worst_ratio\": %.6g, \"worst_at\": \"%s\", \"input_scale\": %.6g, "
                 "\"cublas_epilogue\": \"none (a plain GEMM)\"",
                 ep.describe().c_str(), std::isfinite(fc.worst) ? fc.worst : 1e308, fc.where.c_str(), scale);
+  if (ep.mxfp8)  // MXFP8: the factors checked, those outside their range, padding or guard bytes written
+    std::printf(", \"sfd_blocks\": %zu, \"sfd_wrong\": %zu, \"sfd_padding_written\": %zu", fc.sfd_blocks, fc.sfd_wrong,
+                fc.sfd_padding_written);
   std::printf(", \"launched_through\": \"ptxgen::%s / ptxgen::launch\", \"ok\": %s}\n", info.name, ok ? "true" : "false");
   cublasDestroy(blas);
   return ok ? 0 : 1;
@@ -899,15 +1043,22 @@ int bad_input() {
   PTXGEN_KERNELS_GEMMS(FIND)
 #undef FIND
   if (!here.info || !foreign.info) die(2, "--bad-input needs a bf16 sm_90a gemm kernel and a kernel for another target");
-  // The first kernel with a fused bias that runs here, bf16 in and out (none: its checks are left out).
-  Gemm biased;
-#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD)                                                               \
-  if (std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TS> && std::is_void_v<TAMAX> && std::is_void_v<TSFD>) {                                     \
+  // The first kernel with a fused bias that runs here, bf16 in and out (none: its checks are left out),
+  // and the first with a quantized D (MXFP8) that runs here, not gated, bf16 in, K-major.
+  Gemm biased, quantized;
+#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD)                                                  \
+  {                                                                                                             \
     Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
              return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); },                                \
-                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b));                                    \
+                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b));                   \
            }};                                                                                                  \
-    if (!biased.info && runs_here(*g.info) && plain_bf16(*g.info) && !epilogue_of(*g.info).gated) biased = g;   \
+    const bool only_bias = std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TS> &&                   \
+                           std::is_void_v<TAMAX> && std::is_void_v<TSFD>;                                       \
+    const bool here_kmajor = runs_here(*g.info) && !epilogue_of(*g.info).gated &&                               \
+                             std::string(g.info->tensors[0].dtype) == "bf16" && g.info->tensors[0].cols_contiguous && \
+                             std::string(g.info->tensors[1].dtype) == "bf16" && !g.info->tensors[1].cols_contiguous;  \
+    if (!biased.info && only_bias && here_kmajor && plain_bf16(*g.info)) biased = g;                            \
+    if (!quantized.info && !std::is_void_v<TSFD> && here_kmajor) quantized = g;                                \
   }
   PTXGEN_KERNELS_EPILOGUE_GEMMS(FIND)
 #undef FIND
@@ -1011,6 +1162,20 @@ int bad_input() {
   } else {
     std::printf("{\"note\": \"no sm_90a kernel with a gated epilogue and no bias: its odd-n check left out\"}\n");
   }
+  // A quantized D (MXFP8): n = 112 is not whole blocks of 32 columns, which the header refuses
+  // (every pointer valid, so that the size is what it refuses: one scratch buffer for all inputs).
+  if (quantized.info) {
+    Bufs y = good;
+    CUdeviceptr scratch;
+    CK(cuMemAlloc(&scratch, size_t(m * n * 4)));
+    y.c = y.bias = y.residual = y.d_scale = y.amax = y.sfd = scratch;
+    y.n = 112;
+    expect(("n = 112 for " + std::string(quantized.info->name) + " (" + epilogue_of(*quantized.info).describe() + ")").c_str(),
+           quantized.call(y, s), bad, "n = 112 is not a multiple of 32");
+    CK(cuMemFree(scratch));
+  } else {
+    std::printf("{\"note\": \"no sm_90a kernel with a quantized D (MXFP8), bf16 K-major A and B: its n check left out\"}\n");
+  }
   // sm_100a code on this sm_90 device.
   expect("a kernel without code for this device", foreign.call(good, s), CUDA_ERROR_NO_BINARY_FOR_GPU,
          "cannot run this kernel: the header holds code for");
@@ -1060,16 +1225,65 @@ int bad_input() {
 // D as a kernel computes it, emulated in f32: A·B accumulated in k order, then the epilogue's ops
 // step by step as math_fn.hpp composes them, each approximate instruction off by its whole documented
 // error (ex2 2 ulp, rcp 1 ulp, tanh 2^-11 relative), up or down by the element's parity, then D's
-// rounding. Mutations: `wrong_axis` adds bias[i] for bias[j] (or the reverse), `no_activation`
-// leaves the activation out, `short_k` drops the last 8 elements of K.
+// rounding (a quantized D: the block quantization below first). Mutations: `wrong_axis` adds
+// bias[i] for bias[j] (or the reverse), `no_activation` leaves the activation out, `short_k` drops
+// the last 8 elements of K; `mx` breaks the MXFP8 quantization one way each.
+enum class Mx { none, floor_factor, no_divide, misplaced, double_factor, padding_written };
 struct Mutation {
   bool wrong_axis = false, no_activation = false, short_k = false;
   bool swap_gate_up = false;  // gated: the activation applied to up and the product taken with the gate
+  Mx mx = Mx::none;
 };
+
+// The kernel's factor byte, as ir::Quantize computes it from the f32 bits of the block's amax
+// (docs/spec.md, "Block-quantized D"): the biased exponent of amax, plus one where its significand
+// exceeds Fmax's (448 and 57344 are both 1.75 2^e: significand bits 0x600000; adding 0x1FFFFF
+// carries into the exponent exactly then), less Fmax's exponent (8, 15), clamped to 0 .. 254. An
+// integer formulation, independent of mx_factor's frexp that the check uses.
+int kernel_factor(float amax, T d) {
+  uint32_t bits;
+  std::memcpy(&bits, &amax, 4);
+  const int rounded_up = static_cast<int>((bits + (0x7FFFFFu - 0x600000u)) >> 23);
+  return std::clamp(rounded_up - (d == T::e4m3 ? 8 : 15), 0, 254);
+}
+
+// The kernel's block quantization of the f32 values `pre` (D's m x cols, row-major) into hd and the
+// factors into sfd (filled with kSfdFill first, as the launcher does): per block of 32 columns of a
+// row, the factor of its amax (max of |value|: abs.f32, max.f32), then each value times 2^(127 - x)
+// (mul.rn.f32 by the f32 of bits (254 - x) << 23, exact) and D's conversion (RN, .satfinite).
+void emulate_mxfp8(const Matrix& D, const std::vector<float>& pre, std::vector<char>& hd, std::vector<unsigned char>& sfd,
+                   Mx mx) {
+  sfd.assign(sfd_bytes(D.rows, D.cols) + 4096, kSfdFill);
+  for (int64_t i = 0; i < D.rows; ++i)
+    for (int64_t b = 0; b < D.cols / 32; ++b) {
+      float amax = 0;
+      for (int64_t j = b * 32; j < b * 32 + 32; ++j) amax = std::fmax(amax, std::fabs(pre[size_t(i * D.cols + j)]));
+      int x = kernel_factor(amax, D.type);
+      if (mx == Mx::floor_factor) {  // OCP's rule: floor(log2(amax)) less Fmax's exponent (the block's top may saturate)
+        uint32_t bits;
+        std::memcpy(&bits, &amax, 4);
+        x = std::clamp(static_cast<int>(bits >> 23) - (D.type == T::e4m3 ? 8 : 15), 0, 254);
+      }
+      const int divide_by = mx == Mx::double_factor ? x + 1 : x;  // 2X for X: the stored factor is X
+      const uint32_t scale_bits = static_cast<uint32_t>(254 - divide_by) << 23;
+      float scale;
+      std::memcpy(&scale, &scale_bits, 4);
+      if (mx == Mx::no_divide) scale = 1;
+      // misplaced: the factors row-major (ceil(cols / 128) * 4 a row) instead of the 128x4 layout
+      const size_t at = mx == Mx::misplaced ? size_t(i * ((D.cols + 127) / 128) * 4 + b) : sfd_offset(i, b, D.cols);
+      sfd[at] = static_cast<unsigned char>(x);
+      for (int64_t j = b * 32; j < b * 32 + 32; ++j) store(D.type, hd.data(), D.index(i, j), pre[size_t(i * D.cols + j)] * scale);
+    }
+  // padding_written: a factor stored for row m (the layout's padding; m is not a multiple of 128 here)
+  if (mx == Mx::padding_written) sfd[sfd_offset(D.rows, 0, D.cols)] = 0;
+}
+
 void emulate(const Epilogue& e, const Matrix& D, std::vector<char>& hd, const std::vector<double>& ra,
              const std::vector<double>& rb, int64_t k, const std::vector<double>& bias_n, const std::vector<double>& bias_m,
-             Mutation mu, const std::vector<double>& cv = {}, const std::vector<double>& rv = {}) {
+             Mutation mu, const std::vector<double>& cv = {}, const std::vector<double>& rv = {},
+             std::vector<unsigned char>* sfd = nullptr) {
   hd.assign(D.elements() * bytes_of(D.type), 0);
+  std::vector<float> pre(e.mxfp8 ? size_t(D.rows * D.cols) : 0);  // a quantized D's values before the quantization
   const int64_t width = e.gated ? 2 * D.cols : D.cols;  // B's columns (a gated D has half of them)
   for (int64_t i = 0; i < D.rows; ++i)
     for (int64_t j = 0; j < D.cols; ++j) {
@@ -1100,7 +1314,11 @@ void emulate(const Epilogue& e, const Matrix& D, std::vector<char>& hd, const st
           if (e.gated) up += static_cast<float>(bias_n[size_t(j + D.cols)]);
           continue;
         }
-        if (mu.no_activation) continue;
+        if (f == "d_scale") {  // mul.rn.f32 (the amax, before it, changes no value)
+          x *= kDScale;
+          continue;
+        }
+        if (f == "amax" || f == "mxfp8" || mu.no_activation) continue;
         const bool glu = f == "swiglu" || f == "geglu";
         if (glu) f = f == "swiglu" ? "silu" : "gelu_tanh";
         if (f == "relu") {
@@ -1116,68 +1334,149 @@ void emulate(const Epilogue& e, const Matrix& D, std::vector<char>& hd, const st
         }
         if (glu) x = x * up;
       }
-      store(D.type, hd.data(), D.index(i, j), x);
+      if (e.mxfp8) pre[at] = x;
+      else store(D.type, hd.data(), D.index(i, j), x);
     }
+  if (e.mxfp8) emulate_mxfp8(D, pre, hd, *sfd, mu.mx);
+}
+
+// The factor function at its edges, for both element types: 0 and the smallest double give 0, Fmax
+// 2^j gives 127 + j exactly (the power of two that just holds it), a value one f32 ulp above gives
+// one more and one below the same, the clamps at 0 (Fmax 2^-128 and below) and 254 (Fmax 2^128,
+// 1e300); and for 200000 random f32 values of every exponent, mx_factor (frexp, float64) against
+// the kernel's integer formulation. Returns the failures, printing each.
+int check_factor_edges() {
+  int failures = 0, checks = 0;
+  auto expect = [&](T d, double a, int want, int got, const char* what) {
+    ++checks;
+    if (got == want) return;
+    ++failures;
+    std::printf("{\"selfcheck\": \"MXFP8 factor (%s) of %.17g: %s\", \"ok\": false, \"got\": %d, \"want\": %d}\n",
+                d == T::e4m3 ? "e4m3" : "e5m2", a, what, got, want);
+  };
+  for (T d : {T::e4m3, T::e5m2}) {
+    const double fmax = fp8_max(d);
+    expect(d, 0, 0, mx_factor(0, fmax), "zero");
+    expect(d, 5e-324, 0, mx_factor(5e-324, fmax), "the smallest double");
+    expect(d, 1e300, 254, mx_factor(1e300, fmax), "clamped to 254");
+    for (int j = -130; j <= 130; ++j) {
+      const double a = std::ldexp(fmax, j);
+      const int want = std::clamp(127 + j, 0, 254);
+      expect(d, a, want, mx_factor(a, fmax), "Fmax 2^j");
+      const float af = static_cast<float>(a);
+      if (std::isfinite(af) && af == a && std::fpclassify(af) == FP_NORMAL) {
+        const float above = std::nextafter(af, INFINITY), below = std::nextafter(af, 0.f);
+        expect(d, above, std::clamp(128 + j, 0, 254), mx_factor(above, fmax), "one f32 ulp above Fmax 2^j");
+        expect(d, below, want, mx_factor(below, fmax), "one f32 ulp below Fmax 2^j");
+        expect(d, a, want, kernel_factor(af, d), "Fmax 2^j (the kernel's bits)");
+        expect(d, above, std::clamp(128 + j, 0, 254), kernel_factor(above, d), "above (the kernel's bits)");
+      }
+    }
+    std::mt19937_64 rng(5);
+    std::uniform_int_distribution<uint32_t> bits(0x00800000u, 0x7F7FFFFFu);  // every positive normal f32
+    int differ = 0;
+    float first = 0;
+    for (int t = 0; t < 200000; ++t) {
+      const uint32_t b = bits(rng);
+      float a;
+      std::memcpy(&a, &b, 4);
+      if (mx_factor(a, fmax) != kernel_factor(a, d) && differ++ == 0) first = a;
+    }
+    expect(d, first, 0, differ, "random f32 values whose mx_factor and kernel factor differ");
+  }
+  std::printf("{\"selfcheck\": \"MXFP8 factor at its edges and on 400000 random f32\", \"ok\": %s, \"checks\": %d}\n",
+              failures ? "false" : "true", checks);
+  return failures;
 }
 
 int selfcheck() {
-  const int64_t m = 96, n = 80, k = 1000;
+  const int64_t m = 96, k = 1000;
   std::mt19937_64 rng(11);
   const double scale = std::sqrt(6.0 / std::sqrt(double(k)));
   int failures = 0, checks = 0;
+  const T outs[] = {T::bf16, T::f16, T::f32}, biases[] = {T::f32, T::bf16, T::f16};
+  int round = 0;
+  // One epilogue (its ops, the bias's axis) with D of type `out` and n columns of B: the emulated
+  // kernel passes, each mutation that applies fails.
+  auto one = [&](const char* ops, const char* along, T out, int64_t n) {
+    Epilogue e;
+    for (const char* p = ops; *p;) {
+      const char* q = std::strchr(p, ' ');
+      e.ops.emplace_back(p, q ? q : p + std::strlen(p));
+      p = q ? q + 1 : p + std::strlen(p);
+    }
+    e.bias = std::string(along) != "";
+    auto has = [&](const char* o) { return std::find(e.ops.begin(), e.ops.end(), o) != e.ops.end(); };
+    e.alpha = has("alpha") ? 0.5 : 1;
+    e.beta = has("beta_c") ? -1.5 : 1;
+    e.c = has("c") || has("beta_c");
+    e.residual = has("residual");
+    e.amax = has("amax");
+    e.d_scale = has("d_scale");
+    e.mxfp8 = has("mxfp8");
+    e.c_type = biases[(round + 1) % 3];
+    e.residual_type = biases[(round + 2) % 3];
+    e.bias_m = std::string(along) == "m";
+    e.bias_type = biases[round++ % 3];
+    e.bias_dtype = e.bias_type == T::f32 ? "f32" : e.bias_type == T::bf16 ? "bf16" : "f16";
+    bool activation = false;
+    for (const char* a : {"relu", "sigmoid", "silu", "gelu_tanh", "swiglu", "geglu"}) activation = activation || has(a);
+    e.gated = has("swiglu") || has("geglu");
+    const int64_t dn = e.gated ? n / 2 : n;  // a gated D: n/2 columns
+    Matrix A{T::bf16, m, k, true, k}, B{T::bf16, k, n, true, n}, D{out, m, dn, true, dn};
+    std::vector<char> ha, hb, hbn, hbm, hd;
+    const std::vector<double> ra = fill(A, ha, rng, scale), rb = fill(B, hb, rng, scale);
+    const std::vector<double> bn = fill_bias(e.bias_type, n, hbn, rng), bm = fill_bias(e.bias_type, m, hbm, rng);
+    std::vector<char> hc, hr;
+    const std::vector<double> cv = fill_bias(e.c_type, m * n, hc, rng), rv = fill_bias(e.residual_type, m * n, hr, rng);
+    std::vector<double> ref, mag;
+    cpu_gemm(ra, rb, ref, m, n, k, &mag);
+    const double unit = accumulator_bound(T::bf16, "f32", k);
+    const char* out_name = out == T::bf16 ? "bf16" : out == T::f16 ? "f16" : out == T::f32 ? "f32" : out == T::e4m3 ? "e4m3" : "e5m2";
+    auto run = [&](const char* what, Mutation mu, bool want_pass) {
+      std::vector<unsigned char> sfd;
+      emulate(e, D, hd, ra, rb, k, bn, bm, mu, cv, rv, &sfd);
+      const FusedCheck c = check_fused(e, D, hd, ref, mag, e.bias_m ? bm : bn, unit, false, cv, rv, sfd);
+      const bool ok = (c.worst <= 1) == want_pass;
+      ++checks, failures += !ok;
+      std::printf("{\"selfcheck\": \"%s, D %s: %s\", \"ok\": %s, \"worst_ratio\": %.4g, \"worst_at\": \"%s\"}\n",
+                  e.describe().c_str(), out_name, what, ok ? "true" : "false", std::isfinite(c.worst) ? c.worst : 1e308,
+                  c.where.c_str());
+    };
+    run("the kernel's arithmetic passes", Mutation{}, true);
+    if (e.bias) run("the bias along the other axis fails", Mutation{true, false, false, false}, false);
+    if (activation) run("the activation left out fails", Mutation{false, true, false, false}, false);
+    // 8 of 1000 products: far outside a 16- or 32-bit D's bound, not always outside an 8-bit D's rounding
+    if (bytes_of(out) > 1) run("8 elements of K left out fail", Mutation{false, false, true, false}, false);
+    if (e.gated) run("gate and up swapped fails", Mutation{false, false, false, true}, false);
+    if (!e.mxfp8) return;
+    const std::pair<Mx, const char*> mxs[] = {{Mx::floor_factor, "the factor rounded down (OCP's floor) fails"},
+                                              {Mx::no_divide, "the values left undivided fail"},
+                                              {Mx::misplaced, "the factors row-major, not in the 128x4 layout, fail"},
+                                              {Mx::double_factor, "the values divided by twice the factor fail"},
+                                              {Mx::padding_written, "a padding byte of SFD written fails"}};
+    for (const auto& [mx, what] : mxs) {
+      Mutation mu;
+      mu.mx = mx;
+      run(what, mu, false);
+    }
+  };
   const char* sets[][2] = {{"bias", "n"},      {"bias", "m"},          {"relu", ""},          {"sigmoid", ""},
                            {"silu", ""},       {"gelu_tanh", ""},      {"bias gelu_tanh", "n"}, {"bias silu", "m"},
                            {"bias sigmoid", "n"}, {"bias relu", "m"},  {"swiglu", ""},          {"bias geglu", "n"},
                            {"alpha beta_c bias silu residual", "m"}, {"alpha c relu residual", ""}};
-  const T outs[] = {T::bf16, T::f16, T::f32}, biases[] = {T::f32, T::bf16, T::f16};
-  int round = 0;
   for (const auto& set : sets)
-    for (T out : outs) {
-      Epilogue e;
-      for (const char* p = set[0]; *p;) {
-        const char* q = std::strchr(p, ' ');
-        e.ops.emplace_back(p, q ? q : p + std::strlen(p));
-        p = q ? q + 1 : p + std::strlen(p);
-      }
-      e.bias = std::string(set[1]) != "";
-      auto has = [&](const char* o) { return std::find(e.ops.begin(), e.ops.end(), o) != e.ops.end(); };
-      e.alpha = has("alpha") ? 0.5 : 1;
-      e.beta = has("beta_c") ? -1.5 : 1;
-      e.c = has("c") || has("beta_c");
-      e.residual = has("residual");
-      e.c_type = biases[(round + 1) % 3];
-      e.residual_type = biases[(round + 2) % 3];
-      e.bias_m = std::string(set[1]) == "m";
-      e.bias_type = biases[round++ % 3];
-      e.bias_dtype = e.bias_type == T::f32 ? "f32" : e.bias_type == T::bf16 ? "bf16" : "f16";
-      bool activation = false;
-      for (const char* a : {"relu", "sigmoid", "silu", "gelu_tanh", "swiglu", "geglu"}) activation = activation || has(a);
-      e.gated = has("swiglu") || has("geglu");
-      const int64_t dn = e.gated ? n / 2 : n;  // a gated D: n/2 columns
-      Matrix A{T::bf16, m, k, true, k}, B{T::bf16, k, n, true, n}, D{out, m, dn, true, dn};
-      std::vector<char> ha, hb, hbn, hbm, hd;
-      const std::vector<double> ra = fill(A, ha, rng, scale), rb = fill(B, hb, rng, scale);
-      const std::vector<double> bn = fill_bias(e.bias_type, n, hbn, rng), bm = fill_bias(e.bias_type, m, hbm, rng);
-      std::vector<char> hc, hr;
-      const std::vector<double> cv = fill_bias(e.c_type, m * n, hc, rng), rv = fill_bias(e.residual_type, m * n, hr, rng);
-      std::vector<double> ref, mag;
-      cpu_gemm(ra, rb, ref, m, n, k, &mag);
-      const double unit = accumulator_bound(T::bf16, "f32", k);
-      auto run = [&](const char* what, Mutation mu, bool want_pass) {
-        emulate(e, D, hd, ra, rb, k, bn, bm, mu, cv, rv);
-        const FusedCheck c = check_fused(e, D, hd, ref, mag, e.bias_m ? bm : bn, unit, false, cv, rv);
-        const bool ok = (c.worst <= 1) == want_pass;
-        ++checks, failures += !ok;
-        std::printf("{\"selfcheck\": \"%s, D %s: %s\", \"ok\": %s, \"worst_ratio\": %.4g, \"worst_at\": \"%s\"}\n",
-                    e.describe().c_str(), out == T::bf16 ? "bf16" : out == T::f16 ? "f16" : "f32", what,
-                    ok ? "true" : "false", c.worst, c.where.c_str());
-      };
-      run("the kernel's arithmetic passes", Mutation{}, true);
-      if (e.bias) run("the bias along the other axis fails", Mutation{true, false, false, false}, false);
-      if (activation) run("the activation left out fails", Mutation{false, true, false, false}, false);
-      run("8 elements of K left out fail", Mutation{false, false, true, false}, false);
-      if (e.gated) run("gate and up swapped fails", Mutation{false, false, false, true}, false);
-    }
+    for (T out : outs) one(set[0], set[1], out, 80);
+  // An 8-bit D with its scale and the amax (saturating conversion, e4m3's and e5m2's rounding).
+  for (T out : {T::e4m3, T::e5m2}) one("bias relu amax d_scale", "n", out, 80);
+  // MXFP8: 160 columns (5 blocks a row: a second 512-byte column block with one factor and three of
+  // padding) and 96 rows (32 rows of padding), each element type.
+  const char* mx_sets[][2] = {{"mxfp8", ""}, {"bias gelu_tanh mxfp8", "n"}, {"bias silu amax mxfp8", "m"},
+                              {"alpha c relu residual amax d_scale mxfp8", ""}, {"swiglu mxfp8", ""}};
+  for (const auto& set : mx_sets)
+    for (T out : {T::e4m3, T::e5m2}) one(set[0], set[1], out, std::strcmp(set[0], "swiglu mxfp8") == 0 ? 320 : 160);
+  const int factor_failures = check_factor_edges();
+  ++checks, failures += factor_failures > 0;
   std::printf("{\"selfcheck_checks\": %d, \"selfcheck_failures\": %d}\n", checks, failures);
   return failures ? 1 : 0;
 }
