@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Proof on hardware: a grid of sm_90a GEMM specs, run on an H200 through the generated launch header.
 
-  tools/h200-grid.py prepare [--only SUBSTR]   # here: write the specs and build one launch header for all
+  tools/h200-grid.py prepare [--only SUBSTR[,SUBSTR...]]   # here: write the specs and build one launch header for all
                                                # of them, .device/grid/kernels.hpp (ignored by git, carried),
                                                # and epilogues.hpp beside it (each kernel's fused epilogue,
                                                # from its manifest); report the fused kernels that spill
@@ -303,7 +303,8 @@ def cases():
     # persistent kernel, odd sizes.
     e4m3out = {"d": {"dtype": "e4m3", "scale": True}, "epilogue": "direct"}
     add("epi_amax_e4m3out_bias_odd", bf16, e4m3out, bias("bf16"), {"amax": True}, T(128, 128, 64), P(1001, 1002, 999))
-    add("epi_amax_gelu_pers_tma_odd", bf16, tma, pers, act("gelu_tanh"), {"amax": True}, T(128, 128, 64), P(999, 1003, 1001))
+    # (n = 1000: D's rows 2000 bytes apart, the 16-byte multiple a tensor map strides; m and k odd)
+    add("epi_amax_gelu_pers_tma_odd", bf16, tma, pers, act("gelu_tanh"), {"amax": True}, T(128, 128, 64), P(999, 1000, 1001))
     # MXFP8 (docs/spec.md "Block-quantized D"): D e4m3 or e5m2, each block of 32 columns of a row over
     # its ue8m0 factor, the factors to SFD in the 128x4 layout. Direct stores (D-FP8); n a multiple of
     # 32 but not of the tile (the last tile's blocks partly outside D), m odd and not a multiple of 128
@@ -340,8 +341,9 @@ def cases():
         P(1003, 2002, 777))
     add("epi_geglu_pp_bias_tma", bf16, pp, bias("bf16"), act("geglu"), {"epilogue": "tma", "stages": 4}, T(128, 128, 64),
         P(1155, 4016, 520))
+    # (d = 1504: the f16 D's rows 3008 bytes apart, which the TMA store's map can stride)
     add("epi_swiglu_mc_a_f16out", bf16, f16out, mcp, rb, act("swiglu"), T(128, 256, 64), {"cluster": [2, 1, 1]},
-        P(2001, 3000, 999))
+        P(2001, 3008, 999))
     add("epi_swiglu_bias_4096x8192", bf16, rb, tma, pers, bias("bf16"), act("swiglu"), T(128, 256, 64), {"stages": 3},
         P(4096, 16384, 4096))
     return out
@@ -355,7 +357,9 @@ def prepare(only):
     ptxgen = os.environ.get("PTXGEN", os.path.join(ROOT, "build", "ptxgen"))
     # --only keeps the first case too: --bad-input takes the header's first plain bf16 kernel, and
     # its "m beyond the grid" needs a data-parallel one (a persistent grid has no y to overflow).
-    chosen = [(name, patch) for i, (name, patch) in enumerate(cases()) if not only or only in name or i == 0]
+    # SUBSTR may list several, comma-separated: the cases whose names hold any of them.
+    keys = only.split(",") if only else []
+    chosen = [(name, patch) for i, (name, patch) in enumerate(cases()) if not keys or any(x in name for x in keys) or i == 0]
     listed, paths = [], []
     for name, _, path in h200_specs.write_specs(GRID, "g_", chosen, BASE):
         listed.append(name)
