@@ -419,7 +419,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
           continue;
         }
         if (input_op(f, i, j, ref, acc_bound)) continue;
-        if (f == "mxfp8" || f == "mxfp4") continue;  // last: below
+        if (f == "mxfp8" || f == "mxfp4" || f == "nvfp4") continue;  // last: below
         if (f == "swiglu" || f == "geglu") {
           // D[i][j] = act(P[i][j]) * P[i][j + d] (vLLM's SiluAndMul): the gate's bound times |up|,
           // up's times |act(gate)|, and the mul.rn's half ulp.
@@ -469,6 +469,15 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       const double f = std::frexp(a / fmax, &e);  // a / Fmax = f 2^e, f in [0.5, 1)
       return std::clamp((f == 0.5 ? e - 1 : e) + 127, 0, 254);
     };
+    // NVFP4 (a ue4m3 factor): X = e4m3(amax / Fmax), RN and saturating, the division a product
+    // with 1 / Fmax rounded to f32 and rounded once more (the kernel's mul.rn.f32: 2^-24 relative
+    // either way); the elements are the values times 1 / X (rcp.rn.f32 and mul.rn.f32: 2^-24
+    // relative each), X = 0 giving FLT_MAX.
+    const bool e4m3_factor = tensors.at("SFD").at("dtype") == "ue4m3";
+    const double inv_fmax = static_cast<double>(static_cast<float>(1.0 / fmax));
+    auto e4m3_factor_of = [&](double a) {
+      return static_cast<int>(ksim::num::encode_rn(ksim::num::kE4M3, std::min(a * inv_fmax, 448.0)));
+    };
     const std::vector<uint8_t>& SF = g.at(sfd_addr);
     std::vector<bool> written(SF.size(), false);
     auto worse = [&](double rel, const std::string& where) {
@@ -487,18 +496,22 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         }
         const size_t at = static_cast<size_t>((i / 128) * q_stripe + (b / 4) * 512 + (i % 32) * 16 + ((i % 128) / 32) * 4 + b % 4);
         written[at] = true;
-        const int x = SF[at], x_lo = factor(lo), x_hi = factor(hi);
+        const int x = SF[at];
+        const int x_lo = e4m3_factor ? e4m3_factor_of(lo * (1 - std::ldexp(1.0, -23))) : factor(lo);
+        const int x_hi = e4m3_factor ? e4m3_factor_of(hi * (1 + std::ldexp(1.0, -23))) : factor(hi);
         if (x < x_lo || x > x_hi) {
           std::ostringstream s;
           s << "SFD(" << i << "," << b << ") = " << x << ", expected " << x_lo << (x_hi != x_lo ? " or " + std::to_string(x_hi) : "")
             << " (the block's amax within [" << lo << ", " << hi << "])";
           worse(INFINITY, s.str());
         }
-        const double scale = std::ldexp(1.0, 127 - x);
+        const double xv = e4m3_factor ? ksim::num::decode(ksim::num::kE4M3, static_cast<uint32_t>(x)) : 0.0;
+        const double scale = !e4m3_factor ? std::ldexp(1.0, 127 - x) : xv > 0 ? 1 / xv : 3.4028234663852886e38;
         for (int64_t j = b * q_vec; j < (b + 1) * q_vec; ++j) {
           const size_t ij = static_cast<size_t>(i * nd + j);
           const double ref = std::clamp(q_ref[ij] * scale, -fmax, fmax);
-          const double bound = q_bound[ij] * scale * (1 + u_out) + u_out * std::fabs(ref) + abs_out;
+          const double bound = q_bound[ij] * scale * (1 + u_out) + u_out * std::fabs(ref) + abs_out +
+                               (e4m3_factor ? std::ldexp(1.0, -23) * std::fabs(q_ref[ij] * scale) : 0.0);
           const double got = dd.decode(get_bits(D, static_cast<uint64_t>(ij * static_cast<uint64_t>(dd.bits)), dd.bits));
           const double err = std::fabs(got - ref);
           ++res.checked;
@@ -506,7 +519,8 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
           const double rel = err / bound;
           if (!(rel <= res.worst)) {
             std::ostringstream s;
-            s << "D(" << i << "," << j << ") = " << got << " (times 2^" << x - 127 << "), expected " << ref << " (bound " << bound << ")";
+            s << "D(" << i << "," << j << ") = " << got << " (times " << (e4m3_factor ? xv : std::ldexp(1.0, x - 127)) << "), expected " << ref
+            << " (bound " << bound << ")";
             worse(rel, s.str());
           }
         }

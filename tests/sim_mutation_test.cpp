@@ -638,14 +638,14 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, gated 
   }
   // MXFP8 (a ue8m0 factor per 32 columns of a row): the factor byte is checked against its
   // definition before the elements ("SFD(" places the mismatch there), the elements against the
-  // factor the kernel chose ("times 2^").
+  // factor the kernel chose ("(times ").
   {  // tcgen05, direct epilogue: a bf16 bias, gelu_tanh, e4m3 elements
     const Subject x = subject("gemm_bf16_128x256x64_bias_gelu_mxfp8", 125, 224, 379, 41);
     static const Mutation kMutations[] = {
         {"the factor rounded down (OCP's floor: no carry from amax's mantissa into the exponent)",
          R"(add\.u32 (%r\d+), (%r\d+), 2097151;)", "mov.b32 $1, $2;", -1, "", "SFD("},
         {"the values not divided by their factor (times 1)", R"(shl\.b32 (%r\d+), %r\d+, 23;)", "mov.b32 $1, 0f3F800000;", -1, "",
-         "times 2^"},
+         "(times "},
         {"a factor's byte at the wrong place in the 128x4 layout (row % 32 four bytes apart, not 16)",
          R"((and\.b32 %r\d+, %r\d+, 31;\s*mad\.lo\.u32 %r\d+, %r\d+, )16(, %r\d+;))", "$1 4$2", -1, "", "SFD"},
     };
@@ -657,7 +657,15 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, gated 
         {"the factor rounded down (no carry from amax's mantissa past 1.5, e2m1's largest)", R"(add\.u32 (%r\d+), (%r\d+), 4194303;)",
          "mov.b32 $1, $2;", -1, "", "SFD("},
         {"each byte's two elements swapped (the column's in the high nibble)",
-         R"(cvt\.rn\.satfinite\.e2m1x2\.f32 (%rb\d+), (%r\d+), (%r\d+);)", "cvt.rn.satfinite.e2m1x2.f32 $1, $3, $2;", -1, "", "times 2^"},
+         R"(cvt\.rn\.satfinite\.e2m1x2\.f32 (%rb\d+), (%r\d+), (%r\d+);)", "cvt.rn.satfinite.e2m1x2.f32 $1, $3, $2;", -1, "", "(times "},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // tcgen05, NVFP4: D's scale (the global encode scale), gelu_tanh, the amax; a ue4m3 factor per 16
+    const Subject x = subject("gemm_bf16_128x128x64_scaled_gelu_amax_nvfp4", 125, 224, 379, 41);
+    static const Mutation kMutations[] = {
+        {"the factor e4m3(amax / 4) instead of amax / 6", R"((mul\.rn\.f32 %r\d+, %r\d+, )0f3E2AAAAB;)", "$1 0f3E800000;", -1, "", "SFD("},
+        {"the values times their factor instead of over it", R"(rcp\.rn\.f32 (%r\d+), (%r\d+);)", "mov.b32 $1, $2;", -1, "", "(times "},
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }
@@ -667,7 +675,7 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, gated 
         {"the block's amax without the exchange with lane ^ 2 (half of its columns)",
          R"(shfl\.sync\.bfly\.b32 (%r\d+), (%r\d+), 2, 31, -1;)", "mov.b32 $1, 0;", -1, "", "SFD("},
         {"the values over twice their factor (2^(126 - x))", R"(sub\.u32 (%r\d+), 254, (%r\d+);)", "sub.u32 $1, 253, $2;", -1, "",
-         "times 2^"},
+         "(times "},
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }

@@ -79,6 +79,7 @@ std::string operands(const spell::Scalar& v, const std::string& label) {
     case Op::cvt:
       // The packed pairs take two sources (§9.7.9.21): the first goes to the upper half.
       if (t == Ty::e4m3x2 || t == Ty::e5m2x2) return reg(Ty::b16) + ", " + reg(v.from, 1) + ", " + reg(v.from, 2);  // a .b16 pair
+      if (v.from == Ty::e4m3x2) return reg(32) + ", " + reg(Ty::b16, 1);  // two bytes to two f16
       if (t == Ty::e2m1x2) return "%b0, " + reg(v.from, 1) + ", " + reg(v.from, 2);  // a .b8 pair: only a .b8 register is accepted
       return reg(t) + ", " + reg(v.from, 1) + (t == Ty::f16x2 || t == Ty::bf16x2 ? ", " + reg(v.from, 2) : "");
     case Op::cvta: return reg(64) + ", " + reg(64, 1);

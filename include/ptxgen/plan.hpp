@@ -532,6 +532,7 @@ struct QuantizeStep {
   ReadStep bounds;
   int vec = 32;
   isa::DType elem = isa::DType::e4m3;
+  isa::DType scale = isa::DType::ue8m0;  // or ue4m3 (NVFP4: ir::Quantize)
   bool shuffle = false;
 };
 // Whether a quantize can quantize registers `a` stored at `pos` in blocks of `vec` columns, or why

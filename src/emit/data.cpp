@@ -1,6 +1,7 @@
 // Data movement: global -> shared loads (plain 16-byte loads or TMA boxes), tcgen05.cp,
 // tcgen05.ld/st, and stores of register sets to global memory (per element at static positions,
 // or clipped to run-time extents with pairs of elements per store).
+#include <bit>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -610,6 +611,16 @@ void Emitter::quantize(const plan::QuantizeStep& q, const std::string& L) {
   }
   const std::string mx = spell::alu(spell::math(MathFn::max, false)), abs = spell::alu(spell::math(MathFn::abs, false));
   const std::string mul = spell::alu(spell::math(MathFn::mul, false));
+  // NVFP4 (a ue4m3 factor): the f32 zero a conversion pairs the factor with, and 1 / Fmax rounded
+  // to f32 (mul.rn by it stands for the division: the factor is then RN(RN(amax rn(1/Fmax))), as
+  // CUTLASS's epilogue computes it with the reciprocal).
+  const bool e4m3_factor = q.scale == isa::DType::ue4m3;
+  std::string zero;
+  if (e4m3_factor) {
+    zero = w.r32();
+    w.ins(spell::alu(Op::mov, Ty::b32) + " " + zero + ", 0f00000000");
+  }
+  const std::string inv_fmax = f32_imm(static_cast<float>(1.0 / static_cast<double>(std::bit_cast<float>(fmax))));
   // The blocks of one code copy: (row, block) -> registers, from the cells relative to the thread's first.
   auto blocks = [&](const std::vector<std::pair<int, Cell>>& cells, const std::string& tr, const std::string& tc) {
     std::map<int64_t, std::map<int64_t, std::vector<std::pair<int, int64_t>>>> by_row;
@@ -640,14 +651,29 @@ void Emitter::quantize(const plan::QuantizeStep& q, const std::string& L) {
             w.ins(spell::shfl_bfly() + " " + v + ", " + m + ", " + s(x1) + ", 31, -1", "lane ^ " + s(x1) + " holds the block's other columns");
             w.ins(mx + " " + m + ", " + m + ", " + v);
           }
-        w.ins(u32 + " " + x + ", " + m + ", " + s(carry), "carries into the exponent when amax's mantissa exceeds the largest " +
-                                                          std::string(isa::name(q.elem)) + "'s");
-        w.ins(spell::alu(Op::shr, Ty::u32) + " " + x + ", " + x + ", 23");
-        w.ins(spell::alu(Op::max, Ty::u32) + " " + x + ", " + x + ", " + s(ef));
-        w.ins(spell::alu(Op::sub, Ty::u32) + " " + x + ", " + x + ", " + s(ef));
-        w.ins(spell::alu(Op::min, Ty::u32) + " " + x + ", " + x + ", 254", "the ue8m0 factor 2^(x - 127)");
-        w.ins(spell::alu(Op::sub, Ty::u32) + " " + k + ", 254, " + x);
-        w.ins(spell::alu(Op::shl, Ty::b32) + " " + k + ", " + k + ", 23", "2^(127 - x) as f32");
+        if (e4m3_factor) {
+          // The factor e4m3(amax / Fmax) (cvt.rn.satfinite.e4m3x2.f32 with 0 in the upper byte: its
+          // byte, sign 0, is the ue4m3), its value back as f32 (exact: e4m3 -> f16 -> f32), and the
+          // multiplier min(rcp.rn(X), FLT_MAX): an all-zero block's X = 0 gives 0 x FLT_MAX = 0.
+          const std::string t = w.r32(), h = w.r16(), hh = w.r32(), lo = w.r16(), hi = w.r16(), xf = w.r32();
+          w.ins(mul + " " + t + ", " + m + ", " + inv_fmax, "amax / " + std::string(isa::name(q.elem)) + "'s largest");
+          w.ins(spell::cvt(Ty::e4m3x2, Ty::f32, Round::rn_satfinite) + " " + h + ", " + zero + ", " + t);
+          w.ins(spell::cvt(Ty::u32, Ty::u16) + " " + x + ", " + h, "the ue4m3 factor");
+          w.ins(spell::cvt(Ty::f16x2, Ty::e4m3x2, Round::rn) + " " + hh + ", " + h);
+          w.ins(spell::alu(Op::mov, Ty::b32) + " {" + lo + ", " + hi + "}, " + hh);
+          w.ins(spell::cvt(Ty::f32, Ty::f16) + " " + xf + ", " + lo);
+          w.ins(spell::alu(spell::math(MathFn::rcp, false)) + " " + k + ", " + xf);
+          w.ins(spell::alu(spell::math(MathFn::min, false)) + " " + k + ", " + k + ", 0f7F7FFFFF", "1 / X, at most FLT_MAX");
+        } else {
+          w.ins(u32 + " " + x + ", " + m + ", " + s(carry), "carries into the exponent when amax's mantissa exceeds the largest " +
+                                                            std::string(isa::name(q.elem)) + "'s");
+          w.ins(spell::alu(Op::shr, Ty::u32) + " " + x + ", " + x + ", 23");
+          w.ins(spell::alu(Op::max, Ty::u32) + " " + x + ", " + x + ", " + s(ef));
+          w.ins(spell::alu(Op::sub, Ty::u32) + " " + x + ", " + x + ", " + s(ef));
+          w.ins(spell::alu(Op::min, Ty::u32) + " " + x + ", " + x + ", 254", "the ue8m0 factor 2^(x - 127)");
+          w.ins(spell::alu(Op::sub, Ty::u32) + " " + k + ", 254, " + x);
+          w.ins(spell::alu(Op::shl, Ty::b32) + " " + k + ", " + k + ", 23", "2^(127 - x) as f32");
+        }
         for (const auto& [j, c] : js) w.ins(mul + " " + out.at(static_cast<size_t>(j)) + ", " + a.at(static_cast<size_t>(j)) + ", " + k);
         // The block's factor byte, where its row and first column lie inside (n is a multiple of vec).
         const std::string col = w.r32(), p = w.pred(), o = w.r32(), cb = w.r32(), o64 = w.r64(), at = w.r64();

@@ -268,9 +268,13 @@ struct Printer {
         const auto& q = st.quantize;
         o += in2 + q.def.name + " = " + q.a + " / X per block of " + s(q.vec) + " columns of a row inside " + q.bounds.global + " at (" +
              affine_text(q.bounds.row0) + ", " + affine_text(q.bounds.col0) + "): amax by abs.f32, max.f32" +
-             (q.shuffle ? " and shfl.sync.bfly over the 4 lanes of a row" : " in each thread") + ", X = 2^ceil(log2(amax / " +
-             std::string(isa::name(q.elem)) + " max)) as ue8m0 from the f32 bits (add.u32, shr.u32, max.u32, min.u32), " + q.a +
-             " times 2^(127 - x) (mul.rn.f32, exact), st.global.b8 x to " + q.dst + " (128x4)\n";
+             (q.shuffle ? " and shfl.sync.bfly over the 4 lanes of a row" : " in each thread") +
+             (q.scale == isa::DType::ue4m3
+                  ? ", X = e4m3(amax / " + std::string(isa::name(q.elem)) + " max) as ue4m3 (cvt.rn.satfinite.e4m3x2.f32), " + q.a +
+                        " times min(rcp.rn.f32(X), FLT_MAX)"
+                  : ", X = 2^ceil(log2(amax / " + std::string(isa::name(q.elem)) +
+                        " max)) as ue8m0 from the f32 bits (add.u32, shr.u32, max.u32, min.u32), " + q.a + " times 2^(127 - x) (mul.rn.f32, exact)") +
+             ", st.global.b8 x to " + q.dst + " (128x4)\n";
         break;
       }
       case StepKind::read: {

@@ -290,6 +290,8 @@ const std::vector<AluRow>& alu_rows() {
       // Two f32 to two 8-bit floats in a .b16, a in the upper byte, beyond the largest finite
       // value the largest finite value (an 8-bit D; PTX ISA 7.8 for sm_90, 8.1 for sm_89).
       {Op::cvt, "§9.7.9.21", 78, true, true, {.types = {T::e4m3x2, T::e5m2x2}, .from = {T::f32}, .round = Round::rn_satfinite}},
+      // Two e4m3 (a .b16) to two f16, exactly: an NVFP4 factor's value (PTX ISA 7.8 for sm_90).
+      {Op::cvt, "§9.7.9.21", 78, true, true, {.types = {T::f16x2}, .from = {T::e4m3x2}, .round = Round::rn}},
       // Two f32 to two e2m1 in a .b8 (a in the upper nibble; an MXFP4 D), PTX ISA 8.6, the tcgen05
       // targets only; .satfinite clamps to +-6 and takes NaN to +6.
       {Op::cvt, "§9.7.9.21", 86, true, false, {.types = {T::e2m1x2}, .from = {T::f32}, .round = Round::rn_satfinite}},

@@ -228,10 +228,11 @@ struct Gemm {
       ir::Global x;
       x.name = "SFD";
       x.ptr = std::string(kPtr) + "/quantize";
-      x.dtype = isa::DType::ue8m0;
-      x.scale_vec = spec::kQuantizeVec;
+      const int vec = spec::quantize_vec(*g.quantize);
+      x.dtype = spec::quantize_scale(*g.quantize);
+      x.scale_vec = vec;
       x.scales = "D";
-      x.rows = (d.cols + 4 * spec::kQuantizeVec - 1) / (4 * spec::kQuantizeVec) * 32;
+      x.rows = (d.cols + 4 * vec - 1) / (4 * vec) * 32;
       x.cols = x.ld = 16;
       x.planes = (g.m + 127) / 128;
       x.rows_param = d.cols_param;

@@ -130,8 +130,9 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     q.dst = {"SFD", at("quantize")};
     q.of = {"D", kPtr};
     q.pos = pos;
-    q.vec = spec::kQuantizeVec;
+    q.vec = spec::quantize_vec(*g.quantize);
     q.elem = g.d;
+    q.scale = spec::quantize_scale(*g.quantize);
     op(q);
   }
   return out;

@@ -128,12 +128,14 @@ OutputSize output_size(const Step& st) {
       break;
     }
     case StepKind::quantize: {
-      // Per warp the thread's position; per element abs, max, mul; per block of at least 8 of a
-      // thread's registers at most 26 instructions (the factor, its shuffles, its address and
-      // store), per row (at least one block) 9: at most 9 per register.
-      const RegDef& d = st.quantize.def;
+      // Per warp the thread's position; per element abs, max, mul; per block (vec of a thread's
+      // registers, or vec / 4 where 4 lanes share a row) at most 28 instructions (the factor, its
+      // shuffles, its address and store), and per row (at least one block) 9.
+      const QuantizeStep& q = st.quantize;
+      const RegDef& d = q.def;
       const int64_t w = std::max<int64_t>(1, warps(d));
-      lines += 40 + 24 * w + 9 * int64_t{d.regs} * w;
+      const int64_t blocks = int64_t{d.regs} / std::max(1, q.shuffle ? q.vec / 4 : q.vec) + 1;
+      lines += 40 + 24 * w + (3 * int64_t{d.regs} + (28 + 9) * blocks) * w;
       regs += 12 * int64_t{d.regs} * w;
       break;
     }

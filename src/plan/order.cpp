@@ -321,11 +321,14 @@ class Sequencer {
     x.bounds.def = *a;
     x.vec = o.vec;
     x.elem = o.elem;
+    x.scale = o.scale;
     x.shuffle = rows_shared_by_lanes(*a);
     if (pending_ld_.count(o.a.name)) wait_ld("the registers \"" + o.a.name + "\" are read (§9.7.16.8.5)", out);
     before_writing(o.regs.name, out);
-    st.why = "registers \"" + o.regs.name + "\" = \"" + o.a.name + "\" over its blocks' ue8m0 factors, each the power of two " +
-             "2^ceil(log2(amax / " + std::string(isa::name(o.elem)) + "'s largest)) of its block of " + s(o.vec) + " columns of a row" +
+    const std::string fmax = std::string(isa::name(o.elem)) + "'s largest";
+    st.why = "registers \"" + o.regs.name + "\" = \"" + o.a.name + "\" over its blocks' " + std::string(isa::name(o.scale)) + " factors, " +
+             (o.scale == isa::DType::ue4m3 ? "each e4m3(amax / " + fmax + ")" : "each the power of two 2^ceil(log2(amax / " + fmax + "))") +
+             " of its block of " + s(o.vec) + " columns of a row" +
              (x.shuffle ? " (4 lanes share a row: shfl.sync.bfly over lanes xor 1 and xor 2)" : " (each thread holds whole blocks)") +
              "; the factors of the blocks inside " + g->name + " to " + dst->name + " (128x4 layout)";
     c_.regs[o.regs.name] = x.def;

@@ -226,6 +226,8 @@ class Bound {
         st.kind = StepKind::quantize;
         st.quantize.def = a->second;
         st.quantize.def.name = x.regs.name;
+        st.quantize.vec = x.vec;
+        st.quantize.shuffle = rows_shared_by_lanes(a->second);
         add(st, why);
         c_.regs[x.regs.name] = std::move(st.quantize.def);
         break;

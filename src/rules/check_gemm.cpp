@@ -211,17 +211,19 @@ void check_quant_dtype(const Context& c, Diagnostics& d) {
   if (!g) return;
   const bool fp4 = g->d == isa::DType::e2m1;
   if (!g->quantize) {
-    // An e2m1 D holds 15 values: only as MXFP4's scaled elements.
+    // An e2m1 D holds 15 values: only as MXFP4's or NVFP4's scaled elements.
     if (fp4)
-      d.error("QUANT-DTYPE", "/gemm/d/dtype", "an e2m1 D (values 0, 0.5 .. 6 and their negatives) is stored only block-scaled, as MXFP4")
-          .help = {"add \"quantize\": \"mxfp4\"", "or use \"d\": {\"dtype\": \"e4m3\"} (or bf16)"};
+      d.error("QUANT-DTYPE", "/gemm/d/dtype", "an e2m1 D (values 0, 0.5 .. 6 and their negatives) is stored only block-scaled, as MXFP4 or NVFP4")
+          .help = {"add \"quantize\": \"mxfp4\" (or \"nvfp4\")", "or use \"d\": {\"dtype\": \"e4m3\"} (or bf16)"};
     return;
   }
-  if (*g->quantize == spec::Quantize::mxfp4 ? fp4 : g->d == isa::DType::e4m3 || g->d == isa::DType::e5m2) return;
-  if (*g->quantize == spec::Quantize::mxfp4)
+  const bool e2m1_format = *g->quantize != spec::Quantize::mxfp8;
+  if (e2m1_format ? fp4 : g->d == isa::DType::e4m3 || g->d == isa::DType::e5m2) return;
+  if (e2m1_format)
     d.error("QUANT-DTYPE", "/gemm/d/dtype",
-            "\"quantize\": \"mxfp4\" stores D's elements as e2m1 (MXFP4), each block of 32 over its ue8m0 factor; d.dtype is " +
-                std::string(isa::name(g->d)))
+            "\"quantize\": \"" + std::string(spec::name(*g->quantize)) + "\" stores D's elements as e2m1, each block of " +
+                num(spec::quantize_vec(*g->quantize)) + " over its " + std::string(isa::name(spec::quantize_scale(*g->quantize))) +
+                " factor; d.dtype is " + std::string(isa::name(g->d)))
         .help = {"use \"d\": {\"dtype\": \"e2m1\"}", "or \"quantize\": \"mxfp8\" for e4m3 or e5m2 elements"};
   else
     d.error("QUANT-DTYPE", "/gemm/d/dtype",
@@ -234,22 +236,22 @@ void check_quant_dtype(const Context& c, Diagnostics& d) {
 // have and sm_90a does not.
 void check_quant_target(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g || !g->quantize || *g->quantize != spec::Quantize::mxfp4 || c.target.tcgen05) return;
+  if (!g || !g->quantize || *g->quantize == spec::Quantize::mxfp8 || c.target.tcgen05) return;
   d.error("QUANT-TARGET", "/gemm/quantize",
-          "\"mxfp4\" converts D's values to e2m1 with cvt.rn.satfinite.e2m1x2.f32, which " + std::string(c.target.name) + " lacks")
+          "\"" + std::string(spec::name(*g->quantize)) + "\" converts D's values to e2m1 with cvt.rn.satfinite.e2m1x2.f32, which " + std::string(c.target.name) + " lacks")
       .help = {"use \"quantize\": \"mxfp8\" (e4m3 or e5m2 elements) on " + std::string(c.target.name), "or target sm_100a"};
 }
 
 void check_quant_n(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || !g->quantize) return;
-  const int64_t dn = g->glu ? g->n / 2 : g->n;
-  if (dn % spec::kQuantizeVec == 0) return;
+  const int64_t dn = g->glu ? g->n / 2 : g->n, vec = spec::quantize_vec(*g->quantize);
+  if (dn % vec == 0) return;
   d.error("QUANT-N", "/gemm/n",
           "D has " + num(dn) + " columns" + (g->glu ? " (n / 2 with \"" + std::string(spec::name(*g->glu)) + "\")" : std::string()) +
-              ", not a multiple of " + num(spec::kQuantizeVec) + ": MXFP8 gives every " + num(spec::kQuantizeVec) +
+              ", not a multiple of " + num(vec) + ": " + std::string(spec::name(*g->quantize)) + " gives every " + num(vec) +
               " consecutive columns of a row one factor, and the 128x4 layout has no partial block")
-      .help = {"use an n whose D columns are a multiple of " + num(spec::kQuantizeVec) + " (pad D's columns and the next GEMM's K)"};
+      .help = {"use an n whose D columns are a multiple of " + num(vec) + " (pad D's columns and the next GEMM's K)"};
 }
 
 // D's tile columns a whole number of blocks, each block whole in the registers one thread (or the
@@ -258,12 +260,12 @@ void check_quant_n(const Context& c, Diagnostics& d) {
 void check_quant_tile(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || !g->quantize) return;
-  const int64_t dn = g->glu ? g->tile.n / 2 : g->tile.n;
-  if (dn % spec::kQuantizeVec) {
+  const int64_t dn = g->glu ? g->tile.n / 2 : g->tile.n, vec = spec::quantize_vec(*g->quantize);
+  if (dn % vec) {
     d.error("QUANT-TILE", "/gemm/tile/n",
             "D's tile is " + num(dn) + " columns wide" + (g->glu ? " (tile.n / 2)" : std::string()) + ", not a multiple of " +
-                num(spec::kQuantizeVec) + ": a block of " + num(spec::kQuantizeVec) + " columns would span two tiles")
-        .help = {"use a tile.n whose D columns are a multiple of " + num(spec::kQuantizeVec) + " (e.g. 128 or 256)"};
+                num(vec) + ": a block of " + num(vec) + " columns would span two tiles")
+        .help = {"use a tile.n whose D columns are a multiple of " + num(vec) + " (e.g. 128 or 256)"};
     return;
   }
   if (d.has_errors()) return;

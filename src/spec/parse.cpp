@@ -243,14 +243,9 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     }
   }
   if (r.has("quantize")) {
-    // MXFP8 and MXFP4 are built; NVFP4 (e2m1 elements with a ue4m3 factor per 16 and a global
-    // scale) is named as not built rather than as an unknown value.
-    const json* v = r.any("quantize");
-    if (v && v->is_string() && v->get<std::string>() == "nvfp4")
-      d.error("SPEC-NOT-BUILT", r.ptr("quantize"), "\"nvfp4\" (a ue4m3 factor per 16 elements and a global scale) is not built yet")
-          .help = {"nearest built: \"mxfp4\" (e2m1 elements, a ue8m0 factor per 32 of a row, the same 128x4 layout)"};
-    else if (auto q = r.choice("quantize", false,
-                               Choices<spec::Quantize>{{"mxfp8", spec::Quantize::mxfp8}, {"mxfp4", spec::Quantize::mxfp4}}))
+    if (auto q = r.choice("quantize", false,
+                          Choices<spec::Quantize>{
+                              {"mxfp8", spec::Quantize::mxfp8}, {"mxfp4", spec::Quantize::mxfp4}, {"nvfp4", spec::Quantize::nvfp4}}))
       g.quantize = *q;
   }
   r.not_built({"groups", "batch"}, "grouped and batched GEMM are not built yet",

@@ -122,12 +122,13 @@ void epilogue_gemm(const std::string& name, const ptxgen::KernelInfo& i, Check c
              std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), input<TS>(kSA), std::tuple<TAMAX*>(nullptr), sfd, tail)),
              CUDA_ERROR_INVALID_VALUE, "amax (f32) is a null pointer");
     if constexpr (!std::is_void_v<TSFD>) {
-      // A quantized D (MXFP8): its factors' pointer, and n a whole number of blocks of 32.
+      // A quantized D: its factors' pointer, and n a whole number of blocks (of 32, NVFP4's of 16).
+      constexpr bool nvfp4 = std::is_same_v<TSFD, ptxgen::ue4m3>;  // a ue4m3 factor per 16; the MX formats' ue8m0 per 32
       const auto others = std::tuple_cat(input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), input<TS>(kSA), output<TAMAX>(kSB));
       expect(name + " with a null SFD", std::apply(call, std::tuple_cat(head, others, std::tuple<TSFD*>(nullptr), tail)),
-             CUDA_ERROR_INVALID_VALUE, "sfd (SFD, ue8m0) is a null pointer");
+             CUDA_ERROR_INVALID_VALUE, nvfp4 ? "sfd (SFD, ue4m3) is a null pointer" : "sfd (SFD, ue8m0) is a null pointer");
       expect(name + " with n = 100", std::apply(call, std::tuple_cat(head, others, sfd, std::make_tuple(SIZES(i.m, 100, i.k)))),
-             CUDA_ERROR_INVALID_VALUE, "n = 100 is not a multiple of 32");
+             CUDA_ERROR_INVALID_VALUE, nvfp4 ? "n = 100 is not a multiple of 16" : "n = 100 is not a multiple of 32");
     }
     ++gemms;
   }

@@ -193,6 +193,10 @@ void Machine::run_thread(Thread& t) {
             return num::encode_rn(f, v);
           };
           put(in.o[0].r, (uint64_t{enc(x)} << 8) | enc(A(2)));
+        } else if (d.cls == Cls::f && d.fmt == 17 && s.cls == Cls::f && s.fmt == 19) {
+          // .f16x2 from .e4m3x2 (§9.7.9.21): each byte to its f16, exactly, the upper to the upper half.
+          auto f16 = [&](uint64_t byte) { return num::encode_rn(num::kF16, num::decode(num::kE4M3, static_cast<uint32_t>(byte & 0xFF))); };
+          put(in.o[0].r, (uint64_t{f16(x >> 8)} << 16) | f16(x));
         } else if (d.cls == Cls::f && d.fmt == 21 && s.cls == Cls::f && s.bits == 32) {
           // .e2m1x2 from two f32 (§9.7.9.21): a in the upper nibble, b in the lower; .satfinite (the
           // only form) clamps to +-6, and e2m1, which has no NaN, takes a NaN to +6.

@@ -372,7 +372,8 @@ struct Parser {
       if (ts.size() != 2) fail("cvt needs two types");
       in.ty = type_of(ts[0]);
       in.ty2 = type_of(ts[1]);
-      need((in.ty.fmt & 16) ? 3 : 2);
+      // Packed destinations take two sources (a, b), unpacking ones (.f16x2 from .e4m3x2) one.
+      need((in.ty.fmt & 16) && in.ty2.fmt != 19 && in.ty2.fmt != 20 ? 3 : 2);
     } else if (base == "cvta") {
       in.op = Op::cvta;
       need(2);

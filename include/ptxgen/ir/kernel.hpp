@@ -423,11 +423,15 @@ struct Amax {
 // of's rows and factors = its columns / vec) for every block inside `of`'s extents (at run time).
 // A block lies whole in one thread's registers (a .32x32b fragment) or in those of the 4 lanes
 // that share a row (.16x256b, wgmma accumulators: shfl.sync.bfly over lanes xor 1 and xor 2).
+// With `scale` ue4m3 (NVFP4): the factor is the e4m3 (RN, saturating) of amax / Fmax, as written
+// (its byte, sign 0), and `regs` = a times min(1 / X, FLT_MAX) (rcp.rn.f32: an all-zero block's
+// factor 0 gives 0, not NaN).
 struct Quantize {
   Ref regs, a, dst, of;
   Position pos;
   int vec = 32;
   isa::DType elem = isa::DType::e4m3;
+  isa::DType scale = isa::DType::ue8m0;
 };
 
 // An op: what every kind has, and the kind's own fields. A new kind adds its struct to `Body` (in
