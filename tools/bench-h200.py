@@ -814,14 +814,20 @@ def fused_summary(row, twins, best_plain, peers_key="fused_peers", only=None):
     fused = {k: v for k, v in row["ptxgen"].items() if "fused" in v and "tflops" in v and v.get("ok") and
              (only is None or v["fused"] == only) and (only is not None or v["fused"] != "swiglu")}
     peers = {k: v for k, v in row.get(peers_key, {}).items() if isinstance(v, float)}
+    return ratios(row, fused, peers, twins, best_plain)
+
+
+def ratios(row, mine, peers, twins, best_plain):
+    """Each of `mine` (ptxgen's configs of one kind) against its plain twin, and the best of them
+    against ptxgen's best plain GEMM and against the best of `peers`."""
     out = {"twins": {}}
-    for k, v in fused.items():
+    for k, v in mine.items():
         tw = row["ptxgen"].get(twins.get(k, ""), {})
         if "tflops" in tw:
             out["twins"][k] = {"twin": twins[k], "vs_twin": round(v["tflops"] / tw["tflops"], 3)}
-    if not fused:
+    if not mine:
         return out
-    best = max((v["tflops"], k) for k, v in fused.items())
+    best = max((v["tflops"], k) for k, v in mine.items())
     out.update({"ptxgen": best[1], "ptxgen_tflops": best[0], "plain": best_plain[1], "plain_tflops": best_plain[0],
                 "vs_plain": round(best[0] / best_plain[0], 3)})
     if peers:
@@ -837,20 +843,7 @@ def quant_summary(row, kind, twins, best_plain):
     against its plain twin."""
     mine = {k: v for k, v in row["ptxgen"].items() if v.get("quant") == kind and "tflops" in v and v.get("ok")}
     peers = {k: v for k, v in row.get("quant_peers", {}).items() if k.startswith(kind + ":") and isinstance(v, float)}
-    out = {"twins": {}}
-    for k, v in mine.items():
-        tw = row["ptxgen"].get(twins.get(k, ""), {})
-        if "tflops" in tw:
-            out["twins"][k] = {"twin": twins[k], "vs_twin": round(v["tflops"] / tw["tflops"], 3)}
-    if not mine:
-        return out
-    best = max((v["tflops"], k) for k, v in mine.items())
-    out.update({"ptxgen": best[1], "ptxgen_tflops": best[0], "plain": best_plain[1], "plain_tflops": best_plain[0],
-                "vs_plain": round(best[0] / best_plain[0], 3)})
-    if peers:
-        bp = max((v, k) for k, v in peers.items())
-        out.update({"peer": bp[1], "peer_tflops": bp[0], "vs_best_peer": round(best[0] / bp[0], 3)})
-    return out
+    return ratios(row, mine, peers, twins, best_plain)
 
 
 QUANT_WORDS = {"e4m3_amax": "e4m3 D (scale given) + amax", "mxfp8": "MXFP8 D (e4m3, ue8m0 per 32)"}
