@@ -938,6 +938,31 @@ const std::vector<Rule> kTable = {
   "or \"place\": \"rows\" when the global already holds A in layout F's lane order"},
  R"({"program": {"tmem": {"acc": {"slice": null, "cast": {"of": {"slice": {"of": "t", "columns": [0, 128]}}, "layout": "layout_f::0"}}, "a_f": {"cast": {"of": "a_t", "layout": "layout_f::0"}}}, "ops": [{"op": "load", "src": "A", "dst": "a"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_f", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r", "shape": "16x256b"}, {"op": "store", "regs": "r", "dst": "D"}]}})", "/program/ops/0", false,
  R"({"program": {"tmem": {"acc": {"slice": null, "cast": {"of": {"slice": {"of": "t", "columns": [0, 128]}}, "layout": "layout_f::0"}}, "a_f": {"cast": {"of": "a_t", "layout": "layout_f::0"}}}, "ops": [{"op": "load", "src": "A", "dst": "a", "place": "layout_f::0"}, {"op": "load", "src": "B", "dst": "b"}, {"op": "copy", "src": "a", "dst": "a_t"}, {"op": "mma", "a": "a_f", "b": "b", "d": "acc"}, {"op": "commit", "barrier": "done"}, {"op": "wait", "barrier": "done"}, {"op": "tmem_load", "src": "acc", "regs": "r", "shape": "16x256b"}, {"op": "store", "regs": "r", "dst": "D"}]}})", check_op_mma_a_order},
+// ---- Performance warnings (last: they fire only for a spec every rule above accepts) -----------
+{"PLAN-SINGLE-STAGE", "warning: ptxgen chose one pipeline stage for a K loop of several blocks", "PTX ISA 9.1 §9.7.9.27.1.2 (cp.async.bulk.tensor); §9.7.13.15 (mbarrier); docs/spec.md, \"Chosen when left out\"",
+ "A warning, not an error. Where a spec leaves \"stages\" out, ptxgen takes as many stages as shared memory holds (at most 4; 5 for ping-pong consumers). When only one fits, the kernel is right but not pipelined: the loads of K block i + 1 go into the stage the MMAs of block i are reading, so they wait for those MMAs, and the next MMAs wait for the loads: loading and computing take turns instead of overlapping, and the K loop runs at the sum of their latencies. It fires only for a count ptxgen chose, over a K loop of two or more blocks: a spec that writes \"stages\": 1 has asked for it.",
+ "A large tile.k or tile.n (one stage of 128 x 256 x 256 bf16 is 192 KB of 227 KB), block scaling's or sparse A's tiles beside A and B, or a persistent kernel's TMA staging memory taking its share.",
+ {"a smaller tile.k or tile.n (the help names one and the stages it leaves room for)", "or write \"stages\": 1 to say that one stage is meant"},
+ R"({"gemm": {"tile": {"k": 256}, "stages": null}})", "/gemm/tile", false, R"({"gemm": {"tile": {"k": 128}, "stages": null}})", check_plan_single_stage},
+{"PLAN-ACC-SINGLE-BUFFER", "warning: a persistent kernel's accumulator has one buffer in tensor memory, not two", "PTX ISA 9.1 §9.7.16.1 (512 columns x 128 lanes); §9.7.16.7.1 (tcgen05.alloc)",
+ "A warning, not an error. A persistent tcgen05 kernel keeps two accumulator buffers in tensor memory when twice D's columns (tile.n, f32) and what lies beside them (A in tensor memory, block scaling's factors, sparse A's metadata) fit in the CTA's 512 columns: the epilogue of one tile reads one buffer while the MMAs of the CTA's next tile fill the other. When two do not fit ptxgen keeps one, and the next tile's MMAs wait until the epilogue has read it: the epilogue no longer overlaps the MMAs, which is most of what the persistent schedule is for. `ptxgen plan` says which it took (\"accumulator:\").",
+ "tile.n 256 with A in tensor memory, or with block scaling or sparse A, whose factors or metadata take columns beside D's.",
+ {"a smaller tile.n (128 leaves room for two buffers)", "or A in shared memory, whose tensor-memory columns then hold the second buffer"},
+ R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "ue8m0"}, "tile": {"k": 128}, "schedule": "persistent"}})", "/gemm/tile/n", false,
+ R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "ue8m0"}, "tile": {"n": 128, "k": 128}, "schedule": "persistent"}})", check_plan_acc_single_buffer},
+{"PTXAS-SPILL", "warning: ptxas spills the kernel's registers to local memory", "ptxas -v (its resource report: \"bytes spill stores\"); PTX ISA 9.1 §5.1.5 (the local state space)",
+ "A warning of `ptxgen build`, not of `check`: the spec is right, and the kernel ptxas assembled computes what it says, slower. ptxas reports the bytes it stores to and loads from local memory because the registers a thread may use (the launch's share of the multiprocessor's 64K, or a setmaxnreg budget) cannot hold what is live at once: the accumulators and, in a fused epilogue, the inputs read beside them. Each spill is a round trip through local memory (the L1 cache, then L2) in the epilogue or the K loop. `ptxgen build` prints the warning from the report it writes beside the cubin (NAME.ptxas.txt).",
+ "Ping-pong consumers on sm_90a (each holds a whole tile's accumulators) without \"registers\", with C and a residual fused in; a wide tile.n; a program that loads a whole accumulator with one tmem_load and applies many elementwise ops to it.",
+ {"keep fewer registers live: a smaller tile.n, cooperative consumers, a program's accumulator loaded and stored in narrower pieces",
+  "on sm_90a, \"registers\" (setmaxnreg) to raise the consumers' budget", "or fuse fewer epilogue inputs into the kernel"},
+ R"({"target": "sm_90a", "gemm": {"tile": {"n": 128}, "consumers": "pingpong", "schedule": "persistent", "c": {"dtype": "bf16"}, "residual": {"dtype": "f16"}}})", "/gemm", false,
+ R"({"target": "sm_90a", "gemm": {"tile": {"n": 128}, "consumers": "cooperative", "schedule": "persistent", "c": {"dtype": "bf16"}, "residual": {"dtype": "f16"}}})", nullptr, nullptr,
+ // `ptxgen build` of the failing example, ptxas 13.0 (V13.0.88); its compile time left out.
+ "ptxas info    : 0 bytes gmem\n"
+ "ptxas info    : Compiling entry function 'example' for 'sm_90a'\n"
+ "ptxas info    : Function properties for example\n"
+ "    624 bytes stack frame, 1652 bytes spill stores, 1956 bytes spill loads\n"
+ "ptxas info    : Used 168 registers, used 1 barriers, 624 bytes cumulative stack size\n"},
 // ---- Budgets (last: they skip when earlier rules found errors) -------------------------------
 
 };
