@@ -6,6 +6,7 @@
 #include <string>
 
 #include "context.hpp"
+#include "ptxgen/rules.hpp"
 
 namespace ptxgen::rules {
 
@@ -18,15 +19,21 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // The pointer of the gemm's tile where the spec wrote it (what drove a choice), else the template.
 std::string tile_or_gemm(const spec::Gemm& g) { return spec::chosen_note(g, "tile") ? "/gemm" : "/gemm/tile"; }
 
-// The stages the chooser takes for `g` with tile.k (or tile.n) halved, the spec's other members as
-// they are: what a help line can promise.
-int64_t stages_with(const spec::Gemm& g, isa::Arch target, bool halve_k) {
-  spec::Gemm h = g;
-  (halve_k ? h.tile.k : h.tile.n) /= 2;
-  h.stages = 0;
-  h.chosen.clear();
-  spec::choose_gemm_defaults(h, target);
-  return h.stages;
+// The stages the chooser takes with tile.k (or tile.n) halved, the spec's other members as they
+// are, where every rule accepts that spec (a smaller tile.k can break a layout atom, a scale's or
+// metadata's block): what a help line can promise. 0 where it is refused.
+int64_t stages_with(const spec::Spec& s, bool halve_k) {
+  spec::Spec h = s;
+  spec::Gemm& g = *h.gemm;
+  (halve_k ? g.tile.k : g.tile.n) /= 2;
+  g.stages = 0;
+  g.chosen.clear();
+  spec::choose_gemm_defaults(g, h.target);
+  if (g.stages < 2) return 0;
+  // Its own check cannot come back here: with two stages or more it draws no PLAN-SINGLE-STAGE.
+  Diagnostics d;
+  check(h, d);
+  return d.has_errors() ? 0 : g.stages;
 }
 
 template <class F>
@@ -58,7 +65,7 @@ void check_plan_single_stage(const Context& c, Diagnostics& d) {
   // Concrete tiles, each with the stages the chooser would then take (two or more).
   for (const bool halve_k : {true, false}) {
     const int64_t half = (halve_k ? g->tile.k : g->tile.n) / 2;
-    const int64_t stages = stages_with(*g, c.spec.target, halve_k);
+    const int64_t stages = stages_with(c.spec, halve_k);
     if (stages < 2) continue;
     w.help.push_back(std::string("write a smaller tile: tile.") + (halve_k ? "k " : "n ") + num(half) + " leaves room for " + num(stages) + " stages");
   }
