@@ -39,8 +39,10 @@ int64_t stages_with(const spec::Spec& s, bool halve_k) {
 template <class F>
 void each_op(const std::vector<ir::Node>& nodes, F&& f) {
   for (const auto& n : nodes) {
-    if (!n.is_loop) f(n.op);
-    else for (const auto& o : n.loop.body) f(o);
+    if (!n.is_loop)
+      f(n.op);
+    else
+      for (const auto& o : n.loop.body) f(o);
   }
 }
 
@@ -60,14 +62,18 @@ void check_plan_single_stage(const Context& c, Diagnostics& d) {
   const size_t beside = note->find(" beside ");
   const std::string staging = beside == std::string::npos ? "" : note->substr(beside);
   auto& w = d.warning("PLAN-SINGLE-STAGE", tile_or_gemm(*g),
-                      "ptxgen chose 1 stage (the spec leaves \"stages\" out): one stage of " + num(bytes) + " bytes (tile " + num(g->tile.m) + " x " +
-                          num(g->tile.n) + " x " + num(g->tile.k) + ") is all " + std::string(c.target.name) + "'s shared memory holds" + staging + ", so each of the " + num(blocks) + " K blocks is loaded only after the MMAs have read the one before: no load overlaps an MMA");
+                      "ptxgen chose 1 stage (the spec leaves \"stages\" out): one stage of " + num(bytes) +
+                          " bytes (tile " + num(g->tile.m) + " x " + num(g->tile.n) + " x " + num(g->tile.k) +
+                          ") is all " + std::string(c.target.name) + "'s shared memory holds" + staging +
+                          ", so each of the " + num(blocks) +
+                          " K blocks is loaded only after the MMAs have read the one before: no load overlaps an MMA");
   // Concrete tiles, each with the stages the chooser would then take (two or more).
   for (const bool halve_k : {true, false}) {
     const int64_t half = (halve_k ? g->tile.k : g->tile.n) / 2;
     const int64_t stages = stages_with(c.spec, halve_k);
     if (stages < 2) continue;
-    w.help.push_back(std::string("write a smaller tile: tile.") + (halve_k ? "k " : "n ") + num(half) + " leaves room for " + num(stages) + " stages");
+    w.help.push_back(std::string("write a smaller tile: tile.") + (halve_k ? "k " : "n ") + num(half) +
+                     " leaves room for " + num(stages) + " stages");
   }
   w.help.push_back("or write \"stages\": 1 to say that one stage is meant");
 }
@@ -93,8 +99,10 @@ void check_plan_acc_single_buffer(const Context& c, Diagnostics& d) {
     if (x.rfind("accumulator: ", 0) == 0) why = x.substr(13);
   auto& w = d.warning("PLAN-ACC-SINGLE-BUFFER", spec::chosen_note(*g, "tile") ? "/gemm" : "/gemm/tile/n",
                       "the persistent kernel's accumulator is single-buffered in tensor memory: " + why);
-  w.help.push_back("a smaller tile.n: each buffer takes D's tile.n columns" + std::string(g->tile.n > 128 ? " (two of tile.n 128 take 256 of the 512)" : ""));
-  if (g->a_source == spec::ASource::tmem) w.help.push_back("or A in shared memory, whose columns in tensor memory then hold the second buffer");
+  w.help.push_back("a smaller tile.n: each buffer takes D's tile.n columns" +
+                   std::string(g->tile.n > 128 ? " (two of tile.n 128 take 256 of the 512)" : ""));
+  if (g->a_source == spec::ASource::tmem)
+    w.help.push_back("or A in shared memory, whose columns in tensor memory then hold the second buffer");
 }
 
 // PTXAS-SPILL: ptxas -v reports, for the entry function, "N bytes spill stores, M bytes spill
@@ -114,11 +122,14 @@ void check_ptxas_report(const spec::Spec& s, std::string_view report, Diagnostic
   const std::string regs = std::regex_search(text, m, used) ? " (" + m[1].str() + " registers a thread)" : "";
   const std::string target(isa::target_info(s.target).name);
   auto& w = d.warning("PTXAS-SPILL", s.program ? "/program" : "/gemm",
-                      "ptxas spills registers to local memory in \"" + s.name + "\" for " + target + ": " + num(stores) + " bytes of spill stores and " +
-                          num(loads) + " bytes of spill loads" + regs + ", each a round trip through local memory where the kernel meant registers");
+                      "ptxas spills registers to local memory in \"" + s.name + "\" for " + target + ": " +
+                          num(stores) + " bytes of spill stores and " + num(loads) + " bytes of spill loads" + regs +
+                          ", each a round trip through local memory where the kernel meant registers");
   if (s.program) {
-    w.help = {"keep fewer registers live: load the accumulator in narrower tmem_load pieces and store each before loading the next",
-              "or fewer elementwise ops between a tmem_load and its store"};
+    w.help = {
+        "keep fewer registers live: load the accumulator in narrower tmem_load pieces and store each before loading "
+        "the next",
+        "or fewer elementwise ops between a tmem_load and its store"};
     return;
   }
   const spec::Gemm& g = *s.gemm;
@@ -126,11 +137,15 @@ void check_ptxas_report(const spec::Spec& s, std::string_view report, Diagnostic
   w.help.push_back(std::string("a smaller tile.n: fewer accumulator registers a thread") +
                    (wgmma ? " (f32: tile.n / 2 for each 64 rows a consumer warpgroup holds)" : ""));
   if (wgmma && g.consumers == spec::Consumers::pingpong)
-    w.help.push_back("or \"consumers\": \"cooperative\": each consumer warpgroup then holds 64 of the tile's rows, not all of them");
+    w.help.push_back(
+        "or \"consumers\": \"cooperative\": each consumer warpgroup then holds 64 of the tile's rows, not all of them");
   if (wgmma && !g.registers && g.tile.m == 128 && g.a_source != spec::ASource::registers)
-    w.help.push_back("or \"registers\": {\"producer\": 40, \"consumer\": 232}: the consumer warpgroups raise their budget (setmaxnreg)");
+    w.help.push_back(
+        "or \"registers\": {\"producer\": 40, \"consumer\": 232}: the consumer warpgroups raise their budget "
+        "(setmaxnreg)");
   if (g.c || g.residual || g.bias || g.activation || g.glu)
-    w.help.push_back("or fuse fewer epilogue inputs: C, the residual and the bias each hold registers beside the accumulators");
+    w.help.push_back(
+        "or fuse fewer epilogue inputs: C, the residual and the bias each hold registers beside the accumulators");
 }
 
 }  // namespace ptxgen::rules

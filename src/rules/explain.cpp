@@ -65,7 +65,8 @@ std::string explain(const Rule& r) {
   } else {
     out += "  fails (changes to the example spec of `ptxgen explain --base`):\n    " + std::string(r.bad) + "\n";
   }
-  if (!r.ptxas_report.empty()) out += "  ptxas -v reports for it (`ptxgen build`):\n" + indent_lines(std::string(r.ptxas_report), "    ");
+  if (!r.ptxas_report.empty())
+    out += "  ptxas -v reports for it (`ptxgen build`):\n" + indent_lines(std::string(r.ptxas_report), "    ");
   out += "  passes:\n    " + std::string(r.good) + "\n";
   return out;
 }
