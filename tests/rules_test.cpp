@@ -448,7 +448,7 @@ TEST_CASE("performance warnings: PLAN-SINGLE-STAGE, PLAN-ACC-SINGLE-BUFFER, PTXA
                         "a smaller tile.n: fewer accumulator registers a thread (f32: tile.n / 2 for each 64 rows a consumer warpgroup holds)",
                         "or \"consumers\": \"cooperative\": each consumer warpgroup then holds 64 of the tile's rows, not all of them",
                         "or \"registers\": {\"producer\": 40, \"consumer\": 232}: the consumer warpgroups raise their budget (setmaxnreg)",
-                        "or fuse fewer epilogue inputs: C, the residual and the bias each hold registers beside the accumulators"});
+                        "or fuse less into the epilogue: C, the residual and the bias each hold registers beside the accumulators, as a quantized D's block maxima do"});
     Diagnostics none;
     rules::check_ptxas_report(*checked.parsed.spec,
                               "ptxas info    : Function properties for example\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"

@@ -143,9 +143,10 @@ void check_ptxas_report(const spec::Spec& s, std::string_view report, Diagnostic
     w.help.push_back(
         "or \"registers\": {\"producer\": 40, \"consumer\": 232}: the consumer warpgroups raise their budget "
         "(setmaxnreg)");
-  if (g.c || g.residual || g.bias || g.activation || g.glu)
+  if (g.c || g.residual || g.bias || g.activation || g.glu || g.quantize)
     w.help.push_back(
-        "or fuse fewer epilogue inputs: C, the residual and the bias each hold registers beside the accumulators");
+        "or fuse less into the epilogue: C, the residual and the bias each hold registers beside the accumulators, as "
+        "a quantized D's block maxima do");
 }
 
 }  // namespace ptxgen::rules
