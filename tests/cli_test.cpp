@@ -169,3 +169,76 @@ TEST_CASE("build: a spec a SCALE-* or SPARSE-* rule refuses exits 1 with its id 
   CHECK(n == 9);
 }
 }
+
+// The performance warnings (src/rules/check_perf.cpp) through the command line: each rule's failing
+// example exits 0 and writes what it was asked for, with one warning[ID] line at the rule's pointer
+// (one JSON object with --diagnostics=json, with -q too); its fix draws none. The plan's warnings
+// come from the check, so `check` prints them too; PTXAS-SPILL from ptxas's report, so only `build`
+// (and `build --header`) can.
+TEST_SUITE("cli") {
+TEST_CASE("warnings: exit 0, a warning[ID] line at the pointer and its JSON object; PTXAS-SPILL from ptxas on build") {
+  TempDir t;
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const std::string id : {"PLAN-SINGLE-STAGE", "PLAN-ACC-SINGLE-BUFFER", "PTXAS-SPILL"}) {
+    CAPTURE(id);
+    const ptxgen::rules::Rule* r = ptxgen::rules::find(id);
+    REQUIRE(r);
+    const bool from_ptxas = !r->ptxas_report.empty();
+    CHECK(from_ptxas == (id == "PTXAS-SPILL"));
+    const std::string bad = t / (id + ".json"), good = t / (id + "-fixed.json");
+    write(bad, ptxgen::rules::bad_document(*r));
+    write(good, ptxgen::rules::good_document(*r));
+    const std::string line = "warning[" + id + "]: ", at = "at " + std::string(r->bad_pointer) + "\n";
+
+    Run c = ptxgen_run({"check", bad});
+    CHECK(c.exit_code == 0);
+    CHECK(c.output.find(bad + ": ok") != std::string::npos);
+    CHECK(count(c.output, line) == (from_ptxas ? 0 : 1));
+
+    Run b = ptxgen_run({"build", bad, "-o", t / (id + ".cubin")});
+    CHECK(b.exit_code == 0);
+    CHECK(fs::exists(t / (id + ".cubin")));
+    CHECK(count(b.output, line) == 1);
+    CHECK(b.output.find(line + (from_ptxas ? "ptxas spills registers to local memory in \"example\" for sm_90a: " : "")) != std::string::npos);
+    CHECK(b.output.find(at, b.output.find(line)) != std::string::npos);
+    if (from_ptxas) {
+      // The bytes are the report's (ptxas's version decides them): the report says it spilled.
+      const std::string report = support::slurp(t / (id + ".ptxas.txt"));
+      CHECK(report.find(" bytes spill stores") != std::string::npos);
+      CHECK(report.find(" 0 bytes spill stores") == std::string::npos);
+    }
+
+    // Quiet and JSON, for a --target (one with tensor memory for the accumulator's warning): the
+    // one object names it.
+    const std::string target = id == "PLAN-ACC-SINGLE-BUFFER" ? "sm_103a" : "sm_90a";
+    Run j = ptxgen_run({"build", bad, "-q", "--diagnostics=json", "--target", target, "-o", t / (id + "-j.cubin")});
+    CHECK(j.exit_code == 0);
+    const std::string key = "\"rule\":\"" + id + "\"";
+    REQUIRE_MESSAGE(count(j.output, key) == 1, j.output);
+    CHECK_MESSAGE(count(j.output, "\n") == 1, j.output);  // -q: the warning's line alone
+    const size_t nl = j.output.rfind('\n', j.output.find(key)), from = nl == std::string::npos ? 0 : nl + 1;
+    const auto o = nlohmann::json::parse(j.output.substr(from, j.output.find('\n', from) - from));
+    CHECK(o["severity"] == "warning");
+    CHECK(o["pointer"] == r->bad_pointer);
+    CHECK(o["file"] == bad);
+    CHECK(o["line"].get<int>() > 0);
+    CHECK(o["target"] == target);
+    CHECK(!o["help"].empty());
+
+    Run f = ptxgen_run({"build", good, "-o", t / (id + "-fixed.cubin")});
+    CHECK(f.exit_code == 0);
+    CHECK_MESSAGE(f.output.find("warning[") == std::string::npos, f.output);
+  }
+  // The launch header assembles each spec too: its spills are the same warning.
+  const ptxgen::rules::Rule* spill = ptxgen::rules::find("PTXAS-SPILL");
+  REQUIRE(spill);
+  Run h = ptxgen_run({"build", t / "PTXAS-SPILL.json", "--header", t / "spill.hpp"});
+  CHECK(h.exit_code == 0);
+  CHECK(fs::exists(t / "spill.hpp"));
+  CHECK(count(h.output, "warning[PTXAS-SPILL]: ") == 1);
+}
+}

@@ -36,7 +36,14 @@ TEST_CASE("every rule: its failing example fires it at its pointer; its fix pass
     CHECK(!r.fixes.empty());
 
     Diagnostics bad;
-    rules::parse_and_check(rules::bad_document(r), bad);
+    const auto checked = rules::parse_and_check(rules::bad_document(r), bad);
+    // A rule about ptxas's report: the example passes the check, and the report ptxas gave for it
+    // (the cli suite assembles it) fires the rule.
+    if (!r.ptxas_report.empty()) {
+      CHECK_MESSAGE(bad.list().empty(), "the example of a rule about ptxas's report must pass the check");
+      REQUIRE(checked.parsed.spec);
+      rules::check_ptxas_report(*checked.parsed.spec, r.ptxas_report, bad);
+    }
     bool hit = false;
     std::string got;
     for (const auto& d : bad.list()) {
@@ -51,6 +58,8 @@ TEST_CASE("every rule: its failing example fires it at its pointer; its fix pass
     std::string gotg;
     for (const auto& d : good.list()) gotg += d.rule + " at " + d.pointer + ": " + d.message + "\n";
     CHECK_MESSAGE(c.ok, "the fixed example fails:\n" << gotg);
+    // The fix is a fix of a warning too (OP-MMA-A-ORDER, PLAN-*).
+    CHECK_MESSAGE(!good.fired(r.id), "the fixed example still draws " << r.id << ":\n" << gotg);
   }
   CHECK(rules::table().size() >= 30);
 }
@@ -374,5 +383,86 @@ TEST_CASE("MMA-M: the tile.m its help names passes, for every kind and cta_group
       ++checked;
     }
   CHECK(checked == 14);
+}
+}
+
+// The performance warnings (src/rules/check_perf.cpp): each exactly, at the member that drove it,
+// with the spec still accepted; what each help suggests then passes without it; and nothing for
+// what the spec asked for itself.
+TEST_SUITE("rules") {
+TEST_CASE("performance warnings: PLAN-SINGLE-STAGE, PLAN-ACC-SINGLE-BUFFER, PTXAS-SPILL exactly; each help followed passes") {
+  // The one diagnostic (a copy: `d` is often a temporary).
+  auto only = [](const Diagnostics& d, const char* rule, const char* pointer) -> Diagnostic {
+    REQUIRE(d.list().size() == 1);
+    const Diagnostic x = d.list()[0];
+    CHECK(x.severity == Severity::warning);
+    CHECK(x.rule == rule);
+    CHECK(x.pointer == pointer);
+    CHECK_FALSE(d.has_errors());
+    return x;
+  };
+  {
+    const Diagnostic w = only(diags(R"({"gemm": {"tile": {"k": 256}, "stages": null}})"), "PLAN-SINGLE-STAGE", "/gemm/tile");
+    CHECK(w.message ==
+          "ptxgen chose 1 stage (the spec leaves \"stages\" out): one stage of 196608 bytes (tile 128 x 256 x 256) is all sm_100a's shared "
+          "memory holds, so each of the 16 K blocks is loaded only after the MMAs have read the one before: no load overlaps an MMA");
+    CHECK(w.help == std::vector<std::string>{"write a smaller tile: tile.k 128 leaves room for 2 stages", "or write \"stages\": 1 to say that one stage is meant"});
+    // Followed: tile.k 128 gets 2 stages and no warning; "stages": 1 written is what the spec asked for.
+    CHECK(diags(R"({"gemm": {"tile": {"k": 128}, "stages": null}})").list().empty());
+    CHECK(diags(R"({"gemm": {"tile": {"k": 256}, "stages": 1}})").list().empty());
+    // One K block: nothing to overlap.
+    CHECK(diags(R"({"gemm": {"k": 256, "tile": {"k": 256}, "stages": null}})").list().empty());
+    // sm_90a's wgmma pipeline the same.
+    only(diags(R"({"target": "sm_90a", "gemm": {"tile": {"k": 256}, "stages": null}})"), "PLAN-SINGLE-STAGE", "/gemm/tile");
+  }
+  {
+    const Diagnostic w = only(diags(R"({"gemm": {"a_source": "tmem", "schedule": "persistent"}})"), "PLAN-ACC-SINGLE-BUFFER", "/gemm/tile/n");
+    CHECK(w.message ==
+          "the persistent kernel's accumulator is single-buffered in tensor memory: one buffer of 256 tensor-memory columns (two and A's 32 "
+          "would need 544 of 512): the next tile's MMAs wait until the epilogue has read this one");
+    CHECK(w.help == std::vector<std::string>{"a smaller tile.n: each buffer takes D's tile.n columns (two of tile.n 128 take 256 of the 512)",
+                                             "or A in shared memory, whose columns in tensor memory then hold the second buffer"});
+    CHECK(diags(R"({"gemm": {"a_source": "tmem", "schedule": "persistent", "tile": {"n": 128}}})").list().empty());
+    CHECK(diags(R"({"gemm": {"schedule": "persistent"}})").list().empty());
+    // Not persistent: one buffer is all a data-parallel CTA has use for.
+    CHECK(diags(R"({"gemm": {"a_source": "tmem"}})").list().empty());
+    // MXFP8's factors take columns too (the rule's example), whose help has no A to move.
+    const Diagnostic x = only(diags(R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "ue8m0"}, "tile": {"k": 128}, "schedule": "persistent"}})"),
+                               "PLAN-ACC-SINGLE-BUFFER", "/gemm/tile/n");
+    CHECK(x.help.size() == 1);
+  }
+  {
+    // From ptxas's report: the recorded one of the rule's example, exactly; none without spills.
+    const rules::Rule* r = rules::find("PTXAS-SPILL");
+    REQUIRE(r);
+    Diagnostics parse;
+    const auto checked = rules::parse_and_check(rules::bad_document(*r), parse);
+    REQUIRE(checked.ok);
+    Diagnostics d;
+    rules::check_ptxas_report(*checked.parsed.spec, r->ptxas_report, d);
+    const Diagnostic w = only(d, "PTXAS-SPILL", "/gemm");
+    CHECK(w.message ==
+          "ptxas spills registers to local memory in \"example\" for sm_90a: 1652 bytes of spill stores and 1956 bytes of spill loads "
+          "(168 registers a thread), each a round trip through local memory where the kernel meant registers");
+    CHECK(w.help == std::vector<std::string>{
+                        "a smaller tile.n: fewer accumulator registers a thread (f32: tile.n / 2 for each 64 rows a consumer warpgroup holds)",
+                        "or \"consumers\": \"cooperative\": each consumer warpgroup then holds 64 of the tile's rows, not all of them",
+                        "or \"registers\": {\"producer\": 40, \"consumer\": 232}: the consumer warpgroups raise their budget (setmaxnreg)",
+                        "or fuse less into the epilogue: C, the residual and the bias each hold registers beside the accumulators, as a quantized D's block maxima do"});
+    Diagnostics none;
+    rules::check_ptxas_report(*checked.parsed.spec,
+                              "ptxas info    : Function properties for example\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+                              "ptxas info    : Used 168 registers, used 1 barriers\n",
+                              none);
+    CHECK(none.list().empty());
+    // A program's kernel: at /program, with a program's remedies.
+    Diagnostics p;
+    const auto program = rules::parse_and_check(rules::example_program_base(), p);
+    REQUIRE(program.ok);
+    rules::check_ptxas_report(*program.parsed.spec, "    8 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n", p);
+    const Diagnostic q = only(p, "PTXAS-SPILL", "/program");
+    CHECK(q.message.find(": 8 bytes of spill stores and 4 bytes of spill loads, each") != std::string::npos);
+    CHECK(q.help.at(0).find("tmem_load") != std::string::npos);
+  }
 }
 }

@@ -35,10 +35,15 @@ struct Rule {
   bool bad_is_document = false;
   // The same example fixed (a merge patch on example_base()).
   std::string_view good;
-  CheckFn check = nullptr;  // nullptr: enforced by the spec parser
+  CheckFn check = nullptr;  // nullptr: enforced by the spec parser (or, with ptxas_report, by check_ptxas_report)
   // Builds the failing document when it is too large to write out (an input limit: 1 MiB, 4097
   // elements); `bad` then describes it in words for `explain` and docs/rules.md.
   std::string (*make_bad)() = nullptr;
+  // A rule about what ptxas reports for the kernel (`ptxgen build`), not about the spec: `bad`
+  // passes the check, and assembled it draws `ptxas_report` (recorded from ptxas 13.0), from which
+  // check_ptxas_report gives the diagnostic that `explain` and docs/rules.md show. Empty for the
+  // rules the check itself fires.
+  std::string_view ptxas_report = {};
 };
 
 const std::vector<Rule>& table();
@@ -62,6 +67,11 @@ struct Analysis {
 
 // Runs every check of the table over a parsed spec.
 Analysis check(const spec::Spec& s, Diagnostics& diags);
+
+// The warnings of the rules about ptxas's report (Rule::ptxas_report: PTXAS-SPILL) for the kernel
+// of `s`: what `ptxgen build` adds to the check's diagnostics once ptxas has assembled the PTX
+// (`ptxas -v` output, one entry function).
+void check_ptxas_report(const spec::Spec& s, std::string_view report, Diagnostics& diags);
 
 // Parses then checks: everything `ptxgen check` does.
 struct Checked {

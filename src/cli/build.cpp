@@ -18,6 +18,7 @@
 #include "ptxgen/emit.hpp"
 #include "ptxgen/io.hpp"
 #include "ptxgen/plan.hpp"
+#include "ptxgen/rules.hpp"
 
 namespace ptxgen::cli {
 
@@ -234,6 +235,11 @@ int build(const Loaded& l, const BuildOptions& o) {
     }
     if (primary_stdout) reports.push_back(r.output);
     else if (auto err = outs.add(paths.targets[i].report, r.output)) return unwritable(*err);
+    // What ptxas did that the spec did not ask for (spills) is a warning, even with -q: the report
+    // file says it too, but nobody reads a file a successful build writes.
+    Diagnostics found;
+    rules::check_ptxas_report(s, r.output, found);
+    print_diagnostics(l, i, found);
     const std::string regs = registers(r.output);
     summary.push_back(t + (regs.empty() ? "" : (fat ? " " : ", ") + regs));
   }
@@ -335,7 +341,8 @@ int build_header(const std::vector<Loaded>& loaded, const BuildOptions& o, const
     hk.spec = loaded[i].inputs.empty() ? "standard input" : loaded[i].inputs.front();
     hk.written = written(loaded[i].units.front().spec);
     std::string targets;
-    for (const Compiled& u : loaded[i].units) {
+    for (size_t j = 0; j < loaded[i].units.size(); ++j) {
+      const Compiled& u = loaded[i].units[j];
       const spec::Spec& s = u.spec;
       const std::string t = target_name(s);
       const plan::Plan& p = *u.plan;
@@ -345,7 +352,8 @@ int build_header(const std::vector<Loaded>& loaded, const BuildOptions& o, const
       if (!ptx.ok()) return unwritable(ptx.error());
       if (!cubin.ok()) return unwritable(cubin.error());
       if (auto err = ptx.write(emit::ptx(p))) return unwritable(*err);
-      io::Run r = io::run({*ptxas, "-arch=" + t, ptx.path(), "-o", cubin.path()}, timeout);
+      // -v: the resource report, for its spills (PTXAS-SPILL).
+      io::Run r = io::run({*ptxas, "-arch=" + t, "-v", ptx.path(), "-o", cubin.path()}, timeout);
       if (!r.launched) {
         std::cerr << "error: " << r.error << "\n";
         return kToolchain;
@@ -353,6 +361,9 @@ int build_header(const std::vector<Loaded>& loaded, const BuildOptions& o, const
       const std::string shown = "the PTX of " + hk.spec + " for " + t;
       replace_all(r.output, ptx.path(), shown);
       if (ptxas_failed(r, *ptxas, cubin.path(), timeout, shown)) return kToolchain;
+      Diagnostics found;
+      rules::check_ptxas_report(s, r.output, found);
+      print_diagnostics(loaded[i], j, found);
       const io::Read bin = io::read_file(cubin.path(), size_t{1} << 30);
       if (!bin.ok) return unwritable(bin.error);
       hk.images.push_back({plan::manifest(p), bin.data});

@@ -59,6 +59,11 @@ size_t count_errors(const Diagnostics& d) {
 
 }  // namespace
 
+void print_diagnostics(const Loaded& l, size_t i, const Diagnostics& d) {
+  const std::string name(isa::target_info(l.units.at(i).spec.target).name);
+  print(d, l.source, l.positions, l.overridden ? name.c_str() : nullptr);
+}
+
 std::string target_names(const std::vector<Compiled>& units) {
   std::string out;
   for (const auto& u : units) out += (out.empty() ? "" : ", ") + std::string(isa::target_info(u.spec.target).name);
@@ -107,6 +112,9 @@ Loaded load(const Source& src) {
     }
     l.units.push_back(std::move(unit));
   }
+  l.source = src;
+  l.positions = parsed.positions;
+  l.overridden = overridden;
   if (errors) {
     std::cerr << src.path << ": " << errors << " error(s)" << (overridden ? " for --target " + failing : "")
               << "; nothing written\n";

@@ -117,6 +117,9 @@ void check_tmem_alloc_total(const Context&, Diagnostics&);
 void check_program_smem_budget(const Context&, Diagnostics&);
 void check_tmem_budget(const Context&, Diagnostics&);
 void check_smem_budget(const Context&, Diagnostics&);
+// Performance warnings (src/rules/check_perf.cpp; check_ptxas_report in ptxgen/rules.hpp).
+void check_plan_single_stage(const Context&, Diagnostics&);
+void check_plan_acc_single_buffer(const Context&, Diagnostics&);
 // src/rules/check_wgmma.cpp
 void check_wgmma_types(const Context&, Diagnostics&);
 void check_wgmma_accumulator(const Context&, Diagnostics&);

@@ -22,11 +22,13 @@ std::string wrap(std::string_view text, size_t width, const std::string& indent)
   return out;
 }
 
-// The diagnostics the failing example produces, as `ptxgen check` prints them.
+// The diagnostics the failing example produces, as `ptxgen check` prints them (a rule about
+// ptxas's report: as `ptxgen build` does, from the report ptxas gave for it).
 std::string example_messages(const Rule& r) {
   Diagnostics d;
   const std::string doc = bad_document(r);
   Checked c = parse_and_check(doc, d);
+  if (!r.ptxas_report.empty() && c.parsed.spec) check_ptxas_report(*c.parsed.spec, r.ptxas_report, d);
   std::string out;
   for (const auto& x : d.list())
     if (x.rule == r.id) out += format_text(x, "example.json", &c.parsed.positions);
@@ -63,6 +65,8 @@ std::string explain(const Rule& r) {
   } else {
     out += "  fails (changes to the example spec of `ptxgen explain --base`):\n    " + std::string(r.bad) + "\n";
   }
+  if (!r.ptxas_report.empty())
+    out += "  ptxas -v reports for it (`ptxgen build`):\n" + indent_lines(std::string(r.ptxas_report), "    ");
   out += "  passes:\n    " + std::string(r.good) + "\n";
   return out;
 }
@@ -89,6 +93,7 @@ std::string rules_markdown() {
     for (auto f : r.fixes) out += "- " + std::string(f) + "\n";
     out += "\n*Fails:* `" + std::string(r.make_bad ? "(built) " : r.bad_is_document ? "(document) " : "") +
            std::string(r.bad) + "`  \n";
+    if (!r.ptxas_report.empty()) out += "*ptxas -v reports for it (`ptxgen build`):*\n\n```\n" + std::string(r.ptxas_report) + "```\n\n";
     out += "*Passes:* `" + std::string(r.good) + "`\n";
   }
   return out;
