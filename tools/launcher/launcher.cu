@@ -589,6 +589,11 @@ std::vector<double> fill_bias(T t, int64_t count, std::vector<char>& h, std::mt1
   return r;
 }
 
+// The byte D is filled with before a launch, to find elements the kernel never wrote: 0xFE (an
+// improbable value in every type: bf16/f16 -1.7e38/-inf's neighbours, an e5m2 NaN), but for an
+// e4m3 D its NaN 0xFF, since 0xFE is -448, the value an MXFP8 block's largest element rounds to.
+unsigned char poison_byte(T type) { return type == T::e4m3 ? 0xFF : 0xFE; }
+
 // Element-wise comparison of a fused kernel's D with the float64 epilogue of ref (= A·B, with mag =
 // sum |a b|): the largest error / bound, where it is, and the relative Frobenius error.
 struct FusedCheck {
@@ -672,7 +677,7 @@ FusedCheck check_fused(const Epilogue& e, const Matrix& D, const std::vector<cha
   FusedCheck c;
   const double u_out = output_unit(D.type), floor_out = output_floor(D.type), u = std::ldexp(1.0, -24);
   const double fmax = fp8_max(D.type);  // an 8-bit D saturates there (0: no saturation)
-  std::vector<unsigned char> poison(bytes_of(D.type), 0xFE);
+  std::vector<unsigned char> poison(bytes_of(D.type), poison_byte(D.type));
   std::vector<double> q_ref, q_bound;  // MXFP8: each value and bound before the quantization
   if (e.mxfp8) q_ref.assign(size_t(D.rows * D.cols), 0.0), q_bound.assign(size_t(D.rows * D.cols), 0.0);
   // ref and mag are A·B's m x n; a gated D is m x n/2, its element j paired with ref's j + n/2.
@@ -779,7 +784,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
       CK(cuMemAlloc(at, h->size()));
       CK(cuMemcpyHtoD(*at, h->data(), h->size()));
     }
-  CK(cuMemsetD8(bufs.d, 0xFE, d_bytes + guard));  // poison: an improbable value in every type
+  CK(cuMemsetD8(bufs.d, poison_byte(D.type), d_bytes + guard));  // poison (poison_byte)
   CUstream stream;
   CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
 
@@ -794,7 +799,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   std::vector<unsigned char> hsfd(sfd_len);
   if (ep.mxfp8) CK(cuMemcpyDtoH(hsfd.data(), bufs.sfd, sfd_len));
   size_t guard_hit = 0;
-  for (size_t i = d_bytes; i < d_bytes + guard; ++i) guard_hit += static_cast<unsigned char>(hd[i]) != 0xFE;
+  for (size_t i = d_bytes; i < d_bytes + guard; ++i) guard_hit += static_cast<unsigned char>(hd[i]) != poison_byte(D.type);
 
   // Reference.
   std::vector<double> ref;
@@ -892,7 +897,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   // Compare: relative Frobenius error, maximum error, unwritten and non-finite elements.
   double num = 0, den = 0, max_abs = 0;
   size_t unwritten = 0, nonfinite = 0;
-  std::vector<unsigned char> poison(bytes_of(D.type), 0xFE);
+  std::vector<unsigned char> poison(bytes_of(D.type), poison_byte(D.type));
   for (int64_t i = 0; i < m && !ep.gated; ++i)  // a gated D is no plain product: check_fused below
     for (int64_t j = 0; j < n; ++j) {
       const size_t idx = D.index(i, j);
@@ -914,6 +919,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   if (fused) {
     fc = check_fused(ep, D, hd, ref, mag, rbias, accumulator_bound(A.type, info.accumulator, k), blas_ref, rc, rres, hsfd);
     rel = fc.rel, max_abs = fc.max_abs;
+    unwritten = fc.unwritten;  // what the result line reports is what decides (a gated D has no plain count)
     tolerance = opt.tolerance >= 0 ? opt.tolerance : 1.0;
     ok = fc.unwritten == 0 && fc.nonfinite == 0 && guard_hit == 0 && fc.worst <= tolerance;
     if (ep.amax) {  // within the range, as an element within its bound (tolerance: times the half-width)
