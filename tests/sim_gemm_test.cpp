@@ -261,8 +261,9 @@ TEST_CASE("gated activations on the other epilogues and schedules, simulated who
 // beyond their goldens' schedules (sm_90a data-parallel TMA and direct; tcgen05 data-parallel
 // TMA): sm_90a's persistent ping-pong consumers with the run-time choice of store ("auto", an odd
 // n: the direct one), tcgen05 persistent with the TMA store (the amax raised by tiles of several
-// CTAs), a tcgen05 CTA pair's direct stores, and a gated product with a residual, the amax and
-// D's scale, each simulated whole against float64 on ragged tiles.
+// CTAs), a tcgen05 CTA pair's direct stores, a gated product with a residual, the amax and D's
+// scale, and quantized outputs on tcgen05 M = 64, a pair and a persistent gated kernel, each
+// simulated whole against float64 on ragged tiles.
 TEST_SUITE("sim_gemm") {
 TEST_CASE("fused alpha, beta C, residual, amax and D's scale on the other schedules, simulated whole, match float64") {
   struct Case {
@@ -278,7 +279,13 @@ TEST_CASE("fused alpha, beta C, residual, amax and D's scale on the other schedu
                         Case{"gemm_bf16_128x256x64_tma_amax",
                              R"({"tile": {"m": 256}, "cta_group": 2, "epilogue": "direct", "alpha": -0.5, "residual": {"dtype": "f16"}})", 301, 250, 130, 0},
                         Case{"gemm_sm90_bf16_128x256x64_bias_swiglu",
-                             R"({"residual": {"dtype": "f32"}, "amax": true, "d": {"dtype": "bf16", "scale": true}})", 253, 200, 189, 0}}) {
+                             R"({"residual": {"dtype": "f32"}, "amax": true, "d": {"dtype": "bf16", "scale": true}})", 253, 200, 189, 0},
+                        // Quantized D beyond its goldens' schedules: tcgen05 M = 64 (.16x256b fragments: a block's
+                        // amax over the 4 lanes of its row), a CTA pair, and a persistent gated product as NVFP4.
+                        Case{"gemm_bf16_128x256x64_bias_gelu_mxfp8", R"({"tile": {"m": 64}})", 253, 480, 189, 0},
+                        Case{"gemm_bf16_128x256x64_bias_gelu_mxfp8", R"({"tile": {"m": 256}, "cta_group": 2, "d": {"dtype": "e5m2"}})", 301, 224, 130, 0},
+                        Case{"gemm_bf16_128x256x64_persistent_tma_geglu",
+                             R"({"epilogue": "direct", "d": {"dtype": "e2m1", "scale": true}, "quantize": "nvfp4"})", 253, 208, 189, 2}}) {
     const std::string name = c.spec;
     CAPTURE(name);
     auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + c.spec + ".json"));
