@@ -222,14 +222,34 @@ TEST_CASE("sm_90a GEMM kernels with A from registers, simulated whole, compute D
 // a cluster multicasting A with a bf16 bias, and sm_90a's persistent ping-pong consumers with the
 // run-time choice of store ("auto", an odd d: the direct one) and B 32-byte swizzled, each simulated whole against float64 over ragged tiles: D's width d = n / 2 odd and no
 // multiple of the D tile, B's 2 d rows.
+namespace {
+// A shipped spec with a JSON merge patch on its gemm, planned, emitted and simulated whole at
+// m x n x k (n: D's width) on `multiprocessors` (a persistent grid), with `seed`: no simulator
+// error, every element of D compared, each within its float64 bound.
+struct Patched {
+  const char* spec;
+  const char* patch;
+  int64_t m, n, k;
+  int multiprocessors;
+};
+simtest::GemmResult simulate_patched(const Patched& c, unsigned seed, nlohmann::json* manifest_out = nullptr) {
+  auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + c.spec + ".json"));
+  doc["gemm"].merge_patch(nlohmann::json::parse(c.patch));
+  const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
+  if (manifest_out) *manifest_out = manifest;
+  const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
+  const simtest::GemmResult r = simtest::run_gemm(*k, manifest, c.m, c.n, c.k, seed, {}, c.multiprocessors);
+  CHECK_MESSAGE(r.error.empty(), r.error);
+  CHECK(r.checked == c.m * c.n);
+  CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
+  return r;
+}
+}  // namespace
+
 TEST_SUITE("sim_gemm") {
 TEST_CASE("gated activations on the other epilogues and schedules, simulated whole, compute act(P[:, :d]) * P[:, d:]") {
-  struct Case {
-    const char* spec;
-    const char* patch;
-    int64_t m, d, k;
-    int multiprocessors;
-  };
+  using Case = Patched;  // n: D's width d
   for (const Case& c : {Case{"gemm_bf16_128x256x64_persistent_tma_geglu",
                              R"({"schedule": "data_parallel", "epilogue": "direct", "activation": "swiglu", "bias": {"dtype": "f32"}, "swizzle": {"b": 64}})", 253, 203,
                              189, 0},
@@ -241,18 +261,11 @@ TEST_CASE("gated activations on the other epilogues and schedules, simulated who
                              253, 203, 189, 2}}) {
     const std::string name = c.spec;
     CAPTURE(name);
-    auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + c.spec + ".json"));
-    doc["gemm"].merge_patch(nlohmann::json::parse(c.patch));
-    const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
-    const auto manifest = nlohmann::json::parse(plan::manifest(p));
-    REQUIRE(manifest.at("derived_sizes").at("d").at("exact") == true);
-    const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
-    const simtest::GemmResult r = simtest::run_gemm(*k, manifest, c.m, c.d, c.k, 41, {}, c.multiprocessors);
-    CHECK_MESSAGE(r.error.empty(), r.error);
-    CHECK(r.checked == c.m * c.d);
-    CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
+    nlohmann::json manifest;
+    const simtest::GemmResult r = simulate_patched(c, 41, &manifest);
+    CHECK(manifest.at("derived_sizes").at("d").at("exact") == true);
     std::printf("sim gated %-40s %ldx%ld (B %ld rows) x%ld: max |err| %.2g (%.2g of the bound)\n", c.spec, static_cast<long>(c.m),
-                static_cast<long>(c.d), static_cast<long>(2 * c.d), static_cast<long>(c.k), r.max_err, r.worst);
+                static_cast<long>(c.n), static_cast<long>(2 * c.n), static_cast<long>(c.k), r.max_err, r.worst);
   }
 }
 }
@@ -266,12 +279,7 @@ TEST_CASE("gated activations on the other epilogues and schedules, simulated who
 // simulated whole against float64 on ragged tiles.
 TEST_SUITE("sim_gemm") {
 TEST_CASE("fused alpha, beta C, residual, amax and D's scale on the other schedules, simulated whole, match float64") {
-  struct Case {
-    const char* spec;
-    const char* patch;
-    int64_t m, n, k;
-    int multiprocessors;
-  };
+  using Case = Patched;
   for (const Case& c : {Case{"gemm_sm90_bf16_128x128x64_alpha_beta_c_residual",
                              R"({"schedule": "persistent", "consumers": "pingpong", "epilogue": "auto", "amax": true, "d": {"dtype": "bf16", "scale": true}})",
                              253, 251, 189, 2},
@@ -288,15 +296,7 @@ TEST_CASE("fused alpha, beta C, residual, amax and D's scale on the other schedu
                              R"({"epilogue": "direct", "d": {"dtype": "e2m1", "scale": true}, "quantize": "nvfp4"})", 253, 208, 189, 2}}) {
     const std::string name = c.spec;
     CAPTURE(name);
-    auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + c.spec + ".json"));
-    doc["gemm"].merge_patch(nlohmann::json::parse(c.patch));
-    const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
-    const auto manifest = nlohmann::json::parse(plan::manifest(p));
-    const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
-    const simtest::GemmResult r = simtest::run_gemm(*k, manifest, c.m, c.n, c.k, 43, {}, c.multiprocessors);
-    CHECK_MESSAGE(r.error.empty(), r.error);
-    CHECK(r.checked == c.m * c.n);
-    CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
+    const simtest::GemmResult r = simulate_patched(c, 43);
     std::printf("sim fused %-44s %s %ldx%ldx%ld: max |err| %.2g (%.2g of the bound)\n", c.spec, c.patch, static_cast<long>(c.m),
                 static_cast<long>(c.n), static_cast<long>(c.k), r.max_err, r.worst);
   }
