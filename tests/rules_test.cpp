@@ -148,6 +148,36 @@ TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MA
   }
 }
 
+TEST_CASE("comparisons and select: built, exact (MATH-APPROX), select's condition a register set (MATH-OPERANDS)") {
+  auto with = [](const nlohmann::json& op) {
+    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+    j["program"]["ops"].insert(j["program"]["ops"].end() - 1, op);  // before the store of r
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    return d;
+  };
+  for (const char* fn : {"lt", "le", "gt", "ge", "eq", "ne"}) {
+    CAPTURE(fn);
+    CHECK(with({{"op", fn}, {"regs", "r"}, {"a", "r"}, {"b", 0.5}}).list().empty());
+    CHECK(with({{"op", fn}, {"regs", "r"}, {"a", -2}, {"b", "r"}}).list().empty());
+    const Diagnostics d = with({{"op", fn}, {"regs", "r"}, {"a", "r"}, {"b", "r"}, {"approx", true}});
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "MATH-APPROX");
+    CHECK(d.list()[0].pointer == "/program/ops/7/approx");
+    CHECK(d.list()[0].message == "\"" + std::string(fn) + "\" has no approximate instruction: set." + fn + ".f32.f32 (§9.7.6.1) is exact (no rounding)");
+  }
+  CHECK(with({{"op", "select"}, {"regs", "r"}, {"a", "r"}, {"b", 1.5}, {"c", "r"}}).list().empty());
+  CHECK(with({{"op", "select"}, {"regs", "r"}, {"a", "r"}, {"b", 1.5}, {"c", -1}}).list().empty());
+  {
+    const Diagnostics d = with({{"op", "select"}, {"regs", "r"}, {"a", 0}, {"b", "r"}, {"c", 2}});
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "MATH-OPERANDS");
+    CHECK(d.list()[0].pointer == "/program/ops/7/a");
+    CHECK(d.list()[0].message == "\"select\" picks b where its condition a is nonzero and c elsewhere; a = 0 is a constant, so every element would be c");
+    CHECK(d.list()[0].help.at(1) == "or use c itself");
+  }
+}
+
 TEST_CASE("activations: MATH-APPROX once per op, at its \"op\" or \"approx\", naming the activation and its instructions") {
   auto with = [](const nlohmann::json& op) {
     nlohmann::json j = nlohmann::json::parse(rules::example_program_base());

@@ -357,6 +357,13 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
       {"prog_activations_f32",
        {"gelu_tanh's 0.5 (1 + tanh) as tanh + 0.5", R"((fma\.rn\.f32 %r\d+, %r\d+,) 0f3F000000, 0f3F000000;)", "$1 0f3F800000, 0f3F000000;",
         -1, "", ""}},
+      // Comparisons and select (docs/spec.md, "Arithmetic") against their definitions.
+      {"prog_compare_select_f32",
+       {"select's operands swapped (b where a is 0)", R"((selp\.f32 %r\d+,) (%r\d+|0f[0-9A-F]{8}), (%r\d+|0f[0-9A-F]{8}),)", "$1 $3, $2,", 0,
+        "", ""}},
+      {"prog_compare_select_f32", {"gt(x, 0) spelled as lt (the leaky ReLU's mask inverted)", R"(set\.gt\.f32\.f32)", "set.lt.f32.f32", -1, "", ""}},
+      {"prog_compare_select_f32",
+       {"select's condition tested for a != 1 instead of a != 0", R"((setp\.ne\.f32 %p\d+, %r\d+,) 0f00000000;)", "$1 0f3F800000;", -1, "", ""}},
   };
   for (const auto& pm : kPrograms) {
     const std::string spec_name = pm.spec;

@@ -98,6 +98,31 @@ Elem math(ptxgen::MathFn f, bool approx, const Elem& a, const Elem& b, const Ele
       v = 1 / a.v;
       r = A.lo > 0 || A.hi < 0 ? mono([](double x) { return 1 / x; }, false) : I{-inf, inf};
       break;
+    case F::lt:
+    case F::le:
+    case F::gt:
+    case F::ge:
+    case F::eq:
+    case F::ne: {
+      // 1 where a CMP b holds, else 0 (docs/spec.md, "Arithmetic"): certain where every value the
+      // operands' boxes allow decides it the same way, else either.
+      bool yes = false, no = false;
+      switch (f) {
+        case F::lt: v = a.v < b.v, yes = A.hi < B.lo, no = A.lo >= B.hi; break;
+        case F::le: v = a.v <= b.v, yes = A.hi <= B.lo, no = A.lo > B.hi; break;
+        case F::gt: v = a.v > b.v, yes = A.lo > B.hi, no = A.hi <= B.lo; break;
+        case F::ge: v = a.v >= b.v, yes = A.lo >= B.hi, no = A.hi < B.lo; break;
+        case F::eq: v = a.v == b.v, yes = A.lo == A.hi && B.lo == B.hi && A.lo == B.lo, no = A.hi < B.lo || B.hi < A.lo; break;
+        default: v = a.v != b.v, no = A.lo == A.hi && B.lo == B.hi && A.lo == B.lo, yes = A.hi < B.lo || B.hi < A.lo; break;
+      }
+      r = yes ? I{1, 1} : no ? I{0, 0} : I{0, 1};
+      break;
+    }
+    case F::select:
+      // b where a is nonzero, else c: either, where a's box holds 0 and other values.
+      v = a.v != 0 ? b.v : c.v;
+      r = A.lo > 0 || A.hi < 0 ? B : A.lo == 0 && A.hi == 0 ? C : I{std::min(B.lo, C.lo), std::max(B.hi, C.hi)};
+      break;
   }
   const double M = std::max(std::fabs(r.lo), std::fabs(r.hi));
   const double ulp = std::ldexp(1.0, -23), rn = std::ldexp(1.0, -24) * M + std::ldexp(1.0, -150);
@@ -110,7 +135,14 @@ Elem math(ptxgen::MathFn f, bool approx, const Elem& a, const Elem& b, const Ele
     case F::min:
     case F::max:
     case F::neg:
-    case F::abs: own = 0; break;
+    case F::abs:
+    case F::lt:
+    case F::le:
+    case F::gt:
+    case F::ge:
+    case F::eq:
+    case F::ne:
+    case F::select: own = 0; break;
     case F::exp2: own = 2.5 * (ulp * M + std::ldexp(1.0, -149)); break;
     case F::log2: own = std::ldexp(1.0, -22) * std::max(1.0, M); break;
     case F::tanh: own = std::ldexp(1.0, -11) * M; break;

@@ -76,6 +76,8 @@ std::string operands(const spell::Scalar& v, const std::string& label) {
     case Op::mov: return reg(t) + ", " + reg(t, 1);
     case Op::setp:
       return reg(1) + ", " + reg(t, 1) + ", " + reg(t, 2) + (v.combine != BoolOp::none ? ", " + reg(1, 3) : "");
+    case Op::set: return reg(t) + ", " + reg(v.from, 1) + ", " + reg(v.from, 2);
+    case Op::selp: return reg(t) + ", " + reg(t, 1) + ", " + reg(t, 2) + ", " + reg(1, 3);
     case Op::cvt:
       // The packed pairs take two sources (§9.7.9.21): the first goes to the upper half.
       if (t == Ty::e4m3x2 || t == Ty::e5m2x2) return reg(Ty::b16) + ", " + reg(v.from, 1) + ", " + reg(v.from, 2);  // a .b16 pair
@@ -156,6 +158,10 @@ TEST_CASE("scalar spellings: each computed from its parameters") {
   CHECK(spell::alu(spell::math(MathFn::tanh, true)) == "tanh.approx.f32");
   CHECK(spell::alu(spell::math(MathFn::rcp, false)) == "rcp.rn.f32");
   CHECK(spell::alu(spell::math(MathFn::sqrt, true)) == "sqrt.approx.f32");
+  CHECK(spell::alu(spell::math(MathFn::lt, false)) == "set.lt.f32.f32");
+  CHECK(spell::alu(spell::math(MathFn::ne, false)) == "set.ne.f32.f32");
+  CHECK(spell::alu(spell::math(MathFn::select, false)) == "selp.f32");
+  CHECK(spell::setp(spell::Cmp::ne, spell::Ty::f32) == "setp.ne.f32");
 }
 
 TEST_CASE("scalar table: every instruction of every elementwise function is a row's variant") {

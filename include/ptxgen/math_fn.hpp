@@ -11,7 +11,9 @@
 
 namespace ptxgen {
 
-enum class MathFn : uint8_t { add, sub, mul, fma, min, max, neg, abs, exp2, log2, tanh, rsqrt, rcp, sqrt };
+// lt ... ne compare (1.0 where a CMP b holds, else 0.0: set.CMP.f32.f32); select picks b where a
+// is nonzero, else c (setp.ne.f32 then selp.f32).
+enum class MathFn : uint8_t { add, sub, mul, fma, min, max, neg, abs, exp2, log2, tanh, rsqrt, rcp, sqrt, lt, le, gt, ge, eq, ne, select };
 
 struct MathFnInfo {
   MathFn fn;
@@ -19,14 +21,14 @@ struct MathFnInfo {
   int operands;            // a; a, b; a, b, c
   bool exact;              // a form without .approx (IEEE round to nearest, or exact: min, neg, ...)
   bool approx;             // a .approx form
-  std::string_view ptx;    // the instruction's base mnemonic ("ex2")
+  std::string_view ptx;    // the instruction's mnemonic before its type ("ex2"; "set.lt" of set.lt.f32.f32)
   std::string_view isa;    // "§9.7.3.21"
   // The documented error of the approximate form (the ISA's words), "" for exact functions.
   std::string_view bound;
 };
 
-inline const std::array<MathFnInfo, 14>& math_fns() {
-  static const std::array<MathFnInfo, 14> k = {{
+inline const std::array<MathFnInfo, 21>& math_fns() {
+  static const std::array<MathFnInfo, 21> k = {{
       {MathFn::add, "add", 2, true, false, "add", "§9.7.3.3", ""},
       {MathFn::sub, "sub", 2, true, false, "sub", "§9.7.3.4", ""},
       {MathFn::mul, "mul", 2, true, false, "mul", "§9.7.3.5", ""},
@@ -42,6 +44,15 @@ inline const std::array<MathFnInfo, 14>& math_fns() {
       {MathFn::rsqrt, "rsqrt", 1, false, true, "rsqrt", "§9.7.3.16", "relative error 2^-22.9"},
       {MathFn::rcp, "rcp", 1, true, true, "rcp", "§9.7.3.13", "1 ulp"},
       {MathFn::sqrt, "sqrt", 1, true, true, "sqrt", "§9.7.3.15", "relative error 2^-23"},
+      // The ordered comparisons (§9.7.6.1): false, so 0.0, where either operand is NaN (ne too).
+      {MathFn::lt, "lt", 2, true, false, "set.lt.f32", "§9.7.6.1", ""},
+      {MathFn::le, "le", 2, true, false, "set.le.f32", "§9.7.6.1", ""},
+      {MathFn::gt, "gt", 2, true, false, "set.gt.f32", "§9.7.6.1", ""},
+      {MathFn::ge, "ge", 2, true, false, "set.ge.f32", "§9.7.6.1", ""},
+      {MathFn::eq, "eq", 2, true, false, "set.eq.f32", "§9.7.6.1", ""},
+      {MathFn::ne, "ne", 2, true, false, "set.ne.f32", "§9.7.6.1", ""},
+      // b where a != 0 (ordered: a NaN selects c), else c; exact, the bits of b or c.
+      {MathFn::select, "select", 3, true, false, "selp", "§9.7.6.3", ""},
   }};
   return k;
 }

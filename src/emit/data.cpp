@@ -290,9 +290,16 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
           continue;
         }
         const plan::MathStep& m = *x.m;
+        auto in = [&](size_t k) { return m.value[k] ? f32_imm(*m.value[k]) : x.in[k]->at(u); };
+        if (m.fn == MathFn::select) {
+          // selp takes a predicate (§9.7.6.3): a != 0 first (the verifier keeps a a register set).
+          const std::string p = w.pred();
+          w.ins(spell::setp(Cmp::ne, Ty::f32) + " " + p + ", " + in(0) + ", " + f32_imm(0.0));
+          w.ins(spell::alu(spell::math(m.fn, m.approx)) + " " + x.out->at(u) + ", " + in(1) + ", " + in(2) + ", " + p);
+          continue;
+        }
         std::string line = spell::alu(spell::math(m.fn, m.approx)) + " " + x.out->at(u);
-        for (size_t k = 0; k < static_cast<size_t>(info(m.fn).operands); ++k)
-          line += ", " + (m.value[k] ? f32_imm(*m.value[k]) : x.in[k]->at(u));
+        for (size_t k = 0; k < static_cast<size_t>(info(m.fn).operands); ++k) line += ", " + in(k);
         w.ins(line);
       }
   };

@@ -289,8 +289,12 @@ struct Printer {
         int n = 0;
         for (const auto& f : m.def.frags) n += f.regs;
         std::string args;
-        for (int k = 0; k < info(m.fn).operands; ++k) args += ", " + plan::operand_text(m, static_cast<size_t>(k));
-        o += in2 + spell::alu(spell::math(m.fn, m.approx)) + " " + m.def.name + args + ": " +
+        // select: its condition first, a != 0 (setp.ne.f32 p, a, 0), then selp.f32 y, b, c, p.
+        const bool sel = m.fn == MathFn::select;
+        for (int k = sel ? 1 : 0; k < info(m.fn).operands; ++k) args += ", " + plan::operand_text(m, static_cast<size_t>(k));
+        if (sel) args += ", p";
+        o += in2 + (sel ? spell::setp(spell::Cmp::ne, spell::Ty::f32) + " p, " + plan::operand_text(m, 0) + ", 0; " : std::string()) +
+             spell::alu(spell::math(m.fn, m.approx)) + " " + m.def.name + args + ": " +
              (m.def.wgmma ? s(m.def.regs) + " instructions per thread of the warpgroups (wgmma accumulators)\n"
                           : s(n) + " instructions over " + s(static_cast<int64_t>(m.def.frags.size())) + " fragment(s), " +
                                 s(m.def.regs) + " registers per thread\n");

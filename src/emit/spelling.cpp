@@ -140,6 +140,8 @@ std::string_view name(Op op) {
     case Op::shl: return "shl";
     case Op::shr: return "shr";
     case Op::setp: return "setp";
+    case Op::set: return "set";
+    case Op::selp: return "selp";
     case Op::mov: return "mov";
     case Op::cvt: return "cvt";
     case Op::cvta: return "cvta";
@@ -245,6 +247,11 @@ Scalar math(MathFn f, bool approx) {
   // add into an fma (§9.7.3.3-5), which the simulator and the float64 check would not see.
   static constexpr Op ops[] = {Op::add, Op::sub, Op::mul, Op::fma, Op::min, Op::max, Op::neg,
                                Op::abs, Op::ex2, Op::lg2, Op::tanh, Op::rsqrt, Op::rcp, Op::sqrt};
+  // A comparison writes 1.0f or 0.0f (set's .f32 destination, §9.7.6.1), from f32 operands.
+  static constexpr Cmp cmps[] = {Cmp::lt, Cmp::le, Cmp::gt, Cmp::ge, Cmp::eq, Cmp::ne};
+  if (f >= MathFn::lt && f <= MathFn::ne)
+    return {.op = Op::set, .type = Ty::f32, .from = Ty::f32, .cmp = cmps[static_cast<int>(f) - static_cast<int>(MathFn::lt)]};
+  if (f == MathFn::select) return {.op = Op::selp, .type = Ty::f32};
   const Op op = ops[static_cast<int>(f)];
   const bool rounds = f == MathFn::add || f == MathFn::sub || f == MathFn::mul || f == MathFn::fma || f == MathFn::rcp || f == MathFn::sqrt;
   return {.op = op, .type = Ty::f32, .round = approx ? Round::approx : rounds ? Round::rn : Round::none};
@@ -276,6 +283,12 @@ const std::vector<AluRow>& alu_rows() {
        {.types = {T::u32},
         .cmps = {Cmp::eq, Cmp::ne, Cmp::lt, Cmp::le, Cmp::gt, Cmp::ge},
         .combines = {BoolOp::none, BoolOp::and_, BoolOp::or_}}},
+      // A select's condition (ir::Math select): a != 0, ordered (a NaN is false).
+      {Op::setp, "§9.7.6.2", 10, true, true, {.types = {T::f32}, .cmps = {Cmp::ne}}},
+      // The comparisons of ir::Math: 1.0f where a CMP b holds, else 0.0f (ordered: false for a NaN).
+      {Op::set, "§9.7.6.1", 10, true, true,
+       {.types = {T::f32}, .from = {T::f32}, .cmps = {Cmp::eq, Cmp::ne, Cmp::lt, Cmp::le, Cmp::gt, Cmp::ge}}},
+      {Op::selp, "§9.7.6.3", 10, true, true, {.types = {T::f32}}},
       // mov of a register, an immediate or an address (§9.7.9.3), and packing {lo, hi} (§9.7.9.4).
       {Op::mov, "§9.7.9.3, §9.7.9.4", 10, true, true, {.types = {T::u16, T::u32, T::b16, T::b32, T::b64}}},
       // cvt's forms: integers widened or narrowed (no rounding); s32 to f32 and f32 to 16-bit

@@ -83,7 +83,7 @@ std::string cluster_wait(bool aligned);
 enum class Op : uint8_t {
   add, sub, mul_lo, mul_wide, mad_lo, div, rem, min, max, bfe,  // integer arithmetic (§9.7.1)
   and_, or_, xor_, shl, shr,                                    // logic and shift (§9.7.8)
-  setp,                                                         // comparison (§9.7.6)
+  setp, set, selp,                                              // comparison and selection (§9.7.6)
   mov, cvt, cvta, mapa, ld, st,                                 // data movement and conversion (§9.7.9)
   bra, ret, bar_warp_sync, barrier_sync, setmaxnreg, shfl_bfly,            // control, synchronization, registers
   red_max,                                                      // red.SPACE.max.TYPE (§9.7.13.6)
@@ -106,7 +106,7 @@ struct Scalar {
   Ty from = Ty::none;          // cvt: the source type
   Space space = Space::none;   // ld, st, cvta, mapa
   int vec = 1;                 // ld, st: .v2 / .v4
-  Cmp cmp = Cmp::none;         // setp
+  Cmp cmp = Cmp::none;         // setp, set
   BoolOp combine = BoolOp::none;
   Round round = Round::none;   // cvt, f32 arithmetic
   bool to = false;             // cvta.to.SPACE (generic to SPACE) rather than cvta.SPACE (SPACE to generic)
@@ -133,7 +133,8 @@ std::string red_max_global_u32();                                 // red.global.
 std::string barrier_sync();
 std::string setmaxnreg(bool inc);                                // setmaxnreg.inc.sync.aligned.u32
 // The f32 instruction of an elementwise function (ir::Math): add.rn.f32, fma.rn.f32, min.f32,
-// ex2.approx.f32, rcp.rn.f32, ... (no .ftz: subnormal inputs and results are kept, §9.7.3).
+// ex2.approx.f32, rcp.rn.f32, set.lt.f32.f32, ... (no .ftz: subnormal inputs and results are
+// kept, §9.7.3, §9.7.6.1); select: selp.f32, after the setp.ne.f32 of its condition.
 Scalar math(MathFn f, bool approx);
 
 // The parameters a row claims; its variants are their cross product (a list left at its default

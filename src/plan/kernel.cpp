@@ -109,11 +109,13 @@ OutputSize output_size(const Step& st) {
     case StepKind::arrive:
     case StepKind::expect_tx: lines += 14; break;  // with the stage and phase of a ring
     case StepKind::loop: lines += 24; break;        // its body counts step by step
-    case StepKind::math:                            // per warp a branch and a label, one instruction a register
+    case StepKind::math: {  // per warp a branch and a label, one instruction a register (select: setp and selp)
+      const int64_t per = st.math.fn == MathFn::select ? 2 : 1;
       lines += 3 * warps(st.math.def);
-      for (const auto& f : st.math.def.frags) lines += f.regs, regs += 4 * f.regs;
-      if (st.math.def.wgmma) lines += st.math.def.regs, regs += 4 * int64_t{st.math.def.regs};
+      for (const auto& f : st.math.def.frags) lines += per * f.regs, regs += 4 * per * f.regs;
+      if (st.math.def.wgmma) lines += per * st.math.def.regs, regs += 4 * per * int64_t{st.math.def.regs};
       break;
+    }
     case StepKind::reduce: {  // per warp a guard; per register at most 2 instructions, per row 4 for the shuffles
       const RegDef& d = st.reduce.def;
       const int64_t w = std::max<int64_t>(1, warps(d));

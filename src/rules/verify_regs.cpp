@@ -273,6 +273,15 @@ std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
               {"drop \"approx\""});
     return std::nullopt;
   }
+  if (o.fn == MathFn::select && o.value[0]) {
+    // A constant condition chooses one operand for every element: nothing to select.
+    c.problem("MATH-OPERANDS", o.a.ptr,
+              "\"select\" picks b where its condition a is nonzero and c elsewhere; a = " + num(*o.value[0]) +
+                  " is a constant, so every element would be " + (*o.value[0] != 0 ? "b" : "c"),
+              {"name a register set as a (a comparison's result, e.g. {\"op\": \"gt\", ...})",
+               std::string("or use ") + (*o.value[0] != 0 ? "b" : "c") + " itself"});
+    return std::nullopt;
+  }
   const plan::RegDef* first = nullptr;
   const ir::Ref* first_ref = nullptr;
   const std::array<const ir::Ref*, 3> in = {&o.a, &o.b, &o.c};

@@ -420,9 +420,9 @@ class Parser {
     for (const auto& f : math_fns()) all.emplace_back(std::string(f.name), OpKind::math);
     for (const auto& a : activations()) all.emplace_back(std::string(a.name), OpKind::math);
     // Arithmetic on register sets is the next step of the IR (docs/spec.md, "Not built (yet)").
-    // The elementwise f32 functions, the activations and the row reductions are built (docs/spec.md,
-    // "Arithmetic"); the rest is not.
-    static const std::set<std::string> kArithmetic = {"select", "softmax", "convert", "quantize", "gelu", "swiglu"};
+    // The elementwise f32 functions (comparisons and select among them), the activations and the
+    // row reductions are built (docs/spec.md, "Arithmetic"); the rest is not.
+    static const std::set<std::string> kArithmetic = {"softmax", "convert", "quantize", "gelu", "swiglu"};
     if (const auto* op = v.contains("op") && v.at("op").is_string() ? v.at("op").get_ptr<const std::string*>() : nullptr;
         op && kArithmetic.count(*op)) {
       if (*op == "gelu")  // the erf form; its tanh approximation is built
@@ -433,8 +433,8 @@ class Parser {
                      "torch's gelu(approximate='tanh') (docs/spec.md, \"Activations\")"};
       else
         d_.error("SPEC-NOT-BUILT", at + "/op",
-                 "\"op\": \"" + *op + "\": arithmetic on register sets beyond the elementwise functions and activations (select, "
-                 "gated activations, row reductions, conversions, quantization, softmax) is not built yet")
+                 "\"op\": \"" + *op + "\": arithmetic on register sets beyond the elementwise functions, activations and row reductions (gated "
+                 "activations, conversions, quantization, softmax) is not built yet")
             .help = {"nearest built: the elementwise f32 functions, activations and row reductions (docs/spec.md, \"Arithmetic\") over tmem_load'ed "
                      "registers, then store (a store converts f32 to f16 or bf16); compute the rest in a separate kernel"};
       return std::nullopt;

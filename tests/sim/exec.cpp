@@ -16,6 +16,21 @@ namespace ksim {
 // instruction is computed exactly in double and rounded to f32: within each one's documented
 // bound (ex2 2 ulp, lg2 2^-22, tanh 2^-11, rsqrt 2^-22.9, rcp 1 ulp, sqrt 2^-23), and with the
 // ISA's results at ±0, ±Inf and NaN. A NaN result is the canonical NaN (0x7fffffff).
+// The ordered comparisons of set and setp on f32 (§9.7.6.1-2): eq ne lt le gt ge as 0..5, false
+// where either operand is NaN (ne too); -0 equals +0.
+bool f32_compare(uint8_t cmp, uint32_t ua, uint32_t ub) {
+  const float a = num::f32_of(ua), b = num::f32_of(ub);
+  if (std::isnan(a) || std::isnan(b)) return false;
+  switch (cmp) {
+    case 0: return a == b;
+    case 1: return a != b;
+    case 2: return a < b;
+    case 3: return a <= b;
+    case 4: return a > b;
+    default: return a >= b;
+  }
+}
+
 uint32_t fmath(FFn f, uint32_t ua, uint32_t ub, uint32_t uc) {
   const float a = num::f32_of(ua), b = num::f32_of(ub), c = num::f32_of(uc);
   auto out = [](float x) { return std::isnan(x) ? 0x7FFFFFFFu : num::bits_of(x); };
@@ -155,10 +170,16 @@ void Machine::run_thread(Thread& t) {
         break;
       }
       case Op::selp: set(A(3) ? A(1) : A(2)); break;
+      case Op::fset:
+        set(f32_compare(in.cmp, static_cast<uint32_t>(A(1)), static_cast<uint32_t>(A(2))) ? 0x3F800000u : 0u);
+        break;
       case Op::setp: {
         const uint64_t x = A(1), y = A(2);
         bool r = false;
-        if (in.ty.cls == Cls::f) fail(&t, "floating-point setp is not simulated");
+        if (in.ty.cls == Cls::f) {
+          put(in.o[0].r, f32_compare(in.cmp, static_cast<uint32_t>(x), static_cast<uint32_t>(y)));
+          break;
+        }
         const bool lt = sgn ? sext(x, bits) < sext(y, bits) : (x & mask(bits)) < (y & mask(bits));
         const bool eq = (x & mask(bits)) == (y & mask(bits));
         switch (in.cmp) {

@@ -17,6 +17,7 @@ enum class Op : uint8_t {
   tma_store, bulk_commit, bulk_wait,  // cp.async.bulk.tensor (shared -> global), commit_group, wait_group[.read]
   wg_fence, wg_mma, wg_commit, wg_wait, setmaxnreg,  // sm_90a: wgmma.fence/mma_async/commit_group/wait_group, setmaxnreg
   fmath,  // an f32 instruction of §9.7.3 (Ins::fn says which)
+  fset,   // set.CMP.f32.f32 (§9.7.6.1): 1.0f where a CMP b holds (ordered: never for a NaN), else 0
   red_max,  // red.global.max.u32 [a], b (§9.7.13.6): threads run one at a time here, so it is atomic
 };
 
@@ -26,6 +27,7 @@ enum class Op : uint8_t {
 enum class FFn : uint8_t { add, sub, mul, fma, min, max, neg, abs, ex2, lg2, tanh, rsqrt, rcp_approx, rcp_rn, sqrt_approx, sqrt_rn };
 // One f32 instruction on bit patterns (exec.cpp): what Op::fmath computes, for the unit tests.
 uint32_t fmath(FFn f, uint32_t a, uint32_t b, uint32_t c);
+bool f32_compare(uint8_t cmp, uint32_t a, uint32_t b);  // set/setp .f32, ordered (§9.7.6.1-2)
 
 // Instruction types: bits and class.
 enum class Cls : uint8_t { b, u, s, f, pred };

@@ -335,11 +335,20 @@ struct Parser {
       in.ty = last_type();
       need(2);
       in.op = in.o[0].kind == Opnd::vec ? Op::mov_unpack : in.o[1].kind == Opnd::vec ? Op::mov_pack : Op::mov;
+    } else if (base == "set") {
+      // set.CMP.f32.f32 d, a, b (§9.7.6.1), the ordered comparisons only; other forms are not simulated.
+      static const std::map<std::string, uint8_t> cmp = {{"eq", 0}, {"ne", 1}, {"lt", 2}, {"le", 3}, {"gt", 4}, {"ge", 5}};
+      if (mods.size() != 3 || !cmp.count(mods[0]) || mods[1] != "f32" || mods[2] != "f32") fail("unsupported set form (only set.CMP.f32.f32)");
+      in.op = Op::fset;
+      in.cmp = cmp.at(mods[0]);
+      in.ty = {Cls::f, 32, 0};
+      need(3);
     } else if (alu.count(base)) {
       in.op = alu.at(base);
       in.ty = last_type();
       need(in.op == Op::not_ || in.op == Op::neg ? 2 : (in.op == Op::bfe || in.op == Op::selp) ? 4 : 3);
-      if (in.ty.cls == Cls::f) fail("floating-point arithmetic is not simulated");
+      // selp moves bits (§9.7.6.3): its .f32 form is the .b32 one.
+      if (in.ty.cls == Cls::f && in.op != Op::selp) fail("floating-point arithmetic is not simulated");
     } else if (base == "mul" || base == "mad") {
       in.ty = last_type();
       const std::string& mode = mods.at(0);
@@ -361,6 +370,7 @@ struct Parser {
       in.ty = last_type();
       if (mods.size() == 3) in.boolop = mods[1] == "and" ? 1 : mods[1] == "or" ? 2 : mods[1] == "xor" ? 3 : 9;
       if (in.boolop == 9 || args[0].find('|') != std::string::npos) fail("unsupported setp form");
+      if (in.ty.cls == Cls::f && (in.ty.bits != 32 || mods.size() != 2)) fail("unsupported floating-point setp form (only setp.CMP.f32)");
       need(in.boolop ? 4 : 3);
     } else if (base == "cvt") {
       in.op = Op::cvt;
