@@ -178,6 +178,39 @@ TEST_CASE("mutations of a TMA epilogue's bulk groups and barriers make the simul
   for (const Mutation& mu : kMutations) run(x, mu);
 }
 
+// An 8-bit D through the TMA store (docs/spec.md, "Epilogues"): boxes of 128 one-byte columns, row r's
+// 16-byte chunk c at chunk c ^ (r % 8) of the 128-byte staging row. Without the xor the TMA store
+// (which reads through the map's swizzle) puts row r's chunks at each other's columns: D itself is
+// wrong ("D(", not the amax; on MXFP8 the elements against their factors, "(times ", not the
+// factors, which are computed before the staging). Persistent kernels on two multiprocessors, so
+// the staging is reused from tile to tile.
+TEST_CASE("mutations of an 8-bit D's TMA staging make the simulation fail at D") {
+  {  // wgmma, persistent: e4m3 D with its scale, a bf16 bias and the amax; pairs of columns as .b16
+    const Subject x = subject("gemm_sm90_bf16_128x256x64_e4m3_amax_tma", 5 * 128 - 3, 496, 5 * 64 - 7, 7, 2);
+    REQUIRE(x.clean.stats.tma_stores > 0);
+    static const Mutation kMutations[] = {
+        {"the 8-bit staging's 16-byte chunk not swizzled (the xor with r % 8 dropped)", R"(xor\.b32 (%r\d+), \1, %r\d+;)",
+         "add.u32 $1, $1, 0;", -1, "", "D("},
+        {"an 8-bit D's second 8 columns of a chunk written at its first 8 (the byte offset 8 in the chunk dropped)",
+         R"(st\.shared\.b16 \[(%r\d+)\+8\])", "st.shared.b16 [$1]", -1, "", "D("},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // tcgen05, persistent, double-buffered accumulator: MXFP8 (e4m3) with gelu_tanh, the amax and
+     // D's scale; 16 columns of a row packed into one st.shared.v4.b32
+    const Subject x = subject("gemm_bf16_128x256x64_mxfp8_persistent_tma", 5 * 128 - 3, 480, 5 * 64 - 7, 7, 2);
+    REQUIRE(x.clean.stats.tma_stores > 0);
+    static const Mutation kMutations[] = {
+        {"the 8-bit staging's 16-byte chunk not swizzled (chunk c written at c, not c ^ (r % 8))",
+         R"(xor\.b32 (%r\d+), %r\d+, (\d+);(\s*mad\.lo\.u32 \1, \1, 16, %r\d+;\s*st\.shared\.v4\.b32))", "mov.b32 $1, $2;$3", -1, "",
+         "(times "},
+        {"the pairs of a word swapped (columns 2i + 2, 2i + 3 first in memory)",
+         R"(mov\.b32 (%r\d+), \{(%rs\d+), (%rs\d+)\};)", "mov.b32 $1, {$3, $2};", -1, "", "(times "},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+}
+
 TEST_CASE("mutations of a block-scaled GEMM kernel make the simulation fail, each for its reason") {
   // mxf8f6f4 with ue8m0 factors, 128 x 256 x 128 tiles over 3 stages: per K block one 512-byte block
   // of A's factors and two of B's (N = 256), each copied into its stage's tensor-memory buffer.
