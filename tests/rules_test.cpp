@@ -401,6 +401,20 @@ TEST_CASE("8- and 4-bit D with the TMA epilogue: D-FP8 refuses e2m1 only, EPILOG
     for (const auto& x : d.list()) got += x.rule + " at " + x.pointer + ": " + x.message + "\n";
     CHECK_MESSAGE(!d.has_errors(), got);
   }
+  // SMEM-BUDGET counts an 8-bit D's staging tile in bytes: 128 x 256 is 32768 (a bf16 D's 65536),
+  // which leaves a persistent sm_90a kernel room for 4 stages of 49152 (bf16 D: 3).
+  {
+    const char* persistent = R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3"}, "schedule": "persistent", "epilogue": "tma", "stages": 5}})";
+    const Diagnostics d = diags(persistent);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "SMEM-BUDGET");
+    CHECK(d.list()[0].message ==
+          "5 stages of 49152 bytes (a 16384 + b 32768), the TMA epilogue's staging tile of 32768 bytes, plus 1104 bytes of barriers and "
+          "alignment need 279632 bytes of shared memory; a CTA on sm_90a gets at most 232448");
+    CHECK(d.list()[0].help.at(0) == "use \"stages\": 4 or fewer");
+    CHECK(!diags(R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3"}, "schedule": "persistent", "epilogue": "tma", "stages": 4}})").has_errors());
+    CHECK(diags(R"({"target": "sm_90a", "gemm": {"schedule": "persistent", "epilogue": "tma", "stages": 4}})").list().at(0).rule == "SMEM-BUDGET");
+  }
   // Where ptxgen picks the epilogue (sm_90a, the tile left out), an 8-bit D gets a bf16 D's: auto.
   for (const char* d : {"bf16", "e4m3", "e5m2"}) {
     CAPTURE(d);
