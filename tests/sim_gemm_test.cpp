@@ -307,7 +307,8 @@ TEST_CASE("fused alpha, beta C, residual, amax and D's scale on the other schedu
 // its goldens' schedules, each simulated whole against float64, and each asserting which store ran
 // (the simulator's count of TMA stores): tcgen05 M = 64 (.16x256b fragments: a pair of columns per
 // st.shared.b16), a CTA pair, data-parallel (the staging ring over the operand ring) with a bias; a
-// persistent gated product as MXFP8 on both engines; sm_90a data-parallel e5m2 with a B-multicast
+// persistent gated product as MXFP8 on both engines; MXFP8 on a 4 x 2 cluster of CTA pairs
+// (persistent, 16 CTAs walking five tile rows); sm_90a data-parallel e5m2 with a B-multicast
 // cluster; "auto" with n = 250 (rows no tensor map strides: the direct store) and n = 496.
 TEST_SUITE("sim_gemm") {
 TEST_CASE("an 8-bit D through the TMA store on the other schedules, simulated whole, matches float64") {
@@ -322,6 +323,9 @@ TEST_CASE("an 8-bit D through the TMA store on the other schedules, simulated wh
                               R"({"schedule": "data_parallel", "bias": {"dtype": "bf16"}, "quantize": null, "d": {"scale": false}})", 253, 496, 189, 0},
                              true},
                         Case{{"gemm_bf16_128x256x64_persistent_tma_geglu", R"({"d": {"dtype": "e4m3"}, "quantize": "mxfp8", "amax": true})", 253, 192, 189, 2},
+                             true},
+                        Case{{"gemm_bf16_cta2_cluster_4x2_persistent_tma", R"({"d": {"dtype": "e4m3"}, "quantize": "mxfp8", "amax": true})", 5 * 256 - 3, 480,
+                              315, 16},
                              true},
                         Case{{"gemm_sm90_bf16_128x256x64_bias_swiglu", R"({"d": {"dtype": "e4m3"}, "quantize": "mxfp8", "schedule": "persistent"})", 253, 192,
                               189, 2},
