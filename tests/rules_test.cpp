@@ -377,6 +377,88 @@ TEST_CASE("sparse A of .kind::f16 and .kind::tf32: each constraint its rule, poi
 // A help that names a value names one that passes: MMA-M's multiple, for every kind and cta_group
 // (it once said 64 for the block-scaled kinds, whose only M at cta_group::1 is 128, Table 39).
 TEST_SUITE("rules") {
+// An 8-bit D takes the TMA epilogue on both engines (boxes of 128 one-byte columns, EPILOGUE-TMA
+// counting them); a 4-bit D (e2m1) is refused it (D-FP8), with the message and help that say why.
+TEST_CASE("8- and 4-bit D with the TMA epilogue: D-FP8 refuses e2m1 only, EPILOGUE-TMA boxes 128 one-byte columns") {
+  struct Case {
+    const char* patch;
+    const char* rule;
+    const char* pointer;
+    const char* message;
+    std::vector<std::string> help;
+  };
+  const Case kCases[] = {
+      {R"({"gemm": {"d": {"dtype": "e2m1"}, "quantize": "mxfp4", "epilogue": "tma"}})", "D-FP8", "/gemm/epilogue",
+       "D in e2m1 (4 bits, two elements a byte) is stored directly from the registers: the TMA epilogue stages 8-, 16- and 32-bit D only",
+       {"use \"epilogue\": \"direct\" (or leave it out)", "or an 8-bit D (\"quantize\": \"mxfp8\", e4m3 or e5m2) with \"epilogue\": \"tma\""}},
+      {R"({"gemm": {"d": {"dtype": "e2m1", "scale": true}, "quantize": "nvfp4", "schedule": "persistent", "epilogue": "tma"}})", "D-FP8",
+       "/gemm/epilogue",
+       "D in e2m1 (4 bits, two elements a byte) is stored directly from the registers: the TMA epilogue stages 8-, 16- and 32-bit D only",
+       {"use \"epilogue\": \"direct\" (or leave it out)", "or an 8-bit D (\"quantize\": \"mxfp8\", e4m3 or e5m2) with \"epilogue\": \"tma\""}},
+      {R"({"gemm": {"d": {"dtype": "e4m3"}, "epilogue": "tma", "tile": {"n": 192}}})", "EPILOGUE-TMA", "/gemm/tile/n",
+       "tile.n = 192: the TMA epilogue stores D in boxes of 128 e4m3 columns (128 bytes, the swizzle's row), so a tile is whole boxes "
+       "wide; a partial box would write into the next tile's columns",
+       {"use a tile.n that is a multiple of 128", "or \"epilogue\": \"direct\""}},
+      {R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e5m2"}, "epilogue": "auto", "tile": {"m": 128, "n": 64, "k": 64}}})", "EPILOGUE-TMA",
+       "/gemm/tile/n",
+       "tile.n = 64: the TMA epilogue stores D in boxes of 128 e5m2 columns (128 bytes, the swizzle's row), so a tile is whole boxes "
+       "wide; a partial box would write into the next tile's columns",
+       {"use a tile.n that is a multiple of 128", "or \"epilogue\": \"direct\""}},
+  };
+  for (const Case& c : kCases) {
+    CAPTURE(c.patch);
+    const Diagnostics d = diags(c.patch);
+    std::string got;
+    for (const auto& x : d.list()) got += x.rule + " at " + x.pointer + ": " + x.message + "\n";
+    REQUIRE_MESSAGE(d.list().size() == 1, got);
+    CHECK(d.list()[0].rule == c.rule);
+    CHECK(d.list()[0].pointer == c.pointer);
+    CHECK(d.list()[0].message == c.message);
+    CHECK(d.list()[0].help == c.help);
+  }
+  // Accepted: an 8-bit D by TMA on each engine, with MXFP8, the amax and D's scale, persistent,
+  // a CTA pair, M = 64, ping-pong and a cluster; an e2m1 D stored directly.
+  for (const char* ok : {R"({"gemm": {"d": {"dtype": "e4m3"}, "epilogue": "tma"}})",
+                         R"({"gemm": {"d": {"dtype": "e5m2", "scale": true}, "amax": true, "quantize": "mxfp8", "schedule": "persistent", "epilogue": "tma"}})",
+                         R"({"gemm": {"d": {"dtype": "e4m3"}, "quantize": "mxfp8", "cta_group": 2, "tile": {"m": 256}, "epilogue": "tma"}})",
+                         R"({"gemm": {"d": {"dtype": "e4m3"}, "tile": {"m": 64}, "epilogue": "tma"}})",
+                         R"({"gemm": {"d": {"dtype": "e2m1"}, "quantize": "mxfp4", "epilogue": "direct"}})",
+                         R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3"}, "quantize": "mxfp8", "epilogue": "auto", "tile": {"m": 128, "n": 128, "k": 64}, "schedule": "persistent", "consumers": "pingpong"}})",
+                         R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3"}, "epilogue": "tma", "tile": {"m": 128, "n": 128, "k": 64}, "cluster": [1, 2, 1]}})"}) {
+    CAPTURE(ok);
+    const Diagnostics d = diags(ok);
+    std::string got;
+    for (const auto& x : d.list()) got += x.rule + " at " + x.pointer + ": " + x.message + "\n";
+    CHECK_MESSAGE(!d.has_errors(), got);
+  }
+  // SMEM-BUDGET counts an 8-bit D's staging tile in bytes: 128 x 256 is 32768 (a bf16 D's 65536),
+  // which leaves a persistent sm_90a kernel room for 4 stages of 49152 (bf16 D: 3).
+  {
+    const char* persistent = R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3"}, "schedule": "persistent", "epilogue": "tma", "stages": 5}})";
+    const Diagnostics d = diags(persistent);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "SMEM-BUDGET");
+    CHECK(d.list()[0].message ==
+          "5 stages of 49152 bytes (a 16384 + b 32768), the TMA epilogue's staging tile of 32768 bytes, plus 1104 bytes of barriers and "
+          "alignment need 279632 bytes of shared memory; a CTA on sm_90a gets at most 232448");
+    CHECK(d.list()[0].help.at(0) == "use \"stages\": 4 or fewer");
+    CHECK(!diags(R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3"}, "schedule": "persistent", "epilogue": "tma", "stages": 4}})").has_errors());
+    CHECK(diags(R"({"target": "sm_90a", "gemm": {"schedule": "persistent", "epilogue": "tma", "stages": 4}})").list().at(0).rule == "SMEM-BUDGET");
+  }
+  // Where ptxgen picks the epilogue (sm_90a, the tile left out), an 8-bit D gets a bf16 D's: auto.
+  for (const char* d : {"bf16", "e4m3", "e5m2"}) {
+    CAPTURE(d);
+    nlohmann::json j = nlohmann::json::parse(rules::example_base());
+    j.merge_patch(nlohmann::json::parse(R"({"target": "sm_90a", "gemm": {"tile": null, "stages": null, "swizzle": null}})"));
+    j["gemm"]["d"] = {{"dtype", d}};
+    const spec::Spec s = support::checked_spec(j.dump());
+    CHECK(s.gemm->epilogue == spec::Epilogue::automatic);
+    bool noted = false;
+    for (const auto& note : s.gemm->chosen) noted = noted || note.rfind("epilogue auto: ", 0) == 0;
+    CHECK(noted);
+  }
+}
+
 TEST_CASE("MMA-M: the tile.m its help names passes, for every kind and cta_group") {
   const char* kinds[] = {
       R"("a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "f32"}, "accumulator": "f32")",

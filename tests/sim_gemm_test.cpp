@@ -302,3 +302,48 @@ TEST_CASE("fused alpha, beta C, residual, amax and D's scale on the other schedu
   }
 }
 }
+
+// An 8-bit D through the TMA store (docs/spec.md, "Epilogues": boxes of 128 one-byte columns) beyond
+// its goldens' schedules, each simulated whole against float64, and each asserting which store ran
+// (the simulator's count of TMA stores): tcgen05 M = 64 (.16x256b fragments: a pair of columns per
+// st.shared.b16), a CTA pair, data-parallel (the staging ring over the operand ring) with a bias; a
+// persistent gated product as MXFP8 on both engines; MXFP8 on a 4 x 2 cluster of CTA pairs
+// (persistent, 16 CTAs walking five tile rows); sm_90a data-parallel e5m2 with a B-multicast
+// cluster; "auto" with n = 250 (rows no tensor map strides: the direct store) and n = 496.
+TEST_SUITE("sim_gemm") {
+TEST_CASE("an 8-bit D through the TMA store on the other schedules, simulated whole, matches float64") {
+  struct Case {
+    Patched p;
+    bool tma;  // the TMA store ran (else the direct store)
+  };
+  for (const Case& c : {Case{{"gemm_bf16_128x256x64_mxfp8_persistent_tma", R"({"tile": {"m": 64}})", 253, 480, 189, 2}, true},
+                        Case{{"gemm_bf16_128x256x64_mxfp8_persistent_tma", R"({"tile": {"m": 256}, "cta_group": 2, "d": {"dtype": "e5m2"}})", 301, 224, 130, 2},
+                             true},
+                        Case{{"gemm_bf16_128x256x64_mxfp8_persistent_tma",
+                              R"({"schedule": "data_parallel", "bias": {"dtype": "bf16"}, "quantize": null, "d": {"scale": false}})", 253, 496, 189, 0},
+                             true},
+                        Case{{"gemm_bf16_128x256x64_persistent_tma_geglu", R"({"d": {"dtype": "e4m3"}, "quantize": "mxfp8", "amax": true})", 253, 192, 189, 2},
+                             true},
+                        Case{{"gemm_bf16_cta2_cluster_4x2_persistent_tma", R"({"d": {"dtype": "e4m3"}, "quantize": "mxfp8", "amax": true})", 5 * 256 - 3, 480,
+                              315, 16},
+                             true},
+                        Case{{"gemm_sm90_bf16_128x256x64_bias_swiglu", R"({"d": {"dtype": "e4m3"}, "quantize": "mxfp8", "schedule": "persistent"})", 253, 192,
+                              189, 2},
+                             true},
+                        Case{{"gemm_sm90_bf16_128x256x64_e4m3_amax_tma",
+                              R"({"schedule": "data_parallel", "cluster": [1, 2, 1], "d": {"dtype": "e5m2", "scale": false}, "amax": false})", 253, 496,
+                              189, 0},
+                             true},
+                        Case{{"gemm_sm90_bf16_128x256x64_e4m3_amax_tma", R"({"epilogue": "auto"})", 253, 250, 189, 2}, false},
+                        Case{{"gemm_sm90_bf16_128x256x64_e4m3_amax_tma", R"({"epilogue": "auto"})", 253, 496, 189, 2}, true}}) {
+    const std::string name = c.p.spec, patch = c.p.patch;
+    CAPTURE(name);
+    CAPTURE(patch);
+    const simtest::GemmResult r = simulate_patched(c.p, 47);
+    CHECK((r.stats.tma_stores > 0) == c.tma);
+    std::printf("sim 8-bit D %-44s %s %ldx%ldx%ld (%s, %lu TMA stores): max |err| %.2g (%.2g of the bound)\n", c.p.spec, c.p.patch,
+                static_cast<long>(c.p.m), static_cast<long>(c.p.n), static_cast<long>(c.p.k), c.tma ? "TMA" : "direct",
+                static_cast<unsigned long>(r.stats.tma_stores), r.max_err, r.worst);
+  }
+}
+}

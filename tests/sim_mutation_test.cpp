@@ -178,6 +178,52 @@ TEST_CASE("mutations of a TMA epilogue's bulk groups and barriers make the simul
   for (const Mutation& mu : kMutations) run(x, mu);
 }
 
+// An 8-bit D through the TMA store (docs/spec.md, "Epilogues"): boxes of 128 one-byte columns, row r's
+// 16-byte chunk c at chunk c ^ (r % 8) of the 128-byte staging row. Without the xor the TMA store
+// (which reads through the map's swizzle) puts row r's chunks at each other's columns: D itself is
+// wrong ("D(", not the amax; on MXFP8 the elements against their factors, "(times ", not the
+// factors, which are computed before the staging), in a row r % 8 != 0. Persistent kernels on two
+// multiprocessors, so the staging is reused from tile to tile.
+namespace {
+// The row of the worst mismatch "D(i,j) = ..." (or "... D(i,j) = ..." of MXFP8's elements), -1 if none.
+int64_t worst_row(const std::string& where) {
+  const size_t at = where.find("D(");
+  return at == std::string::npos ? -1 : std::stoll(where.substr(at + 2));
+}
+
+// A staging mutation that drops the xor with r % 8 leaves rows r % 8 == 0 as they were: the worst
+// mismatch must lie in another row.
+void run_swizzle(const Subject& x, const Mutation& mu) {
+  const std::string ptx = mutate(x.golden, mu.re, mu.fmt, mu.n);
+  const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), x.manifest, x.m, x.n, x.k, x.seed, {}, x.multiprocessors);
+  check(mu, r.error, r.worst, r.where);
+  const int64_t row = worst_row(r.where);
+  CHECK_MESSAGE(row >= 0, r.where);
+  CHECK_MESSAGE(row % 8 != 0, "a row whose swizzle is the identity differs: " << r.where);
+}
+}  // namespace
+
+TEST_CASE("mutations of an 8-bit D's TMA staging make the simulation fail at D") {
+  {  // wgmma, persistent: e4m3 D with its scale, a bf16 bias and the amax; pairs of columns as .b16
+    const Subject x = subject("gemm_sm90_bf16_128x256x64_e4m3_amax_tma", 5 * 128 - 3, 496, 5 * 64 - 7, 7, 2);
+    REQUIRE(x.clean.stats.tma_stores > 0);
+    run_swizzle(x, {"the 8-bit staging's 16-byte chunk not swizzled (the xor with r % 8 dropped)", R"(xor\.b32 (%r\d+), \1, %r\d+;)",
+                    "add.u32 $1, $1, 0;", -1, "", "D("});
+    run(x, {"an 8-bit D's second 8 columns of a chunk written at its first 8 (the byte offset 8 in the chunk dropped)",
+            R"(st\.shared\.b16 \[(%r\d+)\+8\])", "st.shared.b16 [$1]", -1, "", "D("});
+  }
+  {  // tcgen05, persistent, double-buffered accumulator: MXFP8 (e4m3) with gelu_tanh, the amax and
+     // D's scale; 16 columns of a row packed into one st.shared.v4.b32
+    const Subject x = subject("gemm_bf16_128x256x64_mxfp8_persistent_tma", 5 * 128 - 3, 480, 5 * 64 - 7, 7, 2);
+    REQUIRE(x.clean.stats.tma_stores > 0);
+    run_swizzle(x, {"the 8-bit staging's 16-byte chunk not swizzled (chunk c written at c, not c ^ (r % 8))",
+                    R"(xor\.b32 (%r\d+), %r\d+, (\d+);(\s*mad\.lo\.u32 \1, \1, 16, %r\d+;\s*st\.shared\.v4\.b32))", "mov.b32 $1, $2;$3", -1,
+                    "", "(times "});
+    run(x, {"the pairs of a word swapped (columns 2i + 2, 2i + 3 first in memory)", R"(mov\.b32 (%r\d+), \{(%rs\d+), (%rs\d+)\};)",
+            "mov.b32 $1, {$3, $2};", -1, "", "(times "});
+  }
+}
+
 TEST_CASE("mutations of a block-scaled GEMM kernel make the simulation fail, each for its reason") {
   // mxf8f6f4 with ue8m0 factors, 128 x 256 x 128 tiles over 3 stages: per K block one 512-byte block
   // of A's factors and two of B's (N = 256), each copied into its stage's tensor-memory buffer.

@@ -199,8 +199,10 @@ def configs():
     # A quantized D (issue 28: e4m3 output with the amax, at least 0.95x ptxgen's bf16-output GEMM and
     # 1.3x a GEMM followed by a separate quantize kernel), bf16 A and B: D e4m3 times its per-tensor
     # scale with the amax, and MXFP8 (e4m3 over a ue8m0 factor per 32 columns, SFD in the 128x4
-    # layout). An 8-bit D is stored from the registers (D-FP8), so the kernels are the direct-store
-    # ones, each with its plain twin; the planner's choice per shape against the plain default.
+    # layout). Each kernel with its plain twin: the direct-store ones beside their direct-store bf16
+    # twins, and the TMA-store ones (an 8-bit D staged in boxes of 128 one-byte columns) with the
+    # tile and schedule of the bf16 TMA best, beside it (s4: the 8-bit staging tile, half a bf16
+    # one's, leaves room for a fourth stage); the planner's choice per shape against the plain default.
     quant_kernels = (
         ("128x256x64_s4_direct_pers_regs", "bf16_128x256x64_s4_direct_pers",
          {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "schedule": "persistent", "epilogue": "direct",
@@ -213,7 +215,16 @@ def configs():
           "consumers": "pingpong", "registers": rb}),
         ("128x128x64_s6_direct_pp_regs", "bf16_128x128x64_s6_direct_pp_regs",
          {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 6, "schedule": "persistent", "epilogue": "direct",
-          "consumers": "pingpong", "registers": rb}))
+          "consumers": "pingpong", "registers": rb}),
+        ("128x256x64_s3_tma_pers_regs", "bf16_128x256x64_s3_tma_pers_c11_regs",
+         {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 3, "schedule": "persistent", "epilogue": "tma",
+          "cluster": [1, 1, 1], "registers": rb}),
+        ("128x256x64_s4_tma_pers_regs", "bf16_128x256x64_s3_tma_pers_c11_regs",
+         {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "schedule": "persistent", "epilogue": "tma",
+          "cluster": [1, 1, 1], "registers": rb}),
+        ("128x128x64_s5_tma_pp", "bf16_128x128x64_s5_tma_pp",
+         {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 5, "schedule": "persistent", "epilogue": "tma",
+          "consumers": "pingpong"}))
     bf_in = {"a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}}
     for kind, qpatch in QUANT.items():
         for tail, twin, patch in quant_kernels:

@@ -306,7 +306,7 @@ def cases():
     # (n = 1000: D's rows 2000 bytes apart, the 16-byte multiple a tensor map strides; m and k odd)
     add("epi_amax_gelu_pers_tma_odd", bf16, tma, pers, act("gelu_tanh"), {"amax": True}, T(128, 128, 64), P(999, 1000, 1001))
     # MXFP8 (docs/spec.md "Block-quantized D"): D e4m3 or e5m2, each block of 32 columns of a row over
-    # its ue8m0 factor, the factors to SFD in the 128x4 layout. Direct stores (D-FP8); n a multiple of
+    # its ue8m0 factor, the factors to SFD in the 128x4 layout. Direct stores (mx8tma_* below: TMA); n a multiple of
     # 32 but not of the tile (the last tile's blocks partly outside D), m odd and not a multiple of 128
     # (SFD's padding rows), n / 32 not a multiple of 4 (padding factors); with a bias and an activation,
     # the amax, alpha, C, a residual and D's scale before the quantization, A from registers, e4m3
@@ -331,6 +331,27 @@ def cases():
     add("mx_e4m3_mc_b_1x2", bf16, e4m3d, mx, bias("bf16"), act("gelu_tanh"), rb, T(128, 128, 64), {"cluster": [1, 2, 1]},
         P(2001, 2080, 1003))
     add("mx_e4m3_4096x8192", bf16, e4m3d, mx, pers, rb, {"amax": True}, T(128, 256, 64), {"stages": 3}, P(4096, 8192, 4096))
+    # An 8-bit D through the TMA store (docs/spec.md "Epilogues": boxes of 128 one-byte columns, the
+    # 128-byte swizzle): D's rows a 16-byte multiple apart (n a multiple of 16) but n not a multiple of
+    # the tile (TMA clips the last tile's boxes), m odd; e4m3 with its scale and the amax, e5m2
+    # data-parallel (the staging tile over the ring), MXFP8 persistent, ping-pong and with a
+    # B-multicast cluster; "auto" with n not a multiple of 16 (1000: no tensor map strides its rows,
+    # the direct store) and with one (1008: the TMA store); one large MXFP8 case (cuBLAS's reference).
+    add("mx8tma_e4m3_amax_pers_odd", bf16, {"d": {"dtype": "e4m3", "scale": True}}, tma, pers, rb, bias("bf16"), {"amax": True},
+        T(128, 256, 64), {"stages": 4}, P(1001, 1008, 999))
+    add("mx8tma_e5m2_dp_silu", bf16, e5m2d, tma, act("silu"), T(128, 128, 64), P(1003, 1040, 999))
+    add("mx8tma_mxfp8_pers_gelu", bf16, e4m3d, mx, tma, pers, rb, bias("bf16"), act("gelu_tanh"), T(128, 256, 64),
+        {"stages": 4}, P(2049, 2080, 1001))
+    add("mx8tma_mxfp8_pp_e5m2_amax", bf16, e5m2d, mx, tma, pp, rb, act("silu"), {"amax": True}, T(128, 128, 64),
+        {"stages": 5}, P(1155, 2016, 520))
+    add("mx8tma_mxfp8_mc_b_1x2", bf16, e4m3d, mx, tma, pers, rb, bias("bf16"), T(128, 128, 64), {"cluster": [1, 2, 1]},
+        {"stages": 4}, P(2001, 2080, 1003))
+    add("mx8tma_auto_e4m3_n1000", bf16, {"d": {"dtype": "e4m3", "scale": True}}, auto, pers, rb, {"amax": True},
+        T(128, 256, 64), {"stages": 4}, P(999, 1000, 1001))
+    add("mx8tma_auto_e4m3_n1008", bf16, {"d": {"dtype": "e4m3", "scale": True}}, auto, pers, rb, {"amax": True},
+        T(128, 256, 64), {"stages": 4}, P(999, 1008, 1001))
+    add("mx8tma_mxfp8_4096x8192", bf16, e4m3d, mx, tma, pers, rb, {"amax": True}, T(128, 256, 64), {"stages": 4},
+        P(4096, 8192, 4096))
     # Gated activations (docs/spec.md "Epilogues": D[i][j] = act(P[i][j]) * P[i][j + n/2], P = A·B
     # (+ bias along N), swiglu: silu, geglu: gelu_tanh): n is B's rows, D is m x n/2. Odd m and k,
     # n/2 no multiple of D's tile (tile.n / 2), odd where the store allows it (direct, "auto"), with

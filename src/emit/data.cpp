@@ -1137,8 +1137,9 @@ void Emitter::store_e2m1_pair(const plan::StoreStep& st, const std::string& x, c
   w.ins("@" + p + " " + spell::st(Space::global, Ty::b8) + " [" + addr + "], " + pk);
 }
 
-// Elements (row, col) and (row, col + 1) of a register set in D's type: one 32-bit register for
-// 16-bit types, two for 32-bit ones (their order in memory).
+// Elements (row, col) and (row, col + 1) of a register set in D's type: one 16-bit register for
+// 8-bit types (e4m3, e5m2: from f32 registers only, rule D-FP8), one 32-bit register for 16-bit
+// types, two for 32-bit ones (their order in memory).
 std::vector<std::string> Emitter::pair_out(const plan::StoreStep& st, const std::string& x, const std::string& y,
                                            const std::string& packed) {
   const isa::DType from = st.src.dtype, out = st.to;
@@ -1158,6 +1159,13 @@ std::vector<std::string> Emitter::pair_out(const plan::StoreStep& st, const std:
     fy = to_f32(w, from, y);
   }
   if (out == isa::DType::f32) return {fx, fy};
+  if (isa::value_bits(out) == 8) {
+    // cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b puts a in the upper byte (§9.7.9.21): the
+    // column's element in the low byte, which memory holds first (little-endian).
+    const std::string pk = w.r16();
+    w.ins(spell::cvt(out == isa::DType::e4m3 ? Ty::e4m3x2 : Ty::e5m2x2, Ty::f32, Round::rn_satfinite) + " " + pk + ", " + fy + ", " + fx);
+    return {pk};
+  }
   const std::string pk = w.r32();
   w.ins(spell::cvt(out == isa::DType::bf16 ? Ty::bf16x2 : Ty::f16x2, Ty::f32, Round::rn) + " " + pk + ", " + fy + ", " + fx);
   return {pk};
@@ -1228,16 +1236,20 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
   w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + wbase + ", " + r + ", " + s(row_bytes) + ", " + wbase);
   w.ins(spell::alu(Op::add, Ty::u32) + " " + wbase + ", " + wbase + ", " + within);
   each_acc_pair(d, rs, [&](int row, int col, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
-    const int box = col / st.box_cols, chunk = (col % st.box_cols) * es / 16;
+    // The 8 columns' bytes start on a 16-byte chunk for 16- and 32-bit D; for an 8-bit D every
+    // second group of 8 starts 8 bytes into one (the byte in the chunk is not swizzled).
+    const int box = col / st.box_cols, chunk = (col % st.box_cols) * es / 16, in_chunk = (col % st.box_cols) * es % 16;
     const std::vector<std::string> v = pair_out(st, x, y, packed);
     const std::string a = w.r32();
     w.ins(spell::alu(Op::add, Ty::u32) + " " + a + ", " + lchunk + ", " + s(chunk));
     w.ins(spell::alu(Op::xor_, Ty::b32) + " " + a + ", " + a + ", " + rx);
     w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + a + ", " + a + ", 16, " + wbase);
     // The M group's rows (a multiple of 8: the same swizzle), and 8 rows on for the upper pair.
-    const int64_t off = int64_t{box} * st.box_stride + int64_t{row_bytes} * (row + (lower ? 0 : 8));
+    const int64_t off = int64_t{box} * st.box_stride + int64_t{row_bytes} * (row + (lower ? 0 : 8)) + in_chunk;
     const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
-    if (v.size() == 1) w.ins(spell::st(Space::shared, Ty::b32) + " " + at + ", " + v[0]);
+    // An 8-bit D: the thread's two adjacent bytes (its neighbours in the row are other lanes').
+    if (es == 1) w.ins(spell::st(Space::shared, Ty::b16) + " " + at + ", " + v[0]);
+    else if (v.size() == 1) w.ins(spell::st(Space::shared, Ty::b32) + " " + at + ", " + v[0]);
     else w.ins(spell::st(Space::shared, Ty::b32, 2) + " " + at + ", {" + v[0] + ", " + v[1] + "}");
   });
   // The writes reach the async proxy before TMA reads them (§9.7.13.4), every thread's before the

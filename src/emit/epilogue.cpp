@@ -77,6 +77,20 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
           for (const auto& x : pair_out(st, rs.at(static_cast<size_t>(f->first_reg + j + u)), rs.at(static_cast<size_t>(f->first_reg + j + u + 1)), ""))
             v.push_back(x);
         }
+        // An 8-bit D: pair_out gives a 16-bit register per pair of columns. Where the thread holds
+        // a whole chunk (.32x32b: 16 columns of its row) two pairs make each 32-bit word, the lower
+        // columns in the low half (first in memory): one st.shared.v4.b32 per chunk.
+        bool half = false;
+        if (es == 1 && v.size() > 1) {
+          std::vector<std::string> words;
+          for (size_t i = 0; i + 1 < v.size(); i += 2) {
+            words.push_back(w.r32());
+            w.ins(spell::alu(Op::mov, Ty::b32) + " " + words.back() + ", {" + v[i] + ", " + v[i + 1] + "}");
+          }
+          v = words;
+        } else if (es == 1) {
+          half = true;  // .16x256b: the thread's one pair, two bytes
+        }
         const std::string a = w.r32();
         const int64_t chunk = col * es / 16;
         if (lchunk.empty()) {
@@ -90,7 +104,8 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
         const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
         std::string list;
         for (size_t i = 0; i < v.size(); ++i) list += (i ? ", " : "") + v[i];
-        if (v.size() == 1) w.ins(spell::st(Space::shared, Ty::b32) + " " + at + ", " + v[0]);
+        if (half) w.ins(spell::st(Space::shared, Ty::b16) + " " + at + ", " + v[0]);
+        else if (v.size() == 1) w.ins(spell::st(Space::shared, Ty::b32) + " " + at + ", " + v[0]);
         else w.ins(spell::st(Space::shared, Ty::b32, static_cast<int>(v.size())) + " " + at + ", {" + list + "}");
       }
     }

@@ -15,7 +15,8 @@ std::optional<StoreStep> plan_box_store(Ctx& c, const ir::Store& o, const ir::Gl
   const int es = isa::value_bits(g.dtype) / 8, row = isa::bytes(isa::Swizzle::b128);
   const RegDef& d = st.src;
   // Registers of a partial box (EPILOGUE-TMA) are not stored: the box would write past them.
-  if (es < 2 || d.row_elements * es != row) return std::nullopt;
+  // A 4-bit D (e2m1, two a byte) is stored directly (D-FP8).
+  if (es < 1 || d.row_elements * es != row) return std::nullopt;
   if (t->layout.swizzle != isa::Swizzle::b128 || t->layout.major != isa::Major::k || t->layout.k * es != row ||
       d.rows > t->layout.mn || o.via_stage < 0 || o.via_stage >= t->stages || o.pending < 0 || o.pending >= t->stages)
     throw std::logic_error("a TMA store of tcgen05.ld registers needs a stage of a 128-byte swizzled staging ring");

@@ -732,7 +732,7 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Store& o, const RegDef& sr
     // whole tile): the tile's K-major layout of 128-byte columns of all its rows (§9.7.16.3.3), cut
     // at every warpgroup's first row.
     const int es = isa::value_bits(g->dtype) / 8, row = isa::bytes(isa::Swizzle::b128), wg_rows = src.rows;
-    if (!src.wgmma || t->layout.swizzle != isa::Swizzle::b128 || es < 2 || wg_rows % 64 || wg_rows > isa::kTmaBoxMax || t->layout.mn % wg_rows ||
+    if (!src.wgmma || t->layout.swizzle != isa::Swizzle::b128 || es < 1 || wg_rows % 64 || wg_rows > isa::kTmaBoxMax || t->layout.mn % wg_rows ||
         t->layout.k % (row / es))
       throw std::logic_error("a TMA store needs wgmma registers and a 128-byte swizzled tile of whole boxes");
     st.tma = true;

@@ -125,7 +125,9 @@ void check_cluster_multicast(const Context& c, Diagnostics& d) {
 }
 
 // An 8-bit D (e4m3, e5m2): converted from f32 accumulators two at a time (cvt.rn.satfinite.e4m3x2.f32,
-// §9.7.9.21) and stored directly; the TMA epilogue's staging of 8-bit D is not built.
+// §9.7.9.21), stored directly or through the TMA epilogue's staging (1-byte elements, boxes of 128
+// columns). A 4-bit D (e2m1, two elements a byte; QUANT-DTYPE: MXFP4/NVFP4 only) is stored directly:
+// its staging, half a byte per element, is not built.
 void check_d_fp8(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || isa::value_bits(g->d) > 8) return;
@@ -136,10 +138,11 @@ void check_d_fp8(const Context& c, Diagnostics& d) {
         .help = {"use \"accumulator\": \"f32\""};
     return;
   }
-  if (g->epilogue != spec::Epilogue::direct)
+  if (isa::value_bits(g->d) < 8 && g->epilogue != spec::Epilogue::direct)
     d.error("D-FP8", "/gemm/epilogue",
-            "D in " + std::string(isa::name(g->d)) + " is stored directly from the registers: the TMA epilogue's staging of 8- and 4-bit D is not built")
-        .help = {"use \"epilogue\": \"direct\" (or leave it out)", "or D in bf16, f16 or f32 with \"epilogue\": \"tma\""};
+            "D in " + std::string(isa::name(g->d)) +
+                " (4 bits, two elements a byte) is stored directly from the registers: the TMA epilogue stages 8-, 16- and 32-bit D only")
+        .help = {"use \"epilogue\": \"direct\" (or leave it out)", "or an 8-bit D (\"quantize\": \"mxfp8\", e4m3 or e5m2) with \"epilogue\": \"tma\""};
 }
 
 // A gated activation (docs/spec.md, "Epilogues"): D[i][j] = act(P[i][j]) * P[i][j + n/2], so B's
@@ -285,7 +288,7 @@ void check_epilogue_auto(const Context& c, Diagnostics& d) {
 
 void check_epilogue_tma(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g || g->epilogue == spec::Epilogue::direct || isa::value_bits(g->d) <= 8) return;  // 8- and 4-bit D: D-FP8
+  if (!g || g->epilogue == spec::Epilogue::direct || isa::value_bits(g->d) < 8) return;  // 4-bit D: D-FP8
   if (g->epilogue == spec::Epilogue::automatic && c.target.tcgen05) return;  // EPILOGUE-AUTO
   const int box = 128 / (isa::value_bits(g->d) / 8);
   // A gated activation's D tile is half of tile.n (gate and up columns make one D column).

@@ -108,9 +108,10 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
       g.chosen.push_back(one_wave ? "schedule data_parallel: " + s(tiles) + " tiles fit one wave; the TMA staging tile then lies over the ring, leaving room for 4 stages"
                                   : std::string("schedule persistent: one CTA per multiprocessor walking the tiles (what ping-pong and the TMA epilogue's overlap need)"));
     }
-    if (!g.epilogue_given && isa::value_bits(g.d) <= 8) {
-      // An 8- or 4-bit D (e4m3, e5m2; e2m1) is stored directly: the TMA epilogue of such a D is not built (D-FP8).
-      g.chosen.push_back("epilogue direct: an " + s(isa::value_bits(g.d)) + "-bit D is stored from the registers (the TMA epilogue takes 16- and 32-bit D)");
+    if (!g.epilogue_given && isa::value_bits(g.d) < 8) {
+      // A 4-bit D (e2m1, two a byte) is stored directly: the TMA epilogue of such a D is not built
+      // (D-FP8). An 8-bit D (e4m3, e5m2) takes the TMA store as 16- and 32-bit D do.
+      g.chosen.push_back("epilogue direct: a " + s(isa::value_bits(g.d)) + "-bit D is stored from the registers (the TMA epilogue takes 8-, 16- and 32-bit D)");
     } else if (!g.epilogue_given) {
       g.epilogue = Epilogue::automatic;
       g.chosen.push_back("epilogue auto: TMA stores where D's rows are 16-byte multiples apart at run time (10-13 % faster on the H200), "
