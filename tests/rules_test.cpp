@@ -374,8 +374,6 @@ TEST_CASE("sparse A of .kind::f16 and .kind::tf32: each constraint its rule, poi
 }
 }
 
-// A help that names a value names one that passes: MMA-M's multiple, for every kind and cta_group
-// (it once said 64 for the block-scaled kinds, whose only M at cta_group::1 is 128, Table 39).
 TEST_SUITE("rules") {
 // An 8-bit D takes the TMA epilogue on both engines (boxes of 128 one-byte columns, EPILOGUE-TMA
 // counting them); a 4-bit D (e2m1) is refused it (D-FP8), with the message and help that say why.
@@ -459,6 +457,8 @@ TEST_CASE("8- and 4-bit D with the TMA epilogue: D-FP8 refuses e2m1 only, EPILOG
   }
 }
 
+// A help that names a value names one that passes: MMA-M's multiple, for every kind and cta_group
+// (it once said 64 for the block-scaled kinds, whose only M at cta_group::1 is 128, Table 39).
 TEST_CASE("MMA-M: the tile.m its help names passes, for every kind and cta_group") {
   const char* kinds[] = {
       R"("a": {"dtype": "bf16"}, "b": {"dtype": "bf16"}, "d": {"dtype": "f32"}, "accumulator": "f32")",
