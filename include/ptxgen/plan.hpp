@@ -544,6 +544,14 @@ enum class QuantizeMiss { fits, dtype, shape, blocks };
 QuantizeMiss quantize_miss(const RegDef& a, const ir::Position& pos, int vec);
 // Where 4 lanes share each row of registers `a` (.16x256b fragments, wgmma accumulators).
 bool rows_shared_by_lanes(const RegDef& a);
+// Code the emitter writes once for several warps (and OUTPUT-SIZE counts once): the rows step R
+// where the register set's two or more warps are consecutive and each holds the same fragments as
+// the first, R (w - w0) rows further (a store, Emitter::for_warps: the row offset computed from
+// the warp index); none where they are not (one copy a warp).
+std::optional<int> uniform_warp_rows(const RegDef& d);
+// Whether the set's warps are consecutive and each holds the same registers (an elementwise
+// function's chain, Emitter::math_run: one copy for all of them).
+bool warps_hold_same_registers(const RegDef& d);
 // The largest finite value of an element type a block quantization converts to (e4m3 448, e5m2
 // 57344, e2m1 6), as f32 bits: its exponent and mantissa set the ue8m0 factor (ir::Quantize).
 uint32_t largest_finite_bits(isa::DType elem);

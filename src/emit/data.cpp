@@ -315,9 +315,7 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
     for (int j = f.first_reg; j < f.first_reg + f.regs; ++j) by_warp[f.warp].push_back(j);
   for (auto& [wi, js] : by_warp) std::sort(js.begin(), js.end());
   const int lo = by_warp.begin()->first, hi = by_warp.rbegin()->first;
-  bool same = hi - lo + 1 == static_cast<int>(by_warp.size());
-  for (const auto& [wi, js] : by_warp) same = same && js == by_warp.begin()->second;
-  if (same) {
+  if (plan::warps_hold_same_registers(d)) {  // one copy for all (OUTPUT-SIZE counts one)
     const bool all = !skip_other_warps(lo, hi, L);
     chain(by_warp.begin()->second);
     if (!all) w.label(L + "_w");
@@ -1349,22 +1347,13 @@ void Emitter::for_warps(const plan::RegDef& d, const std::string& L,
   std::map<int, std::vector<const plan::LdInstr*>> by_warp;
   for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
   // Warps whose fragments differ only in the rows they hold (row0 = r0 + R (w - w0)) share one
-  // copy of the code, the row offset computed from the warp index.
+  // copy of the code, the row offset computed from the warp index (plan::uniform_warp_rows, which
+  // OUTPUT-SIZE counts by too).
   std::vector<int> ws;
   for (const auto& [wi, fs] : by_warp) ws.push_back(wi);
-  int step = 0;
-  bool uniform = ws.size() > 1;
-  for (size_t i = 1; uniform && i < ws.size(); ++i) {
-    const auto& a = by_warp.at(ws[0]);
-    const auto& b = by_warp.at(ws[i]);
-    uniform = a.size() == b.size() && ws[i] == ws[0] + static_cast<int>(i);
-    for (size_t k = 0; uniform && k < a.size(); ++k) {
-      const int dr = b[k]->row0 - a[k]->row0;
-      if (i == 1 && k == 0) step = dr;
-      uniform = a[k]->shape == b[k]->shape && a[k]->num == b[k]->num && a[k]->regs == b[k]->regs &&
-                a[k]->first_reg == b[k]->first_reg && a[k]->elem0 == b[k]->elem0 && dr == step * static_cast<int>(i);
-    }
-  }
+  const std::optional<int> rows = plan::uniform_warp_rows(d);
+  const bool uniform = rows.has_value();
+  const int step = rows.value_or(0);
   if (uniform) {
     const std::string out = w.pred(), below = w.pred(), wrow = w.r32();
     w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(ws.front()));

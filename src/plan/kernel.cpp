@@ -98,7 +98,12 @@ OutputSize output_size(const Step& st) {
       lines += 16 + 10 * warps(d) + (d.wgmma ? int64_t{d.regs} * per_reg : 0);
       // "epilogue": "auto": the TMA store and the clipped direct store, one taken at run time.
       if (st.store.map.optional) lines += 24 + int64_t{d.regs} * 16;
-      for (const auto& f : d.frags) lines += 3 + static_cast<int64_t>(f.regs) * per_reg;
+      // Warps that hold the same fragments rows apart share one copy (Emitter::for_warps), after 6
+      // lines that find the warp's rows.
+      const bool once = uniform_warp_rows(d).has_value();
+      if (once) lines += 6;
+      for (const auto& f : d.frags)
+        if (!once || f.warp == d.frags.front().warp) lines += 3 + static_cast<int64_t>(f.regs) * per_reg;
       break;
     }
     case StepKind::wait_ld:
@@ -112,7 +117,10 @@ OutputSize output_size(const Step& st) {
     case StepKind::math: {  // per warp a branch and a label, one instruction a register (select: setp and selp)
       const int64_t per = st.math.fn == MathFn::select ? 2 : 1;
       lines += 3 * warps(st.math.def);
-      for (const auto& f : st.math.def.frags) lines += per * f.regs, regs += 4 * per * f.regs;
+      // Warps that hold the same registers share one copy of the chain (Emitter::math_run).
+      const bool once = warps_hold_same_registers(st.math.def);
+      for (const auto& f : st.math.def.frags)
+        if (!once || f.warp == st.math.def.frags.front().warp) lines += per * f.regs, regs += 4 * per * f.regs;
       if (st.math.def.wgmma) lines += per * st.math.def.regs, regs += 4 * per * int64_t{st.math.def.regs};
       break;
     }

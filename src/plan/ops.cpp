@@ -632,6 +632,39 @@ bool rows_shared_by_lanes(const RegDef& a) {
   return false;
 }
 
+std::optional<int> uniform_warp_rows(const RegDef& d) {
+  std::map<int, std::vector<const LdInstr*>> by_warp;
+  for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
+  if (by_warp.size() < 2) return std::nullopt;
+  const int w0 = by_warp.begin()->first;
+  const std::vector<const LdInstr*>& a = by_warp.begin()->second;
+  int step = 0, i = 0;
+  for (const auto& [wi, b] : by_warp) {
+    if (wi != w0 + i || b.size() != a.size()) return std::nullopt;
+    for (size_t k = 0; k < a.size(); ++k) {
+      const int dr = b[k]->row0 - a[k]->row0;
+      if (i == 1 && k == 0) step = dr;
+      if (a[k]->shape != b[k]->shape || a[k]->num != b[k]->num || a[k]->regs != b[k]->regs || a[k]->first_reg != b[k]->first_reg ||
+          a[k]->elem0 != b[k]->elem0 || dr != step * i)
+        return std::nullopt;
+    }
+    ++i;
+  }
+  return step;
+}
+
+bool warps_hold_same_registers(const RegDef& d) {
+  std::map<int, std::vector<int>> by_warp;
+  for (const auto& f : d.frags)
+    for (int j = f.first_reg; j < f.first_reg + f.regs; ++j) by_warp[f.warp].push_back(j);
+  if (by_warp.empty()) return true;
+  for (auto& [wi, js] : by_warp) std::sort(js.begin(), js.end());
+  if (by_warp.rbegin()->first - by_warp.begin()->first + 1 != static_cast<int>(by_warp.size())) return false;
+  for (const auto& [wi, js] : by_warp)
+    if (js != by_warp.begin()->second) return false;
+  return true;
+}
+
 uint32_t largest_finite_bits(isa::DType elem) {
   switch (elem) {
     case isa::DType::e4m3: return 0x43E00000u;  // 448 = 1.75 x 2^8 (0x7E: S.1111.110, §5.2.5.1)
