@@ -293,7 +293,10 @@ TEST_CASE("fused alpha, beta C, residual, amax and D's scale on the other schedu
                         Case{"gemm_bf16_128x256x64_bias_gelu_mxfp8", R"({"tile": {"m": 64}})", 253, 480, 189, 0},
                         Case{"gemm_bf16_128x256x64_bias_gelu_mxfp8", R"({"tile": {"m": 256}, "cta_group": 2, "d": {"dtype": "e5m2"}})", 301, 224, 130, 0},
                         Case{"gemm_bf16_128x256x64_persistent_tma_geglu",
-                             R"({"epilogue": "direct", "d": {"dtype": "e2m1", "scale": true}, "quantize": "nvfp4"})", 253, 208, 189, 2}}) {
+                             R"({"epilogue": "direct", "d": {"dtype": "e2m1", "scale": true}, "quantize": "nvfp4"})", 253, 208, 189, 2},
+                        // NVFP4 at tile.n 256 with gelu_tanh and the amax: refused by OUTPUT-SIZE until its bound
+                        // counted the warps' shared code once (its golden is the 128 x 128 one).
+                        Case{"gemm_bf16_128x128x64_scaled_gelu_amax_nvfp4", R"({"tile": {"n": 256}})", 253, 400, 189, 0}}) {
     const std::string name = c.spec;
     CAPTURE(name);
     const simtest::GemmResult r = simulate_patched(c, 43);
