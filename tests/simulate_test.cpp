@@ -81,6 +81,8 @@ TEST_CASE("simulate: tcgen05, sm_90a, fused-epilogue and program kernels pass at
       {"gemm_sm90_bf16_128x256x64", 251, 507, 317, 160, {"D"}, {"consumer", "producer"}},
       // bias, gelu and MXFP8 D: n a whole number of 32-element blocks; D and its factors checked.
       {"gemm_bf16_128x256x64_bias_gelu_mxfp8", 251, 480, 317, 80, {"D", "SFD"}, {"epilogue", "producer", "mma"}},
+      // An e4m3 D (bias, relu): the largest sums of 317 products pass 448, where .satfinite clamps.
+      {"gemm_bf16_128x256x64_e4m3_out", 251, 507, 317, 80, {"D"}, {"epilogue", "producer", "mma"}},
       // A pipelined program over a grid: 128 x 64 tiles (two less 24 rows, one plus 8 columns),
       // 2 x 3 + 1 K blocks of 64 less 16 (3 stages), 4 MMAs a block.
       {"prog_pipelined_gemm_bf16", 232, 136, 432, 112, {"D"}, {"epilogue", "mma", "producer"}},
