@@ -12,11 +12,11 @@
 #include "exit.hpp"
 #include "load.hpp"
 #include "output.hpp"
-#include "simulate.hpp"
 #include "ptxgen/emit.hpp"
 #include "ptxgen/io.hpp"
 #include "ptxgen/plan.hpp"
 #include "ptxgen/rules.hpp"
+#include "simulate.hpp"
 
 namespace {
 
@@ -100,8 +100,9 @@ int main(int argc, char** argv) {
   auto* sim_cmd = app.add_subcommand(
       "simulate", "run the kernel on the CPU simulator and compare its outputs with a float64 evaluation of the spec");
   add_spec(sim_cmd, "simulate the kernel for this target instead of the spec's");
-  auto* sim_size = sim_cmd->add_option("--size", so.sizes, "problem sizes (default: several tiles, K blocks and ragged edges)")
-                       ->type_name("m=M,n=N,k=K");
+  auto* sim_size =
+      sim_cmd->add_option("--size", so.sizes, "problem sizes (default: several tiles, K blocks and ragged edges)")
+          ->type_name("m=M,n=N,k=K");
   sim_cmd->add_option("--grid", so.grid, "a persistent kernel's units (CTAs, pairs or clusters; default 2)")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   sim_cmd->add_option("--seed", so.seed, "seed of the random inputs (default 1)");

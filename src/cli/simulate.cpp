@@ -18,7 +18,6 @@ namespace ptxgen::cli {
 
 namespace {
 
-
 // The simulator keeps every tensor in memory as bytes and doubles: a tensor of more elements
 // than this is refused before anything runs (docs/simulate.md).
 constexpr int64_t kMaxElements = int64_t{1} << 24;
@@ -42,7 +41,6 @@ bool parse_sizes(const std::string& text, Sizes& out, std::string& why) {
   return true;
 }
 
-
 int stages_of(const plan::Plan& p) {
   int s = 1;
   for (const auto& t : p.ir().tiles) s = std::max(s, t.stages);
@@ -58,16 +56,20 @@ std::string gemm_sizes(const nlohmann::json& mf, int stages, const Sizes& given,
   const int64_t tm = mf.at("tile").at("m"), tn = mf.at("tile").at("n"), tk = mf.at("tile").at("k");
   const bool sparse = mf.at("tensors").at("A").contains("sparse");
   const int64_t u = sim::d_row_unit(mf);
-  z = {{"m", 2 * tm - 5}, {"n", std::max<int64_t>((2 * tn - 5) / u * u, u)}, {"k", (stages + 1) * tk - (sparse ? 0 : 3)}};
+  z = {{"m", 2 * tm - 5},
+       {"n", std::max<int64_t>((2 * tn - 5) / u * u, u)},
+       {"k", (stages + 1) * tk - (sparse ? 0 : 3)}};
   how = "default: two tiles in M and N with ragged edges, " + std::to_string(stages + 1) + " K blocks (the " +
         std::to_string(stages) + "-stage ring wraps)" + (sparse ? "" : ", the last partial");
   for (const auto& [name, v] : given) {
     if (!z.count(name)) return "--size " + name + ": the gemm template's sizes are m, n and k";
     z[name] = v;
-    how = "given";
   }
+  if (!given.empty()) how = "given" + std::string(given.size() < z.size() ? "; the others the default" : "");
   for (const auto& [name, v] : z)
-    if (v < 1) return "--size " + name + "=" + std::to_string(v) + ": sizes are at least 1";
+    if (v < 1 || v > kMaxElements)
+      return "--size " + name + "=" + std::to_string(v) + ": sizes are at least 1" +
+             (v < 1 ? "" : ", and tensors at most " + std::to_string(kMaxElements) + " elements (docs/simulate.md)");
   if (z["n"] % u)
     return "--size n=" + std::to_string(z["n"]) + ": this kernel needs n a multiple of " + std::to_string(u) +
            " (D's rows reach a tensor map, 16 bytes apart, or whole quantization blocks)";
@@ -104,11 +106,12 @@ std::string program_check(const spec::Program& p, const nlohmann::json& mf, cons
     const int64_t rows = g.rows_size.empty() ? g.rows : v.at(g.rows_size);
     const int64_t cols = g.cols_size.empty() ? g.cols : v.at(g.cols_size);
     if (rows * cols > kMaxElements)
-      return "tensor " + g.name + " would hold " + std::to_string(rows * cols) + " elements, over the simulation's budget of " +
-             std::to_string(kMaxElements) + " (docs/simulate.md)";
+      return "tensor " + g.name + " would hold " + std::to_string(rows * cols) +
+             " elements, over the simulation's budget of " + std::to_string(kMaxElements) + " (docs/simulate.md)";
     const int64_t bits = cols * spec::storage_bits(g.dtype, g.format);
     if (mapped.count(g.name) && (bits % 128))
-      return "tensor " + g.name + "'s rows would be " + std::to_string(bits / 8.0) +
+      return "tensor " + g.name + "'s rows would be " + std::to_string(bits / 8) +
+             (bits % 8 ? " and " + std::to_string(bits % 8) + " bits" : "") +
              " bytes, and its tensor map needs them a multiple of 16 bytes";
   }
   return "";
@@ -130,12 +133,9 @@ std::string program_sizes(const spec::Program& p, const nlohmann::json& mf, int 
       return "--size " + name + ": " +
              (runtime.empty() ? std::string("this program's sizes are fixed (it declares no run-time size)")
                               : "not one of the program's run-time sizes (" + names + ")");
-    if (v < 1) return "--size " + name + "=" + std::to_string(v) + ": sizes are at least 1";
-  }
-  if (!given.empty()) {
-    z = given;
-    how = "given";
-    return program_check(p, mf, z);
+    if (v < 1 || v > kMaxElements)
+      return "--size " + name + "=" + std::to_string(v) + ": sizes are at least 1" +
+             (v < 1 ? "" : ", and tensors at most " + std::to_string(kMaxElements) + " elements (docs/simulate.md)");
   }
   const int64_t tm = p.grid ? p.grid->tile_m : 1, tn = p.grid ? p.grid->tile_n : 1;
   int64_t block = 0;
@@ -155,17 +155,19 @@ std::string program_sizes(const spec::Program& p, const nlohmann::json& mf, int 
     if (!over.empty() && runtime.count(over)) r[over] = kblocks * block - kpart;
     return r;
   };
-  const std::string k_text = over.empty() ? "" : ", " + std::to_string(2 * stages + 1) + " K blocks (the " + std::to_string(stages) + "-stage ring wraps)";
+  const std::string k_text = over.empty() ? ""
+                                          : ", " + std::to_string(2 * stages + 1) + " K blocks (the " +
+                                                std::to_string(stages) + "-stage ring wraps)";
   z = sizes(2 * tm - 24, tn + 8, 2 * stages + 1, 16);
   how = "default: two tiles in M and N with ragged edges" + k_text + ", the last partial";
-  if (z.empty()) {
-    how = "no run-time size an op steps along";
-    return program_check(p, mf, z);
-  }
-  if (!program_check(p, mf, z).empty()) {
+  if (z.empty()) how = "no run-time size an op steps along";
+  if (!z.empty() && !program_check(p, mf, z).empty()) {
     z = sizes(2 * tm, 2 * tn, 2 * stages + 1, 0);
     how = "default: two whole tiles in M and N" + k_text + " (ragged edges would break a tensor map's 16-byte rows)";
   }
+  // Given sizes replace the defaults (the others stay); a program's other sizes keep the spec's value.
+  for (const auto& [name, v] : given) z[name] = v;
+  if (!given.empty()) how = "given";
   return program_check(p, mf, z);
 }
 
@@ -190,8 +192,10 @@ int simulate(const Loaded& l, const SimulateOptions& o) {
   Sizes given, z;
   std::string why, how;
   if (o.sizes_given && !parse_sizes(o.sizes, given, why)) return refuse(why);
-  if (s.gemm) why = gemm_sizes(mf, stages_of(p), given, z, how);
-  else why = program_sizes(*s.program, mf, stages_of(p), given, z, how);
+  if (s.gemm)
+    why = gemm_sizes(mf, stages_of(p), given, z, how);
+  else
+    why = program_sizes(*s.program, mf, stages_of(p), given, z, how);
   if (!why.empty()) return refuse(l.source.path + ": " + why);
   const bool persistent = mf.value("schedule", "") == "persistent";
   if (o.grid && !persistent)
@@ -216,14 +220,16 @@ int simulate(const Loaded& l, const SimulateOptions& o) {
   ksim::Options opt;
   opt.max_instructions = o.max_instructions;
   // A persistent kernel's units: two by default, so that each walks several tiles.
-  const int64_t per = mf.at("cluster")[0].get<int64_t>() * mf.at("cluster")[1].get<int64_t>() * mf.at("cluster")[2].get<int64_t>();
+  const int64_t per =
+      mf.at("cluster")[0].get<int64_t>() * mf.at("cluster")[1].get<int64_t>() * mf.at("cluster")[2].get<int64_t>();
   const int64_t units = o.grid ? o.grid : 2;
   std::string error;
   std::vector<sim::TensorReport> tensors;
   ksim::Stats st;
   try {
     if (s.gemm) {
-      sim::GemmResult r = sim::run_gemm(*k, mf, z.at("m"), z.at("n"), z.at("k"), o.seed, opt, persistent ? static_cast<int>(units * per) : 0);
+      sim::GemmResult r = sim::run_gemm(*k, mf, z.at("m"), z.at("n"), z.at("k"), o.seed, opt,
+                                        persistent ? static_cast<int>(units * per) : 0);
       error = r.error, tensors = std::move(r.tensors), st = r.stats;
     } else {
       sim::ProgramResult r = sim::run_program(*k, *s.program, mf, o.seed, opt, z);
@@ -238,7 +244,8 @@ int simulate(const Loaded& l, const SimulateOptions& o) {
     rep.error = with_names(rep.error, p);
     if (rep.cause == "budget")
       rep.error = "the simulation exceeded its budget of " + std::to_string(o.max_instructions) +
-                  " instructions (--max-instructions): a kernel that does not end, or sizes too large to simulate; " + rep.error;
+                  " instructions (--max-instructions): a kernel that does not end, or sizes too large to simulate; " +
+                  rep.error;
   }
   long bad = 0;
   for (const auto& t : rep.tensors)
@@ -255,16 +262,19 @@ int simulate(const Loaded& l, const SimulateOptions& o) {
       return refuse("--print " + o.print + ": the kernel's outputs are " + names);
     }
     if (rep.shown->got.empty())
-      return refuse("--print " + o.print + ": too large to keep (" + std::to_string(rep.shown->rows * rep.shown->cols) + " elements)");
+      return refuse("--print " + o.print + ": too large to keep (" + std::to_string(rep.shown->rows * rep.shown->cols) +
+                    " elements)");
   }
   print_report(p, o, rep);
   if (!rep.error.empty()) {  // "error[race]: tcgen05.mma reads ...", the message's own "race: " once
     const std::string& e = rep.error;
-    std::cerr << "error[" << rep.cause << "]: " << (e.rfind(rep.cause + ": ", 0) == 0 ? e.substr(rep.cause.size() + 2) : e) << "\n";
+    std::cerr << "error[" << rep.cause
+              << "]: " << (e.rfind(rep.cause + ": ", 0) == 0 ? e.substr(rep.cause.size() + 2) : e) << "\n";
     return kInvalid;
   }
   if (bad) {
-    std::cerr << "error[wrong_value]: " << bad << " output tensor(s) differ from the float64 reference beyond their bound\n";
+    std::cerr << "error[wrong_value]: " << bad
+              << " output tensor(s) differ from the float64 reference beyond their bound\n";
     return kInvalid;
   }
   return kOk;

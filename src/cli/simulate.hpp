@@ -41,8 +41,8 @@ struct SimReport {
   std::string sizes_how;            // how the sizes were chosen, in words
   Sizes sizes;
   bool persistent = false;
-  int64_t units = 0;                // a persistent kernel's units
-  std::string cause, error;         // "" when it passed; error in the spec's terms (with_names)
+  int64_t units = 0;         // a persistent kernel's units
+  std::string cause, error;  // "" when it passed; error in the spec's terms (with_names)
   std::vector<sim::TensorReport> tensors;
   ksim::Stats stats;
   const sim::TensorReport* shown = nullptr;  // --print

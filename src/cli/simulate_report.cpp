@@ -50,7 +50,8 @@ std::vector<RoleFacts> roles_of(const plan::Plan& p, const ksim::Stats& st) {
 }
 
 // Rewrites every match of `re` in `e` by `f` of the match.
-std::string rewrite(const std::string& e, const std::regex& re, const std::function<std::string(const std::smatch&)>& f) {
+std::string rewrite(const std::string& e, const std::regex& re,
+                    const std::function<std::string(const std::smatch&)>& f) {
   std::string out;
   size_t last = 0;
   for (auto it = std::sregex_iterator(e.begin(), e.end(), re); it != std::sregex_iterator(); ++it) {
@@ -105,7 +106,8 @@ std::string with_names(const std::string& e, const plan::Plan& p) {
       for (int st = 0; st < t.stages; ++st) {
         const uint64_t lo = base + t.offset + uint64_t{t.stage_bytes} * static_cast<uint64_t>(st);
         if (at >= lo && at < lo + t.layout.bytes)
-          name = "tile " + t.name + (t.stages > 1 ? " stage " + std::to_string(st) : "") + ", byte " + std::to_string(at - lo);
+          name = "tile " + t.name + (t.stages > 1 ? " stage " + std::to_string(st) : "") + ", byte " +
+                 std::to_string(at - lo);
       }
     }
     return m.str() + (name.empty() ? "" : " (" + name + ")");
@@ -114,7 +116,8 @@ std::string with_names(const std::string& e, const plan::Plan& p) {
     const uint64_t at = std::stoull(m[1].str(), nullptr, 16);
     std::string name;
     for (const auto& b : p.barriers)
-      if (at >= base + b.offset && at < base + b.offset + 8u * static_cast<uint64_t>(b.stages) && (at - base - b.offset) % 8 == 0)
+      if (at >= base + b.offset && at < base + b.offset + 8u * static_cast<uint64_t>(b.stages) &&
+          (at - base - b.offset) % 8 == 0)
         name = b.stages > 1 ? b.name + "[" + std::to_string((at - base - b.offset) / 8) + "]" : b.name;
     return m.str() + (name.empty() ? "" : " (\"" + name + "\")");
   });
@@ -145,20 +148,35 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
     j["error"] = error.empty() ? json(nullptr) : json(error);
     j["tensors"] = json::array();
     for (const auto& t : tensors) {
-      json x = {{"name", t.name}, {"rows", t.rows}, {"cols", t.cols}, {"checked", t.checked}, {"max_abs", num(t.max_abs)},
-                {"max_rel", num(t.max_rel)}, {"worst", num(t.worst)}, {"bound", num(t.bound)}, {"pass", t.worst <= 1 && t.note.empty()}};
+      json x = {{"name", t.name},
+                {"rows", t.rows},
+                {"cols", t.cols},
+                {"checked", t.checked},
+                {"max_abs", num(t.max_abs)},
+                {"max_rel", num(t.max_rel)},
+                {"worst", num(t.worst)},
+                {"bound", num(t.bound)},
+                {"pass", t.worst <= 1 && t.note.empty()}};
       x["mismatches"] = json::array();
       for (const auto& m : t.first)
-        x["mismatches"].push_back({{"row", m.row}, {"col", m.col}, {"got", num(m.got)}, {"want", num(m.want)}, {"bound", num(m.bound)}});
+        x["mismatches"].push_back(
+            {{"row", m.row}, {"col", m.col}, {"got", num(m.got)}, {"want", num(m.want)}, {"bound", num(m.bound)}});
       if (!t.note.empty()) x["note"] = t.note;
       j["tensors"].push_back(x);
     }
     if (error.empty()) {
-      json d = {{"ctas", st.ctas}, {"instructions", st.instructions}, {"mma", st.mma}, {"tma_boxes", st.tma_boxes}, {"tma_stores", st.tma_stores}};
+      json d = {{"ctas", st.ctas},
+                {"instructions", st.instructions},
+                {"mma", st.mma},
+                {"tma_boxes", st.tma_boxes},
+                {"tma_stores", st.tma_stores}};
       d["roles"] = json::array();
       for (const auto& r : roles)
-        d["roles"].push_back({{"name", r.name}, {"warps", {r.first, r.first + r.warps - 1}}, {"instructions", r.instructions},
-                              {"mbarrier_waits", r.mbarrier_waits}, {"bar_syncs", r.bar_syncs}});
+        d["roles"].push_back({{"name", r.name},
+                              {"warps", {r.first, r.first + r.warps - 1}},
+                              {"instructions", r.instructions},
+                              {"mbarrier_waits", r.mbarrier_waits},
+                              {"bar_syncs", r.bar_syncs}});
       j["dynamic"] = d;
     }
     if (shown) {
@@ -182,25 +200,28 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
     out << "\n";
     for (const auto& t : tensors) {
       const bool ok = t.worst <= 1 && t.note.empty();
-      out << "  " << t.name << ": " << t.checked << " elements checked, max abs error " << g4(t.max_abs) << ", max rel error "
-          << g4(t.max_rel) << ", " << g4(t.worst) << " of the bound (" << (t.bound > 0 ? g4(t.bound) : "bits equal") << " there): "
-          << (ok ? "ok" : "WRONG") << "\n";
+      out << "  " << t.name << ": " << t.checked << " elements checked, max abs error " << g4(t.max_abs)
+          << ", max rel error " << g4(t.max_rel) << ", " << g4(t.worst) << " of the bound ("
+          << (t.bound > 0 ? g4(t.bound) : "bits equal") << " there): " << (ok ? "ok" : "WRONG") << "\n";
       for (const auto& m : t.first)
         out << "    " << t.name << "(" << m.row << "," << m.col << ") = " << g4(m.got) << ", expected " << g4(m.want)
             << (m.bound > 0 ? " (bound " + g4(m.bound) + ")" : " (bits equal)") << "\n";
       if (!t.note.empty()) out << "    " << t.note << "\n";
     }
     if (error.empty()) {
-      out << "  ran " << st.ctas << " CTA(s): " << st.instructions << " instructions, " << st.mma << " MMAs, " << st.tma_boxes
-          << " TMA boxes, " << st.tma_stores << " TMA stores\n";
+      out << "  ran " << st.ctas << " CTA(s): " << st.instructions << " instructions, " << st.mma << " MMAs, "
+          << st.tma_boxes << " TMA boxes, " << st.tma_stores << " TMA stores\n";
       for (const auto& r : roles)
-        out << "    " << r.name << " (warp" << (r.warps > 1 ? "s " + std::to_string(r.first) + "-" + std::to_string(r.first + r.warps - 1)
-                                                            : " " + std::to_string(r.first))
-            << "): " << r.instructions << " instructions, " << r.mbarrier_waits << " mbarrier waits, " << r.bar_syncs << " bar.syncs\n";
+        out << "    " << r.name << " (warp"
+            << (r.warps > 1 ? "s " + std::to_string(r.first) + "-" + std::to_string(r.first + r.warps - 1)
+                            : " " + std::to_string(r.first))
+            << "): " << r.instructions << " instructions, " << r.mbarrier_waits << " mbarrier waits, " << r.bar_syncs
+            << " bar.syncs\n";
     }
     if (shown) {
-      out << "  " << shown->name << " rows 0-" << std::min(pr, shown->rows) - 1 << ", columns 0-" << std::min(pc, shown->cols) - 1
-          << " (of " << shown->rows << " x " << shown->cols << "): the kernel's | the reference\n";
+      out << "  " << shown->name << " rows 0-" << std::min(pr, shown->rows) - 1 << ", columns 0-"
+          << std::min(pc, shown->cols) - 1 << " (of " << shown->rows << " x " << shown->cols
+          << "): the kernel's | the reference\n";
       for (int64_t i = 0; i < std::min(pr, shown->rows); ++i) {
         char b[24];
         std::snprintf(b, sizeof b, "  %4ld ", static_cast<long>(i));
