@@ -21,21 +21,21 @@ namespace {
 std::string spec(const std::string& name) { return support::source_root() + "/specs/" + name + ".json"; }
 std::string golden(const std::string& name) { return support::source_root() + "/golden/" + name + ".ptx"; }
 
-// `ptxgen simulate ARGS` in an empty directory `dir`: standard output alone in `out`, both streams in
-// `all`; the directory must stay empty (simulate writes nothing).
+// `ptxgen simulate ARGS` in an empty directory `dir`: standard output in `out`, then standard error
+// after it in `all`; the directory must stay empty (simulate writes nothing).
 struct Sim {
   int exit_code = -1;
   std::string out, all;
 };
 Sim simulate(const TempDir& dir, const std::vector<std::string>& args) {
+  const TempDir err;
   std::string cmd = "cd " + support::sh_quote(dir.path.string()) + " && " + support::sh_quote(support::bin()) + " simulate";
   for (const auto& a : args) cmd += " " + support::sh_quote(a);
+  const Run r = support::shell(cmd + " 2>" + support::sh_quote(err / "stderr"));
   Sim s;
-  const Run both = support::shell(cmd + " 2>&1");
-  const Run out = support::shell(cmd + " 2>/dev/null");
-  s.exit_code = both.exit_code;
-  CHECK(out.exit_code == both.exit_code);
-  s.out = out.output, s.all = both.output;
+  s.exit_code = r.exit_code;
+  s.out = r.output;
+  s.all = r.output + support::slurp(err / "stderr");
   CHECK(dir.entries().empty());
   return s;
 }
