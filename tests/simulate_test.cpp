@@ -162,7 +162,7 @@ TEST_CASE("simulate --print: an output tensor's corner beside the reference; --s
 }
 
 TEST_SUITE("sim_mutation") {
-TEST_CASE("simulate --ptx: a hand-edited kernel against its spec: a wrong value, a race and a deadlock, each exit 1 naming its cause") {
+TEST_CASE("simulate --ptx: a hand-edited kernel against its spec: a wrong value, a race, a deadlock, an out-of-bounds lane and an uninitialized barrier, each exit 1 naming its cause") {
   const std::string name = "gemm_bf16_tn_128x256x64";
   const std::string g = support::slurp(golden(name));
   TempDir files;
@@ -221,6 +221,17 @@ TEST_CASE("simulate --ptx: a hand-edited kernel against its spec: a wrong value,
                                             "[01] of the mbarrier at shared 0x[0-9a-f]+ \\(\"full\\[[0-3]\\]\"\\)")));
   j = nlohmann::json::parse(simulate(dir, {spec(name), "--ptx", deadlock, "--json"}).out);
   CHECK(j["cause"] == "deadlock");
+
+  // Epilogue warp 1 addresses lanes 16-47 (§9.7.16.8.1: a warp reaches its own quarter only).
+  s = simulate(dir, {spec(name), "--ptx", edited("oob.ptx", mutate(g, R"(\[(%r\d+)\+0x00200000\])", "[$1+0x00100000]", 0))});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find("error[out_of_bounds]: tcgen05.ld reaches lane 16, outside warp quarter 1's lanes (PTX ISA 9.7.16.8.1); CTA (0,0,0) "
+                   "thread 32 (warp 1, lane 0, role epilogue) at ptx line ") != std::string::npos);
+  // The accumulator barrier's mbarrier.init dropped.
+  s = simulate(dir, {spec(name), "--ptx", edited("uninit.ptx", mutate(g, R"(\tmbarrier\.init\.shared::cta\.b64 \[%r\d+\], 1;\n)", "", 0))});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find("error[unwritten]: use of an uninitialized mbarrier at shared 0x30800 (\"acc\"); CTA (0,0,0) thread 0 (warp 0, lane 0, "
+                   "role epilogue) at ptx line ") != std::string::npos);
 }
 }
 
