@@ -14,7 +14,7 @@
 #include <tuple>
 
 #include "refmodel.hpp"
-#include "refmodel_views.hpp"
+#include "sim/views.hpp"
 
 namespace refmodel {
 
@@ -22,6 +22,9 @@ namespace {
 
 using namespace ptxgen;
 using spec::TmemLayout;
+// The views resolved from the spec alone (src/sim/views.hpp, shared with the simulator's reference).
+using sim::View;
+using sim::Views;
 
 struct Elem {
   double v = 0;

@@ -1,4 +1,4 @@
-// Every tcgen05 GEMM golden, run whole by the kernel simulator (tests/sim/) on random inputs of
+// Every tcgen05 GEMM golden, run whole by the kernel simulator (src/sim/) on random inputs of
 // its operand types: several M and N tiles, more K blocks than pipeline stages (the ring wraps and
 // every barrier changes phase), and edges in all three dimensions (m, n, k not multiples of the
 // tile; k's tail is TMA zero fill); see simtest::gemm_sizes. D is compared with a float64 product computed here, within a

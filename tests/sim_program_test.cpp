@@ -1,6 +1,6 @@
 // Every program-level golden, run whole by the kernel simulator on random inputs (random scale
 // factors, valid sparsity metadata), its stored outputs against a float64 evaluation of the spec's
-// ops (tests/sim_program.cpp); and each once more with every load switched to TMA (emitted here).
+// ops (src/sim/program.cpp); and each once more with every load switched to TMA (emitted here).
 #include <doctest/doctest.h>
 
 #include <cstdio>

@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "sim/sim.hpp"
+#include "ptxgen/sim.hpp"
 
 namespace {
 

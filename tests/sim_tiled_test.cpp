@@ -3,7 +3,7 @@
 // several tiles in M and N with ragged edges, more K blocks than the rings have stages, and a K
 // that ends inside a block; a CTA pair's programs run as clusters of two CTAs, one pair per tile.
 // Every stored element is compared with the float64 evaluation of the spec's ops over the same
-// tiles and iterations (tests/sim_program.cpp).
+// tiles and iterations (src/sim/program.cpp).
 #include <doctest/doctest.h>
 
 #include <cstdio>

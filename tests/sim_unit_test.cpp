@@ -9,7 +9,7 @@
 
 #include "sim/internal.hpp"
 #include "sim/num.hpp"
-#include "sim/sim.hpp"
+#include "ptxgen/sim.hpp"
 
 namespace {
 

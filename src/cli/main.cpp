@@ -1,7 +1,8 @@
-// The ptxgen command line: check, plan, emit, manifest, build, rules, explain.
+// The ptxgen command line: check, plan, emit, manifest, build, simulate, rules, explain.
 //
 // This file declares the commands and dispatches; loading a spec for its targets is load.cpp,
-// writing outputs (--check, --update, --depfile) output.cpp, and `build` build.cpp. The exit
+// writing outputs (--check, --update, --depfile) output.cpp, `build` build.cpp and `simulate`
+// simulate.cpp. The exit
 // codes are in exit.hpp.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "ptxgen/io.hpp"
 #include "ptxgen/plan.hpp"
 #include "ptxgen/rules.hpp"
+#include "simulate.hpp"
 
 namespace {
 
@@ -94,6 +96,24 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   build_cmd->add_flag("-q,--quiet", bo.quiet, "print nothing when it succeeds");
 
+  SimulateOptions so;
+  auto* sim_cmd = app.add_subcommand(
+      "simulate", "run the kernel on the CPU simulator and compare its outputs with a float64 evaluation of the spec");
+  add_spec(sim_cmd, "simulate the kernel for this target instead of the spec's");
+  auto* sim_size =
+      sim_cmd->add_option("--size", so.sizes, "problem sizes (default: several tiles, K blocks and ragged edges)")
+          ->type_name("m=M,n=N,k=K");
+  sim_cmd->add_option("--grid", so.grid, "a persistent kernel's units (CTAs, pairs or clusters; default 2)")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  sim_cmd->add_option("--seed", so.seed, "seed of the random inputs (default 1)");
+  sim_cmd->add_option("--ptx", so.ptx, "simulate this PTX file (e.g. edited by hand) instead of the emitted PTX")
+      ->type_name("FILE");
+  sim_cmd->add_flag("--json", so.json, "the report as one JSON object");
+  sim_cmd->add_option("--print", so.print, "print the top-left corner of an output tensor beside its reference")
+      ->type_name("TENSOR");
+  sim_cmd->add_option("--max-instructions", so.max_instructions, "the simulation's budget (default 400000000)")
+      ->check(CLI::PositiveNumber);
+
   bool markdown = false;
   auto* rules_cmd = app.add_subcommand("rules", "list the rule table");
   rules_cmd->add_flag("--markdown", markdown, "the whole table as Markdown (docs/rules.md)");
@@ -151,6 +171,10 @@ int main(int argc, char** argv) {
     // Usage errors first: nothing is read when the command line is wrong.
     if ((*plan_cmd || *emit_cmd || *manifest_cmd) && src.targets.size() > 1)
       return usage("plan, emit and manifest write one target's output: give one --target (build takes several)");
+    if (*sim_cmd && src.targets.size() > 1) return usage("simulate runs one target's kernel: give one --target");
+    so.sizes_given = sim_size->count() > 0;
+    if (*sim_cmd)
+      if (auto why = simulate_usage_problem(so); !why.empty()) return usage(why);
     if (*plan_cmd && out.empty()) out = "-";
     if (auto why = depfile_usage_problem(text, out)) return usage(*why);
     if (*build_cmd && bo.out == "-" && bo.out_ptx == "-")
@@ -209,6 +233,7 @@ int main(int argc, char** argv) {
       return deliver(text, out.empty() ? s.name + ".manifest.json" : out, plan::manifest(planned),
                      "ptxgen manifest" + producer, l.inputs);
     if (*build_cmd) return build(l, bo);
+    if (*sim_cmd) return simulate(l, so);
   } catch (const std::exception& e) {
     std::cerr << "internal error: " << e.what() << "\n  = help: please report this spec to the ptxgen issue tracker\n";
     return kInternal;

@@ -1,5 +1,5 @@
-// See sim_gemm.hpp.
-#include "sim_gemm.hpp"
+// See ptxgen/sim.hpp (run_gemm): the gemm template's definition (docs/spec.md) in float64.
+#include "ptxgen/sim.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -7,9 +7,9 @@
 #include <numeric>
 #include <sstream>
 
-#include "sim_support.hpp"
+#include "support.hpp"
 
-namespace simtest {
+namespace ptxgen::sim {
 
 using nlohmann::json;
 
@@ -319,6 +319,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
                          : dd.name == "e5m2" ? std::ldexp(1.0, -17)
                          : dd.name == "e2m1" ? 0.25
                                              : 0.0;
+  const double sat = dd.name == "e4m3" ? 448.0 : dd.name == "e5m2" ? 57344.0 : 0.0;
   const double steps = static_cast<double>((kk + 7) / 8 + 1);
   const std::vector<uint8_t>& D = g.at(d_addr);
   const Operand& A = ops.at("A");
@@ -407,6 +408,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   // by block below.
   std::vector<double> q_ref, q_bound;
   if (sfd_addr) q_ref.assign(static_cast<size_t>(m * nd), 0.0), q_bound.assign(static_cast<size_t>(m * nd), 0.0);
+  res.tensors.push_back(tensor_report("D", m, nd));
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < nd; ++j) {
       double ref = 0, acc_bound = 0;
@@ -441,9 +443,13 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         q_bound[static_cast<size_t>(i * nd + j)] = acc_bound;
         continue;
       }
+      // An 8-bit float D is converted with .satfinite (docs/spec.md, d.dtype): beyond the range its
+      // largest finite value. Clamping moves no value farther from the exact one, so the bound holds.
+      if (sat > 0) ref = std::clamp(ref, -sat, sat);
       const double bound = acc_bound * (1 + u_out) + u_out * std::fabs(ref) + abs_out + 1e-300;
       const double err = std::fabs(got - ref);
       const double rel = std::isnan(err) ? INFINITY : (dd.name == "s32" ? (err == 0 ? 0 : INFINITY) : err / bound);
+      tally(res.tensors.front(), i, j, got, ref, dd.name == "s32" ? 0.0 : bound);
       ++res.checked;
       if (std::isnan(err) || err > res.max_err) res.max_err = std::isnan(err) ? INFINITY : err;
       if (rel > res.worst || std::isnan(rel)) {
@@ -480,6 +486,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     };
     const std::vector<uint8_t>& SF = g.at(sfd_addr);
     std::vector<bool> written(SF.size(), false);
+    res.tensors.push_back(tensor_report("SFD", m, nd / q_vec));
     auto worse = [&](double rel, const std::string& where) {
       if (rel > res.worst || std::isnan(rel)) {
         res.worst = std::isnan(rel) ? INFINITY : rel;
@@ -499,6 +506,8 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         const int x = SF[at];
         const int x_lo = e4m3_factor ? e4m3_factor_of(lo * (1 - std::ldexp(1.0, -23))) : factor(lo);
         const int x_hi = e4m3_factor ? e4m3_factor_of(hi * (1 + std::ldexp(1.0, -23))) : factor(hi);
+        // The factor's byte against the range the block's amax allows: its middle within half the range.
+        tally(res.tensors.back(), i, b, x, (x_lo + x_hi) / 2.0, x_hi == x_lo ? 0.0 : (x_hi - x_lo) / 2.0);
         if (x < x_lo || x > x_hi) {
           std::ostringstream s;
           s << "SFD(" << i << "," << b << ") = " << x << ", expected " << x_lo << (x_hi != x_lo ? " or " + std::to_string(x_hi) : "")
@@ -514,6 +523,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
                                (e4m3_factor ? std::ldexp(1.0, -23) * std::fabs(q_ref[ij] * scale) : 0.0);
           const double got = dd.decode(get_bits(D, static_cast<uint64_t>(ij * static_cast<uint64_t>(dd.bits)), dd.bits));
           const double err = std::fabs(got - ref);
+          tally(res.tensors.front(), i, j, got, ref, bound);
           ++res.checked;
           if (std::isnan(err) || err > res.max_err) res.max_err = std::isnan(err) ? INFINITY : err;
           const double rel = err / bound;
@@ -526,13 +536,19 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         }
       }
     for (size_t at = 0; at < SF.size(); ++at)
-      if (!written[at] && SF[at] != 0xA5) worse(INFINITY, "SFD byte " + std::to_string(at) + " (padding) = " + std::to_string(SF[at]) + ", written");
+      if (!written[at] && SF[at] != 0xA5) {
+        worse(INFINITY, "SFD byte " + std::to_string(at) + " (padding) = " + std::to_string(SF[at]) + ", written");
+        if (res.tensors.back().note.empty()) res.tensors.back().note = "padding byte " + std::to_string(at) + " of the 128x4 layout written";
+        res.tensors.back().worst = INFINITY;
+      }
   }
   if (amax_addr) {
     const std::vector<uint8_t>& am = g.at(amax_addr);
     const double got = static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(get_bits(am, 0, 32))));
     const double mid = (amax_lo + amax_hi) / 2, half = (amax_hi - amax_lo) / 2 + 1e-300;
     const double rel = std::isnan(got) ? INFINITY : std::fabs(got - mid) / half;
+    res.tensors.push_back(tensor_report("amax", 1, 1));
+    tally(res.tensors.back(), 0, 0, got, mid, half);
     if (rel > res.worst) {
       res.worst = rel;
       std::ostringstream s;
@@ -543,4 +559,4 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   return res;
 }
 
-}  // namespace simtest
+}  // namespace ptxgen::sim

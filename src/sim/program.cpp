@@ -1,8 +1,8 @@
-// See sim_program.hpp. The reference: the ops of docs/spec.md ("The program level") evaluated
+// See ptxgen/sim.hpp (run_program). The reference: the ops of docs/spec.md ("The program level") evaluated
 // in float64 on the inputs the simulation got, tensor memory as element slots at the bit
-// addresses the views give (refmodel_views.hpp), every value carrying an error bound that the
+// addresses the views give (views.hpp), every value carrying an error bound that the
 // f32 accumulation and each conversion widen.
-#include "sim_program.hpp"
+#include "ptxgen/sim.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,10 +11,10 @@
 #include <map>
 #include <sstream>
 
-#include "refmodel_views.hpp"
-#include "sim_support.hpp"
+#include "views.hpp"
+#include "support.hpp"
 
-namespace simtest {
+namespace ptxgen::sim {
 
 using nlohmann::json;
 namespace spec = ptxgen::spec;
@@ -238,7 +238,7 @@ struct Cta {  // one CTA's state in the evaluation
 
 struct Eval {
   const spec::Program& p;
-  refmodel::Views views;
+  Views views;
   std::map<std::string, Matrix> g;   // globals (inputs: values; outputs: the reference)
   std::map<std::string, DType> gtype;
   std::vector<Cta> cta;
@@ -260,7 +260,7 @@ struct Eval {
   static uint64_t tbit(int lane, int col, int bit) { return (uint64_t(lane) * 512 + uint64_t(col)) * 32 + uint64_t(bit); }
 
   Matrix read_view(int r, const std::string& n) {
-    const refmodel::View v = views.get(n);
+    const View v = views.get(n);
     Matrix m(v.rows, v.row_elems());
     auto& t = cta[static_cast<size_t>(r)].tmem[v.alloc];
     for (int row = 0; row < m.rows; ++row)
@@ -279,7 +279,7 @@ struct Eval {
     return m;
   }
   void write_view(int r, const std::string& n, Matrix& m) {
-    const refmodel::View v = views.get(n);
+    const View v = views.get(n);
     auto& t = cta[static_cast<size_t>(r)].tmem[v.alloc];
     const int bits = 32 / v.packing;
     for (int row = 0; row < m.rows; ++row)
@@ -693,6 +693,8 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, cons
     const Dtype dt = dtype(dname(gt.dtype));
     Matrix& want = ev.g.at(gt.name);
     res.outputs += gt.rows * gt.cols;
+    res.tensors.push_back(tensor_report(gt.name, gt.rows, gt.cols));
+    TensorReport& tr = res.tensors.back();
     for (int64_t i = 0; i < gt.rows * gt.cols; ++i) {
       const Elem& w = want.e[static_cast<size_t>(i)];
       if (!w.def) continue;  // nothing defined lands there (e.g. lanes a 4-row copy leaves unwritten)
@@ -707,6 +709,9 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, cons
         err = b == static_cast<uint32_t>(w.code & ((uint64_t{1} << dt.bits) - 1)) ? 0 : INFINITY;
         ratio = err;
       }
+      // Raw outputs compare their bits: equal, bound 0.
+      if (is_float(gt.dtype)) tally(tr, i / gt.cols, i % gt.cols, dt.decode(b), w.v, w.err + 1e-300);
+      else tally(tr, i / gt.cols, i % gt.cols, b, w.code & ((uint64_t{1} << dt.bits) - 1), 0.0);
       ++res.checked;
       if (ratio > res.worst || std::isnan(ratio)) {
         res.worst = std::isnan(ratio) ? INFINITY : ratio;
@@ -720,4 +725,4 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, cons
   return res;
 }
 
-}  // namespace simtest
+}  // namespace ptxgen::sim

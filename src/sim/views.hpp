@@ -1,5 +1,5 @@
 // The program level's tensor-memory views resolved from the spec alone (docs/spec.md "Views"),
-// for the reference models (tests/refmodel_program.cpp, tests/sim_program.cpp): not the planner's
+// for the reference models (src/sim/program.cpp, tests/refmodel_program.cpp): not the planner's
 // resolution, which tests/refmodel_program.cpp checks against this one.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "ptxgen/program.hpp"
 
-namespace refmodel {
+namespace ptxgen::sim {
 
 using ptxgen::isa::DType;
 using ptxgen::spec::TmemLayout;
@@ -101,4 +101,4 @@ class Views {
   std::map<std::string, int> idx_;
 };
 
-}  // namespace refmodel
+}  // namespace ptxgen::sim

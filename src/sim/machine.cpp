@@ -42,6 +42,9 @@ uint8_t* Global::find(uint64_t address, size_t bytes) {
 
 Machine::Machine(const Kernel& kk, const Launch& l, Global& g, const Options& o, Stats& s)
     : k(kk), launch(l), global(g), opt(o), stats(s) {
+  stats.warp_instructions.assign(l.threads / 32, 0);
+  stats.warp_mbarrier_waits.assign(l.threads / 32, 0);
+  stats.warp_bar_waits.assign(l.threads / 32, 0);
   param_maps.assign(k.params.size(), nullptr);
   for (size_t i = 0; i < k.params.size(); ++i) {
     const Param* p = nullptr;

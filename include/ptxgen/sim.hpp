@@ -1,3 +1,5 @@
+// The kernel simulator (src/sim/), the product's `ptxgen simulate` and the tests' sim suites use it.
+//
 // ksim: a simulator of complete tcgen05 (sm_100a family) and wgmma (sm_90a) kernels as ptxgen emits
 // them, driven by the PTX text and the launch (grid, cluster, parameters, tensor maps) only -- it
 // knows nothing of ptxgen's plans.
@@ -28,9 +30,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "ptxgen/program.hpp"
 
 namespace ksim {
 
@@ -90,6 +95,10 @@ struct Options {
 
 struct Stats {
   uint64_t instructions = 0, mma = 0, tma_boxes = 0, tma_stores = 0, ctas = 0;
+  // Per warp of the CTA (index tid / 32), summed over every CTA of the grid: the instructions its
+  // threads executed, the times one of its threads blocked at an mbarrier (a failed
+  // mbarrier.try_wait that waits for the phase), and its threads' bar.syncs (each waits for the rest).
+  std::vector<uint64_t> warp_instructions, warp_mbarrier_waits, warp_bar_waits;
 };
 
 struct Kernel;  // the decoded PTX: every instruction parsed once into a compact form
@@ -105,3 +114,81 @@ KernelPtr parse(const std::string& ptx);
 Stats run(const Kernel& k, const Launch& launch, Global& global, const Options& options = {});
 
 }  // namespace ksim
+
+// ---- the references: a kernel run on random inputs and compared with float64 --------------------
+// src/sim/gemm.cpp: the gemm template's definition (docs/spec.md: D = A B, block-scaled and
+// sparse A, the fused epilogues, the quantized D with its factors); src/sim/program.cpp: a
+// program spec's ops evaluated from their documented meaning (views resolved from the spec in
+// src/sim/views.hpp, none of the planner's results). Both build the launch from the kernel's
+// launch manifest (the JSON `ptxgen manifest` prints), as a host would.
+namespace ptxgen::sim {
+
+// One element outside its bound.
+struct Mismatch {
+  int64_t row = 0, col = 0;
+  double got = 0, want = 0, bound = 0;  // bound 0: the bits must be equal
+};
+
+// What comparing one output tensor with its reference found.
+struct TensorReport {
+  static constexpr size_t kFirst = 8;  // mismatches kept
+  std::string name;
+  int64_t rows = 0, cols = 0;
+  long checked = 0;      // elements compared (those the reference defines)
+  double max_abs = 0;    // max |got - want|
+  double max_rel = 0;    // max |got - want| / |want| over the elements whose reference is not 0
+  double worst = 0;      // max |got - want| / bound: <= 1 passes (infinity for unequal raw bits)
+  double bound = 0;      // the bound at the element `worst` was found at
+  std::vector<Mismatch> first;  // the first elements outside their bound, in row-major order
+  // rows x cols, row-major: the values the kernel stored and the reference's (NaN where the
+  // reference defines nothing); filled for tensors of at most kKeep elements.
+  static constexpr int64_t kKeep = int64_t{1} << 22;
+  std::vector<double> got, want;
+  std::string note;      // what else was wrong (a quantized D's factor padding overwritten)
+};
+
+struct GemmResult {
+  std::string error;   // the simulator's Error, if it failed
+  long checked = 0;    // elements of D compared
+  double max_err = 0;  // max |D - reference|
+  double worst = 0;    // max |D - reference| / bound (<= 1 passes)
+  std::string where;   // the element at `worst`
+  uint64_t ctas = 0;
+  ksim::Stats stats;
+  std::vector<TensorReport> tensors;  // D, then SFD (a quantized D's factors) and amax where the kernel has them
+};
+
+// Problem sizes for a kernel with the manifest's tile and `stages` pipeline stages: two tiles in M
+// and N with ragged edges (odd n: the one-element stores) and two K blocks, the second partial; then
+// one tile, short of the edge in M and N (even n: the paired stores), with more K blocks than
+// stages (the ring wraps, every barrier changes phase; k's tail partial).
+// D reached through a tensor map (the TMA epilogue) needs rows 16 bytes apart: n is then rounded
+// down to a multiple of 16 bytes of D (still short of the tile's edge).
+std::vector<std::array<int64_t, 3>> gemm_sizes(const nlohmann::json& manifest, int stages);
+// Elements of D in 16 bytes when a tensor map reaches D, else 1: n must be a multiple of it.
+int64_t d_row_unit(const nlohmann::json& manifest);
+
+// `multiprocessors`: a persistent kernel's grid is the launcher's, min(tiles, multiprocessors /
+// cta_group) * cta_group CTAs, each walking several tiles when there are more; 0: one CTA (pair) per
+// tile. A data-parallel kernel ignores it. `n` is D's width: a gated kernel's (swiglu, geglu; the
+// manifest's derived size d) B then has 2 n rows, the gate's and up's.
+GemmResult run_gemm(const ksim::Kernel& k, const nlohmann::json& manifest, int64_t m, int64_t n, int64_t kk, unsigned seed,
+                    const ksim::Options& o = {}, int multiprocessors = 0);
+
+struct ProgramResult {
+  std::string error;   // the simulator's Error, if it failed
+  long checked = 0;    // stored elements compared (those the evaluation defines)
+  long outputs = 0;    // elements of the globals the kernel stores
+  double max_err = 0;  // max |got - reference| of the float outputs
+  double worst = 0;    // max |got - reference| / bound (<= 1 passes; raw outputs must be equal: 0 or infinity)
+  std::string where;
+  ksim::Stats stats;
+  std::vector<TensorReport> tensors;  // every global the kernel stores, in the spec's order
+};
+
+// `sizes`: the run's problem sizes where they differ from the spec's (the kernel takes them as
+// parameters; a grid launches one CTA per tile of them, and tensors of run-time extents follow).
+ProgramResult run_program(const ksim::Kernel& k, const ptxgen::spec::Program& p, const nlohmann::json& manifest,
+                          unsigned seed, const ksim::Options& o = {}, const std::map<std::string, int64_t>& sizes = {});
+
+}  // namespace ptxgen::sim

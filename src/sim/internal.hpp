@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sim.hpp"
+#include "ptxgen/sim.hpp"
 
 namespace ksim {
 

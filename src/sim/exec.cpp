@@ -72,6 +72,7 @@ void Machine::run_thread(Thread& t) {
     if (t.pc >= n) fail(&t, "ran past the end of the kernel");
     if (++stats.instructions > opt.max_instructions)
       fail(&t, "the kernel does not end (" + std::to_string(opt.max_instructions) + " instructions)");
+    ++stats.warp_instructions[t.tid / 32];
     const Ins& in = code[t.pc];
     if (in.guard >= 0 && ((reg(t, static_cast<uint32_t>(in.guard)) != 0) == in.guard_neg)) {
       ++t.pc;
@@ -333,6 +334,7 @@ void Machine::run_thread(Thread& t) {
                        std::to_string(b.arrived) + " threads wait on it for " + std::to_string(b.expected));
         b.expected = static_cast<uint32_t>(count);
         ++t.pc;
+        ++stats.warp_bar_waits[t.tid / 32];
         t.st = Thread::at_bar;
         t.bar_id = static_cast<uint32_t>(id);
         b.waiters.push_back(static_cast<uint32_t>(&t - threads.data()));
@@ -393,6 +395,7 @@ void Machine::run_thread(Thread& t) {
         put(in.o[0].r, done);
         if (kTrace) std::fprintf(stderr, "  try_wait cta %u tid %u off %x parity %lu phase %lu -> %d\n", t.cta, t.tid, off, (unsigned long)parity, (unsigned long)m.phase, done);
         if (!done && spin_[t.pc]) {  // block here until the barrier moves on
+          ++stats.warp_mbarrier_waits[t.tid / 32];
           t.st = Thread::at_mbar;
           t.wait_cta = cta;
           t.wait_addr = off;

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/num.hpp"
-#include "sim/sim.hpp"
+#include "num.hpp"
+#include "ptxgen/sim.hpp"
 
-namespace simtest {
+namespace ptxgen::sim {
 
 // An element type by its spec name: storage bits, decoding, and random encodings.
 struct Dtype {
@@ -119,6 +119,33 @@ inline ksim::TensorMap tensor_map(const nlohmann::json& t, uint64_t global, uint
   return m;
 }
 
+// A tensor's report (ptxgen/sim.hpp), its values kept when it is small enough to print.
+inline TensorReport tensor_report(const std::string& name, int64_t rows, int64_t cols) {
+  TensorReport r;
+  r.name = name;
+  r.rows = rows;
+  r.cols = cols;
+  if (rows * cols <= TensorReport::kKeep) {
+    r.got.assign(static_cast<size_t>(rows * cols), NAN);
+    r.want.assign(static_cast<size_t>(rows * cols), NAN);
+  }
+  return r;
+}
+// One element (row i, column j) compared: `bound` 0 asks for equal values (raw bits, s32).
+inline void tally(TensorReport& r, int64_t i, int64_t j, double got, double want, double bound) {
+  const double err = std::fabs(got - want);
+  const double ratio = std::isnan(err) ? INFINITY : bound > 0 ? err / bound : err == 0 ? 0.0 : INFINITY;
+  ++r.checked;
+  if (!(err <= r.max_abs)) r.max_abs = std::isnan(err) ? INFINITY : err;
+  if (want != 0 && !(err / std::fabs(want) <= r.max_rel)) r.max_rel = std::isnan(err) ? INFINITY : err / std::fabs(want);
+  if (!(ratio <= r.worst) || r.checked == 1) r.worst = ratio, r.bound = bound;
+  if (ratio > 1 && r.first.size() < TensorReport::kFirst) r.first.push_back(Mismatch{i, j, got, want, bound});
+  if (!r.got.empty() && i >= 0 && i < r.rows && j >= 0 && j < r.cols) {
+    r.got[static_cast<size_t>(i * r.cols + j)] = got;
+    r.want[static_cast<size_t>(i * r.cols + j)] = want;
+  }
+}
+
 inline ksim::Param value(const std::string& name, uint64_t v) {
   ksim::Param p;
   p.name = name;
@@ -133,4 +160,4 @@ inline ksim::Param map_param(const std::string& name, const ksim::TensorMap& m) 
   return p;
 }
 
-}  // namespace simtest
+}  // namespace ptxgen::sim

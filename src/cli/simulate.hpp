@@ -1,0 +1,59 @@
+// `ptxgen simulate`: the kernel a spec compiles to (or a PTX file given for it), run on the CPU by
+// the kernel simulator (ptxgen/sim.hpp) on random inputs, every output compared with a float64
+// evaluation of the spec (docs/simulate.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "load.hpp"
+#include "ptxgen/sim.hpp"
+
+namespace ptxgen::cli {
+
+struct SimulateOptions {
+  bool sizes_given = false;
+  std::string sizes;  // --size: "m=256,n=512,k=320" (a program: its size names)
+  int64_t grid = 0;   // --grid: a persistent kernel's units (CTAs, pairs or clusters); 0 the default
+  unsigned seed = 1;  // --seed: the random inputs'
+  std::string ptx;    // --ptx: simulate this PTX file instead of the emitted PTX
+  std::string print;  // --print: an output tensor to print beside its reference
+  bool json = false;
+  // The documented budget (docs/simulate.md): a run past it stops with an error, never a hang.
+  uint64_t max_instructions = 400'000'000;
+};
+
+// A run's problem sizes by name.
+using Sizes = std::map<std::string, int64_t>;
+
+// "" when `sizes` reads as NAME=VALUE,...; else what is wrong with it (a usage error).
+std::string simulate_usage_problem(const SimulateOptions& o);
+
+// Simulates l's one unit; prints the report (text, or one JSON object) on standard output. Exit 0
+// when every output is within its bound and the simulator found nothing wrong, else 1.
+int simulate(const Loaded& l, const SimulateOptions& o);
+
+// ---- the report (simulate_report.cpp) ----
+struct SimReport {
+  std::string spec_path, ptx_name;  // what ran
+  std::string sizes_how;            // how the sizes were chosen, in words
+  Sizes sizes;
+  bool persistent = false;
+  int64_t units = 0;         // a persistent kernel's units
+  std::string cause, error;  // "" when it passed; error in the spec's terms (with_names)
+  std::vector<sim::TensorReport> tensors;
+  ksim::Stats stats;
+  const sim::TensorReport* shown = nullptr;  // --print
+};
+// The report on standard output: text, or one JSON object with --json (docs/simulate.md).
+void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport& r);
+// "m=256 n=512 k=320": m, n and k first, then any other names.
+std::string sizes_text(const Sizes& z);
+// What a simulator error is, from its wording: deadlock, race, budget, unwritten, out_of_bounds, error.
+std::string cause_of(const std::string& e);
+// A simulator message in the spec's terms: roles of warps, names of mbarriers and tiles.
+std::string with_names(const std::string& e, const plan::Plan& p);
+
+}  // namespace ptxgen::cli

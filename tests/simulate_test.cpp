@@ -1,0 +1,281 @@
+// `ptxgen simulate` (src/cli/simulate.cpp, docs/simulate.md) run as a user runs it: kernels that
+// pass with every output within the bound the report prints, hand-edited PTX (--ptx) failing for
+// its named cause (a wrong value, a race, a deadlock), and bad input refused with nothing written.
+// The simulations run in the sim_gemm and sim_mutation suites (outside the sanitized run, as the
+// other whole-kernel simulations), the refusals in cli.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "cli_support.hpp"
+
+using ptxgen::io::Run;
+using support::TempDir;
+
+namespace {
+
+std::string spec(const std::string& name) { return support::source_root() + "/specs/" + name + ".json"; }
+std::string golden(const std::string& name) { return support::source_root() + "/golden/" + name + ".ptx"; }
+
+// `ptxgen simulate ARGS` in an empty directory `dir`: standard output in `out`, then standard error
+// after it in `all`; the directory must stay empty (simulate writes nothing).
+struct Sim {
+  int exit_code = -1;
+  std::string out, all;
+};
+Sim simulate(const TempDir& dir, const std::vector<std::string>& args) {
+  const TempDir err;
+  std::string cmd = "cd " + support::sh_quote(dir.path.string()) + " && " + support::sh_quote(support::bin()) + " simulate";
+  for (const auto& a : args) cmd += " " + support::sh_quote(a);
+  const Run r = support::shell(cmd + " 2>" + support::sh_quote(err / "stderr"));
+  Sim s;
+  s.exit_code = r.exit_code;
+  s.out = r.output;
+  s.all = r.output + support::slurp(err / "stderr");
+  CHECK(dir.entries().empty());
+  return s;
+}
+
+// Replaces the n-th match of `re` in `text` by `fmt` (n = -1: every match); REQUIREs one.
+std::string mutate(const std::string& text, const std::string& re, const std::string& fmt, int n) {
+  const std::regex r(re);
+  std::string out;
+  size_t last = 0;
+  int i = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), r); it != std::sregex_iterator(); ++it, ++i) {
+    if (n >= 0 && i != n) continue;
+    out += text.substr(last, static_cast<size_t>(it->position()) - last) + it->format(fmt);
+    last = static_cast<size_t>(it->position() + it->length());
+  }
+  REQUIRE_MESSAGE(i > (n < 0 ? 0 : n), "the pattern /" << re << "/ no longer matches the golden");
+  return out + text.substr(last);
+}
+
+// Line `n` (from 1) of `text`.
+std::string line_of(const std::string& text, int n) {
+  std::istringstream in(text);
+  std::string l;
+  for (int i = 0; i < n && std::getline(in, l); ++i) {
+  }
+  return l;
+}
+
+}  // namespace
+
+TEST_SUITE("sim_gemm") {
+TEST_CASE("simulate: tcgen05, sm_90a, fused-epilogue and program kernels pass at the default sizes, within the bound printed") {
+  struct Case {
+    const char* spec;
+    int64_t m, n, k;  // the default sizes docs/simulate.md gives: two ragged tiles in M and N, stages + 1 K blocks
+    uint64_t mma;     // MMA instructions (tcgen05) or warpgroup operations (wgmma) over the grid
+    std::vector<std::string> tensors, roles;
+  };
+  const Case cases[] = {
+      // 128 x 256 x 64, 4 stages: 2 x 2 tiles, 5 K blocks of 4 MMAs (K = 16) each.
+      {"gemm_bf16_tn_128x256x64", 251, 507, 317, 80, {"D"}, {"epilogue", "producer", "mma"}},
+      // sm_90a: two consumer warpgroups, each 64 rows x 4 K steps a K block.
+      {"gemm_sm90_bf16_128x256x64", 251, 507, 317, 160, {"D"}, {"consumer", "producer"}},
+      // bias, gelu and MXFP8 D: n a whole number of 32-element blocks; D and its factors checked.
+      {"gemm_bf16_128x256x64_bias_gelu_mxfp8", 251, 480, 317, 80, {"D", "SFD"}, {"epilogue", "producer", "mma"}},
+      // An e4m3 D (bias, relu): the largest sums of 317 products pass 448, where .satfinite clamps.
+      {"gemm_bf16_128x256x64_e4m3_out", 251, 507, 317, 80, {"D"}, {"epilogue", "producer", "mma"}},
+      // A pipelined program over a grid: 128 x 64 tiles (two less 24 rows, one plus 8 columns),
+      // 2 x 3 + 1 K blocks of 64 less 16 (3 stages), 4 MMAs a block.
+      {"prog_pipelined_gemm_bf16", 232, 136, 432, 112, {"D"}, {"epilogue", "mma", "producer"}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.spec);
+    TempDir dir;
+    const Sim s = simulate(dir, {spec(c.spec), "--json"});
+    CHECK_MESSAGE(s.exit_code == 0, s.all);
+    const auto j = nlohmann::json::parse(s.out);
+    CHECK(j["result"] == "pass");
+    CHECK(j["cause"].is_null());
+    CHECK(j["sizes"]["m"] == c.m);
+    CHECK(j["sizes"]["n"] == c.n);
+    CHECK(j["sizes"]["k"] == c.k);
+    REQUIRE(j["tensors"].size() == c.tensors.size());
+    for (size_t i = 0; i < c.tensors.size(); ++i) {
+      const auto& t = j["tensors"][i];
+      CAPTURE(t.dump());
+      CHECK(t["name"] == c.tensors[i]);
+      CHECK(t["checked"] == t["rows"].get<int64_t>() * t["cols"].get<int64_t>());  // every element compared
+      CHECK(t["pass"] == true);
+      CHECK(t["mismatches"].empty());
+      CHECK(t["worst"].get<double>() <= 1.0);  // max |error| / bound over the elements, the bound printed beside it
+      CHECK(t["bound"].get<double>() > 0);
+    }
+    CHECK(j["tensors"][0]["rows"] == c.m);
+    CHECK(j["tensors"][0]["cols"] == c.n);
+    CHECK(j["dynamic"]["mma"] == c.mma);
+    CHECK(j["dynamic"]["ctas"] == 4);
+    REQUIRE(j["dynamic"]["roles"].size() == c.roles.size());
+    for (size_t i = 0; i < c.roles.size(); ++i) {
+      CHECK(j["dynamic"]["roles"][i]["name"] == c.roles[i]);
+      CHECK(j["dynamic"]["roles"][i]["instructions"].get<uint64_t>() > 0);
+      CHECK(j["dynamic"]["roles"][i]["mbarrier_waits"].get<uint64_t>() > 0);  // every role waits for another
+    }
+  }
+  // The text report of the first: the element count, the verdict, the roles.
+  TempDir dir;
+  const Sim s = simulate(dir, {spec("gemm_bf16_tn_128x256x64")});
+  CHECK(s.exit_code == 0);
+  CHECK(s.out.find("  sizes: m=251 n=507 k=317 (default: two tiles in M and N with ragged edges, 5 K blocks (the 4-stage ring wraps), "
+                   "the last partial), seed 1\n") != std::string::npos);
+  CHECK(s.out.find("  D: 127257 elements checked, max abs error ") != std::string::npos);
+  CHECK(s.out.find("): ok\n") != std::string::npos);
+  CHECK(s.out.find("  ran 4 CTA(s): ") != std::string::npos);
+  CHECK(s.out.find("    producer (warp 4): ") != std::string::npos);
+  CHECK(s.out.find("    epilogue (warps 0-3): ") != std::string::npos);
+}
+
+TEST_CASE("simulate --print: an output tensor's corner beside the reference; --size, --seed and --grid choose the run") {
+  TempDir dir;
+  // A persistent kernel on 3 units walking 2 x 3 tiles.
+  const Sim s = simulate(dir, {spec("gemm_bf16_persistent_tma_128x256x64"), "--size", "m=200,n=600,k=100", "--seed", "7", "--grid",
+                               "3", "--print", "D", "--json"});
+  CHECK_MESSAGE(s.exit_code == 0, s.all);
+  const auto j = nlohmann::json::parse(s.out);
+  CHECK(j["sizes"] == nlohmann::json{{"k", 100}, {"m", 200}, {"n", 600}});
+  CHECK(j["sizes_chosen"] == "given");
+  CHECK(j["seed"] == 7);
+  CHECK(j["units"] == 3);
+  CHECK(j["dynamic"]["ctas"] == 3);
+  CHECK(j["tensors"][0]["checked"] == 200 * 600);
+  REQUIRE(j["print"]["got"].size() == 16);
+  REQUIRE(j["print"]["got"][0].size() == 8);
+  CHECK(j["tensors"][0]["pass"] == true);
+  // The kernel's D and the float64 reference, within bf16's rounding (2^-8 relative) of each other.
+  for (size_t r = 0; r < 16; ++r)
+    for (size_t c = 0; c < 8; ++c) {
+      const double got = j["print"]["got"][r][c], want = j["print"]["want"][r][c];
+      CHECK(std::fabs(got - want) <= std::ldexp(std::fabs(want), -7) + 1e-6);
+    }
+  const Sim t = simulate(dir, {spec("gemm_bf16_persistent_tma_128x256x64"), "--size", "m=20,n=16,k=16", "--print", "D"});
+  CHECK(t.exit_code == 0);
+  CHECK(t.out.find("  D rows 0-15, columns 0-7 (of 20 x 16): the kernel's | the reference\n") != std::string::npos);
+}
+}
+
+TEST_SUITE("sim_mutation") {
+TEST_CASE("simulate --ptx: a hand-edited kernel against its spec: a wrong value, a race, a deadlock, an out-of-bounds lane and an uninitialized barrier, each exit 1 naming its cause") {
+  const std::string name = "gemm_bf16_tn_128x256x64";
+  const std::string g = support::slurp(golden(name));
+  TempDir files;
+  auto edited = [&](const std::string& file, const std::string& ptx) {
+    REQUIRE(ptx != g);
+    support::write(files / file, ptx);
+    return files / file;
+  };
+  TempDir dir;
+  // The unedited golden passes (what the edits below break).
+  CHECK(simulate(dir, {spec(name), "--ptx", golden(name)}).exit_code == 0);
+
+  // Instruction descriptor N = 128 (bits 17-22, §9.7.16.4.2): columns 128-255 of each tile never computed.
+  const std::string wrong = edited("wrong.ptx", mutate(g, R"(0x08400490, %p)", "0x08200490, %p", -1));
+  Sim s = simulate(dir, {spec(name), "--ptx", wrong, "--json"});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find("error[wrong_value]: 1 output tensor(s) differ from the float64 reference beyond their bound") != std::string::npos);
+  auto j = nlohmann::json::parse(s.out);
+  CHECK(j["result"] == "fail");
+  CHECK(j["cause"] == "wrong_value");
+  CHECK(j["tensors"][0]["pass"] == false);
+  REQUIRE(j["tensors"][0]["mismatches"].size() == 8);
+  CHECK(j["tensors"][0]["mismatches"][0]["row"] == 0);  // the first element of the uncomputed half
+  CHECK(j["tensors"][0]["mismatches"][0]["col"] == 128);
+  CHECK(j["tensors"][0]["mismatches"][7]["col"] == 135);
+  s = simulate(dir, {spec(name), "--ptx", wrong});
+  CHECK(s.all.find("    D(0,128) = ") != std::string::npos);
+  CHECK(s.all.find("): WRONG\n") != std::string::npos);
+
+  // The MMA issuer's full-barrier phase starts at 1: it passes before the loads land.
+  const std::string race = edited("race.ptx", mutate(g, R"((mov\.u32 %r\d+,) 0(;\s*// its phase))", "$1 1$2", 1));
+  s = simulate(dir, {spec(name), "--ptx", race});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find("error[race]: tcgen05.mma reads shared memory at 0x800 (tile a stage 0, byte 0) while an asynchronous operation "
+                   "issued at ptx line ") != std::string::npos);
+  CHECK(s.all.find("(warp 5, lane 0, role mma) at ptx line ") != std::string::npos);
+  const std::smatch at = [&] {
+    std::smatch m;
+    REQUIRE(std::regex_search(s.all, m, std::regex("role mma\\) at ptx line ([0-9]+)")));
+    return m;
+  }();
+  CHECK(line_of(support::slurp(race), std::stoi(at[1])).find("tcgen05.mma") != std::string::npos);  // the line the message names
+  j = nlohmann::json::parse(simulate(dir, {spec(name), "--ptx", race, "--json"}).out);
+  CHECK(j["cause"] == "race");
+  CHECK(j["tensors"].empty());
+
+  // The producer's ring wraps after 3 of its 4 stages: the MMA issuer waits for a stage never loaded.
+  const std::string deadlock = edited("deadlock.ptx", mutate(g, R"((setp\.eq\.u32 %p\d+, %r\d+,) 4;)", "$1 3;", 0));
+  s = simulate(dir, {spec(name), "--ptx", deadlock});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find("error[deadlock]: no thread can proceed and no asynchronous operation is in flight") != std::string::npos);
+  // Each stuck warp: its role, and the barrier (by name and stage) and phase it waits for.
+  CHECK(s.all.find("(warp 0, lane 0, role epilogue) at ptx line ") != std::string::npos);
+  CHECK(s.all.find(": waits for the phase of parity 0 of the mbarrier at shared 0x30800 (\"acc\")") != std::string::npos);
+  CHECK(std::regex_search(s.all, std::regex("role mma\\) at ptx line [0-9]+ `mbarrier\\.try_wait[^\n]*: waits for the phase of parity "
+                                            "[01] of the mbarrier at shared 0x[0-9a-f]+ \\(\"full\\[[0-3]\\]\"\\)")));
+  j = nlohmann::json::parse(simulate(dir, {spec(name), "--ptx", deadlock, "--json"}).out);
+  CHECK(j["cause"] == "deadlock");
+
+  // Epilogue warp 1 addresses lanes 16-47 (§9.7.16.8.1: a warp reaches its own quarter only).
+  s = simulate(dir, {spec(name), "--ptx", edited("oob.ptx", mutate(g, R"(\[(%r\d+)\+0x00200000\])", "[$1+0x00100000]", 0))});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find("error[out_of_bounds]: tcgen05.ld reaches lane 16, outside warp quarter 1's lanes (PTX ISA 9.7.16.8.1); CTA (0,0,0) "
+                   "thread 32 (warp 1, lane 0, role epilogue) at ptx line ") != std::string::npos);
+  // The accumulator barrier's mbarrier.init dropped.
+  s = simulate(dir, {spec(name), "--ptx", edited("uninit.ptx", mutate(g, R"(\tmbarrier\.init\.shared::cta\.b64 \[%r\d+\], 1;\n)", "", 0))});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find("error[unwritten]: use of an uninitialized mbarrier at shared 0x30800 (\"acc\"); CTA (0,0,0) thread 0 (warp 0, lane 0, "
+                   "role epilogue) at ptx line ") != std::string::npos);
+}
+}
+
+TEST_SUITE("cli") {
+TEST_CASE("simulate: bad input exits 1 (usage 2) with a clear error, runs nothing past its budget and writes nothing") {
+  TempDir dir;
+  const std::string g = spec("gemm_bf16_tn_128x256x64");
+  struct Bad {
+    std::vector<std::string> args;
+    int exit_code;
+    const char* says;
+  };
+  const Bad cases[] = {
+      {{g, "--size", "m=abc"}, 2, "error: --size takes NAME=VALUE,... with whole numbers (e.g. m=256,n=512,k=320), not \"m=abc\""},
+      {{g, "--size", ""}, 2, "error: --size takes NAME=VALUE,..."},
+      {{g, "--grid", "0"}, 2, "--grid"},
+      {{g, "--target", "sm_100a", "--target", "sm_103a"}, 2, "error: simulate runs one target's kernel: give one --target"},
+      {{g, "--size", "q=5"}, 1, ": --size q: the gemm template's sizes are m, n and k"},
+      {{g, "--size", "m=0"}, 1, ": --size m=0: sizes are at least 1"},
+      {{spec("gemm_bf16_persistent_tma_128x256x64"), "--size", "n=250"}, 1,
+       ": --size n=250: this kernel needs n a multiple of 8 (D's rows reach a tensor map, 16 bytes apart, or whole quantization blocks)"},
+      {{g, "--size", "m=100000,n=100000"}, 1, "exceed the simulation's budget of 16777216 elements per tensor (docs/simulate.md)"},
+      {{spec("prog_mxf8f6f4_sm100a"), "--size", "m=5"}, 1, ": --size m: this program's sizes are fixed (it declares no run-time size)"},
+      {{spec("prog_pipelined_gemm_bf16"), "--size", "k=100"}, 1,
+       ": tensor A's rows would be 200 bytes, and its tensor map needs them a multiple of 16 bytes"},
+      {{g, "--size", "k=99999999999"}, 1, ": --size k=99999999999: sizes are at least 1, and tensors at most 16777216 elements"},
+      {{g, "--grid", "3"}, 1, ": --grid sets a persistent kernel's units; this kernel launches one CTA per tile"},
+      {{g, "--ptx", "missing.ptx"}, 1, "error: cannot read missing.ptx: "},
+      {{g, "--max-instructions", "1000"}, 1,
+       "error[budget]: the simulation exceeded its budget of 1000 instructions (--max-instructions): a kernel that does not end, or "
+       "sizes too large to simulate; the kernel does not end (1000 instructions); CTA (0,0,0) thread "},
+      {{g, "--size", "m=8,n=8,k=8", "--print", "Q"}, 1, "error: --print Q: the kernel's outputs are D"},
+  };
+  for (const Bad& b : cases) {
+    CAPTURE(b.args.back());
+    const Sim s = simulate(dir, b.args);
+    CHECK(s.exit_code == b.exit_code);
+    CHECK_MESSAGE(s.all.find(b.says) != std::string::npos, s.all);
+  }
+  // PTX the simulator cannot read: the line it stops at.
+  TempDir files;
+  support::write(files / "bad.ptx", ".version 8.6\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n\tfrobnicate.u32 %r0;\n}\n");
+  const Sim s = simulate(dir, {g, "--ptx", files / "bad.ptx"});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find(files / "bad.ptx" + ": the simulator cannot run it: ") != std::string::npos);
+}
+}
