@@ -109,15 +109,16 @@ TEST_CASE("ptxas assembles every golden for its target") {
 // or 128 columns, the latter quantized to MXFP8), tile.n 256 and 128, persistent and
 // data-parallel, one CTA and a pair. Each is built as users build it (ptxgen build: ptxas -v) and
 // its report says 0 bytes of spill stores and loads. Before the epilogue loaded its boxes in
-// pieces and its reads stopped branching around the role's own warps, eight of these spilled (136
-// to 3344 bytes of spill stores: every persistent one with a bias along n, C or a residual, and the
-// data-parallel MXFP8 one with a bias along n).
-TEST_CASE("tcgen05 fused TMA epilogues: ptxas -v reports no spills") {
+// pieces and its reads stopped branching around the role's own warps, eight of the TMA ones spilled
+// (136 to 3344 bytes of spill stores: every persistent one with a bias along n, C or a residual,
+// and the data-parallel MXFP8 one with a bias along n), and the four direct ones.
+TEST_CASE("tcgen05 fused epilogues (TMA and direct): ptxas -v reports no spills") {
   struct Config {
     const char* name;
     int tile_m, tile_n;
     bool pair, persistent;
     const char* d;  // the members past "d", as JSON
+    const char* epilogue = "tma";
   };
   const Config configs[] = {
       {"p_128x256_bf16_bias_n_bf16_gelu", 128, 256, false, true,
@@ -148,6 +149,17 @@ TEST_CASE("tcgen05 fused TMA epilogues: ptxas -v reports no spills") {
        R"("d": {"dtype": "f16"}, "c": {"dtype": "f32"}, "beta": 0.5, "residual": {"dtype": "bf16"}, "activation": "silu")"},
       {"cta2_dp_256x256_bf16_bias_m_f32_gelu", 256, 256, true, false,
        R"("d": {"dtype": "bf16"}, "bias": {"dtype": "f32", "along": "m"}, "activation": "gelu_tanh")"},
+      // The direct store's reads are the same ops: four persistent ones that spilled on main (80 to
+      // 1660 bytes), their reads branched as the TMA epilogue's were.
+      {"direct_p_128x256_bf16_bias_n_bf16_gelu", 128, 256, false, true,
+       R"("d": {"dtype": "bf16"}, "bias": {"dtype": "bf16", "along": "n"}, "activation": "gelu_tanh")", "direct"},
+      {"direct_p_128x256_f16_c_beta_bias_n_gelu", 128, 256, false, true,
+       R"("d": {"dtype": "f16"}, "c": {"dtype": "bf16"}, "beta": 0.5, "bias": {"dtype": "bf16", "along": "n"}, "activation": "gelu_tanh")", "direct"},
+      {"direct_p_128x128_bf16_c_bias_n_gelu_residual", 128, 128, false, true,
+       R"("d": {"dtype": "bf16"}, "c": {"dtype": "bf16"}, "bias": {"dtype": "bf16", "along": "n"}, "activation": "gelu_tanh", "residual": {"dtype": "bf16"})",
+       "direct"},
+      {"direct_cta2_p_256x256_f16_c_beta_residual_silu", 256, 256, true, true,
+       R"("d": {"dtype": "f16"}, "c": {"dtype": "f32"}, "beta": 0.5, "residual": {"dtype": "bf16"}, "activation": "silu")", "direct"},
   };
   REQUIRE_MESSAGE(io::find_ptxas(), "ptxas not found: the golden tests need the CUDA toolkit");
   const std::filesystem::path tmp = std::filesystem::temp_directory_path() / ("ptxgen-nospill-" + std::to_string(::getpid()));
@@ -159,7 +171,7 @@ TEST_CASE("tcgen05 fused TMA epilogues: ptxas -v reports no spills") {
     const std::string spec = std::string(R"({"ptxgen": 1, "name": ")") + c.name + R"(", "target": "sm_100a", "gemm": {)" +
                              R"("m": 4096, "n": 4096, "k": 4096, "a": {"dtype": "bf16", "major": "k"}, "b": {"dtype": "bf16", "major": "k"}, )" +
                              R"("accumulator": "f32", "tile": {"m": )" + std::to_string(c.tile_m) + R"(, "n": )" + std::to_string(c.tile_n) +
-                             R"(, "k": 64}, "stages": 4, "swizzle": {"a": 128, "b": 128}, "epilogue": "tma", )" +
+                             R"(, "k": 64}, "stages": 4, "swizzle": {"a": 128, "b": 128}, "epilogue": ")" + c.epilogue + "\", " +
                              (c.pair ? R"("cta_group": 2, )" : "") + (c.persistent ? R"("schedule": "persistent", )" : "") + c.d + "}}";
     const std::filesystem::path json = tmp / (std::string(c.name) + ".json"), out = tmp / c.name;
     std::ofstream(json) << spec;
