@@ -412,7 +412,7 @@ Result replay(const ptxgen::plan::Plan& p, const ptxgen::spec::Gemm& g, unsigned
               continue;
             }
             const int row = static_cast<int>(sto.row0.base + v * sto.row0.rank) + f.row0 + dl;
-            const int c = static_cast<int>(sto.col0.base + f.elem0) + dc;
+            const int c = static_cast<int>(sto.col0.base + sto.piece_col + f.elem0) + dc;  // a piece of a box: from its column
             check(row, c, *tmem[static_cast<size_t>(v)].at(lane, col));
           }
   }

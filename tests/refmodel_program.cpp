@@ -529,7 +529,7 @@ struct Model {
           for (int e = 0; e < s.src.elems_per_reg; ++e) {
             const int row = f.row0 + lane;
             const int64_t ec = f.elem0 + c * (f.pack ? 1 : s.src.view_packing) + e;
-            const uint64_t idx = uint64_t(s.row0.base + cur * s.cta_row + row) * uint64_t(g.cols) + uint64_t(s.col0.base + cur * s.cta_col + ec);
+            const uint64_t idx = uint64_t(s.row0.base + cur * s.cta_row + row) * uint64_t(g.cols) + uint64_t(s.col0.base + s.piece_col + cur * s.cta_col + ec);
             const uint64_t at = elem_bit(g.dtype, g.format, idx);
             std::optional<double> v;
             if (it != rs.end()) v = read(it->second, uint64_t(e * s.src.elem_bits));

@@ -284,6 +284,10 @@ TEST_CASE("fused alpha, beta C, residual, amax and D's scale on the other schedu
                              R"({"schedule": "persistent", "consumers": "pingpong", "epilogue": "auto", "amax": true, "d": {"dtype": "bf16", "scale": true}})",
                              253, 251, 189, 2},
                         Case{"gemm_bf16_128x256x64_alpha_c_residual_tma", R"({"schedule": "persistent", "amax": true})", 253, 504, 189, 2},
+                        // A persistent TMA epilogue with a bias along n and D's scale (836 bytes of spill stores
+                        // before its boxes were loaded in pieces): the bias at each piece's columns.
+                        Case{"gemm_bf16_128x256x64_mxfp8_persistent_tma",
+                             R"({"bias": {"dtype": "bf16", "along": "n"}, "d": {"dtype": "bf16", "scale": true}, "quantize": null})", 253, 480, 189, 2},
                         Case{"gemm_bf16_128x256x64_tma_amax",
                              R"({"tile": {"m": 256}, "cta_group": 2, "epilogue": "direct", "alpha": -0.5, "residual": {"dtype": "f16"}})", 301, 250, 130, 0},
                         Case{"gemm_sm90_bf16_128x256x64_bias_swiglu",
@@ -327,6 +331,9 @@ TEST_CASE("an 8-bit D through the TMA store on the other schedules, simulated wh
                              true},
                         Case{{"gemm_bf16_128x256x64_persistent_tma_geglu", R"({"d": {"dtype": "e4m3"}, "quantize": "mxfp8", "amax": true})", 253, 192, 189, 2},
                              true},
+                        // A bias along n with the 8-bit D and MXFP8 (952 bytes of spill stores before the
+                        // epilogue loaded its boxes in pieces of 32 columns): every piece's bias columns.
+                        Case{{"gemm_bf16_128x256x64_mxfp8_persistent_tma", R"({"bias": {"dtype": "bf16", "along": "n"}})", 253, 480, 189, 2}, true},
                         Case{{"gemm_bf16_cta2_cluster_4x2_persistent_tma", R"({"d": {"dtype": "e4m3"}, "quantize": "mxfp8", "amax": true})", 5 * 256 - 3, 480,
                               315, 16},
                              true},

@@ -752,7 +752,7 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, gated 
          R"(add\.u32 (%r\d+), (%r\d+), 65536;([\s\S]*?)add\.u32 (%r\d+), (%r\d+), 81920;)", "add.u32 $1, $2, 81920;$3add.u32 $4, $5, 65536;", 0, "",
          ""},
         {"up's accumulator columns read 64 columns early (tensor-memory column 64 on instead of tile.n / 2 = 128)",
-         R"(tensor memory "box\d+_up"[^\n]*\n\s*mul\.lo\.u32 %r\d+, %r\d+, 256;[^\n]*\n\s*add\.u32 (%r\d+), %r\d+, %r\d+;)",
+         R"(tensor memory "box\d+(?:_\d+)?_up"[^\n]*\n\s*mul\.lo\.u32 %r\d+, %r\d+, 256;[^\n]*\n\s*add\.u32 (%r\d+), %r\d+, %r\d+;)",
          "$&\n\tsub.u32 $1, $1, 64;", -1, "", ""},
         {"up's rows of B read from the gate's (the load's + d = n / 2 dropped)", R"((mad\.lo\.u32 %r\d+, %r\d+, )1(, %r\d+;))", "$1 0$2", 0, "",
          ""},

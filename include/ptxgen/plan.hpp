@@ -391,6 +391,10 @@ struct StoreStep {
   int box_rows = 0;
   int pending = -1;
   bool overlay = false;
+  // A piece of the box (ir::Store::piece_col): the registers are its columns from `piece_col` on;
+  // the piece at 0 waits for the stage, the last (`piece_last`, boxes 1; the others 0) stores it.
+  int piece_col = 0;
+  bool piece_last = true;
 };
 
 // ---- Narrow calls: tcgen05.ld / tcgen05.st, stores and wgmma registers (src/rules/verify_regs.cpp)

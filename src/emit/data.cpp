@@ -374,10 +374,10 @@ void Emitter::read_element(const plan::ReadStep& r, const std::string& v, const 
     w.ins(g + spell::ld(Space::global, Ty::b16) + " " + h + ", " + at);
     w.ins(spell::cvt(Ty::f32, r.dtype == isa::DType::bf16 ? Ty::bf16 : Ty::f16) + " " + v + ", " + h);
   };
-  if (r.rows_broadcast) {
-    // A tensor of one row (a bias along N): each element's address where it is loaded. A row
-    // address kept over a run made ptxas spill 48 bytes of a ping-pong 128 x 128 bias + gelu_tanh
-    // kernel that spills none so.
+  if (r.rows_broadcast && (r.cols_broadcast || r.def.wgmma)) {
+    // A tensor of one row (a bias along N) read into wgmma registers: each element's address
+    // where it is loaded. A row address kept over a run made ptxas spill 48 bytes of a ping-pong
+    // 128 x 128 bias + gelu_tanh kernel that spills none so.
     std::string p, idx = w.r64();
     w.ins(spell::alu(Op::mov, Ty::b64) + " " + idx + ", 0");
     if (!r.cols_broadcast) {
@@ -395,8 +395,18 @@ void Emitter::read_element(const plan::ReadStep& r, const std::string& v, const 
   }
   // The row's address at the thread's first column, and its predicate, once per row: each element
   // then costs its column's bound check and a load at an immediate offset (§6.4.1: [reg+imm]).
-  auto [it, fresh] = read_rows.try_emplace({r.global, tr, tc, c.first});
-  if (fresh) {
+  // A tensor of one row read into tcgen05.ld registers (a bias along N): the thread's first
+  // column's address once per read (a piece of a box), each element at an immediate offset from
+  // it: 4 instructions an element, not 8. (A persistent 128 x 256 bias + gelu_tanh epilogue in
+  // pieces, its reads still branched: 192 bytes of spill stores with each element's own address,
+  // 64 with this; unbranched reads (for_warps) took both to none.)
+  auto [it, fresh] = read_rows.try_emplace({r.global, tr, tc, r.rows_broadcast ? 0 : c.first});
+  if (fresh && r.rows_broadcast) {
+    const std::string c64 = w.r64(), a = w.r64();
+    w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + c64 + ", " + tc);
+    w.ins(spell::alu(Op::mad_lo, Ty::u64) + " " + a + ", " + c64 + ", " + s(eb) + ", " + gbase.at(r.global));
+    it->second = {a, ""};
+  } else if (fresh) {
     const std::string row = w.r32(), p = w.pred(), idx = w.r64();
     w.ins(spell::alu(Op::add, Ty::u32) + " " + row + ", " + tr + ", " + s(c.first));
     w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + p + ", " + row + ", " + rows);
@@ -415,7 +425,8 @@ void Emitter::read_element(const plan::ReadStep& r, const std::string& v, const 
   if (!r.cols_broadcast) {
     const std::string col = w.r32(), pc = w.pred();
     w.ins(spell::alu(Op::add, Ty::u32) + " " + col + ", " + tc + ", " + s(c.second));
-    w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + pc + ", " + col + ", " + cols + ", " + p);
+    if (p.empty()) w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + pc + ", " + col + ", " + cols);
+    else w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + pc + ", " + col + ", " + cols + ", " + p);
     p = pc;
   }
   load(p, "[" + a + (!r.cols_broadcast && c.second ? "+" + s(c.second * eb) : "") + "]");
@@ -491,7 +502,7 @@ void Emitter::read(const plan::ReadStep& r, const std::string& L) {
           read_element(r, pool.at(static_cast<size_t>(k)), tr, tc, read_cell(r, f->row0 + c.lane, f->elem0 + c.column));
         }
       }
-    });
+    }, true);
   }
   for (int j = 0; j < d.regs; ++j) out[static_cast<size_t>(j)] = pool.at(static_cast<size_t>(slot[static_cast<size_t>(j)]));
   regs[d.name] = out;
@@ -1343,7 +1354,7 @@ void Emitter::clipped_store(const plan::StoreStep& st, const std::string& L) {
 }
 
 void Emitter::for_warps(const plan::RegDef& d, const std::string& L,
-                        const std::function<void(const std::vector<const plan::LdInstr*>&, const std::string&)>& fn) {
+                        const std::function<void(const std::vector<const plan::LdInstr*>&, const std::string&)>& fn, bool unbranched) {
   std::map<int, std::vector<const plan::LdInstr*>> by_warp;
   for (const auto& f : d.frags) by_warp[f.warp].push_back(&f);
   // Warps whose fragments differ only in the rows they hold (row0 = r0 + R (w - w0)) share one
@@ -1355,14 +1366,23 @@ void Emitter::for_warps(const plan::RegDef& d, const std::string& L,
   const bool uniform = rows.has_value();
   const int step = rows.value_or(0);
   if (uniform) {
-    const std::string out = w.pred(), below = w.pred(), wrow = w.r32();
-    w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(ws.front()));
-    w.ins(spell::setp(Cmp::gt, Ty::u32, BoolOp::or_) + " " + out + ", " + warp + ", " + s(ws.back()) + ", " + below);
-    w.ins("@" + out + " " + spell::bra() + " " + L + "_w");
+    // `unbranched` (a read) in a role of exactly these warps: every thread that runs the code
+    // holds them, so no branch around it. A branch leaves the registers the code writes unwritten
+    // on a path ptxas cannot rule out, so it keeps their old values live over that path: a fused
+    // epilogue's reads, one register set per read op, were all live over a persistent tile loop
+    // and spilled (836 bytes at 168 registers a thread, a 128 x 256 tile with a bias along n).
+    const bool all = unbranched && role && role->ir().first_warp == ws.front() && role->ir().warps == static_cast<int>(ws.size());
+    const std::string wrow = w.r32();
+    if (!all) {
+      const std::string out = w.pred(), below = w.pred();
+      w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(ws.front()));
+      w.ins(spell::setp(Cmp::gt, Ty::u32, BoolOp::or_) + " " + out + ", " + warp + ", " + s(ws.back()) + ", " + below);
+      w.ins("@" + out + " " + spell::bra() + " " + L + "_w");
+    }
     w.ins(spell::alu(Op::sub, Ty::u32) + " " + wrow + ", " + warp + ", " + s(ws.front()));
     w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + wrow + ", " + wrow + ", " + s(step), s(step) + " rows per warp");
     fn(by_warp.at(ws.front()), wrow);
-    w.label(L + "_w");
+    if (!all) w.label(L + "_w");
     return;
   }
   for (const auto& [wi, fs] : by_warp) {

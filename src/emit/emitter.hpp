@@ -165,9 +165,11 @@ struct Emitter {
   void box_store(const plan::StoreStep& st, const std::string& L);  // epilogue.cpp: tcgen05.ld registers, one box
   // The tcgen05.ld fragments of `d` warp by warp: fn(fragments, wrow) writes one warp's code, `wrow`
   // a register with the rows to add to the fragments' own ("": none). Warps whose fragments differ
-  // only in their rows share one copy, the rows computed from the warp index.
+  // only in their rows share one copy, the rows computed from the warp index. `unbranched`: where
+  // the role is exactly those warps, that copy without a branch around it (data.cpp says why).
   void for_warps(const plan::RegDef& d, const std::string& L,
-                 const std::function<void(const std::vector<const plan::LdInstr*>&, const std::string&)>& fn);
+                 const std::function<void(const std::vector<const plan::LdInstr*>&, const std::string&)>& fn,
+                 bool unbranched = false);
   std::vector<std::string> pair_out(const plan::StoreStep& st, const std::string& x, const std::string& y,
                                     const std::string& packed);
   std::string half(const std::string& r, int elem, int epr);

@@ -28,13 +28,22 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
   const int row_bytes = st.box_cols * es;  // one 128-byte swizzle row
   const int first = role ? role->ir().first_warp : 0, threads = 32 * (role ? role->ir().warps : 1);
   const std::string issuer = w.pred(), stage = w.r32();
-  w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + issuer + ", " + tid + ", " + s(32 * first), "all but the issuing thread");
+  // A box loaded in pieces (plan::StoreStep::piece_col): the first piece waits for the stage, each
+  // writes its columns, the last stores the box.
+  const bool first_piece = st.piece_col == 0;
+  if (st.piece_last) w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + issuer + ", " + tid + ", " + s(32 * first), "all but the issuing thread");
   w.ins(spell::alu(Op::add, Ty::u32) + " " + stage + ", " + base + ", " + s(st.stage_offset), "the staging stage of this box");
-  if (st.pending >= 0) w.ins("@!" + issuer + " " + spell::bulk_wait_read() + " " + s(st.pending), "the stage's previous box has been read");
-  w.ins(spell::bar_sync() + " 1, " + s(threads), "the stage is free for every thread of the role");
-  // Over the operand ring, which the MMAs read through the async proxy: their reads (complete with
-  // the accumulator's barrier) are ordered before these generic writes.
-  if (st.overlay) w.ins(spell::proxy_fence());
+  if (first_piece) {
+    if (st.pending >= 0) {
+      const std::string p = st.piece_last ? issuer : w.pred();
+      if (!st.piece_last) w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + p + ", " + tid + ", " + s(32 * first), "all but the issuing thread");
+      w.ins("@!" + p + " " + spell::bulk_wait_read() + " " + s(st.pending), "the stage's previous box has been read");
+    }
+    w.ins(spell::bar_sync() + " 1, " + s(threads), "the stage is free for every thread of the role");
+    // Over the operand ring, which the MMAs read through the async proxy: their reads (complete with
+    // the accumulator's barrier) are ordered before these generic writes.
+    if (st.overlay) w.ins(spell::proxy_fence());
+  }
   for_warps(d, L, [&](const std::vector<const plan::LdInstr*>& fs, const std::string& wrows) {
     for (const plan::LdInstr* f : fs) {
       if (f->pack || d.elems_per_reg != 1) throw std::logic_error("a TMA store of packed registers");
@@ -67,7 +76,7 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
       if (!within.empty()) w.ins(spell::alu(Op::add, Ty::u32) + " " + wrow + ", " + wrow + ", " + within);
       for (int j = 0; j < f->regs; j += per_unit) {
         const isa::LdCell c = isa::ld_cell(f->shape, 0, j);
-        const int64_t col = f->elem0 + c.column;  // the register part of the element column
+        const int64_t col = st.piece_col + f->elem0 + c.column;  // the register part of the element column in the box
         if ((col * es) % 16 + (per_unit == 2 ? 0 : per_unit * es) > 16 || j + per_unit > f->regs)
           throw std::logic_error("a TMA store unit across a 16-byte chunk");
         std::vector<std::string> v;
@@ -110,6 +119,7 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
       }
     }
   });
+  if (!st.piece_last) return;  // the box's later pieces write the rest of the stage
   // The writes reach the async proxy before TMA reads them (9.7.13.4.3), every thread's before
   // the issuing thread's store.
   w.ins(spell::proxy_fence());

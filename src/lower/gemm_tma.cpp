@@ -10,6 +10,9 @@ namespace ptxgen::lower::detail {
 namespace {
 const char* kPtr = "/gemm";
 const char* kEpiloguePtr = "/gemm/epilogue";
+// The columns of one tcgen05.ld piece of a fused epilogue's box (tma_epilogue): 32 f32 registers
+// of the accumulator and 32 of each fused read a thread.
+constexpr int kPiece = 32;
 }  // namespace
 
 ir::Position up_position(ir::Position pos) {
@@ -148,11 +151,15 @@ void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segm
     rows = s.rows;
   }
   const int stages = boxes % 2 == 0 ? 2 : 1;
+  const bool fused = !fused_epilogue(*e.fused, "acc_regs", {}, e.up_offset ? "up_regs" : "").empty();
   k.chosen.push_back("epilogue: D by TMA in " + std::to_string(boxes) + " boxes of " + std::to_string(box) + " " +
                      std::string(isa::name(e.d)) + " columns x " + std::to_string(rows) + " rows per tile, through a staging ring of " +
                      std::to_string(stages) + (stages == 2 ? " stages (an even number of boxes: box j waits for box j - 2's reads)"
                                                            : " stage (an odd number of boxes: box j waits for box j - 1's reads)") +
-                     (e.persistent ? " of its own" : " laid over the operand ring where it fits"));
+                     (e.persistent ? " of its own" : " laid over the operand ring where it fits") +
+                     (fused && box > kPiece ? "; each box loaded, computed on and staged in tcgen05.ld pieces of " + std::to_string(kPiece) +
+                                                  " columns, so that the fused ops' registers live one piece at a time"
+                                            : ""));
   // The staging ring: rows x one 128-byte row of D per stage, K-major with the 128-byte swizzle, as
   // a TMA box of the map reads it. A data-parallel CTA's ring is free once the accumulator is
   // complete (every MMA, and so every load, finished), so the planner lays the staging ring over it
@@ -172,56 +179,68 @@ void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segm
   for (const Segment& s : segments)
     for (int c = s.c0; c < s.c1; c += box, ++j) {
       const int w = std::min(box, s.c1 - c);
-      ir::TmemView v;
-      v.kind = ir::TmemView::Kind::slice;
-      v.name = "box" + std::to_string(j);
-      v.ptr = kPtr;
-      v.of = {s.cells, kPtr};
-      if (s.l0 || s.l1 != 128) v.lanes = std::array<int64_t, 2>{s.l0, s.l1};
-      v.cols = std::array<int64_t, 2>{c, c + w};
-      k.views.push_back(v);
-      auto load = [&](const std::string& view, const std::string& regs) {
-        ir::Node ld;
-        ld.op.ptr = kPtr;
-        ir::TmemLoad& l = ld.op.body.emplace<ir::TmemLoad>();
-        l.src = {view, kPtr};
-        l.regs = {regs, kPtr};
-        l.access.shape = s.shape;
-        l.tmem_ring = e.ring;
-        epi.nodes.push_back(ld);
-      };
-      load(v.name, "acc_regs");
-      if (e.up_offset) {  // gated: the box's up columns, up_offset on in the accumulator
-        ir::TmemView u = v;
-        u.name = "box" + std::to_string(j) + "_up";
-        u.cols = std::array<int64_t, 2>{c + e.up_offset, c + e.up_offset + w};
-        k.views.push_back(u);
-        load(u.name, "up_regs");
+      // A fused epilogue loads a whole box in pieces of kPiece columns, each read, computed on and
+      // written into the stage before the next is loaded: the box's registers and the reads fused
+      // with them (a bias along n is a register a column in each thread, .32x32b giving each lane
+      // one row) live one piece at a time, not a box (64 columns of a 16-bit D, 128 of an 8-bit
+      // one) at a time, which ptxas spills. Without fused ops one tcgen05.ld a box is the fewest
+      // instructions and its registers fit.
+      const int piece = fused && w == box ? std::min(w, kPiece) : w;
+      for (int p = 0; p < w; p += piece) {
+        const std::string name = "box" + std::to_string(j) + (piece < w ? "_" + std::to_string(p / piece) : "");
+        ir::TmemView v;
+        v.kind = ir::TmemView::Kind::slice;
+        v.name = name;
+        v.ptr = kPtr;
+        v.of = {s.cells, kPtr};
+        if (s.l0 || s.l1 != 128) v.lanes = std::array<int64_t, 2>{s.l0, s.l1};
+        v.cols = std::array<int64_t, 2>{c + p, c + p + piece};
+        k.views.push_back(v);
+        auto load = [&](const std::string& view, const std::string& regs) {
+          ir::Node ld;
+          ld.op.ptr = kPtr;
+          ir::TmemLoad& l = ld.op.body.emplace<ir::TmemLoad>();
+          l.src = {view, kPtr};
+          l.regs = {regs, kPtr};
+          l.access.shape = s.shape;
+          l.tmem_ring = e.ring;
+          epi.nodes.push_back(ld);
+        };
+        load(v.name, "acc_regs");
+        if (e.up_offset) {  // gated: the piece's up columns, up_offset on in the accumulator
+          ir::TmemView u = v;
+          u.name = name + "_up";
+          u.cols = std::array<int64_t, 2>{c + p + e.up_offset, c + p + e.up_offset + piece};
+          k.views.push_back(u);
+          load(u.name, "up_regs");
+        }
+        ir::Position at;
+        at.at[0] = s.row;
+        at.at[1].n_tile = e.tile_n;
+        at.at[1].base = s.col + (c - s.c0) + p;
+        for (ir::Op& f : fused_epilogue(*e.fused, "acc_regs", at, e.up_offset ? "up_regs" : "")) {
+          ir::Node n;
+          n.op = std::move(f);
+          epi.nodes.push_back(std::move(n));
+        }
+        ir::Node st;
+        st.op.ptr = kPtr;
+        ir::Store& x = st.op.body.emplace<ir::Store>();
+        x.regs = {"acc_regs", kPtr};
+        x.dst = {"D", kPtr};
+        x.clip = true;
+        x.pos.at[0] = s.row;
+        x.pos.at[1].n_tile = e.tile_n;
+        x.pos.at[1].base = s.col + (c - s.c0);  // the box's: its TMA store writes from there
+        x.tma = true;
+        x.via = {t.name, kEpiloguePtr};
+        x.map_param = "tmap_d";
+        x.via_stage = j % stages;
+        x.pending = stages - 1;
+        x.piece_col = p;
+        x.piece_last = p + piece >= w;
+        epi.nodes.push_back(st);
       }
-      ir::Position at;
-      at.at[0] = s.row;
-      at.at[1].n_tile = e.tile_n;
-      at.at[1].base = s.col + (c - s.c0);
-      for (ir::Op& f : fused_epilogue(*e.fused, "acc_regs", at, e.up_offset ? "up_regs" : "")) {
-        ir::Node n;
-        n.op = std::move(f);
-        epi.nodes.push_back(std::move(n));
-      }
-      ir::Node st;
-      st.op.ptr = kPtr;
-      ir::Store& x = st.op.body.emplace<ir::Store>();
-      x.regs = {"acc_regs", kPtr};
-      x.dst = {"D", kPtr};
-      x.clip = true;
-      x.pos.at[0] = s.row;
-      x.pos.at[1].n_tile = e.tile_n;
-      x.pos.at[1].base = s.col + (c - s.c0);
-      x.tma = true;
-      x.via = {t.name, kEpiloguePtr};
-      x.map_param = "tmap_d";
-      x.via_stage = j % stages;
-      x.pending = stages - 1;
-      epi.nodes.push_back(st);
     }
 }
 

@@ -16,7 +16,13 @@ std::optional<StoreStep> plan_box_store(Ctx& c, const ir::Store& o, const ir::Gl
   const RegDef& d = st.src;
   // Registers of a partial box (EPILOGUE-TMA) are not stored: the box would write past them.
   // A 4-bit D (e2m1, two a byte) is stored directly (D-FP8).
-  if (es < 1 || d.row_elements * es != row) return std::nullopt;
+  const bool whole = o.piece_col == 0 && o.piece_last;
+  if (es < 1 || (whole && d.row_elements * es != row)) return std::nullopt;
+  // A piece: whole 16-byte chunks of the row (each thread's st.shared of a chunk stays inside it),
+  // the last one ending where the row does.
+  const int64_t at = int64_t{o.piece_col} * es, bytes = d.row_elements * es;
+  if (!whole && (o.piece_col < 0 || at % 16 || bytes % 16 || at + bytes > row || (o.piece_last && at + bytes != row)))
+    throw std::logic_error("a piece of a TMA store box that is not whole 16-byte chunks of its row");
   if (t->layout.swizzle != isa::Swizzle::b128 || t->layout.major != isa::Major::k || t->layout.k * es != row ||
       d.rows > t->layout.mn || o.via_stage < 0 || o.via_stage >= t->stages || o.pending < 0 || o.pending >= t->stages)
     throw std::logic_error("a TMA store of tcgen05.ld registers needs a stage of a 128-byte swizzled staging ring");
@@ -25,7 +31,9 @@ std::optional<StoreStep> plan_box_store(Ctx& c, const ir::Store& o, const ir::Gl
   st.stage_offset = t->offset + static_cast<uint32_t>(o.via_stage) * t->stage_bytes;
   st.box_cols = row / es;
   st.box_rows = d.rows;
-  st.boxes = 1;
+  st.boxes = o.piece_last ? 1 : 0;  // the last piece stores the box
+  st.piece_col = o.piece_col;
+  st.piece_last = o.piece_last;
   st.box_stride = 0;
   st.pending = o.pending;
   st.overlay = !t->overlay.empty();

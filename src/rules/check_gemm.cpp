@@ -319,7 +319,9 @@ void check_epilogue_tma(const Context& c, Diagnostics& d) {
       if (n.is_loop) continue;
       if (const ir::TmemLoad* ld = n.op.as<ir::TmemLoad>()) loaded = ld->src.name;
       const ir::Store* st = n.op.as<ir::Store>();
-      if (!st || !st->tma || !widths.count(loaded) || widths.at(loaded) == box) continue;
+      // A piece of a box (a fused epilogue's narrower tcgen05.ld) is part of a whole one.
+      const bool piece = st && (st->piece_col != 0 || !st->piece_last);
+      if (!st || !st->tma || piece || !widths.count(loaded) || widths.at(loaded) == box) continue;
       d.error("EPILOGUE-TMA", "/gemm/tile/n",
               "the TMA epilogue stores D in boxes of " + num(box) + " " + std::string(isa::name(g->d)) + " columns, but " +
                   (g->cta_group == 2 ? "each CTA of the pair holds an N group's columns in two halves"

@@ -309,6 +309,12 @@ struct Store {
   // - 1), then one thread stores it.
   int via_stage = 0;
   int pending = 0;
+  // A piece of that box (the epilogue loads a box in narrower tcgen05.ld pieces, so that a piece's
+  // registers and the reads fused with them are live, not the whole box's): the registers hold the
+  // box's columns from `piece_col` (elements) on. The first piece (piece_col 0) waits for the stage,
+  // the last (`piece_last`) stores the box. A whole box is the one piece at 0 that is last.
+  int piece_col = 0;
+  bool piece_last = true;
 };
 
 // tcgen05.commit (§9.7.16.12.1): the barrier's next phase completes when the issued tcgen05 work does.
