@@ -32,7 +32,7 @@
 // element of D against the float64 evaluation of the same formulas (relu = max(x, 0), sigmoid =
 // 1 / (1 + exp(-x)), silu = x sigmoid(x), gelu_tanh = 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))))
 // applied, in the manifest's order, to the float64 product (CPU or GPU) or to cuBLAS's f32 product
-// (large problems), within a bound per element carried through each step as tests/sim_gemm.cpp
+// (large problems), within a bound per element carried through each step as src/sim/gemm.cpp
 // does: the accumulator's (k/8 + 1 roundings of 2^-22 of sum |a b| each: truncating adders; 2^-13
 // for 8-bit float inputs; doubled when the reference is cuBLAS's f32 product), times each function's
 // slope, plus each function's
@@ -46,7 +46,7 @@
 // MXFP8 ("quantize": "mxfp8", the op "mxfp8" last; docs/spec.md "Block-quantized D"): D is e4m3 or
 // e5m2, each block of 32 columns of a row divided by its power-of-two factor, whose ue8m0 byte goes
 // to the output SFD (128x4 layout). The launcher fills SFD and a guard after it with 0xA5 (no factor
-// the kernel computes) and checks, from the format's definition as tests/sim_gemm.cpp does, each
+// the kernel computes) and checks, from the format's definition as src/sim/gemm.cpp does, each
 // factor byte within the factors of the block's float64 amax range, each element within its bound
 // of its value over the factor the kernel chose (saturated at Fmax), and every other byte of SFD
 // untouched (check_mxfp8).
@@ -452,7 +452,7 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
 }
 
 // One element through the epilogue in float64: x = A·B, b its bias element; `bound` enters as x's
-// bound and leaves as the result's, before D's rounding. The same bound as tests/sim_gemm.cpp's: the
+// bound and leaves as the result's, before D's rounding. The same bound as src/sim/gemm.cpp's: the
 // error entering each function times the function's largest slope (relu 1, sigmoid 1/4, silu 1.1,
 // gelu_tanh 1.13), plus the f32 function's own: add.rn 2^-24 relative; sigmoid and silu's
 // ex2.approx (2 ulp), rcp.approx (1 ulp), the f32 log2(e) and the rounding of x log2(e); gelu_tanh's
@@ -615,7 +615,7 @@ struct FusedCheck {
     if (worst < INFINITY) worst = INFINITY, where = what;
   }
 };
-// A quantized D (MXFP8), block by block, from the format's definition as tests/sim_gemm.cpp checks
+// A quantized D (MXFP8), block by block, from the format's definition as src/sim/gemm.cpp checks
 // it: q_ref and q_bound are each element's float64 value and bound before the quantization (D's
 // m x cols, row-major); block (i, b)'s amax lies within [max(|ref| - bound), max(|ref| + bound)]
 // over its 32 elements, so its factor byte x must lie within [mx_factor(lo), mx_factor(hi)] (the
