@@ -408,6 +408,11 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
        {"select's operands swapped (b where a is 0)", R"((selp\.f32 %r\d+,) (%r\d+|0f[0-9A-F]{8}), (%r\d+|0f[0-9A-F]{8}),)", "$1 $3, $2,", 0,
         "", ""}},
       {"prog_compare_select_f32", {"gt(x, 0) spelled as lt (the leaky ReLU's mask inverted)", R"(set\.gt\.f32\.f32)", "set.lt.f32.f32", -1, "", ""}},
+      // Differs only where the clip zeroed y (y * le(y, 4) = 0 exactly): caught once an exact zero
+      // kept no rounding doubt in the float64 evaluation (a 2^-150 doubt let ne(y, 0) be either).
+      {"prog_compare_select_f32",
+       {"ne(y, 0) tested against 1e-30 (wrong only where y is an exact 0)", R"((set\.ne\.f32\.f32 %r\d+, %r\d+,) 0f00000000;)",
+        "$1 0f0DA24260;", -1, "", ""}},
       {"prog_compare_select_f32",
        {"select's condition tested for a != 1 instead of a != 0", R"((setp\.ne\.f32 %p\d+, %r\d+,) 0f00000000;)", "$1 0f3F800000;", -1, "", ""}},
   };

@@ -125,7 +125,11 @@ Elem math(ptxgen::MathFn f, bool approx, const Elem& a, const Elem& b, const Ele
       break;
   }
   const double M = std::max(std::fabs(r.lo), std::fabs(r.hi));
-  const double ulp = std::ldexp(1.0, -23), rn = std::ldexp(1.0, -24) * M + std::ldexp(1.0, -150);
+  // Round to nearest changes nothing where the result can only be one f32 value (x * 0 of an exact
+  // 0, say): without this, a product zeroed by a mask kept 2^-150 of doubt, and a comparison of it
+  // with 0 allowed both outcomes.
+  const bool exact_point = r.lo == r.hi && static_cast<double>(static_cast<float>(r.lo)) == r.lo;
+  const double ulp = std::ldexp(1.0, -23), rn = exact_point ? 0 : std::ldexp(1.0, -24) * M + std::ldexp(1.0, -150);
   double own = 0;
   switch (f) {
     case F::add:
