@@ -8,7 +8,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 
 #include "ptxgen/emit.hpp"
 #include "sim_program.hpp"
@@ -21,26 +20,11 @@ namespace {
 // The sizes a tiled program runs at: its own, and three more around its tiles and K blocks.
 std::vector<std::map<std::string, int64_t>> run_sizes(const spec::Program& p) {
   std::vector<std::map<std::string, int64_t>> out{{}};
-  const int64_t tm = p.grid ? p.grid->tile_m : 1, tn = p.grid ? p.grid->tile_n : 1;
-  int64_t block = 0, stages = 1;
-  std::string over;
-  for (const auto& o : p.ops)
-    if (o.kind == spec::OpKind::loop && !o.over.name.empty()) over = o.over.name, block = o.block;
+  const sim::ProgramSteps steps = sim::program_steps(p);
+  const int64_t tm = steps.tile_m, tn = steps.tile_n, block = steps.block;
+  int64_t stages = 1;
   for (const auto& t : p.smem) stages = std::max<int64_t>(stages, t.stages);
-  // A grid dimension no op's position steps along (a tile as wide as the problem) keeps its size.
-  bool m_steps = false, n_steps = false;
-  std::function<void(const spec::Op&)> scan = [&](const spec::Op& o) {
-    for (const auto& st : o.at_step) m_steps = m_steps || st.m_tile, n_steps = n_steps || st.n_tile;
-    for (const auto& b : o.body) scan(b);
-  };
-  for (const auto& o : p.ops) scan(o);
-  auto sizes = [&](int64_t m, int64_t n, int64_t kblocks, int64_t kpart) {
-    std::map<std::string, int64_t> z;
-    if (m_steps && p.grid) z[p.grid->m.name] = m;
-    if (n_steps && p.grid) z[p.grid->n.name] = n;
-    if (!over.empty()) z[over] = kblocks * block - kpart;
-    return z;
-  };
+  auto sizes = [&](int64_t m, int64_t n, int64_t kblocks, int64_t kpart) { return steps.sizes(m, n, kblocks, kpart); };
   out.push_back(sizes(2 * tm, 2 * tn, stages + 2, 0));            // whole tiles, the ring wraps
   out.push_back(sizes(2 * tm - 24, tn + 8, 2 * stages + 1, 16));  // ragged M, N and K
   out.push_back(sizes(tm / 2 + 8, tn / 2, 1, block / 2));         // less than one tile and one block

@@ -191,4 +191,15 @@ struct ProgramResult {
 ProgramResult run_program(const ksim::Kernel& k, const ptxgen::spec::Program& p, const nlohmann::json& manifest,
                           unsigned seed, const ksim::Options& o = {}, const std::map<std::string, int64_t>& sizes = {});
 
+// The sizes a program's grid and K loop step through, for a run around its tiles: the grid's m and
+// n (where some op's position steps along them) at `m` and `n`, and the K loop's size at `kblocks`
+// blocks less `kpart` elements. Sizes nothing steps along are left out (they keep the spec's
+// value); so is everything of a program without a grid or a K loop.
+struct ProgramSteps {
+  int64_t tile_m = 1, tile_n = 1, block = 0;
+  std::string m, n, k;  // the size names, "" where nothing steps
+  std::map<std::string, int64_t> sizes(int64_t m_size, int64_t n_size, int64_t kblocks, int64_t kpart) const;
+};
+ProgramSteps program_steps(const ptxgen::spec::Program& p);
+
 }  // namespace ptxgen::sim

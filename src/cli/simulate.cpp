@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -137,25 +136,14 @@ std::string program_sizes(const spec::Program& p, const nlohmann::json& mf, int 
       return "--size " + name + "=" + std::to_string(v) + ": sizes are at least 1" +
              (v < 1 ? "" : ", and tensors at most " + std::to_string(kMaxElements) + " elements (docs/simulate.md)");
   }
-  const int64_t tm = p.grid ? p.grid->tile_m : 1, tn = p.grid ? p.grid->tile_n : 1;
-  int64_t block = 0;
-  std::string over;
-  for (const auto& o : p.ops)
-    if (o.kind == spec::OpKind::loop && !o.over.name.empty()) over = o.over.name, block = o.block;
-  bool m_steps = false, n_steps = false;
-  std::function<void(const spec::Op&)> scan = [&](const spec::Op& o) {
-    for (const auto& st : o.at_step) m_steps = m_steps || st.m_tile, n_steps = n_steps || st.n_tile;
-    for (const auto& b : o.body) scan(b);
-  };
-  for (const auto& o : p.ops) scan(o);
+  const sim::ProgramSteps steps = sim::program_steps(p);
+  const int64_t tm = steps.tile_m, tn = steps.tile_n;
   auto sizes = [&](int64_t m, int64_t n, int64_t kblocks, int64_t kpart) {
-    Sizes r;
-    if (m_steps && p.grid && runtime.count(p.grid->m.name)) r[p.grid->m.name] = m;
-    if (n_steps && p.grid && runtime.count(p.grid->n.name)) r[p.grid->n.name] = n;
-    if (!over.empty() && runtime.count(over)) r[over] = kblocks * block - kpart;
+    Sizes r = steps.sizes(m, n, kblocks, kpart);
+    std::erase_if(r, [&](const auto& e) { return !runtime.count(e.first); });  // a fixed size keeps the spec's value
     return r;
   };
-  const std::string k_text = over.empty() ? ""
+  const std::string k_text = steps.k.empty() ? ""
                                           : ", " + std::to_string(2 * stages + 1) + " K blocks (the " +
                                                 std::to_string(stages) + "-stage ring wraps)";
   z = sizes(2 * tm - 24, tn + 8, 2 * stages + 1, 16);

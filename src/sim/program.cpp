@@ -598,6 +598,31 @@ struct Eval {
 
 }  // namespace
 
+ProgramSteps program_steps(const spec::Program& p) {
+  ProgramSteps st;
+  if (p.grid) st.tile_m = p.grid->tile_m, st.tile_n = p.grid->tile_n;
+  for (const auto& o : p.ops)
+    if (o.kind == spec::OpKind::loop && !o.over.name.empty()) st.k = o.over.name, st.block = o.block;
+  // A grid dimension no op's position steps along (a tile as wide as the problem) keeps its size.
+  bool m_steps = false, n_steps = false;
+  std::function<void(const spec::Op&)> scan = [&](const spec::Op& o) {
+    for (const auto& s : o.at_step) m_steps = m_steps || s.m_tile, n_steps = n_steps || s.n_tile;
+    for (const auto& b : o.body) scan(b);
+  };
+  for (const auto& o : p.ops) scan(o);
+  if (m_steps && p.grid) st.m = p.grid->m.name;
+  if (n_steps && p.grid) st.n = p.grid->n.name;
+  return st;
+}
+
+std::map<std::string, int64_t> ProgramSteps::sizes(int64_t m_size, int64_t n_size, int64_t kblocks, int64_t kpart) const {
+  std::map<std::string, int64_t> z;
+  if (!m.empty()) z[m] = m_size;
+  if (!n.empty()) z[n] = n_size;
+  if (!k.empty()) z[k] = kblocks * block - kpart;
+  return z;
+}
+
 ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, const json& mf, unsigned seed, const ksim::Options& o,
                           const std::map<std::string, int64_t>& sizes) {
   ProgramResult res;
