@@ -11,10 +11,12 @@
 #include <regex>
 #include <sstream>
 
+#include "cli/simulate.hpp"
 #include "cli_support.hpp"
 
 using ptxgen::io::Run;
 using support::TempDir;
+namespace cli = ptxgen::cli;
 
 namespace {
 
@@ -188,9 +190,10 @@ TEST_CASE("simulate --ptx: a hand-edited kernel against its spec: a wrong value,
   CHECK(j["tensors"][0]["mismatches"][0]["row"] == 0);  // the first element of the uncomputed half
   CHECK(j["tensors"][0]["mismatches"][0]["col"] == 128);
   CHECK(j["tensors"][0]["mismatches"][7]["col"] == 135);
+  CHECK(j["tensors"][0]["written_by"] == nlohmann::json::array({"/gemm"}));
   s = simulate(dir, {spec(name), "--ptx", wrong});
   CHECK(s.all.find("    D(0,128) = ") != std::string::npos);
-  CHECK(s.all.find("): WRONG\n") != std::string::npos);
+  CHECK(s.all.find("): WRONG\n    written by /gemm\n") != std::string::npos);
 
   // The MMA issuer's full-barrier phase starts at 1: it passes before the loads land.
   const std::string race = edited("race.ptx", mutate(g, R"((mov\.u32 %r\d+,) 0(;\s*// its phase))", "$1 1$2", 1));
@@ -205,9 +208,13 @@ TEST_CASE("simulate --ptx: a hand-edited kernel against its spec: a wrong value,
     return m;
   }();
   CHECK(line_of(support::slurp(race), std::stoi(at[1])).find("tcgen05.mma") != std::string::npos);  // the line the message names
+  // Each line the message names, with the plan's step it is in and the spec member that step came from.
+  CHECK(std::regex_search(s.all, std::regex("issued at ptx line [0-9]+ \\(step \\[[0-9]+\\] load of /gemm\\) writes it")));
+  CHECK(std::regex_search(s.all, std::regex("role mma\\) at ptx line [0-9]+ \\(step \\[[0-9]+\\] tcgen05\\.mma of /gemm\\) `tcgen05\\.mma")));
   j = nlohmann::json::parse(simulate(dir, {spec(name), "--ptx", race, "--json"}).out);
   CHECK(j["cause"] == "race");
   CHECK(j["tensors"].empty());
+  CHECK(j["ops"] == nlohmann::json::array({"/gemm"}));
 
   // The producer's ring wraps after 3 of its 4 stages: the MMA issuer waits for a stage never loaded.
   const std::string deadlock = edited("deadlock.ptx", mutate(g, R"((setp\.eq\.u32 %p\d+, %r\d+,) 4;)", "$1 3;", 0));
@@ -217,7 +224,7 @@ TEST_CASE("simulate --ptx: a hand-edited kernel against its spec: a wrong value,
   // Each stuck warp: its role, and the barrier (by name and stage) and phase it waits for.
   CHECK(s.all.find("(warp 0, lane 0, role epilogue) at ptx line ") != std::string::npos);
   CHECK(s.all.find(": waits for the phase of parity 0 of the mbarrier at shared 0x30800 (\"acc\")") != std::string::npos);
-  CHECK(std::regex_search(s.all, std::regex("role mma\\) at ptx line [0-9]+ `mbarrier\\.try_wait[^\n]*: waits for the phase of parity "
+  CHECK(std::regex_search(s.all, std::regex("role mma\\) at ptx line [0-9]+ \\(step \\[[0-9]+\\] mbarrier wait of /gemm\\) `mbarrier\\.try_wait[^\n]*: waits for the phase of parity "
                                             "[01] of the mbarrier at shared 0x[0-9a-f]+ \\(\"full\\[[0-3]\\]\"\\)")));
   j = nlohmann::json::parse(simulate(dir, {spec(name), "--ptx", deadlock, "--json"}).out);
   CHECK(j["cause"] == "deadlock");
@@ -277,5 +284,61 @@ TEST_CASE("simulate: bad input exits 1 (usage 2) with a clear error, runs nothin
   const Sim s = simulate(dir, {g, "--ptx", files / "bad.ptx"});
   CHECK(s.exit_code == 1);
   CHECK(s.all.find(files / "bad.ptx" + ": the simulator cannot run it: ") != std::string::npos);
+}
+
+// A program's failure names the op of the spec, not only the PTX line (issue 31): the MMA role's
+// wait for the loads passes at once, so its tcgen05.mma (/program/ops/0/ops/2, in the loop) reads
+// tile a while the TMA load of /program/ops/0/ops/0 still writes it.
+TEST_CASE("simulate --ptx: a program's race names the ops of the spec at both PTX lines it cites") {
+  const std::string name = "prog_pipelined_epilogue_bf16";
+  TempDir files, dir;
+  const std::string ptx = files / "race.ptx";
+  support::write(ptx, mutate(support::slurp(golden(name)), R"((mov\.u32 %r\d+,) 0(;\s*// its phase))", "$1 1$2", 0));
+  const Sim s = simulate(dir, {spec(name), "--ptx", ptx, "--json"});
+  CHECK(s.exit_code == 1);
+  const auto j = nlohmann::json::parse(s.out);
+  CHECK(j["cause"] == "race");
+  CHECK(j["ops"] == nlohmann::json::array({"/program/ops/0/ops/2"}));
+  const std::string e = j["error"];
+  CHECK_MESSAGE(std::regex_search(e, std::regex("issued at ptx line [0-9]+ \\(step \\[[0-9]+\\] load of /program/ops/0/ops/0\\) writes it")), e);
+  CHECK_MESSAGE(std::regex_search(e, std::regex("role mma\\) at ptx line [0-9]+ \\(step \\[[0-9]+\\] tcgen05\\.mma of /program/ops/0/ops/2\\)")), e);
+}
+
+// Where a PTX line is: the step comments the emitter heads each step with, a block of them for
+// functions written register by register, a role's dispatch before its first step, the prologue
+// and the teardown.
+TEST_CASE("simulate: ptx_place finds a line's steps and their spec pointers") {
+  const std::string ptx =
+      "\t// Thread, warp, lane\n"                                       // 1
+      "\tmov.u32 %r0, %tid.x;\n"                                        // 2
+      "\t// Role \"epilogue\": warps 0-3.\n"                            // 3
+      "\tsetp.ne.u32 %p0, %r1, 0;\n"                                    // 4
+      "\t// [1] tcgen05.ld (/program/ops/1): tensor memory \"acc\"\n"   // 5
+      "\ttcgen05.ld.sync.aligned.32x32b.x2.b32 {%r2, %r3}, [%r4];\n"   // 6
+      "\t// [2] tcgen05.wait::ld (inserted): the registers\n"          // 7
+      "\ttcgen05.wait::ld.sync.aligned;\n"                              // 8
+      "\t// [3] math (/program/ops/3): registers \"r\" = add(r, bv)\n"  // 9
+      "\t// [4] math (/program/ops/4): r = gelu_tanh(r), step 1 of 7\n" // 10
+      "\t// [5] reduce (/program/ops/4): r = ...\n"                     // 11
+      "\tadd.rn.f32 %f0, %f1, %f2;\n"                                   // 12
+      "\tmul.rn.f32 %f0, %f0, %f0;\n"                                   // 13
+      "$L_teardown:\n"                                                  // 14
+      "\tret;\n";                                                       // 15
+  CHECK(cli::ptx_place(ptx, 2).where == "the prologue (tensor-memory allocation, barrier initialisation)");
+  CHECK(cli::ptx_place(ptx, 2).ops.empty());
+  CHECK(cli::ptx_place(ptx, 4).where == "role epilogue's dispatch (before its first step)");
+  CHECK(cli::ptx_place(ptx, 6).where == "step [1] tcgen05.ld of /program/ops/1");
+  CHECK(cli::ptx_place(ptx, 6).ops == std::vector<std::string>{"/program/ops/1"});
+  CHECK(cli::ptx_place(ptx, 8).where == "step [2] tcgen05.wait::ld (inserted by the planner)");
+  CHECK(cli::ptx_place(ptx, 8).ops.empty());
+  CHECK(cli::ptx_place(ptx, 13).where ==
+        "steps [3] to [5], math and reduce of /program/ops/3 and /program/ops/4, written register by register");
+  CHECK(cli::ptx_place(ptx, 13).ops == std::vector<std::string>{"/program/ops/3", "/program/ops/4"});
+  CHECK(cli::ptx_place(ptx, 15).where == "the teardown (tensor-memory deallocation)");
+  CHECK(cli::with_steps("at ptx line 12 `add`; issued at ptx line 6", ptx) ==
+        "at ptx line 12 (steps [3] to [5], math and reduce of /program/ops/3 and /program/ops/4, written register by register) `add`; "
+        "issued at ptx line 6 (step [1] tcgen05.ld of /program/ops/1)");
+  CHECK(cli::failing_ops("thread 0 (warp 0, lane 0, role epilogue) at ptx line 12 `x`", ptx) ==
+        std::vector<std::string>{"/program/ops/3", "/program/ops/4"});
 }
 }

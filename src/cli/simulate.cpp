@@ -226,10 +226,12 @@ int simulate(const Loaded& l, const SimulateOptions& o) {
   } catch (const std::exception& e) {  // what the reference does not evaluate (docs/simulate.md)
     return refuse(l.source.path + ": " + e.what());
   }
-  SimReport rep{l.source.path, ptx_name, how, z, persistent, units, "", error, std::move(tensors), st, nullptr};
+  SimReport rep{l.source.path, ptx_name, how, z, persistent, units, "", error, {}, std::move(tensors), st, nullptr};
   if (!rep.error.empty()) {
     rep.cause = cause_of(rep.error);
     rep.error = with_names(rep.error, p);
+    rep.ops = failing_ops(rep.error, ptx);
+    rep.error = with_steps(rep.error, ptx);
     if (rep.cause == "budget")
       rep.error = "the simulation exceeded its budget of " + std::to_string(o.max_instructions) +
                   " instructions (--max-instructions): a kernel that does not end, or sizes too large to simulate; " +

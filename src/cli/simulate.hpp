@@ -42,7 +42,8 @@ struct SimReport {
   Sizes sizes;
   bool persistent = false;
   int64_t units = 0;         // a persistent kernel's units
-  std::string cause, error;  // "" when it passed; error in the spec's terms (with_names)
+  std::string cause, error;  // "" when it passed; error in the spec's terms (with_names, with_steps)
+  std::vector<std::string> ops;  // the spec's ops the failing thread was in (failing_ops)
   std::vector<sim::TensorReport> tensors;
   ksim::Stats stats;
   const sim::TensorReport* shown = nullptr;  // --print
@@ -55,5 +56,18 @@ std::string sizes_text(const Sizes& z);
 std::string cause_of(const std::string& e);
 // A simulator message in the spec's terms: roles of warps, names of mbarriers and tiles.
 std::string with_names(const std::string& e, const plan::Plan& p);
+
+// Where a line of the PTX is in the spec: the plan's steps that the emitter heads with a comment
+// "// [i] KIND (POINTER): ...". Consecutive step comments head one block of code (functions over
+// the same elements, written register by register), so a line in that block is in all of them.
+struct PtxPlace {
+  std::string where;              // "step [18] tcgen05.mma of /program/ops/0/ops/2", "the prologue", ...
+  std::vector<std::string> ops;   // the spec's JSON pointers of those steps, each once
+};
+PtxPlace ptx_place(const std::string& ptx, long line);
+// `e` with each "ptx line N" followed by where line N is in the spec: "ptx line N (step ...)".
+std::string with_steps(const std::string& e, const std::string& ptx);
+// The failing thread's place in `e` ("... (warp W, lane L[, role R]) at ptx line N"): its steps' pointers.
+std::vector<std::string> failing_ops(const std::string& e, const std::string& ptx);
 
 }  // namespace ptxgen::cli

@@ -123,6 +123,101 @@ std::string with_names(const std::string& e, const plan::Plan& p) {
   });
 }
 
+// The emitter's comments mark where each part of the kernel starts (src/emit/emitter.cpp): a step
+// "// [i] KIND (POINTER): what it does" (POINTER "inserted" for a step the planner added), a role
+// "// Role \"NAME\": warps ...", and the teardown label. Lines before the first step of the kernel
+// are its prologue; lines after a role's heading and before its first step are the role's dispatch.
+PtxPlace ptx_place(const std::string& ptx, long line) {
+  static const std::regex step("^\\s*// \\[([0-9]+)\\] (.+?) \\((/[^)]*|inserted)\\)");
+  struct Step {
+    std::string index, kind, ptr;
+  };
+  std::vector<Step> block;
+  std::string other = "the prologue (tensor-memory allocation, barrier initialisation)";
+  bool in_block = false;
+  long n = 0;
+  size_t at = 0;
+  while (at <= ptx.size() && n < line) {
+    const size_t end = std::min(ptx.find('\n', at), ptx.size());
+    const std::string text = ptx.substr(at, end - at);
+    ++n;
+    at = end + 1;
+    std::smatch m;
+    if (std::regex_search(text, m, step)) {
+      if (!in_block) block.clear();
+      block.push_back({m[1].str(), m[2].str(), m[3].str()});
+      in_block = true;
+      continue;
+    }
+    in_block = false;
+    if (const size_t r = text.find("// Role \""); r != std::string::npos) {
+      const size_t q = text.find('"', r + 9);
+      block.clear();
+      other = "role " + text.substr(r + 9, q == std::string::npos ? std::string::npos : q - r - 9) +
+              "'s dispatch (before its first step)";
+    } else if (text.rfind("$L_teardown:", 0) == 0) {
+      block.clear();
+      other = "the teardown (tensor-memory deallocation)";
+    }
+  }
+  PtxPlace out;
+  if (block.empty()) {
+    out.where = other;
+    return out;
+  }
+  std::vector<std::string> kinds;
+  for (const Step& s : block) {
+    if (s.ptr != "inserted" && std::find(out.ops.begin(), out.ops.end(), s.ptr) == out.ops.end()) out.ops.push_back(s.ptr);
+    if (std::find(kinds.begin(), kinds.end(), s.kind) == kinds.end()) kinds.push_back(s.kind);
+  }
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+    return s;
+  };
+  const std::string of = out.ops.empty() ? " (inserted by the planner)" : " of " + list(out.ops);
+  if (block.size() == 1)
+    out.where = "step [" + block[0].index + "] " + block[0].kind + of;
+  else
+    out.where = "steps [" + block.front().index + "] to [" + block.back().index + "], " + list(kinds) + of +
+                ", written register by register";
+  return out;
+}
+
+std::string with_steps(const std::string& e, const std::string& ptx) {
+  return rewrite(e, std::regex("ptx line ([0-9]+)"), [&](const std::smatch& m) {
+    return m.str() + " (" + ptx_place(ptx, std::stol(m[1].str())).where + ")";
+  });
+}
+
+std::vector<std::string> failing_ops(const std::string& e, const std::string& ptx) {
+  static const std::regex at("lane [0-9]+(, role [^)]*)?\\) at ptx line ([0-9]+)");
+  std::smatch m;
+  if (!std::regex_search(e, m, at)) return {};
+  return ptx_place(ptx, std::stol(m[2].str())).ops;
+}
+
+// The spec's ops that write the global `name` (a store, a quantization's factors, an amax): where a
+// wrong value came from, in the spec's terms (a gemm's are all /gemm).
+std::vector<std::string> writers(const plan::Plan& p, const std::string& name) {
+  std::vector<std::string> out;
+  auto visit = [&](const ir::Op& o) {
+    const bool writes = std::visit(
+        [&](const auto& b) {
+          if constexpr (requires { b.dst.name; }) return b.dst.name == name;
+          else return false;
+        },
+        o.body);
+    if (writes && !o.ptr.empty() && std::find(out.begin(), out.end(), o.ptr) == out.end()) out.push_back(o.ptr);
+  };
+  for (const auto& r : p.ir().roles)
+    for (const auto& n : r.nodes) {
+      if (!n.is_loop) visit(n.op);
+      for (const auto& o : n.loop.body) visit(o);
+    }
+  return out;
+}
+
 void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport& r) {
   const auto& z = r.sizes;
   const std::string &how = r.sizes_how, &cause = r.cause, &error = r.error, &ptx_name = r.ptx_name;
@@ -146,6 +241,7 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
     j["result"] = cause.empty() ? "pass" : "fail";
     j["cause"] = cause.empty() ? json(nullptr) : json(cause);
     j["error"] = error.empty() ? json(nullptr) : json(error);
+    j["ops"] = r.ops;
     j["tensors"] = json::array();
     for (const auto& t : tensors) {
       json x = {{"name", t.name},
@@ -162,6 +258,7 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
         x["mismatches"].push_back(
             {{"row", m.row}, {"col", m.col}, {"got", num(m.got)}, {"want", num(m.want)}, {"bound", num(m.bound)}});
       if (!t.note.empty()) x["note"] = t.note;
+      x["written_by"] = writers(p, t.name);
       j["tensors"].push_back(x);
     }
     if (error.empty()) {
@@ -203,6 +300,12 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
       out << "  " << t.name << ": " << t.checked << " elements checked, max abs error " << g4(t.max_abs)
           << ", max rel error " << g4(t.max_rel) << ", " << g4(t.worst) << " of the bound ("
           << (t.bound > 0 ? g4(t.bound) : "bits equal") << " there): " << (ok ? "ok" : "WRONG") << "\n";
+      if (!ok) {
+        const std::vector<std::string> w = writers(p, t.name);
+        std::string list;
+        for (const auto& x : w) list += (list.empty() ? "" : ", ") + x;
+        if (!list.empty()) out << "    written by " << list << "\n";
+      }
       for (const auto& m : t.first)
         out << "    " << t.name << "(" << m.row << "," << m.col << ") = " << g4(m.got) << ", expected " << g4(m.want)
             << (m.bound > 0 ? " (bound " + g4(m.bound) + ")" : " (bits equal)") << "\n";
