@@ -57,6 +57,21 @@ std::string mutate(const std::string& text, const std::string& re, const std::st
   return out + text.substr(last);
 }
 
+// A .npy file (format 1.0): the header dict as given, padded so that the data starts 64-byte aligned.
+void write_npy(const std::string& path, const std::string& descr, const std::string& shape, const std::string& data,
+               bool fortran = false) {
+  std::string h = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
+  h += std::string(64 - (10 + h.size() + 1) % 64, ' ') + "\n";
+  std::string f = std::string("\x93NUMPY\x01\x00", 8);
+  f += static_cast<char>(h.size() & 0xFF);
+  f += static_cast<char>(h.size() >> 8);
+  support::write(path, f + h + data);
+}
+template <class T>
+std::string bytes_of(const std::vector<T>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
 // Line `n` (from 1) of `text`.
 std::string line_of(const std::string& text, int n) {
   std::istringstream in(text);
@@ -340,5 +355,134 @@ TEST_CASE("simulate: ptx_place finds a line's steps and their spec pointers") {
         "issued at ptx line 6 (step [1] tcgen05.ld of /program/ops/1)");
   CHECK(cli::failing_ops("thread 0 (warp 0, lane 0, role epilogue) at ptx line 12 `x`", ptx) ==
         std::vector<std::string>{"/program/ops/3", "/program/ops/4"});
+}
+
+// --inputs: the values of A and B from .npy files, in the dtypes and orders numpy writes. A picks
+// row r % k of B for row r of D (A[r][c] = 1 where c = r % k: f8, C order), B holds small integers
+// (f4, Fortran order), so D's top-left corner must be B's rows, exactly, in the kernel and in the
+// reference; the JSON says which inputs came from files.
+TEST_CASE("simulate --inputs: A and B from .npy files (C and Fortran order), D = A·B exactly as they say") {
+  const int64_t m = 40, n = 24, k = 70;
+  TempDir files, dir;
+  std::vector<double> a(static_cast<size_t>(m * k), 0.0);
+  for (int64_t r = 0; r < m; ++r) a[static_cast<size_t>(r * k + r % k)] = 1.0;
+  auto b = [&](int64_t r, int64_t c) { return static_cast<float>((r * 5 + c * 3) % 11 - 5); };
+  std::vector<float> bf;  // Fortran order: column by column
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t r = 0; r < k; ++r) bf.push_back(b(r, c));
+  write_npy(files / "A.npy", "<f8", "(40, 70)", bytes_of(a));
+  write_npy(files / "B.npy", "<f4", "(70, 24)", bytes_of(bf), true);
+  const Sim s = simulate(dir, {spec("gemm_bf16_tn_128x256x64"), "--size", "m=40,n=24,k=70", "--inputs", files.path.string(),
+                               "--print", "D", "--json"});
+  CHECK_MESSAGE(s.exit_code == 0, s.all);
+  const auto j = nlohmann::json::parse(s.out);
+  CHECK(j["inputs_from_files"] == nlohmann::json::array({"A", "B"}));
+  CHECK(j["tensors"][0]["max_abs"] == 0);
+  const auto& got = j["print"]["got"];
+  REQUIRE(got.size() == 16);
+  for (int64_t r = 0; r < 16; ++r)
+    for (int64_t c = 0; c < 8; ++c) {
+      CAPTURE(r);
+      CAPTURE(c);
+      CHECK(got[static_cast<size_t>(r)][static_cast<size_t>(c)].get<double>() == b(r % k, c));
+      CHECK(j["print"]["want"][static_cast<size_t>(r)][static_cast<size_t>(c)].get<double>() == b(r % k, c));
+    }
+  // The same B in C order as f2 (numpy's float16), a vector bias as i4: the text report says which came from files.
+  TempDir more;
+  std::vector<uint16_t> bh;
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      const float v = b(r, c);  // small integers: exact in binary16 (sign, 5-bit exponent, 10-bit mantissa)
+      const int mag = static_cast<int>(std::fabs(v));
+      uint16_t h = 0;
+      if (mag) {
+        const int e = static_cast<int>(std::floor(std::log2(mag)));
+        h = static_cast<uint16_t>(((e + 15) << 10) | ((mag << (10 - e)) & 0x3FF));
+      }
+      bh.push_back(static_cast<uint16_t>(h | (v < 0 ? 0x8000 : 0)));
+    }
+  write_npy(more / "A.npy", "<f8", "(40, 70)", bytes_of(a));
+  write_npy(more / "B.npy", "<f2", "(70, 24)", bytes_of(bh));
+  const Sim t = simulate(dir, {spec("gemm_bf16_tn_128x256x64"), "--size", "m=40,n=24,k=70", "--inputs", more.path.string(), "--print", "D"});
+  CHECK_MESSAGE(t.exit_code == 0, t.all);
+  CHECK(t.out.find("  inputs from " + more.path.string() + ": A, B (the others random)\n") != std::string::npos);
+  CHECK(t.out.find("max abs error 0, ") != std::string::npos);
+}
+
+// A program's inputs: its globals by name, a vector for a tensor of one row (bias, 1 x 96) or one
+// column (row_scale, 128 x 1), integers (i4, i1) as values.
+TEST_CASE("simulate --inputs: a program's vectors and integers from .npy files") {
+  TempDir files, dir;
+  std::vector<int32_t> bias(96);
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<int32_t>(i % 9) - 4;
+  write_npy(files / "bias.npy", "<i4", "(96,)", bytes_of(bias));
+  write_npy(files / "row_scale.npy", "|i1", "(128,)", bytes_of(std::vector<int8_t>(128, -2)));
+  Sim s = simulate(dir, {spec("prog_read_epilogue_f32"), "--inputs", files.path.string(), "--json"});
+  CHECK_MESSAGE(s.exit_code == 0, s.all);
+  CHECK(nlohmann::json::parse(s.out)["inputs_from_files"] == nlohmann::json::array({"bias", "row_scale"}));
+  // A vector for a tensor of several rows and columns is a shape error.
+  write_npy(files / "C.npy", "<f4", "(72,)", bytes_of(std::vector<float>(72, 1.0f)));
+  s = simulate(dir, {spec("prog_read_epilogue_f32"), "--inputs", files.path.string()});
+  CHECK(s.exit_code == 1);
+  CHECK_MESSAGE(s.all.find("C.npy: shape [72], but the run's C is 136 x 72") != std::string::npos, s.all);
+}
+
+// --inputs that cannot be right: exit 1 with the file and what is wrong with it, nothing written.
+TEST_CASE("simulate --inputs: bad files, shapes, names and values exit 1 naming the file and the problem") {
+  TempDir dir;
+  const std::string g = spec("gemm_bf16_tn_128x256x64"), e4 = spec("gemm_e4m3_128x256x128");
+  const std::vector<std::string> size = {"--size", "m=40,n=24,k=70"};
+  struct Bad {
+    const char* what;
+    std::string file, descr, shape, data;
+    const char* says;
+    bool fortran = false;
+  };
+  const std::string ones_a = bytes_of(std::vector<float>(40 * 70, 1.0f));
+  const std::vector<Bad> bads = {
+      {"not a .npy file", "A.npy", "", "", "", ": not a .npy file (no \\x93NUMPY magic)"},
+      {"big-endian", "A.npy", ">f4", "(40, 70)", ones_a, ": descr '>f4' (read: little-endian f2, f4, f8, i1-i8, u1-u8, b1)"},
+      {"complex", "A.npy", "<c8", "(40, 70)", bytes_of(std::vector<double>(40 * 70, 1.0)), ": descr '<c8' (read: little-endian"},
+      {"3-D", "A.npy", "<f4", "(40, 70, 1)", ones_a, ": shape (40, 70, 1): a 1- or 2-D array is read"},
+      {"data short of the shape", "A.npy", "<f4", "(40, 71)", ones_a,
+       ": shape (40, 71) of f4 (4 bytes each) does not match the file's 11200 bytes of data"},
+      {"A transposed", "A.npy", "<f4", "(70, 40)", ones_a,
+       "A.npy: shape [70, 40], but the run's A is 40 x 70 (rows x columns of its dims at the run's sizes; a vector for one row or column)"},
+      {"a tensor the kernel does not have", "bias.npy", "<f4", "(24,)", bytes_of(std::vector<float>(24, 1.0f)),
+       "bias.npy: the kernel has no input bias this run reads (its inputs: A, B)"},
+      {"an output", "D.npy", "<f4", "(40, 24)", bytes_of(std::vector<float>(40 * 24, 1.0f)),
+       "D.npy: the kernel has no input D this run reads (its inputs: A, B)"},
+      {"NaN", "A.npy", "<f4", "(40, 70)", bytes_of(std::vector<float>(40 * 70, NAN)),
+       "A.npy: element (0, 0) = nan is not a finite value within bf16's largest finite magnitude (A is bf16)"},
+  };
+  for (const Bad& b : bads) {
+    CAPTURE(b.what);
+    TempDir files;
+    if (b.descr.empty()) support::write(files / b.file, "just text");
+    else write_npy(files / b.file, b.descr, b.shape, b.data, b.fortran);
+    std::vector<std::string> args = {g};
+    args.insert(args.end(), size.begin(), size.end());
+    args.insert(args.end(), {"--inputs", files.path.string()});
+    const Sim s = simulate(dir, args);
+    CHECK(s.exit_code == 1);
+    CHECK_MESSAGE(s.all.find(b.says) != std::string::npos, s.all);
+  }
+  // e4m3 tops out at 448: 449 is beyond it, not saturated.
+  TempDir files;
+  std::vector<float> big(40 * 128, 1.0f);
+  big[3 * 128 + 5] = 449.0f;
+  write_npy(files / "A.npy", "<f4", "(40, 128)", bytes_of(big));
+  Sim s = simulate(dir, {e4, "--size", "m=40,n=24,k=128", "--inputs", files.path.string()});
+  CHECK(s.exit_code == 1);
+  CHECK_MESSAGE(s.all.find("A.npy: element (3, 5) = 449 is not a finite value within e4m3's largest finite magnitude (A is e4m3)") !=
+                    std::string::npos,
+                s.all);
+  s = simulate(dir, {g, "--inputs", (files / "A.npy")});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find("--inputs " + (files / "A.npy") + ": not a folder") != std::string::npos);
+  TempDir empty;
+  s = simulate(dir, {g, "--inputs", empty.path.string()});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find(": no .npy file in it (input tensor NAME is read from NAME.npy)") != std::string::npos);
 }
 }

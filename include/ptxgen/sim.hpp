@@ -147,6 +147,20 @@ struct TensorReport {
   std::string note;      // what else was wrong (a quantized D's factor padding overwritten)
 };
 
+// Input values given for a run in place of random ones (ptxgen simulate --inputs): a tensor's
+// logical values, row-major over its dims (the manifest's "dims": A m x k, B k x n, a bias 1 x n or
+// m x 1, a factor tensor rows x factors; a program's global rows x cols) at the run's sizes. `ndim`
+// 1: a vector, for a tensor of one row or one column. Each value is rounded to the nearest of the
+// tensor's type; one beyond its finite range (or not finite, or not an integer of an integer type,
+// not a power of two for ue8m0) is an error, as is a shape other than the run's and a name that
+// is no input of the kernel.
+struct InputArray {
+  int ndim = 2;
+  int64_t rows = 0, cols = 0;
+  std::vector<double> v;
+};
+using Inputs = std::map<std::string, InputArray>;
+
 struct GemmResult {
   std::string error;   // the simulator's Error, if it failed
   long checked = 0;    // elements of D compared
@@ -173,7 +187,7 @@ int64_t d_row_unit(const nlohmann::json& manifest);
 // tile. A data-parallel kernel ignores it. `n` is D's width: a gated kernel's (swiglu, geglu; the
 // manifest's derived size d) B then has 2 n rows, the gate's and up's.
 GemmResult run_gemm(const ksim::Kernel& k, const nlohmann::json& manifest, int64_t m, int64_t n, int64_t kk, unsigned seed,
-                    const ksim::Options& o = {}, int multiprocessors = 0);
+                    const ksim::Options& o = {}, int multiprocessors = 0, const Inputs& inputs = {});
 
 struct ProgramResult {
   std::string error;   // the simulator's Error, if it failed
@@ -189,7 +203,8 @@ struct ProgramResult {
 // `sizes`: the run's problem sizes where they differ from the spec's (the kernel takes them as
 // parameters; a grid launches one CTA per tile of them, and tensors of run-time extents follow).
 ProgramResult run_program(const ksim::Kernel& k, const ptxgen::spec::Program& p, const nlohmann::json& manifest,
-                          unsigned seed, const ksim::Options& o = {}, const std::map<std::string, int64_t>& sizes = {});
+                          unsigned seed, const ksim::Options& o = {}, const std::map<std::string, int64_t>& sizes = {},
+                          const Inputs& inputs = {});
 
 // The sizes a program's grid and K loop step through, for a run around its tiles: the grid's m and
 // n (where some op's position steps along them) at `m` and `n`, and the K loop's size at `kblocks`

@@ -108,6 +108,8 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--seed", so.seed, "seed of the random inputs (default 1)");
   sim_cmd->add_option("--ptx", so.ptx, "simulate this PTX file (e.g. edited by hand) instead of the emitted PTX")
       ->type_name("FILE");
+  sim_cmd->add_option("--inputs", so.inputs, "take each input tensor NAME from DIR/NAME.npy where there is one (default: random)")
+      ->type_name("DIR");
   sim_cmd->add_flag("--json", so.json, "the report as one JSON object");
   sim_cmd->add_option("--print", so.print, "print the top-left corner of an output tensor beside its reference")
       ->type_name("TENSOR");

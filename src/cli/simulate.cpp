@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <sstream>
 
 #include "exit.hpp"
+#include "npy.hpp"
 #include "ptxgen/emit.hpp"
 #include "ptxgen/io.hpp"
 #include "ptxgen/plan.hpp"
@@ -198,6 +200,27 @@ int simulate(const Loaded& l, const SimulateOptions& o) {
   } else {
     ptx = emit::ptx(p);
   }
+  // --inputs: every NAME.npy of the folder, the values of input tensor NAME (the simulator checks
+  // each against the run's shape and type, and that the kernel has such an input).
+  sim::Inputs inputs;
+  if (!o.inputs.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(o.inputs, ec)) return refuse("--inputs " + o.inputs + ": not a folder");
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(o.inputs, ec))
+      if (e.path().extension() == ".npy") files.push_back(e.path());
+    if (ec) return refuse("--inputs " + o.inputs + ": " + ec.message());
+    if (files.empty()) return refuse("--inputs " + o.inputs + ": no .npy file in it (input tensor NAME is read from NAME.npy)");
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      const io::Read r = io::read_file(f.string(), 1u << 30);
+      if (!r.ok) return refuse("cannot read " + f.string() + ": " + r.error);
+      if (r.truncated) return refuse(f.string() + ": more than 1 GiB");
+      sim::InputArray a;
+      if (const std::string bad = read_npy(r.data, a); !bad.empty()) return refuse(f.string() + ": " + bad);
+      inputs[f.stem().string()] = std::move(a);
+    }
+  }
   const std::string ptx_name = o.ptx.empty() ? "the emitted PTX (ptxgen emit " + l.source.path + ")" : o.ptx;
   ksim::KernelPtr k;
   try {
@@ -217,16 +240,17 @@ int simulate(const Loaded& l, const SimulateOptions& o) {
   try {
     if (s.gemm) {
       sim::GemmResult r = sim::run_gemm(*k, mf, z.at("m"), z.at("n"), z.at("k"), o.seed, opt,
-                                        persistent ? static_cast<int>(units * per) : 0);
+                                        persistent ? static_cast<int>(units * per) : 0, inputs);
       error = r.error, tensors = std::move(r.tensors), st = r.stats;
     } else {
-      sim::ProgramResult r = sim::run_program(*k, *s.program, mf, o.seed, opt, z);
+      sim::ProgramResult r = sim::run_program(*k, *s.program, mf, o.seed, opt, z, inputs);
       error = r.error, tensors = std::move(r.tensors), st = r.stats;
     }
   } catch (const std::exception& e) {  // what the reference does not evaluate (docs/simulate.md)
     return refuse(l.source.path + ": " + e.what());
   }
-  SimReport rep{l.source.path, ptx_name, how, z, persistent, units, "", error, {}, std::move(tensors), st, nullptr};
+  SimReport rep{l.source.path, ptx_name, how, z, persistent, units, "", error, {}, {}, std::move(tensors), st, nullptr};
+  for (const auto& [name, a] : inputs) rep.from_files.push_back(name);
   if (!rep.error.empty()) {
     rep.cause = cause_of(rep.error);
     rep.error = with_names(rep.error, p);

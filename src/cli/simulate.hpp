@@ -20,6 +20,7 @@ struct SimulateOptions {
   unsigned seed = 1;  // --seed: the random inputs'
   std::string ptx;    // --ptx: simulate this PTX file instead of the emitted PTX
   std::string print;  // --print: an output tensor to print beside its reference
+  std::string inputs; // --inputs: a folder of NAME.npy files, input tensors' values
   bool json = false;
   // The documented budget (docs/simulate.md): a run past it stops with an error, never a hang.
   uint64_t max_instructions = 400'000'000;
@@ -44,6 +45,7 @@ struct SimReport {
   int64_t units = 0;         // a persistent kernel's units
   std::string cause, error;  // "" when it passed; error in the spec's terms (with_names, with_steps)
   std::vector<std::string> ops;  // the spec's ops the failing thread was in (failing_ops)
+  std::vector<std::string> from_files;  // the inputs --inputs gave (the others random)
   std::vector<sim::TensorReport> tensors;
   ksim::Stats stats;
   const sim::TensorReport* shown = nullptr;  // --print

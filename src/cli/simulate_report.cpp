@@ -237,6 +237,7 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
     j["sizes"] = z;
     j["sizes_chosen"] = how;
     j["seed"] = o.seed;
+    j["inputs_from_files"] = r.from_files;
     if (persistent) j["units"] = units;
     j["result"] = cause.empty() ? "pass" : "fail";
     j["cause"] = cause.empty() ? json(nullptr) : json(cause);
@@ -295,6 +296,11 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
     out << "  sizes: " << sizes_text(z) << " (" << how << "), seed " << o.seed;
     if (persistent) out << ", " << units << " persistent unit(s)";
     out << "\n";
+    if (!r.from_files.empty()) {
+      std::string list;
+      for (const auto& x : r.from_files) list += (list.empty() ? "" : ", ") + x;
+      out << "  inputs from " << o.inputs << ": " << list << " (the others random)\n";
+    }
     for (const auto& t : tensors) {
       const bool ok = t.worst <= 1 && t.note.empty();
       out << "  " << t.name << ": " << t.checked << " elements checked, max abs error " << g4(t.max_abs)

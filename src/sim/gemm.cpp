@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 #include "support.hpp"
@@ -51,11 +52,13 @@ struct Scales {
   std::vector<double> v;
 };
 
-Scales make_scales(ksim::Global& g, const Dtype& dt, int64_t rows, int64_t k, int64_t vec, std::mt19937& rng) {
+Scales make_scales(ksim::Global& g, const Dtype& dt, int64_t rows, int64_t k, int64_t vec, std::mt19937& rng,
+                   const Inputs& inputs, std::set<std::string>& used, const std::string& name) {
   Scales sc;
   sc.rows = rows;
   sc.vec = vec;
   sc.cols = (k + vec - 1) / vec;
+  const InputArray* given = input_for(inputs, used, name, rows, sc.cols);
   sc.nkb = (sc.cols + 3) / 4;
   const int64_t bytes = round_up(rows, 128) * sc.nkb * 4;
   sc.addr = g.alloc(static_cast<size_t>(bytes), 0);
@@ -63,7 +66,7 @@ Scales make_scales(ksim::Global& g, const Dtype& dt, int64_t rows, int64_t k, in
   sc.v.assign(static_cast<size_t>(rows * sc.cols), 0.0);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < sc.cols; ++c) {
-      const uint32_t b = dt.random(rng);
+      const uint32_t b = given ? input_bits(dt, name, *given, r, c) : dt.random(rng);
       const int64_t off = ((r / 128) * sc.nkb + c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4;
       mem[static_cast<size_t>(off)] = static_cast<uint8_t>(b);
       sc.v[static_cast<size_t>(r * sc.cols + c)] = dt.decode(b);
@@ -133,8 +136,10 @@ uint64_t make_sparse(ksim::Global& g, Operand& op, const Dtype& dt, const Sparse
 }  // namespace
 
 GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n, int64_t kk, unsigned seed, const ksim::Options& o,
-                    int multiprocessors) {
+                    int multiprocessors, const Inputs& inputs) {
   GemmResult res;
+  std::set<std::string> used;            // the names of `inputs` this run took
+  std::vector<std::string> input_names;  // the kernel's inputs, for the message about one it has not
   std::mt19937 rng(seed);
   // A gated activation (docs/spec.md, "Epilogues": swiglu, geglu): `n` is D's width d, whose grid
   // and tiles the manifest states, and B holds 2 d rows, the gate's then up's (the kernel's n).
@@ -155,6 +160,11 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     Operand op;
     const std::string d0 = t.at("dims")[0], d1 = t.at("dims")[1], c = t.at("contiguous");
     const bool sparse = t.contains("sparse");  // stored with half of k's elements
+    input_names.push_back(name);
+    const InputArray* given = input_for(inputs, used, name, size.at(d0), size.at(d1));
+    if (sparse && given)
+      throw std::runtime_error(name + ".npy: a sparse A is not read from a file (its kept elements and their metadata are drawn "
+                               "together); leave it out of --inputs");
     op.first_contiguous = c == d0;
     op.inner = static_cast<uint64_t>(size.at(c) / (sparse ? 2 : 1));
     op.outer = static_cast<uint64_t>(size.at(c == d0 ? d1 : d0));
@@ -170,10 +180,10 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     op.v.assign(static_cast<size_t>(size.at(d0) * size.at(d1)), 0.0);
     for (uint64_t r = 0; r < op.outer; ++r)
       for (uint64_t i = 0; i < op.inner; ++i) {
-        const uint32_t b = dt.random(rng);
-        put_bits(mem, r * op.pitch * 8 + i * static_cast<uint64_t>(dt.bits), dt.bits, b);
         // logical (dims[0], dims[1]) index
         const uint64_t x0 = op.first_contiguous ? i : r, x1 = op.first_contiguous ? r : i;
+        const uint32_t b = given ? input_bits(dt, name, *given, static_cast<int64_t>(x0), static_cast<int64_t>(x1)) : dt.random(rng);
+        put_bits(mem, r * op.pitch * 8 + i * static_cast<uint64_t>(dt.bits), dt.bits, b);
         op.v[static_cast<size_t>(x0 * static_cast<uint64_t>(size.at(d1)) + x1)] = dt.decode(b);
       }
     ops[name] = std::move(op);
@@ -182,7 +192,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   std::map<std::string, Scales> scales;
   for (const auto& [name, t] : tensors.items())
     if (t.value("layout", "") == "128x4" && t.at("scales") != "D")
-      scales[name] = make_scales(g, dtype(t.at("dtype")), size.at(t.at("dims")[0]), kk, t.at("vec"), rng);
+      input_names.push_back(name), scales[name] = make_scales(g, dtype(t.at("dtype")), size.at(t.at("dims")[0]), kk, t.at("vec"), rng, inputs, used, name);
   // The fused epilogue's bias (docs/spec.md, "Epilogues"): a row of n (along N) or a column of m.
   std::vector<double> bias;
   bool bias_m = false;
@@ -191,9 +201,11 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     const Dtype bt = dtype(tensors.at("bias").at("dtype"));
     bias_m = tensors.at("bias").at("dims")[0] == "m";
     const int64_t len = bias_m ? m : n;
+    input_names.push_back("bias");
+    const InputArray* given = input_for(inputs, used, "bias", bias_m ? len : 1, bias_m ? 1 : len);
     bias_addr = g.alloc(static_cast<size_t>(len * bt.bits / 8 + 16), 0x3C);
     for (int64_t i = 0; i < len; ++i) {
-      const uint32_t b = bt.random(rng);
+      const uint32_t b = given ? input_bits(bt, "bias", *given, bias_m ? i : 0, bias_m ? 0 : i) : bt.random(rng);
       put_bits(g.at(bias_addr), static_cast<uint64_t>(i * bt.bits), bt.bits, b);
       bias.push_back(bt.decode(b));
     }
@@ -203,14 +215,16 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     std::vector<double> v;
     uint64_t addr = 0;
   };
-  std::map<std::string, Input> inputs;
+  std::map<std::string, Input> fused;
   for (const char* name : {"C", "residual"}) {
     if (!tensors.contains(name)) continue;
     const Dtype it = dtype(tensors.at(name).at("dtype"));
-    Input& x = inputs[name];
+    Input& x = fused[name];
+    input_names.push_back(name);
+    const InputArray* given = input_for(inputs, used, name, m, nd);
     x.addr = g.alloc(static_cast<size_t>(m * nd * it.bits / 8 + 16), 0x3D);
     for (int64_t i = 0; i < m * nd; ++i) {
-      const uint32_t b = it.random(rng);
+      const uint32_t b = given ? input_bits(it, name, *given, i / nd, i % nd) : it.random(rng);
       put_bits(g.at(x.addr), static_cast<uint64_t>(i * it.bits), it.bits, b);
       x.v.push_back(it.decode(b));
     }
@@ -219,12 +233,17 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   uint64_t amax_addr = 0;
   if (tensors.contains("amax")) amax_addr = g.alloc(16, 0x00);
   // D's per-tensor scale: 0.75 (a multiplication that rounds, and keeps an e4m3 D in range).
-  const double d_scale = 0.75;
+  double d_scale = 0.75;
   uint64_t d_scale_addr = 0;
   if (tensors.contains("d_scale")) {
     d_scale_addr = g.alloc(16, 0x00);
-    put_bits(g.at(d_scale_addr), 0, 32, std::bit_cast<uint32_t>(static_cast<float>(d_scale)));
+    input_names.push_back("d_scale");
+    uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(d_scale));
+    if (const InputArray* given = input_for(inputs, used, "d_scale", 1, 1)) b = input_bits(dtype("f32"), "d_scale", *given, 0, 0);
+    d_scale = static_cast<double>(std::bit_cast<float>(b));
+    put_bits(g.at(d_scale_addr), 0, 32, b);
   }
+  inputs_all_used(inputs, used, input_names);
   std::vector<std::string> epilogue_ops;
   if (mf.contains("epilogue_ops")) epilogue_ops = mf.at("epilogue_ops").get<std::vector<std::string>>();
   // alpha and beta as the kernel multiplies by them: rounded to f32.
@@ -290,7 +309,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
                                      : tensor == "amax" ? amax_addr
                                      : tensor == "d_scale" ? d_scale_addr
                                      : tensor == "SFD"     ? sfd_addr
-                                     : inputs.count(tensor) ? inputs.at(tensor).addr
+                                     : fused.count(tensor) ? fused.at(tensor).addr
                                                             : d_addr));
     } else {
       l.params.push_back(value(name, static_cast<uint64_t>(size.at(name))));
@@ -361,13 +380,13 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       ref *= a;
       acc_bound = std::fabs(a) * acc_bound + u * std::fabs(ref);
     } else if (f == "c" || f == "beta_c") {
-      ref += (f == "c" ? 1.0 : constant("beta")) * inputs.at("C").v[ij];
+      ref += (f == "c" ? 1.0 : constant("beta")) * fused.at("C").v[ij];
       acc_bound += u * std::fabs(ref);
     } else if (f == "bias") {
       ref += bias[static_cast<size_t>(bias_m ? i : j)];
       acc_bound += u * std::fabs(ref);
     } else if (f == "residual") {
-      ref += inputs.at("residual").v[ij];
+      ref += fused.at("residual").v[ij];
       acc_bound += u * std::fabs(ref);
     } else if (f == "d_scale") {
       ref *= d_scale;

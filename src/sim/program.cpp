@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "views.hpp"
@@ -624,8 +625,10 @@ std::map<std::string, int64_t> ProgramSteps::sizes(int64_t m_size, int64_t n_siz
 }
 
 ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, const json& mf, unsigned seed, const ksim::Options& o,
-                          const std::map<std::string, int64_t>& sizes) {
+                          const std::map<std::string, int64_t>& sizes, const Inputs& inputs) {
   ProgramResult res;
+  std::set<std::string> used;
+  std::vector<std::string> input_names;
   std::mt19937 rng(seed);
   // The run's sizes (the spec's unless given) and the globals' extents in them.
   spec::Program p = prog;
@@ -663,9 +666,13 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, cons
     if (!is_output[gt.name]) {
       std::vector<uint8_t>& mem = gm.at(addr[gt.name]);
       const Dtype dt = dtype(dname(gt.dtype));
+      input_names.push_back(gt.name);
+      const InputArray* given = input_for(inputs, used, gt.name, gt.rows, gt.cols);
       for (int64_t i = 0; i < gt.rows * gt.cols; ++i) {
-        uint32_t b = dt.random(rng);
-        if (gt.dtype == DType::b8) {  // every nibble a valid sparsity index (the metadata; other bytes are bits anyway)
+        uint32_t b = given ? 0 : dt.random(rng);
+        if (given) {
+          b = input_bits(dt, gt.name, *given, i / gt.cols, i % gt.cols);
+        } else if (gt.dtype == DType::b8) {  // every nibble a valid sparsity index (the metadata; other bytes are bits anyway)
           static const uint32_t pairs[] = {0x4, 0x8, 0xC, 0x9, 0xD, 0xE};
           auto nib = [&]() { return tf32_sparse ? (rng() % 2 ? 0x4u : 0xEu) : pairs[rng() % 6]; };
           b = nib() | nib() << 4;
@@ -676,6 +683,7 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, cons
     }
     ev.g[gt.name] = m;
   }
+  inputs_all_used(inputs, used, input_names);
   ksim::Launch l;
   l.threads = mf.at("block")[0];
   l.dynamic_smem = mf.at("dynamic_shared_memory_bytes");

@@ -5,8 +5,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -144,6 +148,88 @@ inline void tally(TensorReport& r, int64_t i, int64_t j, double got, double want
     r.got[static_cast<size_t>(i * r.cols + j)] = got;
     r.want[static_cast<size_t>(i * r.cols + j)] = want;
   }
+}
+
+// The encoding of `v` in `dt` for a given input (ptxgen simulate --inputs): the nearest value (ties
+// to even), as the host's conversion of a user's data would write it; nullopt where the type holds
+// nothing near: not finite, beyond its largest finite value, not an integer of an integer type (s8,
+// u8, b8, s32), not a power of two in 2^-127 .. 2^127 for ue8m0.
+inline std::optional<uint32_t> encode_input(const Dtype& dt, double v) {
+  using namespace ksim::num;
+  if (!std::isfinite(v)) return std::nullopt;
+  const std::string& n = dt.name;
+  if (n == "s8" || n == "u8" || n == "b8" || n == "s32") {
+    const double lo = n == "s8" ? -128 : n == "s32" ? -2147483648.0 : 0, hi = n == "s8" ? 127 : n == "s32" ? 2147483647.0 : 255;
+    if (v != std::nearbyint(v) || v < lo || v > hi) return std::nullopt;
+    return static_cast<uint32_t>(static_cast<int64_t>(v)) & (dt.bits == 32 ? 0xFFFFFFFFu : 0xFFu);
+  }
+  if (n == "ue8m0") {
+    int e = 0;
+    if (v <= 0 || std::frexp(v, &e) != 0.5 || e - 1 < -127 || e - 1 > 127) return std::nullopt;
+    return static_cast<uint32_t>(e - 1 + 127);
+  }
+  static const std::map<std::string, Format> formats = {{"tf32", Format{8, 10, true}}, {"bf16", kBF16}, {"f16", kF16},
+                                                        {"e4m3", kE4M3}, {"e5m2", kE5M2}, {"e2m3", kE2M3},
+                                                        {"e3m2", kE3M2}, {"e2m1", kE2M1}, {"ue4m3", kUE4M3}};
+  if (n == "f32") {
+    if (std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) return std::nullopt;
+    return bits_of(static_cast<float>(v));
+  }
+  auto f = formats.find(n);
+  if (f == formats.end() || (f->second.unsigned_ && v < 0)) return std::nullopt;
+  // The largest finite value: IEEE formats keep the all-ones exponent for infinity and NaN, e4m3
+  // only the all-ones encoding for NaN, the 4- and 6-bit types none. Beyond it is an error, not a
+  // saturation or an infinity nobody asked for.
+  const Format& x = f->second;
+  const int emax = x.ieee ? (1 << x.ebits) - 2 - x.bias() : (1 << x.ebits) - 1 - x.bias();
+  const double top = (2.0 - std::ldexp(1.0, -(x.fn ? x.mbits - 1 : x.mbits))) * std::ldexp(1.0, emax);
+  if (std::fabs(v) > top) return std::nullopt;
+  const uint32_t b = encode_rn(x, v);
+  return n == "tf32" ? b << 13 : b;
+}
+
+// The values --inputs gives the tensor `name`, checked against its shape in this run (rows x cols);
+// nullptr where it gives none. Records the name in `used` (what the run took: every given name must
+// be one, inputs_all_used).
+inline const InputArray* input_for(const Inputs& in, std::set<std::string>& used, const std::string& name, int64_t rows, int64_t cols) {
+  auto it = in.find(name);
+  if (it == in.end()) return nullptr;
+  used.insert(name);
+  const InputArray& a = it->second;
+  const bool ok = a.ndim == 2 ? a.rows == rows && a.cols == cols
+                              : (rows == 1 && a.cols == cols) || (cols == 1 && a.cols == rows);
+  if (!ok)
+    throw std::runtime_error(name + ".npy: shape " +
+                             (a.ndim == 2 ? "[" + std::to_string(a.rows) + ", " + std::to_string(a.cols) + "]"
+                                          : "[" + std::to_string(a.cols) + "]") +
+                             ", but the run's " + name + " is " + std::to_string(rows) + " x " + std::to_string(cols) +
+                             " (rows x columns of its dims at the run's sizes; a vector for one row or column)");
+  return &a;
+}
+// Element (r, c) of a given input in its tensor's type; an error naming the element where the type
+// holds nothing near it.
+inline uint32_t input_bits(const Dtype& dt, const std::string& name, const InputArray& a, int64_t r, int64_t c) {
+  const size_t i = a.ndim == 2 ? static_cast<size_t>(r * a.cols + c) : static_cast<size_t>(r + c);
+  const double v = a.v[i];
+  if (auto b = encode_input(dt, v)) return *b;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  const std::string& n = dt.name;
+  const bool integer = n == "s8" || n == "u8" || n == "b8" || n == "s32";
+  throw std::runtime_error(name + ".npy: element (" + std::to_string(r) + ", " + std::to_string(c) + ") = " + buf + " is not " +
+                           (integer       ? "an integer in " + n + "'s range"
+                            : n == "ue8m0" ? "a power of two from 2^-127 to 2^127 (ue8m0)"
+                                           : "a finite value within " + n + "'s largest finite magnitude") +
+                           " (" + name + " is " + n + ")");
+}
+// Every name --inputs gave must be an input the run took: a typo or an output is an error.
+inline void inputs_all_used(const Inputs& in, const std::set<std::string>& used, const std::vector<std::string>& inputs) {
+  for (const auto& [name, a] : in)
+    if (!used.count(name)) {
+      std::string list;
+      for (const auto& x : inputs) list += (list.empty() ? "" : ", ") + x;
+      throw std::runtime_error(name + ".npy: the kernel has no input " + name + " this run reads (its inputs: " + list + ")");
+    }
 }
 
 inline ksim::Param value(const std::string& name, uint64_t v) {
