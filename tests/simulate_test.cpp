@@ -150,6 +150,25 @@ TEST_CASE("simulate: tcgen05, sm_90a, fused-epilogue and program kernels pass at
   CHECK(s.out.find("    epilogue (warps 0-3): ") != std::string::npos);
 }
 
+// Every shipped spec under an explored schedule (issue 31) beside the fixed one the other suites
+// run: spec i at simulate's default sizes under schedule i mod 10 + 1, so the five policies take
+// the specs in turn, each with two seeds. A protocol right only under the fixed schedule fails
+// here, naming its schedule (`ptxgen simulate SPEC --schedule S` replays it; --schedules N tries
+// more).
+TEST_CASE("simulate --schedule: every shipped spec passes under an explored schedule") {
+  TempDir dir;
+  int i = 0;
+  for (const auto& f : support::spec_files()) {
+    const std::string file = f;
+    const int schedule = i++ % 10 + 1;
+    CAPTURE(file);
+    CAPTURE(schedule);
+    const Sim s = simulate(dir, {f, "--schedule", std::to_string(schedule)});
+    CHECK_MESSAGE(s.exit_code == 0, s.all);
+  }
+  CHECK(i >= 150);
+}
+
 TEST_CASE("simulate --print: an output tensor's corner beside the reference; --size, --seed and --grid choose the run") {
   TempDir dir;
   // A persistent kernel on 3 units walking 2 x 3 tiles.
@@ -255,6 +274,65 @@ TEST_CASE("simulate --ptx: a hand-edited kernel against its spec: a wrong value,
   CHECK(s.all.find("error[unwritten]: use of an uninitialized mbarrier at shared 0x30800 (\"acc\"); CTA (0,0,0) thread 0 (warp 0, lane 0, "
                    "role epilogue) at ptx line ") != std::string::npos);
 }
+// Schedule exploration (--schedules, issue 31): kernels whose barrier protocol was broken by hand in
+// a way the fixed schedule cannot see. Each passes the fixed schedule (exit 0: the test proves the
+// blind spot), fails under the explored ones for its named reason with the schedule that caught it,
+// and that schedule alone replays the same failure. The schedules are seeded: the numbers are fixed.
+TEST_CASE("simulate --schedules: broken protocols the fixed schedule passes fail under an explored one, which replays") {
+  struct Case {
+    const char* what;
+    std::string name, re, fmt;
+    int n;
+    const char* says;   // in the error
+    const char* first;  // "schedule N (policy), the first failing of N run"
+    std::string replay;
+  };
+  const std::vector<Case> cases = {
+      // The second ping-pong consumer's wait for "full" (its K block's loads) is polled once, not
+      // looped: a failed try_wait lets it go on (§9.7.13.15.16), reading a stage TMA still writes.
+      {"ping-pong consumer 1 without its full wait", "gemm_sm90_bf16_128x128x64_pingpong",
+       R"((\$L_s16_wait:\n\tmbarrier\.try_wait[^\n]*\n)\t@!%p\d+ bra \$L_s16_wait;\n)", "$1", 0,
+       "error[race]: wgmma.mma_async reads shared memory at 0x", "schedule 13 (reverse), the first failing of 14 run", "13"},
+      // The start-up bar.sync after mbarrier.init: a warp that runs ahead arrives on a barrier the
+      // initializing thread has not initialized yet.
+      {"no bar.sync after the barriers' init", "gemm_sm90_bf16_128x256x64_persistent", R"(\tbar\.sync 0;\n)", "", 0,
+       "error[unwritten]: use of an uninitialized mbarrier at shared 0x", "schedule 1 (random), the first failing of 2 run", "1"},
+      // Cross-CTA ordering: the start-up cluster barrier replaced by a CTA-local bar.sync. A peer
+      // CTA's multicast TMA load then completes on this CTA's "full" barrier before this CTA has
+      // initialized it (a 2x2 cluster multicasting A and B; a tcgen05 CTA pair).
+      {"a 2x2 cluster's start-up barrier made CTA-local", "gemm_sm90_bf16_128x256x64_cluster_2x2_persistent",
+       R"(\tbarrier\.cluster\.arrive\.release\.aligned;\n\tbarrier\.cluster\.wait\.acquire\.aligned;\n)", "\tbar.sync 0;\n", 0,
+       "error[unwritten]: arrive on an uninitialized mbarrier at shared 0x", "schedule 5 (lag), the first failing of 6 run", "5"},
+      {"a CTA pair's start-up barrier made CTA-local", "gemm_bf16_cta2_m256",
+       R"(\tbarrier\.cluster\.arrive\.release\.aligned;\n\tbarrier\.cluster\.wait\.acquire\.aligned;\n)", "\tbar.sync 0;\n", 0,
+       "error[unwritten]: arrive on an uninitialized mbarrier at shared 0x", "schedule 10 (lag), the first failing of 11 run", "10"},
+  };
+  TempDir files, dir;
+  for (const Case& c : cases) {
+    const std::string what = c.what;
+    CAPTURE(what);
+    const std::string ptx = files / (c.name + ".ptx");
+    support::write(ptx, mutate(support::slurp(golden(c.name)), c.re, c.fmt, c.n));
+    Sim s = simulate(dir, {spec(c.name), "--ptx", ptx});
+    CHECK_MESSAGE(s.exit_code == 0, s.all);  // the fixed schedule's blind spot
+    s = simulate(dir, {spec(c.name), "--ptx", ptx, "--schedules", "16"});
+    CHECK(s.exit_code == 1);
+    CHECK_MESSAGE(s.all.find(c.says) != std::string::npos, s.all);
+    CHECK_MESSAGE(s.all.find(std::string("  ") + c.first + "; replay it with --schedule " + c.replay + "\n") != std::string::npos, s.all);
+    const auto all = nlohmann::json::parse(simulate(dir, {spec(c.name), "--ptx", ptx, "--schedules", "16", "--json"}).out);
+    const Sim again = simulate(dir, {spec(c.name), "--ptx", ptx, "--schedule", c.replay, "--json"});
+    CHECK(again.exit_code == 1);
+    const auto j = nlohmann::json::parse(again.out);
+    CHECK(j["schedule"] == std::stoi(c.replay));
+    CHECK(j["schedules_run"] == 1);
+    CHECK(all["schedule"] == std::stoi(c.replay));
+    // The same failure: the same message, or the same wrong elements.
+    CHECK(j["cause"] == all["cause"]);
+    CHECK(j["error"] == all["error"]);
+    CHECK(j["tensors"] == all["tensors"]);
+  }
+}
+
 }
 
 TEST_SUITE("cli") {
@@ -286,6 +364,9 @@ TEST_CASE("simulate: bad input exits 1 (usage 2) with a clear error, runs nothin
        "error[budget]: the simulation exceeded its budget of 1000 instructions (--max-instructions): a kernel that does not end, or "
        "sizes too large to simulate; the kernel does not end (1000 instructions); CTA (0,0,0) thread "},
       {{g, "--size", "m=8,n=8,k=8", "--print", "Q"}, 1, "error: --print Q: the kernel's outputs are D"},
+      {{g, "--schedule", "3", "--schedules", "4"}, 2, "error: --schedule S runs one schedule; --schedules N runs 0 to N-1: give one"},
+      {{g, "--schedules", "0"}, 2, "--schedules"},
+      {{g, "--schedule", "-1"}, 2, "--schedule"},
   };
   for (const Bad& b : cases) {
     CAPTURE(b.args.back());

@@ -13,11 +13,11 @@
 // and tcgen05.mma/cp read shared and tensor memory through descriptors decoded here from the ISA's
 // tables (§9.7.16.4) -- not through ptxgen::isa; wgmma.mma_async (§9.7.15) is an operation of the
 // warpgroup reading shared memory through the sm_90 descriptors and its warps' registers (wgmma.cpp).
-// Threads run one at a time in a fixed order and switch only where they block (a failed
+// Threads run one at a time, by default (Options::schedule 0) in a fixed order, switching only where they block (a failed
 // mbarrier.try_wait, bar.sync, barrier.cluster.wait, a warp collective not yet reached by the whole
 // warp, a cp.async.bulk.wait_group, a wgmma.wait_group, a setmaxnreg.inc). Asynchronous operations
 // (TMA, tcgen05.mma/cp/commit, tcgen05.ld/st until their wait, wgmma.mma_async) take effect as late
-// as possible: only when no thread can run, oldest first. A kernel that reads what it did not wait for therefore reads stale data, and the
+// as possible: only when no thread can run, oldest first (other schedules: Policy below). A kernel that reads what it did not wait for therefore reads stale data, and the
 // race checks name it directly. Anything the simulator cannot account for is an Error: a deadlock
 // (naming the blocked threads and where), an unknown instruction, an access outside memory or the
 // allocated tensor memory, a race, a misused barrier.
@@ -88,9 +88,31 @@ class Global {
   uint64_t next_ = 0x100000000ull;
 };
 
+// Schedules (ptxgen simulate --schedules): the fixed one above, or one of these under a seed. A
+// barrier protocol wrong only under other timings passes the fixed schedule; these give it those
+// timings. Every switch point is an instruction boundary, and every early completion keeps the
+// order the ISA gives within a stream (a CTA's tcgen05.mma/cp/commit in issue order, a CTA's TMA
+// stores, a CTA's wgmma; TMA loads are each their own stream).
+enum class Policy : uint8_t {
+  fixed,    // each thread runs until it blocks, in launch order; asynchronous operations complete as late as possible
+  random,   // a random runnable thread runs a random number of instructions (1 to about 64); a random stream's
+            // oldest operation completes at a random quarter of the switches
+  early,    // threads in order, switching every few instructions; every operation completes at the first switch after its issue
+  reverse,  // the runnable thread of the highest index runs first: the last warps (producer, MMA issuer) run far ahead
+            // of the first (the epilogue), which waits as long as anything else can run
+  lifo,     // the thread that became runnable last runs first, each until it blocks: a woken waiter races ahead
+  lag,      // one CTA of each cluster (the schedule's number mod the cluster's size) runs only when no other
+            // thread can, and operations complete at once: its peers signal it, and multicast into it, as
+            // early as they can, before it has even initialized its barriers if nothing stops them
+};
+// The schedule a number names: 0 fixed, then random, early, reverse, lifo, lag in turn, each seeded by it.
+Policy policy_of(uint64_t schedule);
+const char* policy_name(Policy p);
+
 struct Options {
   uint64_t max_instructions = 400'000'000;  // over the whole grid: a kernel that does not end is an Error
   bool race_checks = true;                  // asynchronous reads/writes against thread accesses (see sim.hpp top)
+  uint64_t schedule = 0;                    // the schedule (policy_of); 0 the fixed one
 };
 
 struct Stats {

@@ -110,6 +110,11 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   sim_cmd->add_option("--inputs", so.inputs, "take each input tensor NAME from DIR/NAME.npy where there is one (default: random)")
       ->type_name("DIR");
+  sim_cmd->add_option("--schedules", so.schedules,
+                      "run N schedules: the fixed one, then random, early, reverse and lifo ones in turn (default 1)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{10000}));
+  auto* sim_schedule = sim_cmd->add_option("--schedule", so.schedule, "run only schedule S (a failure's number replays it)")
+                            ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   sim_cmd->add_flag("--json", so.json, "the report as one JSON object");
   sim_cmd->add_option("--print", so.print, "print the top-left corner of an output tensor beside its reference")
       ->type_name("TENSOR");
@@ -175,6 +180,7 @@ int main(int argc, char** argv) {
       return usage("plan, emit and manifest write one target's output: give one --target (build takes several)");
     if (*sim_cmd && src.targets.size() > 1) return usage("simulate runs one target's kernel: give one --target");
     so.sizes_given = sim_size->count() > 0;
+    so.schedule_given = sim_schedule->count() > 0;
     if (*sim_cmd)
       if (auto why = simulate_usage_problem(so); !why.empty()) return usage(why);
     if (*plan_cmd && out.empty()) out = "-";

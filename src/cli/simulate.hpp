@@ -21,6 +21,9 @@ struct SimulateOptions {
   std::string ptx;    // --ptx: simulate this PTX file instead of the emitted PTX
   std::string print;  // --print: an output tensor to print beside its reference
   std::string inputs; // --inputs: a folder of NAME.npy files, input tensors' values
+  uint64_t schedules = 1;        // --schedules: run schedules 0 .. N-1 (ksim::policy_of), stop at the first failure
+  bool schedule_given = false;   // --schedule: run that one only (a failure's, to replay it)
+  uint64_t schedule = 0;
   bool json = false;
   // The documented budget (docs/simulate.md): a run past it stops with an error, never a hang.
   uint64_t max_instructions = 400'000'000;
@@ -49,6 +52,8 @@ struct SimReport {
   std::vector<sim::TensorReport> tensors;
   ksim::Stats stats;
   const sim::TensorReport* shown = nullptr;  // --print
+  uint64_t schedule = 0;     // the schedule of the run reported (the failing one, if any)
+  size_t schedules_run = 1;  // how many ran (up to and including a failing one)
 };
 // The report on standard output: text, or one JSON object with --json (docs/simulate.md).
 void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport& r);

@@ -238,6 +238,9 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
     j["sizes_chosen"] = how;
     j["seed"] = o.seed;
     j["inputs_from_files"] = r.from_files;
+    j["schedule"] = r.schedule;
+    j["policy"] = ksim::policy_name(ksim::policy_of(r.schedule));
+    j["schedules_run"] = r.schedules_run;
     if (persistent) j["units"] = units;
     j["result"] = cause.empty() ? "pass" : "fail";
     j["cause"] = cause.empty() ? json(nullptr) : json(cause);
@@ -296,6 +299,14 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
     out << "  sizes: " << sizes_text(z) << " (" << how << "), seed " << o.seed;
     if (persistent) out << ", " << units << " persistent unit(s)";
     out << "\n";
+    if (o.schedules > 1 || o.schedule_given || r.schedule != 0) {
+      out << "  schedule " << r.schedule << " (" << ksim::policy_name(ksim::policy_of(r.schedule)) << ")";
+      if (!o.schedule_given)
+        out << (r.cause.empty() ? ", the first of " + std::to_string(r.schedules_run) + " run, all passing"
+                                : ", the first failing of " + std::to_string(r.schedules_run) + " run; replay it with --schedule " +
+                                      std::to_string(r.schedule));
+      out << "\n";
+    }
     if (!r.from_files.empty()) {
       std::string list;
       for (const auto& x : r.from_files) list += (list.empty() ? "" : ", ") + x;

@@ -41,7 +41,8 @@ uint8_t* Global::find(uint64_t address, size_t bytes) {
 
 
 Machine::Machine(const Kernel& kk, const Launch& l, Global& g, const Options& o, Stats& s)
-    : k(kk), launch(l), global(g), opt(o), stats(s) {
+    : k(kk), launch(l), global(g), opt(o), stats(s), policy_(policy_of(o.schedule)), rng_(o.schedule) {
+  yield_in_ = next_yield();
   stats.warp_instructions.assign(l.threads / 32, 0);
   stats.warp_mbarrier_waits.assign(l.threads / 32, 0);
   stats.warp_bar_waits.assign(l.threads / 32, 0);
@@ -368,8 +369,9 @@ void Machine::run_cluster(const std::array<uint32_t, 3>& cid) {
   }
   for (;;) {
     while (!runnable_.empty()) {
-      Thread& t = threads[runnable_.front()];
-      runnable_.pop_front();
+      if (policy_ == Policy::early || policy_ == Policy::lag) complete_early(true);
+      else if (policy_ == Policy::random && rng_() % 4 == 0) complete_early(false);
+      Thread& t = threads[pick()];
       t.queued = false;
       if (t.st == Thread::ready) run_thread(t);
     }
@@ -389,6 +391,103 @@ void Machine::run_cluster(const std::array<uint32_t, 3>& cid) {
     if (!c.allocations.empty())
       throw Error("CTA rank " + std::to_string(c.rank) + " exits with tensor memory allocated (PTX ISA 9.7.16.7.1: all of it must be deallocated)");
   stats.ctas += n;
+}
+
+Policy policy_of(uint64_t schedule) {
+  static const Policy turn[] = {Policy::random, Policy::early, Policy::reverse, Policy::lifo, Policy::lag};
+  return schedule == 0 ? Policy::fixed : turn[(schedule - 1) % 5];
+}
+const char* policy_name(Policy p) {
+  switch (p) {
+    case Policy::fixed: return "fixed";
+    case Policy::random: return "random";
+    case Policy::early: return "early";
+    case Policy::reverse: return "reverse";
+    case Policy::lifo: return "lifo";
+    case Policy::lag: return "lag";
+  }
+  return "?";
+}
+
+// The next thread to run, taken off the runnable queue.
+uint32_t Machine::pick() {
+  size_t i = 0;
+  switch (policy_) {
+    case Policy::fixed:
+    case Policy::early: break;
+    case Policy::random: i = static_cast<size_t>(rng_() % runnable_.size()); break;
+    case Policy::lifo: i = runnable_.size() - 1; break;
+    case Policy::reverse:
+      for (size_t j = 1; j < runnable_.size(); ++j)
+        if (runnable_[j] > runnable_[i]) i = j;
+      break;
+    case Policy::lag: {
+      const uint32_t lagging = static_cast<uint32_t>(opt.schedule % ctas.size());
+      for (size_t j = 0; j < runnable_.size(); ++j)
+        if (threads[runnable_[j]].cta != lagging) {
+          i = j;
+          break;
+        }
+      break;
+    }
+  }
+  const uint32_t id = runnable_[i];
+  if (i == 0) runnable_.pop_front();
+  else if (i + 1 == runnable_.size()) runnable_.pop_back();
+  else if (policy_ == Policy::random) runnable_[i] = runnable_.back(), runnable_.pop_back();  // order is random anyway
+  else runnable_.erase(runnable_.begin() + static_cast<std::ptrdiff_t>(i));
+  return id;
+}
+
+// Instructions a thread runs before it yields to the scheduler (at an instruction boundary).
+uint64_t Machine::next_yield() {
+  switch (policy_) {
+    case Policy::fixed:
+    case Policy::lifo: return ~uint64_t{0};
+    case Policy::random: return 1 + rng_() % 64;
+    case Policy::early: return 1 + rng_() % 16;
+    case Policy::reverse: return 64 + rng_() % 256;
+    case Policy::lag: return 1 + rng_() % 64;
+  }
+  return ~uint64_t{0};
+}
+
+// Completes asynchronous operations before they must: every one (`all`, in issue order), or the
+// oldest of the stream of a random one. A stream is what the ISA completes in order: a CTA's
+// tcgen05.mma/cp/commit (a commit tracks the operations issued before it), a CTA's TMA stores (its
+// threads' bulk async-groups), a CTA's wgmma; each TMA load is its own.
+void Machine::complete_early(bool all) {
+  if (async.empty()) return;
+  if (all) {
+    while (!async.empty()) {
+      Async a = std::move(async.front());
+      async.pop_front();
+      complete(a);
+    }
+    return;
+  }
+  auto stream = [](const Async& a) {
+    switch (a.kind) {
+      case Async::mma:
+      case Async::cp:
+      case Async::commit: return 1;
+      case Async::tma_store: return 2;
+      case Async::wgmma: return 3;
+      case Async::tma: return 0;
+    }
+    return 0;
+  };
+  size_t j = static_cast<size_t>(rng_() % async.size());
+  const int s = stream(async[j]);
+  if (s != 0)
+    for (size_t i = 0; i < j; ++i)
+      if (stream(async[i]) == s && async[i].cta == async[j].cta) {
+        j = i;
+        break;
+      }
+  Async a = std::move(async[j]);
+  async.erase(async.begin() + static_cast<std::ptrdiff_t>(j));
+  complete(a);
 }
 
 Stats run(const Kernel& k, const Launch& l, Global& g, const Options& o) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <deque>
+#include <random>
 #include <unordered_map>
 
 #include "internal.hpp"
@@ -224,6 +225,14 @@ class Machine {
   void tma_store_complete(Async& a);
   bool bulk_wait(Thread& t, const Ins& in);  // false: blocked until older groups complete
   [[noreturn]] void deadlock() const;
+  // Schedule exploration (Options::schedule): which runnable thread runs next, how many
+  // instructions until it yields, and which asynchronous operation completes early.
+  uint32_t pick();
+  uint64_t next_yield();
+  void complete_early(bool all);
+  Policy policy_ = Policy::fixed;
+  std::mt19937_64 rng_;
+  uint64_t yield_in_ = ~uint64_t{0};
   std::deque<uint32_t> runnable_;
   std::vector<uint32_t> warp_arrived_;
   uint32_t cluster_arrived_ = 0;
