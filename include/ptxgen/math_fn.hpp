@@ -126,8 +126,9 @@ inline const std::array<ActivationInfo, 5>& activations() {
       // in x, gelu(x) = 0.5 x + 0.5 |x| erf(|x| / sqrt 2), and no step depends on x's sign: t from
       // |x| (p / sqrt 2 folded in), -q by Horner with the coefficients negated, exp(-x^2 / 2) / 2 =
       // 2^(x^2 (-log2(e) / 2) - 1) (the halving is the exponent's -1, exact), h = 0.5 - q exp(-x^2 / 2) / 2
-      // = erf / 2 by one fma, then 0.5 x + h |x|. Where x^2 overflows or the exponential underflows,
-      // h = 0.5 and y = 0.5 x + 0.5 |x|: x, or +0 for x < 0. Error bound: docs/spec.md, "Activations".
+      // = erf / 2 by one fma, then 0.5 x + h |x|. From |x| = 5.55 on, q exp(-x^2 / 2) / 2 is below half
+      // an ulp of 0.5: h = 0.5 and y = 0.5 x + 0.5 |x|, x or +0 for x < 0 (so the exponential's
+      // underflow and x^2's overflow further out change nothing). Error bound: docs/spec.md, "Activations".
       {Activation::gelu, "gelu", "0.5 x (1 + erf(x / sqrt(2)))", true,
        {{MathFn::abs, 0, {X, 0, 0}, {0, 0, 0}, false},
         {MathFn::fma, 1, {0, K, K}, {0, kAsP * kSqrtHalf, 1}, false},
