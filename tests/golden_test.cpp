@@ -158,6 +158,9 @@ TEST_CASE("tcgen05 fused epilogues (TMA and direct): ptxas -v reports no spills"
       {"direct_p_128x128_bf16_c_bias_n_gelu_residual", 128, 128, false, true,
        R"("d": {"dtype": "bf16"}, "c": {"dtype": "bf16"}, "bias": {"dtype": "bf16", "along": "n"}, "activation": "gelu_tanh", "residual": {"dtype": "bf16"})",
        "direct"},
+      // gelu's erf form: 14 steps an element, three temporaries (docs/spec.md, "Activations")
+      {"p_128x256_bf16_bias_n_bf16_gelu_erf", 128, 256, false, true,
+       R"("d": {"dtype": "bf16"}, "bias": {"dtype": "bf16", "along": "n"}, "activation": "gelu")"},
       {"direct_cta2_p_256x256_f16_c_beta_residual_silu", 256, 256, true, true,
        R"("d": {"dtype": "f16"}, "c": {"dtype": "f32"}, "beta": 0.5, "residual": {"dtype": "bf16"}, "activation": "silu")", "direct"},
   };

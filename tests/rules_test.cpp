@@ -204,6 +204,15 @@ TEST_CASE("activations: MATH-APPROX once per op, at its \"op\" or \"approx\", na
           "\"gelu_tanh\" (0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))) is computed with approximate instructions: "
           "tanh.approx.f32 (§9.7.3.22: relative error 2^-11)");
   }
+  {  // gelu's erf form: its erf's rcp.approx and ex2.approx (docs/spec.md, "Activations")
+    Diagnostics d = with({{"op", "gelu"}, {"regs", "y"}, {"a", "r"}});
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == "MATH-APPROX");
+    CHECK(d.list()[0].pointer == "/program/ops/7/op");
+    CHECK(d.list()[0].message ==
+          "\"gelu\" (0.5 x (1 + erf(x / sqrt(2)))) is computed with approximate instructions: rcp.approx.f32 (§9.7.3.13: 1 ulp) "
+          "and ex2.approx.f32 (§9.7.3.21: 2 ulp from the correctly rounded result)");
+  }
   {
     Diagnostics d = with({{"op", "relu"}, {"regs", "r"}, {"a", "r"}, {"approx", true}});
     REQUIRE(d.list().size() == 1);

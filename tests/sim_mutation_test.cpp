@@ -403,6 +403,15 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
       {"prog_activations_f32",
        {"gelu_tanh's 0.5 (1 + tanh) as tanh + 0.5", R"((fma\.rn\.f32 %r\d+, %r\d+,) 0f3F000000, 0f3F000000;)", "$1 0f3F800000, 0f3F000000;",
         -1, "", ""}},
+      // gelu's erf form (Abramowitz & Stegun 7.1.26) against 0.5 x (1 + erf(x / sqrt 2)): a
+      // coefficient cut to three digits (an error up to 7e-4 |x|; cut to five, 1.4214, it is 7e-6 |x|,
+      // inside the bound that the accumulator's error gives x here), the exponential not halved, and
+      // x for |x| (wrong for x < 0 only).
+      {"prog_gelu_erf_f32", {"7.1.26's a3 1.421413741 written as 1.42", R"(0fBFB5F0E3)", "0fBFB5C28F", -1, "", ""}},
+      {"prog_gelu_erf_f32",
+       {"exp(-x^2 / 2) not halved (the exponent's -1 as 0)", R"((fma\.rn\.f32 %r\d+, %r\d+, 0fBF38AA3B,) 0fBF800000;)", "$1 0f00000000;", -1,
+        "", ""}},
+      {"prog_gelu_erf_f32", {"|x| as x (the abs dropped: t of a negative x)", R"(abs\.f32 (%r\d+), (%r\d+);)", "mov.b32 $1, $2;", -1, "", ""}},
       // Comparisons and select (docs/spec.md, "Arithmetic") against their definitions.
       {"prog_compare_select_f32",
        {"select's operands swapped (b where a is 0)", R"((selp\.f32 %r\d+,) (%r\d+|0f[0-9A-F]{8}), (%r\d+|0f[0-9A-F]{8}),)", "$1 $3, $2,", 0,
@@ -634,6 +643,24 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, gated 
          "mad.lo.u64 $1, $2, 2, $3;\n\tadd.u64 $1, $1, 2;", -1, "", ""},
         {"gelu_tanh's cubic coefficient 0.044715 written as 0.03125", R"(0f3D372713)", "0f3D000000", -1, "", ""},
         {"tanh.approx replaced by the identity", R"(tanh\.approx\.f32 (%r\d+), (%r\d+);)", "mov.b32 $1, $2;", -1, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // wgmma, a bf16 bias along N, gelu (the erf form), f32 D
+    const Subject x = subject("gemm_sm90_bf16_128x128x64_bias_gelu_erf", 125, 248, 379, 35);
+    static const Mutation kMutations[] = {
+        {"7.1.26's p / sqrt 2 written as p", R"(0f3E6D3388)", "0f3EA7BA05", -1, "", ""},
+        {"Horner's last mul by t dropped (q(t) / t for q(t))", R"((fma\.rn\.f32 %r\d+, %r\d+, %r\d+, 0fBE827906;)\n\tmul\.rn\.f32 %r\d+, %r\d+, %r\d+;)",
+         "$1", -1, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // tcgen05, an f32 bias along M, gelu (the erf form), f32 D
+    const Subject x = subject("gemm_bf16_128x128x64_bias_gelu_erf", 125, 248, 379, 36);
+    static const Mutation kMutations[] = {
+        {"exp(-x^2 / 2) not halved (the exponent's -1 as 0)", R"((fma\.rn\.f32 %r\d+, %r\d+, 0fBF38AA3B,) 0fBF800000;)", "$1 0f00000000;", -1,
+         "", ""},
+        {"|x| as x (the abs dropped: t of a negative x)", R"(abs\.f32 (%r\d+), (%r\d+);)", "mov.b32 $1, $2;", -1, "", ""},
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }

@@ -255,6 +255,10 @@ def cases():
     add("epi_silu_f16", f16, f16out, act("silu"), T(64, 128, 64), {"stages": 4}, P(777, 1001, 1003))
     add("epi_gelu_bf16", bf16, act("gelu_tanh"), rb, T(128, 256, 64), P(1000, 1000, 1000))
     add("epi_bias_gelu_tma_odd", bf16, bias("bf16"), act("gelu_tanh"), tma, rb, T(128, 256, 64), P(1001, 1000, 999))
+    # gelu's erf form (Abramowitz & Stegun 7.1.26's erf): an f32 D, where its error is not hidden by
+    # D's rounding, and with a bias through the TMA store at odd sizes.
+    add("epi_gelu_erf_f32out", bf16, f32out, act("gelu"), T(128, 128, 64), P(1003, 1000, 999))
+    add("epi_bias_gelu_erf_tma_odd", bf16, bias("bf16"), act("gelu"), tma, rb, T(128, 256, 64), P(1001, 1000, 999))
     add("epi_bias_m_silu_pers_tma_f32out", bf16, f32out, bias("f32", "m"), act("silu"), tma, pers, T(128, 128, 64),
         {"stages": 3}, P(3001, 2000, 999))
     add("epi_bias_n_sigmoid_pers_f16", f16, f16out, bias("f16"), act("sigmoid"), pers, rb, T(128, 256, 64),

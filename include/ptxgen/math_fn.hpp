@@ -65,7 +65,7 @@ inline constexpr std::array<std::string_view, 3> kReduceNames = {"max", "sum", "
 
 // Activations as named compositions of the elementwise functions (docs/spec.md, "Activations"):
 // what a gemm's "activation" and a program's activation ops are lowered into, step by step.
-enum class Activation : uint8_t { relu, sigmoid, silu, gelu_tanh };
+enum class Activation : uint8_t { relu, sigmoid, silu, gelu_tanh, gelu };
 
 // One function of a composition: temporary `out` (the last step's is the result) = fn of its
 // operands, each the input (kInput), an earlier temporary (0, 1, ...) or the constant `value`
@@ -87,12 +87,16 @@ struct ActivationInfo {
   std::vector<ComposeStep> steps;
 };
 
-inline const std::array<ActivationInfo, 4>& activations() {
+inline const std::array<ActivationInfo, 5>& activations() {
   using S = ComposeStep;
   constexpr int X = S::kInput, K = S::kConstant;
-  // log2(e) and sqrt(2 / pi), to double precision (the f32 nearest each is what the kernel uses).
-  constexpr double kLog2e = 1.4426950408889634, kSqrt2OverPi = 0.7978845608028654;
-  static const std::array<ActivationInfo, 4> k = {{
+  // log2(e), sqrt(2 / pi) and sqrt(1 / 2), to double precision (the f32 nearest each, or each product
+  // of them, is what the kernel uses).
+  constexpr double kLog2e = 1.4426950408889634, kSqrt2OverPi = 0.7978845608028654, kSqrtHalf = 0.7071067811865476;
+  // Abramowitz & Stegun 7.1.26's p and a1 ... a5, as published.
+  constexpr double kAsP = 0.3275911;
+  constexpr std::array<double, 5> kAsA = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
+  static const std::array<ActivationInfo, 5> k = {{
       // max.f32 returns the other operand for a NaN (§9.7.3.12): relu(NaN) = 0.
       {Activation::relu, "relu", "max(x, 0)", false, {{MathFn::max, 0, {X, K, 0}, {0, 0, 0}, false}}},
       // 1 / (1 + 2^(-x log2 e)): ex2.approx of large x gives +inf, and rcp of +inf 0.
@@ -116,6 +120,30 @@ inline const std::array<ActivationInfo, 4>& activations() {
         {MathFn::tanh, 0, {0, 0, 0}, {0, 0, 0}, true},
         {MathFn::fma, 0, {0, K, K}, {0, 0.5, 0.5}, false},
         {MathFn::mul, 1, {X, 0, 0}, {0, 0, 0}, false}}},
+      // 0.5 x (1 + erf(x / sqrt 2)), torch's gelu, with erf of Abramowitz & Stegun 7.1.26 (Handbook of
+      // Mathematical Functions, 1964, after Hastings): for z >= 0, erf(z) = 1 - q(t) exp(-z^2) + e(z),
+      // t = 1 / (1 + p z), q(t) = a1 t + ... + a5 t^5, |e(z)| <= 1.5e-7. Since x erf(x / sqrt 2) is even
+      // in x, gelu(x) = 0.5 x + 0.5 |x| erf(|x| / sqrt 2), and no step depends on x's sign: t from
+      // |x| (p / sqrt 2 folded in), -q by Horner with the coefficients negated, exp(-x^2 / 2) / 2 =
+      // 2^(x^2 (-log2(e) / 2) - 1) (the halving is the exponent's -1, exact), h = 0.5 - q exp(-x^2 / 2) / 2
+      // = erf / 2 by one fma, then 0.5 x + h |x|. From |x| = 5.55 on, q exp(-x^2 / 2) / 2 is below half
+      // an ulp of 0.5: h = 0.5 and y = 0.5 x + 0.5 |x|, x or +0 for x < 0 (so the exponential's
+      // underflow and x^2's overflow further out change nothing). Error bound: docs/spec.md, "Activations".
+      {Activation::gelu, "gelu", "0.5 x (1 + erf(x / sqrt(2)))", true,
+       {{MathFn::abs, 0, {X, 0, 0}, {0, 0, 0}, false},
+        {MathFn::fma, 1, {0, K, K}, {0, kAsP * kSqrtHalf, 1}, false},
+        {MathFn::rcp, 1, {1, 0, 0}, {0, 0, 0}, true},
+        {MathFn::fma, 2, {1, K, K}, {0, -kAsA[4], -kAsA[3]}, false},
+        {MathFn::fma, 2, {2, 1, K}, {0, 0, -kAsA[2]}, false},
+        {MathFn::fma, 2, {2, 1, K}, {0, 0, -kAsA[1]}, false},
+        {MathFn::fma, 2, {2, 1, K}, {0, 0, -kAsA[0]}, false},
+        {MathFn::mul, 2, {2, 1, 0}, {0, 0, 0}, false},
+        {MathFn::mul, 1, {X, X, 0}, {0, 0, 0}, false},
+        {MathFn::fma, 1, {1, K, K}, {0, -0.5 * kLog2e, -1}, false},
+        {MathFn::exp2, 1, {1, 0, 0}, {0, 0, 0}, true},
+        {MathFn::fma, 2, {2, 1, K}, {0, 0, 0.5}, false},
+        {MathFn::mul, 2, {2, 0, 0}, {0, 0, 0}, false},
+        {MathFn::fma, 2, {X, K, 2}, {0, 0.5, 0}, false}}},
   }};
   return k;
 }

@@ -232,11 +232,7 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
     for (const auto& a : activations()) acts.emplace_back(std::string(a.name), static_cast<int>(a.a));
     for (Glu x : {Glu::swiglu, Glu::geglu}) acts.emplace_back(std::string(name(x)), kGlu + static_cast<int>(x));
     if (r.has("activation")) {
-      const json* v = r.any("activation");
-      if (v && v->is_string() && v->get<std::string>() == "gelu")
-        d.error("SPEC-NOT-BUILT", r.ptr("activation"), "\"gelu\" (the erf form) is not built yet")
-            .help = {"nearest built: \"gelu_tanh\", torch's gelu(approximate=\"tanh\")"};
-      else if (auto a = r.choice("activation", false, acts)) {
+      if (auto a = r.choice("activation", false, acts)) {
         if (*a >= kGlu) g.glu = static_cast<Glu>(*a - kGlu);
         else g.activation = static_cast<Activation>(*a);
       }

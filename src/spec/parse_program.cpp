@@ -422,21 +422,14 @@ class Parser {
     // Arithmetic on register sets is the next step of the IR (docs/spec.md, "Not built (yet)").
     // The elementwise f32 functions (comparisons and select among them), the activations and the
     // row reductions are built (docs/spec.md, "Arithmetic"); the rest is not.
-    static const std::set<std::string> kArithmetic = {"softmax", "convert", "quantize", "gelu", "swiglu"};
+    static const std::set<std::string> kArithmetic = {"softmax", "convert", "quantize", "swiglu"};
     if (const auto* op = v.contains("op") && v.at("op").is_string() ? v.at("op").get_ptr<const std::string*>() : nullptr;
         op && kArithmetic.count(*op)) {
-      if (*op == "gelu")  // the erf form; its tanh approximation is built
-        d_.error("SPEC-NOT-BUILT", at + "/op",
-                 "\"op\": \"gelu\": GELU's erf form, 0.5 x (1 + erf(x / sqrt(2))), is not built yet (the PTX ISA has no erf "
-                 "instruction)")
-            .help = {"nearest built: \"op\": \"gelu_tanh\" with \"approx\": true, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), "
-                     "torch's gelu(approximate='tanh') (docs/spec.md, \"Activations\")"};
-      else
-        d_.error("SPEC-NOT-BUILT", at + "/op",
-                 "\"op\": \"" + *op + "\": arithmetic on register sets beyond the elementwise functions, activations and row reductions (gated "
-                 "activations, conversions, quantization, softmax) is not built yet")
-            .help = {"nearest built: the elementwise f32 functions, activations and row reductions (docs/spec.md, \"Arithmetic\") over tmem_load'ed "
-                     "registers, then store (a store converts f32 to f16 or bf16); compute the rest in a separate kernel"};
+      d_.error("SPEC-NOT-BUILT", at + "/op",
+               "\"op\": \"" + *op + "\": arithmetic on register sets beyond the elementwise functions, activations and row reductions (gated "
+               "activations, conversions, quantization, softmax) is not built yet")
+          .help = {"nearest built: the elementwise f32 functions, activations and row reductions (docs/spec.md, \"Arithmetic\") over tmem_load'ed "
+                   "registers, then store (a store converts f32 to f16 or bf16); compute the rest in a separate kernel"};
       return std::nullopt;
     }
     auto k = r.choice("op", true, all);

@@ -30,7 +30,8 @@
 // residual of their types (uniform in [-2, 2)), scales A and
 // B so that A·B has a standard deviation near 2 (the activations' curved region), and checks every
 // element of D against the float64 evaluation of the same formulas (relu = max(x, 0), sigmoid =
-// 1 / (1 + exp(-x)), silu = x sigmoid(x), gelu_tanh = 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))))
+// 1 / (1 + exp(-x)), silu = x sigmoid(x), gelu_tanh = 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3))),
+// gelu = 0.5 x (1 + erf(x / sqrt 2)), the C library's erf; the kernel's is Abramowitz & Stegun 7.1.26)
 // applied, in the manifest's order, to the float64 product (CPU or GPU) or to cuBLAS's f32 product
 // (large problems), within a bound per element carried through each step as src/sim/gemm.cpp
 // does: the accumulator's (k/8 + 1 roundings of 2^-22 of sum |a b| each: truncating adders; 2^-13
@@ -401,7 +402,7 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
     p = *q ? q + 1 : q;
   }
   for (const std::string& o : e.ops)
-    if (o != "bias" && o != "relu" && o != "sigmoid" && o != "silu" && o != "gelu_tanh" && o != "alpha" && o != "c" &&
+    if (o != "bias" && o != "relu" && o != "sigmoid" && o != "silu" && o != "gelu_tanh" && o != "gelu" && o != "alpha" && o != "c" &&
         o != "beta_c" && o != "residual" && o != "amax" && o != "d_scale" && o != "swiglu" && o != "geglu" &&
         o != "mxfp8")
       die(2, std::string(info.name) + ": the launcher does not evaluate the epilogue op " + o);
@@ -456,7 +457,9 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
 // error entering each function times the function's largest slope (relu 1, sigmoid 1/4, silu 1.1,
 // gelu_tanh 1.13), plus the f32 function's own: add.rn 2^-24 relative; sigmoid and silu's
 // ex2.approx (2 ulp), rcp.approx (1 ulp), the f32 log2(e) and the rounding of x log2(e); gelu_tanh's
-// tanh.approx (2^-11 relative) and the roundings of its argument and its last fma and mul.
+// tanh.approx (2^-11 relative) and the roundings of its argument and its last fma and mul; gelu's
+// (the erf form, slope 1.13 too): Abramowitz & Stegun 7.1.26's 1.5e-7 of erf, times 0.5 |x|, and
+// each step's error to first order, as src/sim/gemm.cpp and docs/spec.md "Activations" derive it.
 // c and r: the element's C and residual. alpha's mul.rn scales the error entering it and rounds
 // once; beta C (fma.rn), the residual (add.rn) and D's scale (mul.rn) round once each. `amax`:
 // where the epilogue has one, the value and bound it sees (before D's scale). A gated epilogue
@@ -484,6 +487,25 @@ double apply_epilogue(const Epilogue& e, double x, double b, double c, double r,
       const double y = 0.5 * x * (1 + t);
       bound = 1.13 * bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(w) + 1)) +
               2 * u * std::fabs(y) + tiny;
+      x = y;
+    } else if (f == "gelu") {
+      // t = 1 / (1 + p |x| / sqrt 2) 5 u relative; q(t) = a1 t + ... + a5 t^5 by Horner (each fma's
+      // rounding times the power of t that scales it, t's error times t q'(t), the f32 coefficients');
+      // e = exp(-x^2 / 2) 5 u relative plus 1.51 x^2 u (its exponent's roundings); then h = 0.5 - q e / 2,
+      // h |x| and 0.5 x + h |x|, a rounding each.
+      const double a = std::fabs(x), t = 1 / (1 + 0.3275911 / std::sqrt(2.0) * a), e = std::exp(-0.5 * x * x);
+      const double c[] = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
+      double h = c[4], rounding = 0, slope = 0, coefs = 0, tk = 1;
+      for (int i = 3; i >= 0; --i) h = h * t + c[i], rounding += std::fabs(h) * std::pow(t, i + 1);
+      for (int i = 0; i < 5; ++i) {
+        tk *= t;
+        slope += (i + 1) * c[i] * tk;
+        coefs += std::fabs(static_cast<double>(static_cast<float>(c[i])) - c[i]) * tk;
+      }
+      const double q = h * t, dq = u * (5 * std::fabs(slope) + rounding + q) + coefs, half = 0.5 - 0.5 * q * e;
+      const double y = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+      const double own = a * (0.5 * e * (dq + q * u * (5.7 + 1.51 * x * x)) + u * half) + u * half * a + u * std::fabs(y);
+      bound = 1.13 * bound + 0.5 * a * 1.5e-7 + 1.05 * own + tiny;
       x = y;
     }
   };
@@ -1337,6 +1359,15 @@ void emulate(const Epilogue& e, const Matrix& D, std::vector<char>& hd, const st
           const float p = std::fma(x * x, 0.044715f, 1.f), w = (p * x) * 0.797884561f;
           const float t = std::tanh(w) * (1 + sgn * std::ldexp(1.f, -11));
           x = x * std::fma(t, 0.5f, 0.5f);
+        } else if (f == "gelu") {  // the kernel's steps (ptxgen/math_fn.hpp), its approximations off by their bounds
+          const float a = std::fabs(x), t = (1 / std::fma(a, 0.231641889f, 1.f)) * (1 + sgn * std::ldexp(1.f, -23));
+          float nq = std::fma(t, -1.061405429f, 1.453152027f);
+          nq = std::fma(nq, t, -1.421413741f);
+          nq = std::fma(nq, t, 0.284496736f);
+          nq = std::fma(nq, t, -0.254829592f);
+          nq = nq * t;
+          const float half_e = std::exp2(std::fma(x * x, -0.72134752f, -1.f)) * (1 - sgn * std::ldexp(1.f, -22));
+          x = std::fma(x, 0.5f, std::fma(nq, half_e, 0.5f) * a);
         }
         if (glu) x = x * up;
       }
@@ -1426,7 +1457,7 @@ int selfcheck() {
     e.bias_type = biases[round++ % 3];
     e.bias_dtype = e.bias_type == T::f32 ? "f32" : e.bias_type == T::bf16 ? "bf16" : "f16";
     bool activation = false;
-    for (const char* a : {"relu", "sigmoid", "silu", "gelu_tanh", "swiglu", "geglu"}) activation = activation || has(a);
+    for (const char* a : {"relu", "sigmoid", "silu", "gelu_tanh", "gelu", "swiglu", "geglu"}) activation = activation || has(a);
     e.gated = has("swiglu") || has("geglu");
     const int64_t dn = e.gated ? n / 2 : n;  // a gated D: n/2 columns
     Matrix A{T::bf16, m, k, true, k}, B{T::bf16, k, n, true, n}, D{out, m, dn, true, dn};
@@ -1470,7 +1501,8 @@ int selfcheck() {
   const char* sets[][2] = {{"bias", "n"},      {"bias", "m"},          {"relu", ""},          {"sigmoid", ""},
                            {"silu", ""},       {"gelu_tanh", ""},      {"bias gelu_tanh", "n"}, {"bias silu", "m"},
                            {"bias sigmoid", "n"}, {"bias relu", "m"},  {"swiglu", ""},          {"bias geglu", "n"},
-                           {"alpha beta_c bias silu residual", "m"}, {"alpha c relu residual", ""}};
+                           {"alpha beta_c bias silu residual", "m"}, {"alpha c relu residual", ""},
+                           {"gelu", ""},       {"bias gelu", "m"}};
   for (const auto& set : sets)
     for (T out : outs) one(set[0], set[1], out, 80);
   // An 8-bit D with its scale and the amax (saturating conversion, e4m3's and e5m2's rounding).
