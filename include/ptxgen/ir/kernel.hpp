@@ -376,7 +376,10 @@ struct Math {
     size_t step = 0;  // its index in the composition
     bool approx = false;
     std::string result, input;  // the op's "regs" and "a" as written (a constant: its number)
-    bool last() const { return step + 1 == info(act).steps.size(); }
+    // The gate's activation of a gated one (swiglu, geglu): its last step writes a temporary too,
+    // which a mul by up (a Math of its own) turns into the op's "regs".
+    bool gated = false;
+    bool last() const { return step + 1 == info(act).steps.size() && !gated; }
   };
   std::optional<Of> of;
 };
