@@ -264,7 +264,10 @@ TEST_CASE("amax, quantize, gated activations, 8- and 4-bit stores at the program
   const nlohmann::json store_r = {{"op", "store"}, {"regs", "r"}, {"dst", "D"}};
   // Gated activations: accepted in place; MATH-APPROX without "approx"; up never written.
   CHECK(with({}, {{{"op", "swiglu"}, {"regs", "r"}, {"a", "r"}, {"b", "r"}, {"approx", true}}, store_r}).list().empty());
-  one(with({}, {{{"op", "geglu"}, {"regs", "y"}, {"a", "r"}, {"b", "r"}}}), "MATH-APPROX", "/program/ops/7/op");
+  CHECK(one(with({}, {{{"op", "geglu"}, {"regs", "y"}, {"a", "r"}, {"b", "r"}}}), "MATH-APPROX", "/program/ops/7/op")
+            .rfind("\"geglu\" (gelu_tanh(gate) * up, gelu_tanh = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))) is computed with "
+                   "approximate instructions: tanh.approx.f32",
+                   0) == 0);
   one(with({}, {{{"op", "swiglu"}, {"regs", "y"}, {"a", "r"}, {"b", "q"}, {"approx", true}}}), "ORDER-UNWRITTEN", "/program/ops/7/b");
   // amax: of a .16x128b set, READ-SHAPE at its "a"; into a bf16 scalar, AMAX-DST at its "dst".
   {

@@ -282,7 +282,11 @@ bool activation_approx(Ctx& c, const ir::Op& op, const ir::Math& o) {
   const ActivationInfo& a = info(o.of->act);
   if (o.of->approx == a.approx) return true;
   if (o.of->step != 0) return false;
-  const std::string act = "\"" + std::string(a.name) + "\" (" + std::string(a.formula) + ")";
+  // A gated activation names itself and the gate's activation: "swiglu" (silu(gate) * up: ...).
+  const std::string glu = !o.of->gated ? "" : o.of->act == Activation::silu ? "swiglu" : "geglu";
+  const std::string act = glu.empty() ? "\"" + std::string(a.name) + "\" (" + std::string(a.formula) + ")"
+                                      : "\"" + glu + "\" (" + std::string(a.name) + "(gate) * up, " + std::string(a.name) + " = " +
+                                            std::string(a.formula) + ")";
   std::vector<std::string> ins;  // its distinct instructions, in the composition's order
   for (const ComposeStep& st : a.steps) {
     if (st.approx != a.approx) continue;
