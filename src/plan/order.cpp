@@ -492,7 +492,10 @@ class Sequencer {
         }
         st.store = *t;
         st.why = "registers \"" + o.regs.name + "\" -> global \"" + t->global + "\"" +
-                 (t->clip ? ", clipped to the run-time extents" : "");
+                 (!t->clip                                          ? ""
+                  : !t->rows_param.empty() || !t->cols_param.empty() ? ", clipped to the run-time extents"
+                                                                     : ", in pairs of adjacent columns (cvt.rn.satfinite to " +
+                                                                           std::string(isa::name(t->to)) + ")");
         out.push_back(st);
         return;
       }
