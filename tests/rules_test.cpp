@@ -268,7 +268,8 @@ TEST_CASE("amax, quantize, gated activations, 8- and 4-bit stores at the program
             .rfind("\"geglu\" (gelu_tanh(gate) * up, gelu_tanh = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))) is computed with "
                    "approximate instructions: tanh.approx.f32",
                    0) == 0);
-  one(with({}, {{{"op", "swiglu"}, {"regs", "y"}, {"a", "r"}, {"b", "q"}, {"approx", true}}}), "ORDER-UNWRITTEN", "/program/ops/7/b");
+  CHECK(one(with({}, {{{"op", "swiglu"}, {"regs", "y"}, {"a", "r"}, {"b", "q"}, {"approx", true}}}), "ORDER-UNWRITTEN", "/program/ops/7/b")
+            .rfind("swiglu uses the registers \"q\"", 0) == 0);
   // amax: of a .16x128b set, READ-SHAPE at its "a"; into a bf16 scalar, AMAX-DST at its "dst".
   {
     nlohmann::json j = nlohmann::json::parse(rules::example_program_base());

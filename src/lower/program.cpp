@@ -61,7 +61,7 @@ std::vector<ir::Op> activation(const spec::Op& o) {
     m.fn = st.fn;
     m.approx = st.approx;
     m.approx_ptr = o.approx_ptr;
-    m.of = ir::Math::Of{*o.activation, i, o.approx, o.glu ? gated.name : o.regs.name, o.a.name, o.glu.has_value()};
+    m.of = ir::Math::Of{*o.activation, i, o.approx, o.regs.name, o.a.name, o.glu.has_value()};
     if (o.value[0]) {
       char b[40];
       std::snprintf(b, sizeof b, "%.9g", *o.value[0]);
@@ -93,9 +93,10 @@ std::vector<ir::Op> activation(const spec::Op& o) {
     m.a = gated;
     m.b = o.b;
     m.value[1] = o.value[1];  // a number there is MATH-OPERANDS' to judge with the other operands
+    m.approx_ptr = o.approx_ptr;
+    m.of = ir::Math::Of{*o.activation, act.steps.size(), o.approx, o.regs.name, o.a.name, true};  // the op's last step
     ir::Op x;
     x.ptr = o.ptr;
-    x.note = std::string(name(*o.glu)) + ": \"" + o.regs.name + "\" = " + std::string(act.name) + "(\"" + o.a.name + "\") * \"" + o.b.name + "\"";
     x.body = std::move(m);
     out.push_back(std::move(x));
   }

@@ -283,10 +283,9 @@ bool activation_approx(Ctx& c, const ir::Op& op, const ir::Math& o) {
   if (o.of->approx == a.approx) return true;
   if (o.of->step != 0) return false;
   // A gated activation names itself and the gate's activation: "swiglu" (silu(gate) * up: ...).
-  const std::string glu = !o.of->gated ? "" : o.of->act == Activation::silu ? "swiglu" : "geglu";
-  const std::string act = glu.empty() ? "\"" + std::string(a.name) + "\" (" + std::string(a.formula) + ")"
-                                      : "\"" + glu + "\" (" + std::string(a.name) + "(gate) * up, " + std::string(a.name) + " = " +
-                                            std::string(a.formula) + ")";
+  const std::string act = !o.of->gated ? "\"" + std::string(a.name) + "\" (" + std::string(a.formula) + ")"
+                                       : "\"" + std::string(o.of->name()) + "\" (" + std::string(a.name) + "(gate) * up, " +
+                                             std::string(a.name) + " = " + std::string(a.formula) + ")";
   std::vector<std::string> ins;  // its distinct instructions, in the composition's order
   for (const ComposeStep& st : a.steps) {
     if (st.approx != a.approx) continue;
@@ -313,7 +312,7 @@ template <class Find>
 std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
   const ir::Math& o = *op.as<ir::Math>();
   const MathFnInfo& f = info(o.fn);
-  const std::string fn(o.of ? info(o.of->act).name : f.name);
+  const std::string fn(o.of ? o.of->name() : f.name);
   if (o.of) {
     if (!activation_approx(c, op, o)) return std::nullopt;
   } else if (!o.approx && !f.exact) {
