@@ -477,9 +477,12 @@ TEST_CASE("every shipped program spec: views, invariants, and the reference mode
     // The reference model replays data movement; a program with arithmetic (docs/spec.md,
     // "Arithmetic") is checked whole against its float64 evaluation instead (sim_program_test.cpp).
     bool math = false;
+    auto arithmetic = [](const spec::Op& o) {  // amax and block quantization compute too
+      return o.kind == spec::OpKind::math || o.kind == spec::OpKind::amax || o.kind == spec::OpKind::quantize;
+    };
     for (const auto& o : s.program->ops) {
-      math = math || o.kind == spec::OpKind::math;
-      for (const auto& b : o.body) math = math || b.kind == spec::OpKind::math;
+      math = math || arithmetic(o);
+      for (const auto& b : o.body) math = math || arithmetic(b);
     }
     if (math) continue;
     const refmodel::Result r = refmodel::replay_program(p, p.spec, 1u + static_cast<unsigned>(n));

@@ -252,6 +252,77 @@ TEST_CASE("activations: MATH-APPROX once per op, at its \"op\" or \"approx\", na
   }
 }
 
+TEST_CASE("amax, quantize, gated activations, 8- and 4-bit stores at the program level: each mistake its rule at its pointer") {
+  // The example program with its globals patched and its last op (the store of r) replaced by `ops`.
+  auto with = [](const nlohmann::json& globals, const nlohmann::json& ops) {
+    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+    if (globals.is_object()) j["program"]["globals"].merge_patch(globals);
+    j["program"]["ops"].erase(j["program"]["ops"].end() - 1);
+    for (const auto& o : ops) j["program"]["ops"].push_back(o);
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    return d;
+  };
+  auto one = [](const Diagnostics& d, const std::string& rule, const std::string& pointer) {
+    for (const auto& x : d.list()) MESSAGE(x.rule << " at " << x.pointer << ": " << x.message);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == rule);
+    CHECK(d.list()[0].pointer == pointer);
+    return d.list()[0].message;
+  };
+  const nlohmann::json store_r = {{"op", "store"}, {"regs", "r"}, {"dst", "D"}};
+  // Gated activations: accepted in place; MATH-APPROX without "approx"; up never written.
+  CHECK(with({}, {{{"op", "swiglu"}, {"regs", "r"}, {"a", "r"}, {"b", "r"}, {"approx", true}}, store_r}).list().empty());
+  CHECK(one(with({}, {{{"op", "geglu"}, {"regs", "y"}, {"a", "r"}, {"b", "r"}}}), "MATH-APPROX", "/program/ops/7/op")
+            .rfind("\"geglu\" (gelu_tanh(gate) * up, gelu_tanh = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))) is computed with "
+                   "approximate instructions: tanh.approx.f32",
+                   0) == 0);
+  CHECK(one(with({}, {{{"op", "swiglu"}, {"regs", "y"}, {"a", "r"}, {"b", "q"}, {"approx", true}}}), "ORDER-UNWRITTEN", "/program/ops/7/b")
+            .rfind("swiglu uses the registers \"q\"", 0) == 0);
+  // amax: of a .16x128b set, READ-SHAPE at its "a"; into a bf16 scalar, AMAX-DST at its "dst".
+  {
+    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+    auto& ops = j["program"]["ops"];
+    ops[6]["shape"] = "16x128b";
+    const nlohmann::json amax = {{"op", "amax"}, {"a", "r"}, {"dst", "amax"}, {"of", "D"}};
+    ops.insert(ops.end() - 1, amax);
+    j["program"]["globals"]["amax"] = {{"dtype", "f32"}, {"shape", {1, 1}}};
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    one(d, "READ-SHAPE", "/program/ops/7/a");
+  }
+  const nlohmann::json amax_op = {{"op", "amax"}, {"a", "r"}, {"dst", "amax"}, {"of", "D"}};
+  const std::string msg = one(with({{"amax", {{"dtype", "bf16"}, {"shape", {1, 1}}}}}, nlohmann::json::array({amax_op})),
+                              "AMAX-DST", "/program/ops/7/dst");
+  CHECK(msg == "amax raises one f32 (red.global.max.u32 of its bits, §9.7.13.6); \"amax\" is 1 x 1 bf16");
+  // quantize: columns not whole blocks (QUANT-OF at the tensor's shape), a block off its column
+  // (QUANT-TILE at "a"), nvfp4 into e4m3 (QUANT-OF at "of"), too few factor lines (QUANT-FACTORS).
+  auto quantize = [](const char* format, const nlohmann::json& at) {
+    return nlohmann::json{{"op", "quantize"}, {"regs", "q"}, {"a", "r"}, {"format", format}, {"dst", "SF"}, {"of", "D"}, {"at", at}};
+  };
+  auto store_q = [](const nlohmann::json& at) { return nlohmann::json{{"op", "store"}, {"regs", "q"}, {"dst", "D"}, {"at", at}}; };
+  const nlohmann::json sf64 = {{"dtype", "ue8m0"}, {"shape", {64, 16}}};
+  CHECK(one(with({{"D", {{"dtype", "e4m3"}, {"shape", {128, 144}}}}, {"SF", sf64}}, {quantize("mxfp8", {0, 0}), store_q({0, 0})}), "QUANT-OF",
+            "/program/globals/D/shape")
+            .find("144 columns, not a multiple of 32") != std::string::npos);
+  one(with({{"D", {{"dtype", "e4m3"}, {"shape", {128, 160}}}}, {"SF", sf64}}, {quantize("mxfp8", {0, 16}), store_q({0, 16})}), "QUANT-TILE",
+      "/program/ops/7/a");
+  CHECK(with({{"D", {{"dtype", "e4m3"}, {"shape", {128, 160}}}}, {"SF", sf64}}, {quantize("mxfp8", {0, 32}), store_q({0, 32})}).list().empty());
+  one(with({{"D", {{"dtype", "e4m3"}, {"shape", {128, 128}}}}, {"SF", {{"dtype", "ue4m3"}, {"shape", {64, 16}}}}}, {quantize("nvfp4", {0, 0}), store_q({0, 0})}),
+      "QUANT-OF", "/program/ops/7/of");
+  CHECK(one(with({{"D", {{"dtype", "e2m1"}, {"format", "packed"}, {"shape", {256, 128}}}}, {"SF", {{"dtype", "ue4m3"}, {"shape", {32, 16}}}}},
+                 {quantize("nvfp4", {0, 0}), store_q({0, 0})}),
+            "QUANT-FACTORS", "/program/ops/7/dst")
+            .find("128 lines of 16 bytes") != std::string::npos);
+  // Stores: e4m3 of fixed extents keeps STORE-BOUNDS; padded e2m1 has no store (STORE-DTYPE);
+  // packed e2m1 at an odd column (STORE-DTYPE at "at").
+  one(with({{"D", {{"dtype", "e4m3"}, {"shape", {128, 64}}}}}, nlohmann::json::array({store_r})), "STORE-BOUNDS", "/program/ops/7/at");
+  one(with({{"D", {{"dtype", "e2m1"}, {"shape", {128, 128}}}}}, nlohmann::json::array({store_r})), "STORE-DTYPE", "/program/ops/7/dst");
+  one(with({{"D", {{"dtype", "e2m1"}, {"format", "packed"}, {"shape", {128, 130}}}}}, nlohmann::json::array({nlohmann::json{{"op", "store"}, {"regs", "r"}, {"dst", "D"}, {"at", {0, 1}}}})),
+      "STORE-DTYPE", "/program/ops/7/at");
+  CHECK(with({{"D", {{"dtype", "e5m2"}, {"shape", {128, 128}}}}}, nlohmann::json::array({store_r})).list().empty());
+}
+
 TEST_CASE("independent errors in one run: a memory budget beside an op's error (issue 32, defect 8)") {
   // Two 512-column allocations (TMEM-ALLOC-TOTAL) and a tmem_load of a view nothing wrote
   // (ORDER-UNWRITTEN): before, the budget was judged only once the ops passed.

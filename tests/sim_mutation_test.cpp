@@ -424,6 +424,22 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
         "$1 0f0DA24260;", -1, "", ""}},
       {"prog_compare_select_f32",
        {"select's condition tested for a != 1 instead of a != 0", R"((setp\.ne\.f32 %p\d+, %r\d+,) 0f00000000;)", "$1 0f3F800000;", -1, "", ""}},
+      // amax and block quantization (docs/spec.md, "Amax", "Block quantization") against their
+      // definitions: a warp's amax without its exchanges is its lane 0's alone; an MXFP8 factor
+      // without the carry that rounds its exponent up is OCP's floor, under which the block's
+      // largest elements exceed e4m3's 448.
+      {"prog_amax_e4m3",
+       {"the amax missing the cross-lane step (each warp raises the amax with lane 0's elements only)",
+        R"(\tshfl\.sync\.bfly\.b32 %r\d+, %r\d+, (16|8|4|2|1), 31, -1;[^\n]*\n\tmax\.f32 %r\d+, %r\d+, %r\d+;\n)", "", -1, "", "amax"}},
+      {"prog_quantize_mxfp8",
+       {"the MXFP8 factor rounded down (2^floor(log2(amax / 448)), OCP's rule) instead of up",
+        R"((add\.u32 %r\d+, %r\d+,) 2097151;)", "$1 0;", -1, "", "SFD("}},
+      {"prog_quantize_mxfp8",
+       {"the MXFP4 blocks of .16x256b registers without the exchange with lane ^ 2 (each factor from half of its block)",
+        R"(\tshfl\.sync\.bfly\.b32 %r\d+, %r\d+, 2, 31, -1;[^\n]*\n\tmax\.f32 %r\d+, %r\d+, %r\d+;\n)", "", -1, "", "SFE("}},
+      {"prog_swiglu_f32",
+       {"swiglu's product with the gate instead of up in register 0 (silu(g) * g)", R"((mul\.rn\.f32 %r\d+, %r\d+, )%r40;)", "$1%r8;", 0,
+        "", "D("}},
   };
   for (const auto& pm : kPrograms) {
     const std::string spec_name = pm.spec;

@@ -160,15 +160,58 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     CHECK(x.message.find("relu, sigmoid, silu, gelu_tanh, gelu, swiglu, geglu") != std::string::npos);
   }
   auto doc = nlohmann::json::parse(rules::example_program_base());
-  for (const char* op : {"softmax", "convert", "quantize", "swiglu"}) {
-    CAPTURE(op);
-    doc["program"]["ops"][1] = {{"op", op}, {"regs", "r"}};
+  {
+    doc["program"]["ops"][1] = {{"op", "softmax"}, {"regs", "r"}};
     const Diagnostic x = only(parse(doc.dump()));
     CHECK(x.rule == "SPEC-NOT-BUILT");
     CHECK(x.pointer == "/program/ops/1/op");
     CHECK(x.message.find("arithmetic on register sets") != std::string::npos);
     REQUIRE_FALSE(x.help.empty());
     CHECK(x.help[0].rfind("nearest built: ", 0) == 0);
+  }
+  // A conversion is the store's: "convert" says so.
+  {
+    doc["program"]["ops"][1] = {{"op", "convert"}, {"regs", "r"}};
+    const Diagnostic x = only(parse(doc.dump()));
+    CHECK(x.rule == "SPEC-NOT-BUILT");
+    CHECK(x.pointer == "/program/ops/1/op");
+    CHECK(x.message.find("e4m3, e5m2 and (packed) e2m1") != std::string::npos);
+  }
+  // amax, quantize and the gated activations are built: their members kept through to_json; a
+  // quantize's format is required and one of three (SPEC-ENUM at /format).
+  {
+    auto m = program_with({{"op", "amax"}, {"a", "r"}, {"dst", "amax"}, {"of", "D"}, {"at", {0, 32}}});
+    spec::Spec sp = clean(m);
+    CHECK(sp.program->ops.back().kind == spec::OpKind::amax);
+    CHECK(sp.program->ops.back().of.name == "D");
+    CHECK(sp.program->ops.back().of.ptr == "/program/ops/8/of");
+    auto j = nlohmann::json::parse(spec::to_json(sp))["program"]["ops"][8];
+    CHECK(j["op"] == "amax");
+    CHECK(j["a"] == "r");
+    CHECK(j["of"] == "D");
+    CHECK(j["at"] == nlohmann::json({0, 32}));
+    m = program_with({{"op", "quantize"}, {"regs", "q"}, {"a", "r"}, {"format", "nvfp4"}, {"dst", "SF"}, {"of", "D"}});
+    sp = clean(m);
+    REQUIRE(sp.program->ops.back().quantize);
+    CHECK(*sp.program->ops.back().quantize == spec::Quantize::nvfp4);
+    j = nlohmann::json::parse(spec::to_json(sp))["program"]["ops"][8];
+    CHECK(j["format"] == "nvfp4");
+    CHECK(j["dst"] == "SF");
+    m["program"]["ops"].back()["format"] = "mxfp6";
+    Diagnostic x = only(parse(m.dump()));
+    CHECK(x.rule == "SPEC-ENUM");
+    CHECK(x.pointer == "/program/ops/8/format");
+    m["program"]["ops"].back().erase("format");
+    x = only(parse(m.dump()));
+    CHECK(x.rule == "SPEC-MISSING-KEY");
+    CHECK(x.pointer == "/program/ops/8/format");
+    m = program_with({{"op", "geglu"}, {"regs", "y"}, {"a", "r"}, {"b", "r"}, {"approx", true}});
+    sp = clean(m);
+    REQUIRE(sp.program->ops.back().glu);
+    CHECK(*sp.program->ops.back().glu == spec::Glu::geglu);
+    CHECK(sp.program->ops.back().activation == Activation::gelu_tanh);
+    CHECK(sp.program->ops.back().b.name == "r");
+    CHECK(nlohmann::json::parse(spec::to_json(sp))["program"]["ops"][8]["op"] == "geglu");
   }
   // Row reductions are built: {"op": "reduce", "fn", "regs", "a"}, kept through to_json; an
   // unknown fn is SPEC-ENUM at /fn.

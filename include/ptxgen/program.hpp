@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ptxgen/isa.hpp"
@@ -65,7 +66,23 @@ struct SmemTile {  // a shared-memory tile: an M (or N) by K operand, or rows of
   std::string align_ptr, swizzle_ptr, major_ptr, format_ptr, stages_ptr;
 };
 
-enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, math, read, reduce, loop };
+// The gated activations ("activation": "swiglu" | "geglu" of the gemm template, docs/spec.md
+// "Epilogues"; the ops "swiglu", "geglu" of a program, "Activations"): act(gate) * up.
+enum class Glu : uint8_t { swiglu, geglu };
+// A block-quantized format (docs/spec.md, "Block-quantized D"): MXFP8 (e4m3 or e5m2 elements) or
+// MXFP4 (e2m1) with one ue8m0 factor per 32 consecutive elements of a row, or NVFP4 (e2m1) with
+// one ue4m3 factor per 16, the factors in the 128x4 layout.
+enum class Quantize : uint8_t { mxfp8, mxfp4, nvfp4 };
+
+// The gated activations' names as the spec writes them, and the activation of each one's gate half.
+inline std::string_view name(Glu g) { return g == Glu::swiglu ? "swiglu" : "geglu"; }
+inline std::string_view name(Quantize q) { return q == Quantize::mxfp8 ? "mxfp8" : q == Quantize::mxfp4 ? "mxfp4" : "nvfp4"; }
+// Elements per factor: 32 for the MX formats (OCP MX v1.0), 16 for NVFP4; and the factors' type.
+inline int quantize_vec(Quantize q) { return q == Quantize::nvfp4 ? 16 : 32; }
+inline isa::DType quantize_scale(Quantize q) { return q == Quantize::nvfp4 ? isa::DType::ue4m3 : isa::DType::ue8m0; }
+inline Activation glu_gate(Glu g) { return g == Glu::swiglu ? Activation::silu : Activation::gelu_tanh; }
+
+enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, math, read, reduce, amax, quantize, loop };
 std::string_view name(OpKind k);
 
 // Where a load puts the rows it reads in its tile (docs/spec.md, "M = 64"): in order, or in the
@@ -91,6 +108,13 @@ struct Op {
   // the global tensor `src` at `at` (+ per_cta) plus the element's row and column (an extent of 1
   // broadcasts).
   Ref like;
+  // amax (docs/spec.md, "Arithmetic"): the one-element f32 tensor `dst` raised to the largest
+  // |element| of the register set `a` that lies inside the global `of` where a store at `at`
+  // (+ per_cta) would write it. quantize: regs = `a` over its blocks' factors (the format
+  // `quantize`), the factors of the blocks inside `of` to `dst` in the 128x4 layout.
+  Ref of;
+  std::optional<Quantize> quantize;
+  std::string quantize_ptr;
   // reduce: regs = the reduction `reduce_fn` of each row of `a`, in every element of the row.
   ReduceFn reduce_fn = ReduceFn::max;
   std::string reduce_fn_ptr;
@@ -142,6 +166,9 @@ struct Op {
   // "Activations"): regs = act(a) element by element, a named composition of the functions above
   // (activations(), ptxgen/math_fn.hpp) that the lowering expands step by step; `fn` is unused.
   std::optional<Activation> activation;
+  // A gated activation ({"op": "swiglu", "regs": y, "a": gate, "b": up, "approx": true}): regs =
+  // act(a) * b, `activation` the gate's (glu_gate).
+  std::optional<Glu> glu;
   // The warp role that runs the op (a program with "roles"; "" otherwise).
   Ref role;
   // loop: `body` once per K block of the size `over` (max(1, ceil(over / block)) iterations), or
@@ -153,7 +180,9 @@ struct Op {
 };
 
 // The name an elementwise op is written with: its function's ("exp2") or its activation's ("gelu_tanh").
-inline std::string_view math_name(const Op& o) { return o.activation ? info(*o.activation).name : info(o.fn).name; }
+inline std::string_view math_name(const Op& o) {
+  return o.glu ? name(*o.glu) : o.activation ? info(*o.activation).name : info(o.fn).name;
+}
 
 // A set of warps running the ops that name it, at the same time as the other roles. ptxgen plans
 // the mbarriers between the roles (docs/spec.md, "Loops and roles").

@@ -44,12 +44,8 @@ std::string_view name(Epilogue e);
 // that one's epilogue overlaps the other's main loop).
 enum class Consumers : uint8_t { cooperative, pingpong };
 std::string_view name(Consumers c);
-// The gemm template's gated activations ("activation": "swiglu" | "geglu", docs/spec.md "Epilogues").
-enum class Glu : uint8_t { swiglu, geglu };
-// A block-quantized D (docs/spec.md, "Epilogues"): MXFP8 (e4m3 or e5m2 elements) or MXFP4 (e2m1)
-// with one ue8m0 factor per 32 consecutive elements of a row, or NVFP4 (e2m1) with one ue4m3
-// factor per 16, written in the 128x4 layout.
-enum class Quantize : uint8_t { mxfp8, mxfp4, nvfp4 };
+// Glu (the gated activations) and Quantize (the block-quantized formats) are shared with the
+// program level's ops (ptxgen/program.hpp).
 
 // A name ptxgen puts into PTX (entry, parameter, label): [A-Za-z_][A-Za-z0-9_]*, at most 64
 // characters (PTX ISA 9.1 §4.4 identifiers; the length keeps names portable to C and file names).
@@ -150,13 +146,6 @@ int64_t stage_bytes(const Gemm& g, isa::Arch target);
 // begins with the member's name), or nullptr where the spec wrote the member.
 const std::string* chosen_note(const Gemm& g, std::string_view member);
 
-// The gated activations' names as the spec writes them, and the activation of each one's gate half.
-inline std::string_view name(Glu g) { return g == Glu::swiglu ? "swiglu" : "geglu"; }
-inline std::string_view name(Quantize q) { return q == Quantize::mxfp8 ? "mxfp8" : q == Quantize::mxfp4 ? "mxfp4" : "nvfp4"; }
-// Elements per factor: 32 for the MX formats (OCP MX v1.0), 16 for NVFP4; and the factors' type.
-inline int quantize_vec(Quantize q) { return q == Quantize::nvfp4 ? 16 : 32; }
-inline isa::DType quantize_scale(Quantize q) { return q == Quantize::nvfp4 ? isa::DType::ue4m3 : isa::DType::ue8m0; }
-inline Activation glu_gate(Glu g) { return g == Glu::swiglu ? Activation::silu : Activation::gelu_tanh; }
 
 struct Spec {
   int version = 1;

@@ -165,6 +165,13 @@ class Pipeliner {
       case spec::OpKind::store: use(it, regs(o.regs.name), false); break;
       // Arithmetic: the registers of its own role (MATH-ROLES), read and written by the warps that
       // hold them, as a store is; a read's tensor is an input no op writes.
+      // An amax reads its registers (and raises a global no op reads); a quantize writes its
+      // result registers too (its factors: a global no op reads).
+      case spec::OpKind::amax: use(it, regs(o.a.name), false); break;
+      case spec::OpKind::quantize:
+        use(it, regs(o.a.name), false);
+        use(it, regs(o.regs.name), true);
+        break;
       case spec::OpKind::math:
         for (size_t i = 0; i < 3; ++i) {
           const spec::Ref& x = i == 0 ? o.a : i == 1 ? o.b : o.c;
@@ -359,7 +366,8 @@ class Pipeliner {
     // So is arithmetic (each thread on its own registers).
     auto on_registers = [](const Item& x) {
       const spec::OpKind k = x.op->kind;
-      return k == spec::OpKind::store || k == spec::OpKind::math || k == spec::OpKind::read || k == spec::OpKind::reduce;
+      return k == spec::OpKind::store || k == spec::OpKind::math || k == spec::OpKind::read || k == spec::OpKind::reduce ||
+             k == spec::OpKind::amax || k == spec::OpKind::quantize;
     };
     if (f.exec == Exec::threads && t.exec == Exec::threads) return warps(f.ir) == warps(t.ir) || on_registers(f) || on_registers(t);
     if (f.async && t.async && e.distance <= 1) {

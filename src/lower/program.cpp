@@ -52,20 +52,23 @@ ir::TmemAccess access(const spec::Op& o) {
 std::vector<ir::Op> activation(const spec::Op& o) {
   const ActivationInfo& act = info(*o.activation);
   std::vector<ir::Op> out;
+  // A gated activation (docs/spec.md, "Activations"): the gate's activation into a temporary
+  // (named as its steps' are, after the op's result), then regs = that times up ("b").
+  const ir::Ref gated = {ir::activation_temporary(o.regs.name, act.a, static_cast<int>(act.steps.size())), o.ptr + "/op"};
   for (size_t i = 0; i < act.steps.size(); ++i) {
     const ComposeStep& st = act.steps[i];
     ir::Math m;
     m.fn = st.fn;
     m.approx = st.approx;
     m.approx_ptr = o.approx_ptr;
-    m.of = ir::Math::Of{*o.activation, i, o.approx, o.regs.name, o.a.name};
+    m.of = ir::Math::Of{*o.activation, i, o.approx, o.regs.name, o.a.name, o.glu.has_value()};
     if (o.value[0]) {
       char b[40];
       std::snprintf(b, sizeof b, "%.9g", *o.value[0]);
       m.of->input = b;
     }
     auto temporary = [&](int t) { return ir::Ref{ir::activation_temporary(o.regs.name, act.a, t), o.ptr + "/op"}; };
-    m.regs = i + 1 == act.steps.size() ? o.regs : temporary(st.out);
+    m.regs = i + 1 < act.steps.size() ? temporary(st.out) : o.glu ? gated : o.regs;
     const std::array<ir::Ref*, 3> in = {&m.a, &m.b, &m.c};
     for (size_t k = 0; k < static_cast<size_t>(info(st.fn).operands); ++k) {
       if (st.in[k] == ComposeStep::kConstant) {
@@ -78,6 +81,20 @@ std::vector<ir::Op> activation(const spec::Op& o) {
         *in[k] = temporary(st.in[k]);
       }
     }
+    ir::Op x;
+    x.ptr = o.ptr;
+    x.body = std::move(m);
+    out.push_back(std::move(x));
+  }
+  if (o.glu) {
+    ir::Math m;
+    m.fn = MathFn::mul;
+    m.regs = o.regs;
+    m.a = gated;
+    m.b = o.b;
+    m.value[1] = o.value[1];  // a number there is MATH-OPERANDS' to judge with the other operands
+    m.approx_ptr = o.approx_ptr;
+    m.of = ir::Math::Of{*o.activation, act.steps.size(), o.approx, o.regs.name, o.a.name, true};  // the op's last step
     ir::Op x;
     x.ptr = o.ptr;
     x.body = std::move(m);
@@ -199,6 +216,33 @@ std::vector<ir::Op> lower_op(const spec::Program& p, const spec::Op& o) {
       x.body = std::move(rd);
       break;
     }
+    case spec::OpKind::amax: {
+      ir::Amax am;
+      am.a = o.a;
+      am.dst = o.dst;
+      am.of = o.of;
+      am.pos = position(o);
+      x.body = std::move(am);
+      break;
+    }
+    case spec::OpKind::quantize: {
+      // The elements' type is `of`'s (what the store of the result converts to); the format gives
+      // the factors' type and block.
+      ir::Quantize q;
+      q.regs = o.regs;
+      q.a = o.a;
+      q.dst = o.dst;
+      q.of = o.of;
+      q.pos = position(o);
+      const spec::Quantize f = o.quantize.value_or(spec::Quantize::mxfp8);
+      q.vec = spec::quantize_vec(f);
+      q.scale = spec::quantize_scale(f);
+      q.elem = f == spec::Quantize::mxfp8 ? isa::DType::e4m3 : isa::DType::e2m1;
+      for (const auto& g : p.globals)
+        if (g.name == o.of.name) q.elem = g.dtype;
+      x.body = std::move(q);
+      break;
+    }
     case spec::OpKind::read: {
       ir::Read rd;
       rd.src = o.src;
@@ -292,10 +336,15 @@ ir::Kernel lower_program(const spec::Spec& s) {
     k.tiles.push_back(x);
   }
   k.views = p.views;
-  // A store into a tensor of run-time extents writes what lies inside them.
+  // A store into a tensor of run-time extents writes what lies inside them. So does one into an
+  // 8-bit float (e4m3, e5m2) or packed e2m1 tensor, whose elements the store converts in pairs
+  // (cvt.rn.satfinite.{e4m3x2,e5m2x2,e2m1x2}.f32, §9.7.9.21): the clipped store is the one that
+  // writes them (its static extents are STORE-BOUNDS' to judge as for any store).
   std::set<std::string> runtime;
   for (const auto& g : p.globals)
-    if (!g.rows_size.empty() || !g.cols_size.empty()) runtime.insert(g.name);
+    if (!g.rows_size.empty() || !g.cols_size.empty() || g.dtype == isa::DType::e4m3 || g.dtype == isa::DType::e5m2 ||
+        (g.dtype == isa::DType::e2m1 && g.format == spec::SubByte::packed))
+      runtime.insert(g.name);
   if (!p.roles.empty()) {
     pipeline(p, k);
   } else {

@@ -179,10 +179,13 @@ class Sequencer {
              (o.approx ? " (approximate: " + std::string(f.bound) + ")" : "");
     if (o.of) {  // a step of an activation op (docs/spec.md, "Activations"): say which
       const ActivationInfo& a = info(o.of->act);
-      st.why = o.of->result + " = " + std::string(a.name) + "(" + o.of->input + ")" +
-               (o.of->step == 0 ? " = " + std::string(a.formula) : std::string()) +
-               (a.steps.size() > 1 ? ", step " + s(static_cast<int64_t>(o.of->step) + 1) + " of " + s(static_cast<int64_t>(a.steps.size()))
-                                   : std::string()) +
+      // A gated one (swiglu, geglu) is the gate's activation times up, one step more.
+      const std::string formula = o.of->gated ? std::string(a.name) + "(gate) * up, " + std::string(a.name) + " = " + std::string(a.formula)
+                                              : std::string(a.formula);
+      st.why = o.of->result + " = " + std::string(o.of->name()) + "(" + o.of->input + ")" +
+               (o.of->step == 0 ? " = " + formula : std::string()) +
+               (o.of->steps() > 1 ? ", step " + s(static_cast<int64_t>(o.of->step) + 1) + " of " + s(static_cast<int64_t>(o.of->steps()))
+                                  : std::string()) +
                ": " + st.why;
     }
     c_.regs[o.regs.name] = st.math.def;
@@ -492,7 +495,10 @@ class Sequencer {
         }
         st.store = *t;
         st.why = "registers \"" + o.regs.name + "\" -> global \"" + t->global + "\"" +
-                 (t->clip ? ", clipped to the run-time extents" : "");
+                 (!t->clip                                          ? ""
+                  : !t->rows_param.empty() || !t->cols_param.empty() ? ", clipped to the run-time extents"
+                                                                     : ", in pairs of adjacent columns (cvt.rn.satfinite to " +
+                                                                           std::string(isa::name(t->to)) + ")");
         out.push_back(st);
         return;
       }

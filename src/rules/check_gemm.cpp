@@ -262,6 +262,12 @@ void check_quant_n(const Context& c, Diagnostics& d) {
 // (its verifier's problems under this rule: plan::quantize_miss).
 void check_quant_tile(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
+  if (c.spec.program) {  // a program's quantize op: the blocks of its registers (verify_regs.cpp)
+    lowered(c, d);
+    for (const auto& p : c.problems)
+      if (p.rule == "QUANT-TILE") d.error(p.rule, p.pointer, p.message).help = p.help;
+    return;
+  }
   if (!g || !g->quantize) return;
   const int64_t dn = g->glu ? g->tile.n / 2 : g->tile.n, vec = spec::quantize_vec(*g->quantize);
   if (dn % vec) {

@@ -453,7 +453,8 @@ struct Structure {
                 {"run this op in role \"" + regs_role[o.regs.name] + "\""});
       // MATH-ROLES: arithmetic computes on the registers of the warps that run it, so its operands
       // are the registers of its own role; its result is that role's too.
-      if (o.kind == spec::OpKind::math || o.kind == spec::OpKind::read || o.kind == spec::OpKind::reduce) {
+      if (o.kind == spec::OpKind::math || o.kind == spec::OpKind::read || o.kind == spec::OpKind::reduce ||
+          o.kind == spec::OpKind::amax || o.kind == spec::OpKind::quantize) {
         const std::string what(o.kind == spec::OpKind::math ? spec::math_name(o) : spec::name(o.kind));
         const std::array<const spec::Ref*, 3> in = {o.kind == spec::OpKind::read ? &o.like : &o.a, &o.b, &o.c};
         for (size_t i = 0; i < in.size(); ++i) {
@@ -465,7 +466,7 @@ struct Structure {
                   {"run this op in role \"" + regs_role[x->name] + "\""});
           break;
         }
-        regs_role[o.regs.name] = o.role.name;
+        if (o.regs) regs_role[o.regs.name] = o.role.name;  // an amax writes no registers
       }
     });
   }

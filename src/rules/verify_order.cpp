@@ -256,7 +256,7 @@ class Walk {
       case ir::OpKind::math: {
         const ir::Math& o = *op.as<ir::Math>();
         for (const ir::Ref* r : {&o.a, &o.b, &o.c})
-          if (*r) read_regs(*r, std::string(o.of ? info(o.of->act).name : info(o.fn).name));
+          if (*r) read_regs(*r, std::string(o.of ? o.of->name() : info(o.fn).name));
         regs_seen_.insert(o.regs.name);
         return;
       }

@@ -149,15 +149,64 @@ void no_store(Ctx& c, const ir::Op& op, const plan::RegDef& src, const ir::Resol
 }
 
 // STORE-DTYPE, STORE-BOUNDS, PAIR-STORE-OVERLAP and the operands' names; false if refused.
+// A program's quantize (docs/spec.md, "Arithmetic": "Block quantization"): the tensor `of` its
+// result is stored to holds the format's elements in whole blocks of a row (QUANT-OF), and `dst`
+// is the factors' type in the 128x4 layout, lines of 16 bytes: ceil(rows / 128) ceil(cols / 4
+// vec) 32 of them (QUANT-FACTORS), at the spec's sizes. The gemm template declares its own.
+bool quantize_tensors(Ctx& c, const ir::Op& op, const ir::Global& of, const ir::Global& dst) {
+  const ir::Quantize& o = *op.as<ir::Quantize>();
+  const bool e2m1 = o.elem == isa::DType::e2m1;
+  const std::string fmt = o.scale == isa::DType::ue4m3 ? "nvfp4" : e2m1 ? "mxfp4" : "mxfp8";
+  const bool elem_ok = o.scale == isa::DType::ue4m3 || e2m1 ? of.dtype == isa::DType::e2m1 && of.format == isa::SubByte::packed
+                                                           : of.dtype == isa::DType::e4m3 || of.dtype == isa::DType::e5m2;
+  if (!elem_ok) {
+    c.problem("QUANT-OF", o.of.ptr,
+              "\"" + fmt + "\" stores " + (fmt == "mxfp8" ? std::string("e4m3 or e5m2") : std::string("e2m1 (\"format\": \"packed\", two a byte)")) +
+                  " elements; \"" + of.name + "\" is " + dt(of.dtype) + (of.dtype == isa::DType::e2m1 ? " padded to a byte" : ""),
+              {fmt == "mxfp8" ? "declare \"" + of.name + "\" with \"dtype\": \"e4m3\" (or e5m2)"
+                              : "declare \"" + of.name + "\" with \"dtype\": \"e2m1\", \"format\": \"packed\""});
+    return false;
+  }
+  if (of.cols % o.vec) {
+    c.problem("QUANT-OF", of.ptr + "/shape",
+              "\"" + of.name + "\" has " + s(of.cols) + " columns, not a multiple of " + s(o.vec) + ": \"" + fmt + "\" gives every " +
+                  s(o.vec) + " consecutive columns of a row one factor, and the 128x4 layout holds whole blocks only",
+              {"use a number of columns that is a multiple of " + s(o.vec)});
+    return false;
+  }
+  const int64_t lines = (of.rows + 127) / 128 * ((of.cols + 4 * o.vec - 1) / (4 * o.vec)) * 32;
+  if (dst.dtype != o.scale || dst.cols != 16 || dst.rows < lines) {
+    c.problem("QUANT-FACTORS", o.dst.ptr,
+              "\"" + fmt + "\" writes one " + dt(o.scale) + " factor per " + s(o.vec) + " columns of \"" + of.name + "\" (" + s(of.rows) + " x " +
+                  s(of.cols) + ") in the 128x4 layout: " + s(lines) + " lines of 16 bytes; \"" + dst.name + "\" is " + s(dst.rows) + " x " +
+                  s(dst.cols) + " " + dt(dst.dtype),
+              {"declare \"" + dst.name + "\" as {\"dtype\": \"" + dt(o.scale) + "\", \"shape\": [" + s(lines) + ", 16]}"});
+    return false;
+  }
+  return true;
+}
+
 bool store(Ctx& c, const ir::Op& op, const plan::RegDef& src) {
   const ir::Store& o = *op.as<ir::Store>();
   const ir::Global* g = c.global(o.dst, "store destination");
   if (!g) return false;
   if (!plan::store_converts(src.dtype, g->dtype, o.clip)) {
     c.problem("STORE-DTYPE", o.dst.ptr,
-              "store writes the registers' " + dt(src.dtype) + " elements (or converts f32 to f16/bf16); \"" + g->name +
+              "store writes the registers' " + dt(src.dtype) + " elements (or converts f32 to f16, bf16, e4m3, e5m2, packed e2m1); \"" + g->name +
                   "\" is " + dt(g->dtype) + (isa::value_bits(g->dtype) < 8 ? ", which has no per-element store" : ""));
     return false;
+  }
+  // e2m1 two a byte: a pair of columns is one byte, so the pairs start at even columns of rows an
+  // even number of elements apart (cvt.rn.satfinite.e2m1x2.f32 converts the pair).
+  if (g->dtype == isa::DType::e2m1) {
+    const ir::Affine& c1 = o.pos.at[1];
+    if (g->cols % 2 || c1.base % 2 || c1.m_tile % 2 || c1.n_tile % 2 || c1.k_block % 2 || c1.rank % 2 || c1.size_mul % 2) {
+      c.problem("STORE-DTYPE", g->cols % 2 ? g->ptr + "/shape" : o.pos.at_ptr,
+                "\"" + g->name + "\" holds e2m1 elements two a byte, which the store converts a pair of adjacent columns at a time: " +
+                    (g->cols % 2 ? "its " + s(g->cols) + " columns are odd" : std::string("the store starts at an odd column")),
+                {"store e2m1 at even columns of a tensor of an even number of columns"});
+      return false;
+    }
   }
   // A clipped store tests each element against the run-time extents, a pair of adjacent columns
   // at a time: the emitter does that for registers of one element each, moved by .32x32b or
@@ -168,8 +217,11 @@ bool store(Ctx& c, const ir::Op& op, const plan::RegDef& src) {
       fits = fits && !f.pack && (f.shape == isa::LdShape::s32x32b || f.shape == isa::LdShape::s16x256b);
     if (!fits) {
       c.problem("STORE-CLIP", o.regs.ptr,
-                "\"" + g->name + "\" has extents the kernel takes at run time, so the store tests each element against them; "
-                "ptxgen does that for registers of one element each moved by .32x32b or .16x256b, and \"" + src.name + "\" " +
+                "\"" + g->name + "\" " +
+                    (g->rows_param.empty() && g->cols_param.empty()
+                         ? "is " + dt(g->dtype) + ", whose elements the store converts and writes in pairs of adjacent columns (cvt.rn.satfinite, §9.7.9.21); "
+                         : "has extents the kernel takes at run time, so the store tests each element against them; ") +
+                    "ptxgen does that for registers of one element each moved by .32x32b or .16x256b, and \"" + src.name + "\" " +
                     (src.elems_per_reg != 1 ? "packs " + s(src.elems_per_reg) + " elements into each register" : "was loaded with another shape"),
                 {"load an unpacked view (f32, or 16-bit elements one per column) with shape 32x32b or 16x256b",
                  "or give \"" + g->name + "\" fixed extents"});
@@ -179,7 +231,10 @@ bool store(Ctx& c, const ir::Op& op, const plan::RegDef& src) {
   const int ctas = c.k.cta_group;
   // A clipped store lies where its CTA's tile does; elements at or past the run-time extents are
   // not written. Otherwise the registers must fit the (static) tensor.
-  for (int r = 0; r < ctas && !o.clip; ++r) {
+  // An 8- or 4-bit float tensor is stored clipped (pairs of elements) whatever its extents: where
+  // they are fixed, the registers must fit them as for any store.
+  const bool runtime = o.clip && (!g->rows_param.empty() || !g->cols_param.empty());
+  for (int r = 0; r < ctas && !runtime; ++r) {
     const int64_t r0 = o.pos.at[0].base + r * o.pos.at[0].rank, c0 = o.pos.at[1].base + r * o.pos.at[1].rank;
     if (r0 + src.rows > g->rows || c0 + src.row_elements > g->cols) {
       c.problem("STORE-BOUNDS", r ? o.pos.per_cta_ptr : o.pos.at_ptr,
@@ -190,7 +245,7 @@ bool store(Ctx& c, const ir::Op& op, const plan::RegDef& src) {
     }
   }
   // Both CTAs of a pair run the store: their elements must not overlap (the values differ).
-  if (ctas > 1 && !o.clip && o.pos.at[0].rank < src.rows && o.pos.at[1].rank < src.row_elements) {
+  if (ctas > 1 && !runtime && o.pos.at[0].rank < src.rows && o.pos.at[1].rank < src.row_elements) {
     c.problem("PAIR-STORE-OVERLAP", o.pos.has_per_cta ? o.pos.per_cta_ptr : op.ptr,
               "both CTAs of the pair store " + s(src.rows) + " x " + s(src.row_elements) + " elements, CTA 1 at (" +
                   s(o.pos.at[0].rank) + ", " + s(o.pos.at[1].rank) + ") from CTA 0's start: the two regions overlap, and which "
@@ -227,7 +282,10 @@ bool activation_approx(Ctx& c, const ir::Op& op, const ir::Math& o) {
   const ActivationInfo& a = info(o.of->act);
   if (o.of->approx == a.approx) return true;
   if (o.of->step != 0) return false;
-  const std::string act = "\"" + std::string(a.name) + "\" (" + std::string(a.formula) + ")";
+  // A gated activation names itself and the gate's activation: "swiglu" (silu(gate) * up: ...).
+  const std::string act = !o.of->gated ? "\"" + std::string(a.name) + "\" (" + std::string(a.formula) + ")"
+                                       : "\"" + std::string(o.of->name()) + "\" (" + std::string(a.name) + "(gate) * up, " +
+                                             std::string(a.name) + " = " + std::string(a.formula) + ")";
   std::vector<std::string> ins;  // its distinct instructions, in the composition's order
   for (const ComposeStep& st : a.steps) {
     if (st.approx != a.approx) continue;
@@ -254,7 +312,7 @@ template <class Find>
 std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
   const ir::Math& o = *op.as<ir::Math>();
   const MathFnInfo& f = info(o.fn);
-  const std::string fn(o.of ? info(o.of->act).name : f.name);
+  const std::string fn(o.of ? o.of->name() : f.name);
   if (o.of) {
     if (!activation_approx(c, op, o)) return std::nullopt;
   } else if (!o.approx && !f.exact) {
@@ -504,6 +562,20 @@ void registers(Ctx& c) {
           c.refused.insert(op);
           break;
         }
+        // AMAX-DST: red.global.max.u32 raises one 32-bit word, the f32 bits of the amax.
+        const ir::Global* out = c.global(o.dst, "amax destination");
+        if (!out) {
+          c.refused.insert(op);
+          break;
+        }
+        if (out->dtype != isa::DType::f32 || out->rows != 1 || out->cols != 1 || !out->rows_param.empty() || !out->cols_param.empty()) {
+          c.problem("AMAX-DST", o.dst.ptr,
+                    "amax raises one f32 (red.global.max.u32 of its bits, §9.7.13.6); \"" + out->name + "\" is " + s(out->rows) + " x " +
+                        s(out->cols) + " " + dt(out->dtype),
+                    {"declare \"" + out->name + "\" as {\"dtype\": \"f32\", \"shape\": [1, 1]}"});
+          c.refused.insert(op);
+          break;
+        }
         const plan::RegDef& x = a->second.regs;
         ir::Global f32 = *g;
         f32.dtype = isa::DType::f32;  // only its extents count
@@ -532,6 +604,10 @@ void registers(Ctx& c) {
           c.refused.insert(op);
           break;
         }
+        if (c.k.source == "program" && !quantize_tensors(c, *op, *g, *dst)) {
+          c.refused.insert(op);
+          break;
+        }
         const plan::RegDef& x = a->second.regs;
         const plan::QuantizeMiss m = plan::quantize_miss(x, o.pos, o.vec);
         if (m == plan::QuantizeMiss::dtype)
@@ -549,7 +625,8 @@ void registers(Ctx& c) {
                     "a block of " + s(o.vec) + " columns of a row must lie whole in one thread's registers of \"" + x.name +
                         "\" (or in the same registers of the 4 lanes that share the row), at a column of D that is a multiple of " +
                         s(o.vec) + " in every tile",
-                    {"make D's tile.n and the epilogue's column chunks multiples of " + s(o.vec)});
+                    {c.k.source == "program" ? "store the registers at a column that is a multiple of " + s(o.vec) + " (\"at\", and its steps)"
+                                             : "make D's tile.n and the epilogue's column chunks multiples of " + s(o.vec)});
         if (m != plan::QuantizeMiss::fits) {
           c.refused.insert(op);
           break;

@@ -269,6 +269,8 @@ struct Eval {
   std::map<std::string, DType> gtype;
   std::vector<Cta> cta;
   std::map<std::string, int64_t> size;  // the run's problem sizes
+  // The bytes of the factor tensors the kernel wrote (quantize judges elements by its factors).
+  const std::map<std::string, std::vector<uint8_t>>* factors = nullptr;
   int64_t m_tile = 0, n_tile = 0, kb = 0;  // the CTA's output tile, the loop's iteration
   explicit Eval(const spec::Program& pp) : p(pp), views(pp), cta(static_cast<size_t>(pp.cta_group)) {}
 
@@ -317,10 +319,27 @@ struct Eval {
         }
   }
 
-  // A value converted to `to` (cvt.rn for f16/bf16; the bits for raw types), with its bound.
+  // The largest finite value of an 8- or 4-bit float (OCP MX v1.0 §5.3: e4m3 448, e5m2 57344, e2m1 6).
+  static double fmax_of(DType t) { return t == DType::e4m3 ? 448.0 : t == DType::e5m2 ? 57344.0 : t == DType::e2m1 ? 6.0 : 0.0; }
+  // A value converted to `to` (cvt.rn for f16/bf16; cvt.rn.satfinite for the 8- and 4-bit floats;
+  // the bits for raw types), with its bound.
   static Elem convert(Elem x, DType to) {
     if (!x.def) return x;
     const double u = unit_roundoff(to);
+    if (const double fmax = fmax_of(to); fmax > 0) {
+      // Round to nearest even, a value beyond the largest finite one becomes it (.satfinite,
+      // §9.7.9.21): the clamp moves no value further from the exact one, and the rounding adds
+      // half an ulp (relative 2^-4, 2^-3, 2^-2 of e4m3, e5m2, e2m1 normals) or half the smallest
+      // subnormal (2^-10, 2^-17, 0.25).
+      using namespace ksim::num;
+      const Format& f = to == DType::e4m3 ? kE4M3 : to == DType::e5m2 ? kE5M2 : kE2M1;
+      const double ur = to == DType::e4m3 ? std::ldexp(1.0, -4) : to == DType::e5m2 ? std::ldexp(1.0, -3) : std::ldexp(1.0, -2);
+      const double ua = to == DType::e4m3 ? std::ldexp(1.0, -10) : to == DType::e5m2 ? std::ldexp(1.0, -17) : 0.25;
+      x.v = std::clamp(x.v, -fmax, fmax);
+      x.err = x.err * (1 + ur) + ur * std::fabs(x.v) + ua;
+      x.code = encode_rn(f, x.v);
+      return x;
+    }
     if (to == DType::bf16 || to == DType::f16) {
       x.err += u * (std::fabs(x.v) + x.err);
       x.code = ksim::num::encode_rn(to == DType::bf16 ? ksim::num::kBF16 : ksim::num::kF16, x.v);
@@ -485,6 +504,96 @@ struct Eval {
     return spec::SubByte::padded;
   }
 
+  // amax (docs/spec.md, "Arithmetic"): dst[0] = max(dst[0], |x|) over the elements x of `a` a
+  // store at `at` puts inside `of`. The kernel's f32 values lie within their bounds of the exact
+  // ones, so its maximum lies within the largest bound of the largest |exact value|.
+  void amax(int r, const spec::Op& o) {
+    const Matrix& a = cta[static_cast<size_t>(r)].regs.at(o.a.name);
+    const Matrix& of = g.at(o.of.name);
+    Elem& out = g.at(o.dst.name).at(0, 0);
+    const int64_t r0 = pos(o, 0, r), c0 = pos(o, 1, r);
+    for (int i = 0; i < a.rows; ++i)
+      for (int64_t j = 0; j < a.cols; ++j) {
+        if (r0 + i >= of.rows || c0 + j >= of.cols) continue;
+        const Elem& x = a.e[static_cast<size_t>(i * a.cols + j)];
+        if (!x.def) out.def = false;
+        out.v = std::max(out.v, std::fabs(x.v));
+        out.err = std::max(out.err, x.err);
+      }
+    out.code = ksim::num::bits_of(static_cast<float>(out.v));
+  }
+
+  // Block quantization (docs/spec.md, "Arithmetic": "Block quantization"), from its definition:
+  // block b of row i (vec columns of `of` from vec b) has amax = its largest |value| and the factor
+  // X = 2^ceil(log2(amax / Fmax)) (ue8m0: its biased exponent clamped to 0 .. 254; 0 for a block
+  // of zeros), or for nvfp4 X = e4m3(amax / Fmax) (RN, saturating; the kernel multiplies by the
+  // f32 of 1 / Fmax and rounds that product, 2^-24 relative each way); the result is each value
+  // over X (times 2^(127 - x), exact; nvfp4: times min(1 / X, FLT_MAX), rcp.rn and mul.rn, 2^-23
+  // relative). The kernel's amax lies within [lo, hi] (each value's bound), so its factor lies
+  // between the factors of lo and hi (both monotone): the factor byte's reference is that range,
+  // and the result is evaluated with the factor the kernel chose (read from its output), so that
+  // an element is judged on its own rounding, not on which side of a power of two its block fell.
+  void quantize(int r, const spec::Op& o) {
+    using namespace ksim::num;
+    const Matrix& a = cta[static_cast<size_t>(r)].regs.at(o.a.name);
+    const Matrix& of = g.at(o.of.name);
+    Matrix& sf = g.at(o.dst.name);
+    const spec::Quantize fmt = *o.quantize;
+    const int vec = spec::quantize_vec(fmt);
+    const bool e4m3_factor = fmt == spec::Quantize::nvfp4;
+    const double fmax = fmax_of(gtype.at(o.of.name));
+    const double inv_fmax = static_cast<double>(static_cast<float>(1.0 / fmax));
+    auto factor = [&](double am) -> int {
+      if (e4m3_factor) return static_cast<int>(encode_rn(kE4M3, std::min(am * inv_fmax, 448.0)));
+      if (!(am > 0)) return 0;
+      int e = 0;
+      const double f = std::frexp(am / fmax, &e);  // am / Fmax = f 2^e, f in [0.5, 1)
+      return std::clamp((f == 0.5 ? e - 1 : e) + 127, 0, 254);
+    };
+    auto value = [&](int x) { return e4m3_factor ? decode(kE4M3, static_cast<uint32_t>(x)) : std::ldexp(1.0, x - 127); };
+    const int64_t r0 = pos(o, 0, r), c0 = pos(o, 1, r);
+    const int64_t stripe = (of.cols + 4 * vec - 1) / (4 * vec);  // 512-byte blocks per 128 rows
+    Matrix y(a.rows, a.cols);
+    for (int i = 0; i < a.rows; ++i)
+      for (int64_t j0 = 0; j0 < a.cols; j0 += vec) {
+        double lo = 0, hi = 0;
+        bool def = true;
+        for (int64_t j = j0; j < j0 + vec && j < a.cols; ++j) {
+          const Elem& x = a.e[static_cast<size_t>(i * a.cols + j)];
+          def = def && x.def;
+          lo = std::max(lo, std::fabs(x.v) - x.err);
+          hi = std::max(hi, std::fabs(x.v) + x.err);
+        }
+        const int x_lo = factor(e4m3_factor ? lo * (1 - std::ldexp(1.0, -23)) : lo);
+        const int x_hi = factor(e4m3_factor ? hi * (1 + std::ldexp(1.0, -23)) : hi);
+        int x = x_lo;
+        const int64_t row = r0 + i, b = (c0 + j0) / vec;
+        const bool inside = row < of.rows && c0 + j0 < of.cols;
+        if (inside) {
+          const int64_t at = (row / 128 * stripe + b / 4) * 512 + row % 32 * 16 + row % 128 / 32 * 4 + b % 4;
+          Elem& want = sf.at(static_cast<int>(at / 16), at % 16);
+          want.def = def;
+          want.v = (value(x_lo) + value(x_hi)) / 2;
+          want.err = (value(x_hi) - value(x_lo)) / 2;
+          want.code = static_cast<uint32_t>(x_lo);
+          if (factors) {  // the kernel's factor, where it lies in the range (else the range's, and the byte fails)
+            const int got = (*factors).at(o.dst.name)[static_cast<size_t>(at)];
+            if (got >= x_lo && got <= x_hi) x = got;
+          }
+        }
+        const double xv = value(x);
+        const double scale = !e4m3_factor ? 1 / xv : xv > 0 ? 1 / xv : 3.4028234663852886e38;
+        for (int64_t j = j0; j < j0 + vec && j < a.cols; ++j) {
+          Elem e = a.e[static_cast<size_t>(i * a.cols + j)];
+          e.v *= scale;
+          e.err = e.err * scale + (e4m3_factor ? std::ldexp(1.0, -23) * std::fabs(e.v) : 0.0) + std::ldexp(1.0, -150);
+          e.code = bits_of(static_cast<float>(e.v));
+          y.at(i, j) = e;
+        }
+      }
+    cta[static_cast<size_t>(r)].regs[o.regs.name] = std::move(y);
+  }
+
   void op(const spec::Op& o) {
     if (o.kind == spec::OpKind::loop) {
       // max(1, ceil(size / block)) iterations, or `trips`.
@@ -509,6 +618,10 @@ struct Eval {
           if (o.activation) {  // of a register set (the rules refuse a constant)
             Matrix y = c.regs.at(o.a.name);
             for (auto& e : y.e) e = activation(*o.activation, e);
+            if (o.glu) {  // gated: act(gate) * up, one mul.rn.f32 (docs/spec.md, "Activations")
+              const Matrix& up = c.regs.at(o.b.name);
+              for (size_t i = 0; i < y.e.size(); ++i) y.e[i] = math(ptxgen::MathFn::mul, false, y.e[i], up.e[i], Elem{});
+            }
             c.regs[o.regs.name] = std::move(y);
             break;
           }
@@ -580,6 +693,8 @@ struct Eval {
           c.regs[o.regs.name] = std::move(y);
           break;
         }
+        case spec::OpKind::amax: amax(r, o); break;
+        case spec::OpKind::quantize: quantize(r, o); break;
         case spec::OpKind::tmem_store: {
           Matrix m = c.regs.at(o.regs.name);
           const DType to = views.get(o.dst.name).dtype;
@@ -666,10 +781,11 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, cons
   }
   Eval ev(p);
   ev.size = size;
-  std::map<std::string, bool> is_output;
+  std::map<std::string, bool> is_output, zeroed;
   bool tf32_sparse = false;
   std::function<void(const spec::Op&)> scan = [&](const spec::Op& op) {
-    if (op.kind == spec::OpKind::store) is_output[op.dst.name] = true;
+    if (op.kind == spec::OpKind::store || op.kind == spec::OpKind::amax || op.kind == spec::OpKind::quantize) is_output[op.dst.name] = true;
+    if (op.kind == spec::OpKind::amax) zeroed[op.dst.name] = true;  // the caller zeroes an amax (the kernel only raises it)
     if (op.kind == spec::OpKind::mma && op.metadata) {
       const DType at = ev.views.has(op.a.name) ? ev.views.get(op.a.name).dtype : ev.tile(op.a.name).dtype;
       tf32_sparse = tf32_sparse || at == DType::tf32;
@@ -681,9 +797,13 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, cons
   std::map<std::string, uint64_t> addr;
   for (const auto& gt : p.globals) {
     const int sb = spec::storage_bits(gt.dtype, gt.format);
-    addr[gt.name] = gm.alloc(static_cast<size_t>((gt.rows * gt.cols * sb + 7) / 8), is_output[gt.name] ? 0xEE : 0x00);
+    addr[gt.name] = gm.alloc(static_cast<size_t>((gt.rows * gt.cols * sb + 7) / 8), is_output[gt.name] && !zeroed[gt.name] ? 0xEE : 0x00);
     ev.gtype[gt.name] = gt.dtype;
     Matrix m(static_cast<int>(gt.rows), gt.cols);
+    if (zeroed[gt.name])  // an amax starts at the 0 the caller wrote
+      for (auto& e : m.e) e = Elem{true, 0, 0, 0};
+    if (is_output[gt.name] && (gt.dtype == DType::ue8m0 || gt.dtype == DType::ue4m3))  // factors: the padding keeps its fill
+      for (auto& e : m.e) e = Elem{true, dtype(dname(gt.dtype)).decode(0xEE), 0xEE, 0};
     if (!is_output[gt.name]) {
       std::vector<uint8_t>& mem = gm.at(addr[gt.name]);
       const Dtype dt = dtype(dname(gt.dtype));
@@ -744,6 +864,10 @@ ProgramResult run_program(const ksim::Kernel& k, const spec::Program& prog, cons
     res.error = e.what();
     return res;
   }
+  std::map<std::string, std::vector<uint8_t>> factors;
+  for (const auto& gt : p.globals)
+    if (is_output[gt.name] && (gt.dtype == DType::ue8m0 || gt.dtype == DType::ue4m3)) factors[gt.name] = gm.at(addr[gt.name]);
+  ev.factors = &factors;
   ev.run();
   for (const auto& gt : p.globals) {
     if (!is_output[gt.name]) continue;

@@ -25,6 +25,8 @@ std::string_view name(OpKind k) {
     case OpKind::math: return "math";
     case OpKind::read: return "read";
     case OpKind::reduce: return "reduce";
+    case OpKind::amax: return "amax";
+    case OpKind::quantize: return "quantize";
     case OpKind::loop: return "loop";
   }
   return "?";
@@ -415,21 +417,30 @@ class Parser {
                                    {"tmem_store", OpKind::tmem_store}, {"store", OpKind::store},
                                    {"commit", OpKind::commit},       {"wait", OpKind::wait},
                                    {"read", OpKind::read},           {"reduce", OpKind::reduce},
+                                   {"amax", OpKind::amax},           {"quantize", OpKind::quantize},
                                    {"loop", OpKind::loop}};
     Choices<OpKind> all = kinds;
     for (const auto& f : math_fns()) all.emplace_back(std::string(f.name), OpKind::math);
     for (const auto& a : activations()) all.emplace_back(std::string(a.name), OpKind::math);
+    for (const Glu g : {Glu::swiglu, Glu::geglu}) all.emplace_back(std::string(name(g)), OpKind::math);
     // Arithmetic on register sets is the next step of the IR (docs/spec.md, "Not built (yet)").
-    // The elementwise f32 functions (comparisons and select among them), the activations and the
-    // row reductions are built (docs/spec.md, "Arithmetic"); the rest is not.
-    static const std::set<std::string> kArithmetic = {"softmax", "convert", "quantize", "swiglu"};
+    // The elementwise f32 functions (comparisons and select among them), the activations (gated
+    // ones included), the row reductions, amax and block quantization are built (docs/spec.md,
+    // "Arithmetic"); the rest is not. A conversion is a store's ("convert": the store converts).
+    static const std::set<std::string> kArithmetic = {"softmax", "convert"};
     if (const auto* op = v.contains("op") && v.at("op").is_string() ? v.at("op").get_ptr<const std::string*>() : nullptr;
         op && kArithmetic.count(*op)) {
-      d_.error("SPEC-NOT-BUILT", at + "/op",
-               "\"op\": \"" + *op + "\": arithmetic on register sets beyond the elementwise functions, activations and row reductions (gated "
-               "activations, conversions, quantization, softmax) is not built yet")
-          .help = {"nearest built: the elementwise f32 functions, activations and row reductions (docs/spec.md, \"Arithmetic\") over tmem_load'ed "
-                   "registers, then store (a store converts f32 to f16 or bf16); compute the rest in a separate kernel"};
+      if (*op == "convert")  // a store converts; a register set stays f32
+        d_.error("SPEC-NOT-BUILT", at + "/op",
+                 "\"op\": \"convert\": register sets hold f32 elements; the conversion to a narrower type is the store's, which "
+                 "converts f32 to f16, bf16, e4m3, e5m2 and (packed) e2m1 as the global's dtype says")
+            .help = {"store the f32 registers into a global of the type you want (docs/spec.md, \"Arithmetic\": \"Conversions\")"};
+      else
+        d_.error("SPEC-NOT-BUILT", at + "/op",
+                 "\"op\": \"" + *op + "\": arithmetic on register sets beyond the elementwise functions, activations, row reductions, "
+                 "amax and block quantization (softmax as one op) is not built yet")
+            .help = {"nearest built: the elementwise f32 functions, activations and row reductions (docs/spec.md, \"Arithmetic\") over tmem_load'ed "
+                     "registers: a softmax is reduce max, sub, exp2, reduce sum, rcp and mul (specs/prog_reduce_softmax_f32.json)"};
       return std::nullopt;
     }
     auto k = r.choice("op", true, all);
@@ -444,8 +455,21 @@ class Parser {
       case OpKind::load:
       case OpKind::store:
       case OpKind::read:
+      case OpKind::amax:
+      case OpKind::quantize:
         if (o.kind == OpKind::load || o.kind == OpKind::read) o.src = ref(r, "src", true);
-        if (o.kind != OpKind::load) o.regs = ref(r, "regs", true);
+        if (o.kind != OpKind::load && o.kind != OpKind::amax) o.regs = ref(r, "regs", true);
+        if (o.kind == OpKind::amax || o.kind == OpKind::quantize) {
+          // {"op": "amax", "a": x, "dst": SCALAR, "of": D, "at": ...}; {"op": "quantize", "regs": q,
+          // "a": x, "format": "mxfp8", "dst": FACTORS, "of": D, "at": ...}
+          o.a = ref(r, "a", true);
+          o.of = ref(r, "of", true);
+        }
+        if (o.kind == OpKind::quantize) {
+          o.quantize_ptr = r.ptr("format");
+          o.quantize = r.choice("format", true,
+                                Choices<Quantize>{{"mxfp8", Quantize::mxfp8}, {"mxfp4", Quantize::mxfp4}, {"nvfp4", Quantize::nvfp4}});
+        }
         if (o.kind == OpKind::read) o.like = ref(r, "like", true);
         else o.dst = ref(r, "dst", true);
         o.at_ptr = r.ptr("at");
@@ -551,7 +575,10 @@ class Parser {
       if (f.name == fn) o.fn = f.fn;
     for (const auto& a : activations())
       if (a.name == fn) o.activation = a.a;
-    const int operands = o.activation ? 1 : info(o.fn).operands;
+    for (const Glu g : {Glu::swiglu, Glu::geglu})
+      if (name(g) == fn) o.glu = g, o.activation = glu_gate(g);
+    // A gated activation takes the gate "a" and up "b"; another activation "a" only.
+    const int operands = o.glu ? 2 : o.activation ? 1 : info(o.fn).operands;
     o.regs = ref(r, "regs", true);
     auto operand = [&](const char* key, Ref& out, std::optional<double>& value) {
       const json* v = r.any(key);
@@ -728,11 +755,16 @@ std::string program_to_json(const Program& p) {
     switch (o.kind) {
       case OpKind::load:
       case OpKind::store:
-      case OpKind::read: {
+      case OpKind::read:
+      case OpKind::amax:
+      case OpKind::quantize: {
         put("src", o.src);
         put("regs", o.regs);
+        put("a", o.a);
         put("like", o.like);
         put("dst", o.dst);
+        put("of", o.of);
+        if (o.quantize) x["format"] = std::string(name(*o.quantize));
         oj at = oj::array();
         for (size_t i = 0; i < 2; ++i) {
           const AtStep& st = o.at_step[i];

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -376,7 +377,12 @@ struct Math {
     size_t step = 0;  // its index in the composition
     bool approx = false;
     std::string result, input;  // the op's "regs" and "a" as written (a constant: its number)
-    bool last() const { return step + 1 == info(act).steps.size(); }
+    // A gated activation (swiglu, geglu: `act` is the gate's): the composition's steps, the last
+    // into a temporary too, then one more step, the mul by up, which writes the op's "regs".
+    bool gated = false;
+    std::string_view name() const { return !gated ? info(act).name : act == Activation::silu ? "swiglu" : "geglu"; }
+    size_t steps() const { return info(act).steps.size() + (gated ? 1 : 0); }
+    bool last() const { return step + 1 == steps(); }
   };
   std::optional<Of> of;
 };
