@@ -333,6 +333,35 @@ TEST_CASE("simulate --schedules: broken protocols the fixed schedule passes fail
   }
 }
 
+// Write coverage (issue 31): a persistent kernel whose every CTA walks every tile (its first tile 0,
+// its step 1 instead of %ctaid.x and %nctaid.x) computes every value right, with twice the MMAs,
+// and writes each element of D once per CTA: the report counts the writes and names the first
+// element written more than once. Both engines.
+TEST_CASE("simulate: every element of D is written exactly once (a persistent CTA computing all tiles fails)") {
+  TempDir files, dir;
+  for (const std::string name : {"gemm_bf16_persistent_tma_128x256x64", "gemm_sm90_bf16_128x256x64_persistent"}) {
+    CAPTURE(name);
+    const std::string ptx = files / (name + ".ptx");
+    support::write(ptx, mutate(support::slurp(golden(name)), R"((mov\.u32 %r\d+,) %ctaid\.x;(\s*// this CTA.s first tile\n\tmov\.u32 %r\d+,) %nctaid\.x;)",
+                               "$1 0;$2 1;", -1));
+    const Sim s = simulate(dir, {spec(name), "--ptx", ptx, "--json"});
+    CHECK(s.exit_code == 1);
+    const auto j = nlohmann::json::parse(s.out);
+    CHECK(j["cause"] == "wrong_value");
+    CHECK(j["tensors"][0]["worst"].get<double>() <= 1);  // every value right
+    const std::string note = j["tensors"][0]["note"];
+    CHECK_MESSAGE(note.find("coverage: ") == 0, note);
+    CHECK_MESSAGE(note.find(" byte(s) of D written more than once, 0 never; the first, of D(0,0), 2 time(s) (each must be written exactly once)") !=
+                      std::string::npos,
+                  note);
+    // The unmutated kernel: every byte once.
+    const auto ok = nlohmann::json::parse(simulate(dir, {spec(name), "--json"}).out);
+    CHECK(ok["result"] == "pass");
+    CHECK(ok["tensors"][0].value("note", "") == "");
+    CHECK(j["dynamic"]["mma"] == 2 * ok["dynamic"]["mma"].get<int64_t>());  // each of the 2 CTAs did all the work
+  }
+}
+
 }
 
 TEST_SUITE("cli") {

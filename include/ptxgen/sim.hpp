@@ -82,9 +82,15 @@ class Global {
   uint64_t alloc(size_t bytes, uint8_t fill = 0xEE);  // returns the buffer's address (256-byte aligned)
   std::vector<uint8_t>& at(uint64_t address);          // the buffer starting at `address`
   uint8_t* find(uint64_t address, size_t bytes);       // nullptr unless [address, +bytes) is inside one buffer
+  // Write coverage: count_writes(a) counts every write (st.global, a TMA store) to each byte of the
+  // buffer at a (saturating at 255), which writes(a) gives; wrote() is the simulator's call.
+  void count_writes(uint64_t address);
+  void wrote(uint64_t address, size_t bytes);
+  const std::vector<uint8_t>* writes(uint64_t address) const;
 
  private:
   std::map<uint64_t, std::vector<uint8_t>> bufs_;
+  std::map<uint64_t, std::vector<uint8_t>> counts_;  // by buffer address: per byte, the writes to it
   uint64_t next_ = 0x100000000ull;
 };
 

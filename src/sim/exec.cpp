@@ -277,6 +277,7 @@ void Machine::run_thread(Thread& t) {
         if (in.cmp == sp_global) {
           p = global.find(a, nb);
           if (!p) fail(&t, "global access at " + hex(a) + " (" + std::to_string(nb) + " bytes) outside every buffer");
+          if (!ld) global.wrote(a, nb);
         } else {
           const auto [cta, off] = shared(t, a, in.cmp == sp_shared_cluster, nb);
           if (opt.race_checks) {

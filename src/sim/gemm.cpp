@@ -315,6 +315,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       l.params.push_back(value(name, static_cast<uint64_t>(size.at(name))));
     }
   }
+  g.count_writes(d_addr);  // every element of D written exactly once (checked below)
   try {
     const ksim::Kernel& kr = k;
     res.stats = ksim::run(kr, l, g, o);
@@ -452,6 +453,23 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   std::vector<double> q_ref, q_bound;
   if (sfd_addr) q_ref.assign(static_cast<size_t>(m * nd), 0.0), q_bound.assign(static_cast<size_t>(m * nd), 0.0);
   res.tensors.push_back(tensor_report("D", m, nd));
+  // Coverage: each byte of D written by exactly one store (st.global or a TMA store). Right values
+  // written twice (a persistent CTA computing a tile another CTA owns) or never (a tile skipped
+  // where D's fill happens to be right) are a wrong kernel too.
+  if (const std::vector<uint8_t>* w = g.writes(d_addr)) {
+    int64_t twice = 0, never = 0, first = -1;
+    for (size_t b = 0; b < w->size(); ++b)
+      if ((*w)[b] != 1) {
+        ((*w)[b] == 0 ? never : twice) += 1;
+        if (first < 0) first = static_cast<int64_t>(b);
+      }
+    if (first >= 0) {
+      const int64_t e = first * 8 / dd.bits;
+      res.tensors.back().note = "coverage: " + std::to_string(twice) + " byte(s) of D written more than once, " + std::to_string(never) +
+                                " never; the first, of D(" + std::to_string(e / nd) + "," + std::to_string(e % nd) + "), " +
+                                std::to_string((*w)[static_cast<size_t>(first)]) + " time(s) (each must be written exactly once)";
+    }
+  }
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < nd; ++j) {
       double ref = 0, acc_bound = 0;

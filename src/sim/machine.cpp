@@ -31,6 +31,22 @@ std::vector<uint8_t>& Global::at(uint64_t address) {
   if (it == bufs_.end()) throw Error("no global buffer at " + std::to_string(address));
   return it->second;
 }
+void Global::count_writes(uint64_t address) { counts_[address].assign(at(address).size(), 0); }
+void Global::wrote(uint64_t address, size_t bytes) {
+  if (counts_.empty()) return;
+  auto it = counts_.upper_bound(address);
+  if (it == counts_.begin()) return;
+  --it;
+  if (address - it->first + bytes > it->second.size()) return;
+  for (size_t i = 0; i < bytes; ++i) {
+    uint8_t& c = it->second[address - it->first + i];
+    if (c < 255) ++c;
+  }
+}
+const std::vector<uint8_t>* Global::writes(uint64_t address) const {
+  auto it = counts_.find(address);
+  return it == counts_.end() ? nullptr : &it->second;
+}
 uint8_t* Global::find(uint64_t address, size_t bytes) {
   auto it = bufs_.upper_bound(address);
   if (it == bufs_.begin()) return nullptr;

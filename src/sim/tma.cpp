@@ -188,6 +188,7 @@ void Machine::tma_store_complete(Async& a) {
       const uint64_t byte = m.global + static_cast<uint64_t>(gy) * m.stride + static_cast<uint64_t>(gx) * eb;
       uint8_t* g = global.find(byte, eb);
       if (!g) fail_async(a, "TMA store writes global memory outside every buffer at " + hex(byte));
+      global.wrote(byte, eb);
       std::copy_n(smem_ptr(scta, s, eb, &a, nullptr), eb, g);
     }
   }
