@@ -333,6 +333,35 @@ TEST_CASE("simulate --schedules: broken protocols the fixed schedule passes fail
   }
 }
 
+// Proxies (issue 31, fidelity): shared memory the generic proxy wrote (st.shared) and the async
+// proxy then reads (tcgen05.mma through its descriptors, a TMA store) needs a fence.proxy.async
+// between them (§9.7.13.4). With every fence.proxy.async deleted, a program whose plain loads fill
+// the MMA's tiles and two TMA-store epilogues (wgmma's and tcgen05's staging) fail, naming the
+// store, its step and the tile.
+TEST_CASE("simulate: a kernel without its fence.proxy.async fails where the async proxy reads what st.shared wrote") {
+  struct Case {
+    std::string name;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"prog_compare_select_f32", "error[race]: the async proxy reads shared memory at 0x800 (tile a, byte 0) that st.shared at ptx line "},
+      {"gemm_sm90_bf16_128x256x64_tma_epilogue", "error[race]: the async proxy reads shared memory at 0x800 (tile d_stage, byte 0) that st.shared at ptx line "},
+      {"gemm_bf16_persistent_tma_128x256x64",
+       "error[race]: the async proxy reads shared memory at 0x30800 (tile d_stage stage 0, byte 0) that st.shared at ptx line "},
+  };
+  TempDir files, dir;
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const std::string ptx = files / (c.name + ".ptx");
+    support::write(ptx, mutate(support::slurp(golden(c.name)), R"(\tfence\.proxy\.async[^\n]*\n)", "", -1));
+    const Sim s = simulate(dir, {spec(c.name), "--ptx", ptx});
+    CHECK(s.exit_code == 1);
+    CHECK_MESSAGE(s.all.find(c.says) != std::string::npos, s.all);
+    CHECK(s.all.find(" wrote through the generic proxy, with no fence.proxy.async since (PTX ISA 9.7.13.4: proxies)") != std::string::npos);
+    CHECK(simulate(dir, {spec(c.name)}).exit_code == 0);  // with its fences it passes
+  }
+}
+
 // Write coverage (issue 31): a persistent kernel whose every CTA walks every tile (its first tile 0,
 // its step 1 instead of %ctaid.x and %nctaid.x) computes every value right, with twice the MMAs,
 // and writes each element of D once per CTA: the report counts the writes and names the first

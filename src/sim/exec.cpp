@@ -284,6 +284,14 @@ void Machine::run_thread(Thread& t) {
             Region r{cta, !ld, false, {}};
             for (uint32_t u = off / 16; u <= (off + nb - 1) / 16; ++u) r.units.push_back(u);
             check_region(r, &t, ld ? "ld.shared" : "st.shared");
+            if (!ld) {  // a generic-proxy write, unordered for the async proxy until a fence.proxy.async
+              Cta& c = ctas[cta];
+              for (uint32_t u : r.units) {
+                if (!c.sm_generic[u] || c.sm_generic_cta[u] != t.cta) ctas[t.cta].unfenced.emplace_back(cta, u);
+                c.sm_generic[u] = in.line;
+                c.sm_generic_cta[u] = static_cast<uint8_t>(t.cta);
+              }
+            }
           }
           p = smem_ptr(cta, off, nb, nullptr, &t);
         }
@@ -367,6 +375,13 @@ void Machine::run_thread(Thread& t) {
         cluster_waiters_.push_back(static_cast<uint32_t>(&t - threads.data()));
         return;
       case Op::nop: break;
+      case Op::fence_proxy_async: {  // orders every generic write of this CTA's threads so far (docs/simulate.md)
+        Cta& me = ctas[t.cta];
+        for (const auto& [cta, u] : me.unfenced)
+          if (ctas[cta].sm_generic_cta[u] == t.cta) ctas[cta].sm_generic[u] = 0;
+        me.unfenced.clear();
+        break;
+      }
       case Op::mbar_init: {
         const auto [cta, off] = shared(t, addr_of(t, in.o[0]), false, 8);
         if (off % 8) fail(&t, "mbarrier not 8-byte aligned");

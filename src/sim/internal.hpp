@@ -11,7 +11,7 @@ namespace ksim {
 enum class Op : uint8_t {
   mov, mov_pack, mov_unpack, add, sub, neg, mul_lo, mul_hi, mul_wide, mad_lo, mad_wide, div, rem, min, max, and_, or_, xor_, not_,
   shl, shr, bfe, selp, setp, cvt, cvta, mapa, ld, st, bra, ret, bar_sync, bar_warp_sync, cluster_arrive, cluster_wait,
-  nop, mbar_init, mbar_arrive, mbar_try_wait, tma_load, tc_alloc, tc_dealloc, tc_relinquish, tc_ld, tc_st,
+  nop, fence_proxy_async, mbar_init, mbar_arrive, mbar_try_wait, tma_load, tc_alloc, tc_dealloc, tc_relinquish, tc_ld, tc_st,
   tc_wait_ld, tc_wait_st, tc_cp, tc_mma, tc_commit, elect,
   shfl,  // shfl.sync.bfly.b32 (a warp collective here: every lane's source read before any writes)
   tma_store, bulk_commit, bulk_wait,  // cp.async.bulk.tensor (shared -> global), commit_group, wait_group[.read]

@@ -227,6 +227,15 @@ void Machine::check_region(const Region& r, const Thread* t, const char* what) {
 void Machine::hold(Async& a, Region&& r) {
   if (!opt.race_checks) return;
   Cta& c = ctas[r.cta];
+  // The async proxy reads shared memory the generic proxy wrote: a fence.proxy.async must order
+  // the write before it (§9.7.13.4; e.g. st.shared staging then a TMA store, or plain loads into a
+  // tile then tcgen05.mma), executed after the write by a thread of the writer's CTA.
+  if (!r.tmem && !r.write)
+    for (uint32_t u : r.units)
+      if (c.sm_generic[u])
+        fail_async(a, "race: the async proxy reads shared memory at " + hex(uint64_t{u} * 16) + " that st.shared at ptx line " +
+                          std::to_string(c.sm_generic[u]) +
+                          " wrote through the generic proxy, with no fence.proxy.async since (PTX ISA 9.7.13.4: proxies)");
   auto& cnt = r.tmem ? (r.write ? c.tm_w : c.tm_r) : (r.write ? c.sm_w : c.sm_r);
   auto& line = r.tmem ? c.tm_line : c.sm_line;
   auto& wline = r.tmem ? c.tm_wline : c.sm_wline;
@@ -357,6 +366,9 @@ void Machine::run_cluster(const std::array<uint32_t, 3>& cid) {
       c.sm_line.assign(smem_size / 16 + 1, 0);
       c.sm_wline.assign(smem_size / 16 + 1, 0);
       c.sm_rline.assign(smem_size / 16 + 1, 0);
+      c.sm_generic.assign(smem_size / 16 + 1, 0);
+      c.sm_generic_cta.assign(smem_size / 16 + 1, 0);
+      c.unfenced.clear();
       c.tm_w.assign(kLanes * kColumns, 0);
       c.tm_r.assign(kLanes * kColumns, 0);
       c.tm_line.assign(kLanes * kColumns, 0);

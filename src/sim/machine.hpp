@@ -60,6 +60,12 @@ struct Cta {
   // and of the last reader.
   std::vector<uint16_t> sm_w, sm_r, tm_w, tm_r;
   std::vector<uint32_t> sm_line, tm_line, sm_wline, tm_wline, sm_rline, tm_rline;
+  // Proxies (§9.7.13.4): per 16-byte chunk, the ptx line of a generic-proxy write (st.shared) no
+  // fence.proxy.async has ordered yet (0: none), and which CTA's thread wrote it; `unfenced` lists
+  // the chunks of this CTA's writes (anywhere in the cluster) that a fence here would order.
+  std::vector<uint32_t> sm_generic;
+  std::vector<uint8_t> sm_generic_cta;
+  std::vector<std::pair<uint32_t, uint32_t>> unfenced;  // (CTA written, chunk)
 };
 
 struct PendingLd {

@@ -446,7 +446,10 @@ struct Parser {
       in.o[2] = operand(trim(args[0].substr(bar + 1)));
       in.o[1] = operand(args[1]);
     } else if (base == "fence") {
-      in.op = Op::nop;
+      // fence.proxy.async (§9.7.13.4): orders the generic proxy's shared-memory writes before the
+      // async proxy's accesses (TMA, tcgen05.mma/cp, wgmma read shared memory through it). Other
+      // fences are no-ops here (docs/simulate.md).
+      in.op = !mods.empty() && mods[0] == "proxy" && mods.size() > 1 && starts(mods[1], "async") ? Op::fence_proxy_async : Op::nop;
     } else if (base == "mbarrier") {
       const std::string& what = mods.at(0);
       in.cmp = space_of(mods);
