@@ -272,6 +272,8 @@ TEST_CASE("sim: element formats (PTX ISA 5.2.3)") {
 // swizzle, copied from `in` as the test lays them out: core matrices of 8 rows x 16 bytes, the two
 // halves of K 128 bytes apart (LBO), the groups of 8 rows 256 bytes apart (SBO),
 // ((8,m),(T,2k)):((1T,SBO),(1,LBO)) of §9.7.15.5.1.2.1.3. Each thread stores its four f32 registers.
+// The copy's st.shared writes go through the generic proxy and wgmma reads through the async one:
+// each thread fences its writes (fence.proxy.async, §9.7.13.4) before the barrier.
 namespace {
 const char* kWgmmaCopy = R"(
 	ld.param.u64 %rd0, [in];
@@ -287,6 +289,7 @@ const char* kWgmmaCopy = R"(
 	setp.lt.u32 %p0, %r0, 16;
 	@%p0 ld.global.v4.b32 {%r4, %r5, %r6, %r7}, [%rd3+2048];
 	@%p0 st.shared.v4.b32 [%r2+2048], {%r4, %r5, %r6, %r7};
+	fence.proxy.async.shared::cta;
 	bar.sync 0;
 	shr.u32 %r3, %r1, 4;
 	and.b32 %r3, %r3, 16383;
