@@ -188,6 +188,9 @@ struct InputArray {
   std::vector<double> v;
 };
 using Inputs = std::map<std::string, InputArray>;
+// The value of an IEEE binary16 encoding, by the simulator's own decoder (ksim::num, PTX ISA 9.1
+// §5.2), so that a reader of host files (the CLI's .npy reader) needs no second one.
+double f16_value(uint16_t bits);
 
 struct GemmResult {
   std::string error;   // the simulator's Error, if it failed

@@ -35,12 +35,6 @@ bool field(const std::string& h, const std::string& key, std::string& out) {
   return true;
 }
 
-double half(uint16_t b) {  // IEEE binary16
-  const int e = (b >> 10) & 0x1F, m = b & 0x3FF;
-  const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(m | 0x400, e - 25);
-  return (b & 0x8000) ? -v : v;
-}
-
 }  // namespace
 
 std::string read_npy(const std::string& bytes, sim::InputArray& out) {
@@ -109,7 +103,7 @@ std::string read_npy(const std::string& bytes, sim::InputArray& out) {
     if (kind == 'f') {
       v = item == 8 ? std::bit_cast<double>(raw)
           : item == 4 ? static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(raw)))
-                      : half(static_cast<uint16_t>(raw));
+                      : sim::f16_value(static_cast<uint16_t>(raw));
     } else if (kind == 'i') {
       const int shift = static_cast<int>(64 - 8 * item);
       v = static_cast<double>(static_cast<int64_t>(raw << shift) >> shift);

@@ -14,6 +14,8 @@ namespace ptxgen::sim {
 
 using nlohmann::json;
 
+double f16_value(uint16_t bits) { return ksim::num::f16(bits); }
+
 int64_t d_row_unit(const json& mf) {
   int64_t u = 1;
   for (const json& p : mf.at("params"))
