@@ -91,6 +91,9 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
       ir::Math m;
       m.fn = c.fn;
       m.approx = c.approx;
+      // The plan names the activation and the step, as for the program op; the template asks for
+      // the composition's own instruction forms (MATH-APPROX has nothing to refuse).
+      m.of = ir::Math::Of{*act, i, a.approx, regs, regs, !up.empty(), up};
       m.regs = {i + 1 == a.steps.size() ? regs : temp(c.out), p};
       const std::array<ir::Ref*, 3> in = {&m.a, &m.b, &m.c};
       for (size_t k = 0; k < 3; ++k) {
@@ -104,6 +107,7 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
   if (!up.empty()) {  // gated: the activated gate times up, element by element
     ir::Math m;
     m.fn = MathFn::mul;
+    m.of = ir::Math::Of{*act, info(*act).steps.size(), info(*act).approx, regs, regs, true, up};
     m.regs = {regs, at("activation")};
     m.a = {regs, kPtr};
     m.b = {up, kPtr};

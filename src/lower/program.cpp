@@ -61,11 +61,12 @@ std::vector<ir::Op> activation(const spec::Op& o) {
     m.fn = st.fn;
     m.approx = st.approx;
     m.approx_ptr = o.approx_ptr;
-    m.of = ir::Math::Of{*o.activation, i, o.approx, o.regs.name, o.a.name, o.glu.has_value()};
-    if (o.value[0]) {
+    m.of = ir::Math::Of{*o.activation, i, o.approx, o.regs.name, o.a.name, o.glu.has_value(), o.glu ? o.b.name : std::string()};
+    for (size_t k = 0; k < 2; ++k) {  // a constant operand: its number
+      if (!o.value[k] || (k == 1 && !o.glu)) continue;
       char b[40];
-      std::snprintf(b, sizeof b, "%.9g", *o.value[0]);
-      m.of->input = b;
+      std::snprintf(b, sizeof b, "%.9g", *o.value[k]);
+      (k == 0 ? m.of->input : m.of->up) = b;
     }
     auto temporary = [&](int t) { return ir::Ref{ir::activation_temporary(o.regs.name, act.a, t), o.ptr + "/op"}; };
     m.regs = i + 1 < act.steps.size() ? temporary(st.out) : o.glu ? gated : o.regs;
@@ -94,7 +95,8 @@ std::vector<ir::Op> activation(const spec::Op& o) {
     m.b = o.b;
     m.value[1] = o.value[1];  // a number there is MATH-OPERANDS' to judge with the other operands
     m.approx_ptr = o.approx_ptr;
-    m.of = ir::Math::Of{*o.activation, act.steps.size(), o.approx, o.regs.name, o.a.name, true};  // the op's last step
+    m.of = out.back().as<ir::Math>()->of;  // the op's last step: the words of its first
+    m.of->step = act.steps.size();
     ir::Op x;
     x.ptr = o.ptr;
     x.body = std::move(m);

@@ -182,7 +182,7 @@ class Sequencer {
       // A gated one (swiglu, geglu) is the gate's activation times up, one step more.
       const std::string formula = o.of->gated ? std::string(a.name) + "(gate) * up, " + std::string(a.name) + " = " + std::string(a.formula)
                                               : std::string(a.formula);
-      st.why = o.of->result + " = " + std::string(o.of->name()) + "(" + o.of->input + ")" +
+      st.why = o.of->result + " = " + std::string(o.of->name()) + "(" + o.of->input + (o.of->gated ? ", " + o.of->up : std::string()) + ")" +
                (o.of->step == 0 ? " = " + formula : std::string()) +
                (o.of->steps() > 1 ? ", step " + s(static_cast<int64_t>(o.of->step) + 1) + " of " + s(static_cast<int64_t>(o.of->steps()))
                                   : std::string()) +

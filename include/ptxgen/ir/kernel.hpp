@@ -380,6 +380,7 @@ struct Math {
     // A gated activation (swiglu, geglu: `act` is the gate's): the composition's steps, the last
     // into a temporary too, then one more step, the mul by up, which writes the op's "regs".
     bool gated = false;
+    std::string up;  // a gated activation's "b" as written, for the plan's words
     std::string_view name() const { return !gated ? info(act).name : act == Activation::silu ? "swiglu" : "geglu"; }
     size_t steps() const { return info(act).steps.size() + (gated ? 1 : 0); }
     bool last() const { return step + 1 == steps(); }
