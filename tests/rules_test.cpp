@@ -657,4 +657,57 @@ TEST_CASE("performance warnings: PLAN-SINGLE-STAGE, PLAN-ACC-SINGLE-BUFFER, PTXA
     CHECK(q.help.at(0).find("tmem_load") != std::string::npos);
   }
 }
+
+// LAYOUT-ATOM's help names the widest smaller swizzle whose atoms the tile fills, and the check
+// passes with it (it said "use a smaller swizzle", which took a round per width); where none
+// fills, no smaller swizzle passes. Swept over types, majors, tile extents and swizzles.
+TEST_CASE("LAYOUT-ATOM: the swizzle its help names passes and is the widest that does") {
+  auto fires = [](const Diagnostics& d, const std::string& ptr) {
+    for (const auto& x : d.list())
+      if (x.rule == "LAYOUT-ATOM" && x.pointer == ptr) return &x;
+    return static_cast<const Diagnostic*>(nullptr);
+  };
+  const char* types[] = {R"("a": {"dtype": "bf16", "major": "%A"}, "b": {"dtype": "bf16", "major": "%B"})",
+                         R"("a": {"dtype": "e4m3", "major": "%A"}, "b": {"dtype": "e4m3", "major": "%B"})",
+                         R"("a": {"dtype": "tf32", "major": "%A"}, "b": {"dtype": "tf32", "major": "%B"})"};
+  int refused = 0, named = 0;
+  for (const char* ty : types)
+    for (const char* majors : {"kk", "mn", "km"})
+      for (int tk : {8, 16, 32, 64, 128})
+        for (int tmn : {64, 128})
+          for (int sw : {128, 64, 32}) {
+            std::string t = ty;
+            t.replace(t.find("%A"), 2, majors[0] == 'k' ? "k" : "m");
+            t.replace(t.find("%B"), 2, majors[1] == 'k' ? "k" : "n");
+            auto spec = [&](int swa, int swb) {
+              return R"({"gemm": {)" + t + R"(, "tile": {"m": 128, "n": )" + std::to_string(tmn) + R"(, "k": )" +
+                     std::to_string(tk) + R"(}, "swizzle": {"a": )" + std::to_string(swa) + R"(, "b": )" + std::to_string(swb) + "}}}";
+            };
+            for (const char* op : {"a", "b"}) {
+              const bool is_a = op[0] == 'a';
+              const std::string ptr = std::string("/gemm/swizzle/") + op;
+              const std::string base = is_a ? spec(sw, 0) : spec(0, sw);
+              CAPTURE(base);
+              const Diagnostics bad = diags(base);
+              const Diagnostic* x = fires(bad, ptr);
+              if (!x) continue;
+              ++refused;
+              REQUIRE(!x->help.empty());
+              const std::string lead = std::string("use \"swizzle\": {\"") + op + "\": ";
+              if (x->help[0].rfind(lead, 0) != 0) {  // none fills: every smaller one is refused too
+                for (int w : {64, 32, 0})
+                  if (w < sw) CHECK(fires(diags(is_a ? spec(w, 0) : spec(0, w)), ptr));
+                continue;
+              }
+              ++named;
+              const int w = std::stoi(x->help[0].substr(lead.size()));
+              CHECK(w < sw);
+              CHECK_FALSE(fires(diags(is_a ? spec(w, 0) : spec(0, w)), ptr));
+              for (int wider : {64, 32})  // no wider smaller swizzle passes
+                if (wider > w && wider < sw) CHECK(fires(diags(is_a ? spec(wider, 0) : spec(0, wider)), ptr));
+            }
+          }
+  CHECK(refused > 20);
+  CHECK(named > 10);
+}
 }

@@ -468,23 +468,36 @@ void check_layout_atom(const Context& c, Diagnostics& d) {
       continue;  // MMA-SWIZZLE-ATOMICITY
     if (isa::tile_bytes(o.rows_per_cta, g->tile.k, smem_bits(c, o.op.dtype)) >= isa::kSmemDescRange)
       continue;  // SMEM-DESC-RANGE
-    isa::TileLayout t{o.op.major, o.swizzle, smem_bits(c, o.op.dtype), static_cast<int>(o.rows_per_cta), static_cast<int>(o.k)};
-    std::optional<std::string> why = isa::make_tile_layout(t);
-    if (!why && o.op.major == Major::mn && o.name == std::string("a") && c.kind) {
-      const int m = isa::instr_m_for_tile(*c.kind, g->cta_group, static_cast<int>(g->tile.m));
-      if (m && (m / g->cta_group) % t.atom_mn != 0)
-        why = "an instruction's " + num(m / g->cta_group) + " rows of M-major A are not whole " +
-              num(t.atom_mn) + "-element swizzle atoms";
-    }
+    // Why the operand's tile is not whole atoms of `sw`, or nothing.
+    auto not_whole = [&](isa::Swizzle sw) -> std::optional<std::string> {
+      isa::TileLayout t{o.op.major, sw, smem_bits(c, o.op.dtype), static_cast<int>(o.rows_per_cta), static_cast<int>(o.k)};
+      if (auto why = isa::make_tile_layout(t)) return why;
+      if (o.op.major == Major::mn && o.name == std::string("a") && c.kind) {
+        const int m = isa::instr_m_for_tile(*c.kind, g->cta_group, static_cast<int>(g->tile.m));
+        if (m && (m / g->cta_group) % t.atom_mn != 0)
+          return "an instruction's " + num(m / g->cta_group) + " rows of M-major A are not whole " + num(t.atom_mn) +
+                 "-element swizzle atoms";
+      }
+      return std::nullopt;
+    };
+    const std::optional<std::string> why = not_whole(o.swizzle);
     if (!why) continue;
     const std::string up(1, static_cast<char>(o.name[0] - 32));
+    // The help names the widest smaller swizzle whose atoms the tile fills (one round, not a guess
+    // per width); the check then passes with it (rules_test sweeps every refused tile).
+    std::string fix = "use a smaller swizzle for " + up;
+    for (isa::Swizzle sw : {isa::Swizzle::b64, isa::Swizzle::b32, isa::Swizzle::none}) {
+      if (isa::bytes(sw) >= isa::bytes(o.swizzle) || not_whole(sw)) continue;
+      fix = "use \"swizzle\": {\"" + std::string(o.name) + "\": " + num(sw == isa::Swizzle::none ? 0 : isa::bytes(sw)) +
+            "}, the widest swizzle whose atoms " + up + "'s tile fills";
+      break;
+    }
     d.error("LAYOUT-ATOM", "/gemm/swizzle/" + std::string(o.name),
             up + " (" + tn(o.op.dtype) + ", " + (o.op.major == Major::k ? "K" : "MN") + "-major, " +
                 num(o.rows_per_cta) + " x " + num(o.k) + " per CTA) is not made of whole " +
                 std::string(isa::name(o.swizzle)) + " swizzle atoms: " + *why)
-        .help = {"use a smaller swizzle for " + up, o.op.major == Major::k
-                                                        ? "or a tile.k whose bytes are a multiple of the swizzle width"
-                                                        : "or a tile extent along M/N that is a multiple of the atom"};
+        .help = {fix, o.op.major == Major::k ? "or a tile.k whose bytes are a multiple of the swizzle width"
+                                             : "or a tile extent along M/N that is a multiple of the atom"};
   }
 }
 

@@ -285,7 +285,7 @@ const std::vector<Rule> kTable = {
 {"LAYOUT-ATOM", "an operand tile is not made of whole swizzle atoms", "PTX ISA 9.1 §9.7.16.3.3 (canonical layouts); §9.7.16.10.6 Table 55",
  "Shared-memory operands are built from swizzle atoms: 8 rows by the swizzle width (K-major) or the swizzle width of M/N by 8 K rows (MN-major). A K-major tile's K extent in bytes must be a multiple of the swizzle width (a 128B-swizzled bf16 tile needs tile.k = 64, 128, ...); an MN-major tile's M/N extent likewise, and each instruction's M group must start on an atom.",
  "Small tile.k with a wide swizzle, or narrow MN-major tiles (M=64 of fp8 with a 128B swizzle).",
- {"use a smaller swizzle for the operand", "or grow the tile along the swizzled dimension"},
+ {"use the smaller swizzle the diagnostic names, the widest whose atoms the tile fills", "or grow the tile along the swizzled dimension"},
  R"({"gemm": {"tile": {"k": 32}}})", "/gemm/swizzle/a", false, R"({"gemm": {"tile": {"k": 32}, "swizzle": {"a": 64, "b": 64}}})", check_layout_atom},
 
 // ---- Block scaling (the gemm template's "scale") ------------------------------------------------
