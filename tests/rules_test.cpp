@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 
 #include "ptxgen/ir.hpp"
@@ -384,7 +385,7 @@ TEST_CASE("messages carry the offending values") {
     CHECK(d.list()[0].message ==
           ".kind::mxf4nvf4 has no block size 32 with ue4m3 scale factors (Table 57): it takes ue8m0 scales with vec 32 "
           "(.scale_vec::2X / .block32), ue8m0 or ue4m3 scales with vec 16 (.scale_vec::4X / .block16)");
-    CHECK(d.list()[0].help.at(0) == "use \"vec\": 16 with ue4m3");
+    CHECK(d.list()[0].help.at(0) == "use \"vec\": 16 (what .kind::mxf4nvf4 takes)");
   }
   {
     Diagnostics d = diags(R"({"gemm": {"k": 4100, "a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128},
@@ -709,5 +710,55 @@ TEST_CASE("LAYOUT-ATOM: the swizzle its help names passes and is the widest that
           }
   CHECK(refused > 20);
   CHECK(named > 10);
+}
+
+// SCALE-TYPE's and SCALE-KIND's helps lead to a spec the block-scaling rules accept, in one round:
+// each help that names a change (a "vec", a "dtype", a "kind", leaving "kind" out) is applied and
+// neither rule fires again; no help offers a kind that refuses the operand types (e4m3 users were
+// sent to "another kind", and only the e2m1 kinds take other factors).
+TEST_CASE("SCALE-TYPE, SCALE-KIND: every change a help names passes both rules") {
+  using J = nlohmann::json;
+  auto block_rules = [](const J& patch) {
+    std::vector<const char*> out;
+    const Diagnostics d = diags(patch.dump());
+    for (const auto& x : d.list())
+      if (x.rule == "SCALE-TYPE" || x.rule == "SCALE-KIND") out.push_back(x.rule == "SCALE-TYPE" ? "SCALE-TYPE" : "SCALE-KIND");
+    return out;
+  };
+  int fired = 0, applied = 0;
+  for (const char* a : {"e4m3", "e2m1", "e5m2"})
+    for (const char* b : {"e4m3", "e2m1"})
+      for (const char* sdt : {"ue8m0", "ue4m3"})
+        for (int vec : {16, 32})
+          for (const char* kind : {"", "mxf8f6f4", "mxf4", "mxf4nvf4"}) {
+            J p = J::parse(R"({"gemm": {"tile": {"k": 256}}})");
+            p["gemm"]["a"] = {{"dtype", a}};
+            p["gemm"]["b"] = {{"dtype", b}};
+            p["gemm"]["scale"] = {{"dtype", sdt}, {"vec", vec}};
+            if (*kind) p["gemm"]["scale"]["kind"] = kind;
+            CAPTURE(p.dump());
+            const Diagnostics d = diags(p.dump());
+            for (const auto& x : d.list()) {
+              if (x.rule != "SCALE-TYPE" && x.rule != "SCALE-KIND") continue;
+              ++fired;
+              for (const auto& h : x.help) {
+                CAPTURE(h);
+                J q = p;
+                // Every member the help names, together (a kind and the factors it takes).
+                bool changed = false;
+                std::smatch m;
+                if (std::regex_search(h, m, std::regex(R"re("vec": (\d+))re"))) q["gemm"]["scale"]["vec"] = std::stoi(m[1]), changed = true;
+                if (std::regex_search(h, m, std::regex(R"re("dtype": "(\w+)")re"))) q["gemm"]["scale"]["dtype"] = m[1], changed = true;
+                if (std::regex_search(h, m, std::regex(R"re("kind": "(\w+)")re"))) q["gemm"]["scale"]["kind"] = m[1], changed = true;
+                else if (h.find("leave \"kind\" out") != std::string::npos) q["gemm"]["scale"].erase("kind"), changed = true;
+                if (!changed) continue;
+                ++applied;
+                CHECK(block_rules(q).empty());
+                CHECK(h.find("another kind") == std::string::npos);
+              }
+            }
+          }
+  CHECK(fired > 20);
+  CHECK(applied > 20);
 }
 }

@@ -27,6 +27,25 @@ std::optional<Scaled> scaled(const Context& c) {
   return Scaled{*g, *g->scale, *c.kind, *f};
 }
 
+// The least change of the factors' type and block size that kind `k` takes (Table 57), as spec
+// members: keep the type and change the block size, else the reverse, else both (ue8m0 first, the
+// type every block-scaled kind takes). Empty when `k` takes them as they are.
+std::string factors_for(isa::Kind k, const spec::Gemm& g) {
+  auto takes = [&](isa::DType t, int vec) {
+    return isa::stored_scale_vec(vec, g.sparse) && isa::scale_factors_per_instr(k, t, isa::stored_scale_vec(vec, g.sparse));
+  };
+  const spec::Scale& s = *g.scale;
+  if (takes(s.dtype, s.vec)) return "";
+  for (int v : {32, 16})
+    if (takes(s.dtype, v)) return "\"vec\": " + num(v);
+  for (isa::DType t : {isa::DType::ue8m0, isa::DType::ue4m3})
+    if (takes(t, s.vec)) return "\"dtype\": \"" + tn(t) + "\"";
+  for (isa::DType t : {isa::DType::ue8m0, isa::DType::ue4m3})
+    for (int v : {32, 16})
+      if (takes(t, v)) return "\"dtype\": \"" + tn(t) + "\", \"vec\": " + num(v);
+  return "";
+}
+
 }  // namespace
 
 void check_scale_target(const Context& c, Diagnostics& d) {
@@ -49,7 +68,16 @@ void check_scale_kind(const Context& c, Diagnostics& d) {
                    : d.error("SCALE-KIND", "/gemm/scale",
                              types + " form no block-scaled kind: .kind::mxf8f6f4 takes e4m3, e5m2, e2m3, e3m2 and e2m1 "
                                      "in any mix, .kind::mxf4 and .kind::mxf4nvf4 e2m1 x e2m1");
-  diag.help = {"use 8-, 6- or 4-bit float operands", g->scale->kind ? "or leave \"kind\" out: the types choose it" : "or drop \"scale\""};
+  const bool e2m1_kind = g->scale->kind && *g->scale->kind != isa::Kind::mxf8f6f4;
+  diag.help = {e2m1_kind ? "use e2m1 operands for A and B (" + kn(*g->scale->kind) + ")" : "use 8-, 6- or 4-bit float operands (e4m3, e5m2, e2m3, e3m2, e2m1)",
+               "or drop \"scale\""};
+  // Leaving "kind" out helps where the types choose a kind; with the factors it takes, if those
+  // as written are not (one round, not two: SCALE-TYPE would follow).
+  if (g->scale->kind)
+    if (const auto k = isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse), std::nullopt)) {
+      const std::string f = factors_for(*k, *g);
+      diag.help[1] = "or leave \"kind\" out: the types choose " + kn(*k) + (f.empty() ? "" : ", with " + f);
+    }
 }
 
 void check_scale_type(const Context& c, Diagnostics& d) {
@@ -60,15 +88,25 @@ void check_scale_type(const Context& c, Diagnostics& d) {
   const bool dtype_wrong = !isa::scale_factors_per_instr(*c.kind, g->scale->dtype, 16) &&
                            !isa::scale_factors_per_instr(*c.kind, g->scale->dtype, 32);
   if (g->sparse && !dtype_wrong) return;
-  std::string fix;
-  for (int v : {16, 32})
-    if (isa::scale_factors_per_instr(*c.kind, g->scale->dtype, v)) fix = "use \"vec\": " + num(v) + " with " + tn(g->scale->dtype);
-  if (fix.empty()) fix = "use \"dtype\": \"ue8m0\" (" + kn(*c.kind) + " has no " + tn(g->scale->dtype) + " factors)";
-  d.error("SCALE-TYPE", dtype_wrong ? "/gemm/scale/dtype" : "/gemm/scale/vec",
+  const std::string f = factors_for(*c.kind, *g);
+  const std::string fix = "use " + f + " (what " + kn(*c.kind) + " takes" + (dtype_wrong ? ": it has no " + tn(g->scale->dtype) + " factors)" : ")");
+  Diagnostic& e = d.error("SCALE-TYPE", dtype_wrong ? "/gemm/scale/dtype" : "/gemm/scale/vec",
           kn(*c.kind) + " has no block size " + num(g->scale->vec) + " with " + tn(g->scale->dtype) +
-              " scale factors (Table 57): it takes " + isa::scale_combinations_text(*c.kind, g->sparse))
-      .help = {fix, *c.kind == isa::Kind::mxf4 ? "ue4m3 factors or vec 16 with e2m1 are .kind::mxf4nvf4: \"kind\": \"mxf4nvf4\" (or leave \"kind\" out)"
-                                               : "or another kind the types allow (\"kind\")"};
+              " scale factors (Table 57): it takes " + isa::scale_combinations_text(*c.kind, g->sparse));
+  e.help = {fix};
+  // Another kind only where one takes these operand types with the factors as written (e4m3
+  // operands have none: .kind::mxf4 and .kind::mxf4nvf4 take e2m1 alone, §9.7.16.10.4).
+  const int vec = isa::stored_scale_vec(g->scale->vec, g->sparse);
+  for (isa::Kind k : {isa::Kind::mxf8f6f4, isa::Kind::mxf4, isa::Kind::mxf4nvf4}) {
+    if (k == *c.kind || isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, vec, k) != k ||
+        !isa::scale_factors_per_instr(k, g->scale->dtype, vec))
+      continue;
+    const bool by_types = isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, vec, std::nullopt) == k;
+    e.help.push_back("or \"kind\": \"" + std::string(isa::name(k)) + "\", which takes A " + tn(g->a.dtype) + " and B " +
+                     tn(g->b.dtype) + " with " + tn(g->scale->dtype) + " factors for blocks of " + num(g->scale->vec) +
+                     (by_types ? " (or leave \"kind\" out: the types choose it)" : ""));
+    break;
+  }
 }
 
 void check_scale_k(const Context& c, Diagnostics& d) {
