@@ -275,7 +275,12 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
     for (size_t k = 0; k < 3; ++k)
       if (!m.value[k] && !names[k]->empty()) {
         auto it = now.find(*names[k]);
-        x.in[k] = it != now.end() ? it->second : &regs.at(*names[k]);
+        // A set defined before the run is read from a copy of its registers: the loop below
+        // renames every set the run writes to its own registers before the code is written, and a
+        // step may write the set it reads (m = max(m, x)) where they were a reduction's or a read's
+        // shared registers.
+        if (it == now.end()) shared.push_back(regs.at(*names[k]));
+        x.in[k] = it != now.end() ? it->second : &shared.back();
       }
     now[m.def.name] = x.out;
     ins.push_back(std::move(x));
