@@ -296,6 +296,10 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
         }
         const plan::MathStep& m = *x.m;
         auto in = [&](size_t k) { return m.value[k] ? f32_imm(*m.value[k]) : x.in[k]->at(u); };
+        if (m.fill) {  // a fill: the constant's bits (§9.7.9.3)
+          w.ins(spell::alu({.op = spell::Op::mov, .type = spell::Ty::b32}) + " " + x.out->at(u) + ", " + in(0));
+          continue;
+        }
         if (m.fn == MathFn::select) {
           // selp takes a predicate (§9.7.6.3): a != 0 first (the verifier keeps a a register set).
           const std::string p = w.pred();
