@@ -149,6 +149,50 @@ TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MA
   }
 }
 
+TEST_CASE("fill: the registers of an f32 view's tcgen05.ld, each a finite f32 (MATH-DTYPE, LD-WARPS); exact sizes (PROGRAM-SIZE)") {
+  auto with = [](const nlohmann::json& op) {
+    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+    j["program"]["ops"].insert(j["program"]["ops"].end() - 1, op);  // before the store of r
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    return d;
+  };
+  // r's elements: a fill like the view r was loaded from is an operand of the same elements.
+  CHECK(with({{"op", "fill"}, {"regs", "z"}, {"like", "acc"}, {"value", -3.4028234663852886e38}}).list().empty());
+  {
+    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+    auto& ops = j["program"]["ops"];
+    ops.insert(ops.end() - 1, nlohmann::json{{"op", "fill"}, {"regs", "z"}, {"like", "acc"}, {"value", 2}});
+    ops.insert(ops.end() - 1, nlohmann::json{{"op", "mul"}, {"regs", "r"}, {"a", "r"}, {"b", "z"}});
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    CHECK(d.list().empty());
+  }
+  auto one = [](const Diagnostics& d, const std::string& rule, const std::string& pointer) {
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == rule);
+    CHECK(d.list()[0].pointer == pointer);
+    return d.list()[0].message;
+  };
+  CHECK(one(with({{"op", "fill"}, {"regs", "z"}, {"like", "acc"}, {"value", 1e39}}), "MATH-DTYPE", "/program/ops/7/value") ==
+        "fill writes f32 registers; the constant 1e+39 is beyond f32's largest finite value (3.4028235e38)");
+  CHECK(one(with({{"op", "fill"}, {"regs", "z"}, {"like", "a_t"}, {"value", 0}}), "MATH-DTYPE", "/program/ops/7/like") ==
+        "fill gives the registers of an f32 view, one element each; \"a_t\" holds bf16 elements packed 2 per column");
+  one(with({{"op", "fill"}, {"regs", "z"}, {"like", "acc"}, {"value", 0}, {"warps", {9}}}), "LD-WARPS", "/program/ops/7/warps/0");
+  one(with({{"op", "fill"}, {"regs", "z"}, {"like", "acc"}}), "SPEC-MISSING-KEY", "/program/ops/7/value");
+  // An exact derived size: the spec's value of the size it divides must be a multiple.
+  nlohmann::json a = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/prog_attention_fwd_bf16.json"));
+  {
+    Diagnostics d;
+    rules::parse_and_check(a.dump(), d);
+    CHECK(d.list().empty());
+  }
+  a["program"]["sizes"]["l"] = 500;
+  Diagnostics d;
+  rules::parse_and_check(a.dump(), d);
+  CHECK(one(d, "PROGRAM-SIZE", "/program/sizes/l") == "\"l\" = 500 is not a multiple of 128, which the exact derived size \"l_blocks\" asks of it");
+}
+
 TEST_CASE("comparisons and select: built, exact (MATH-APPROX), select's condition a register set (MATH-OPERANDS)") {
   auto with = [](const nlohmann::json& op) {
     nlohmann::json j = nlohmann::json::parse(rules::example_program_base());

@@ -526,6 +526,45 @@ TEST_CASE("mutations of a CTA pair's pipelined programs make the simulation fail
 }
 }
 
+// The online softmax of specs/prog_attention_fwd_bf16.json (docs/spec.md, "Worked example: attention
+// forward"): each step the float64 evaluation of its ops needs, broken in the golden. Four query
+// tiles' rows over 4 key blocks (the 2-stage ring wraps twice), where the row max moves between blocks.
+TEST_SUITE("sim_mutation") {
+TEST_CASE("mutations of the attention program's online softmax make the simulation fail, each for its reason") {
+  const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/prog_attention_fwd_bf16.json"));
+  const auto manifest = nlohmann::json::parse(plan::manifest(support::plan_of(s)));
+  const std::string golden = support::slurp(support::source_root() + "/golden/prog_attention_fwd_bf16.ptx");
+  const std::map<std::string, int64_t> sizes = {{"m", 256}, {"l", 512}};
+  const simtest::ProgramResult clean = simtest::run_program(*ksim::parse(golden), *s.program, manifest, 11, {}, sizes);
+  REQUIRE_MESSAGE(clean.error.empty(), clean.error);  // the unmutated kernel passes at these sizes and seed
+  REQUIRE_MESSAGE(clean.worst <= 1.0, clean.where);
+  static const Mutation kMutations[] = {
+      {"a stale max: m = max(m_new, m_new) not written (m stays -FLT_MAX, each block's alpha is 0 and O keeps only the last block)",
+       R"(max\.f32 (%r\d+), (%r\d+), \2;)", "mov.b32 $1, $1;", -1, "", "LSE("},
+      {"O not rescaled by exp2(m_old - m_new) before O += P.V (the correction's muls dropped)",
+       R"((// \[57\] math \(/program/ops/5/ops/25\): registers "ov" = mul\(ov, al\)[^\n]*\n)(?:\tmul\.rn\.f32 %r\d+, %r\d+, %r\d+;\n)+)", "$1", 0,
+       "", "O("},
+      {"l not rescaled: l = l + rowsum(P) instead of l * alpha + rowsum(P)", R"(fma\.rn\.f32 (%r\d+), \1, %r\d+, (%r\d+);)",
+       "add.rn.f32 $1, $1, $2;", -1, "", "LSE("},
+      // One barrier releases both P (over S's cells) and the corrected O to the P.V MMA: without its
+      // wait the MMA of block kb runs while the softmax warps still store P and read O to rescale it;
+      // the simulator meets the correction's tcgen05.ld of O (column 128) under the MMA's write.
+      {"the P.V MMA issued before the softmax warps stored P and rescaled O (the MMA thread's wait for softmax_ready1 removed)",
+       R"((// \[10\] mbarrier wait \(/program/roles\): the role waits for "softmax_ready1"\n)\$L_s10_wait:\n[^\n]*\n[^\n]*\n)", "$1", 0,
+       "race: tcgen05.ld reads tensor memory lane", "column 128 that an asynchronous operation issued at ptx line"},
+  };
+  for (const Mutation& mu : kMutations) {
+    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
+    REQUIRE(ptx != golden);
+    const simtest::ProgramResult r = simtest::run_program(*ksim::parse(ptx), *s.program, manifest, 11, {}, sizes);
+    check(mu, r.error, r.worst, r.where);
+    if (*mu.expect) continue;
+    for (const auto& t : r.tensors)  // O is wrong too, not only the row statistics
+      if (t.name == "O") CHECK_MESSAGE(t.worst > 1.0, "O still matches (" << t.worst << " of the bound)");
+  }
+}
+}
+
 // sm_90a (wgmma): the consumer warpgroups' wgmma groups, their waits and the stage releases behind
 // them, the fence, the scale-d predicate, the descriptors; the simulator completes a wgmma as late
 // as it can, so whatever a kernel does before the wgmma.wait_group that covers it meets it in flight.

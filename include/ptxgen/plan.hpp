@@ -473,6 +473,9 @@ struct MathStep {
   RegDef def;
   std::string a, b, c;  // the operands' register sets ("" : none, or a constant)
   std::array<std::optional<float>, 3> value;  // a, b, c: a constant (the f32 nearest the spec's number)
+  // A fill (ir::Fill): every register of `def` = value[0] (mov.b32 of its bits, §9.7.9.3); `fn`
+  // and the operands are unused.
+  bool fill = false;
 };
 // Operand k (0: a) of an elementwise step as the plan prints it: its register set, or its constant.
 std::string operand_text(const MathStep& m, size_t k);

@@ -41,6 +41,11 @@ struct Size {
   // and sparsity-metadata tensors, a compressed A, rows padded to whole tiles.
   Ref of;
   int64_t div = 1, mul = 1;
+  // "exact": true -- `of` must be a multiple of `div`: the spec's value (PROGRAM-SIZE), and at run
+  // time the launch header and `ptxgen simulate` refuse others (a loop whose last block would be
+  // partial where the program cannot mask it: attention's keys).
+  bool exact = false;
+  std::string exact_ptr;
 };
 
 struct GlobalTensor {  // a kernel parameter: a row-major 2-D array
@@ -82,7 +87,7 @@ inline int quantize_vec(Quantize q) { return q == Quantize::nvfp4 ? 16 : 32; }
 inline isa::DType quantize_scale(Quantize q) { return q == Quantize::nvfp4 ? isa::DType::ue4m3 : isa::DType::ue8m0; }
 inline Activation glu_gate(Glu g) { return g == Glu::swiglu ? Activation::silu : Activation::gelu_tanh; }
 
-enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, math, read, reduce, amax, quantize, loop };
+enum class OpKind : uint8_t { load, copy, mma, tmem_load, tmem_store, store, commit, wait, math, read, reduce, amax, quantize, fill, loop };
 std::string_view name(OpKind k);
 
 // Where a load puts the rows it reads in its tile (docs/spec.md, "M = 64"): in order, or in the
@@ -104,6 +109,9 @@ struct Op {
   std::string ptr;  // "/program/ops/3"
   Ref src, dst;     // load, copy, tmem_load (src), tmem_store (dst), store (dst)
   Ref regs;         // tmem_load, tmem_store, store, math, read
+  // fill (docs/spec.md, "Register sets carried across the loop"): `regs` holds the elements a
+  // tmem_load of the view `like` (with this op's shape, num and warps) would give it, each the
+  // constant value[0]; no tensor memory is read.
   // read (docs/spec.md, "Arithmetic"): the register set whose elements `regs` takes, each read from
   // the global tensor `src` at `at` (+ per_cta) plus the element's row and column (an extent of 1
   // broadcasts).

@@ -152,6 +152,11 @@ std::string program_sizes(const spec::Program& p, const nlohmann::json& mf, int 
   how = "default: two tiles in M and N with ragged edges" + k_text + ", the last partial";
   if (z.empty()) how = "no run-time size an op steps along";
   if (!z.empty() && !program_check(p, mf, z).empty()) {
+    // Whole K blocks where the loop's size must be a multiple of its block (an exact derived size).
+    z = sizes(2 * tm - 24, tn + 8, 2 * stages + 1, 0);
+    how = "default: two tiles in M and N with ragged edges" + k_text + ", whole blocks (the kernel takes no partial one)";
+  }
+  if (!z.empty() && !program_check(p, mf, z).empty()) {
     z = sizes(2 * tm, 2 * tn, 2 * stages + 1, 0);
     how = "default: two whole tiles in M and N" + k_text + " (ragged edges would break a tensor map's 16-byte rows)";
   }

@@ -275,7 +275,12 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
     for (size_t k = 0; k < 3; ++k)
       if (!m.value[k] && !names[k]->empty()) {
         auto it = now.find(*names[k]);
-        x.in[k] = it != now.end() ? it->second : &regs.at(*names[k]);
+        // A set defined before the run is read from a copy of its registers: the loop below
+        // renames every set the run writes to its own registers before the code is written, and a
+        // step may write the set it reads (m = max(m, x)) where they were a reduction's or a read's
+        // shared registers.
+        if (it == now.end()) shared.push_back(regs.at(*names[k]));
+        x.in[k] = it != now.end() ? it->second : &shared.back();
       }
     now[m.def.name] = x.out;
     ins.push_back(std::move(x));
@@ -291,6 +296,10 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
         }
         const plan::MathStep& m = *x.m;
         auto in = [&](size_t k) { return m.value[k] ? f32_imm(*m.value[k]) : x.in[k]->at(u); };
+        if (m.fill) {  // a fill: the constant's bits (§9.7.9.3)
+          w.ins(spell::alu({.op = spell::Op::mov, .type = spell::Ty::b32}) + " " + x.out->at(u) + ", " + in(0));
+          continue;
+        }
         if (m.fn == MathFn::select) {
           // selp takes a predicate (§9.7.6.3): a != 0 first (the verifier keeps a a register set).
           const std::string p = w.pred();

@@ -288,6 +288,12 @@ struct Printer {
         const auto& m = st.math;
         int n = 0;
         for (const auto& f : m.def.frags) n += f.regs;
+        if (m.fill) {
+          o += in2 + spell::alu({.op = spell::Op::mov, .type = spell::Ty::b32}) + " " + m.def.name + ", " + plan::operand_text(m, 0) +
+               ": " + s(n) + " instructions over " + s(static_cast<int64_t>(m.def.frags.size())) + " fragment(s), " + s(m.def.regs) +
+               " registers per thread\n";
+          break;
+        }
         std::string args;
         // select: its condition first, a != 0 (setp.ne.f32 p, a, 0), then selp.f32 y, b, c, p.
         const bool sel = m.fn == MathFn::select;
@@ -549,6 +555,11 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
                    {"cols_broadcast", st.read.cols_broadcast}};
       break;
     case StepKind::math:
+      if (st.math.fill) {
+        x["math"] = {{"instruction", spell::alu({.op = spell::Op::mov, .type = spell::Ty::b32})}, {"regs", st.math.def.name},
+                     {"value", static_cast<double>(st.math.value[0].value_or(0.0f))}};
+        break;
+      }
       x["math"] = {{"instruction", spell::alu(spell::math(st.math.fn, st.math.approx))}, {"regs", st.math.def.name}, {"a", st.math.a},
                    {"b", st.math.b}, {"c", st.math.c}};
       for (size_t k = 0; k < 3; ++k)  // a constant operand is its number

@@ -162,6 +162,10 @@ class Pipeliner {
         use(it, cells(o.dst.name), true);
         warps_for(it, o.dst.name);
         break;
+      case spec::OpKind::fill:  // the warps a tmem_load of its view would take; it reads no cells
+        use(it, regs(o.regs.name), true);
+        warps_for(it, o.like.name);
+        break;
       case spec::OpKind::store: use(it, regs(o.regs.name), false); break;
       // Arithmetic: the registers of its own role (MATH-ROLES), read and written by the warps that
       // hold them, as a store is; a read's tensor is an input no op writes.
@@ -274,12 +278,14 @@ class Pipeliner {
   static ir::TmemAccess* tmem_access(ir::Op& o) {
     if (auto* l = o.as<ir::TmemLoad>()) return &l->access;
     if (auto* st = o.as<ir::TmemStore>()) return &st->access;
+    if (auto* f = o.as<ir::Fill>()) return &f->access;
     return nullptr;
   }
   // The warps an op lists (tcgen05.ld / tcgen05.st); none for the other kinds.
   static std::vector<int> warps(const ir::Op& o) {
     if (const auto* l = o.as<ir::TmemLoad>()) return l->access.warps;
     if (const auto* st = o.as<ir::TmemStore>()) return st->access.warps;
+    if (const auto* f = o.as<ir::Fill>()) return f->access.warps;
     return {};
   }
 

@@ -194,6 +194,16 @@ std::vector<ir::Op> lower_op(const spec::Program& p, const spec::Op& o) {
       x.body = std::move(l);
       break;
     }
+    case spec::OpKind::fill: {
+      ir::Fill f;
+      f.like = o.like;
+      f.regs = o.regs;
+      f.access = access(o);
+      f.value = o.value[0].value_or(0);
+      f.value_ptr = o.a.ptr;
+      x.body = std::move(f);
+      break;
+    }
     case spec::OpKind::tmem_store: {
       ir::TmemStore st;
       st.regs = o.regs;
@@ -295,7 +305,7 @@ ir::Kernel lower_program(const spec::Spec& s) {
   k.cta_group = p.cta_group;
   k.cta_group_ptr = p.cta_group_ptr;
   k.cluster = {p.cta_group, 1, 1};  // a pair is one cluster of two CTAs
-  for (const auto& z : p.sizes) k.size_params.push_back({z.name, z.value, z.of.name, z.div, z.mul});
+  for (const auto& z : p.sizes) k.size_params.push_back({z.name, z.value, z.of.name, z.div, z.mul, z.exact});
   if (p.grid) {
     const spec::Op* loop = nullptr;
     for (const auto& o : p.ops)

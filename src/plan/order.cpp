@@ -194,6 +194,31 @@ class Sequencer {
     out.push_back(std::move(st));
   }
 
+  // A fill (ir::Fill): the registers a tcgen05.ld of its view would define, each the constant, as
+  // an elementwise step without operands (mov.b32), so that a run of functions over the same
+  // elements writes it register by register too.
+  void fill(int i, const ir::Op& op, std::vector<Step>& out) {
+    const ir::Fill& o = *op.as<ir::Fill>();
+    const ResolvedView* v = c_.find_view(o.like);
+    if (!v) return;
+    const TmemLanes lanes = tmem_lanes(o.access, o.regs.name, *v, c_.k.threads);
+    if (lanes.miss != TmemLanes::fits) return;
+    Step st;
+    st.op = i;
+    st.ptr = op.ptr;
+    st.kind = StepKind::math;
+    st.math.fill = true;
+    st.math.def = lanes.def;
+    st.math.value[0] = static_cast<float>(o.value);
+    before_writing(o.regs.name, out);
+    st.why = "registers \"" + o.regs.name + "\" = " + operand_text(st.math, 0) + " in every element, as a tcgen05.ld of \"" +
+             o.like.name + "\" would hold them (mov.b32)";
+    c_.regs[o.regs.name] = st.math.def;
+    c_.held.erase(o.regs.name);
+    out_.reg_counts[o.regs.name] = std::max(out_.reg_counts[o.regs.name], st.math.def.regs);
+    out.push_back(std::move(st));
+  }
+
   // Where the elements of a register set stored at `pos` lie in `g`: its extents and row stride,
   // the position, and the dimensions along which it is one element (broadcast).
   static ReadStep read_at(const ir::Global& g, const ir::Position& pos) {
@@ -507,6 +532,7 @@ class Sequencer {
       case ir::OpKind::reduce: return reduce(i, op, out);
       case ir::OpKind::amax: return amax(i, op, out);
       case ir::OpKind::quantize: return quantize(i, op, out);
+      case ir::OpKind::fill: return fill(i, op, out);
       case ir::OpKind::commit: return commit(i, op, out);
       case ir::OpKind::wait: return wait(i, op, out);
       case ir::OpKind::arrive:

@@ -196,6 +196,21 @@ class Bound {
         c_.regs[x.regs.name] = std::move(st.math.def);
         break;
       }
+      case ir::OpKind::fill: {
+        // One mov.b32 a register, in the warps a tcgen05.ld of its view would take.
+        const ir::Fill& x = *o.as<ir::Fill>();
+        const ResolvedView* v = c_.find_view(x.like);
+        if (!v) break;
+        TmemLanes lanes = tmem_lanes(x.access, x.regs.name, *v, c_.k.threads);
+        if (lanes.miss != TmemLanes::fits) break;
+        st.kind = StepKind::math;
+        st.math.fill = true;
+        st.math.def = std::move(lanes.def);
+        add(st, kWhyBytes + 256);
+        c_.regs[x.regs.name] = std::move(st.math.def);
+        c_.held.erase(x.regs.name);
+        break;
+      }
       case ir::OpKind::reduce: {
         const ir::Reduce& x = *o.as<ir::Reduce>();
         const auto a = c_.regs.find(x.a.name);

@@ -67,6 +67,13 @@ struct Structure {
       else if (b->of)
         problem("PROGRAM-SIZE", z.of.ptr, "\"" + z.name + "\" derives from \"" + b->name + "\", which is derived itself",
                 {"derive it from the size \"" + b->of.name + "\" the kernel takes (fold the two divisions into one)"});
+      else if (z.exact && b->value % z.div)
+        // The launch header and `ptxgen simulate` refuse such a size at run time; the spec's own
+        // value is the kernel's example size, which the rules and the plan check.
+        problem("PROGRAM-SIZE", b->ptr,
+                "\"" + b->name + "\" = " + std::to_string(b->value) + " is not a multiple of " + std::to_string(z.div) +
+                    ", which the exact derived size \"" + z.name + "\" asks of it",
+                {"use a multiple of " + std::to_string(z.div) + ", or drop \"exact\" at " + z.exact_ptr});
     }
     for (const auto& g : p.globals) {
       need(g.rows_size, g.ptr + "/shape/0", "the rows of \"" + g.name + "\"");
@@ -444,7 +451,7 @@ struct Structure {
           break;
         }
       }
-      if (o.kind == spec::OpKind::tmem_load) regs_role[o.regs.name] = o.role.name;
+      if (o.kind == spec::OpKind::tmem_load || o.kind == spec::OpKind::fill) regs_role[o.regs.name] = o.role.name;
       if ((o.kind == spec::OpKind::tmem_store || o.kind == spec::OpKind::store) && regs_role.count(o.regs.name) &&
           regs_role[o.regs.name] != o.role.name)
         problem("PROGRAM-ROLE", o.role.ptr,

@@ -273,6 +273,7 @@ class Walk {
         regs_seen_.insert(o.regs.name);
         return;
       }
+      case ir::OpKind::fill: regs_seen_.insert(op.as<ir::Fill>()->regs.name); return;  // reads nothing
       case ir::OpKind::read: {
         const ir::Read& o = *op.as<ir::Read>();
         read_regs(o.like, "read");  // its elements, not its values: still none before it is defined

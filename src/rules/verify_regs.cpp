@@ -33,10 +33,11 @@ void no_lanes(Ctx& c, const ir::Op& op, const ir::ResolvedView& v, const plan::T
   using L = plan::TmemLanes;
   const ir::TmemLoad* ld = op.as<ir::TmemLoad>();
   const ir::TmemStore* st = op.as<ir::TmemStore>();
-  const bool load = ld != nullptr;
-  const ir::TmemAccess& o = load ? ld->access : st->access;
-  const ir::Ref& regs = load ? ld->regs : st->regs;
-  const ir::Ref& view = load ? ld->src : st->dst;
+  const ir::Fill* fill = op.as<ir::Fill>();  // judged as the tcgen05.ld whose registers it gives
+  const bool load = ld != nullptr || fill != nullptr;
+  const ir::TmemAccess& o = ld ? ld->access : fill ? fill->access : st->access;
+  const ir::Ref& regs = ld ? ld->regs : fill ? fill->regs : st->regs;
+  const ir::Ref& view = ld ? ld->src : fill ? fill->like : st->dst;
   const std::string ins = load ? "tcgen05.ld" : "tcgen05.st";
   const isa::LdShapeInfo& si = isa::info(o.shape.value_or(isa::LdShape::s32x32b));
   const int nwarps = c.k.threads / 32;
@@ -476,6 +477,40 @@ void registers(Ctx& c) {
         const ir::TmemLoad& o = *op->as<ir::TmemLoad>();
         const ir::ResolvedView* v = c.view(o.src, "tmem_load source");
         if (!v) {
+          c.refused.insert(op);
+          break;
+        }
+        plan::TmemLanes l = plan::tmem_lanes(o.access, o.regs.name, *v, c.k.threads);
+        if (l.miss != plan::TmemLanes::fits) {
+          no_lanes(c, *op, *v, l);
+          c.refused.insert(op);
+          break;
+        }
+        defs[o.regs.name] = {std::move(l.def), ++next_id};
+        held.erase(o.regs.name);
+        break;
+      }
+      case ir::OpKind::fill: {
+        // The registers a tmem_load of `like` would define (LD-* as for it), f32 one element each
+        // (MATH-DTYPE), every one the constant: an f32 (MATH-DTYPE).
+        const ir::Fill& o = *op->as<ir::Fill>();
+        const ir::ResolvedView* v = c.view(o.like, "fill's view");
+        if (!v) {
+          c.refused.insert(op);
+          break;
+        }
+        if (!std::isfinite(static_cast<float>(o.value))) {
+          c.problem("MATH-DTYPE", o.value_ptr,
+                    "fill writes f32 registers; the constant " + num(o.value) + " is beyond f32's largest finite value (3.4028235e38)",
+                    {"use a value of magnitude at most 3.4028235e38 (-3.4028235e38 for a running max's start)"});
+          c.refused.insert(op);
+          break;
+        }
+        if (v->dtype != isa::DType::f32 || v->packing != 1) {
+          c.problem("MATH-DTYPE", o.like.ptr,
+                    "fill gives the registers of an f32 view, one element each; \"" + o.like.name + "\" holds " + dt(v->dtype) +
+                        " elements packed " + s(v->packing) + " per column",
+                    {"name an f32 view (an accumulator, or a slice of one) as \"like\""});
           c.refused.insert(op);
           break;
         }

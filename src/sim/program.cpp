@@ -614,6 +614,19 @@ struct Eval {
           mma(r, o);
           break;
         case spec::OpKind::tmem_load: c.regs[o.regs.name] = read_view(r, o.src.name); break;
+        case spec::OpKind::fill: {
+          // The elements of the view `like`, each the f32 nearest the value (docs/spec.md, "Register
+          // sets carried across the loop"); nothing is read.
+          const View v = views.get(o.like.name);
+          Matrix y(v.rows, v.row_elems());
+          Elem e;
+          e.def = true;
+          e.v = static_cast<double>(static_cast<float>(o.value[0].value_or(0)));
+          e.code = ksim::num::bits_of(static_cast<float>(e.v));
+          for (auto& x : y.e) x = e;
+          c.regs[o.regs.name] = std::move(y);
+          break;
+        }
         case spec::OpKind::math: {
           if (o.activation) {  // of a register set (the rules refuse a constant)
             Matrix y = c.regs.at(o.a.name);

@@ -27,6 +27,7 @@ std::string_view name(OpKind k) {
     case OpKind::reduce: return "reduce";
     case OpKind::amax: return "amax";
     case OpKind::quantize: return "quantize";
+    case OpKind::fill: return "fill";
     case OpKind::loop: return "loop";
   }
   return "?";
@@ -144,11 +145,13 @@ class Parser {
       if (it->is_object()) {
         const json* o = r.object(it.key(), true);
         ObjReader rd(*o, p, r);
-        Size z{it.key(), p, 0, ref(rd, "of", true), 1, 1};
+        Size z{it.key(), p, 0, ref(rd, "of", true), 1, 1, false, {}};
         if (rd.has("div"))
           if (auto d = rd.integer("div", false, 1, 1 << 16)) z.div = *d;
         if (rd.has("mul"))
           if (auto m = rd.integer("mul", false, 1, 1 << 16)) z.mul = *m;
+        z.exact_ptr = rd.ptr("exact");
+        if (const json* e = rd.get("exact", false, json::value_t::boolean, "a boolean")) z.exact = e->get<bool>();
         if (z.mul > z.div)
           d_.error("SPEC-INT-RANGE", rd.ptr("mul"),
                    "\"mul\" = " + std::to_string(z.mul) + " is more than \"div\" = " + std::to_string(z.div) +
@@ -158,7 +161,7 @@ class Parser {
         p_.sizes.push_back(z);
         continue;
       }
-      if (auto v = r.integer(it.key(), true, 1, kMaxExtent)) p_.sizes.push_back({it.key(), p, *v, {}, 1, 1});
+      if (auto v = r.integer(it.key(), true, 1, kMaxExtent)) p_.sizes.push_back({it.key(), p, *v, {}, 1, 1, false, {}});
     }
     r.finish();
     // Derived values from the spec's values of the sizes they come from (a base of its own: one
@@ -418,7 +421,7 @@ class Parser {
                                    {"commit", OpKind::commit},       {"wait", OpKind::wait},
                                    {"read", OpKind::read},           {"reduce", OpKind::reduce},
                                    {"amax", OpKind::amax},           {"quantize", OpKind::quantize},
-                                   {"loop", OpKind::loop}};
+                                   {"fill", OpKind::fill},           {"loop", OpKind::loop}};
     Choices<OpKind> all = kinds;
     for (const auto& f : math_fns()) all.emplace_back(std::string(f.name), OpKind::math);
     for (const auto& a : activations()) all.emplace_back(std::string(a.name), OpKind::math);
@@ -498,7 +501,8 @@ class Parser {
         break;
       case OpKind::mma: mma(r, o); break;
       case OpKind::tmem_load:
-      case OpKind::tmem_store: ldst(r, o); break;
+      case OpKind::tmem_store:
+      case OpKind::fill: ldst(r, o); break;
       case OpKind::commit:
       case OpKind::wait: o.barrier = ref(r, "barrier", true); break;
       case OpKind::math: math(r, o, v.at("op").get<std::string>()); break;
@@ -640,10 +644,21 @@ class Parser {
     }
   }
 
+  // tmem_load, tmem_store; and fill ({"op": "fill", "regs": m, "like": VIEW, "value": v, "shape"...}),
+  // whose registers are those a tmem_load of the view with the same members would fill.
   void ldst(ObjReader& r, Op& o) {
-    if (o.kind == OpKind::tmem_load) o.src = ref(r, "src", true);
-    else o.dst = ref(r, "dst", true);
-    o.regs = ref(r, "regs", true);
+    if (o.kind == OpKind::fill) {
+      o.like = ref(r, "like", true);
+      o.regs = ref(r, "regs", true);
+      o.a.ptr = r.ptr("value");
+      if (const json* v = r.get("value", true, json::value_t::number_integer, "a number")) o.value[0] = v->get<double>();
+    } else if (o.kind == OpKind::tmem_load) {
+      o.src = ref(r, "src", true);
+      o.regs = ref(r, "regs", true);
+    } else {
+      o.dst = ref(r, "dst", true);
+      o.regs = ref(r, "regs", true);
+    }
     o.shape_ptr = r.ptr("shape");
     if (r.has("shape")) {
       Choices<isa::LdShape> shapes;
@@ -653,11 +668,12 @@ class Parser {
     o.num_ptr = r.ptr("num");
     if (r.has("num"))
       if (auto n = r.integer("num", false, 1, 128)) o.num = static_cast<int>(*n);
+    o.warps_ptr = r.ptr("warps");
+    o.warps = warp_list(r, false);
+    if (o.kind == OpKind::fill) return;  // a fill holds f32 elements (no .pack::16b)
     const char* pk = o.kind == OpKind::tmem_load ? "pack" : "unpack";
     o.pack_ptr = r.ptr(pk);
     if (const json* p = r.get(pk, false, json::value_t::boolean, "a boolean")) o.pack = p->get<bool>();
-    o.warps_ptr = r.ptr("warps");
-    o.warps = warp_list(r, false);
   }
 
   Diagnostics& d_;
@@ -680,8 +696,12 @@ std::string program_to_json(const Program& p) {
   if (!p.sizes.empty()) {
     oj z = oj::object();
     for (const auto& x : p.sizes) {
-      if (x.of) z[x.name] = {{"of", x.of.name}, {"div", x.div}, {"mul", x.mul}};
-      else z[x.name] = x.value;
+      if (x.of) {
+        z[x.name] = {{"of", x.of.name}, {"div", x.div}, {"mul", x.mul}};
+        if (x.exact) z[x.name]["exact"] = true;
+      } else {
+        z[x.name] = x.value;
+      }
     }
     j["sizes"] = z;
   }
@@ -806,6 +826,14 @@ std::string program_to_json(const Program& p) {
         if (o.shape) x["shape"] = std::string(isa::info(*o.shape).name);
         if (o.num) x["num"] = *o.num;
         x[o.kind == OpKind::tmem_load ? "pack" : "unpack"] = o.pack;
+        if (!o.warps.empty()) x["warps"] = o.warps;
+        break;
+      case OpKind::fill:
+        put("like", o.like);
+        put("regs", o.regs);
+        if (o.value[0]) x["value"] = *o.value[0];
+        if (o.shape) x["shape"] = std::string(isa::info(*o.shape).name);
+        if (o.num) x["num"] = *o.num;
         if (!o.warps.empty()) x["warps"] = o.warps;
         break;
       case OpKind::commit:

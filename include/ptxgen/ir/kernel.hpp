@@ -179,6 +179,7 @@ enum class OpKind : uint8_t {
   reduce,      // register set -> register set: each row's max, sum or absmax, in every element of the row
   amax,        // register set -> global scalar: raised to the largest |element| (red.global.max)
   quantize,    // register set -> register set divided by its blocks' scale factors, the factors to a global tensor
+  fill,        // constant -> register set holding the elements a tcgen05.ld of a view would (mov.b32)
 };
 
 // Which stage of a ring, and which phase of a barrier, an op inside a loop uses: those of iteration
@@ -280,6 +281,17 @@ struct TmemLoad {
   Ref src, regs;
   TmemAccess access;
   TmemRing tmem_ring;  // src: a ring of tensor memory over a persistent role's tiles
+};
+
+// constant -> register set: `regs` holds the elements a tcgen05.ld of `like` with `access` would
+// give it (the same RegDef: shape, .num, warps), every one the f32 `value` (mov.b32 of its bits,
+// §9.7.9.10). It reads no tensor memory: an initial value of a set the loop carries (the running
+// max and sum of an online softmax), or zeros for a tcgen05.st to clear an accumulator.
+struct Fill {
+  Ref like, regs;
+  TmemAccess access;
+  double value = 0;       // as written; the register holds the f32 nearest it (MATH-DTYPE: finite)
+  std::string value_ptr;
 };
 
 // register set -> tensor-memory view (tcgen05.st, §9.7.16.8.4).
@@ -450,7 +462,7 @@ struct Quantize {
 // An op: what every kind has, and the kind's own fields. A new kind adds its struct to `Body` (in
 // OpKind's order), its verifier, and its planner and emitter cases.
 struct Op {
-  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math, Read, Reduce, Amax, Quantize>;
+  using Body = std::variant<Load, Copy, Mma, TmemLoad, TmemStore, Store, Commit, Wait, Arrive, ExpectTx, MmaWait, Math, Read, Reduce, Amax, Quantize, Fill>;
   std::string ptr;  // the JSON pointer of what it came from ("/program/ops/3", "/gemm")
   // The stage of a ring and the phase of a barrier (waits, arrivals, commits, expect_tx; loads and
   // mmas on ring tiles) of an op in a loop or a persistent role.
@@ -464,7 +476,7 @@ struct Op {
   template <class T>
   T* as() { return std::get_if<T>(&body); }
 };
-static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::quantize) + 1, "one struct per OpKind");
+static_assert(std::variant_size_v<Op::Body> == static_cast<size_t>(OpKind::fill) + 1, "one struct per OpKind");
 
 // What the passes that walk every op ask of it, whatever its kind: the barrier it names (a TMA
 // load's, a wait's, ...), the register set it defines or reads (tcgen05.ld/st, a store), where it
