@@ -436,7 +436,7 @@ def run():
     launcher = os.environ.get("PTXGEN_LAUNCH", "")
     if not launcher or subprocess.run([launcher, "--list"], capture_output=True).returncode != 0:
         launcher = "/tmp/ptxgen-launch"
-        b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-arch=sm_90", "-I" + GRID,
+        b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-arch=sm_90", "-I" + GRID, "-I" + os.path.join(ROOT, "include"),
                             os.path.join(ROOT, "tools", "launcher", "launcher.cu"), "-o", launcher, "-lcuda",
                             "-lcublas"], capture_output=True, text=True)
         if b.returncode != 0:
@@ -509,7 +509,7 @@ def check():
     stubs = os.path.join(cuda, "lib64", "stubs")
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "ptxgen-launch")
-        b = subprocess.run([nvcc, "-std=c++17", "-O2", "-arch=sm_90", "-I" + GRID,
+        b = subprocess.run([nvcc, "-std=c++17", "-O2", "-arch=sm_90", "-I" + GRID, "-I" + os.path.join(ROOT, "include"),
                             os.path.join(ROOT, "tools", "launcher", "launcher.cu"), "-o", exe, "-L" + stubs, "-lcuda",
                             "-lcublas"], capture_output=True, text=True)
         if b.returncode != 0:

@@ -77,6 +77,7 @@
 #endif
 #define PTXGEN_CUDA_TYPES 1  // the header's bf16, f16, e4m3, e5m2 are CUDA's own
 #include PTXGEN_LAUNCH_HEADER
+#include "ptxgen/activation_bound.hpp"  // the activations' bounds, the simulator's (-I include)
 
 #ifndef PTXGEN_KERNELS_GEMMS
 #error "the launch header must be named kernels.hpp (its X-macro lists are PTXGEN_KERNELS_GEMMS / _PROGRAMS)"
@@ -453,13 +454,10 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
 }
 
 // One element through the epilogue in float64: x = A·B, b its bias element; `bound` enters as x's
-// bound and leaves as the result's, before D's rounding. The same bound as src/sim/gemm.cpp's: the
-// error entering each function times the function's largest slope (relu 1, sigmoid 1/4, silu 1.1,
-// gelu_tanh 1.13), plus the f32 function's own: add.rn 2^-24 relative; sigmoid and silu's
-// ex2.approx (2 ulp), rcp.approx (1 ulp), the f32 log2(e) and the rounding of x log2(e); gelu_tanh's
-// tanh.approx (2^-11 relative) and the roundings of its argument and its last fma and mul; gelu's
-// (the erf form, slope 1.13 too): Abramowitz & Stegun 7.1.26's 1.5e-7 of erf, times 0.5 |x|, and
-// each step's error to first order, as src/sim/gemm.cpp and docs/spec.md "Activations" derive it.
+// bound and leaves as the result's, before D's rounding. The same bound as src/sim/gemm.cpp's: each
+// activation's from include/ptxgen/activation_bound.hpp, the one copy both include (the error
+// entering the function times its largest slope, plus the f32 composition's own: ex2.approx,
+// rcp.approx, tanh.approx and the roundings; gelu's Abramowitz & Stegun 7.1.26 1.5e-7 of erf).
 // c and r: the element's C and residual. alpha's mul.rn scales the error entering it and rounds
 // once; beta C (fma.rn), the residual (add.rn) and D's scale (mul.rn) round once each. `amax`:
 // where the epilogue has one, the value and bound it sees (before D's scale). A gated epilogue
@@ -469,45 +467,30 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
 // half ulp.
 double apply_epilogue(const Epilogue& e, double x, double b, double c, double r, double& bound,
                       std::pair<double, double>* amax = nullptr, double up = 0, double b_up = 0, double up_bound = 0) {
-  const double u = std::ldexp(1.0, -24), tiny = std::ldexp(1.0, -126);
+  const double u = std::ldexp(1.0, -24);
   auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+  // The reference values from the functions' definitions (gelu's erf the C library's); the bounds
+  // from ptxgen/activation_bound.hpp, the simulator's own.
   auto activate = [&](const std::string& f) {
+    namespace ab = ptxgen::activation_bound;
+    double y = x;
     if (f == "relu") {
-      x = std::max(x, 0.0);
+      y = std::max(x, 0.0);
+      bound = ab::relu(x, y, bound);
     } else if (f == "sigmoid") {
-      const double y = sig(x);
-      bound = 0.25 * bound + y * (8 * u + std::fabs(x) * u) + tiny;
-      x = y;
+      y = sig(x);
+      bound = ab::sigmoid(x, y, bound);
     } else if (f == "silu") {
-      const double y = x * sig(x);
-      bound = 1.1 * bound + std::fabs(x) * sig(x) * (10 * u + std::fabs(x) * u) + tiny;
-      x = y;
+      y = x * sig(x);
+      bound = ab::silu(x, y, bound);
     } else if (f == "gelu_tanh") {
-      const double w = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = std::tanh(w);
-      const double y = 0.5 * x * (1 + t);
-      bound = 1.13 * bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(w) + 1)) +
-              2 * u * std::fabs(y) + tiny;
-      x = y;
+      y = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+      bound = ab::gelu_tanh(x, y, bound);
     } else if (f == "gelu") {
-      // t = 1 / (1 + p |x| / sqrt 2) 5 u relative; q(t) = a1 t + ... + a5 t^5 by Horner (each fma's
-      // rounding times the power of t that scales it, t's error times t q'(t), the f32 coefficients');
-      // e = exp(-x^2 / 2) 5 u relative plus 1.51 x^2 u (its exponent's roundings); then h = 0.5 - q e / 2,
-      // h |x| and 0.5 x + h |x|, a rounding each.
-      const double a = std::fabs(x), t = 1 / (1 + 0.3275911 / std::sqrt(2.0) * a), e = std::exp(-0.5 * x * x);
-      const double c[] = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
-      double h = c[4], rounding = 0, slope = 0, coefs = 0, tk = 1;
-      for (int i = 3; i >= 0; --i) h = h * t + c[i], rounding += std::fabs(h) * std::pow(t, i + 1);
-      for (int i = 0; i < 5; ++i) {
-        tk *= t;
-        slope += (i + 1) * c[i] * tk;
-        coefs += std::fabs(static_cast<double>(static_cast<float>(c[i])) - c[i]) * tk;
-      }
-      const double q = h * t, dq = u * (5 * std::fabs(slope) + rounding + q) + coefs, half = 0.5 - 0.5 * q * e;
-      const double y = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
-      const double own = a * (0.5 * e * (dq + q * u * (5.7 + 1.51 * x * x)) + u * half) + u * half * a + u * std::fabs(y);
-      bound = 1.13 * bound + 0.5 * a * 1.5e-7 + 1.05 * own + tiny;
-      x = y;
+      y = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+      bound = ab::gelu(x, y, bound);
     }
+    x = y;
   };
   for (const std::string& f : e.ops) {
     if (f == "alpha") {
