@@ -233,22 +233,35 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   // The amax output: one f32, zero before the launch (the caller's part).
   uint64_t amax_addr = 0;
   if (tensors.contains("amax")) amax_addr = g.alloc(16, 0x00);
-  // D's per-tensor scale: 0.75 (a multiplication that rounds, and keeps an e4m3 D in range).
-  double d_scale = 0.75;
-  uint64_t d_scale_addr = 0;
-  if (tensors.contains("d_scale")) {
-    d_scale_addr = g.alloc(16, 0x00);
-    input_names.push_back("d_scale");
-    uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(d_scale));
-    if (const InputArray* given = input_for(inputs, used, "d_scale", 1, 1)) b = input_bits(dtype("f32"), "d_scale", *given, 0, 0);
-    d_scale = static_cast<double>(std::bit_cast<float>(b));
-    put_bits(g.at(d_scale_addr), 0, 32, b);
-  }
+  // The one-f32 inputs (docs/spec.md, "Epilogues"), each at its own address, `value` unless
+  // --inputs gives NAME.npy: D's per-tensor scale 0.75 (a multiplication that rounds, and keeps an
+  // e4m3 D in range); alpha and beta (their "input" form) random f32s of either sign, magnitude in
+  // [0.5, 2) with a random 23-bit fraction (so that the products round), drawn after every tensor.
+  std::map<std::string, uint64_t> scalar_addr;
+  auto scalar_input = [&](const char* name, double value) {
+    if (!tensors.contains(name)) return value;
+    const uint64_t addr = g.alloc(16, 0x00);
+    scalar_addr[name] = addr;
+    input_names.push_back(name);
+    uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(value));
+    if (const InputArray* given = input_for(inputs, used, name, 1, 1)) b = input_bits(dtype("f32"), name, *given, 0, 0);
+    put_bits(g.at(addr), 0, 32, b);
+    return static_cast<double>(std::bit_cast<float>(b));
+  };
+  auto random_factor = [&] {
+    const uint32_t bits = static_cast<uint32_t>(rng());
+    return (bits & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + std::ldexp(static_cast<double>(bits >> 9), -23), static_cast<int>(bits >> 1 & 1) - 1);
+  };
+  const double d_scale = scalar_input("d_scale", 0.75);
+  const double alpha_in = tensors.contains("alpha") ? scalar_input("alpha", random_factor()) : 0.0;
+  const double beta_in = tensors.contains("beta") ? scalar_input("beta", random_factor()) : 0.0;
   inputs_all_used(inputs, used, input_names);
   std::vector<std::string> epilogue_ops;
   if (mf.contains("epilogue_ops")) epilogue_ops = mf.at("epilogue_ops").get<std::vector<std::string>>();
-  // alpha and beta as the kernel multiplies by them: rounded to f32.
+  // alpha and beta as the kernel multiplies by them: rounded to f32; the input's value where the
+  // kernel takes it as one ("alpha": "input").
   auto constant = [&](const char* name) {
+    if (tensors.contains(name)) return std::string(name) == "alpha" ? alpha_in : beta_in;
     return static_cast<double>(static_cast<float>(mf.at("epilogue_constants").at(name).get<double>()));
   };
   const Dtype dd = dtype(tensors.at("D").at("dtype"));
@@ -306,10 +319,10 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       }
     } else if (kind == "global_pointer") {
       const std::string tensor = p.at("tensor");
-      l.params.push_back(value(name, tensor == "bias"    ? bias_addr
-                                     : tensor == "amax" ? amax_addr
-                                     : tensor == "d_scale" ? d_scale_addr
-                                     : tensor == "SFD"     ? sfd_addr
+      l.params.push_back(value(name, tensor == "bias"           ? bias_addr
+                                     : tensor == "amax"          ? amax_addr
+                                     : scalar_addr.count(tensor) ? scalar_addr.at(tensor)
+                                     : tensor == "SFD"           ? sfd_addr
                                      : fused.count(tensor) ? fused.at(tensor).addr
                                                             : d_addr));
     } else {
@@ -392,7 +405,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       acc_bound += u * std::fabs(ref);
     } else if (f == "d_scale") {
       ref *= d_scale;
-      acc_bound = d_scale * acc_bound + u * std::fabs(ref);
+      acc_bound = std::fabs(d_scale) * acc_bound + u * std::fabs(ref);
     } else {
       return false;
     }

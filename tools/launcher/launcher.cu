@@ -259,7 +259,7 @@ struct Matrix {
 
 // The device buffers and sizes a launch function takes.
 struct Bufs {
-  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0, d_scale = 0, amax = 0, sfd = 0;  // c ... sfd: a fused epilogue's
+  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0, alpha = 0, beta = 0, d_scale = 0, amax = 0, sfd = 0;  // c ... sfd: a fused epilogue's
   int64_t lda = 0, ldb = 0, m = 0, n = 0, k = 0;
 };
 // A fused epilogue input of type T (EPILOGUE_GEMMS rows), or nothing where the kernel takes none (void).
@@ -275,11 +275,12 @@ auto output(CUdeviceptr p) {
   else return std::tuple<T*>(ptxgen::device_pointer<T>(p));
 }
 // The arguments of an EPILOGUE_GEMMS kernel's launch function, D and the inputs, the amax and SFD after it.
-template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TS, class TAMAX, class TSFD>
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TAL, class TBE, class TS, class TAMAX, class TSFD>
 auto epilogue_args(const Bufs& b) {
   return std::tuple_cat(std::make_tuple(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b),
                                         b.ldb, ptxgen::device_pointer<TD>(b.d)),
-                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual), input<TS>(b.d_scale), output<TAMAX>(b.amax), output<TSFD>(b.sfd),
+                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual), input<TAL>(b.alpha), input<TBE>(b.beta),
+                        input<TS>(b.d_scale), output<TAMAX>(b.amax), output<TSFD>(b.sfd),
                         std::make_tuple(ptxgen::size::m{b.m}, ptxgen::size::n{b.n}, ptxgen::size::k{b.k}));
 }
 // A gemm launch function's sizes, each its own type (ptxgen::size::m ...), from a Bufs.
@@ -352,6 +353,9 @@ struct Epilogue {
   T bias_type = T::f32;
   std::string bias_dtype;
   double alpha = 1, beta = 1;          // as the kernel multiplies: rounded to f32
+  // "alpha": "input", "beta": "input" (docs/spec.md, "Epilogues"): the kernel reads the factor from
+  // the input alpha (beta), one f32; run_case draws a random one and passes it.
+  bool alpha_input = false, beta_input = false;
   bool c = false, residual = false;    // C and residual inputs (m x n)
   bool amax = false;                   // the amax output (one f32): max |value| before D's conversion
   bool d_scale = false;                // D's scale input (one f32; the launcher passes kDScale)
@@ -364,8 +368,8 @@ struct Epilogue {
     std::string s;
     for (const std::string& o : ops)
       s += (s.empty() ? "" : " ") + (o == "bias"    ? "bias(" + std::string(bias_m ? "m" : "n") + ", " + bias_dtype + ")"
-                                     : o == "alpha" ? "alpha(" + std::to_string(alpha) + ")"
-                                     : o == "beta_c" ? "beta_c(" + std::to_string(beta) + ")"
+                                     : o == "alpha" ? "alpha(" + (alpha_input ? std::string("input") : std::to_string(alpha)) + ")"
+                                     : o == "beta_c" ? "beta_c(" + (beta_input ? std::string("input") : std::to_string(beta)) + ")"
                                                      : o);
     return s;
   }
@@ -414,6 +418,15 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
   e.residual = has("residual");
   e.amax = has("amax");
   e.d_scale = has("d_scale");
+  // An input alpha (beta) is its op with no constant in epilogues.hpp (1 there) and the header's
+  // one-f32 input of its name.
+  e.alpha_input = tensor("alpha") != nullptr;
+  e.beta_input = tensor("beta") != nullptr;
+  if ((e.alpha_input && (!has("alpha") || alpha != 1)) || (e.beta_input && (!has("beta_c") || beta != 1)))
+    die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on an input alpha or beta");
+  for (const char* x : {"alpha", "beta"})
+    if (const ptxgen::TensorInfo* t = tensor(x); t && (std::string(t->dtype) != "f32" || t->rows != 1 || t->cols != 1))
+      die(2, std::string(info.name) + ": the header's " + x + " is not one f32");
   if (e.d_scale != (tensor("d_scale") != nullptr))
     die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on D's scale");
   if (e.amax != (tensor("amax") != nullptr))
@@ -736,7 +749,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   CK(cuDevicePrimaryCtxRetain(&ctx, dev));
   CK(cuCtxSetCurrent(ctx));
   Matrix A = operand(info.tensors[0], m, k, same), B = operand(info.tensors[1], k, n, same);
-  const Epilogue ep = epilogue_of(info);
+  Epilogue ep = epilogue_of(info);
   // A gated epilogue's D is m x n/2 (the header refuses an odd n).
   const int64_t dn = ep.gated ? n / 2 : n;
   Matrix D{parse_type(info.tensors[2].dtype), m, dn, true, dn};
@@ -759,6 +772,15 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   const std::vector<double> rbias = ep.bias ? fill_bias(ep.bias_type, ep.bias_m ? m : n, hbias, rng) : std::vector<double>();
   const std::vector<double> rc = ep.c ? fill_bias(ep.c_type, m * n, hc, rng) : std::vector<double>();
   const std::vector<double> rres = ep.residual ? fill_bias(ep.residual_type, m * n, hres, rng) : std::vector<double>();
+  // An input alpha or beta: a random f32 of either sign, magnitude in [0.5, 2) with a random 23-bit
+  // fraction (so that its products round), drawn after every tensor; the reference uses it.
+  float alpha_in = 1, beta_in = 1;
+  auto random_factor = [&] {
+    const uint64_t bits = rng();
+    return static_cast<float>((bits & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + std::ldexp(double(bits >> 41), -23), int(bits >> 1 & 1) - 1));
+  };
+  if (ep.alpha_input) ep.alpha = alpha_in = random_factor();
+  if (ep.beta_input) ep.beta = beta_in = random_factor();
   Bufs bufs;
   bufs.lda = A.ld, bufs.ldb = B.ld, bufs.m = m, bufs.n = n, bufs.k = k;
   CK(cuMemAlloc(&bufs.a, a_bytes));
@@ -771,6 +793,11 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
     CK(cuMemAlloc(&bufs.d_scale, 4));
     CK(cuMemcpyHtoD(bufs.d_scale, &scale, 4));
   }
+  for (const auto& [on, value, at] : {std::make_tuple(ep.alpha_input, &alpha_in, &bufs.alpha), std::make_tuple(ep.beta_input, &beta_in, &bufs.beta)})
+    if (on) {
+      CK(cuMemAlloc(at, 4));
+      CK(cuMemcpyHtoD(*at, value, 4));
+    }
   if (ep.amax) {
     CK(cuMemAlloc(&bufs.amax, 4));
     CK(cuMemsetD32(bufs.amax, 0, 1));  // the kernel raises it: the caller zeroes it
@@ -1057,13 +1084,14 @@ int bad_input() {
   // The first kernel with a fused bias that runs here, bf16 in and out (none: its checks are left out),
   // and the first with a quantized D (MXFP8) that runs here, not gated, bf16 in, K-major.
   Gemm biased, quantized;
-#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD)                                                  \
+#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD)                                        \
   {                                                                                                             \
     Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
              return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); },                                \
-                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b));                   \
+                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b));         \
            }};                                                                                                  \
-    const bool only_bias = std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TS> &&                   \
+    const bool only_bias = std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TAL> &&                  \
+                           std::is_void_v<TBE> && std::is_void_v<TS> &&                                         \
                            std::is_void_v<TAMAX> && std::is_void_v<TSFD>;                                       \
     const bool here_kmajor = runs_here(*g.info) && !epilogue_of(*g.info).gated &&                               \
                              std::string(g.info->tensors[0].dtype) == "bf16" && g.info->tensors[0].cols_contiguous && \
@@ -1179,7 +1207,7 @@ int bad_input() {
     Bufs y = good;
     CUdeviceptr scratch;
     CK(cuMemAlloc(&scratch, size_t(m * n * 4)));
-    y.c = y.bias = y.residual = y.d_scale = y.amax = y.sfd = scratch;
+    y.c = y.bias = y.residual = y.alpha = y.beta = y.d_scale = y.amax = y.sfd = scratch;
     y.n = 112;
     expect(("n = 112 for " + std::string(quantized.info->name) + " (" + epilogue_of(*quantized.info).describe() + ")").c_str(),
            quantized.call(y, s), bad, "n = 112 is not a multiple of 32");
@@ -1549,16 +1577,16 @@ int main(int argc, char** argv) {
   PTXGEN_KERNELS_GEMMS(CASE)
 #undef CASE
   // Kernels with fused epilogue inputs: the same, the inputs after D (C, bias, residual: those it takes).
-#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD)                                                          \
+#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD)                                                \
   if (which == #NAME)                                                                                              \
     return run_case<ptxgen::NAME##_launch>(                                                                        \
         ptxgen::NAME##_info,                                                                                       \
         [](const Bufs& b, CUstream s) {                                                                            \
-          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b)); \
+          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b)); \
         },                                                                                                         \
         [](const Bufs& b, ptxgen::NAME##_launch& l) {                                                              \
           return std::apply([&l](auto... x) { return ptxgen::NAME##_prepare(x..., l); },                          \
-                            epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b));                                          \
+                            epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b));                                \
         },                                                                                                         \
         opt);
   PTXGEN_KERNELS_EPILOGUE_GEMMS(CASE)
