@@ -163,6 +163,13 @@ TEST_CASE("tcgen05 fused epilogues (TMA and direct): ptxas -v reports no spills"
        R"("d": {"dtype": "bf16"}, "bias": {"dtype": "bf16", "along": "n"}, "activation": "gelu")"},
       {"direct_cta2_p_256x256_f16_c_beta_residual_silu", 256, 256, true, true,
        R"("d": {"dtype": "f16"}, "c": {"dtype": "f32"}, "beta": 0.5, "residual": {"dtype": "bf16"}, "activation": "silu")", "direct"},
+      // alpha and beta as inputs (issue 28): a register each beside the constants' immediates, on a
+      // persistent CTA pair's TMA store and a persistent direct store.
+      {"cta2_p_256x256_f16_alpha_c_beta_input_residual_silu", 256, 256, true, true,
+       R"("d": {"dtype": "f16"}, "alpha": "input", "c": {"dtype": "f32"}, "beta": "input", "residual": {"dtype": "bf16"}, "activation": "silu")"},
+      {"direct_p_128x256_f16_alpha_c_beta_input_bias_n_gelu", 128, 256, false, true,
+       R"("d": {"dtype": "f16"}, "alpha": "input", "c": {"dtype": "bf16"}, "beta": "input", "bias": {"dtype": "bf16", "along": "n"}, "activation": "gelu_tanh")",
+       "direct"},
   };
   REQUIRE_MESSAGE(io::find_ptxas(), "ptxas not found: the golden tests need the CUDA toolkit");
   const std::filesystem::path tmp = std::filesystem::temp_directory_path() / ("ptxgen-nospill-" + std::to_string(::getpid()));

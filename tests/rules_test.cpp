@@ -87,7 +87,10 @@ TEST_CASE("gemm epilogue alpha, beta with c, residual, amax, D's scale: each mis
   for (const char* ok : {R"({"gemm": {"alpha": 0.5, "c": {"dtype": "f16"}, "beta": -2, "bias": {"dtype": "f32"}, "activation": "relu", "residual": {"dtype": "bf16"}}})",
                          R"({"target": "sm_90a", "gemm": {"alpha": 3, "c": {"dtype": "f32"}, "residual": {"dtype": "f16"}}})",
                          R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3", "scale": true}, "epilogue": "direct", "amax": true}})",
-                         R"({"gemm": {"activation": "swiglu", "residual": {"dtype": "bf16"}, "amax": true, "d": {"dtype": "bf16", "scale": true}}})"}) {
+                         R"({"gemm": {"activation": "swiglu", "residual": {"dtype": "bf16"}, "amax": true, "d": {"dtype": "bf16", "scale": true}}})",
+                         // alpha and beta as kernel inputs, on both engines, beside every other member.
+                         R"({"gemm": {"alpha": "input", "c": {"dtype": "f16"}, "beta": "input", "bias": {"dtype": "f32"}, "activation": "relu", "residual": {"dtype": "bf16"}, "d": {"dtype": "bf16", "scale": true}}})",
+                         R"({"target": "sm_90a", "gemm": {"alpha": "input", "c": {"dtype": "f32"}, "beta": "input", "schedule": "persistent", "consumers": "pingpong", "tile": {"n": 128}}})"}) {
     CAPTURE(ok);
     CHECK(diags(ok).list().empty());
   }
@@ -102,7 +105,16 @@ TEST_CASE("gemm epilogue alpha, beta with c, residual, amax, D's scale: each mis
            // alpha and beta become f32 immediates: beyond f32's range is MATH-DTYPE at the member.
            Case{R"({"gemm": {"alpha": 1e39}})", "MATH-DTYPE", "/gemm/alpha"},
            Case{R"({"gemm": {"c": {"dtype": "bf16"}, "beta": -4e38}})", "MATH-DTYPE", "/gemm/beta"},
-           Case{R"({"gemm": {"alpha": "2"}})", "SPEC-TYPE", "/gemm/alpha"},
+           // A number, or the string "input" (the kernel input alpha or beta): another string is no
+           // choice there, another type is the wrong type.
+           Case{R"({"gemm": {"alpha": "2"}})", "SPEC-ENUM", "/gemm/alpha"},
+           Case{R"({"gemm": {"alpha": "inptu"}})", "SPEC-ENUM", "/gemm/alpha"},
+           Case{R"({"gemm": {"c": {"dtype": "bf16"}, "beta": "Input"}})", "SPEC-ENUM", "/gemm/beta"},
+           Case{R"({"gemm": {"alpha": true}})", "SPEC-TYPE", "/gemm/alpha"},
+           Case{R"({"gemm": {"c": {"dtype": "bf16"}, "beta": ["input"]}})", "SPEC-TYPE", "/gemm/beta"},
+           // An input beta scales C as a constant one does.
+           Case{R"({"gemm": {"beta": "input"}})", "SPEC-MISSING-KEY", "/gemm/beta"},
+           Case{R"({"gemm": {"activation": "geglu", "alpha": "input"}})", "GLU-LAYOUT", "/gemm/alpha"},
            // C and the residual are read as f32, bf16 or f16.
            Case{R"({"gemm": {"c": {"dtype": "e4m3"}}})", "SPEC-ENUM", "/gemm/c/dtype"},
            Case{R"({"gemm": {"residual": {"dtype": "s32"}}})", "SPEC-ENUM", "/gemm/residual/dtype"},
@@ -121,6 +133,7 @@ TEST_CASE("gemm epilogue alpha, beta with c, residual, amax, D's scale: each mis
     CHECK(d.list()[0].pointer == c.pointer);
   }
   CHECK(diags(R"({"gemm": {"beta": 2}})").list().at(0).help.at(0) == "give C's type: \"c\": {\"dtype\": \"bf16\"} (or f16, f32)");
+  CHECK(diags(R"({"gemm": {"alpha": "inptu"}})").list().at(0).message == "\"alpha\" = \"inptu\" is not one of: input");
 }
 
 TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MATH-OPERANDS without a register set") {

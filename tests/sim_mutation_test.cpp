@@ -706,7 +706,7 @@ TEST_CASE("mutations of an sm_90a kernel with A from registers make the simulati
 // wrong element, and the activation's instructions changed, each make D differ from the float64
 // evaluation of activation(A x B + bias) beyond its bound.
 TEST_SUITE("sim_mutation") {
-TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, gated activations, residual, amax) make the simulation fail") {
+TEST_CASE("mutations of fused epilogues (alpha, beta C, input alpha and beta, bias, activation, gated activations, residual, amax) make the simulation fail") {
   {  // wgmma, a bias along N, gelu_tanh
     const Subject x = subject("gemm_sm90_bf16_128x256x64_bias_gelu", 125, 256, 379, 31);
     static const Mutation kMutations[] = {
@@ -769,6 +769,31 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, bias, activation, gated 
         {"every C element read one column on (its row's address one element on)", R"(mad\.lo\.u64 (%rd\d+), (%rd\d+), 4, (%rd1);)",
          "mad.lo.u64 $1, $2, 4, $3;\n\tadd.u64 $1, $1, 4;", -1, "", ""},
         {"the residual dropped", R"(@(%p\d+) ld\.global\.b16 (%rs\d+), \[(%rd\d+)(\+\d+)?\];)", "mov.b16 $2, 0;", -1, "", ""},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  // alpha and beta as inputs ("input": one f32 each through a device pointer, issue 28): the
+  // reference multiplies by the values the simulation put at the pointers (random, of either sign,
+  // magnitude 0.5 to 2), so a kernel that reads the wrong one, or drops one, is caught.
+  {  // wgmma, persistent, TMA store: alpha and beta inputs, an f32 C
+    const Subject x = subject("gemm_sm90_bf16_128x128x64_alpha_beta_input", 125, 248, 379, 41);
+    static const Mutation kMutations[] = {
+        {"alpha read through beta's pointer (its ld.param names beta)", R"(ld\.param\.u64 (%rd\d+), \[alpha\];)", "ld.param.u64 $1, [beta];", 0,
+         "", "D("},
+        {"beta not applied (C added times 1: the fma's beta register as 1.0)", R"(fma\.rn\.f32 (%r\d+), (%r\d+), %r\d+, (%r\d+);)",
+         "fma.rn.f32 $1, $2, 0f3F800000, $3;", -1, "", "D("},
+    };
+    for (const Mutation& mu : kMutations) run(x, mu);
+  }
+  {  // tcgen05, persistent, TMA store: alpha and beta inputs, a bf16 C
+    const Subject x = subject("gemm_bf16_128x128x64_alpha_beta_input", 125, 248, 379, 42);
+    static const Mutation kMutations[] = {
+        {"alpha not applied (its mul.rn.f32 by the loaded register dropped)", R"(mul\.rn\.f32 (%r\d+), (%r\d+), %r\d+;)", "mov.b32 $1, $2;", -1,
+         "", "D("},
+        {"beta read through alpha's pointer (its ld.param names alpha)", R"(ld\.param\.u64 (%rd\d+), \[beta\];)", "ld.param.u64 $1, [alpha];", 0,
+         "", "D("},
+        {"alpha loaded 64 bytes past its pointer (past its one f32)", R"((mad\.lo\.u64 (%rd\d+), %rd\d+, 4, %rd2;))",
+         "$1\n\tadd.u64 $2, $2, 64;", -1, "outside every buffer", "ld.global.b32"},
     };
     for (const Mutation& mu : kMutations) run(x, mu);
   }

@@ -139,6 +139,20 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     CHECK(jq["gemm"]["amax"] == true);
     CHECK(jq["gemm"]["d"]["scale"] == true);
   }
+  // "alpha": "input", "beta": "input": kernel inputs in place of constants, kept through to_json.
+  {
+    Diagnostics d;
+    auto r = spec::parse(with_gemm("\"alpha\": \"input\", \"c\": {\"dtype\": \"bf16\"}, \"beta\": \"input\""), d);
+    REQUIRE(r.spec);
+    CHECK_FALSE(d.has_errors());
+    CHECK(r.spec->gemm->alpha_input);
+    CHECK(r.spec->gemm->beta_input);
+    CHECK_FALSE(r.spec->gemm->alpha);
+    CHECK_FALSE(r.spec->gemm->beta);
+    const auto j = nlohmann::json::parse(spec::to_json(*r.spec));
+    CHECK(j["gemm"]["alpha"] == "input");
+    CHECK(j["gemm"]["beta"] == "input");
+  }
   // The gated activations (docs/spec.md, "Epilogues"): their own field, not an activation of the
   // elementwise kind, and written back as they were read; a name neither kind has lists both.
   for (const char* name : {"swiglu", "geglu"}) {

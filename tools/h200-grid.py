@@ -20,10 +20,11 @@ random inputs, checks every element against a float64 or cuBLAS reference, and t
 The epi_ cases fuse an epilogue (docs/spec.md "Epilogues": D = activation(A·B + bias)): a bias along
 N or M of each dtype, each activation, both, each output type, odd sizes, every schedule and epilogue
 (data-parallel, persistent, ping-pong, clusters, TMA and direct stores, "auto", the planner's defaults);
-alpha, beta with C, a residual, the amax and D's scale; and the gated activations (swiglu, geglu: D =
+alpha, beta with C (constants, or kernel inputs: a random f32 each), a residual, the amax and D's
+scale; and the gated activations (swiglu, geglu: D =
 act(P[:, :n/2]) * P[:, n/2:], P = A·B + bias, D m x n/2). The launcher passes them a random bias, C
 and residual, D's scale 0.75 and a zeroed amax (EPILOGUE_GEMMS kernels: ptxgen::NAME(a, lda, b, ldb,
-d, [c,] [bias,] [residual,] [d_scale,] [amax,] sizes, stream)) and checks every element of D against
+d, [c,] [bias,] [residual,] [alpha,] [beta,] [d_scale,] [amax,] sizes, stream)) and checks every element of D against
 the float64 evaluation of the same formulas
 within a bound per element that carries the accumulator's error and each approximate instruction's
 documented one (ex2.approx 2 ulp, rcp.approx 1 ulp, tanh.approx 2^-11) through, plus D's rounding
@@ -302,6 +303,13 @@ def cases():
         {"stages": 4}, T(128, 128, 64), P(1001, 1003, 999))
     add("epi_all_dp_direct_f32out", bf16, f32out, {"alpha": 2.0}, c("f16", 0.25), bias("bf16"), act("gelu_tanh"),
         res("bf16"), {"epilogue": "direct"}, T(128, 128, 64), P(999, 1000, 1001))
+    # alpha and beta as kernel inputs ("input": one f32 each through a device pointer, cuBLASLt's
+    # device pointer mode; the launcher draws random ones): with everything else on ping-pong
+    # consumers (direct store), and alone on a persistent TMA-store kernel.
+    add("epi_alpha_beta_input_pp_odd", bf16, pp, {"alpha": "input"}, c("bf16", "input"), bias("f32", "m"), act("silu"),
+        res("f16"), {"stages": 4}, T(128, 128, 64), P(1001, 1003, 999))
+    add("epi_alpha_beta_input_sm90_tma", bf16, {"alpha": "input"}, c("f32", "input"), tma, pers, T(128, 128, 64),
+        P(1003, 1000, 999))
     # The amax output (the largest |element| before D's scale and conversion, red.global.max): with an
     # e4m3 D and its per-tensor scale (direct stores), and with a bf16 D through the TMA store of a
     # persistent kernel, odd sizes.
@@ -436,7 +444,7 @@ def run():
     launcher = os.environ.get("PTXGEN_LAUNCH", "")
     if not launcher or subprocess.run([launcher, "--list"], capture_output=True).returncode != 0:
         launcher = "/tmp/ptxgen-launch"
-        b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-arch=sm_90", "-I" + GRID,
+        b = subprocess.run(["nvcc", "-std=c++17", "-O2", "-arch=sm_90", "-I" + GRID, "-I" + os.path.join(ROOT, "include"),
                             os.path.join(ROOT, "tools", "launcher", "launcher.cu"), "-o", launcher, "-lcuda",
                             "-lcublas"], capture_output=True, text=True)
         if b.returncode != 0:
@@ -509,7 +517,7 @@ def check():
     stubs = os.path.join(cuda, "lib64", "stubs")
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "ptxgen-launch")
-        b = subprocess.run([nvcc, "-std=c++17", "-O2", "-arch=sm_90", "-I" + GRID,
+        b = subprocess.run([nvcc, "-std=c++17", "-O2", "-arch=sm_90", "-I" + GRID, "-I" + os.path.join(ROOT, "include"),
                             os.path.join(ROOT, "tools", "launcher", "launcher.cu"), "-o", exe, "-L" + stubs, "-lcuda",
                             "-lcublas"], capture_output=True, text=True)
         if b.returncode != 0:

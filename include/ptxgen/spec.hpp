@@ -105,12 +105,16 @@ struct Gemm {
   // §9.7.16.10.8), its metadata a kernel input; tcgen05.mma.sp.
   bool sparse = false;
   // The fused epilogue (docs/spec.md, "Epilogues"), applied to the accumulator in this order before
-  // D's conversion: times alpha (a constant), + beta times the kernel input "c" (m x n, of its
+  // D's conversion: times alpha (a constant or an input), + beta times the kernel input "c" (m x n, of its
   // dtype), + bias (a vector along N, one per column: the kernel input "bias" of n elements; along
   // M, one per row, of m), the activation, + the kernel input "residual" (m x n).
   std::optional<double> alpha;
   std::optional<isa::DType> c;
   std::optional<double> beta;  // given: c times it (1 when left out)
+  // "alpha": "input", "beta": "input": the factor is the kernel input "alpha" ("beta"), one f32 read
+  // through a device pointer (cuBLASLt's CUBLASLT_POINTER_MODE_DEVICE), in place of a constant
+  // (alpha, beta then empty).
+  bool alpha_input = false, beta_input = false;
   struct Bias {
     isa::DType dtype = isa::DType::bf16;
     bool along_m = false;

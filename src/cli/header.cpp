@@ -938,7 +938,8 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
        "// block-scaled gemm kernel; X(NAME, A type, B type, D type) for each gemm kernel of sparse A; X(NAME, A type,\n"
        "// B type, D type, factor type) for each block-scaled gemm kernel of sparse A; X(NAME, A type, B type, D type,\n"
        "// bias type) for each gemm kernel with a fused bias (and no other input); X(NAME, A type, B type, D type, C type,\n"
-       "// bias type, residual type, d_scale type, amax type, SFD type) for each gemm kernel with fused epilogue inputs or\n"
+       "// bias type, residual type, alpha type, beta type, d_scale type, amax type, SFD type) for each gemm kernel with\n"
+       "// fused epilogue inputs or\n"
        "// outputs (an amax, a quantized D's factors SFD),\n"
        "// void for those it does not take (its launch function takes the others after D, in that order); X(NAME) for each\n"
        "// program.\n";
@@ -968,9 +969,9 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
       o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
         << qualified(k.tensors[2].type) << ", " << qualified(k.tensors[3].type) << ")";
   // Every gemm with fused epilogue inputs or outputs (the amax, a quantized D's factors SFD; docs/spec.md,
-  // "Epilogues"), one shape of row for all: X(NAME, A, B, D, C, bias, residual, d_scale, amax, SFD
-  // types), `void` for one the kernel does not take; its launch function takes the others after D in
-  // that order.
+  // "Epilogues"), one shape of row for all: X(NAME, A, B, D, C, bias, residual, alpha, beta, d_scale,
+  // amax, SFD types; alpha and beta: their input form, one f32), `void` for one the kernel does not
+  // take; its launch function takes the others after D in that order.
   auto input_type = [](const Kernel& k, const char* name) {
     for (size_t i = 3; i < k.tensors.size(); ++i)
       if (k.tensors[i].name == name) return qualified(k.tensors[i].type);
@@ -980,10 +981,14 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   for (const Kernel& k : ks) {
     if (!k.gemm) continue;
     const std::string c = input_type(k, "C"), bias = input_type(k, "bias"), residual = input_type(k, "residual"),
-                      d_scale = input_type(k, "d_scale"), amax = input_type(k, "amax"), sfd = input_type(k, "SFD");
-    if (c == "void" && bias == "void" && residual == "void" && d_scale == "void" && amax == "void" && sfd == "void") continue;
+                      alpha = input_type(k, "alpha"), beta = input_type(k, "beta"), d_scale = input_type(k, "d_scale"),
+                      amax = input_type(k, "amax"), sfd = input_type(k, "SFD");
+    if (c == "void" && bias == "void" && residual == "void" && alpha == "void" && beta == "void" && d_scale == "void" && amax == "void" &&
+        sfd == "void")
+      continue;
     o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
-      << qualified(k.tensors[2].type) << ", " << c << ", " << bias << ", " << residual << ", " << d_scale << ", " << amax << ", " << sfd << ")";
+      << qualified(k.tensors[2].type) << ", " << c << ", " << bias << ", " << residual << ", " << alpha << ", " << beta << ", " << d_scale
+      << ", " << amax << ", " << sfd << ")";
   }
   o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";
   for (const Kernel& k : ks)

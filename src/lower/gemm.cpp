@@ -218,6 +218,9 @@ struct Gemm {
       x.dims = {"1", "1"};
       k.globals.push_back(x);
     };
+    // alpha and beta as inputs (cuBLASLt's device pointer mode): read as D's scale is.
+    if (g.alpha_input) scalar("alpha", "alpha", false);
+    if (g.c && g.beta_input) scalar("beta", "beta", false);
     if (g.d_scale) scalar("d_scale", "d/scale", false);
     if (g.amax) scalar("amax", "amax", true);
     if (g.quantize) {
@@ -939,8 +942,9 @@ struct Gemm {
     k.chosen = g.chosen;
     // The fused epilogue in its order (fused_epilogue), as launchers and references apply it; alpha
     // and beta of 1 are no step (the manifest's "epilogue_constants" give the others' values).
-    if (g.alpha && *g.alpha != 1) k.epilogue_ops.push_back("alpha");
-    if (g.c) k.epilogue_ops.push_back(g.beta && *g.beta != 1 ? "beta_c" : "c");
+    // (An input alpha or beta is the same step, its value the input's: no constant.)
+    if ((g.alpha && *g.alpha != 1) || g.alpha_input) k.epilogue_ops.push_back("alpha");
+    if (g.c) k.epilogue_ops.push_back((g.beta && *g.beta != 1) || g.beta_input ? "beta_c" : "c");
     if (g.bias) k.epilogue_ops.push_back("bias");
     if (g.activation) k.epilogue_ops.push_back(std::string(info(*g.activation).name));
     if (g.glu) k.epilogue_ops.push_back(std::string(spec::name(*g.glu)));

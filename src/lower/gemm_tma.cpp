@@ -41,25 +41,36 @@ std::vector<ir::Op> fused_epilogue(const spec::Gemm& g, const std::string& regs,
     op(r);
     return r.regs;
   };
-  // A constant of 1 multiplies by nothing: no instruction for it (x * 1 is x for every f32 x).
-  if (g.alpha && *g.alpha != 1) {
+  // A constant of 1 multiplies by nothing: no instruction for it (x * 1 is x for every f32 x). An
+  // input alpha or beta (one f32, as D's scale) is read before its step, a read of a 1 x 1 tensor
+  // broadcasting its one register to every element: the same mul.rn / fma.rn with a register in
+  // place of the immediate.
+  if ((g.alpha && *g.alpha != 1) || g.alpha_input) {
     ir::Math m;
     m.fn = MathFn::mul;
     m.regs = {regs, at("alpha")};
     m.a = {regs, kPtr};
-    m.b.ptr = at("alpha");
-    m.value[1] = *g.alpha;
+    if (g.alpha_input) {
+      m.b = read("alpha", "alpha", regs, pos);
+    } else {
+      m.b.ptr = at("alpha");
+      m.value[1] = *g.alpha;
+    }
     op(m);
   }
   if (g.c) {
     const ir::Ref c = read("C", "c", regs, pos);
     ir::Math m;
     m.regs = {regs, at("c")};
-    if (g.beta && *g.beta != 1) {  // beta C + acc, rounded once (fma.rn.f32)
+    if ((g.beta && *g.beta != 1) || g.beta_input) {  // beta C + acc, rounded once (fma.rn.f32)
       m.fn = MathFn::fma;
       m.a = c;
-      m.b.ptr = at("beta");
-      m.value[1] = *g.beta;
+      if (g.beta_input) {
+        m.b = read("beta", "beta", regs, pos);
+      } else {
+        m.b.ptr = at("beta");
+        m.value[1] = *g.beta;
+      }
       m.c = {regs, kPtr};
     } else {
       m.fn = MathFn::add;

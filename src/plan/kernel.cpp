@@ -151,7 +151,10 @@ OutputSize output_size(const Step& st) {
     }
     case StepKind::read: {  // per warp the thread's position; per element at most 11 instructions
       const RegDef& d = st.read.def;
-      lines += 16 + 8 * warps(d) + 11 * int64_t{d.regs} * std::max<int64_t>(1, warps(d));
+      // A tensor of one element (D's scale, an input alpha or beta) broadcasts one load to every
+      // register (Emitter::read_element loads each distinct element once): one element a warp.
+      const int64_t elements = st.read.rows_broadcast && st.read.cols_broadcast ? 1 : int64_t{d.regs};
+      lines += 16 + 8 * warps(d) + 11 * elements * std::max<int64_t>(1, warps(d));
       regs += 12 * int64_t{d.regs} * std::max<int64_t>(1, warps(d));
       break;
     }

@@ -254,6 +254,10 @@ class Bound {
         st.kind = StepKind::read;
         st.read.def = like->second;
         st.read.def.name = x.regs.name;
+        // A tensor of one element (read_at's broadcast along both dimensions): one load a warp.
+        if (const auto g = c_.globals.find(x.src.name); g != c_.globals.end())
+          st.read.rows_broadcast = g->second->rows == 1 && g->second->rows_param.empty(),
+          st.read.cols_broadcast = g->second->cols == 1 && g->second->cols_param.empty();
         add(st, why);
         c_.regs[x.regs.name] = std::move(st.read.def);
         break;

@@ -201,7 +201,7 @@ void check_glu_layout(const Context& c, Diagnostics& d) {
                   {"use a tile.m that is a multiple of 128"});
   // alpha and C come before the activation (docs/spec.md, "Epilogues"): on a gated product they
   // would act on the gate and up halves, which ptxgen does not define.
-  if (g->alpha && *g->alpha != 1)
+  if ((g->alpha && *g->alpha != 1) || g->alpha_input)
     return refuse("/gemm/alpha", "alpha would scale the gate and up halves before the activation",
                   {"drop \"alpha\" (scale A, or D with \"d\": {\"scale\": true})"});
   if (g->c) return refuse("/gemm/c", "C would be added to the product's halves before the activation", {"add it after the product as \"residual\""});

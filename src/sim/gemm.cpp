@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "ptxgen/activation_bound.hpp"
 #include "support.hpp"
 
 namespace ptxgen::sim {
@@ -234,22 +235,35 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   // The amax output: one f32, zero before the launch (the caller's part).
   uint64_t amax_addr = 0;
   if (tensors.contains("amax")) amax_addr = g.alloc(16, 0x00);
-  // D's per-tensor scale: 0.75 (a multiplication that rounds, and keeps an e4m3 D in range).
-  double d_scale = 0.75;
-  uint64_t d_scale_addr = 0;
-  if (tensors.contains("d_scale")) {
-    d_scale_addr = g.alloc(16, 0x00);
-    input_names.push_back("d_scale");
-    uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(d_scale));
-    if (const InputArray* given = input_for(inputs, used, "d_scale", 1, 1)) b = input_bits(dtype("f32"), "d_scale", *given, 0, 0);
-    d_scale = static_cast<double>(std::bit_cast<float>(b));
-    put_bits(g.at(d_scale_addr), 0, 32, b);
-  }
+  // The one-f32 inputs (docs/spec.md, "Epilogues"), each at its own address, `value` unless
+  // --inputs gives NAME.npy: D's per-tensor scale 0.75 (a multiplication that rounds, and keeps an
+  // e4m3 D in range); alpha and beta (their "input" form) random f32s of either sign, magnitude in
+  // [0.5, 2) with a random 23-bit fraction (so that the products round), drawn after every tensor.
+  std::map<std::string, uint64_t> scalar_addr;
+  auto scalar_input = [&](const char* name, double value) {
+    if (!tensors.contains(name)) return value;
+    const uint64_t addr = g.alloc(16, 0x00);
+    scalar_addr[name] = addr;
+    input_names.push_back(name);
+    uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(value));
+    if (const InputArray* given = input_for(inputs, used, name, 1, 1)) b = input_bits(dtype("f32"), name, *given, 0, 0);
+    put_bits(g.at(addr), 0, 32, b);
+    return static_cast<double>(std::bit_cast<float>(b));
+  };
+  auto random_factor = [&] {
+    const uint32_t bits = static_cast<uint32_t>(rng());
+    return (bits & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + std::ldexp(static_cast<double>(bits >> 9), -23), static_cast<int>(bits >> 1 & 1) - 1);
+  };
+  const double d_scale = scalar_input("d_scale", 0.75);
+  const double alpha_in = tensors.contains("alpha") ? scalar_input("alpha", random_factor()) : 0.0;
+  const double beta_in = tensors.contains("beta") ? scalar_input("beta", random_factor()) : 0.0;
   inputs_all_used(inputs, used, input_names);
   std::vector<std::string> epilogue_ops;
   if (mf.contains("epilogue_ops")) epilogue_ops = mf.at("epilogue_ops").get<std::vector<std::string>>();
-  // alpha and beta as the kernel multiplies by them: rounded to f32.
+  // alpha and beta as the kernel multiplies by them: rounded to f32; the input's value where the
+  // kernel takes it as one ("alpha": "input").
   auto constant = [&](const char* name) {
+    if (tensors.contains(name)) return std::string(name) == "alpha" ? alpha_in : beta_in;
     return static_cast<double>(static_cast<float>(mf.at("epilogue_constants").at(name).get<double>()));
   };
   const Dtype dd = dtype(tensors.at("D").at("dtype"));
@@ -307,10 +321,10 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       }
     } else if (kind == "global_pointer") {
       const std::string tensor = p.at("tensor");
-      l.params.push_back(value(name, tensor == "bias"    ? bias_addr
-                                     : tensor == "amax" ? amax_addr
-                                     : tensor == "d_scale" ? d_scale_addr
-                                     : tensor == "SFD"     ? sfd_addr
+      l.params.push_back(value(name, tensor == "bias"           ? bias_addr
+                                     : tensor == "amax"          ? amax_addr
+                                     : scalar_addr.count(tensor) ? scalar_addr.at(tensor)
+                                     : tensor == "SFD"           ? sfd_addr
                                      : fused.count(tensor) ? fused.at(tensor).addr
                                                             : d_addr));
     } else {
@@ -393,7 +407,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       acc_bound += u * std::fabs(ref);
     } else if (f == "d_scale") {
       ref *= d_scale;
-      acc_bound = d_scale * acc_bound + u * std::fabs(ref);
+      acc_bound = std::fabs(d_scale) * acc_bound + u * std::fabs(ref);
     } else {
       return false;
     }
@@ -402,50 +416,27 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   // The amax's range: the largest |value| before D's scale and conversion lies within each
   // element's bound of its float64 value, so between the largest |ref| - bound and |ref| + bound.
   double amax_lo = 0, amax_hi = 0;
-  // An activation in float64 from its formula, its bound carried through (the input's times the
-  // function's largest slope, plus the f32 functions' own: add.rn 2^-24 relative; sigmoid's
-  // ex2.approx (2 ulp), rcp.approx (1 ulp), and the f32 log2(e); gelu_tanh's tanh.approx (2^-11
-  // relative) and the roundings of its argument; gelu's below).
+  // An activation in float64 from its formula, its bound carried through (ptxgen/activation_bound.hpp:
+  // the input's times the function's largest slope, plus the f32 composition's own).
   auto activate = [&](const std::string& f, double& ref, double& acc_bound) {
+    namespace ab = activation_bound;
     const double x = ref;
     auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
     if (f == "relu") {
       ref = std::max(x, 0.0);
+      acc_bound = ab::relu(x, ref, acc_bound);
     } else if (f == "sigmoid") {
       ref = sig(x);
-      acc_bound = 0.25 * acc_bound + ref * (8 * u + std::fabs(x) * u) + std::ldexp(1.0, -126);
+      acc_bound = ab::sigmoid(x, ref, acc_bound);
     } else if (f == "silu") {
       ref = x * sig(x);
-      acc_bound = 1.1 * acc_bound + std::fabs(x) * sig(x) * (10 * u + std::fabs(x) * u) + std::ldexp(1.0, -126);
+      acc_bound = ab::silu(x, ref, acc_bound);
     } else if (f == "gelu_tanh") {
-      const double uu = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = std::tanh(uu);
-      ref = 0.5 * x * (1 + t);
-      acc_bound = 1.13 * acc_bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(uu) + 1)) +
-                  2 * u * std::fabs(ref) + std::ldexp(1.0, -126);
+      ref = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+      acc_bound = ab::gelu_tanh(x, ref, acc_bound);
     } else if (f == "gelu") {
-      // 0.5 x (1 + erf(x / sqrt 2)) (1 + erf(w) as erfc(-w), accurate where it is small). The kernel
-      // computes 0.5 x + 0.5 |x| erf(|x| / sqrt 2) with Abramowitz & Stegun 7.1.26's erf, 1 - q(t) e,
-      // e = exp(-x^2 / 2), t = 1 / (1 + p |x| / sqrt 2), within 1.5e-7 (docs/spec.md, "Activations"),
-      // so 0.5 |x| 1.5e-7 of gelu; then each step's error to first order, in units of u: t relative
-      // 5 (the fma's rounding and its constant's, rcp.approx's 1.5 ulp); q = Horner's, each fma's
-      // rounding times the power of t it is scaled by, plus t's error times t q'(t) and the f32
-      // coefficients' own; e relative 5 (ex2.approx, 2.5 ulp) plus the exponent's error, 3 roundings of
-      // 0.72 x^2 and one of 1 (times ln 2); then h = 0.5 - q e / 2 (fma), h |x| (mul) and 0.5 x + h |x|
-      // (fma), each a rounding. The largest slope of gelu is 1.13 (at x = sqrt 2).
-      const double a = std::fabs(x), t = 1 / (1 + 0.3275911 / std::sqrt(2.0) * a), e = std::exp(-0.5 * x * x);
-      const double c[] = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
-      double h = c[4], rounding = 0, slope = 0, coefs = 0, tk = 1;
-      for (int i = 3; i >= 0; --i) h = h * t + c[i], rounding += std::fabs(h) * std::pow(t, i + 1);
-      for (int i = 0; i < 5; ++i) {
-        tk *= t;
-        slope += (i + 1) * c[i] * tk;
-        coefs += std::fabs(static_cast<double>(static_cast<float>(c[i])) - c[i]) * tk;
-      }
-      const double q = h * t, dq = u * (5 * std::fabs(slope) + rounding + q) + coefs;
-      const double half = 0.5 - 0.5 * q * e;
-      ref = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
-      const double own = a * (0.5 * e * (dq + q * u * (5.7 + 1.51 * x * x)) + u * half) + u * half * a + u * std::fabs(ref);
-      acc_bound = 1.13 * acc_bound + 0.5 * a * 1.5e-7 + 1.05 * own + std::ldexp(1.0, -126);
+      ref = 0.5 * x * std::erfc(-x / std::sqrt(2.0));  // 1 + erf(w) as erfc(-w), accurate where it is small
+      acc_bound = ab::gelu(x, ref, acc_bound);
     } else {
       throw std::runtime_error("a manifest with the epilogue op " + f + ", which the simulation does not evaluate");
     }

@@ -194,14 +194,21 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
       }
     }
   }
-  // The fused epilogue (docs/spec.md, "Epilogues"): "alpha": NUMBER, "c": {"dtype": T}, "beta":
-  // NUMBER, "bias": {"dtype": T[, "along": "n" | "m"]}, "activation": NAME, "residual": {"dtype": T}.
+  // The fused epilogue (docs/spec.md, "Epilogues"): "alpha": NUMBER | "input", "c": {"dtype": T},
+  // "beta": NUMBER | "input", "bias": {"dtype": T[, "along": "n" | "m"]}, "activation": NAME, "residual": {"dtype": T}.
   // A constant's range is MATH-DTYPE's (the f32 it becomes), judged on the lowered kernel.
-  auto constant = [&](const char* key, std::optional<double>& out) {
-    if (const json* v = r.get(key, false, json::value_t::number_integer, "a number")) out = v->get<double>();  // any number
+  // Or the string "input": the kernel input of the member's name, one f32 (spec::Gemm::alpha_input);
+  // any other string is SPEC-ENUM at the member.
+  auto constant = [&](const char* key, std::optional<double>& out, bool& input) {
+    if (const json* v = r.any(key); v && v->is_string()) {
+      if (r.choice(key, false, Choices<bool>{{"input", true}})) input = true;
+      else ok = false;
+    } else if (const json* n = r.get(key, false, json::value_t::number_integer, "a number or \"input\"")) {
+      out = n->get<double>();  // any number
+    }
   };
-  constant("alpha", g.alpha);
-  constant("beta", g.beta);
+  constant("alpha", g.alpha, g.alpha_input);
+  constant("beta", g.beta, g.beta_input);
   auto tensor = [&](const char* key, std::optional<isa::DType>& out) {
     if (const json* t = r.object(key, false)) {
       ObjReader rt(*t, r.ptr(key), r);
@@ -213,7 +220,7 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
   tensor("c", g.c);
   tensor("residual", g.residual);
   if (const json* a = r.get("amax", false, json::value_t::boolean, "a boolean")) g.amax = a->get<bool>();
-  if (g.beta && !g.c && !r.has("c"))
+  if ((g.beta || g.beta_input) && !g.c && !r.has("c"))
     d.error("SPEC-MISSING-KEY", r.ptr("beta"), "\"beta\" scales the kernel input C (D = alpha A x B + beta C), and the gemm has no \"c\"")
         .help = {"give C's type: \"c\": {\"dtype\": \"bf16\"} (or f16, f32)", "or leave \"beta\" out"};
   if (const json* b = r.object("bias", false)) {
@@ -350,8 +357,10 @@ std::string to_json(const Spec& s) {
     o["cluster"] = g.cluster;
     if (g.sparse) o["sparse"] = true;
     if (g.alpha) o["alpha"] = *g.alpha;
+    if (g.alpha_input) o["alpha"] = "input";
     if (g.c) o["c"] = {{"dtype", std::string(isa::name(*g.c))}};
     if (g.beta) o["beta"] = *g.beta;
+    if (g.beta_input) o["beta"] = "input";
     if (g.bias) o["bias"] = {{"dtype", std::string(isa::name(g.bias->dtype))}, {"along", g.bias->along_m ? "m" : "n"}};
     if (g.activation) o["activation"] = std::string(info(*g.activation).name);
     if (g.glu) o["activation"] = std::string(name(*g.glu));

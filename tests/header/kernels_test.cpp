@@ -95,36 +95,52 @@ auto output(std::uintptr_t address) {
 
 // Every gemm kernel with fused inputs beyond a bias (C, a residual) or outputs (an amax, a quantized
 // D's factors SFD): the call its EPILOGUE_GEMMS row describes (the present ones after D, in the
-// order C, bias, residual, d_scale, amax, SFD) accepted at its spec's sizes, and with its first input
-// (or the amax, or SFD) null refused by its name; a quantized D's n that is no whole number of
-// blocks refused. Kernels with only a bias are counted by BIASED_GEMM. `check` is the kernel's NAME_check.
-template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TS, class TAMAX, class TSFD, class Check>
+// order C, bias, residual, alpha, beta, d_scale, amax, SFD) accepted at its spec's sizes, and with
+// its first input (or the amax, or SFD) null refused by its name, an input alpha or beta (one f32)
+// null refused by its name too; a quantized D's n that is no whole number of blocks refused. Kernels
+// with only a bias are counted by BIASED_GEMM. `check` is the kernel's NAME_check.
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TAL, class TBE, class TS, class TAMAX, class TSFD,
+          class Check>
 void epilogue_gemm(const std::string& name, const ptxgen::KernelInfo& i, Check check, int& gemms) {
-  if constexpr (!std::is_void_v<TC> || !std::is_void_v<TR> || !std::is_void_v<TS> || !std::is_void_v<TAMAX> || !std::is_void_v<TSFD>) {
+  if constexpr (!std::is_void_v<TC> || !std::is_void_v<TR> || !std::is_void_v<TAL> || !std::is_void_v<TBE> || !std::is_void_v<TS> ||
+                !std::is_void_v<TAMAX> || !std::is_void_v<TSFD>) {
     auto call = [&](auto... x) { return check(x...); };
     const auto head = std::make_tuple(at<const TA>(kA), at<const TB>(kB), at<TD>(kD));
     const auto tail = std::make_tuple(SIZES(i.m, i.n, i.k));
     const auto sfd = output<TSFD>(kSA);
+    const auto factors = std::tuple_cat(input<TAL>(kSB), input<TBE>(kSB));  // alpha, beta: one f32 each
     expect(name + " at its spec's sizes",
-           std::apply(call, std::tuple_cat(head, input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), input<TS>(kSA), output<TAMAX>(kSB), sfd, tail)),
+           std::apply(call, std::tuple_cat(head, input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), factors, input<TS>(kSA),
+                                           output<TAMAX>(kSB), sfd, tail)),
            CUDA_SUCCESS, nullptr);
+    if constexpr (!std::is_void_v<TAL>)
+      expect(name + " with a null alpha",
+             std::apply(call, std::tuple_cat(head, input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), std::tuple<const TAL*>(nullptr),
+                                             input<TBE>(kSB), input<TS>(kSA), output<TAMAX>(kSB), sfd, tail)),
+             CUDA_ERROR_INVALID_VALUE, "alpha (f32) is a null pointer");
+    if constexpr (!std::is_void_v<TBE>)
+      expect(name + " with a null beta",
+             std::apply(call, std::tuple_cat(head, input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), input<TAL>(kSB),
+                                             std::tuple<const TBE*>(nullptr), input<TS>(kSA), output<TAMAX>(kSB), sfd, tail)),
+             CUDA_ERROR_INVALID_VALUE, "beta (f32) is a null pointer");
     if constexpr (!std::is_void_v<TC>)
       expect(name + " with a null C",
-             std::apply(call, std::tuple_cat(head, std::tuple<const TC*>(nullptr), input<TBIAS>(kSB), input<TR>(kSA),
+             std::apply(call, std::tuple_cat(head, std::tuple<const TC*>(nullptr), input<TBIAS>(kSB), input<TR>(kSA), factors,
                                              input<TS>(kSA), output<TAMAX>(kSB), sfd, tail)),
              CUDA_ERROR_INVALID_VALUE, "c (C, ");
     else if constexpr (!std::is_void_v<TR>)
       expect(name + " with a null residual",
-             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), std::tuple<const TR*>(nullptr), input<TS>(kSA), output<TAMAX>(kSB), sfd, tail)),
+             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), std::tuple<const TR*>(nullptr), factors, input<TS>(kSA),
+                                             output<TAMAX>(kSB), sfd, tail)),
              CUDA_ERROR_INVALID_VALUE, "residual (residual, ");
     else if constexpr (!std::is_void_v<TAMAX>)
       expect(name + " with a null amax",
-             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), input<TS>(kSA), std::tuple<TAMAX*>(nullptr), sfd, tail)),
+             std::apply(call, std::tuple_cat(head, input<TBIAS>(kSB), factors, input<TS>(kSA), std::tuple<TAMAX*>(nullptr), sfd, tail)),
              CUDA_ERROR_INVALID_VALUE, "amax (f32) is a null pointer");
     if constexpr (!std::is_void_v<TSFD>) {
       // A quantized D: its factors' pointer, and n a whole number of blocks (of 32, NVFP4's of 16).
       constexpr bool nvfp4 = std::is_same_v<TSFD, ptxgen::ue4m3>;  // a ue4m3 factor per 16; the MX formats' ue8m0 per 32
-      const auto others = std::tuple_cat(input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), input<TS>(kSA), output<TAMAX>(kSB));
+      const auto others = std::tuple_cat(input<TC>(kSA), input<TBIAS>(kSB), input<TR>(kSA), factors, input<TS>(kSA), output<TAMAX>(kSB));
       expect(name + " with a null SFD", std::apply(call, std::tuple_cat(head, others, std::tuple<TSFD*>(nullptr), tail)),
              CUDA_ERROR_INVALID_VALUE, nvfp4 ? "sfd (SFD, ue4m3) is a null pointer" : "sfd (SFD, ue8m0) is a null pointer");
       // (MXFP8 and MXFP4: n = 112, whose rows a TMA store's map of an 8-bit D can stride, 112 bytes, so
@@ -137,8 +153,9 @@ void epilogue_gemm(const std::string& name, const ptxgen::KernelInfo& i, Check c
     ++gemms;
   }
 }
-#define EPILOGUE_GEMM(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD) \
-  epilogue_gemm<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(#NAME, ptxgen::NAME##_info, [](auto... x) { return ptxgen::NAME##_check(x...); }, gemms);
+#define EPILOGUE_GEMM(NAME, TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD)                                                   \
+  epilogue_gemm<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(#NAME, ptxgen::NAME##_info,                                    \
+                                                                   [](auto... x) { return ptxgen::NAME##_check(x...); }, gemms);
 
 // Every block-scaled gemm kernel (the factors after D): its long form instantiated, its spec's own
 // arguments accepted, a null SFB refused, and a k that is no multiple of the factor vector refused.
@@ -608,6 +625,18 @@ int main() {
   PTXGEN_PROGRAMS_PROGRAMS(PROGRAM)
 
   using ptxgen::bf16;
+  // "alpha": "input", "beta": "input" (docs/spec.md, "Epilogues"): one const float* each, after C
+  // (and a bias, a residual), alpha before beta; EPILOGUE_GEMM's null checks pin which is which.
+  {
+    using F = CUresult (*)(const bf16*, std::int64_t, const bf16*, std::int64_t, bf16*, const bf16*, const float*, const float*,
+                           sz::m, sz::n, sz::k, CUstream);
+    F f = &ptxgen::gemm_bf16_128x128x64_alpha_beta_input;
+    using G = CUresult (*)(const bf16*, std::int64_t, const bf16*, std::int64_t, bf16*, const float*, const float*, const float*,
+                           sz::m, sz::n, sz::k, CUstream);
+    G g = &ptxgen::gemm_sm90_bf16_128x128x64_alpha_beta_input;
+    (void)f;
+    (void)g;
+  }
   const bf16* a = at<const bf16>(kA);
   const bf16* b = at<const bf16>(kB);
   bf16* d = at<bf16>(kD);

@@ -77,6 +77,7 @@
 #endif
 #define PTXGEN_CUDA_TYPES 1  // the header's bf16, f16, e4m3, e5m2 are CUDA's own
 #include PTXGEN_LAUNCH_HEADER
+#include "ptxgen/activation_bound.hpp"  // the activations' bounds, the simulator's (-I include)
 
 #ifndef PTXGEN_KERNELS_GEMMS
 #error "the launch header must be named kernels.hpp (its X-macro lists are PTXGEN_KERNELS_GEMMS / _PROGRAMS)"
@@ -258,7 +259,7 @@ struct Matrix {
 
 // The device buffers and sizes a launch function takes.
 struct Bufs {
-  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0, d_scale = 0, amax = 0, sfd = 0;  // c ... sfd: a fused epilogue's
+  CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0, alpha = 0, beta = 0, d_scale = 0, amax = 0, sfd = 0;  // c ... sfd: a fused epilogue's
   int64_t lda = 0, ldb = 0, m = 0, n = 0, k = 0;
 };
 // A fused epilogue input of type T (EPILOGUE_GEMMS rows), or nothing where the kernel takes none (void).
@@ -274,11 +275,12 @@ auto output(CUdeviceptr p) {
   else return std::tuple<T*>(ptxgen::device_pointer<T>(p));
 }
 // The arguments of an EPILOGUE_GEMMS kernel's launch function, D and the inputs, the amax and SFD after it.
-template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TS, class TAMAX, class TSFD>
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TAL, class TBE, class TS, class TAMAX, class TSFD>
 auto epilogue_args(const Bufs& b) {
   return std::tuple_cat(std::make_tuple(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b),
                                         b.ldb, ptxgen::device_pointer<TD>(b.d)),
-                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual), input<TS>(b.d_scale), output<TAMAX>(b.amax), output<TSFD>(b.sfd),
+                        input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual), input<TAL>(b.alpha), input<TBE>(b.beta),
+                        input<TS>(b.d_scale), output<TAMAX>(b.amax), output<TSFD>(b.sfd),
                         std::make_tuple(ptxgen::size::m{b.m}, ptxgen::size::n{b.n}, ptxgen::size::k{b.k}));
 }
 // A gemm launch function's sizes, each its own type (ptxgen::size::m ...), from a Bufs.
@@ -351,6 +353,9 @@ struct Epilogue {
   T bias_type = T::f32;
   std::string bias_dtype;
   double alpha = 1, beta = 1;          // as the kernel multiplies: rounded to f32
+  // "alpha": "input", "beta": "input" (docs/spec.md, "Epilogues"): the kernel reads the factor from
+  // the input alpha (beta), one f32; run_case draws a random one and passes it.
+  bool alpha_input = false, beta_input = false;
   bool c = false, residual = false;    // C and residual inputs (m x n)
   bool amax = false;                   // the amax output (one f32): max |value| before D's conversion
   bool d_scale = false;                // D's scale input (one f32; the launcher passes kDScale)
@@ -363,8 +368,8 @@ struct Epilogue {
     std::string s;
     for (const std::string& o : ops)
       s += (s.empty() ? "" : " ") + (o == "bias"    ? "bias(" + std::string(bias_m ? "m" : "n") + ", " + bias_dtype + ")"
-                                     : o == "alpha" ? "alpha(" + std::to_string(alpha) + ")"
-                                     : o == "beta_c" ? "beta_c(" + std::to_string(beta) + ")"
+                                     : o == "alpha" ? "alpha(" + (alpha_input ? std::string("input") : std::to_string(alpha)) + ")"
+                                     : o == "beta_c" ? "beta_c(" + (beta_input ? std::string("input") : std::to_string(beta)) + ")"
                                                      : o);
     return s;
   }
@@ -413,6 +418,15 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
   e.residual = has("residual");
   e.amax = has("amax");
   e.d_scale = has("d_scale");
+  // An input alpha (beta) is its op with no constant in epilogues.hpp (1 there) and the header's
+  // one-f32 input of its name.
+  e.alpha_input = tensor("alpha") != nullptr;
+  e.beta_input = tensor("beta") != nullptr;
+  if ((e.alpha_input && (!has("alpha") || alpha != 1)) || (e.beta_input && (!has("beta_c") || beta != 1)))
+    die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on an input alpha or beta");
+  for (const char* x : {"alpha", "beta"})
+    if (const ptxgen::TensorInfo* t = tensor(x); t && (std::string(t->dtype) != "f32" || t->rows != 1 || t->cols != 1))
+      die(2, std::string(info.name) + ": the header's " + x + " is not one f32");
   if (e.d_scale != (tensor("d_scale") != nullptr))
     die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on D's scale");
   if (e.amax != (tensor("amax") != nullptr))
@@ -453,13 +467,10 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
 }
 
 // One element through the epilogue in float64: x = A·B, b its bias element; `bound` enters as x's
-// bound and leaves as the result's, before D's rounding. The same bound as src/sim/gemm.cpp's: the
-// error entering each function times the function's largest slope (relu 1, sigmoid 1/4, silu 1.1,
-// gelu_tanh 1.13), plus the f32 function's own: add.rn 2^-24 relative; sigmoid and silu's
-// ex2.approx (2 ulp), rcp.approx (1 ulp), the f32 log2(e) and the rounding of x log2(e); gelu_tanh's
-// tanh.approx (2^-11 relative) and the roundings of its argument and its last fma and mul; gelu's
-// (the erf form, slope 1.13 too): Abramowitz & Stegun 7.1.26's 1.5e-7 of erf, times 0.5 |x|, and
-// each step's error to first order, as src/sim/gemm.cpp and docs/spec.md "Activations" derive it.
+// bound and leaves as the result's, before D's rounding. The same bound as src/sim/gemm.cpp's: each
+// activation's from include/ptxgen/activation_bound.hpp, the one copy both include (the error
+// entering the function times its largest slope, plus the f32 composition's own: ex2.approx,
+// rcp.approx, tanh.approx and the roundings; gelu's Abramowitz & Stegun 7.1.26 1.5e-7 of erf).
 // c and r: the element's C and residual. alpha's mul.rn scales the error entering it and rounds
 // once; beta C (fma.rn), the residual (add.rn) and D's scale (mul.rn) round once each. `amax`:
 // where the epilogue has one, the value and bound it sees (before D's scale). A gated epilogue
@@ -469,45 +480,30 @@ Epilogue epilogue_of(const ptxgen::KernelInfo& info) {
 // half ulp.
 double apply_epilogue(const Epilogue& e, double x, double b, double c, double r, double& bound,
                       std::pair<double, double>* amax = nullptr, double up = 0, double b_up = 0, double up_bound = 0) {
-  const double u = std::ldexp(1.0, -24), tiny = std::ldexp(1.0, -126);
+  const double u = std::ldexp(1.0, -24);
   auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+  // The reference values from the functions' definitions (gelu's erf the C library's); the bounds
+  // from ptxgen/activation_bound.hpp, the simulator's own.
   auto activate = [&](const std::string& f) {
+    namespace ab = ptxgen::activation_bound;
+    double y = x;
     if (f == "relu") {
-      x = std::max(x, 0.0);
+      y = std::max(x, 0.0);
+      bound = ab::relu(x, y, bound);
     } else if (f == "sigmoid") {
-      const double y = sig(x);
-      bound = 0.25 * bound + y * (8 * u + std::fabs(x) * u) + tiny;
-      x = y;
+      y = sig(x);
+      bound = ab::sigmoid(x, y, bound);
     } else if (f == "silu") {
-      const double y = x * sig(x);
-      bound = 1.1 * bound + std::fabs(x) * sig(x) * (10 * u + std::fabs(x) * u) + tiny;
-      x = y;
+      y = x * sig(x);
+      bound = ab::silu(x, y, bound);
     } else if (f == "gelu_tanh") {
-      const double w = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = std::tanh(w);
-      const double y = 0.5 * x * (1 + t);
-      bound = 1.13 * bound + 0.5 * std::fabs(x) * (std::fabs(t) * std::ldexp(1.0, -11) + 8 * u * (std::fabs(w) + 1)) +
-              2 * u * std::fabs(y) + tiny;
-      x = y;
+      y = 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+      bound = ab::gelu_tanh(x, y, bound);
     } else if (f == "gelu") {
-      // t = 1 / (1 + p |x| / sqrt 2) 5 u relative; q(t) = a1 t + ... + a5 t^5 by Horner (each fma's
-      // rounding times the power of t that scales it, t's error times t q'(t), the f32 coefficients');
-      // e = exp(-x^2 / 2) 5 u relative plus 1.51 x^2 u (its exponent's roundings); then h = 0.5 - q e / 2,
-      // h |x| and 0.5 x + h |x|, a rounding each.
-      const double a = std::fabs(x), t = 1 / (1 + 0.3275911 / std::sqrt(2.0) * a), e = std::exp(-0.5 * x * x);
-      const double c[] = {0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429};
-      double h = c[4], rounding = 0, slope = 0, coefs = 0, tk = 1;
-      for (int i = 3; i >= 0; --i) h = h * t + c[i], rounding += std::fabs(h) * std::pow(t, i + 1);
-      for (int i = 0; i < 5; ++i) {
-        tk *= t;
-        slope += (i + 1) * c[i] * tk;
-        coefs += std::fabs(static_cast<double>(static_cast<float>(c[i])) - c[i]) * tk;
-      }
-      const double q = h * t, dq = u * (5 * std::fabs(slope) + rounding + q) + coefs, half = 0.5 - 0.5 * q * e;
-      const double y = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
-      const double own = a * (0.5 * e * (dq + q * u * (5.7 + 1.51 * x * x)) + u * half) + u * half * a + u * std::fabs(y);
-      bound = 1.13 * bound + 0.5 * a * 1.5e-7 + 1.05 * own + tiny;
-      x = y;
+      y = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+      bound = ab::gelu(x, y, bound);
     }
+    x = y;
   };
   for (const std::string& f : e.ops) {
     if (f == "alpha") {
@@ -753,7 +749,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   CK(cuDevicePrimaryCtxRetain(&ctx, dev));
   CK(cuCtxSetCurrent(ctx));
   Matrix A = operand(info.tensors[0], m, k, same), B = operand(info.tensors[1], k, n, same);
-  const Epilogue ep = epilogue_of(info);
+  Epilogue ep = epilogue_of(info);
   // A gated epilogue's D is m x n/2 (the header refuses an odd n).
   const int64_t dn = ep.gated ? n / 2 : n;
   Matrix D{parse_type(info.tensors[2].dtype), m, dn, true, dn};
@@ -776,6 +772,15 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   const std::vector<double> rbias = ep.bias ? fill_bias(ep.bias_type, ep.bias_m ? m : n, hbias, rng) : std::vector<double>();
   const std::vector<double> rc = ep.c ? fill_bias(ep.c_type, m * n, hc, rng) : std::vector<double>();
   const std::vector<double> rres = ep.residual ? fill_bias(ep.residual_type, m * n, hres, rng) : std::vector<double>();
+  // An input alpha or beta: a random f32 of either sign, magnitude in [0.5, 2) with a random 23-bit
+  // fraction (so that its products round), drawn after every tensor; the reference uses it.
+  float alpha_in = 1, beta_in = 1;
+  auto random_factor = [&] {
+    const uint64_t bits = rng();
+    return static_cast<float>((bits & 1 ? -1.0 : 1.0) * std::ldexp(1.0 + std::ldexp(double(bits >> 41), -23), int(bits >> 1 & 1) - 1));
+  };
+  if (ep.alpha_input) ep.alpha = alpha_in = random_factor();
+  if (ep.beta_input) ep.beta = beta_in = random_factor();
   Bufs bufs;
   bufs.lda = A.ld, bufs.ldb = B.ld, bufs.m = m, bufs.n = n, bufs.k = k;
   CK(cuMemAlloc(&bufs.a, a_bytes));
@@ -788,6 +793,11 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
     CK(cuMemAlloc(&bufs.d_scale, 4));
     CK(cuMemcpyHtoD(bufs.d_scale, &scale, 4));
   }
+  for (const auto& [on, value, at] : {std::make_tuple(ep.alpha_input, &alpha_in, &bufs.alpha), std::make_tuple(ep.beta_input, &beta_in, &bufs.beta)})
+    if (on) {
+      CK(cuMemAlloc(at, 4));
+      CK(cuMemcpyHtoD(*at, value, 4));
+    }
   if (ep.amax) {
     CK(cuMemAlloc(&bufs.amax, 4));
     CK(cuMemsetD32(bufs.amax, 0, 1));  // the kernel raises it: the caller zeroes it
@@ -1074,13 +1084,14 @@ int bad_input() {
   // The first kernel with a fused bias that runs here, bf16 in and out (none: its checks are left out),
   // and the first with a quantized D (MXFP8) that runs here, not gated, bf16 in, K-major.
   Gemm biased, quantized;
-#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD)                                                  \
+#define FIND(NAME, TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD)                                        \
   {                                                                                                             \
     Gemm g{&ptxgen::NAME##_info, [](const Bufs& b, CUstream s) {                                                \
              return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); },                                \
-                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b));                   \
+                               epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b));         \
            }};                                                                                                  \
-    const bool only_bias = std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TS> &&                   \
+    const bool only_bias = std::is_void_v<TC> && std::is_void_v<TR> && std::is_void_v<TAL> &&                  \
+                           std::is_void_v<TBE> && std::is_void_v<TS> &&                                         \
                            std::is_void_v<TAMAX> && std::is_void_v<TSFD>;                                       \
     const bool here_kmajor = runs_here(*g.info) && !epilogue_of(*g.info).gated &&                               \
                              std::string(g.info->tensors[0].dtype) == "bf16" && g.info->tensors[0].cols_contiguous && \
@@ -1196,7 +1207,7 @@ int bad_input() {
     Bufs y = good;
     CUdeviceptr scratch;
     CK(cuMemAlloc(&scratch, size_t(m * n * 4)));
-    y.c = y.bias = y.residual = y.d_scale = y.amax = y.sfd = scratch;
+    y.c = y.bias = y.residual = y.alpha = y.beta = y.d_scale = y.amax = y.sfd = scratch;
     y.n = 112;
     expect(("n = 112 for " + std::string(quantized.info->name) + " (" + epilogue_of(*quantized.info).describe() + ")").c_str(),
            quantized.call(y, s), bad, "n = 112 is not a multiple of 32");
@@ -1566,16 +1577,16 @@ int main(int argc, char** argv) {
   PTXGEN_KERNELS_GEMMS(CASE)
 #undef CASE
   // Kernels with fused epilogue inputs: the same, the inputs after D (C, bias, residual: those it takes).
-#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD)                                                          \
+#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD)                                                \
   if (which == #NAME)                                                                                              \
     return run_case<ptxgen::NAME##_launch>(                                                                        \
         ptxgen::NAME##_info,                                                                                       \
         [](const Bufs& b, CUstream s) {                                                                            \
-          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b)); \
+          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b)); \
         },                                                                                                         \
         [](const Bufs& b, ptxgen::NAME##_launch& l) {                                                              \
           return std::apply([&l](auto... x) { return ptxgen::NAME##_prepare(x..., l); },                          \
-                            epilogue_args<TA, TB, TD, TC, TBIAS, TR, TS, TAMAX, TSFD>(b));                                          \
+                            epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b));                                \
         },                                                                                                         \
         opt);
   PTXGEN_KERNELS_EPILOGUE_GEMMS(CASE)
