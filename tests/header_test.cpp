@@ -148,51 +148,6 @@ TEST_CASE("--header: the same specs give the same bytes; the header holds each t
                "::ptxgen::bf16)") != std::string::npos);
 }
 
-TEST_CASE("--header: a spec that fails its check, a name C++ cannot take, or a usage error writes nothing") {
-  TempDir t;
-  const std::string good = spec_path("gemm_sm90_bf16_128x256x64");
-  auto spec_named = [&](const std::string& file, const std::string& name) {
-    std::string text = slurp(good);
-    const std::string from = "\"name\": \"gemm_sm90_bf16_128x256x64\"";
-    REQUIRE(text.find(from) != std::string::npos);
-    text.replace(text.find(from), from.size(), "\"name\": \"" + name + "\"");
-    write(t / file, text);
-    return t / file;
-  };
-  write(t / "bad.json", R"({"ptxgen": 1, "name": "k", "target": "sm_90a", "gemm": {"m": 64}})");
-  const std::string bad = t / "bad.json";
-  Run r = ptxgen_run({"build", good, bad, "--header", t / "k.hpp", "--depfile", t / "k.d"});
-  CHECK(r.exit_code == 1);
-  CHECK(r.output.find("nothing written") != std::string::npos);
-  CHECK(dir_listing(t) == "bad.json ");
-
-  const std::string kw = spec_named("kw.json", "launch");
-  r = ptxgen_run({"build", kw, "--header", t / "k.hpp"});
-  CHECK(r.exit_code == 1);
-  CHECK(r.output.find("is named \"launch\", which is a C++ keyword or a name the header itself uses") !=
-        std::string::npos);
-  const std::string twice = spec_named("twice.json", "gemm_sm90_bf16_128x256x64");
-  r = ptxgen_run({"build", good, twice, "--header", t / "k.hpp"});
-  CHECK(r.exit_code == 1);
-  CHECK(r.output.find("two specs are named \"gemm_sm90_bf16_128x256x64\"") != std::string::npos);
-  const std::string clash = spec_named("clash.json", "gemm_sm90_bf16_128x256x64_check");
-  r = ptxgen_run({"build", good, clash, "--header", t / "k.hpp"});
-  CHECK(r.exit_code == 1);
-  CHECK(r.output.find("would both define gemm_sm90_bf16_128x256x64_check") != std::string::npos);
-  CHECK(dir_listing(t) == "bad.json clash.json kw.json twice.json ");
-
-  // Usage: several specs need --header; --header writes only the header.
-  r = ptxgen_run({"build", good, good});
-  CHECK(r.exit_code == 2);
-  CHECK(r.output.find("several specs only with --header") != std::string::npos);
-  CHECK(ptxgen_run({"build", good, "--header", t / "k.hpp", "-o", t / "k.cubin"}).exit_code == 2);
-  CHECK(ptxgen_run({"build", good, "--header", t / "k.hpp", "--ptx", t / "k.ptx"}).exit_code == 2);
-  CHECK(ptxgen_run({"build", good, "--header", "-", "--depfile", t / "k.d"}).exit_code == 2);
-  CHECK(ptxgen_run({"build", "-", "-", "--header", t / "k.hpp"}).exit_code == 2);
-  CHECK(ptxgen_run({"build", good, "--target", "sm_99z", "--header", t / "k.hpp"}).exit_code == 7);
-  CHECK(dir_listing(t) == "bad.json clash.json kw.json twice.json ");
-}
-
 // Issue 32: every name of a spec that reaches C++ (kernel, tensor and size names) is checked or
 // renamed. Kernel names are the launch functions' names, so a name that a macro of the header's
 // includes takes (errno, EOF, NULL, stdin, assert), that g++ and clang predefine in gnu++ modes
@@ -355,34 +310,6 @@ TEST_CASE("--header: sizes are typed: the right order compiles, swapped sizes or
   }
 }
 
-// The names the header refuses or renames cover every macro the compilers installed define in
-// the header's includes (tools/update-cpp-macros made the list; a newer libc or CUDA may add some).
-TEST_CASE("--header: every macro of the header's includes is a name the header refuses") {
-  const std::string cuda = cuda_root();
-  TempDir t;
-  write(t / "inc.cpp", "#include <cuda.h>\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n#include <cstring>\n"
-                       "#include <mutex>\n#include <string>\n#include <vector>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
-                       "#include <cuda_fp8.h>\n");
-  for (const char* cxx : {"g++", "clang++"})
-    for (const char* std : {"-std=c++17", "-std=gnu++17"}) {
-      CAPTURE(cxx);
-      CAPTURE(std);
-      const Run c = ptxgen::io::run({"/usr/bin/env", cxx, std, "-pthread", "-isystem", cuda + "/include", "-dM", "-E", t / "inc.cpp"}, 120);
-      REQUIRE_MESSAGE(c.exit_code == 0, c.output);
-      std::istringstream in(c.output);
-      std::string line, missing;
-      int names = 0;
-      while (std::getline(in, line)) {
-        if (line.rfind("#define ", 0) != 0) continue;
-        std::string name = line.substr(8, line.find_first_of(" (", 8) - 8);
-        ++names;
-        if (ptxgen::cli::name_problem(name).empty()) missing += name + " ";
-      }
-      CHECK(names > 500);
-      CHECK_MESSAGE(missing.empty(), "macros the header would take as names (run tools/update-cpp-macros): " << missing);
-    }
-}
-
 // The launch header reads each manifest's tensors (factor layouts, metadata atoms, sparsity), so a
 // combination it was not written for is an internal error there (the e2m1 kinds' 4:8 metadata was,
 // before it learnt "128x256 atoms"). Every combination of operand types, block scaling (scale type,
@@ -428,5 +355,82 @@ TEST_CASE("--header: every block-scaled and sparse combination the rules accept 
   const std::string h = slurp(t / "sweep.hpp");
   CHECK(h.find("in CUTLASS's sm_100 atoms for .kind::mxf4nvf4 of 128 rows x 256 of k") != std::string::npos);
   CHECK(h.find("(4:8 sparse: two pairs of every eight elements of k)") != std::string::npos);
+}
+}
+
+// The header generator's refusals and name tables, without a compiler run: in suite cli, so that the
+// sanitized build (tools/sanitize) runs src/cli/header.cpp too.
+TEST_SUITE("cli") {
+TEST_CASE("--header: a spec that fails its check, a name C++ cannot take, or a usage error writes nothing") {
+  TempDir t;
+  const std::string good = spec_path("gemm_sm90_bf16_128x256x64");
+  auto spec_named = [&](const std::string& file, const std::string& name) {
+    std::string text = slurp(good);
+    const std::string from = "\"name\": \"gemm_sm90_bf16_128x256x64\"";
+    REQUIRE(text.find(from) != std::string::npos);
+    text.replace(text.find(from), from.size(), "\"name\": \"" + name + "\"");
+    write(t / file, text);
+    return t / file;
+  };
+  write(t / "bad.json", R"({"ptxgen": 1, "name": "k", "target": "sm_90a", "gemm": {"m": 64}})");
+  const std::string bad = t / "bad.json";
+  Run r = ptxgen_run({"build", good, bad, "--header", t / "k.hpp", "--depfile", t / "k.d"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("nothing written") != std::string::npos);
+  CHECK(dir_listing(t) == "bad.json ");
+
+  const std::string kw = spec_named("kw.json", "launch");
+  r = ptxgen_run({"build", kw, "--header", t / "k.hpp"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("is named \"launch\", which is a C++ keyword or a name the header itself uses") !=
+        std::string::npos);
+  const std::string twice = spec_named("twice.json", "gemm_sm90_bf16_128x256x64");
+  r = ptxgen_run({"build", good, twice, "--header", t / "k.hpp"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("two specs are named \"gemm_sm90_bf16_128x256x64\"") != std::string::npos);
+  const std::string clash = spec_named("clash.json", "gemm_sm90_bf16_128x256x64_check");
+  r = ptxgen_run({"build", good, clash, "--header", t / "k.hpp"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("would both define gemm_sm90_bf16_128x256x64_check") != std::string::npos);
+  CHECK(dir_listing(t) == "bad.json clash.json kw.json twice.json ");
+
+  // Usage: several specs need --header; --header writes only the header.
+  r = ptxgen_run({"build", good, good});
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("several specs only with --header") != std::string::npos);
+  CHECK(ptxgen_run({"build", good, "--header", t / "k.hpp", "-o", t / "k.cubin"}).exit_code == 2);
+  CHECK(ptxgen_run({"build", good, "--header", t / "k.hpp", "--ptx", t / "k.ptx"}).exit_code == 2);
+  CHECK(ptxgen_run({"build", good, "--header", "-", "--depfile", t / "k.d"}).exit_code == 2);
+  CHECK(ptxgen_run({"build", "-", "-", "--header", t / "k.hpp"}).exit_code == 2);
+  CHECK(ptxgen_run({"build", good, "--target", "sm_99z", "--header", t / "k.hpp"}).exit_code == 7);
+  CHECK(dir_listing(t) == "bad.json clash.json kw.json twice.json ");
+}
+
+// The names the header refuses or renames cover every macro the compilers installed define in
+// the header's includes (tools/update-cpp-macros made the list; a newer libc or CUDA may add some).
+TEST_CASE("--header: every macro of the header's includes is a name the header refuses") {
+  const std::string cuda = cuda_root();
+  TempDir t;
+  write(t / "inc.cpp", "#include <cuda.h>\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n#include <cstring>\n"
+                       "#include <mutex>\n#include <string>\n#include <vector>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
+                       "#include <cuda_fp8.h>\n");
+  for (const char* cxx : {"g++", "clang++"})
+    for (const char* std : {"-std=c++17", "-std=gnu++17"}) {
+      CAPTURE(cxx);
+      CAPTURE(std);
+      const Run c = ptxgen::io::run({"/usr/bin/env", cxx, std, "-pthread", "-isystem", cuda + "/include", "-dM", "-E", t / "inc.cpp"}, 120);
+      REQUIRE_MESSAGE(c.exit_code == 0, c.output);
+      std::istringstream in(c.output);
+      std::string line, missing;
+      int names = 0;
+      while (std::getline(in, line)) {
+        if (line.rfind("#define ", 0) != 0) continue;
+        std::string name = line.substr(8, line.find_first_of(" (", 8) - 8);
+        ++names;
+        if (ptxgen::cli::name_problem(name).empty()) missing += name + " ";
+      }
+      CHECK(names > 500);
+      CHECK_MESSAGE(missing.empty(), "macros the header would take as names (run tools/update-cpp-macros): " << missing);
+    }
 }
 }
