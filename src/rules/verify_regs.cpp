@@ -471,6 +471,17 @@ void registers(Ctx& c) {
     defs[n] = {std::move(*d), ++next_id};
     held.erase(n);
   };
+  // A tmem_load or a fill: the registers a tcgen05.ld of `v` defines, or none (LD-*, refused).
+  auto define_lanes = [&](const ir::Op& op, const auto& access, const std::string& regs, const ir::ResolvedView& v) {
+    plan::TmemLanes l = plan::tmem_lanes(access, regs, v, c.k.threads);
+    if (l.miss != plan::TmemLanes::fits) {
+      no_lanes(c, op, v, l);
+      c.refused.insert(&op);
+      return;
+    }
+    defs[regs] = {std::move(l.def), ++next_id};
+    held.erase(regs);
+  };
   for (const ir::Op* op : all_ops(c.k)) {
     switch (op->kind()) {
       case ir::OpKind::tmem_load: {
@@ -480,14 +491,7 @@ void registers(Ctx& c) {
           c.refused.insert(op);
           break;
         }
-        plan::TmemLanes l = plan::tmem_lanes(o.access, o.regs.name, *v, c.k.threads);
-        if (l.miss != plan::TmemLanes::fits) {
-          no_lanes(c, *op, *v, l);
-          c.refused.insert(op);
-          break;
-        }
-        defs[o.regs.name] = {std::move(l.def), ++next_id};
-        held.erase(o.regs.name);
+        define_lanes(*op, o.access, o.regs.name, *v);
         break;
       }
       case ir::OpKind::fill: {
@@ -514,14 +518,7 @@ void registers(Ctx& c) {
           c.refused.insert(op);
           break;
         }
-        plan::TmemLanes l = plan::tmem_lanes(o.access, o.regs.name, *v, c.k.threads);
-        if (l.miss != plan::TmemLanes::fits) {
-          no_lanes(c, *op, *v, l);
-          c.refused.insert(op);
-          break;
-        }
-        defs[o.regs.name] = {std::move(l.def), ++next_id};
-        held.erase(o.regs.name);
+        define_lanes(*op, o.access, o.regs.name, *v);
         break;
       }
       case ir::OpKind::tmem_store: {
