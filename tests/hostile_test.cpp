@@ -32,21 +32,10 @@ namespace rules = ptxgen::rules;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 // What one command may cost (issue 15): 1 s of CPU, 200 MB. Sanitized builds are many times
 // slower and keep freed memory in quarantine: there only gross blow-ups are caught.
-const double kCpuLimit = kSanitized ? 30.0 : 1.0;
-const long kRssLimitKb = kSanitized ? 2L << 20 : 200L << 10;
+const double kCpuLimit = support::kSanitized ? 30.0 : 1.0;
+const long kRssLimitKb = support::kSanitized ? 2L << 20 : 200L << 10;
 
 struct Cost {
   int exit = -1;
@@ -164,7 +153,7 @@ TEST_CASE("a chain of 3,300 views: check, plan and emit in linear time and memor
   const Cost half = measured(t, {"plan", t / "half.json", "--json", "-o", t / "h.json"});
   const Cost full = measured(t, {"plan", t / "chain.json", "--json", "-o", t / "p.json"});
   CHECK(slurp(t / "p.json").size() < 3 * slurp(t / "h.json").size());
-  CHECK(full.rss_kb < 2 * half.rss_kb + (kSanitized ? 1L << 20 : 20L << 10));
+  CHECK(full.rss_kb < 2 * half.rss_kb + (support::kSanitized ? 1L << 20 : 20L << 10));
 }
 
 TEST_CASE("thousands of tmem_store or mma ops: refused at the op crossing OUTPUT-SIZE, checked cheaply") {

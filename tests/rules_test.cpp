@@ -21,6 +21,14 @@ Diagnostics diags(const std::string& patch) {
   rules::parse_and_check(j.dump(), d);
   return d;
 }
+// The diagnostics of the example program with `op` inserted before its store of r.
+Diagnostics with_program_op(const nlohmann::json& op) {
+  nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+  j["program"]["ops"].insert(j["program"]["ops"].end() - 1, op);
+  Diagnostics d;
+  rules::parse_and_check(j.dump(), d);
+  return d;
+}
 }  // namespace
 
 TEST_SUITE("rules") {
@@ -137,13 +145,7 @@ TEST_CASE("gemm epilogue alpha, beta with c, residual, amax, D's scale: each mis
 }
 
 TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MATH-OPERANDS without a register set") {
-  auto with = [](const nlohmann::json& op) {
-    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
-    j["program"]["ops"].insert(j["program"]["ops"].end() - 1, op);  // before the store of r
-    Diagnostics d;
-    rules::parse_and_check(j.dump(), d);
-    return d;
-  };
+  const auto with = with_program_op;
   // 3.4028235e38 rounds to f32's largest finite value, 3.4028236e38 (past half an ulp beyond it) to infinity.
   CHECK(with({{"op", "fma"}, {"regs", "r"}, {"a", "r"}, {"b", 3.4028235e38}, {"c", -1e-45}}).list().empty());
   CHECK(with({{"op", "fma"}, {"regs", "r"}, {"a", "r"}, {"b", 1}, {"c", 3.4028236e38}}).list().at(0).pointer == "/program/ops/7/c");
@@ -163,13 +165,7 @@ TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MA
 }
 
 TEST_CASE("fill: the registers of an f32 view's tcgen05.ld, each a finite f32 (MATH-DTYPE, LD-WARPS); exact sizes (PROGRAM-SIZE)") {
-  auto with = [](const nlohmann::json& op) {
-    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
-    j["program"]["ops"].insert(j["program"]["ops"].end() - 1, op);  // before the store of r
-    Diagnostics d;
-    rules::parse_and_check(j.dump(), d);
-    return d;
-  };
+  const auto with = with_program_op;
   // r's elements: a fill like the view r was loaded from is an operand of the same elements.
   CHECK(with({{"op", "fill"}, {"regs", "z"}, {"like", "acc"}, {"value", -3.4028234663852886e38}}).list().empty());
   {
@@ -207,13 +203,7 @@ TEST_CASE("fill: the registers of an f32 view's tcgen05.ld, each a finite f32 (M
 }
 
 TEST_CASE("comparisons and select: built, exact (MATH-APPROX), select's condition a register set (MATH-OPERANDS)") {
-  auto with = [](const nlohmann::json& op) {
-    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
-    j["program"]["ops"].insert(j["program"]["ops"].end() - 1, op);  // before the store of r
-    Diagnostics d;
-    rules::parse_and_check(j.dump(), d);
-    return d;
-  };
+  const auto with = with_program_op;
   for (const char* fn : {"lt", "le", "gt", "ge", "eq", "ne"}) {
     CAPTURE(fn);
     CHECK(with({{"op", fn}, {"regs", "r"}, {"a", "r"}, {"b", 0.5}}).list().empty());
@@ -237,13 +227,7 @@ TEST_CASE("comparisons and select: built, exact (MATH-APPROX), select's conditio
 }
 
 TEST_CASE("activations: MATH-APPROX once per op, at its \"op\" or \"approx\", naming the activation and its instructions") {
-  auto with = [](const nlohmann::json& op) {
-    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
-    j["program"]["ops"].insert(j["program"]["ops"].end() - 1, op);  // before the store of r
-    Diagnostics d;
-    rules::parse_and_check(j.dump(), d);
-    return d;
-  };
+  const auto with = with_program_op;
   {
     Diagnostics d = with({{"op", "sigmoid"}, {"regs", "r"}, {"a", "r"}});
     REQUIRE(d.list().size() == 1);

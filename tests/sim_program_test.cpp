@@ -12,20 +12,6 @@
 
 using namespace ptxgen;
 
-// Under AddressSanitizer (tools/sanitize) each spec runs as its golden only: the all-TMA variant
-// adds no simulator code the pipelined goldens' TMA loads do not run, and doubled the suite's
-// four sanitized minutes in CI.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 TEST_SUITE("sim") {
 TEST_CASE("every program golden, simulated whole, stores what its ops compute") {
@@ -37,7 +23,10 @@ TEST_CASE("every program golden, simulated whole, stores what its ops compute") 
     CAPTURE(file);
     std::string line;
     for (const bool all_tma : {false, true}) {
-      if (all_tma && kSanitized) continue;
+      // Under AddressSanitizer (tools/sanitize) each spec runs as its golden only: the all-TMA
+      // variant adds no simulator code the pipelined goldens' TMA loads do not run, and doubled the
+      // suite's four sanitized minutes in CI.
+      if (all_tma && support::kSanitized) continue;
       CAPTURE(all_tma);
       if (all_tma)
         for (auto& o : doc["program"]["ops"])

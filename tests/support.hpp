@@ -18,6 +18,19 @@
 
 namespace support {
 
+// Whether this build runs under AddressSanitizer (tools/sanitize: clang's __has_feature, g++'s macro).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 inline std::string source_root() {
   const char* r = std::getenv("PTXGEN_SOURCE_ROOT");
   REQUIRE_MESSAGE(r, "PTXGEN_SOURCE_ROOT must name the source tree (meson test sets it)");
