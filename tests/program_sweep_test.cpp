@@ -191,9 +191,10 @@ TEST_CASE("a sweep of types, majors, swizzles, M and N splits and A's place repl
                            {"F 64 at 0", 64, "layout_f::0", false}, {"F 64 at 16", 64, "layout_f::16", false},
                            {"F 2x64", 128, "layout_f::0", false},   {"F 4x64 at 16", 256, "layout_f::16", false},
                            {"F 64 + 64, two ops", 128, "layout_f::0", true}};
-  int planned = 0, refused = 0, simulated = 0;
+  int planned = 0, refused = 0, simulated = 0, combination = 0;
   std::map<std::string, int> refused_by;
   auto one = [&](const Types& t, bool a_mn, bool b_mn, int sw, const MSplit* ms, bool a_tmem, bool n_split, bool layout_b = false) {
+    if (combination++ % support::kSweepStride != 0) return;
     const bool m64 = ms && std::string(ms->layout) != "rows";
     // N: the smallest whole-atom width; split: one full 256-wide instruction and the rest. A pair:
     // twice the B rows each CTA holds.
@@ -246,6 +247,6 @@ TEST_CASE("a sweep of types, majors, swizzles, M and N splits and A's place repl
   for (const auto& [rule, count] : refused_by) why += " " + rule + " " + std::to_string(count);
   MESSAGE("program sweep: " << planned << " specs planned and replayed (" << simulated << " also simulated), " << refused
                             << " refused:" << why);
-  CHECK(planned > 250);
+  CHECK(planned > 250 / support::kSweepStride);
 }
 }

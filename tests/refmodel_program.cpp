@@ -403,20 +403,22 @@ struct Model {
         }
       for (int i = 0; i < Mc; ++i)
         for (int n = 0; n < N; ++n) {
-          std::optional<double> acc = 0.0;
-          for (int k = 0; k < K && acc; ++k) {
+          // known: every product (and the old D it accumulates into) was defined
+          double acc = 0.0;
+          bool known = true;
+          for (int k = 0; k < K && known; ++k) {
             const auto& a = av[static_cast<size_t>(i) * K + k];
             const auto& b = bv[static_cast<size_t>(n) * K + k];
-            if (!a || !b) acc.reset();
-            else *acc += *a * *b;
+            if (!a || !b) known = false;
+            else acc += *a * *b;
           }
           const uint64_t at = d_bit(i, n);
-          if (in.enable_input_d) {
-            auto old = read(D, at);
-            if (acc && old) *acc += *old;
-            else acc.reset();
+          if (known && in.enable_input_d) {
+            const auto old = read(D, at);
+            if (old) acc += *old;
+            else known = false;
           }
-          if (acc) D[at] = {*acc, 32};
+          if (known) D[at] = {acc, 32};
           else D.erase(at);
         }
     }
