@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -81,6 +82,17 @@ TEST_CASE("explain: long form carries the example's real message") {
     CHECK((e.find("error[" + std::string(r.id) + "]") != std::string::npos || e.find("warning[" + std::string(r.id) + "]") != std::string::npos));
     CHECK(e.find("What it means") != std::string::npos);
     CHECK(e.find("How to fix it") != std::string::npos);
+    // A program rule shows the whole passing document (it printed the patch, often
+    // {"program": {}}), and that document passes the rule.
+    if (!r.make_bad && !r.bad_is_document && rules::uses_program_base(r)) {
+      const std::string lead = "  passes (changes to the program example spec; the whole document):\n";
+      const size_t at = e.find(lead);
+      REQUIRE(at != std::string::npos);
+      CHECK(e.find("{\"program\": {}}") == std::string::npos);
+      Diagnostics d;
+      CHECK(rules::parse_and_check(e.substr(at + lead.size()), d).ok);
+      CHECK_FALSE(d.fired(r.id));
+    }
   }
 }
 
@@ -751,6 +763,49 @@ TEST_CASE("LAYOUT-ATOM: the swizzle its help names passes and is the widest that
           }
   CHECK(refused > 20);
   CHECK(named > 10);
+}
+
+// PROGRAM-SMEM-BUDGET, where a pipelined program's rings overflow: its help names the stage count
+// that fits and the rings to set it on (it said "use smaller tiles", the wrong change for a ring of
+// too many stages). The count named passes the rule and is the largest that does, over ring tile
+// sizes and stage counts of the shipped pipelined program.
+TEST_CASE("PROGRAM-SMEM-BUDGET: the stage count its help names passes and is the largest that does") {
+  const nlohmann::json base = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/prog_pipelined_gemm_bf16.json"));
+  auto budget_error = [&](int rows, int stages) -> std::optional<Diagnostic> {
+    nlohmann::json j = base;
+    for (const char* t : {"a", "b"}) j["program"]["smem"][t]["stages"] = stages;
+    j["program"]["smem"]["b"]["shape"][0] = rows;
+    j["program"]["sizes"]["n"] = 2 * rows;
+    j["program"]["grid"]["tile"][1] = rows;
+    j["program"]["tmem"]["acc"]["columns"] = rows;
+    j["program"]["ops"][0]["ops"][1]["at"][0]["n_tile"] = rows;
+    j["program"]["ops"][2]["at"][1]["n_tile"] = rows;
+    Diagnostics d;
+    const bool ok = rules::parse_and_check(j.dump(), d).ok;
+    for (const auto& x : d.list())
+      if (x.rule == "PROGRAM-SMEM-BUDGET") return x;
+    REQUIRE_MESSAGE(ok, d.list().front().rule << " " << d.list().front().message);
+    return std::nullopt;
+  };
+  int named = 0;
+  for (int rows : {64, 128, 256})
+    for (int stages : {4, 6, 9, 12, 14}) {
+      CAPTURE(rows);
+      CAPTURE(stages);
+      const auto e = budget_error(rows, stages);
+      if (!e) continue;
+      CHECK(e->pointer == "/program/smem");
+      REQUIRE(e->help.size() == 2);
+      const std::string lead = "\"stages\": ";
+      REQUIRE(e->help[0].rfind(lead, 0) == 0);
+      CHECK(e->help[0].find(R"(on "a", "b" (/program/smem/a/stages))") != std::string::npos);
+      const int fit = std::stoi(e->help[0].substr(lead.size()));
+      CHECK(fit < stages);
+      CHECK_FALSE(budget_error(rows, fit));
+      CHECK(budget_error(rows, fit + 1));
+      ++named;
+    }
+  CHECK(named == 9);  // 24, 32 and 48 KB a stage: 9, 7 and 4 stages fit (227 KB)
 }
 
 // SCALE-TYPE's and SCALE-KIND's helps lead to a spec the block-scaling rules accept, in one round:

@@ -55,13 +55,35 @@ void check_program_smem_budget(const Context& c, Diagnostics& d) {
   if (!c.spec.program || !c.target.tcgen05) return;
   const ir::Kernel* k = buffers_verified(c, d);
   if (!k) return;
-  const uint32_t bytes = memory_map(c, *k).smem_bytes;
-  if (bytes <= static_cast<uint32_t>(c.target.smem_per_block_max)) return;
-  d.error("PROGRAM-SMEM-BUDGET", k->smem_ptr,
-          "the tiles, barriers and allocation words need " + std::to_string(bytes) +
-              " bytes of shared memory with alignment slack; a CTA on " + std::string(c.target.name) + " gets at most " +
-              std::to_string(c.target.smem_per_block_max))
-      .help = {"use smaller tiles, or reuse one tile for several loads"};
+  const uint32_t bytes = memory_map(c, *k).smem_bytes, budget = static_cast<uint32_t>(c.target.smem_per_block_max);
+  if (bytes <= budget) return;
+  Diagnostic& e = d.error("PROGRAM-SMEM-BUDGET", k->smem_ptr,
+                          "the tiles, barriers and allocation words need " + std::to_string(bytes) +
+                              " bytes of shared memory with alignment slack; a CTA on " + std::string(c.target.name) +
+                              " gets at most " + std::to_string(budget));
+  // Where rings are what overflows (a pipelined loop's stages), the help names the stage count that
+  // fits: every ring of the largest count cut to it together (a loop's rings turn in step), found by
+  // placing the kernel again at each smaller count, so the number is the memory map's own.
+  int most = 1;
+  for (const ir::Tile& t : k->tiles) most = std::max(most, t.stages);
+  std::string rings, first;
+  for (const ir::Tile& t : k->tiles)
+    if (t.stages == most && most > 1) {
+      rings += (rings.empty() ? "\"" : ", \"") + t.name + "\"";
+      if (first.empty()) first = t.ptr + "/stages";
+    }
+  for (int s = most - 1; s >= 1 && !rings.empty(); --s) {
+    ir::Kernel fewer = *k;
+    for (ir::Tile& t : fewer.tiles)
+      if (t.stages == most) t.stages = s;
+    const uint32_t need = plan::memory_map(fewer).smem_bytes;
+    if (need > budget) continue;
+    e.help = {"\"stages\": " + std::to_string(s) + " on " + rings + " (" + first + "): the rings' " + std::to_string(most) +
+                  " stages are what overflows, and " + std::to_string(s) + " take " + std::to_string(need) + " bytes",
+              "or use smaller tiles"};
+    return;
+  }
+  e.help = {"use smaller tiles, or reuse one tile for several loads"};
 }
 
 }  // namespace ptxgen::rules

@@ -67,7 +67,12 @@ std::string explain(const Rule& r) {
   }
   if (!r.ptxas_report.empty())
     out += "  ptxas -v reports for it (`ptxgen build`):\n" + indent_lines(std::string(r.ptxas_report), "    ");
-  out += "  passes:\n    " + std::string(r.good) + "\n";
+  // A program rule's passing patch is often empty ({"program": {}}: the example spec itself), which
+  // shows nothing: print the document it gives, as the failing one is.
+  if (!r.make_bad && !r.bad_is_document && uses_program_base(r))
+    out += "  passes (changes to the program example spec; the whole document):\n" + indent_lines(good_document(r), "    ");
+  else
+    out += "  passes:\n    " + std::string(r.good) + "\n";
   return out;
 }
 

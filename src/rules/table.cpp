@@ -877,8 +877,8 @@ const std::vector<Rule> kTable = {
  R"({"program": {"tmem": {"u": {"columns": 512}}}})", "/program/tmem", false, R"({"program": {"tmem": {"u": {"columns": 256}}}})", check_tmem_alloc_total},
 {"PROGRAM-SMEM-BUDGET", "the tiles need more shared memory than a CTA gets", "CUDA: 227 KB of shared memory per block on sm_100",
  "Tiles (each at its swizzle alignment), the mbarriers, the words tcgen05.alloc writes and the slack to align the dynamic base at run time must fit the shared memory of one CTA.",
- "A large tile for each load instead of reused tiles.",
- {"use smaller tiles, or load into one tile several times"},
+ "A large tile for each load instead of reused tiles; a pipelined loop's rings of too many stages.",
+ {"use smaller tiles, or load into one tile several times", "where rings overflow, fewer stages: the help names the count that fits and the rings to set it on"},
  R"({"program": {"smem": {"big": {"dtype": "bf16", "shape": [512, 128], "swizzle": 128}, "big2": {"dtype": "bf16", "shape": [512, 128], "swizzle": 128}}}})", "/program/smem", false,
  R"({"program": {"smem": {"big": {"dtype": "bf16", "shape": [512, 128], "swizzle": 128}}}})", check_program_smem_budget},
 
