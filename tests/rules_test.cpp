@@ -808,6 +808,46 @@ TEST_CASE("PROGRAM-SMEM-BUDGET: the stage count its help names passes and is the
   CHECK(named == 9);  // 24, 32 and 48 KB a stage: 9, 7 and 4 stages fit (227 KB)
 }
 
+// SMEM-DESC-RANGE and SMEM-BUDGET where not one stage fits (defect 8: "reduce tile.k" for the
+// descriptor's range led to SMEM-BUDGET in the next round): the help names a tile.k, the spec
+// with it passes every rule, and the next larger halving (the one the search rejected) does not.
+TEST_CASE("SMEM-DESC-RANGE, SMEM-BUDGET: the tile.k a help names passes every rule, twice it does not") {
+  int named = 0;
+  for (const char* target : {"sm_100a", "sm_90a"})
+    for (int cta : {1, 2})
+      for (int tn : {128, 256})
+        for (int tk : {256, 512, 1024})
+          for (int stages : {1, 3, 6}) {
+            if (cta == 2 && std::string(target) == "sm_90a") continue;
+            auto patch = [&](int k, int s = 0) {
+              return std::string(R"({"target": ")") + target + R"(", "gemm": {"tile": {"m": )" + std::to_string(128 * cta) +
+                     R"(, "n": )" + std::to_string(tn) + R"(, "k": )" + std::to_string(k) + R"(}, "cta_group": )" +
+                     std::to_string(cta) + R"(, "stages": )" + std::to_string(s ? s : stages) + "}}";
+            };
+            CAPTURE(patch(tk));
+            const Diagnostics bad = diags(patch(tk));
+            const Diagnostic* x = nullptr;
+            for (const auto& e : bad.list())
+              if (e.rule == "SMEM-DESC-RANGE" || (e.rule == "SMEM-BUDGET" && e.help.at(0).find("one stage") != std::string::npos))
+                x = &e;
+            if (!x) continue;
+            const std::string lead = R"(use "tile": {"k": )";
+            REQUIRE(x->help.at(0).rfind(lead, 0) == 0);
+            const int k = std::stoi(x->help[0].substr(lead.size()));
+            // The spec's stages where they fit at some halving, else the count named beside tile.k.
+            const size_t st = x->help[0].find(R"(and "stages": )");
+            const int s = st == std::string::npos ? stages : std::stoi(x->help[0].substr(st + 14));
+            CHECK(k < tk);
+            CHECK(s <= stages);
+            const Diagnostics fixed = diags(patch(k, s));
+            CHECK_MESSAGE(fixed.list().empty(), fixed.list().front().rule);
+            CHECK_FALSE(diags(patch(2 * k, s)).list().empty());  // the larger halving, rejected
+            if (s < stages) CHECK_FALSE(diags(patch(k, s + 1)).list().empty());
+            ++named;
+          }
+  CHECK(named >= 20);
+}
+
 // SCALE-TYPE's and SCALE-KIND's helps lead to a spec the block-scaling rules accept, in one round:
 // each help that names a change (a "vec", a "dtype", a "kind", leaving "kind" out) is applied and
 // neither rule fires again; no help offers a kind that refuses the operand types (e4m3 users were

@@ -623,8 +623,11 @@ void check_smem_budget(const Context& c, Diagnostics& d) {
                                           num(staging) + " bytes," : "") + " plus " + num(fixed) +
                            " bytes of barriers and alignment need " + num(p.smem_bytes) + " bytes of shared memory; a CTA on " +
                            std::string(c.target.name) + " gets at most " + num(max) + chosen);
-  diag.help = {fit > 0 ? (chose_stages ? "write \"stages\": " + num(fit) + " or fewer in the spec" : "use \"stages\": " + num(fit) + " or fewer")
-                       : "reduce the tile: one stage does not fit",
+  // Not one stage fits: the tile.k that passes every rule, where a halving of it does.
+  const std::optional<DeepStageFix> k_fits = fit > 0 ? std::nullopt : passing_tile_k(c);
+  diag.help = {fit > 0    ? (chose_stages ? "write \"stages\": " + num(fit) + " or fewer in the spec" : "use \"stages\": " + num(fit) + " or fewer")
+               : k_fits ? k_fits->help(*g) + " (one stage of this tile.k does not)"
+                        : "reduce the tile: one stage does not fit",
                "or shrink tile.k (each stage holds tile.k columns of A and B)"};
   if (chose_tile) diag.help.push_back("or write the \"tile\" (ptxgen chose this one) with a smaller tile.n or tile.k");
   if (staging) diag.help.push_back("or \"epilogue\": \"direct\", which stores D from registers without a staging tile");

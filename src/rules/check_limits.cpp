@@ -7,11 +7,14 @@
 // 227 KB, hence every descriptor start address below 2^18 and every stage's expect-tx byte count
 // (at most two CTAs' stages for a pair) below the mbarrier tx-count limit of 2^20 - 1 (PTX ISA 9.1
 // §9.7.13.15.2). tests/limits_test.cpp sweeps the extremes to hold this to account.
+#include <algorithm>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "context.hpp"
 #include "ptxgen/plan.hpp"
+#include "ptxgen/rules.hpp"
 
 namespace ptxgen::rules {
 
@@ -22,6 +25,60 @@ std::string num(int64_t v) { return std::to_string(v); }
 constexpr int64_t kGridMaxX = (int64_t{1} << 31) - 1;
 constexpr int64_t kGridMaxYZ = 65535;
 }  // namespace
+
+std::optional<DeepStageFix> passing_tile_k(const Context& c) {
+  const spec::Gemm* g = c.gemm;
+  if (!g) return std::nullopt;
+  // The candidates: the halvings of tile.k (at most ten: tile.k <= 1024) within the descriptor's
+  // range, so that a candidate's check never searches again.
+  std::vector<int64_t> ks;
+  for (int64_t k = g->tile.k / 2; k >= 1; k /= 2) {
+    bool in_range = true;
+    for (const auto& [op, rows] : {std::pair{g->a, g->tile.m / g->cta_group}, std::pair{g->b, g->tile.n / g->cta_group}}) {
+      const int bits = c.kind ? isa::smem_bits(*c.kind, op.dtype) : isa::value_bits(op.dtype);
+      in_range = in_range && isa::tile_bytes(rows, k, bits) < isa::kSmemDescRange;
+    }
+    if (in_range) ks.push_back(k);
+  }
+  auto errors = [&](int64_t k, int64_t stages) {
+    spec::Spec fewer = c.spec;
+    fewer.gemm->tile.k = k;
+    fewer.gemm->stages = stages;
+    Diagnostics quiet;
+    rules::check(fewer, quiet);
+    std::vector<std::string> rules;
+    for (const auto& x : quiet.list())
+      if (x.severity == Severity::error) rules.push_back(x.rule);
+    return rules;
+  };
+  // The spec's stages at the largest tile.k that holds them. Else the most stages (two at least: a
+  // pipeline; else one) at the largest tile.k refused for its budget alone, by bisection (fewer
+  // stages take less memory). At most 10 + 2 x 10 x 5 checks.
+  std::vector<int64_t> budget_only;
+  for (const int64_t k : ks) {
+    const auto why = errors(k, g->stages);
+    if (why.empty()) return DeepStageFix{k, g->stages};
+    if (std::all_of(why.begin(), why.end(), [](const std::string& r) { return r == "SMEM-BUDGET"; })) budget_only.push_back(k);
+  }
+  for (const int64_t least : {2, 1})
+    for (const int64_t k : budget_only) {
+      int64_t lo = least, hi = g->stages - 1;  // the largest passing count in [lo, hi], if any
+      std::optional<int64_t> best;
+      while (lo <= hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (errors(k, mid).empty()) best = mid, lo = mid + 1;
+        else hi = mid - 1;
+      }
+      if (best) return DeepStageFix{k, *best};
+    }
+  return std::nullopt;
+}
+
+std::string DeepStageFix::help(const spec::Gemm& g) const {
+  return "use \"tile\": {\"k\": " + num(k) + "}" + (stages != g.stages ? " and \"stages\": " + num(stages) : std::string()) +
+         ": a stage of tile.k " + num(k) + " fits a matrix descriptor, and " + num(stages) +
+         (stages == 1 ? " stage fits" : " stages fit") + " shared memory";
+}
 
 void check_smem_desc_range(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
@@ -36,10 +93,16 @@ void check_smem_desc_range(const Context& c, Diagnostics& d) {
             std::string(isa::name(op.dtype)) + " per CTA) takes " + num(bytes) + " bytes";
   }
   if (over.empty()) return;
-  d.error("SMEM-DESC-RANGE", "/gemm/tile/k",
-          over + " per stage; a shared-memory matrix descriptor addresses at most " + num(isa::kSmemDescRange) +
-              " bytes (18 bits)")
-      .help = {"reduce tile.k (each stage holds tile.k columns of A and B)", "or reduce tile.m / tile.n"};
+  auto& e = d.error("SMEM-DESC-RANGE", "/gemm/tile/k",
+                    over + " per stage; a shared-memory matrix descriptor addresses at most " + num(isa::kSmemDescRange) +
+                        " bytes (18 bits)");
+  // A stage this large is also more shared memory than a CTA has, so "reduce tile.k" alone led to
+  // SMEM-BUDGET in the next round: the help names the tile.k that passes both.
+  if (const auto fix = passing_tile_k(c)) {
+    e.help = {fix->help(*g), "or reduce tile.m / tile.n"};
+    return;
+  }
+  e.help = {"reduce tile.k (each stage holds tile.k columns of A and B)", "or reduce tile.m / tile.n"};
 }
 
 void check_launch_grid(const Context& c, Diagnostics& d) {

@@ -34,6 +34,15 @@ struct Context {
   mutable plan::Facts facts;
 };
 
+// A tile.k (a halving of the gemm's) and a stage count at which the spec passes every rule, where
+// one exists: the help of the rules a too-deep stage draws (SMEM-DESC-RANGE, SMEM-BUDGET with not
+// one stage fitting), so that the change they name is the last (src/rules/check_limits.cpp).
+struct DeepStageFix {
+  int64_t k = 0, stages = 0;
+  std::string help(const spec::Gemm& g) const;  // "use "tile": {"k": K} [and "stages": S]: ..."
+};
+std::optional<DeepStageFix> passing_tile_k(const Context& c);
+
 // The problems of a program's structure (src/rules/check_pipeline.cpp): PROGRAM-SIZE,
 // PROGRAM-GRID, PROGRAM-LOOP, PROGRAM-ROLE, PAIR-ROLE-ISSUE, PAIR-ROLE-RELOAD. A program with any
 // is not lowered.
