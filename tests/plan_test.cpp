@@ -62,7 +62,11 @@ void check_plan_invariants(const plan::Plan& p, const spec::Gemm& g) {
       REQUIRE(v.size() == steps);
       for (size_t i = 0; i < steps; ++i) CHECK(v[i] == static_cast<int>(i));
     }
-    CHECK(st.mma.first_iteration_overwrites);
+    // Block-wise f32 factors (docs/spec.md): every K block's wgmmas start fresh partial sums (the
+    // first K step of each group overwrites in every iteration); else only iteration 0 overwrites.
+    const bool blockwise = g.scale && g.scale->blockwise();
+    CHECK(st.mma.first_iteration_overwrites == !blockwise);
+    for (const auto& m : st.mma.instrs) CHECK(m.enable_input_d == (m.ki > 0));
   }
   for (const plan::MmaInstr* m : mma_instrs(p)) {
     for (const isa::SmemDesc* sd : {&m->a_desc, &m->b_desc}) {

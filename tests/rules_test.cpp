@@ -156,6 +156,60 @@ TEST_CASE("gemm epilogue alpha, beta with c, residual, amax, D's scale: each mis
   CHECK(diags(R"({"gemm": {"alpha": "inptu"}})").list().at(0).message == "\"alpha\" = \"inptu\" is not one of: input");
 }
 
+TEST_CASE("block-wise f32 scale factors (sm_90a): built beside the epilogues; each mistake its rule at the member written") {
+  // The examples patch the sm_100a base: an sm_90a e4m3 x e4m3 kernel of 128 x 128 x 128 tiles.
+  const std::string fp8 = R"("target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, )";
+  auto spec = [&](const std::string& rest) { return "{" + fp8 + rest + "}}"; };
+  for (const std::string& ok : std::vector<std::string>{spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"})"),
+                                R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e5m2"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32", "vec": 128}, "d": {"dtype": "f32"}}})",
+                                spec(R"("tile": {"m": 64, "n": 128, "k": 128}, "scale": {"dtype": "f32"}, "schedule": "persistent", "consumers": "pingpong")"),
+                                spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}, "bias": {"dtype": "bf16"}, "activation": "gelu_tanh", "alpha": "input", "amax": true, "d": {"dtype": "e4m3", "scale": true})"),
+                                // Left out, the tile is chosen: 128 x 128 x 128, cooperative consumers.
+                                R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": null, "stages": null, "scale": {"dtype": "f32"}}})"}) {
+    CAPTURE(ok);
+    CHECK(diags(ok).list().empty());
+  }
+  struct Case {
+    std::string patch;
+    const char* rule;
+    const char* pointer;
+  };
+  for (const Case& c : {
+           // FP8 operands, an f32 accumulator.
+           Case{R"({"target": "sm_90a", "gemm": {"tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})", "SCALE-BLOCK-TYPE", "/gemm/a/dtype"},
+           Case{R"({"target": "sm_90a", "gemm": {"a": {"dtype": "s8"}, "b": {"dtype": "s8"}, "accumulator": "s32", "d": {"dtype": "s32"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})", "SCALE-BLOCK-TYPE", "/gemm/a/dtype"},
+           Case{spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}, "accumulator": "f16", "d": {"dtype": "f16"})"), "SCALE-BLOCK-TYPE", "/gemm/accumulator"},
+           // 128 of K per factor, no kind.
+           Case{spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32", "vec": 32})"), "SCALE-BLOCK-VEC", "/gemm/scale/vec"},
+           Case{spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32", "kind": "mxf8f6f4"})"), "SCALE-BLOCK-VEC", "/gemm/scale/kind"},
+           // One factor block per K block, one of B's factors per tile, two accumulators that fit.
+           Case{spec(R"("tile": {"n": 128, "k": 64}, "swizzle": {"a": 64, "b": 64}, "scale": {"dtype": "f32"})"), "SCALE-BLOCK-TILE", "/gemm/tile/k"},
+           Case{spec(R"("tile": {"n": 256, "k": 128}, "scale": {"dtype": "f32"})"), "SCALE-BLOCK-TILE", "/gemm/tile/n"},
+           Case{spec(R"("tile": {"n": 64, "k": 128}, "scale": {"dtype": "f32"})"), "SCALE-BLOCK-TILE", "/gemm/tile/n"},
+           Case{spec(R"("tile": {"m": 128, "n": 128, "k": 128}, "scale": {"dtype": "f32"}, "schedule": "persistent", "consumers": "pingpong")"),
+                "SCALE-BLOCK-TILE", "/gemm/consumers"},
+           // Not built on tcgen05; another factor type is no choice.
+           Case{R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})", "SPEC-NOT-BUILT", "/gemm/scale/dtype"},
+           Case{spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f16"})"), "SPEC-ENUM", "/gemm/scale/dtype"},
+           // A gated activation remaps B's rows, as with any scale.
+           Case{spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}, "activation": "swiglu")"), "GLU-LAYOUT", "/gemm/scale"},
+       }) {
+    CAPTURE(c.patch);
+    const Diagnostics d = diags(c.patch);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == c.rule);
+    CHECK(d.list()[0].pointer == c.pointer);
+  }
+  // e4m3 x bf16: no wgmma either (WGMMA-TYPES), both at B's dtype.
+  const Diagnostics mixed = diags(R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "bf16"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})");
+  REQUIRE(mixed.list().size() == 2);
+  CHECK(mixed.list()[0].rule == "SCALE-BLOCK-TYPE");
+  CHECK(mixed.list()[0].pointer == "/gemm/b/dtype");
+  CHECK(mixed.list()[1].rule == "WGMMA-TYPES");
+  const Diagnostics tc = diags(R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})");
+  CHECK(tc.list().at(0).help.at(0) == "target sm_90a for block-wise f32 factors (docs/spec.md, \"Block scaling\")");
+}
+
 TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MATH-OPERANDS without a register set") {
   const auto with = with_program_op;
   // 3.4028235e38 rounds to f32's largest finite value, 3.4028236e38 (past half an ulp beyond it) to infinity.

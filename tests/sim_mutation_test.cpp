@@ -901,3 +901,36 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, input alpha and beta, bi
   }
 }
 }
+
+// Block-wise f32 scale factors (sm_90a, docs/spec.md "Block-wise f32 factors", issue 30): each K
+// block's wgmmas start a fresh set of partial sums (scale-d 0 at the block's first), which are then
+// multiplied by A's factor of each row in K block kb (row kb of SFA) and B's factor of the tile's N
+// block (row n / 128 of SFB, column kb), and added to the accumulator. The golden (persistent, two
+// CTAs walking 2 x 2 tiles of 128, five K blocks, the last partial) with each of these broken.
+TEST_SUITE("sim_mutation") {
+TEST_CASE("mutations of block-wise f32 scaling (sm_90a) make the simulation fail, each for its reason") {
+  const Subject x = subject("gemm_sm90_e4m3_128x128x128_blockwise", 253, 248, 5 * 128 - 5, 51, 2);
+  REQUIRE(x.clean.ctas == 2);
+  // The loop's predicate kb != 0 (the carried sum's fma, and the mutation of scale-d below).
+  REQUIRE(x.golden.find("setp.ne.u32 %p5, %r473, 0;                             // D = A x B in the first iteration") != std::string::npos);
+  static const Mutation kMutations[] = {
+      {"A's factors of the neighbouring K block (row kb + 1 of SFA; the last block's read past SFA as 0)",
+       R"(mov\.u32 (%r\d+), 0;(\n\tmad\.lo\.u32 %r\d+, %r\d+, 1, %r\d+;\n\tmov\.u32 %r\d+, 0;\n\tmad\.lo\.u32 %r\d+, %r\d+, 128, %r\d+;))",
+       "mov.u32 $1, 1;$2", -1, "", ""},
+      {"B's factor of the neighbouring N block (row n / 128 + 1 of SFB; the last tile column's read past SFB as 0)",
+       R"(mov\.u32 (%r\d+), 0;(\n\tmad\.lo\.u32 %r\d+, %r\d+, 1, %r\d+;\n\tmov\.u32 %r\d+, 0;\n\tmad\.lo\.u32 %r\d+, %r\d+, 1, %r\d+;\n\tadd\.u32))",
+       "mov.u32 $1, 1;$2", -1, "", ""},
+      {"B's factor of the neighbouring K block (column kb + 1 of SFB)",
+       R"((mov\.u32 %r\d+, 0;\n\tmad\.lo\.u32 %r\d+, %r\d+, 1, %r\d+;\n\tmov\.u32 (%r\d+),) 0;(\n\tmad\.lo\.u32 %r\d+, %r\d+, 1, %r\d+;\n\tadd\.u32))",
+       "$1 1;$3", -1, "", ""},
+      {"the partial sums not reset per K block (scale-d kb != 0 at the block's first wgmma: earlier blocks' sums, already added, added again)",
+       R"((wgmma\.mma_async\.sync\.aligned\.m64n128k32\.f32\.e4m3\.e4m3 \{[^}]*\}, %rd\d+, %rd\d+,) 0, 1, 1;)", "$1 %p5, 1, 1;", -1, "", ""},
+      {"the scaled sum not carried (acc = partial * (sa sb) in every K block: only the last block's product is left)",
+       R"(@(%p\d+) fma\.rn\.f32 (%r\d+), (%r\d+), (%r\d+), %r\d+;)", "@$1 mul.rn.f32 $2, $3, $4;", -1, "", ""},
+      {"the partial sums read before their wgmmas complete (the K block's wgmma.wait_group 0 dropped)",
+       R"re(\twgmma\.wait_group\.sync\.aligned 0;\n(\n\t// \[\d+\] math))re", "$1", 0,
+       "race: reads register", "no wgmma.wait_group for its group"},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+}

@@ -31,6 +31,11 @@ documented one (ex2.approx 2 ulp, rcp.approx 1 ulp, tanh.approx 2^-11) through, 
 (tools/launcher/launcher.cu says how); the row shows the largest error / bound ("worst"). The cuBLAS
 column of a fused case times a plain GEMM (bench-h200.py times the fused peers).
 
+The bw_ cases scale e4m3 A and B block-wise ("scale": {"dtype": "f32"}: DeepSeek-V3's recipe, A's
+factors per row and 128 of K, B's per 128 x 128): the launcher passes random positive f32 factors
+SFA [ceil(k/128)][m] and SFB [ceil(n/128)][ceil(k/128)] (BLOCKWISE_GEMMS kernels: the factors after D)
+and compares D with the float64 product of A and B each scaled by its factors.
+
 The mx_ cases store D as MXFP8 ("quantize": "mxfp8", docs/spec.md "Block-quantized D"): e4m3 or e5m2
 elements, each block of 32 columns of a row over its ue8m0 factor, the factors in the kernel output
 SFD (128x4 layout). The launcher fills SFD with 0xA5 (ceil(m/128) ceil(n/128) 512 bytes and a guard),
@@ -379,6 +384,14 @@ def cases():
         P(2001, 3008, 999))
     add("epi_swiglu_bias_4096x8192", bf16, rb, tma, pers, bias("bf16"), act("swiglu"), T(128, 256, 64), {"stages": 3},
         P(4096, 16384, 4096))
+    # Block-wise f32 scale factors (docs/spec.md "Block-wise f32 factors", issue 30; DeepSeek-V3's
+    # recipe): A's per row and 128 of K, B's per 128 x 128; the launcher passes random positive
+    # factors 2^e (1 + f), e in -8 .. 7, and its float64 reference scales A and B by them. A DeepSeek
+    # shape (persistent, TMA store) and odd sizes (a partial last K block, ragged M and N: the
+    # direct store of "auto").
+    bw = {"scale": {"dtype": "f32"}, "registers": {"producer": 40, "consumer": 232}}
+    add("bw_e4m3_pers_tma_4096x7168", e4m3, bw, pers, tma, T(128, 128, 128), {"stages": 4}, P(4096, 7168, 7168))
+    add("bw_e4m3_odd", e4m3, bw, pers, {"epilogue": "auto"}, T(128, 128, 128), {"stages": 4}, P(1001, 2003, 1999))
     return out
 
 

@@ -476,6 +476,8 @@ struct MathStep {
   // A fill (ir::Fill): every register of `def` = value[0] (mov.b32 of its bits, §9.7.9.3); `fn`
   // and the operands are unused.
   bool fill = false;
+  // ir::Math::c_from_iteration_1: in the loop's iteration 0, `fn` without c (fma: a * b).
+  bool c_from_iteration_1 = false;
 };
 // Operand k (0: a) of an elementwise step as the plan prints it: its register set, or its constant.
 std::string operand_text(const MathStep& m, size_t k);
@@ -490,6 +492,7 @@ struct ReadStep {
   std::string global, pool;
   isa::DType dtype = isa::DType::f32;  // the tensor's (f32, bf16, f16)
   ir::Affine row0, col0;
+  ir::ReadAt at = ir::ReadAt::cells;  // row_vector, element: ir::Read's (wgmma sets only)
   bool rows_broadcast = false, cols_broadcast = false;
   int64_t global_cols = 0;              // the row stride in elements (static)
   std::string ld_param;                 // the row stride at run time, if not static

@@ -64,8 +64,13 @@ int64_t leading_dimension(const Operand& op, int64_t contiguous_extent);
 // Block scaling of the gemm template (docs/spec.md, "Block scaling"): D = (A * SFA) . (B * SFB),
 // one scale factor of `dtype` per `vec` elements of K of each row of A and each column of B; the
 // factor tensors SFA and SFB are kernel inputs in the 128x4 layout.
+// dtype f32 is block-wise scaling instead (DeepSeek-V3's recipe, sm_90a): D = sum over K blocks kb
+// of 128 of SFA[kb][m] SFB[n / 128][kb] (A x B over the block), A's factors one f32 per row and
+// block (stored [ceil(k / 128), m]), B's one per 128 x 128 block ([ceil(n / 128), ceil(k / 128)]);
+// vec is then 128.
 struct Scale {
   isa::DType dtype = isa::DType::ue8m0;
+  bool blockwise() const { return dtype == isa::DType::f32; }
   int vec = 32;                   // elements of K per factor as written, else 16 for ue4m3 and 32 for ue8m0
                                   // (32 and 64 with sparse A: isa::stored_scale_vec)
   std::optional<isa::Kind> kind;  // as written; else the types choose (isa::gemm_scaled_kind)
@@ -100,7 +105,7 @@ struct Gemm {
     int64_t producer = 0, consumer = 0;
   };
   std::optional<Registers> registers;
-  std::optional<Scale> scale;  // block scaling: the block-scaled kinds (tcgen05 only)
+  std::optional<Scale> scale;  // block scaling: the block-scaled kinds (tcgen05), block-wise f32 (wgmma)
   // Structured-sparse A (docs/spec.md, "Sparse A"): A holds two of every four elements of K (2:4,
   // §9.7.16.10.8), its metadata a kernel input; tcgen05.mma.sp.
   bool sparse = false;

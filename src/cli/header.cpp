@@ -941,8 +941,9 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
        "// bias type, residual type, alpha type, beta type, d_scale type, amax type, SFD type) for each gemm kernel with\n"
        "// fused epilogue inputs or\n"
        "// outputs (an amax, a quantized D's factors SFD),\n"
-       "// void for those it does not take (its launch function takes the others after D, in that order); X(NAME) for each\n"
-       "// program.\n";
+       "// void for those it does not take (its launch function takes the others after D, in that order); the same row for\n"
+       "// each gemm kernel with block-wise f32 factors (BLOCKWISE_GEMMS: const float* sfa, sfb after those); X(NAME) for\n"
+       "// each program.\n";
   o << "#define PTXGEN_" << stem << "_GEMMS(X)";
   for (const Kernel& k : ks)
     if (k.gemm && k.tensors.size() == 3)
@@ -977,9 +978,16 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
       if (k.tensors[i].name == name) return qualified(k.tensors[i].type);
     return std::string("void");
   };
+  // Block-wise f32 factors (docs/spec.md, "Block-wise f32 factors"): SFA and SFB after D and the
+  // fused epilogue's tensors, their own list (rows as EPILOGUE_GEMMS's).
+  auto blockwise = [](const Kernel& k) {
+    for (const Tensor& t : k.tensors)
+      if (t.name == "SFA" && t.dtype == "f32") return true;
+    return false;
+  };
   o << "\n#define PTXGEN_" << stem << "_EPILOGUE_GEMMS(X)";
   for (const Kernel& k : ks) {
-    if (!k.gemm) continue;
+    if (!k.gemm || blockwise(k)) continue;
     const std::string c = input_type(k, "C"), bias = input_type(k, "bias"), residual = input_type(k, "residual"),
                       alpha = input_type(k, "alpha"), beta = input_type(k, "beta"), d_scale = input_type(k, "d_scale"),
                       amax = input_type(k, "amax"), sfd = input_type(k, "SFD");
@@ -990,6 +998,13 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
       << qualified(k.tensors[2].type) << ", " << c << ", " << bias << ", " << residual << ", " << alpha << ", " << beta << ", " << d_scale
       << ", " << amax << ", " << sfd << ")";
   }
+  o << "\n#define PTXGEN_" << stem << "_BLOCKWISE_GEMMS(X)";
+  for (const Kernel& k : ks)
+    if (k.gemm && blockwise(k))
+      o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
+        << qualified(k.tensors[2].type) << ", " << input_type(k, "C") << ", " << input_type(k, "bias") << ", " << input_type(k, "residual")
+        << ", " << input_type(k, "alpha") << ", " << input_type(k, "beta") << ", " << input_type(k, "d_scale") << ", "
+        << input_type(k, "amax") << ", " << input_type(k, "SFD") << ")";
   o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";
   for (const Kernel& k : ks)
     if (!k.gemm) o << " \\\n  X(" << k.name << ")";

@@ -179,7 +179,13 @@ using Cell = std::pair<int64_t, int64_t>;
 // (register, the thread base its cell is relative to: a tcgen05.ld shape's, the cell)
 using At = std::tuple<int, int, Cell>;
 // Register j's element relative to its thread's first row and column, along a broadcast dimension 0.
-Cell read_cell(const plan::ReadStep& r, int64_t dr, int64_t dc) { return {r.rows_broadcast ? 0 : dr, r.cols_broadcast ? 0 : dc}; }
+// A row_vector read's element follows the register's row alone (its column of the tensor is the
+// row's), an element read's neither.
+Cell read_cell(const plan::ReadStep& r, int64_t dr, int64_t dc) {
+  if (r.at == ir::ReadAt::row_vector) return {dr, 0};
+  if (r.at == ir::ReadAt::element) return {0, 0};
+  return {r.rows_broadcast ? 0 : dr, r.cols_broadcast ? 0 : dc};
+}
 // Each register's first register of the same element (its slot): where a code copy loads it.
 std::vector<int> read_slots(int regs, const std::vector<At>& cells) {
   std::map<std::pair<int, Cell>, int> first;
@@ -258,7 +264,7 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
       x.slot = read_slots(r.def.regs, cells);
       x.cell.resize(static_cast<size_t>(r.def.regs));
       for (const auto& [j, b, c] : cells) x.cell[static_cast<size_t>(j)] = c;
-      x.base = wgmma_base(r.def, affine(r.row0), affine(r.col0));
+      x.base = read_base(r);
       const auto& pool = canon.at(r.pool);
       std::vector<std::string> names(static_cast<size_t>(r.def.regs));
       for (size_t j = 0; j < names.size(); ++j) names[j] = pool.at(static_cast<size_t>(x.slot[j]));
@@ -273,7 +279,7 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
     x.out = &canon.at(m.def.name);
     const std::array<const std::string*, 3> names = {&m.a, &m.b, &m.c};
     for (size_t k = 0; k < 3; ++k)
-      if (!m.value[k] && !names[k]->empty()) {
+      if (!m.value[k] && !names[k]->empty() && !(k == 2 && m.c_from_iteration_1)) {  // that c: the set's own registers
         auto it = now.find(*names[k]);
         // A set defined before the run is read from a copy of its registers: the loop below
         // renames every set the run writes to its own registers before the code is written, and a
@@ -296,6 +302,14 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
         }
         const plan::MathStep& m = *x.m;
         auto in = [&](size_t k) { return m.value[k] ? f32_imm(*m.value[k]) : x.in[k]->at(u); };
+        if (m.c_from_iteration_1) {
+          // fma with c the set itself, which the loop carries: in iteration 0 (kb = 0) a * b alone
+          // (mul.rn.f32, so that no register is read before it is written), after it a * b + c.
+          w.ins("@" + loop.acc_on + " " + spell::alu(spell::math(MathFn::fma, false)) + " " + x.out->at(u) + ", " + in(0) + ", " + in(1) +
+                ", " + x.out->at(u));
+          w.ins("@!" + loop.acc_on + " " + spell::alu(spell::math(MathFn::mul, false)) + " " + x.out->at(u) + ", " + in(0) + ", " + in(1));
+          continue;
+        }
         if (m.fill) {  // a fill: the constant's bits (§9.7.9.3)
           w.ins(spell::alu({.op = spell::Op::mov, .type = spell::Ty::b32}) + " " + x.out->at(u) + ", " + in(0));
           continue;
@@ -383,6 +397,25 @@ void Emitter::read_element(const plan::ReadStep& r, const std::string& v, const 
     w.ins(g + spell::ld(Space::global, Ty::b16) + " " + h + ", " + at);
     w.ins(spell::cvt(Ty::f32, r.dtype == isa::DType::bf16 ? Ty::bf16 : Ty::f16) + " " + v + ", " + h);
   };
+  if (r.at != ir::ReadAt::cells) {
+    // The block-wise scale factors' reads (read_base): `tr` the tensor's row, `tc` its column
+    // (row_vector: the thread's first row of the set, plus the cell's row); the tensor's row
+    // stride ld. Both indices are checked against the extents.
+    std::string col = tc;
+    if (r.at == ir::ReadAt::row_vector) {
+      col = w.r32();
+      w.ins(spell::alu(Op::add, Ty::u32) + " " + col + ", " + tc + ", " + s(c.first));
+    }
+    const std::string pr = w.pred(), p = w.pred(), idx = w.r64(), c64 = w.r64(), a = w.r64();
+    w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + pr + ", " + tr + ", " + rows);
+    w.ins(spell::setp(Cmp::lt, Ty::u32, BoolOp::and_) + " " + p + ", " + col + ", " + cols + ", " + pr);
+    w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + idx + ", " + tr + ", " + ld);
+    w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + c64 + ", " + col);
+    w.ins(spell::alu(Op::add, Ty::u64) + " " + idx + ", " + idx + ", " + c64);
+    w.ins(spell::alu(Op::mad_lo, Ty::u64) + " " + a + ", " + idx + ", " + s(eb) + ", " + gbase.at(r.global));
+    load(p, "[" + a + "]");
+    return;
+  }
   if (r.rows_broadcast && (r.cols_broadcast || r.def.wgmma)) {
     // A tensor of one row (a bias along N) read into wgmma registers: each element's address
     // where it is loaded. A row address kept over a run made ptxas spill 48 bytes of a ping-pong
@@ -458,6 +491,19 @@ std::pair<std::string, std::string> Emitter::wgmma_base(const plan::RegDef& d, c
 }
 
 
+// The registers read_element takes for a read of wgmma registers: the thread's first row and
+// column (cells); for a row_vector read the tensor's row (row0) and, as its column, the thread's
+// first row of the set from col0 (§9.7.15.5.1.1: the thread's rows are the tensor's columns); for
+// an element read the one element's row and column.
+std::pair<std::string, std::string> Emitter::read_base(const plan::ReadStep& r) {
+  if (r.at == ir::ReadAt::row_vector) {
+    const std::string kb = affine(r.row0);
+    return {kb, wgmma_base(r.def, affine(r.col0), "0").first};
+  }
+  if (r.at == ir::ReadAt::element) return {affine(r.row0), affine(r.col0)};
+  return wgmma_base(r.def, affine(r.row0), affine(r.col0));
+}
+
 // A read (ld.global, §9.7.9.8): each thread loads the distinct elements its registers hold, once
 // each, as f32 (cvt.f32.f16 / cvt.f32.bf16 are exact, §9.7.9.21); registers of a repeated element
 // (a broadcast tensor's, or the two rows of a wgmma pair sharing a column) name the same loaded
@@ -473,7 +519,7 @@ void Emitter::read(const plan::ReadStep& r, const std::string& L) {
   if (d.wgmma) {
     const std::vector<At> cells = wgmma_cells(r);
     slot = read_slots(d.regs, cells);
-    const auto [tr, tc] = wgmma_base(d, row0, col0);
+    const auto [tr, tc] = read_base(r);
     for (const auto& [j, b, c] : cells)
       if (slot[static_cast<size_t>(j)] == j) read_element(r, pool.at(static_cast<size_t>(j)), tr, tc, c);
   } else {

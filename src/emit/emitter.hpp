@@ -156,6 +156,7 @@ struct Emitter {
   std::map<std::tuple<std::string, std::string, std::string, int64_t>, std::pair<std::string, std::string>> read_rows;
   std::map<std::tuple<std::string, std::string, std::string, int64_t>, std::string> inside_rows;  // element_inside's, likewise
   std::pair<std::string, std::string> wgmma_base(const plan::RegDef& d, const std::string& row0, const std::string& col0);
+  std::pair<std::string, std::string> read_base(const plan::ReadStep& r);  // read_element's tr, tc for wgmma registers
   std::pair<std::string, std::string> ld_base(isa::LdShape shape, const std::string& row0, const std::string& col0,
                                               const std::string& wrow);
   void tmem_st(const plan::Step& st, const std::string& L);

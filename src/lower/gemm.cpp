@@ -247,6 +247,33 @@ struct Gemm {
     }
     k.size_params = {{"m", g.m, "", 1, 1}, {"n", g.n, "", 1, 1}, {"k", g.k, "", 1, 1}};
     if (g.glu) k.size_params.push_back({"d", g.n / 2, "n", 2, 1, true});  // D's columns, up's first row of B
+    if (g.scale && g.scale->blockwise()) blockwise_globals();
+  }
+
+  // Block-wise f32 scale factors (docs/spec.md, "Block scaling"), read by plain loads where the
+  // consumers fold a K block's partial sums in: SFA one f32 per row of A and K block of 128,
+  // stored MN-major (row kb holds block kb's factors of every row of A: a K block's factors of a
+  // tile's rows are contiguous, DeepGEMM's layout); SFB one f32 per 128 x 128 block of B, [n
+  // blocks][k blocks]. "kb" and "nb" are sizes the kernel derives from k and n: ceil(x / 128).
+  void blockwise_globals() {
+    const int64_t vec = g.scale->vec, kb = (g.k + vec - 1) / vec, nb = (g.n + vec - 1) / vec;
+    k.size_params.push_back({"kb", kb, "k", vec, 1});
+    k.size_params.push_back({"nb", nb, "n", vec, 1});
+    auto factors = [&](const char* name, const char* param, int64_t rows, int64_t cols, const char* rp, const char* cp) {
+      ir::Global x;
+      x.name = name;
+      x.ptr = std::string(kPtr) + "/scale";
+      x.dtype = isa::DType::f32;
+      x.rows = rows;
+      x.cols = x.ld = cols;
+      x.rows_param = rp;
+      x.cols_param = x.ld_param = cp;
+      x.param = param;
+      x.dims = {rp, cp};
+      k.globals.push_back(x);
+    };
+    factors("SFA", "sfa", kb, g.m, "kb", "m");
+    factors("SFB", "sfb", nb, kb, "nb", "kb");
   }
 
   ir::Tile tile(const char* name, const spec::Operand& op, isa::Swizzle sw, int rows, int bits) {
@@ -852,15 +879,37 @@ struct Gemm {
         m_up.b_rows = std::array<int, 2>{tn / 2, tn};
         m_up.d.name += "_up";
       }
+      // Block-wise f32 scales (docs/spec.md, "Block scaling"): the K block's wgmmas into a set of
+      // their own (scale-d 0 at the block's first, §9.7.15.5.2), then acc = partial * (sa sb) + acc
+      // in registers, each row's sa (the rows a thread's fragment holds, §9.7.15.5.1.1) times the
+      // tile's sb, loaded while the wgmmas run; in iteration 0 acc = partial * (sa sb).
+      const bool blockwise = g.scale && g.scale->blockwise();
+      const std::string acc = m.d.name;
+      if (blockwise) {
+        m.d.name = "partial" + (pingpong ? s(turn) : "");
+        m.accumulate_after_first_iteration = false;
+      }
       cl.body.push_back(op(m));
       if (g.glu) cl.body.push_back(op(m_up));
+      if (blockwise) blockwise_reads(cl, m.d, turn);
       // At most one K block's wgmma groups in flight (one group, or the gate's and up's): the
       // previous K block's stage is no longer read, and is released; with one stage, or A in
-      // registers (rewritten next block), the groups complete first.
+      // registers (rewritten next block), the groups complete first; with block-wise scales the
+      // partial sums are read right away.
       ir::MmaWait wt;
-      const bool serial = stages == 1 || a_regs;
+      const bool serial = stages == 1 || a_regs || blockwise;
       wt.pending = serial ? 0 : g.glu ? 2 : 1;
       cl.body.push_back(op(wt));
+      if (blockwise) {
+        ir::Math f;
+        f.fn = MathFn::fma;
+        f.regs = f.c = {acc, kPtr};
+        f.a = m.d;
+        f.b = {"sab" + (pingpong ? s(turn) : ""), kPtr};
+        f.c_from_iteration_1 = true;
+        cl.body.push_back(op(f));
+        m.d.name = acc;
+      }
       auto release = [&](int lag) {
         ir::Op o = barrier_op<ir::Arrive>("empty", lag);
         if (mc > 1) {
@@ -933,6 +982,35 @@ struct Gemm {
     // allocated per thread in units of 8 (docs/architecture.md, ISA reading 10).
     const int warps = k.threads / 32;
     k.max_registers = std::min(255, 16384 / (32 * ((warps + 3) / 4)) / 8 * 8);
+  }
+
+  // The K block's factors beside its wgmmas: sa (A's, row_vector: each row of the tile its own, K
+  // block kb's row of SFA) and sb (B's, one element: the tile's N block, K block kb), and their
+  // product sab = sa * sb (mul.rn.f32), which the partial sums are multiplied by.
+  void blockwise_reads(ir::Loop& cl, const ir::Ref& partial, int turn) {
+    const std::string t = g.consumers == spec::Consumers::pingpong ? s(turn) : "";
+    ir::Read a;
+    a.src = {"SFA", kPtr};
+    a.regs = {"sa" + t, kPtr};
+    a.like = partial;
+    a.at = ir::ReadAt::row_vector;
+    a.pos.at[0].k_block = 1;
+    a.pos.at[1].m_tile = tm;
+    cl.body.push_back(op(a));
+    ir::Read b;
+    b.src = {"SFB", kPtr};
+    b.regs = {"sb" + t, kPtr};
+    b.like = partial;
+    b.at = ir::ReadAt::element;
+    b.pos.at[0].n_tile = tn / g.scale->vec;  // SCALE-BLOCK-TILE: tile.n is the factors' 128
+    b.pos.at[1].k_block = 1;
+    cl.body.push_back(op(b));
+    ir::Math p;
+    p.fn = MathFn::mul;
+    p.regs = {"sab" + t, kPtr};
+    p.a = a.regs;
+    p.b = b.regs;
+    cl.body.push_back(op(p));
   }
 
   ir::Kernel run() {

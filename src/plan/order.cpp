@@ -149,8 +149,10 @@ class Sequencer {
     const MathFnInfo& f = info(o.fn);
     if (o.approx ? !f.approx : !f.exact) return;
     const RegDef* first = nullptr;
+    // c_from_iteration_1: c is the set this op defines (carried over the loop's iterations).
+    if (o.c_from_iteration_1 && (o.fn != MathFn::fma || o.c.name != o.regs.name)) throw std::logic_error("c_from_iteration_1 off fma");
     for (const ir::Ref* r : {&o.a, &o.b, &o.c}) {
-      if (!*r) continue;  // none, or a constant
+      if (!*r || (o.c_from_iteration_1 && r == &o.c)) continue;  // none, or a constant; or the carried set
       const RegDef* d = regs(*r);
       if (!d || d->dtype != isa::DType::f32 || d->elems_per_reg != 1 || (first && !same_elements(*first, *d))) return;
       if (!first) first = d;
@@ -167,6 +169,7 @@ class Sequencer {
     st.math.a = o.a.name;
     st.math.b = o.b.name;
     st.math.c = o.c.name;
+    st.math.c_from_iteration_1 = o.c_from_iteration_1;
     for (size_t k = 0; k < 3; ++k)
       if (o.value[k]) st.math.value[k] = static_cast<float>(*o.value[k]);
     for (const ir::Ref* r : {&o.a, &o.b, &o.c})
@@ -252,12 +255,22 @@ class Sequencer {
     st.kind = StepKind::read;
     ReadStep& r = st.read;
     r = read_at(*g, o.pos);
+    // The block-wise scales' reads (ir::ReadAt): along `like`'s columns one element; the lowering
+    // gives them wgmma registers only (their emission follows the accumulator fragment).
+    r.at = o.at;
+    if (o.at != ir::ReadAt::cells) {
+      if (!like->wgmma) throw std::logic_error("a row_vector or element read of registers other than wgmma's");
+      r.cols_broadcast = true;
+      r.rows_broadcast = o.at == ir::ReadAt::element;
+    }
     r.def = *like;
     r.def.name = o.regs.name;
     r.pool = planner_name("rd", i);
     before_writing(o.regs.name, out);
     st.why = "registers \"" + o.regs.name + "\" = " + g->name + "'s elements where \"" + o.like.name + "\" holds its own" +
-             (r.rows_broadcast && r.cols_broadcast ? " (one element, to every register)"
+             (o.at == ir::ReadAt::row_vector ? " (one row of " + g->name + ", its columns the rows of \"" + o.like.name + "\")"
+              : o.at == ir::ReadAt::element ? " (one element at the position, to every register)"
+              : r.rows_broadcast && r.cols_broadcast ? " (one element, to every register)"
               : r.rows_broadcast                  ? " (one row, broadcast down the rows)"
               : r.cols_broadcast                  ? " (one column, broadcast along the rows)"
                                                   : "") +

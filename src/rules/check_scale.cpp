@@ -21,7 +21,7 @@ struct Scaled {
 };
 std::optional<Scaled> scaled(const Context& c) {
   const spec::Gemm* g = c.gemm;
-  if (!g || !g->scale || !c.target.tcgen05 || !c.kind) return std::nullopt;
+  if (!g || !g->scale || g->scale->blockwise() || !c.target.tcgen05 || !c.kind) return std::nullopt;
   const auto f = isa::scale_factors_per_instr(*c.kind, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse));
   if (!f) return std::nullopt;
   return Scaled{*g, *g->scale, *c.kind, *f};
@@ -49,6 +49,16 @@ std::string factors_for(isa::Kind k, const spec::Gemm& g) {
 }  // namespace
 
 void check_scale_target(const Context& c, Diagnostics& d) {
+  if (c.gemm && c.gemm->scale && c.gemm->scale->blockwise()) {
+    // Block-wise f32 factors are built on wgmma (sm_90a) only.
+    if (!c.target.tcgen05) return;
+    d.error("SPEC-NOT-BUILT", "/gemm/scale/dtype",
+            "block-wise f32 scale factors (A's per row and 128 of K, B's per 128 x 128) are built for sm_90a's wgmma only, not "
+            "yet for tcgen05 (" + std::string(c.target.name) + ")")
+        .help = {"target sm_90a for block-wise f32 factors (docs/spec.md, \"Block scaling\")",
+                 "or use the block-scaled tcgen05 kinds: \"scale\": {\"dtype\": \"ue8m0\"} (MXFP8, one factor per 32 of K)"};
+    return;
+  }
   if (!c.gemm || !c.gemm->scale || c.target.tcgen05) return;
   d.error("SCALE-TARGET", "/gemm/scale",
           "block-scaled MMAs (.kind::mxf8f6f4, .kind::mxf4, .kind::mxf4nvf4) are tcgen05 instructions, which " +
@@ -58,7 +68,7 @@ void check_scale_target(const Context& c, Diagnostics& d) {
 
 void check_scale_kind(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g || !g->scale || !c.target.tcgen05 || c.kind) return;
+  if (!g || !g->scale || g->scale->blockwise() || !c.target.tcgen05 || c.kind) return;
   const std::string types = "A " + tn(g->a.dtype) + " and B " + tn(g->b.dtype);
   auto& diag = g->scale->kind
                    ? d.error("SCALE-KIND", "/gemm/scale/kind",
@@ -82,7 +92,7 @@ void check_scale_kind(const Context& c, Diagnostics& d) {
 
 void check_scale_type(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g || !g->scale || !c.target.tcgen05 || !c.kind || scaled(c)) return;
+  if (!g || !g->scale || g->scale->blockwise() || !c.target.tcgen05 || !c.kind || scaled(c)) return;
   // The dtype is wrong when no block size takes it for this kind; else the block size is (with
   // sparse A that is SPARSE-KIND's).
   const bool dtype_wrong = !isa::scale_factors_per_instr(*c.kind, g->scale->dtype, 16) &&
@@ -150,6 +160,71 @@ void check_scale_tile(const Context& c, Diagnostics& d) {
                 " elements of K): each K block copies whole 512-byte blocks of factors into tensor memory")
         .help = {"use a tile.k that is a multiple of " + num(block_k)};
   }
+}
+
+// Block-wise f32 factors on sm_90a (docs/spec.md, "Block scaling"): what the wgmma kernel takes.
+void check_scale_block_type(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->scale || !g->scale->blockwise() || c.target.tcgen05) return;
+  auto fp8 = [](isa::DType t) { return t == isa::DType::e4m3 || t == isa::DType::e5m2; };
+  for (const auto& [op, name] : {std::pair{&g->a, "a"}, std::pair{&g->b, "b"}})
+    if (!fp8(op->dtype)) {
+      d.error("SCALE-BLOCK-TYPE", std::string("/gemm/") + name + "/dtype",
+              std::string(name[0] == 'a' ? "A" : "B") + " is " + tn(op->dtype) +
+                  ": block-wise f32 factors scale FP8 operands (e4m3, e5m2: wgmma's .e4m3/.e5m2 types, §9.7.15.5.2)")
+          .help = {"use e4m3 or e5m2 operands", "or drop \"scale\" (16-bit operands need no factors)"};
+      return;
+    }
+  if (g->accumulator != isa::DType::f32)
+    d.error("SCALE-BLOCK-TYPE", "/gemm/accumulator",
+            "the accumulator is " + tn(g->accumulator) + ": each K block's partial sums are multiplied by f32 factors and added "
+            "in f32 registers")
+        .help = {"use \"accumulator\": \"f32\""};
+}
+
+void check_scale_block_vec(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->scale || !g->scale->blockwise() || c.target.tcgen05) return;
+  if (g->scale->vec != 128) {
+    d.error("SCALE-BLOCK-VEC", "/gemm/scale/vec",
+            "block-wise f32 factors cover 128 elements of K (A's 1 x 128, B's 128 x 128, DeepSeek-V3's recipe); vec = " +
+                num(g->scale->vec) + " is not built")
+        .help = {"leave \"vec\" out (128)"};
+    return;
+  }
+  if (g->scale->kind)
+    d.error("SCALE-BLOCK-VEC", "/gemm/scale/kind",
+            "\"kind\" names a block-scaled tcgen05 kind; block-wise f32 factors scale wgmma's partial sums in registers, of no kind")
+        .help = {"drop \"kind\""};
+}
+
+void check_scale_block_tile(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  // Another vec is SCALE-BLOCK-VEC's (the tile is judged against the 128 that is built).
+  if (!g || !g->scale || !g->scale->blockwise() || c.target.tcgen05 || g->scale->vec != 128) return;
+  const int64_t vec = g->scale->vec;
+  if (g->tile.k != vec) {
+    d.error("SCALE-BLOCK-TILE", "/gemm/tile/k",
+            "tile.k = " + num(g->tile.k) + ": a K block of the main loop is one block of the factors (" + num(vec) +
+                " elements of K), whose partial sums are scaled once it completes")
+        .help = {"use tile.k " + num(vec)};
+    return;
+  }
+  if (g->tile.n != vec) {
+    d.error("SCALE-BLOCK-TILE", "/gemm/tile/n",
+            "tile.n = " + num(g->tile.n) + ": B's factors are one per " + num(vec) + " columns, and the kernel reads one per tile and K "
+            "block")
+        .help = {"use tile.n " + num(vec)};
+    return;
+  }
+  // Two sets of accumulators per thread (the K block's partial sums and the scaled sum): a
+  // warpgroup's rows x tile.n / 128 f32 registers each (§9.7.15.5.1.1: N / 2 per m64 row block).
+  const int64_t rows = g->consumers == spec::Consumers::pingpong ? g->tile.m : 64;
+  if (2 * rows * g->tile.n / 128 > 128)
+    d.error("SCALE-BLOCK-TILE", "/gemm/consumers",
+            "each ping-pong consumer computes the whole tile.m = " + num(g->tile.m) + " rows: two sets of accumulators would be " +
+                num(2 * rows * g->tile.n / 128) + " registers per thread, beyond what fits beside the addresses and factors")
+        .help = {"use \"consumers\": \"cooperative\" (64 rows per warpgroup)", "or tile.m 64"};
 }
 
 }  // namespace ptxgen::rules

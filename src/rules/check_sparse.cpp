@@ -37,7 +37,7 @@ void check_sparse_target(const Context& c, Diagnostics& d) {
 // for the e2m1 kinds. A scale type the kind never takes is SCALE-TYPE's.
 void check_sparse_kind(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = sparse(c);
-  if (!g || !g->scale || !c.kind) return;
+  if (!g || !g->scale || g->scale->blockwise() || !c.kind) return;
   const isa::DType t = g->scale->dtype;
   if (isa::scale_factors_per_instr(*c.kind, t, isa::stored_scale_vec(g->scale->vec, true))) return;
   if (!isa::scale_factors_per_instr(*c.kind, t, 16) && !isa::scale_factors_per_instr(*c.kind, t, 32)) return;

@@ -170,7 +170,7 @@ const std::vector<Rule> kTable = {
  {"use the suggested spelling", "remove the member"},
  R"({"gemm": {"swizle": {"a": 64}}})", "/gemm/swizle", false, "{}"},
 {"SPEC-NOT-BUILT", "a feature users ask for that ptxgen does not build yet", "(docs/spec.md, \"Not built (yet)\")",
- "Grouped and batched GEMM, and arithmetic on register sets at the program level beyond the elementwise f32 functions, activations and row reductions (select, gated activations, conversions, quantization, softmax) are the next steps of ptxgen's IR; until they are built, their members and ops are refused by this rule, which names the nearest thing that is built, rather than as unknown members or names.",
+ "Grouped and batched GEMM, block-wise f32 scale factors on tcgen05 targets (built for sm_90a), and arithmetic on register sets at the program level beyond the elementwise f32 functions, activations and row reductions (select, gated activations, conversions, quantization, softmax) are the next steps of ptxgen's IR; until they are built, their members and ops are refused by this rule, which names the nearest thing that is built, rather than as unknown members or names.",
  "Asking a gemm spec for grouped GEMM, as cuBLASLt or CUTLASS users would; an \"op\": \"softmax\" in a program.",
  {"for grouped or batched GEMM, one launch per group",
   "at the program level, build softmax from exp2, the row reductions and the elementwise functions (docs/spec.md, \"Arithmetic\")"},
@@ -316,6 +316,21 @@ const std::vector<Rule> kTable = {
  {"use a tile.n that is a multiple of 128, a tile.k that is a multiple of 4 x vec"},
  R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 192, "k": 128}, "scale": {"dtype": "ue8m0"}}})", "/gemm/tile/n", false, R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"k": 128}, "scale": {"dtype": "ue8m0"}}})", check_scale_tile},
 
+{"SCALE-BLOCK-TYPE", "block-wise f32 factors on operands or an accumulator they do not scale", "PTX ISA 9.1 §9.7.15.5.2 (wgmma .e4m3/.e5m2 with an f32 accumulator)",
+ "Block-wise f32 scale factors (\"scale\": {\"dtype\": \"f32\"}, DeepSeek-V3's recipe) scale FP8 operands: A and B e4m3 or e5m2 (any mix, wgmma's .e4m3 and .e5m2 types), and each K block's partial sums are multiplied by the factors and added in f32 registers, so the accumulator is f32.",
+ "Block-wise factors on bf16 operands; an f16 accumulator.",
+ {"use e4m3 or e5m2 operands and an f32 accumulator", "or drop \"scale\""},
+ R"({"target": "sm_90a", "gemm": {"tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})", "/gemm/a/dtype", false, R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})", check_scale_block_type},
+{"SCALE-BLOCK-VEC", "block-wise f32 factors of another block size or a kind", "(docs/spec.md, \"Block scaling\": block-wise f32 factors)",
+ "Block-wise f32 factors cover 128 elements of K: A's one per row and 128 of K, B's one per 128 x 128 block. Other block sizes are not built, and \"kind\" (a block-scaled tcgen05 kind) has no meaning for them: the wgmma kernel multiplies each K block's partial sums by the factors in registers.",
+ "\"vec\": 64 or \"kind\": \"mxf8f6f4\" beside \"dtype\": \"f32\".",
+ {"leave \"vec\" and \"kind\" out"},
+ R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32", "vec": 64}}})", "/gemm/scale/vec", false, R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})", check_scale_block_vec},
+{"SCALE-BLOCK-TILE", "a tile the block-wise f32 factors do not divide, or whose two accumulators do not fit", "PTX ISA 9.1 §9.7.15.5.1.1 (wgmma accumulator fragments); §9.7.15.5.2 (scale-d)",
+ "With block-wise f32 factors each K block of the main loop is one block of the factors: its wgmmas start a fresh set of partial sums (scale-d 0) that is then multiplied by A's factor of each row and B's factor of the tile and added to the accumulator, so tile.k is 128; B's factors are one per 128 columns and the kernel reads one per tile, so tile.n is 128. Each consumer thread holds two sets of accumulators (64 registers each for 64 rows of a 128-column tile); a ping-pong consumer's whole 128-row tile would need 256.",
+ "tile.k = 64 (two loop blocks per factor block); tile.n = 256; ping-pong consumers with tile.m 128.",
+ {"use tile.k 128 and tile.n 128", "with ping-pong consumers tile.m 64, or cooperative consumers"},
+ R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 64}, "swizzle": {"a": 64, "b": 64}, "scale": {"dtype": "f32"}}})", "/gemm/tile/k", false, R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})", check_scale_block_tile},
 // ---- Sparse A (the gemm template's "sparse") ----------------------------------------------------
 {"SPARSE-TARGET", "sparse A needs a tcgen05 target", "PTX ISA 9.1 §9.7.16.10.8; §9.7.16.10.9.2 (tcgen05.mma.sp)",
  "The template plans structured-sparse A with tcgen05.mma.sp, whose metadata lives in tensor memory. wgmma has a sparse form too, with the metadata in registers, which ptxgen does not plan: that is ptxgen's refusal, not the hardware's.",
@@ -1100,7 +1115,7 @@ Analysis check(const spec::Spec& s, Diagnostics& diags) {
   const spec::Gemm* g = s.gemm ? &*s.gemm : nullptr;
   Context c{s, g, isa::target_info(s.target), std::nullopt, nullptr, false, {}, 0, {}, std::nullopt, {}};
   if (g)
-    c.kind = g->scale ? isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse),
+    c.kind = g->scale && !g->scale->blockwise() ? isa::gemm_scaled_kind(g->a.dtype, g->b.dtype, g->scale->dtype, isa::stored_scale_vec(g->scale->vec, g->sparse),
                                               g->scale->kind)
                       : isa::unscaled_kind(g->a.dtype, g->b.dtype);
   Diagnostics found;

@@ -255,8 +255,8 @@ class Walk {
       case ir::OpKind::store: return read_regs(op.as<ir::Store>()->regs, "store");
       case ir::OpKind::math: {
         const ir::Math& o = *op.as<ir::Math>();
-        for (const ir::Ref* r : {&o.a, &o.b, &o.c})
-          if (*r) read_regs(*r, std::string(o.of ? o.of->name() : info(o.fn).name));
+        for (const ir::Ref* r : {&o.a, &o.b, &o.c})  // c_from_iteration_1's c: the set this op defines
+          if (*r && !(o.c_from_iteration_1 && r == &o.c)) read_regs(*r, std::string(o.of ? o.of->name() : info(o.fn).name));
         regs_seen_.insert(o.regs.name);
         return;
       }

@@ -357,7 +357,7 @@ std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
       }
       continue;
     }
-    if (!*r) continue;
+    if (!*r || (i == 2 && o.c_from_iteration_1)) continue;  // c_from_iteration_1: c is the result, carried by the loop
     const plan::RegDef* d = def(r->name);
     if (!d) return std::nullopt;  // ORDER-UNWRITTEN, or its definition was refused
     if (d->dtype != isa::DType::f32 || d->elems_per_reg != 1) {

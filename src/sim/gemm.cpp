@@ -257,6 +257,30 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   const double d_scale = scalar_input("d_scale", 0.75);
   const double alpha_in = tensors.contains("alpha") ? scalar_input("alpha", random_factor()) : 0.0;
   const double beta_in = tensors.contains("beta") ? scalar_input("beta", random_factor()) : 0.0;
+  // Block-wise f32 factors (docs/spec.md, "Block scaling"): SFA [kb][m] (MN-major), SFB [nb][kb],
+  // kb = ceil(k / 128), nb = ceil(n / 128); each a positive f32 2^e (1 + f), e in [-8, 7] and a
+  // random 23-bit fraction f (so that their products round), drawn after every other input.
+  const bool blockwise = tensors.contains("SFA") && tensors.at("SFA").value("layout", "") != "128x4";
+  const int64_t nkb = (kk + 127) / 128, nnb = (n + 127) / 128;
+  std::vector<double> bw_sfa, bw_sfb;
+  std::map<std::string, uint64_t> factor_addr;
+  auto factors = [&](const char* name, int64_t rows, int64_t cols, std::vector<double>& v) {
+    input_names.push_back(name);
+    const InputArray* given = input_for(inputs, used, name, rows, cols);
+    const uint64_t addr = g.alloc(static_cast<size_t>(rows * cols * 4 + 16), 0x00);
+    factor_addr[name] = addr;
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      const uint32_t bits = static_cast<uint32_t>(rng());
+      uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(std::ldexp(1.0 + std::ldexp(static_cast<double>(bits >> 9), -23), static_cast<int>(bits & 15) - 8)));
+      if (given) b = input_bits(dtype("f32"), name, *given, i / cols, i % cols);
+      put_bits(g.at(addr), static_cast<uint64_t>(i * 32), 32, b);
+      v.push_back(static_cast<double>(std::bit_cast<float>(b)));
+    }
+  };
+  if (blockwise) {
+    factors("SFA", nkb, m, bw_sfa);
+    factors("SFB", nnb, nkb, bw_sfb);
+  }
   inputs_all_used(inputs, used, input_names);
   std::vector<std::string> epilogue_ops;
   if (mf.contains("epilogue_ops")) epilogue_ops = mf.at("epilogue_ops").get<std::vector<std::string>>();
@@ -324,6 +348,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       l.params.push_back(value(name, tensor == "bias"           ? bias_addr
                                      : tensor == "amax"          ? amax_addr
                                      : scalar_addr.count(tensor) ? scalar_addr.at(tensor)
+                                     : factor_addr.count(tensor) ? factor_addr.at(tensor)
                                      : tensor == "SFD"           ? sfd_addr
                                      : fused.count(tensor) ? fused.at(tensor).addr
                                                             : d_addr));
@@ -357,6 +382,11 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
                                              : 0.0;
   const double sat = dd.name == "e4m3" ? 448.0 : dd.name == "e5m2" ? 57344.0 : 0.0;
   const double steps = static_cast<double>((kk + 7) / 8 + 1);
+  // Block-wise factors: a K block's partial sums round at most 128 / 8 + 1 times (relative to the
+  // magnitudes of their scaled products, as above), the factor's product sa sb (mul.rn) once, and
+  // the running sum (fma.rn) once per block after it: relative to the sum of |a b sa sb| in all,
+  // 17 + 1 + kb units, and one more for the products of the errors.
+  const double blockwise_steps = static_cast<double>((std::min<int64_t>(kk, 128) + 7) / 8 + 1 + 1 + nkb + 1);
   const std::vector<uint8_t>& D = g.at(d_addr);
   const Operand& A = ops.at("A");
   const Operand& B = ops.at("B");
@@ -381,12 +411,17 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
         as[static_cast<size_t>(x)] = sa->v[static_cast<size_t>(i * sa->cols + x / sa->vec)];
         bs[static_cast<size_t>(x)] = sb->v[static_cast<size_t>(j * sb->cols + x / sb->vec)];
       }
+    if (blockwise)  // element k of block kb = k / 128 scaled by SFA[kb][i] SFB[j / 128][kb]
+      for (int64_t x = 0; x < kk; ++x) {
+        as[static_cast<size_t>(x)] = bw_sfa[static_cast<size_t>(x / 128 * m + i)];
+        bs[static_cast<size_t>(x)] = bw_sfb[static_cast<size_t>(j / 128 * nkb + x / 128)];
+      }
     for (int64_t x = 0; x < kk; ++x) {
       const double p = a[x] * as[static_cast<size_t>(x)] * b[x] * bs[static_cast<size_t>(x)];
       ref += p;
       mag += std::fabs(p);
     }
-    acc_bound = steps * u_acc * mag;
+    acc_bound = (blockwise ? blockwise_steps : steps) * u_acc * mag;
   };
   // An op of the epilogue with an input or a constant, on column j (of the product: up's columns
   // for its bias) of row i; false for the others. Each rounds once (mul.rn, add.rn, fma.rn).

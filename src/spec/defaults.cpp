@@ -43,8 +43,9 @@ int64_t stage_bytes(const Gemm& g, isa::Arch target) {
   // Every shared-memory tile of one stage, as the lowering lays the stage out (src/lower/gemm.cpp,
   // gemm_scale.cpp, gemm_sparse.cpp; the planner places each at 1 KB or less, src/plan/kernel.cpp):
   const bool tc = isa::target_info(target).tcgen05;
+  // Block-wise f32 factors are no block-scaled kind: the operands' own (wgmma's) kind.
   const std::optional<isa::Kind> kind =
-      g.scale ? isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, isa::stored_scale_vec(g.scale->vec, g.sparse), g.scale->kind)
+      g.scale && !g.scale->blockwise() ? isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, isa::stored_scale_vec(g.scale->vec, g.sparse), g.scale->kind)
               : isa::unscaled_kind(g.a.dtype, g.b.dtype);
   // Elements as shared memory stores them: 4- and 6-bit types in 8-bit containers (f8f6f4), or two
   // e2m1 a byte (mxf4, mxf4nvf4).
@@ -59,7 +60,7 @@ int64_t stage_bytes(const Gemm& g, isa::Arch target) {
   int64_t bytes = kb(a) + kb(b);
   // Block scaling: the K block's factors in the 128x4 layout, 512 bytes per 128 rows (of A's rows of
   // this CTA; of all of B's N) and 4 factors of each.
-  if (g.scale && g.scale->vec > 0) {
+  if (g.scale && !g.scale->blockwise() && g.scale->vec > 0) {
     const int64_t groups = g.tile.k / (4 * g.scale->vec);
     bytes += kb(512 * groups * (rows_a / 128)) + kb(512 * groups * (g.tile.n / 128));
   }
@@ -79,7 +80,10 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
   const auto s = [](int64_t v) { return std::to_string(v); };
   // Block scaling with two e2m1 per byte (.kind::mxf4, .kind::mxf4nvf4): 128 bytes are 256 elements.
   const std::optional<isa::Kind> scaled =
-      g.scale ? isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, isa::stored_scale_vec(g.scale->vec, g.sparse), g.scale->kind) : std::nullopt;
+      g.scale && !g.scale->blockwise()
+          ? isa::gemm_scaled_kind(g.a.dtype, g.b.dtype, g.scale->dtype, isa::stored_scale_vec(g.scale->vec, g.sparse), g.scale->kind)
+          : std::nullopt;
+  const bool blockwise = g.scale && g.scale->blockwise();
   const bool packed = scaled && isa::smem_bits(*scaled, g.a.dtype) == 4;
   const bool chose_tile = g.tile.m == 0;
   if (chose_tile) {
@@ -91,10 +95,12 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
     // multiprocessors measured 3 % faster than 256 tiles of 128 x 128; m = 128, 64 tiles, 2 % slower).
     const int64_t wide = ceil_div(g.m, g.tile.m) * ceil_div(g.n, 256);
     const int64_t enough = isa::target_info(target).tcgen05 ? multiprocessors(target) : ceil_div(multiprocessors(target), 2);
-    g.tile.n = wide < enough ? 128 : 256;
+    // Block-wise f32 factors: one B factor per 128 columns of a tile (SCALE-BLOCK-TILE).
+    g.tile.n = wide < enough || blockwise ? 128 : 256;
     g.chosen.push_back("tile " + s(g.tile.m) + " x " + s(g.tile.n) + " x " + s(g.tile.k) + ": tile.k one 128-byte swizzle row of K, tile.m " +
                        (g.cta_group == 2 ? "256 for the pair" : "128") +
-                       (g.tile.n == 128 ? ", tile.n 128 because 256 would give " + s(wide) + " tiles for " + s(multiprocessors(target)) + " multiprocessors" +
+                       (blockwise ? std::string(", tile.n 128: one of B's block-wise factors per tile and K block")
+                        : g.tile.n == 128 ? ", tile.n 128 because 256 would give " + s(wide) + " tiles for " + s(multiprocessors(target)) + " multiprocessors" +
                                               (enough < multiprocessors(target) ? " (fewer than half a wave)" : "")
                                         : ", tile.n 256"));
   }
@@ -118,7 +124,9 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
                          "the direct store otherwise");
     }
     const bool persistent = g.schedule == Schedule::persistent;
-    if (!g.consumers_given && persistent && g.tile.n == 128 && g.a_source == ASource::smem) {
+    // Block-wise f32 factors keep two accumulators (the K block's partial sums and the scaled sum):
+    // a ping-pong consumer's whole 128-row tile would need 256 registers (SCALE-BLOCK-TILE).
+    if (!g.consumers_given && persistent && g.tile.n == 128 && g.a_source == ASource::smem && !blockwise) {
       g.consumers = Consumers::pingpong;
       g.chosen.push_back("consumers pingpong: with few tiles each consumer warpgroup takes whole tiles, one storing while the other computes");
     }

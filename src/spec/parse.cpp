@@ -138,8 +138,9 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
   if (const json* sc = sc_obj) {
     ObjReader rs(*sc, r.ptr("scale"), r);
     Scale x;
-    need(rs.choice("dtype", true, dtype_choices({isa::DType::ue8m0, isa::DType::ue4m3})), x.dtype);
-    x.vec = x.dtype == isa::DType::ue4m3 ? 16 : 32;
+    // f32: block-wise factors (A's per row and 128 of K, B's per 128 x 128), not a block-scaled kind.
+    need(rs.choice("dtype", true, dtype_choices({isa::DType::ue8m0, isa::DType::ue4m3, isa::DType::f32})), x.dtype);
+    x.vec = x.dtype == isa::DType::ue4m3 ? 16 : x.dtype == isa::DType::f32 ? 128 : 32;
     if (rs.has("vec")) {
       if (auto v = rs.integer("vec", false, 1, 1024)) x.vec = static_cast<int>(*v);
       else ok = false;

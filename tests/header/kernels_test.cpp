@@ -157,6 +157,30 @@ void epilogue_gemm(const std::string& name, const ptxgen::KernelInfo& i, Check c
   epilogue_gemm<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(#NAME, ptxgen::NAME##_info,                                    \
                                                                    [](auto... x) { return ptxgen::NAME##_check(x...); }, gemms);
 
+// Every gemm kernel with block-wise f32 factors (docs/spec.md, "Block-wise f32 factors"): the call
+// its BLOCKWISE_GEMMS row describes (the fused epilogue's tensors after D as an EPILOGUE_GEMMS row's,
+// then const float* sfa and sfb) accepted at its spec's sizes, a null SFA and a null SFB refused by
+// their names.
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TAL, class TBE, class TS, class TAMAX, class TSFD,
+          class Check>
+void blockwise_gemm(const std::string& name, const ptxgen::KernelInfo& i, Check check, int& gemms) {
+  auto call = [&](auto... x) { return check(x...); };
+  const auto head = std::tuple_cat(std::make_tuple(at<const TA>(kA), at<const TB>(kB), at<TD>(kD)), input<TC>(kSA), input<TBIAS>(kSB),
+                                   input<TR>(kSA), input<TAL>(kSB), input<TBE>(kSB), input<TS>(kSA), output<TAMAX>(kSB), output<TSFD>(kSA));
+  const auto tail = std::make_tuple(SIZES(i.m, i.n, i.k));
+  const float* sfa = at<const float>(kSA);
+  const float* sfb = at<const float>(kSB);
+  expect(name + " at its spec's sizes", std::apply(call, std::tuple_cat(head, std::make_tuple(sfa, sfb), tail)), CUDA_SUCCESS, nullptr);
+  expect(name + " with a null SFA", std::apply(call, std::tuple_cat(head, std::make_tuple(static_cast<const float*>(nullptr), sfb), tail)),
+         CUDA_ERROR_INVALID_VALUE, "sfa (SFA, ");
+  expect(name + " with a null SFB", std::apply(call, std::tuple_cat(head, std::make_tuple(sfa, static_cast<const float*>(nullptr)), tail)),
+         CUDA_ERROR_INVALID_VALUE, "sfb (SFB, ");
+  ++gemms;
+}
+#define BLOCKWISE_GEMM(NAME, TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD)                                                  \
+  blockwise_gemm<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(#NAME, ptxgen::NAME##_info,                                   \
+                                                                    [](auto... x) { return ptxgen::NAME##_check(x...); }, gemms);
+
 // Every block-scaled gemm kernel (the factors after D): its long form instantiated, its spec's own
 // arguments accepted, a null SFB refused, and a k that is no multiple of the factor vector refused.
 #define SCALED_GEMM(NAME, TA, TB, TD, TS)                                                                              \
@@ -622,6 +646,7 @@ int main() {
   PTXGEN_GEMMS_SPARSE_SCALED_GEMMS(SPARSE_SCALED_GEMM)
   PTXGEN_GEMMS_BIASED_GEMMS(BIASED_GEMM)
   PTXGEN_GEMMS_EPILOGUE_GEMMS(EPILOGUE_GEMM)
+  PTXGEN_GEMMS_BLOCKWISE_GEMMS(BLOCKWISE_GEMM)
   PTXGEN_PROGRAMS_PROGRAMS(PROGRAM)
 
   using ptxgen::bf16;

@@ -260,6 +260,7 @@ struct Matrix {
 // The device buffers and sizes a launch function takes.
 struct Bufs {
   CUdeviceptr a = 0, b = 0, d = 0, c = 0, bias = 0, residual = 0, alpha = 0, beta = 0, d_scale = 0, amax = 0, sfd = 0;  // c ... sfd: a fused epilogue's
+  CUdeviceptr sfa = 0, sfb = 0;  // block-wise f32 factors (BLOCKWISE_GEMMS)
   int64_t lda = 0, ldb = 0, m = 0, n = 0, k = 0;
 };
 // A fused epilogue input of type T (EPILOGUE_GEMMS rows), or nothing where the kernel takes none (void).
@@ -282,6 +283,20 @@ auto epilogue_args(const Bufs& b) {
                         input<TC>(b.c), input<TBIAS>(b.bias), input<TR>(b.residual), input<TAL>(b.alpha), input<TBE>(b.beta),
                         input<TS>(b.d_scale), output<TAMAX>(b.amax), output<TSFD>(b.sfd),
                         std::make_tuple(ptxgen::size::m{b.m}, ptxgen::size::n{b.n}, ptxgen::size::k{b.k}));
+}
+// The arguments of a BLOCKWISE_GEMMS kernel's launch function (docs/spec.md, "Block-wise f32
+// factors"): an EPILOGUE_GEMMS row's, with the factors SFA and SFB (const float*) before the sizes.
+template <class Tuple, size_t... I>
+auto with_factors(const Tuple& e, const Bufs& b, std::index_sequence<I...>) {
+  constexpr size_t n = std::tuple_size<Tuple>::value;
+  return std::tuple_cat(std::make_tuple(std::get<I>(e)...),
+                        std::make_tuple(ptxgen::device_pointer<const float>(b.sfa), ptxgen::device_pointer<const float>(b.sfb)),
+                        std::make_tuple(std::get<n - 3>(e), std::get<n - 2>(e), std::get<n - 1>(e)));
+}
+template <class TA, class TB, class TD, class TC, class TBIAS, class TR, class TAL, class TBE, class TS, class TAMAX, class TSFD>
+auto blockwise_args(const Bufs& b) {
+  const auto e = epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b);
+  return with_factors(e, b, std::make_index_sequence<std::tuple_size<decltype(e)>::value - 3>());
 }
 // A gemm launch function's sizes, each its own type (ptxgen::size::m ...), from a Bufs.
 #define SIZES(B) ptxgen::size::m{(B).m}, ptxgen::size::n{(B).n}, ptxgen::size::k{(B).k}
@@ -781,6 +796,24 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   };
   if (ep.alpha_input) ep.alpha = alpha_in = random_factor();
   if (ep.beta_input) ep.beta = beta_in = random_factor();
+  // Block-wise f32 factors (docs/spec.md, "Block-wise f32 factors"): SFA [ceil(k / 128)][m], SFB
+  // [ceil(n / 128)][ceil(k / 128)], each a positive f32 2^e (1 + f), e in -8 .. 7, drawn last. The
+  // reference is A' B' with A'[i][x] = A[i][x] SFA[x / 128][i] and B'[x][j] = B[x][j] SFB[j / 128][x / 128]
+  // in float64: the spec's formula (every product of the sum taken with its two factors).
+  bool blockwise = false;
+  for (unsigned i = 0; i < info.tensor_count; ++i) blockwise = blockwise || (std::string(info.tensors[i].name) == "SFA" && std::string(info.tensors[i].dtype) == "f32");
+  const int64_t kb = (k + 127) / 128, nb = (n + 127) / 128;
+  std::vector<float> hsfa, hsfb;
+  std::vector<double> ra_ref = ra, rb_ref = rb;
+  if (blockwise) {
+    auto factor = [&] { const uint64_t bits = rng(); return static_cast<float>(std::ldexp(1.0 + std::ldexp(double(bits >> 41), -23), int(bits & 15) - 8)); };
+    for (int64_t i = 0; i < kb * m; ++i) hsfa.push_back(factor());
+    for (int64_t i = 0; i < nb * kb; ++i) hsfb.push_back(factor());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t x = 0; x < k; ++x) ra_ref[size_t(i * k + x)] *= hsfa[size_t(x / 128 * m + i)];
+    for (int64_t x = 0; x < k; ++x)
+      for (int64_t j = 0; j < n; ++j) rb_ref[size_t(x * n + j)] *= hsfb[size_t(j / 128 * kb + x / 128)];
+  }
   Bufs bufs;
   bufs.lda = A.ld, bufs.ldb = B.ld, bufs.m = m, bufs.n = n, bufs.k = k;
   CK(cuMemAlloc(&bufs.a, a_bytes));
@@ -802,6 +835,11 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
     CK(cuMemAlloc(&bufs.amax, 4));
     CK(cuMemsetD32(bufs.amax, 0, 1));  // the kernel raises it: the caller zeroes it
   }
+  for (const auto& [h, at] : {std::make_pair(&hsfa, &bufs.sfa), std::make_pair(&hsfb, &bufs.sfb)})
+    if (blockwise) {
+      CK(cuMemAlloc(at, h->size() * 4));
+      CK(cuMemcpyHtoD(*at, h->data(), h->size() * 4));
+    }
   // A quantized D's factors: the 128x4 layout of m x dn (ceil(m / 128) ceil(dn / 128) blocks of 512
   // bytes) and a guard after it, all kSfdFill, which no factor the kernel computes equals, so that
   // the check sees every byte the kernel wrote (a user zeroes it instead: docs/spec.md).
@@ -860,8 +898,8 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   bool blas_ref = false;
   if (work <= double(1u << 30)) {
     ref_kind = "float64 CPU";
-    cpu_gemm(ra, rb, ref, m, n, k, fused ? &mag : nullptr);
-  } else if (blas_types) {
+    cpu_gemm(ra_ref, rb_ref, ref, m, n, k, fused ? &mag : nullptr);
+  } else if (blas_types && !blockwise) {
     ref_kind = A.type == T::s8 ? "cuBLAS s32" : "cuBLAS f32";
     blas_ref = true;
     const bool integer = A.type == T::s8;
@@ -906,12 +944,12 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
     ref_kind = "float64 GPU";
     ref.assign(size_t(m) * n, 0.0);
     double *ga, *gb, *gd, *gm = nullptr;
-    CK(cudaMalloc(&ga, ra.size() * 8));
-    CK(cudaMalloc(&gb, rb.size() * 8));
+    CK(cudaMalloc(&ga, ra_ref.size() * 8));
+    CK(cudaMalloc(&gb, rb_ref.size() * 8));
     CK(cudaMalloc(&gd, ref.size() * 8));
     if (fused) CK(cudaMalloc(&gm, ref.size() * 8));
-    CK(cudaMemcpy(ga, ra.data(), ra.size() * 8, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(gb, rb.data(), rb.size() * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(ga, ra_ref.data(), ra_ref.size() * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(gb, rb_ref.data(), rb_ref.size() * 8, cudaMemcpyHostToDevice));
     ref_gemm<<<dim3(unsigned((n + 15) / 16), unsigned((m + 15) / 16)), dim3(16, 16)>>>(ga, gb, gd, gm, m, n, k);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -1544,6 +1582,7 @@ int main(int argc, char** argv) {
   std::printf("%s\t%s\t%s\n", #NAME, ptxgen::NAME##_info.targets, epilogue_of(ptxgen::NAME##_info).describe().c_str());
     PTXGEN_KERNELS_GEMMS(LIST)
     PTXGEN_KERNELS_EPILOGUE_GEMMS(LIST)
+    PTXGEN_KERNELS_BLOCKWISE_GEMMS(LIST)
 #undef LIST
     return 0;
   }
@@ -1576,20 +1615,27 @@ int main(int argc, char** argv) {
         opt);
   PTXGEN_KERNELS_GEMMS(CASE)
 #undef CASE
-  // Kernels with fused epilogue inputs: the same, the inputs after D (C, bias, residual: those it takes).
-#define CASE(NAME, TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD)                                                \
+  // Kernels with fused epilogue inputs: the same, the inputs after D (C, bias, residual: those it takes);
+  // with block-wise f32 factors (BLOCKWISE_GEMMS rows, the same columns) SFA and SFB before the sizes.
+  // ARGS: epilogue_args or blockwise_args.
+#define ROW_CASE(ARGS, NAME, TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD)                                      \
   if (which == #NAME)                                                                                              \
     return run_case<ptxgen::NAME##_launch>(                                                                        \
         ptxgen::NAME##_info,                                                                                       \
         [](const Bufs& b, CUstream s) {                                                                            \
-          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b)); \
+          return std::apply([s](auto... x) { return ptxgen::NAME(x..., s); }, ARGS<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b)); \
         },                                                                                                         \
         [](const Bufs& b, ptxgen::NAME##_launch& l) {                                                              \
           return std::apply([&l](auto... x) { return ptxgen::NAME##_prepare(x..., l); },                          \
-                            epilogue_args<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b));                                \
+                            ARGS<TA, TB, TD, TC, TBIAS, TR, TAL, TBE, TS, TAMAX, TSFD>(b));                                         \
         },                                                                                                         \
         opt);
+#define CASE(...) ROW_CASE(epilogue_args, __VA_ARGS__)
   PTXGEN_KERNELS_EPILOGUE_GEMMS(CASE)
 #undef CASE
+#define CASE(...) ROW_CASE(blockwise_args, __VA_ARGS__)
+  PTXGEN_KERNELS_BLOCKWISE_GEMMS(CASE)
+#undef CASE
+#undef ROW_CASE
   die(2, "the header has no gemm kernel " + which + " (--list lists them)");
 }

@@ -380,6 +380,11 @@ struct Math {
   std::array<std::optional<double>, 3> value;  // a, b, c: a constant instead of a register set
   bool approx = false;
   std::string approx_ptr;
+  // Inside a loop: in iteration 0 operand c is 0 and the function's own form without it is
+  // computed instead (fma: mul.rn.f32 a b), so that a set the loop carries (c, which `regs` names
+  // too) needs no initial value: the block-wise scaled sum acc = partial * s + acc of the gemm
+  // template (docs/spec.md, "Block scaling"). Only fma, with c == regs.
+  bool c_from_iteration_1 = false;
   // A step of an activation op (docs/spec.md, "Activations"), which the lowering expands into one
   // Math per step of its composition (activations(), ptxgen/math_fn.hpp): the steps before the
   // last write temporaries (activation_temporary), the last the op's `regs`. `approx` above is the
@@ -411,9 +416,17 @@ inline std::string activation_temporary(const std::string& result, Activation ac
 // its row (a per-column vector: a bias along N), of one column every column its column (a per-row
 // vector), of one element every element (a scalar such as alpha). Elements at or past the
 // tensor's extents (at run time) read as 0.
+// `at` other than `cells` reads a wgmma accumulator's set otherwise (the gemm template's block-wise
+// f32 scales, docs/spec.md "Block scaling"): `row_vector`, register j the tensor's element at row
+// pos.at[0] and column pos.at[1] plus the row of `like` register j holds (a per-row vector stored
+// along a row of the tensor: A's factors stored MN-major, [ceil(k / 128), m]), the same element
+// for every column of a row; `element`, every register the one element at pos (one factor of a
+// tile for one K block). Past the extents 0, as above.
+enum class ReadAt : uint8_t { cells, row_vector, element };
 struct Read {
   Ref src, regs, like;
   Position pos;
+  ReadAt at = ReadAt::cells;
 };
 
 // regs = fn over each row of a (max.f32, add.rn.f32, abs.f32; §9.7.3), every element of the row
