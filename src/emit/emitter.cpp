@@ -408,12 +408,16 @@ void Emitter::prologue() {
     w.ins(spell::relinquish(p.ir().cta_group));
     w.label("$L_alloc_done");
   }
-  if (!p.barriers.empty()) {
+  if (!p.barriers.empty() || (!p.tensor_maps.empty() && p.ir().engine == ir::Engine::tcgen05)) {
     w.ins("@" + not_t0 + " " + spell::bra() + " $L_init_done");
     for (const auto& b : p.barriers)
       for (int st = 0; st < b.stages; ++st)
         w.ins(spell::mbarrier_init() + " [" + bar[b.name] + (st ? "+" + s(8 * st) : "") + "], " + s(b.count));
-    w.ins(spell::mbarrier_init_fence());
+    if (!p.barriers.empty()) w.ins(spell::mbarrier_init_fence());
+    // tcgen05: the tensor maps' lines fetched while the CTA starts, before the first TMA reads them
+    // (PTX ISA 9.7.9.15: prefetch.tensormap, a generic address in .param), as CUTLASS's kernels do.
+    if (p.ir().engine == ir::Engine::tcgen05)
+      for (const auto& m : p.tensor_maps) w.ins(spell::prefetch_tensormap() + " [" + tmap.at(m.param) + "]", "tensor map " + m.param);
     w.label("$L_init_done");
   }
   w.comment(std::string("Make the allocations and barriers visible to all threads") + (pair() ? " of both CTAs" : "") +
