@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <sstream>
 
 #include "ptxgen/emit.hpp"
 #include "ptxgen/io.hpp"
@@ -16,6 +18,58 @@
 #include "cli_support.hpp"
 
 using namespace ptxgen;
+
+namespace {
+// One kernel's SASS as nvdisasm prints it: its instructions in order (predicate guard included,
+// the trailing ";" and encoding comments dropped) and the place of each label (".L_x_12").
+struct Sass {
+  std::vector<std::string> ins;
+  std::map<std::string, size_t> labels;
+};
+
+Sass parse_sass(const std::string& text) {
+  static const std::regex label("^(\\.L_x_\\d+):"), instruction("^\\s*/\\*[0-9a-f]+\\*/\\s+([^;]*?)\\s*;");
+  Sass s;
+  std::istringstream in(text);
+  std::smatch m;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, m, label)) s.labels[m[1]] = s.ins.size();
+    else if (std::regex_search(line, m, instruction)) s.ins.push_back(m[1]);
+  }
+  return s;
+}
+
+// The innermost loop around every instruction `what` matches: its head (a backward branch's
+// target) and the instructions one iteration runs, from the head to that branch, the branch not
+// counted. An mbarrier wait's retry, which ptxas places out of line after the kernel's last
+// instruction, branches back into the loop too; the loop it closes holds that tail and so is never
+// the smallest. count 0: no loop holds them all; matched: the instructions `what` matches.
+struct Loop {
+  size_t head = 0;
+  long count = 0, matched = 0;
+};
+
+Loop innermost_loop(const Sass& s, const std::regex& what) {
+  static const std::regex branch("\\bBRA\\b.*`\\((\\.L_x_\\d+)\\)");
+  std::vector<size_t> hits;
+  for (size_t i = 0; i < s.ins.size(); ++i)
+    if (std::regex_search(s.ins[i], what)) hits.push_back(i);
+  Loop best;
+  best.matched = static_cast<long>(hits.size());
+  std::smatch m;
+  for (size_t i = 0; i < s.ins.size() && !hits.empty(); ++i) {
+    if (!std::regex_search(s.ins[i], m, branch)) continue;
+    const auto head = s.labels.find(m[1]);
+    if (head == s.labels.end() || head->second > hits.front() || i < hits.back()) continue;
+    const long n = static_cast<long>(i - head->second);
+    if (!best.count || n < best.count) {
+      best.head = head->second;
+      best.count = n;
+    }
+  }
+  return best;
+}
+}  // namespace
 
 TEST_SUITE("golden") {
 TEST_CASE("emit --check passes for every golden") {
@@ -97,6 +151,42 @@ TEST_CASE("ptxas assembles every golden for its target") {
       static const std::regex tma("\\bUTMALDG\\b"), tma_st("\\bUTMASTG\\b");
       CHECK(std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), tma), std::sregex_iterator()) == p.tma_boxes());
       CHECK(std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), tma_st), std::sregex_iterator()) == p.tma_stores());
+      // Issue 33: the SASS instructions per K block of the MMA warp's and the producer's loops in
+      // the 128x256 bf16 persistent TMA kernel and the CTA-pair one (256x256, a 4x2 cluster of
+      // pairs, multicast), against CUTLASS's kernels read the same way (docs/architecture.md,
+      // "SASS per K block"): 44 (MMA) and 31 (producer), 35 for the pair's producer. Each issues
+      // its single-thread instructions under elect.sync in warp-converged code: before, lane 0
+      // issued in divergent code, ptxas wrapped each instruction in a loop over the active lanes
+      // (ELECT ... BRA), and the loops ran 68 and 45 (87 for the pair's producer).
+      // At most: what ptxgen reaches (ptxas 13.0): the MMA warp one over CUTLASS (its lanes meet
+      // after the full wait, bar.warp.sync), the pair's producer 71, where each CTA issues its part
+      // of the multicast boxes under a branch per part (docs/architecture.md).
+      struct Figure {
+        const char* spec;
+        long mma, producer;
+      };
+      static const Figure figures[] = {{"gemm_bf16_persistent_tma_128x256x64", 45, 29},
+                                       {"gemm_bf16_cta2_cluster_4x2_persistent_tma", 44, 71}};
+      for (const Figure& fig : figures) {
+        if (support::stem(f) != fig.spec) continue;
+        const Sass sass = parse_sass(d.output);
+        static const std::regex elect("\\bELECT\\b");
+        struct Role {
+          std::string name;
+          const std::regex* what;
+          long figure, matched;
+        };
+        for (const Role& r : {Role{"MMA warp", &mma, fig.mma, want}, Role{"producer", &tma, fig.producer, p.tma_boxes()}}) {
+          CAPTURE(r.name);
+          const Loop l = innermost_loop(sass, *r.what);
+          MESSAGE(std::string(fig.spec) << ": the " << r.name << "'s SASS instructions per K block: " << l.count);
+          CHECK(l.matched == r.matched);  // the loop holds every MMA (UTMALDG) of the kernel
+          CHECK(l.count > 0);
+          CHECK(l.count <= r.figure);
+          // No loop over the active lanes: ptxas's ELECT, which picks the lane of each trip.
+          for (long i = 0; i < l.count; ++i) CHECK_FALSE(std::regex_search(sass.ins.at(l.head + static_cast<size_t>(i)), elect));
+        }
+      }
     }
   }
   std::filesystem::remove_all(tmp);

@@ -306,8 +306,9 @@ struct Machine {
       out.tc.push_back(t);
       return;
     }
+    // prefetch.tensormap (thread 0 at the start of a kernel with tensor maps): a cache hint.
     if (starts(op, "tcgen05.") || starts(op, "fence.") || op == "bar.sync" || starts(op, "barrier.cluster.") ||
-        starts(op, "mbarrier.init"))
+        starts(op, "mbarrier.init") || op == "prefetch.tensormap")
       return;
     throw std::runtime_error("ptx_sim: unknown instruction " + op);
   }

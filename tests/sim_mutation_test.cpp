@@ -130,7 +130,7 @@ TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each fo
        "race: tcgen05.mma reads shared memory", ""},
       {"producer does not spin on the empty barrier (overwrites stages in use)",
        R"((mbarrier\.try_wait\.parity\.shared::cta\.b64 (%p\d+), \[%r\d+\], %r\d+;\s*)@!%p\d+ bra \$L_s\d+_wait;)", "$1", 0,
-       "more arrivals than the mbarrier", "mbarrier.arrive.expect_tx"},
+       "race: a TMA load writes shared memory", "reads it"},
       {"the commit to the empty barrier dropped", R"(\ttcgen05\.commit[^\n]*\n)", "", 0, "deadlock", "mbarrier.try_wait"},
       {"expect_tx 16 bytes short", R"((mbarrier\.arrive\.expect_tx\.shared::cta\.b64 _, \[%r\d+\],) 49152;)", "$1 49136;", 0, "deadlock",
        "tx-count -16"},
@@ -139,6 +139,12 @@ TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each fo
       {"tcgen05.dealloc dropped", R"(\ttcgen05\.dealloc[^\n]*\n)", "", 0, "exits with tensor memory allocated", ""},
       {"mbarrier.init of the accumulator barrier dropped", R"(\tmbarrier\.init\.shared::cta\.b64 \[%r\d+\], 1;\n)", "", 0,
        "uninitialized mbarrier", ""},
+      // The single-thread roles run in their whole warp and issue from the lane elect.sync elects
+      // (PTX ISA 9.7.13.14): a predicate true in every lane makes each of the 32 issue.
+      {"the producer's election dropped (every lane of warp 4 arms the full barrier and loads)",
+       R"(elect\.sync _\|(%p\d+), -1;)", "setp.eq.u32 $1, %r0, %r0;", 0, "more arrivals than the mbarrier", "(warp 4, lane 1)"},
+      {"the MMA issuer's election dropped (every lane of warp 5 issues the MMAs and commits)",
+       R"(elect\.sync _\|(%p\d+), -1;)", "setp.eq.u32 $1, %r0, %r0;", 1, "race: a TMA load writes shared memory", "reads it"},
   };
   for (const Mutation& mu : kMutations) run(x, mu);
 }

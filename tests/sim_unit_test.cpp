@@ -244,6 +244,30 @@ TEST_CASE("sim: elect.sync elects the lowest lane of the member mask in each war
   }
 }
 
+// prefetch.tensormap (§9.7.9.15), which every tcgen05 kernel with tensor maps issues at its
+// start: a cache hint that changes nothing the kernel computes; any other prefetch is refused as
+// not simulated.
+TEST_CASE("sim: prefetch.tensormap is a no-op; other prefetches are not simulated") {
+  const std::string body = R"(
+	ld.param.u64 %rd1, [out];
+	mov.b64 %rd2, in;
+	cvta.param.u64 %rd2, %rd2;
+	prefetch.tensormap [%rd2];
+	mov.u32 %r0, %tid.x;
+	mul.wide.u32 %rd3, %r0, 4;
+	add.s64 %rd3, %rd1, %rd3;
+	mov.u32 %r1, 7;
+	st.global.b32 [%rd3], %r1;
+	ret;
+)";
+  Run r = run(body, 32);
+  REQUIRE_MESSAGE(r.error.empty(), r.error);
+  for (int t = 0; t < 32; ++t) CHECK(word(r, t) == 7u);
+  std::string other = body;
+  other.replace(other.find("prefetch.tensormap"), 18, "prefetch.global.L2");
+  CHECK(run(other, 32).error.find("prefetch other than .tensormap is not simulated") != std::string::npos);
+}
+
 TEST_CASE("sim: element formats (PTX ISA 5.2.3)") {
   using namespace ksim::num;
   CHECK(decode(kE4M3, 0x7E) == 448);              // the largest e4m3

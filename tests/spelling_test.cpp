@@ -97,6 +97,8 @@ std::string operands(const spell::Scalar& v, const std::string& label) {
     case Op::ret: return "";
     case Op::bar_warp_sync: return "-1";
     case Op::shfl_bfly: return reg(t) + ", " + reg(t, 1) + ", 1, 31, -1";
+    case Op::elect_sync: return "_|" + reg(1) + ", -1";
+    case Op::prefetch_tensormap: return "[" + reg(64, 9) + "]";
     case Op::red_max: return "[" + reg(64, 9) + "], " + reg(t);
     case Op::barrier_sync: return "0";
     case Op::setmaxnreg: return v.inc ? "232" : "40";  // multiples of 8 in [24, 256] (§9.7.19.5)
@@ -148,6 +150,8 @@ TEST_CASE("scalar spellings: each computed from its parameters") {
   CHECK(spell::st(Space::global, Ty::b8) == "st.global.b8");
   CHECK(spell::bar_warp_sync() == "bar.warp.sync");
   CHECK(spell::shfl_bfly() == "shfl.sync.bfly.b32");
+  CHECK(spell::elect_sync() == "elect.sync");
+  CHECK(spell::prefetch_tensormap() == "prefetch.tensormap");
   CHECK(spell::red_max_global_u32() == "red.global.max.u32");
   CHECK(spell::ret() == "ret");
   CHECK(spell::alu(spell::math(MathFn::add, false)) == "add.rn.f32");

@@ -79,7 +79,7 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
   const std::string dst = w.r32(), c0 = w.r32(), c1 = w.r32(), pr = w.pred();
   const plan::SmemPlacement& t = *tiles.at(l.tile);
   std::string b = barrier_addr(l.barrier, l.phase);
-  if (guarded()) w.ins("@" + not_t0 + " " + spell::bra() + " " + L + "_issued");
+  const bool guard = issue_guard(not_t0, false, L + "_issued");
   if (l.arm)
     w.ins(spell::mbarrier_expect_tx() + " _, [" + b + "], " + s(int64_t{l.chunks} * 16), "the tile's bytes complete the phase");
   if (l.to_leader && pair()) {
@@ -140,20 +140,21 @@ void Emitter::tma_load(const plan::LoadStep& l, const std::string& L) {
     else
       w.ins(spell::tma_load(l.to_leader && pair(), l.map.rank) + operands);
   }
-  if (guarded()) w.label(L + "_issued");
+  if (guard) w.label(L + "_issued");
   if (!l.arm) return;
   w.label(L + "_wait");
   w.ins(spell::mbarrier_try_wait() + " " + pr + ", [" + b + "], 0");
   w.ins("@!" + pr + " " + spell::bra() + " " + L + "_wait");
+  if (!elected.empty()) w.ins(spell::bar_warp_sync() + " -1", "the warp's lanes leave the wait together");
 }
 
 void Emitter::cp(const plan::Step& st, const std::string& L) {
-  if (guarded()) w.ins("@" + not_issuer + " " + spell::bra() + " " + L + "_done");
+  const bool guard = issue_guard(not_issuer, false, L + "_done");
   for (const auto& c : st.cps) {
     const std::string d = desc(c.src, c.tile);
     w.ins(spell::cp(c.shape, c.decompress, p.ir().cta_group) + " " + tmem(c.alloc, c.taddr, c.ring) + ", " + d);
   }
-  if (guarded()) w.label(L + "_done");
+  if (guard) w.label(L + "_done");
 }
 
 // tcgen05.ld: each warp its own instructions, the lane bits of taddr in its own quarter.

@@ -408,12 +408,16 @@ void Emitter::prologue() {
     w.ins(spell::relinquish(p.ir().cta_group));
     w.label("$L_alloc_done");
   }
-  if (!p.barriers.empty()) {
+  if (!p.barriers.empty() || (!p.tensor_maps.empty() && p.ir().engine == ir::Engine::tcgen05)) {
     w.ins("@" + not_t0 + " " + spell::bra() + " $L_init_done");
     for (const auto& b : p.barriers)
       for (int st = 0; st < b.stages; ++st)
         w.ins(spell::mbarrier_init() + " [" + bar[b.name] + (st ? "+" + s(8 * st) : "") + "], " + s(b.count));
-    w.ins(spell::mbarrier_init_fence());
+    if (!p.barriers.empty()) w.ins(spell::mbarrier_init_fence());
+    // tcgen05: the tensor maps' lines fetched while the CTA starts, before the first TMA reads them
+    // (PTX ISA 9.7.9.15: prefetch.tensormap, a generic address in .param), as CUTLASS's kernels do.
+    if (p.ir().engine == ir::Engine::tcgen05)
+      for (const auto& m : p.tensor_maps) w.ins(spell::prefetch_tensormap() + " [" + tmap.at(m.param) + "]", "tensor map " + m.param);
     w.label("$L_init_done");
   }
   w.comment(std::string("Make the allocations and barriers visible to all threads") + (pair() ? " of both CTAs" : "") +
@@ -574,7 +578,10 @@ void Emitter::roles() {
     const std::string next = "$L_role" + s(static_cast<int64_t>(i + 1));
     const std::string below = w.pred(), out = w.pred();
     w.comment("Role \"" + r.ir().name + "\": warp" + (r.ir().warps > 1 ? "s " + s(r.ir().first_warp) + "-" + s(r.ir().first_warp + r.ir().warps - 1) : " " + s(r.ir().first_warp)) +
-              (r.ir().single_thread ? ", lane 0" + std::string(r.ir().leader_cta_only && pair() ? " of CTA 0" : "") : "") + ".");
+              (r.ir().single_thread ? (p.ir().engine == ir::Engine::tcgen05 ? std::string(", one elected lane") : std::string(", lane 0")) +
+                                          std::string(r.ir().leader_cta_only && pair() ? " of CTA 0" : "")
+                                    : std::string()) +
+              ".");
     w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + below + ", " + warp + ", " + s(r.ir().first_warp));
     w.ins(spell::setp(Cmp::ge, Ty::u32, BoolOp::or_) + " " + out + ", " + warp + ", " + s(r.ir().first_warp + r.ir().warps) + ", " + below);
     w.ins("@" + out + " " + spell::bra() + " " + next);
@@ -583,7 +590,21 @@ void Emitter::roles() {
     if (r.ir().max_registers)
       w.ins(spell::setmaxnreg(r.ir().max_registers > p.ir().max_registers) + " " + s(r.ir().max_registers),
             "this role's register budget");
-    if (r.ir().single_thread) {
+    if (r.ir().single_thread && p.ir().engine == ir::Engine::tcgen05) {
+      // Warp-converged issue (CUTLASS's elect_one_sync): the role's whole first warp runs its
+      // loops and waits, and elect.sync (PTX ISA 9.7.13.14) picks the lane that issues; it is
+      // here, where the warp has branched on its warp index alone and is converged, as the
+      // instruction's .sync requires of every lane of the member mask. In a pair CTA 1's warp
+      // leaves where only CTA 0 issues; a role of several warps keeps its first.
+      if (r.ir().leader_cta_only && pair()) w.ins("@" + odd + " " + spell::bra() + " " + teardown, "CTA 1: CTA 0 issues for the pair");
+      if (r.ir().warps > 1) {
+        const std::string other = w.pred();
+        w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + other + ", " + warp + ", " + s(r.ir().first_warp));
+        w.ins("@" + other + " " + spell::bra() + " " + teardown);
+      }
+      elected = w.pred();
+      w.ins(spell::elect_sync() + " _|" + elected + ", -1", "the one lane that issues");
+    } else if (r.ir().single_thread) {
       const std::string skip = w.pred();
       // In a pair only CTA 0's lane 0 (CTA 1's lanes join the teardown); a role of several warps:
       // lane 0 of its first.
@@ -616,6 +637,7 @@ void Emitter::roles() {
     }
     not_t0 = cta_t0;
     not_issuer = cta_issuer;
+    elected.clear();
     w.ins(spell::bra() + " " + teardown);
     w.label(next);
   }
@@ -712,6 +734,9 @@ void Emitter::step(const plan::Step& st) {
         w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + skip + ", " + loop.kb + ", " + s(st.bar.phase.lag));
         w.ins("@" + skip + " " + spell::bra() + " " + L + "_done");
       }
+      // An elected role's arrival is its one thread's, as the barrier's count has it.
+      const bool one = !elected.empty();
+      if (one) w.ins("@!" + elected + " " + spell::bra() + " " + L + "_done");
       const std::string addr = barrier_addr(st.bar.barrier, st.bar.phase);
       // tcgen05: this thread's tcgen05 work (its completed tcgen05.ld) is ordered before the
       // arrival, and so before the tcgen05.mma of the thread that waits for it (§9.7.16.6.4.4).
@@ -750,16 +775,14 @@ void Emitter::step(const plan::Step& st) {
         w.label(L + "_arrived");
         w.ins(spell::bar_warp_sync() + " -1", "reconverge before .aligned instructions");
       }
-      if (lagged) w.label(L + "_done");
+      if (lagged || one) w.label(L + "_done");
       break;
     }
     case StepKind::expect_tx: {
       // One thread arms the barrier; in a pair only CTA 0, for both CTAs' bytes.
       // A single-thread role is that thread already: only CTA 1's skips the leader's arming.
       const bool leader = st.bar.leader_only && pair();
-      const bool guard = guarded() || leader;
-      const std::string& who = guarded() ? (leader ? not_issuer : not_t0) : odd;
-      if (guard) w.ins("@" + who + " " + spell::bra() + " " + L + "_done");
+      const bool guard = issue_guard(leader ? not_issuer : not_t0, leader, L + "_done");
       w.ins(spell::mbarrier_expect_tx() + " _, [" + barrier_addr(st.bar.barrier, st.bar.phase) + "], " + s(st.bar.tx_bytes));
       if (guard) w.label(L + "_done");
       break;
@@ -951,14 +974,28 @@ void Emitter::wait(const plan::Step& st, const std::string& L) {
   w.label(L + "_wait");
   w.ins(spell::mbarrier_try_wait() + " " + pr + ", [" + addr + "], " + parity);
   w.ins("@!" + pr + " " + spell::bra() + " " + L + "_wait");
-  // A role of several warps reconverges before .aligned instructions.
+  // A role of several warps reconverges before .aligned instructions. An elected role's lanes
+  // meet before the elected one issues what lets this barrier complete its next phase: a lane
+  // polling after two more phases completed would see the parity it waits for again and wait
+  // for a phase that never comes (nothing keeps a warp's lanes together at a try_wait loop).
   if (role && !role->ir().single_thread && p.roles.size() > 1) w.ins(spell::bar_warp_sync() + " -1", "reconverge before .aligned instructions");
+  else if (!elected.empty()) w.ins(spell::bar_warp_sync() + " -1", "the warp's lanes leave the wait together");
   if (p.ir().engine == ir::Engine::tcgen05) w.ins(spell::fence_after());
   if (!skip.empty()) w.label(L + "_done");
 }
 
+bool Emitter::issue_guard(const std::string& others, bool cta1, const std::string& to) {
+  if (guarded()) {
+    w.ins("@" + others + " " + spell::bra() + " " + to);
+    return true;
+  }
+  if (cta1) w.ins("@" + odd + " " + spell::bra() + " " + to);
+  if (!elected.empty()) w.ins("@!" + elected + " " + spell::bra() + " " + to);
+  return cta1 || !elected.empty();
+}
+
 void Emitter::commit(const plan::Step& st, const std::string& L) {
-  if (guarded()) w.ins("@" + not_issuer + " " + spell::bra() + " " + L + "_done");
+  const bool guard = issue_guard(not_issuer, false, L + "_done");
   const std::string addr = barrier_addr(st.bar.barrier, st.bar.phase);
   if (st.bar.release_row || st.bar.release_column) {
     // Arrives on the barrier at the same offset in every CTA of the block's tile row and column
@@ -979,7 +1016,7 @@ void Emitter::commit(const plan::Step& st, const std::string& L) {
   } else {
     w.ins(spell::commit(1, false) + " [" + addr + "]");
   }
-  if (guarded()) w.label(L + "_done");
+  if (guard) w.label(L + "_done");
 }
 
 std::string Emitter::affine(const ir::Affine& a, int64_t scale) {

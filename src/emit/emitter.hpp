@@ -88,6 +88,16 @@ struct Emitter {
   // The issuing thread's guard: a role of all threads leaves one thread (of CTA 0 in a pair) to
   // issue tcgen05.cp/mma/commit; a single-thread role is that thread already.
   bool guarded() const { return role && !role->ir().single_thread; }
+  // A tcgen05 kernel's single-thread role runs in its whole warp, converged (the loops' trip counts
+  // and the barrier waits are the same in every lane); `elected` is the predicate elect.sync set in
+  // the one lane that issues (empty outside such a role). ptxas issues a tensor-core or TMA
+  // instruction under it as one warp-uniform instruction, not in a loop over the active lanes.
+  std::string elected;
+  // The guard of one thread's instructions (TMA, tcgen05.cp/mma/commit, barrier arming and
+  // arrival): in a role of all threads the others (`others`: not_t0 or not_issuer) branch to `to`;
+  // in a single-thread role CTA 1 of a pair where `cta1`, and in an elected role every lane but the
+  // elected one. False where nothing branches (no label needed).
+  bool issue_guard(const std::string& others, bool cta1, const std::string& to);
   bool after_loop(const ir::Phase& ph) const { return ph.lag > 0 && !after_ring.empty(); }
   void tile_of(const std::string& lin, const std::string& rows, const std::string& cols);
   void tile_of(const std::string& lin, const std::string& rows, const std::string& cols, const std::string& out_m,

@@ -11,7 +11,7 @@ std::string s(int64_t v) { return std::to_string(v); }
 }  // namespace
 
 void Emitter::mma(const plan::MmaStep& m, const std::string& L) {
-  if (guarded()) w.ins("@" + not_issuer + " " + spell::bra() + " " + L + "_done");
+  const bool guard = issue_guard(not_issuer, false, L + "_done");
   for (const auto& in : m.instrs) {
     const std::string op = spell::mma(m, p.ir().cta_group, target, in.collector);
     const std::string a = in.a_tmem ? tmem(in.a_alloc, in.a_taddr) : desc(in.a_desc, in.a_tile);
@@ -26,7 +26,7 @@ void Emitter::mma(const plan::MmaStep& m, const std::string& L) {
     args += ", " + enable;
     w.ins(op + " " + args, "m" + s(in.mi) + " n" + s(in.ni) + " k" + s(in.ki) + ": " + s(in.m) + "x" + s(in.n) + "x" + s(in.k));
   }
-  if (guarded()) w.label(L + "_done");
+  if (guard) w.label(L + "_done");
 }
 
 // Loads the A fragments of every K step of one stage into registers (wgmma's A from registers).

@@ -152,6 +152,8 @@ std::string_view name(Op op) {
     case Op::ret: return "ret";
     case Op::bar_warp_sync: return "bar.warp.sync";
     case Op::shfl_bfly: return "shfl.sync.bfly";
+    case Op::elect_sync: return "elect.sync";
+    case Op::prefetch_tensormap: return "prefetch.tensormap";
     case Op::red_max: return "red";
     case Op::barrier_sync: return "barrier.sync";
     case Op::setmaxnreg: return "setmaxnreg";
@@ -238,6 +240,8 @@ std::string bra() { return alu({.op = Op::bra}); }
 std::string ret() { return alu({.op = Op::ret}); }
 std::string bar_warp_sync() { return alu({.op = Op::bar_warp_sync}); }
 std::string shfl_bfly() { return alu({.op = Op::shfl_bfly, .type = Ty::b32}); }
+std::string elect_sync() { return alu({.op = Op::elect_sync}); }
+std::string prefetch_tensormap() { return alu({.op = Op::prefetch_tensormap}); }
 std::string red_max_global_u32() { return alu({.op = Op::red_max, .type = Ty::u32, .space = Space::global}); }
 std::string barrier_sync() { return alu({.op = Op::barrier_sync}); }
 std::string setmaxnreg(bool inc) { return alu({.op = Op::setmaxnreg, .type = Ty::u32, .inc = inc}); }
@@ -319,6 +323,12 @@ const std::vector<AluRow>& alu_rows() {
       {Op::bar_warp_sync, "§9.7.13.2", 60, true, true, {}},
       // A row reduction's exchange between the 4 lanes of a row (lane ^ 1, lane ^ 2).
       {Op::shfl_bfly, "§9.7.9.6", 60, true, true, {.types = {T::b32}}},
+      // A single-thread role's issuer: the whole warp runs the role, the one lane elect.sync
+      // elects issues its TMA, tcgen05.mma/cp/commit and barrier arming (PTX ISA 8.0, sm_90).
+      {Op::elect_sync, "§9.7.13.14", 80, true, true, {}},
+      // A kernel's tensor maps fetched into the cache before the first TMA needs them, as CUTLASS's
+      // prefetch_tma_descriptor: the generic address of the .param (PTX ISA 8.0, sm_90).
+      {Op::prefetch_tensormap, "§9.7.9.15", 80, true, true, {}},
       // An amax's one update per warp: the f32 bits of a value >= 0 as a u32 (relaxed, .gpu scope).
       {Op::red_max, "§9.7.13.6", 10, true, true, {.types = {T::u32}, .spaces = {Space::global}}},
       {Op::barrier_sync, "§9.7.13.1", 60, true, true, {}},

@@ -85,7 +85,8 @@ enum class Op : uint8_t {
   and_, or_, xor_, shl, shr,                                    // logic and shift (§9.7.8)
   setp, set, selp,                                              // comparison and selection (§9.7.6)
   mov, cvt, cvta, mapa, ld, st,                                 // data movement and conversion (§9.7.9)
-  bra, ret, bar_warp_sync, barrier_sync, setmaxnreg, shfl_bfly,            // control, synchronization, registers
+  bra, ret, bar_warp_sync, barrier_sync, setmaxnreg, shfl_bfly, elect_sync,  // control, synchronization, registers
+  prefetch_tensormap,                                           // prefetch.tensormap [a] (§9.7.9.15)
   red_max,                                                      // red.SPACE.max.TYPE (§9.7.13.6)
   // f32 arithmetic (§9.7.3; add, sub, min, max above take .f32 too): mul is the floating-point mul
   // (mul.rn.f32; the integer forms are mul_lo, mul_wide)
@@ -129,6 +130,8 @@ std::string bra();
 std::string ret();
 std::string bar_warp_sync();
 std::string shfl_bfly();                                          // shfl.sync.bfly.b32 d, a, lane mask, 31, membermask
+std::string elect_sync();                                         // elect.sync d|p, membermask
+std::string prefetch_tensormap();                                 // prefetch.tensormap [a]: a tensor map's generic address
 std::string red_max_global_u32();                                 // red.global.max.u32 [a], b
 std::string barrier_sync();
 std::string setmaxnreg(bool inc);                                // setmaxnreg.inc.sync.aligned.u32

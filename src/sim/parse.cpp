@@ -445,6 +445,11 @@ struct Parser {
       in.o[0] = operand(trim(args[0].substr(0, bar)));
       in.o[2] = operand(trim(args[0].substr(bar + 1)));
       in.o[1] = operand(args[1]);
+    } else if (base == "prefetch") {
+      // prefetch.tensormap [a] (§9.7.9.15): a cache hint, no effect on what the kernel computes.
+      if (!has(mods, "tensormap")) fail("prefetch other than .tensormap is not simulated");
+      need(1);
+      in.op = Op::nop;
     } else if (base == "fence") {
       // fence.proxy.async (§9.7.13.4): orders the generic proxy's shared-memory writes before the
       // async proxy's accesses (TMA, tcgen05.mma/cp, wgmma read shared memory through it). Other
