@@ -426,7 +426,10 @@ class Sequencer {
         st.kind = StepKind::load;
         st.load = *l;
         st.why = "global \"" + l->global + "\" -> shared \"" + l->tile + "\" " +
-                 (l->tma ? "by TMA: thread 0" + std::string(c_.pair() && l->arm ? " of each CTA" : "") + " issues " +
+                 // A tcgen05 single-thread role issues from the lane elect.sync elects (emit/emitter.cpp).
+                 (l->tma ? "by TMA: " +
+                               std::string(role_.single_thread && c_.k.engine == ir::Engine::tcgen05 ? "the elected lane" : "thread 0") +
+                               std::string(c_.pair() && l->arm ? " of each CTA" : "") + " issues " +
                                (l->multicast <= 1  ? std::string()
                                 : multicast_whole_cluster(c_.k.grid, c_.k.cta_group, *l) ? "its part (of " + s(l->multicast) + ", by cluster rank) of "
                                                     : "its part (of " + s(l->multicast) + ", by its place in the block's tile " +
