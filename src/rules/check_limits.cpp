@@ -26,6 +26,14 @@ constexpr int64_t kGridMaxX = (int64_t{1} << 31) - 1;
 constexpr int64_t kGridMaxYZ = 65535;
 }  // namespace
 
+namespace {
+// One stage of an operand's tile in shared memory at a tile.k: its rows per CTA in the kind's
+// container bits (what a matrix descriptor must address, < 2^18 bytes).
+int64_t stage_bytes(const Context& c, const spec::Operand& op, int64_t rows, int64_t k) {
+  return isa::tile_bytes(rows, k, c.kind ? isa::smem_bits(*c.kind, op.dtype) : isa::value_bits(op.dtype));
+}
+}  // namespace
+
 std::optional<DeepStageFix> passing_tile_k(const Context& c) {
   const spec::Gemm* g = c.gemm;
   if (!g) return std::nullopt;
@@ -33,12 +41,9 @@ std::optional<DeepStageFix> passing_tile_k(const Context& c) {
   // range, so that a candidate's check never searches again.
   std::vector<int64_t> ks;
   for (int64_t k = g->tile.k / 2; k >= 1; k /= 2) {
-    bool in_range = true;
-    for (const auto& [op, rows] : {std::pair{g->a, g->tile.m / g->cta_group}, std::pair{g->b, g->tile.n / g->cta_group}}) {
-      const int bits = c.kind ? isa::smem_bits(*c.kind, op.dtype) : isa::value_bits(op.dtype);
-      in_range = in_range && isa::tile_bytes(rows, k, bits) < isa::kSmemDescRange;
-    }
-    if (in_range) ks.push_back(k);
+    if (stage_bytes(c, g->a, g->tile.m / g->cta_group, k) < isa::kSmemDescRange &&
+        stage_bytes(c, g->b, g->tile.n / g->cta_group, k) < isa::kSmemDescRange)
+      ks.push_back(k);
   }
   auto errors = [&](int64_t k, int64_t stages) {
     spec::Spec fewer = c.spec;
@@ -86,8 +91,7 @@ void check_smem_desc_range(const Context& c, Diagnostics& d) {
   std::string over;
   for (const auto& [name, op, rows] : {std::tuple{"A", g->a, g->tile.m / g->cta_group},
                                        std::tuple{"B", g->b, g->tile.n / g->cta_group}}) {
-    const int bits = c.kind ? isa::smem_bits(*c.kind, op.dtype) : isa::value_bits(op.dtype);
-    const int64_t bytes = isa::tile_bytes(rows, g->tile.k, bits);
+    const int64_t bytes = stage_bytes(c, op, rows, g->tile.k);
     if (bytes < isa::kSmemDescRange) continue;
     over += std::string(over.empty() ? "" : "; ") + name + " (" + num(rows) + " x " + num(g->tile.k) + " " +
             std::string(isa::name(op.dtype)) + " per CTA) takes " + num(bytes) + " bytes";
