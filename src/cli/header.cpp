@@ -985,26 +985,26 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
       if (t.name == "SFA" && t.dtype == "f32") return true;
     return false;
   };
-  o << "\n#define PTXGEN_" << stem << "_EPILOGUE_GEMMS(X)";
-  for (const Kernel& k : ks) {
-    if (!k.gemm || blockwise(k)) continue;
-    const std::string c = input_type(k, "C"), bias = input_type(k, "bias"), residual = input_type(k, "residual"),
-                      alpha = input_type(k, "alpha"), beta = input_type(k, "beta"), d_scale = input_type(k, "d_scale"),
-                      amax = input_type(k, "amax"), sfd = input_type(k, "SFD");
-    if (c == "void" && bias == "void" && residual == "void" && alpha == "void" && beta == "void" && d_scale == "void" && amax == "void" &&
-        sfd == "void")
-      continue;
+  // The fused epilogue's tensor types of a gemm kernel in the row's order ("void" where it takes
+  // none), and its X(...) row: the same row in EPILOGUE_GEMMS and BLOCKWISE_GEMMS.
+  static const char* const kEpilogueInputs[] = {"C", "bias", "residual", "alpha", "beta", "d_scale", "amax", "SFD"};
+  auto takes_inputs = [&](const Kernel& k) {
+    for (const char* name : kEpilogueInputs)
+      if (input_type(k, name) != "void") return true;
+    return false;
+  };
+  auto row = [&](const Kernel& k) {
     o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
-      << qualified(k.tensors[2].type) << ", " << c << ", " << bias << ", " << residual << ", " << alpha << ", " << beta << ", " << d_scale
-      << ", " << amax << ", " << sfd << ")";
-  }
+      << qualified(k.tensors[2].type);
+    for (const char* name : kEpilogueInputs) o << ", " << input_type(k, name);
+    o << ")";
+  };
+  o << "\n#define PTXGEN_" << stem << "_EPILOGUE_GEMMS(X)";
+  for (const Kernel& k : ks)
+    if (k.gemm && !blockwise(k) && takes_inputs(k)) row(k);
   o << "\n#define PTXGEN_" << stem << "_BLOCKWISE_GEMMS(X)";
   for (const Kernel& k : ks)
-    if (k.gemm && blockwise(k))
-      o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
-        << qualified(k.tensors[2].type) << ", " << input_type(k, "C") << ", " << input_type(k, "bias") << ", " << input_type(k, "residual")
-        << ", " << input_type(k, "alpha") << ", " << input_type(k, "beta") << ", " << input_type(k, "d_scale") << ", "
-        << input_type(k, "amax") << ", " << input_type(k, "SFD") << ")";
+    if (k.gemm && blockwise(k)) row(k);
   o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";
   for (const Kernel& k : ks)
     if (!k.gemm) o << " \\\n  X(" << k.name << ")";
