@@ -153,6 +153,12 @@ TEST_CASE("ptxas assembles every golden for its target") {
       static const std::regex tma("\\bUTMALDG\\b"), tma_st("\\bUTMASTG\\b");
       CHECK(std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), tma), std::sregex_iterator()) == p.tma_boxes());
       CHECK(std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), tma_st), std::sregex_iterator()) == p.tma_stores());
+      // One STSM per stmatrix of the PTX (the wgmma TMA epilogue's 16-bit D staging, §9.7.14.5.16):
+      // ptxas keeps each, none is split into STS.
+      static const std::regex stsm("\\bSTSM\\b"), stmatrix("\\bstmatrix\\.");
+      const std::string text = support::slurp(golden);
+      CHECK(std::distance(std::sregex_iterator(d.output.begin(), d.output.end(), stsm), std::sregex_iterator()) ==
+            std::distance(std::sregex_iterator(text.begin(), text.end(), stmatrix), std::sregex_iterator()));
       // Issue 33: the SASS instructions per K block of the MMA warp's and the producer's loops in
       // the 128x256 bf16 persistent TMA kernel and the CTA-pair one (256x256, a 4x2 cluster of
       // pairs, multicast), against CUTLASS's kernels read the same way (docs/architecture.md,

@@ -232,6 +232,45 @@ TEST_CASE("mutations of an 8-bit D's TMA staging make the simulation fail at D")
   }
 }
 
+// A 16-bit D's staging by stmatrix.x4 (PTX ISA 9.1 §9.7.14.5.16; docs/spec.md, "Epilogues"): lane l
+// gives the address of row 16q + l % 16 of the warpgroup's, its 16-byte chunk (c0 + l / 16) ^ (l % 8)
+// of the 128-byte swizzled row. A persistent cluster (two CTAs along M multicasting B, five tiles
+// over two clusters), so the staging tile is written again for every next tile.
+TEST_CASE("mutations of an sm_90a kernel's stmatrix staging make the simulation fail, each for its reason") {
+  const Subject x = subject("gemm_sm90_bf16_128x256x64_multicast_b_persistent", 5 * 128 - 3, 248, 4 * 64 - 5, 25, 4);
+  REQUIRE(x.clean.stats.tma_stores > 0);
+  REQUIRE(x.golden.find("stmatrix.sync.aligned.m8n8.x4.shared.b16") != std::string::npos);
+  {
+    // The issuing thread's warp runs on to the store while the other warps of its warpgroup have
+    // not yet written their rows: the last-woken-first schedule (4, lifo) lets it (the fixed one
+    // runs the warps in step through their stmatrix and hides the missing barrier).
+    const Mutation mu{"the warpgroups' barriers between their stmatrix writes and the TMA store dropped (the store is issued while "
+                      "other warps still write the rows it reads)",
+                      R"((fence\.proxy\.async\.shared::cta;\n\tsetp\.eq\.u32 %p\d+, %r\d+, 0;\n)\t@%p\d+ bar\.sync 2, 128;\n(\tsetp\.eq\.u32 %p\d+, %r\d+, 1;\n)\t@%p\d+ bar\.sync 3, 128;\n)",
+                      "$1$2", -1, "race: stmatrix writes shared memory", "while an asynchronous operation issued at ptx line"};
+    ksim::Options lifo;
+    lifo.schedule = 4;
+    const std::string ptx = mutate(x.golden, mu.re, mu.fmt, mu.n);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), x.manifest, x.m, x.n, x.k, x.seed, lifo, x.multiprocessors);
+    check(mu, r.error, r.worst, r.where);
+    const simtest::GemmResult clean = simtest::run_gemm(*ksim::parse(x.golden), x.manifest, x.m, x.n, x.k, x.seed, lifo, x.multiprocessors);
+    CHECK_MESSAGE(clean.error.empty(), clean.error);  // with its barriers the kernel passes that schedule
+    CHECK(clean.worst <= 1.0);
+  }
+  static const Mutation kMutations[] = {
+      {"each lane's row address 16q + l % 8 instead of 16q + l % 16 (rows 8-15 of matrices 1 and 3 land on rows 0-7)",
+       R"(and\.b32 (%r\d+), (%r\d+), 15;(\s*mad\.lo\.u32 \1, %r\d+, 16, \1;\s*// the row lane l gives))", "and.b32 $1, $2, 7;$3", -1, "",
+       "D("},
+      {"an x4's second and third registers swapped (rows 8-15 of columns 0-7 stored as rows 0-7 of columns 8-15)",
+       R"((stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16 \[[^\]]+\], \{%r\d+, )(%r\d+), (%r\d+))", "$1$3, $2", -1, "", "D("},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+  // The chunk not swizzled (the xor with l % 8 dropped): rows r % 8 == 0 stay right, the others
+  // take each other's columns through the map's 128-byte swizzle.
+  run_swizzle(x, {"the stmatrix row's 16-byte chunk not swizzled (chunk c0 + l / 16, not (c0 + l / 16) ^ (l % 8))",
+                  R"(xor\.b32 (%r\d+), (%r\d+), %r\d+;(\s*// \(l / 16\) \^ \(l % 8\)))", "mov.b32 $1, $2;$3", -1, "", "D("});
+}
+
 TEST_CASE("mutations of a block-scaled GEMM kernel make the simulation fail, each for its reason") {
   // mxf8f6f4 with ue8m0 factors, 128 x 256 x 128 tiles over 3 stages: per K block one 512-byte block
   // of A's factors and two of B's (N = 256), each copied into its stage's tensor-memory buffer.

@@ -5,11 +5,13 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <stdexcept>
 #include <set>
 
 #include "../src/emit/spelling.hpp"
 #include "cli_support.hpp"
 #include "ptxgen/io.hpp"
+#include "ptxgen/sim.hpp"
 
 using namespace ptxgen;
 namespace spell = ptxgen::emit::spell;
@@ -195,6 +197,32 @@ TEST_CASE("scalar table: each row cites its section and claims variants; no spel
 }
 
 TEST_SUITE("golden") {
+// stmatrix (§9.7.14.5.16, the wgmma TMA epilogue's 16-bit D): each .num the spelling takes,
+// assembled for every target (all are sm_90 or higher), and read by the simulator.
+TEST_CASE("ptxas assembles the stmatrix spellings for each target; the simulator reads them") {
+  CHECK(spell::stmatrix(4) == "stmatrix.sync.aligned.m8n8.x4.shared.b16");
+  CHECK_THROWS_AS(spell::stmatrix(3), std::logic_error);
+  auto ptxas = io::find_ptxas();
+  REQUIRE_MESSAGE(ptxas, "ptxas not found: the spelling test needs the CUDA toolkit");
+  support::TempDir tmp;
+  std::string body;
+  // The source: a brace-enclosed vector of one 32-bit register per matrix, even for .x1.
+  for (int n : {1, 2, 4}) body += "\t" + spell::stmatrix(n) + " [%r9+16], " + (n == 1 ? "{%r0}" : list(Ty::b32, n)) + ";\n";
+  for (isa::Arch a : isa::all_archs()) {
+    const auto& t = isa::target_info(a);
+    CAPTURE(t.name);
+    const std::string ptx = ".version " + std::to_string(t.ptx_major) + "." + std::to_string(t.ptx_minor) + "\n.target " +
+                            std::string(t.name) + "\n.address_size 64\n\n.visible .entry stm(\n\t.param .u64 p\n)\n{\n\t.reg .b32 %r<10>;\n" + body +
+                            "\tret;\n}\n";
+    const std::string path = tmp / (std::string(t.name) + "_stmatrix.ptx");
+    std::ofstream(path) << ptx;
+    const io::Run r = io::run({*ptxas, "-arch=" + std::string(t.name), path, "-o", tmp / (std::string(t.name) + "_stmatrix.cubin")});
+    REQUIRE(r.launched);
+    CHECK_MESSAGE(r.exit_code == 0, "ptxas rejected stmatrix for " << t.name << ":\n" << r.output << "\n" << ptx);
+    CHECK_NOTHROW(ksim::parse(ptx));
+  }
+}
+
 TEST_CASE("ptxas assembles every scalar table variant for each target") {
   auto ptxas = io::find_ptxas();
   REQUIRE_MESSAGE(ptxas, "ptxas not found: the spelling test needs the CUDA toolkit");

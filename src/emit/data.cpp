@@ -1,6 +1,7 @@
 // Data movement: global -> shared loads (plain 16-byte loads or TMA boxes), tcgen05.cp,
 // tcgen05.ld/st, and stores of register sets to global memory (per element at static positions,
 // or clipped to run-time extents with pairs of elements per store).
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <deque>
@@ -1236,6 +1237,41 @@ std::vector<std::string> Emitter::pair_out(const plan::StoreStep& st, const std:
   return {pk};
 }
 
+// The staging tile by stmatrix.x4 (§9.7.14.5.16): lane l gives the address of row l % 8 of matrix
+// l / 8, i.e. row 16q + (l % 16) of the warpgroup's and the 8 columns 8 (l / 16) on from the x4's
+// first; that 16-byte chunk c of row r lies at chunk c ^ (r % 8) of the 128-byte swizzled box
+// (§5.5.7, Table 41), r % 8 = l % 8. The x4's first chunk is even (16 columns from a multiple of
+// 16), so its lanes' chunks are c0 ^ y with y = (l / 16) ^ (l % 8), and its box and M group an
+// immediate offset. The address is computed per x4, as st.shared's per pair, not kept in a
+// register for the whole epilogue.
+void Emitter::stmatrix_staging(const plan::StoreStep& st, const std::vector<std::string>& rs, const std::string& wgi,
+                               const std::string& q, int row_bytes) {
+  const plan::RegDef& d = st.src;
+  const std::string sr = w.r32(), y = w.r32(), sx = w.r32(), sbase = w.r32();
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + sr + ", " + lane + ", 15");
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + sr + ", " + q + ", 16, " + sr, "the row lane l gives: 16q + l % 16");
+  w.ins(spell::alu(Op::shr, Ty::u32) + " " + y + ", " + lane + ", 4");
+  w.ins(spell::alu(Op::and_, Ty::b32) + " " + sx + ", " + lane + ", 7");
+  w.ins(spell::alu(Op::xor_, Ty::b32) + " " + y + ", " + y + ", " + sx, "(l / 16) ^ (l % 8): its chunk's offset and swizzle");
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + sbase + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset), "the warpgroup's " + s(d.rows) + " rows of each box");
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + sbase + ", " + sbase + ", " + base);
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + sbase + ", " + sr + ", " + s(row_bytes) + ", " + sbase);
+  std::vector<std::string> frag;
+  int first_col = 0, first_row = 0;
+  each_acc_pair(d, rs, [&](int row, int col, bool, const std::string& x, const std::string& yv, const std::string& packed) {
+    if (frag.empty()) first_col = col, first_row = row;
+    frag.push_back(pair_out(st, x, yv, packed).at(0));
+    if (frag.size() < 4) return;
+    const int box = first_col / st.box_cols, c0 = (first_col % st.box_cols) * 2 / 16;
+    const std::string a = w.r32();
+    w.ins(spell::alu(Op::xor_, Ty::b32) + " " + a + ", " + y + ", " + s(c0));
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + a + ", " + a + ", 16, " + sbase);
+    const int64_t off = int64_t{box} * st.box_stride + int64_t{row_bytes} * first_row;
+    w.ins(spell::stmatrix(4) + " [" + a + (off ? "+" + s(off) : "") + "], {" + frag[0] + ", " + frag[1] + ", " + frag[2] + ", " + frag[3] + "}");
+    frag.clear();
+  });
+}
+
 // D by TMA (§9.7.9.27.1.2): each warpgroup writes its 64 rows of the accumulator into its part of
 // the staging tile, a 128-byte swizzled box per 128 bytes of a row (Table 41: 16-byte chunk c of
 // row r lands at chunk c ^ (r % 8), so the eight rows of one st.shared hit eight different chunks,
@@ -1286,37 +1322,58 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
     w.ins(spell::bar_sync() + " 1, " + s(st.shared_by), "every consumer is done with the ring the tile overlays");
     w.ins(spell::proxy_fence());
   }
-  // Row 16q + l/4 (and + 8) of each 64 of the warpgroup's; byte 2 es (l % 4) of the 8-column group.
-  w.ins(spell::alu(Op::shr, Ty::u32) + " " + r + ", " + lane + ", 2");
-  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r + ", " + q + ", 16, " + r);
   const int row_bytes = static_cast<int>(st.warpgroup_bytes / d.rows);
-  w.ins(spell::alu(Op::and_, Ty::b32) + " " + rx + ", " + r + ", 7", "the row's swizzle (r % 8; the same for r + 8)");
-  w.ins(spell::alu(Op::and_, Ty::b32) + " " + lc + ", " + lane + ", 3");
-  w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + lc + ", " + lc + ", " + s(2 * es), "its byte in the 8 columns");
-  const std::string within = w.r32(), lchunk = w.r32();
-  w.ins(spell::alu(Op::and_, Ty::b32) + " " + within + ", " + lc + ", 15");
-  w.ins(spell::alu(Op::shr, Ty::u32) + " " + lchunk + ", " + lc + ", 4");
-  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + wbase + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset), "the warpgroup's " + s(d.rows) + " rows of each box");
-  w.ins(spell::alu(Op::add, Ty::u32) + " " + wbase + ", " + wbase + ", " + base);
-  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + wbase + ", " + r + ", " + s(row_bytes) + ", " + wbase);
-  w.ins(spell::alu(Op::add, Ty::u32) + " " + wbase + ", " + wbase + ", " + within);
-  each_acc_pair(d, rs, [&](int row, int col, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
-    // The 8 columns' bytes start on a 16-byte chunk for 16- and 32-bit D; for an 8-bit D every
-    // second group of 8 starts 8 bytes into one (the byte in the chunk is not swizzled).
-    const int box = col / st.box_cols, chunk = (col % st.box_cols) * es / 16, in_chunk = (col % st.box_cols) * es % 16;
-    const std::vector<std::string> v = pair_out(st, x, y, packed);
-    const std::string a = w.r32();
-    w.ins(spell::alu(Op::add, Ty::u32) + " " + a + ", " + lchunk + ", " + s(chunk));
-    w.ins(spell::alu(Op::xor_, Ty::b32) + " " + a + ", " + a + ", " + rx);
-    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + a + ", " + a + ", 16, " + wbase);
-    // The M group's rows (a multiple of 8: the same swizzle), and 8 rows on for the upper pair.
-    const int64_t off = int64_t{box} * st.box_stride + int64_t{row_bytes} * (row + (lower ? 0 : 8)) + in_chunk;
-    const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
-    // An 8-bit D: the thread's two adjacent bytes (its neighbours in the row are other lanes').
-    if (es == 1) w.ins(spell::st(Space::shared, Ty::b16) + " " + at + ", " + v[0]);
-    else if (v.size() == 1) w.ins(spell::st(Space::shared, Ty::b32) + " " + at + ", " + v[0]);
-    else w.ins(spell::st(Space::shared, Ty::b32, 2) + " " + at + ", {" + v[0] + ", " + v[1] + "}");
-  });
+  // A 16-bit D whose wgmma N groups are whole 16-column steps goes by stmatrix.x4 (§9.7.14.5.16):
+  // the accumulator's fragment of a warp's 16 rows by 8 columns (lane 4j + c: row j and j + 8,
+  // columns 2c, 2c + 1; §9.7.15.5.1.1) is two 8x8 matrices in stmatrix's own layout (Figure 107),
+  // so one x4 writes 16 rows by 16 columns: four pairs of each_acc_pair in its order, (rows 0-7,
+  // columns 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15). Others keep 32-bit st.shared per pair.
+  // Not where the role reads a tensor element by element (C, a residual) into the fused epilogue:
+  // stmatrix synchronizes the warp, and ptxas (13.x) then computes every fused value before the
+  // first one, where past st.shared it sinks later elements' loads and math: at 168 registers the
+  // 128x128 alpha/beta/C/residual kernel spilled 128 bytes (measured with ptxas -v).
+  std::function<bool(const std::vector<plan::Step>&)> cell_reads = [&](const std::vector<plan::Step>& steps) {
+    return std::any_of(steps.begin(), steps.end(), [&](const plan::Step& x) {
+      return (x.kind == plan::StepKind::read && x.read.at == ir::ReadAt::cells && !x.read.rows_broadcast && !x.read.cols_broadcast) ||
+             cell_reads(x.body);
+    });
+  };
+  const bool stsm = es == 2 && std::all_of(d.groups.begin(), d.groups.end(), [](int n) { return n % 16 == 0; }) &&
+                    !(role && cell_reads(role->steps));
+  if (stsm) {
+    stmatrix_staging(st, rs, wgi, q, row_bytes);
+  } else {
+    // Row 16q + l/4 (and + 8) of each 64 of the warpgroup's; byte 2 es (l % 4) of the 8-column group.
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + r + ", " + lane + ", 2");
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + r + ", " + q + ", 16, " + r);
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + rx + ", " + r + ", 7", "the row's swizzle (r % 8; the same for r + 8)");
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + lc + ", " + lane + ", 3");
+    w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + lc + ", " + lc + ", " + s(2 * es), "its byte in the 8 columns");
+    const std::string within = w.r32(), lchunk = w.r32();
+    w.ins(spell::alu(Op::and_, Ty::b32) + " " + within + ", " + lc + ", 15");
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + lchunk + ", " + lc + ", 4");
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + wbase + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset), "the warpgroup's " + s(d.rows) + " rows of each box");
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + wbase + ", " + wbase + ", " + base);
+    w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + wbase + ", " + r + ", " + s(row_bytes) + ", " + wbase);
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + wbase + ", " + wbase + ", " + within);
+    each_acc_pair(d, rs, [&](int row, int col, bool lower, const std::string& x, const std::string& y, const std::string& packed) {
+      // The 8 columns' bytes start on a 16-byte chunk for 16- and 32-bit D; for an 8-bit D every
+      // second group of 8 starts 8 bytes into one (the byte in the chunk is not swizzled).
+      const int box = col / st.box_cols, chunk = (col % st.box_cols) * es / 16, in_chunk = (col % st.box_cols) * es % 16;
+      const std::vector<std::string> v = pair_out(st, x, y, packed);
+      const std::string a = w.r32();
+      w.ins(spell::alu(Op::add, Ty::u32) + " " + a + ", " + lchunk + ", " + s(chunk));
+      w.ins(spell::alu(Op::xor_, Ty::b32) + " " + a + ", " + a + ", " + rx);
+      w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + a + ", " + a + ", 16, " + wbase);
+      // The M group's rows (a multiple of 8: the same swizzle), and 8 rows on for the upper pair.
+      const int64_t off = int64_t{box} * st.box_stride + int64_t{row_bytes} * (row + (lower ? 0 : 8)) + in_chunk;
+      const std::string at = "[" + a + (off ? "+" + s(off) : "") + "]";
+      // An 8-bit D: the thread's two adjacent bytes (its neighbours in the row are other lanes').
+      if (es == 1) w.ins(spell::st(Space::shared, Ty::b16) + " " + at + ", " + v[0]);
+      else if (v.size() == 1) w.ins(spell::st(Space::shared, Ty::b32) + " " + at + ", " + v[0]);
+      else w.ins(spell::st(Space::shared, Ty::b32, 2) + " " + at + ", {" + v[0] + ", " + v[1] + "}");
+    });
+  }
   // The writes reach the async proxy before TMA reads them (§9.7.13.4), every thread's before the
   // one that issues: the warpgroup's named barrier.
   w.ins(spell::proxy_fence());

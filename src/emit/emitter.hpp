@@ -174,6 +174,8 @@ struct Emitter {
   void clipped_store(const plan::StoreStep& st, const std::string& L);
   void tma_store(const plan::StoreStep& st, const std::string& L);
   void box_store(const plan::StoreStep& st, const std::string& L);  // epilogue.cpp: tcgen05.ld registers, one box
+  // data.cpp: a 16-bit D into the staging tile by stmatrix.x4, for tma_store
+  void stmatrix_staging(const plan::StoreStep& st, const std::vector<std::string>& rs, const std::string& wgi, const std::string& q, int row_bytes);
   // The tcgen05.ld fragments of `d` warp by warp: fn(fragments, wrow) writes one warp's code, `wrow`
   // a register with the rows to add to the fragments' own ("": none). Warps whose fragments differ
   // only in their rows share one copy, the rows computed from the warp index. `unbranched`: where

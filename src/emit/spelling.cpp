@@ -25,6 +25,7 @@ const std::vector<Family>& families() {
       {"fence.proxy.async", "PTX ISA 9.1 §9.7.13.4", 80, true, true},
       {"mbarrier", "PTX ISA 9.1 §9.7.13.15", 80, true, true},
       {"bar.sync / barrier.cluster", "PTX ISA 9.1 §9.7.13.1, §9.7.13.3", 78, true, true},
+      {"stmatrix", "PTX ISA 9.1 §9.7.14.5.16", 78, true, true},
       // The scalar instructions: one row each in alu_rows(), which says more (types, spaces, versions).
       {"integer arithmetic: add sub mul mad div rem min max bfe", "PTX ISA 9.1 §9.7.1", 10, true, true},
       {"logic and shift: and or xor shl shr", "PTX ISA 9.1 §9.7.8", 10, true, true},
@@ -105,6 +106,12 @@ std::string tma_store() { return "cp.async.bulk.tensor.2d.global.shared::cta.bul
 std::string bulk_commit() { return "cp.async.bulk.commit_group"; }
 std::string bulk_wait_read() { return "cp.async.bulk.wait_group.read"; }
 std::string proxy_fence() { return "fence.proxy.async.shared::cta"; }
+// §9.7.14.5.16: .m8n8 with .b16 elements from PTX ISA 7.8 on sm_90 and higher; the .m16n8 shape
+// and .b8 elements (sm_100a family only) and .trans are not claimed.
+std::string stmatrix(int num) {
+  if (num != 1 && num != 2 && num != 4) throw std::logic_error("stmatrix stores 1, 2 or 4 matrices");
+  return "stmatrix.sync.aligned.m8n8.x" + s(num) + ".shared.b16";
+}
 std::string mbarrier_init() { return "mbarrier.init.shared::cta.b64"; }
 std::string mbarrier_arrive() { return "mbarrier.arrive.shared::cta.b64"; }
 // §9.7.13.15.13: .shared::cluster takes the sink `_` as its state; .release.cluster orders this

@@ -60,6 +60,9 @@ std::string bulk_commit();      // cp.async.bulk.commit_group
 std::string bulk_wait_read();   // cp.async.bulk.wait_group.read N: the groups' shared-memory reads are done
 std::string proxy_fence();
 
+// stmatrix (§9.7.14.5.16): a warp stores `num` (1, 2, 4) 8x8 matrices of 16-bit elements
+std::string stmatrix(int num);                // stmatrix.sync.aligned.m8n8.xN.shared.b16
+
 // mbarrier (§9.7.13.15) and thread / cluster barriers (§9.7.13.1, §9.7.13.2)
 std::string mbarrier_init();
 std::string mbarrier_arrive();

@@ -130,6 +130,26 @@ bool Machine::collective_do(Thread& t, const Ins& in) {
       }
       return true;
     }
+    case Op::stmatrix: {
+      // PTX ISA 9.1 §9.7.14.5.16: row j of matrix i starts at the address lane 8i + j gives, 16
+      // bytes (a row of eight 16-bit elements), naturally aligned; lane 4j + c holds that row's
+      // elements 2c (the low half) and 2c + 1 (the high half) of matrix i in its register i
+      // (Figure 107, the mma m8n8 fragment). Each row is a generic-proxy write of its lane's.
+      for (uint32_t i = 0; i < in.num; ++i)
+        for (uint32_t j = 0; j < 8; ++j) {
+          const Thread& a = threads[base + 8 * i + j];
+          const uint64_t p = addr_of(a, in.o[0]);
+          if (p % 16) fail(&a, "stmatrix row address " + hex(p) + " is not 16-byte aligned (PTX ISA 9.7.14.5.16)");
+          const auto [cta, off] = shared(a, p, false, 16);
+          shared_written(a, cta, off, 16, in.line, "stmatrix");
+          uint8_t* q = smem_ptr(cta, off, 16, nullptr, &a);
+          for (uint32_t c = 0; c < 4; ++c) {
+            const uint32_t v = static_cast<uint32_t>(reg(threads[base + 4 * j + c], k.pool[in.o[1].r + i]));
+            std::copy_n(reinterpret_cast<const uint8_t*>(&v), 4, q + 4 * c);
+          }
+        }
+      return true;
+    }
     case Op::elect: {
       const uint64_t mask32 = same(in.o[1], "member masks") & 0xFFFFFFFFu;
       if (!mask32) fail(&t, "elect.sync with an empty member mask");

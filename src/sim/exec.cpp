@@ -280,18 +280,12 @@ void Machine::run_thread(Thread& t) {
           if (!ld) global.wrote(a, nb);
         } else {
           const auto [cta, off] = shared(t, a, in.cmp == sp_shared_cluster, nb);
-          if (opt.race_checks) {
-            Region r{cta, !ld, false, {}};
+          if (!ld) {
+            shared_written(t, cta, off, nb, in.line, "st.shared");
+          } else if (opt.race_checks) {
+            Region r{cta, false, false, {}};
             for (uint32_t u = off / 16; u <= (off + nb - 1) / 16; ++u) r.units.push_back(u);
-            check_region(r, &t, ld ? "ld.shared" : "st.shared");
-            if (!ld) {  // a generic-proxy write, unordered for the async proxy until a fence.proxy.async
-              Cta& c = ctas[cta];
-              for (uint32_t u : r.units) {
-                if (!c.sm_generic[u] || c.sm_generic_cta[u] != t.cta) ctas[t.cta].unfenced.emplace_back(cta, u);
-                c.sm_generic[u] = in.line;
-                c.sm_generic_cta[u] = static_cast<uint8_t>(t.cta);
-              }
-            }
+            check_region(r, &t, "ld.shared");
           }
           p = smem_ptr(cta, off, nb, nullptr, &t);
         }
@@ -469,6 +463,7 @@ void Machine::run_thread(Thread& t) {
       }
       case Op::elect:
       case Op::shfl:
+      case Op::stmatrix:
       case Op::bar_warp_sync:
       case Op::tc_alloc:
       case Op::tc_dealloc:

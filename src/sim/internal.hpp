@@ -14,6 +14,7 @@ enum class Op : uint8_t {
   nop, fence_proxy_async, mbar_init, mbar_arrive, mbar_try_wait, tma_load, tc_alloc, tc_dealloc, tc_relinquish, tc_ld, tc_st,
   tc_wait_ld, tc_wait_st, tc_cp, tc_mma, tc_commit, elect,
   shfl,  // shfl.sync.bfly.b32 (a warp collective here: every lane's source read before any writes)
+  stmatrix,  // stmatrix.sync.aligned.m8n8.{x1,x2,x4}.shared.b16 (a warp collective: §9.7.14.5.16)
   tma_store, bulk_commit, bulk_wait,  // cp.async.bulk.tensor (shared -> global), commit_group, wait_group[.read]
   wg_fence, wg_mma, wg_commit, wg_wait, setmaxnreg,  // sm_90a: wgmma.fence/mma_async/commit_group/wait_group, setmaxnreg
   fmath,  // an f32 instruction of §9.7.3 (Ins::fn says which)

@@ -224,6 +224,19 @@ void Machine::check_region(const Region& r, const Thread* t, const char* what) {
     }
   }
 }
+void Machine::shared_written(const Thread& t, uint32_t cta, uint32_t off, uint32_t bytes, uint32_t line, const char* what) {
+  if (!opt.race_checks) return;
+  Region r{cta, true, false, {}};
+  for (uint32_t u = off / 16; u <= (off + bytes - 1) / 16; ++u) r.units.push_back(u);
+  check_region(r, &t, what);
+  // A generic-proxy write, unordered for the async proxy until a fence.proxy.async.
+  Cta& c = ctas[cta];
+  for (uint32_t u : r.units) {
+    if (!c.sm_generic[u] || c.sm_generic_cta[u] != t.cta) ctas[t.cta].unfenced.emplace_back(cta, u);
+    c.sm_generic[u] = line;
+    c.sm_generic_cta[u] = static_cast<uint8_t>(t.cta);
+  }
+}
 void Machine::hold(Async& a, Region&& r) {
   if (!opt.race_checks) return;
   Cta& c = ctas[r.cta];
@@ -232,10 +245,15 @@ void Machine::hold(Async& a, Region&& r) {
   // tile then tcgen05.mma), executed after the write by a thread of the writer's CTA.
   if (!r.tmem && !r.write)
     for (uint32_t u : r.units)
-      if (c.sm_generic[u])
-        fail_async(a, "race: the async proxy reads shared memory at " + hex(uint64_t{u} * 16) + " that st.shared at ptx line " +
+      if (c.sm_generic[u]) {
+        // The writer by its line: st.shared, or a warp's stmatrix.
+        const char* writer = "st.shared";
+        for (const Ins& i : k.code)
+          if (i.line == c.sm_generic[u] && i.op == Op::stmatrix) writer = "stmatrix";
+        fail_async(a, "race: the async proxy reads shared memory at " + hex(uint64_t{u} * 16) + " that " + writer + " at ptx line " +
                           std::to_string(c.sm_generic[u]) +
                           " wrote through the generic proxy, with no fence.proxy.async since (PTX ISA 9.7.13.4: proxies)");
+      }
   auto& cnt = r.tmem ? (r.write ? c.tm_w : c.tm_r) : (r.write ? c.sm_w : c.sm_r);
   auto& line = r.tmem ? c.tm_line : c.sm_line;
   auto& wline = r.tmem ? c.tm_wline : c.sm_wline;

@@ -190,6 +190,10 @@ class Machine {
   // Tensor memory: a cell (lane, column) of CTA `cta`, allocated (checked).
   uint32_t& tcell(uint32_t cta, uint32_t lane, uint32_t col, const Thread* t, const Async* a);
   void check_region(const Region& r, const Thread* t, const char* what);
+  // A generic-proxy write of `bytes` shared bytes at (cta, off) by thread t (st.shared, stmatrix):
+  // checked against the asynchronous operations in flight, and unordered for the async proxy until
+  // a fence.proxy.async.
+  void shared_written(const Thread& t, uint32_t cta, uint32_t off, uint32_t bytes, uint32_t line, const char* what);
   void hold(Async& a, Region&& r);
   void release(Async& a);
   void trace_issue(const Async& a) const;

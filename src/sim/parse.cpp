@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "internal.hpp"
@@ -434,6 +435,21 @@ struct Parser {
         fail("unsupported shfl form (only shfl.sync.bfly.b32 d, a, b, c, membermask)");
       in.op = Op::shfl;
       in.ty = last_type();
+      in.collective = 1;
+    } else if (base == "stmatrix") {
+      // stmatrix.sync.aligned.m8n8.{x1,x2,x4}.shared{::cta}.b16 [p], {r0, ...} (PTX ISA 9.1
+      // §9.7.14.5.16): one 32-bit register per 8x8 matrix. The .trans, .m16n8 and .b8 forms and a
+      // generic address are not simulated (ptxgen does not write them).
+      const std::set<std::string> ok = {"sync", "aligned", "m8n8", "x1", "x2", "x4", "shared", "shared::cta", "b16"};
+      for (const auto& m : mods)
+        if (!ok.count(m)) fail("stmatrix ." + m + " is not simulated (only stmatrix.sync.aligned.m8n8.{x1,x2,x4}.shared.b16)");
+      if (!has(mods, "sync") || !has(mods, "aligned") || !has(mods, "m8n8") || !has(mods, "b16") || space_of(mods) != sp_shared_cta)
+        fail("unsupported stmatrix form (only stmatrix.sync.aligned.m8n8.{x1,x2,x4}.shared.b16)");
+      in.num = has(mods, "x4") ? 4 : has(mods, "x2") ? 2 : has(mods, "x1") ? 1 : 0;
+      need(2);
+      if (!in.num || in.o[0].kind != Opnd::mem || in.o[1].kind != Opnd::vec || in.o[1].count != in.num)
+        fail("stmatrix takes [p], {r...}: one register per matrix of .x1, .x2 or .x4");
+      in.op = Op::stmatrix;
       in.collective = 1;
     } else if (base == "elect") {
       // elect.sync d|p, membermask: the lowest lane of the mask is the leader (a warp collective here).
