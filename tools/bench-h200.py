@@ -8,6 +8,9 @@
   tools/bench-h200.py check                    # here: compile the shim with g++ (-Werror, the toolkit's
                                                # cuda.h, stub libcuda) and load it with ctypes
   tools/bench-h200.py profile NAME M N K       # on the GPU machine, under ncu: launches one config
+  tools/bench-h200.py run --blockwise [--shape MxNxK]
+                                               # on the GPU machine: the block-wise scaled FP8
+                                               # configs and their peers alone (below)
   tools/bench-h200.py run [--quick] [--fused] [--no-compile] [--shape MxNxK]
                                                # on the GPU machine (torch, triton, jax): builds the
                                                # shim, then per shape times every ptxgen config of its
@@ -79,6 +82,24 @@ elementwise kernels, eager) and torch.compile of that expression (the mode and G
 gelu peers). Every result is checked against the float32 silu(ref[:, :d]) * ref[:, d:]. TF/s count
 the GEMM's 2 M (2 d) K; the swiglu line gives ptxgen's best swiglu config against ptxgen's best plain
 config of the same kernel shape (target >= 0.97) and against the best peer (target >= 1.05).
+
+Block-wise scaled FP8 (issue 30, `run --blockwise`; docs/spec.md "Block-wise f32 factors"): e4m3 A
+and B, bf16 D = sum over K blocks kb of SFA[kb][m] SFB[n / 128][kb] (A[m, kb's 128] . B[n, kb's 128]),
+DeepSeek-V3's 1 x 128 and 128 x 128 f32 factors, at 4096 x 7168 x 16384, 4096 x 7168 x 7168 (the
+issue's measurement) and DeepSeek-V3's shapes m = 4096, (n, k) in (2112, 7168), (24576, 1536),
+(7168, 16384), (4096, 7168), (7168, 2048). ptxgen's configs: the persistent TMA-store 128 x 128
+cooperative kernel (registers 40 / 232) with 4 and 5 stages, the direct store, the data-parallel kernel, ping-pong consumers of 64 rows
+(registers 40 / 232, 6 stages), and the planner's choice per shape. The factors are random positive
+2^e (1 + f), e in -4 .. 4. Each ptxgen result is checked against the float64 product of the
+dequantized operands (A[m, k] SFA[k / 128][m], B[n, k] SFB[n / 128][k / 128]: the same sum in exact
+arithmetic): relative Frobenius error below 5e-3 (bf16 D keeps 8 bits, 2^-9 relative), no NaN. The
+peers in the same rounds: torch._scaled_mm with block-wise scales (scale_a the (m, ceil(k / 128))
+view SFA.t(), m-major; scale_b the (ceil(k / 128), ceil(n / 128)) view whose transpose is SFB with
+rows ceil(k / 128) rounded up to 4 apart: torch's BlockWise1x128 x BlockWise128x128 pair, cuBLASLt on
+CUDA 12.9+), checked the same way, or its error printed where this torch or GPU refuses it; and
+cuBLAS's e4m3 GEMM with per-tensor scales (torch._scaled_mm, scales 1) as the ceiling, checked against
+the float32 unscaled product. The blockwise line gives ptxgen's best config against the block-wise
+peer and the ceiling.
 """
 import copy
 import json
@@ -234,6 +255,20 @@ def configs():
             out.append(("bf16_%s_default_%dx%dx%d" % (kind, M, N, K), "bf16",
                         dict(merged({"m": M, "n": N, "k": K}, bf_in, qpatch), default=True, quant=kind,
                              twin="bf16_default_%dx%dx%d" % (M, N, K))))
+    # Block-wise scaled FP8 (issue 30, `run --blockwise`): e4m3 A and B with f32 factors (1 x 128,
+    # 128 x 128), bf16 D, on BW_SHAPES only.
+    bw = {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "d": {"dtype": "bf16"}, "scale": {"dtype": "f32"}}
+    t128 = {"tile": {"m": 128, "n": 128, "k": 128}, "consumers": "cooperative"}
+    for tail, patch in (("128x128x128_s4_tma_pers_regs", dict(t128, stages=4, schedule="persistent", epilogue="tma", registers=rb)),
+                        ("128x128x128_s5_tma_pers_regs", dict(t128, stages=5, schedule="persistent", epilogue="tma", registers=rb)),
+                        ("128x128x128_s5_direct_pers_regs", dict(t128, stages=5, schedule="persistent", epilogue="direct", registers=rb)),
+                        ("128x128x128_s4_tma_regs", dict(t128, stages=4, schedule="data_parallel", epilogue="tma", registers=rb)),
+                        ("64x128x128_s6_tma_pp_regs", {"tile": {"m": 64, "n": 128, "k": 128}, "stages": 6, "schedule": "persistent",
+                                                       "epilogue": "tma", "consumers": "pingpong", "registers": rb})):
+        out.append(("e4m3_bw_" + tail, "e4m3", dict(merged(patch, bw), blockwise=True, shapes=[list(x) for x in BW_SHAPES])))
+    for (M, N, K) in BW_SHAPES:
+        out.append(("e4m3_bw_default_%dx%dx%d" % (M, N, K), "e4m3",
+                    dict(merged({"m": M, "n": N, "k": K}, bw), default=True, blockwise=True, shapes=[[M, N, K]])))
     # GEMM + SwiGLU (D = silu(P[:, :d]) * P[:, d:]), timed on the kernel shapes M x 2d x K of
     # GLU_SHAPES, each config with its plain twin (the same kernel storing P); the planner's choice
     # against the plain default of the kernel shape (added where SHAPES has none).
@@ -272,9 +307,14 @@ GLU_EPILOGUE = {"activation": "swiglu"}
 QUANT_SHAPES = [(4096, 8192, 4096), (8192, 8192, 8192)]
 QUANT = {"e4m3_amax": {"d": {"dtype": "e4m3", "scale": True}, "amax": True},
          "mxfp8": {"d": {"dtype": "e4m3"}, "quantize": "mxfp8"}}
+# Block-wise scaled FP8's shapes (M, N, K): the issue's measurement and DeepSeek-V3's (m = 4096).
+BW_SHAPES = [(4096, 7168, 16384), (4096, 7168, 7168), (4096, 2112, 7168), (4096, 24576, 1536), (4096, 4096, 7168),
+             (4096, 7168, 2048)]
 # The kernel inputs and outputs after D that a config's epilogue adds, in the launch function's order
-# (docs/build.md: C, bias, residual, d_scale, amax, SFD), and their C++ pointer types.
-EXTRA_ARGS = (("bias", "const ptxgen::%s*"), ("d_scale", "const float*"), ("amax", "float*"), ("sfd", "ptxgen::ue8m0*"))
+# (docs/build.md: C, bias, residual, d_scale, amax, SFD, then block-wise f32 factors' SFA and SFB), and
+# their C++ pointer types.
+EXTRA_ARGS = (("bias", "const ptxgen::%s*"), ("d_scale", "const float*"), ("amax", "float*"), ("sfd", "ptxgen::ue8m0*"),
+              ("sfa", "const float*"), ("sfb", "const float*"))
 
 
 def merged(*patches):
@@ -286,9 +326,11 @@ def merged(*patches):
 
 
 def extra_args(gemm):
-    """The pointer arguments after D of a prepared config's gemm spec: bias, d_scale, amax, sfd."""
+    """The pointer arguments after D of a prepared config's gemm spec: bias, d_scale, amax, sfd, and
+    block-wise f32 factors' sfa and sfb."""
+    bw = gemm.get("scale", {}).get("dtype") == "f32"
     return [a for a, on in (("bias", "bias" in gemm), ("d_scale", gemm.get("d", {}).get("scale")),
-                            ("amax", gemm.get("amax")), ("sfd", gemm.get("quantize") == "mxfp8")) if on]
+                            ("amax", gemm.get("amax")), ("sfd", gemm.get("quantize") == "mxfp8"), ("sfa", bw), ("sfb", bw)) if on]
 
 
 def glu_kernel_shape(s):
@@ -320,7 +362,9 @@ def prepare(only):
     twins = {name: patch["twin"] for name, patch in chosen if "twin" in patch}  # a fused config's plain kernel
     glus = {name for name, patch in chosen if patch.get("glu")}  # GEMM + SwiGLU: D is m x n/2
     quants = {name: patch["quant"] for name, patch in chosen if "quant" in patch}  # a quantized D: its kind
-    chosen = [(name, {k: v for k, v in patch.items() if k not in ("default", "only_shape", "shapes", "twin", "glu", "quant")})
+    blockwise = {name for name, patch in chosen if patch.get("blockwise")}  # f32 factors: `run --blockwise`
+    chosen = [(name, {k: v for k, v in patch.items()
+                      if k not in ("default", "only_shape", "shapes", "twin", "glu", "quant", "blockwise")})
               for name, patch in chosen]
     for name, spec, path in h200_specs.write_specs(BENCH, "b_", chosen, BASE):
         if name in defaults:  # what ptxgen chooses: the spec leaves the tile and stages out
@@ -342,6 +386,8 @@ def prepare(only):
         if name in quants:
             entry["quant"] = quants[name]
             entry["twin"] = twins.get(name)
+        if name in blockwise:
+            entry["blockwise"] = True
         entry["d"] = spec["gemm"]["d"]["dtype"]
         entry["args"] = extra_args(spec["gemm"])
         listed.append(entry)
@@ -375,10 +421,11 @@ def prepare(only):
     with open(os.path.join(BENCH, "configs.json"), "w") as f:
         json.dump(listed, f, indent=1)
     fused = [p for c, p in zip(listed, paths) if "epilogue" in c or "quant" in c]
-    spills = h200_specs.spills(ptxgen, fused)
-    print("prepared %d configs in %s (%s: %d bytes), %d fused (%d of them a quantized D)%s" % (
-        len(listed), BENCH, header, os.path.getsize(header), len(fused), sum("quant" in c for c in listed),
-        "; spills: " + ", ".join(spills) if spills else ", none spills"))
+    bw = [p for c, p in zip(listed, paths) if c.get("blockwise")]
+    spills = h200_specs.spills(ptxgen, fused + bw)
+    print("prepared %d configs in %s (%s: %d bytes), %d fused (%d of them a quantized D), %d block-wise%s" % (
+        len(listed), BENCH, header, os.path.getsize(header), len(fused), sum("quant" in c for c in listed), len(bw),
+        "; spills or serialized wgmmas: " + ", ".join(spills) if spills else "; none spills, none serializes its wgmmas"))
 
 
 def tflops(m, n, k, ms):
@@ -441,6 +488,8 @@ def check():
         print("quantized D: %s, on %s" % (
             ", ".join("%d %s" % (sum(c.get("quant") == q for c in cfgs), q) for q in QUANT),
             ", ".join("%dx%dx%d" % s for s in QUANT_SHAPES)))
+        print("block-wise f32 factors (run --blockwise): %d configs, on %s" % (
+            sum(bool(c.get("blockwise")) for c in cfgs), ", ".join("%dx%dx%d" % s for s in BW_SHAPES)))
         return 1 if r.returncode or missing else 0
 
 
@@ -524,13 +573,36 @@ def dequantize(torch, kind, outs, scale, index):
     return (d.float().view(M, N // 32, 32) * factors).view(M, N)
 
 
-def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
-    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch
-    import ctypes
+def timed_launch(torch, fn):
+    """One launch of fn between CUDA events, the GPU kept busy while the host enqueues them."""
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(2_000_000)  # about 1 ms of GPU time, while the host enqueues what follows
+    e0.record()
+    fn()
+    e1.record()
+    e1.synchronize()
+    return e0.elapsed_time(e1)
+
+
+def bench_rounds(torch, fns, reps=30):
+    """Median milliseconds of each callable: warm-up, then `reps` rounds that time every callable
+    once each, so that a drift of the clocks over the run (power, heat) falls on all alike."""
     import statistics
-    import torch
-    import torch.nn.functional as F
-    out_dir = os.environ.get("OUT", "/tmp")
+    for fn in fns.values():
+        for _ in range(5):
+            fn()
+    torch.cuda.synchronize()
+    ts = {k: [] for k in fns}
+    for _ in range(reps):
+        for k, fn in fns.items():
+            ts[k].append(timed_launch(torch, fn))
+    return {k: statistics.median(v) for k, v in ts.items()}
+
+
+def load_configs(torch):
+    """The shim (built here, on the GPU machine) and the prepared configs, each with its entry point
+    `fn` (ctypes: the device addresses of A, B, D and the config's `args`, m, n, k, the stream)."""
+    import ctypes
     lib = shim_library("/tmp/ptxgen-bench.so")
     lib.bench_error.restype = ctypes.c_char_p
     cfgs = json.load(open(os.path.join(BENCH, "configs.json")))
@@ -541,31 +613,20 @@ def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
         c["fn"] = f
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    return lib, cfgs
+
+
+def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU with torch
+    import torch
+    import torch.nn.functional as F
+    out_dir = os.environ.get("OUT", "/tmp")
+    lib, cfgs = load_configs(torch)
     dev = torch.device("cuda")
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16, "e4m3": torch.float8_e4m3fn}
 
-    def timed(fn):
-        """One launch of fn between CUDA events, the GPU kept busy while the host enqueues them."""
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(2_000_000)  # about 1 ms of GPU time, while the host enqueues what follows
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        return e0.elapsed_time(e1)
-
     def bench_all(fns, reps=30):
-        """Median milliseconds of each callable: warm-up, then `reps` rounds that time every callable
-        once each, so that a drift of the clocks over the run (power, heat) falls on all alike."""
-        for fn in fns.values():
-            for _ in range(5):
-                fn()
-        torch.cuda.synchronize()
-        ts = {k: [] for k in fns}
-        for _ in range(reps):
-            for k, fn in fns.items():
-                ts[k].append(timed(fn))
-        return {k: statistics.median(v) for k, v in ts.items()}
+        return bench_rounds(torch, fns, reps)
 
     def rel_err(x, ref):
         return ((x.float() - ref).norm() / ref.norm()).item()
@@ -751,6 +812,138 @@ def run(quick=False, fused_only=False, compile_peer=True, only_shape=None):
         json.dump(results, f, indent=1)
     print("%d shapes, %d wrong ptxgen results" % (len(results), failed))
     return 1 if failed else 0
+
+
+def blockwise_inputs(torch, M, N, K, dev):
+    """e4m3 A (M x K) and B (N x K), the f32 factors SFA [kb][m] and SFB [nb][kb] (docs/spec.md,
+    "Block-wise f32 factors"; random positive 2^e (1 + f), e in -4 .. 4), and the float64 product of
+    the dequantized operands, A[m, k] SFA[k / 128][m] times B[n, k] SFB[n / 128][k / 128]."""
+    kb, nb = (K + 127) // 128, (N + 127) // 128
+    a = (torch.randn(M, K, device=dev) * 0.5).to(torch.float8_e4m3fn)
+    bm = (torch.randn(N, K, device=dev) * 0.5).to(torch.float8_e4m3fn)
+
+    def factors(rows, cols):
+        e = torch.randint(-4, 5, (rows, cols), device=dev).float()
+        return (torch.exp2(e) * (1 + torch.rand(rows, cols, device=dev))).contiguous()
+    sfa, sfb = factors(kb, M), factors(nb, kb)
+    blocks = torch.arange(K, device=dev) // 128
+    a64 = a.double() * sfa.double().t()[:, blocks]
+    b64 = bm.double() * sfb.double()[torch.arange(N, device=dev) // 128][:, blocks]
+    return a, bm, sfa, sfb, a64 @ b64.t()
+
+
+def blockwise_peer(torch, a, bm, sfa, sfb):
+    """torch._scaled_mm with block-wise scales (torch's BlockWise1x128 for A, BlockWise128x128 for B):
+    scale_a (m, kb) with strides (1, m), which SFA.t() is; scale_b (kb, nb) whose transpose (nb, kb)
+    has rows round_up(kb, 4) apart and unit column stride (ScaledBlas.cpp's is_blockwise_128x128_scaling
+    on b.t(); earlier torch takes kb apart, the same where kb is a multiple of 4)."""
+    nb, kb = sfb.shape
+    pad = torch.zeros(nb, (kb + 3) // 4 * 4, device=sfb.device, dtype=torch.float32)
+    pad[:, :kb] = sfb
+    scale_b = pad[:, :kb].t()
+    return lambda: torch._scaled_mm(a, bm.t(), scale_a=sfa.t(), scale_b=scale_b, out_dtype=torch.bfloat16)
+
+
+def run_blockwise(only_shape=None):
+    """Block-wise scaled FP8 (`run --blockwise`, the docstring's last paragraph): per shape of
+    BW_SHAPES, every ptxgen block-wise config and the peers in the same rounds."""
+    import torch
+    out_dir = os.environ.get("OUT", "/tmp")
+    lib, cfgs = load_configs(torch)
+    dev = torch.device("cuda")
+    bound = 5e-3
+    results, failed = [], 0
+    for (M, N, K) in BW_SHAPES:
+        if only_shape and "%dx%dx%d" % (M, N, K) != only_shape:
+            continue
+        mine = [c for c in cfgs if c.get("blockwise") and timed_on(c, [M, N, K], "e4m3")]
+        if not mine:
+            continue
+        torch.manual_seed(M * 31 + N * 7 + K)
+        a, bm, sfa, sfb, ref64 = blockwise_inputs(torch, M, N, K, dev)
+        ref_norm = ref64.norm().item()
+
+        def rel_err64(x):
+            return ((x.double() - ref64).norm().item()) / ref_norm
+
+        row = {"shape": [M, N, K], "dtype": "e4m3 block-wise", "ptxgen": {}, "peers": {}}
+        stream = torch.cuda.current_stream().cuda_stream
+        fns = {}
+        for c in mine:
+            d = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+            call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), M, N, K,
+                                            stream)
+            r = call()
+            if r != 0:
+                row["ptxgen"][c["name"]] = {"error": "CUresult %d: %s" % (r, lib.bench_error().decode())}
+                failed += 1
+                continue
+            torch.cuda.synchronize()
+            err = rel_err64(d)
+            ok = err < bound and not torch.isnan(d.float()).any().item()
+            failed += not ok
+            row["ptxgen"][c["name"]] = {"rel_err": err, "ok": ok}
+            fns[("ptxgen", c["name"])] = call
+        # The block-wise peer (checked as ptxgen is) and cuBLAS's per-tensor e4m3 GEMM, the ceiling
+        # (checked against the float32 unscaled product).
+        try:
+            peer = blockwise_peer(torch, a, bm, sfa, sfb)
+            out = peer()
+            torch.cuda.synchronize()
+            err = rel_err64(out)
+            if err < bound and not torch.isnan(out.float()).any().item():
+                fns[("peers", "torch_scaled_mm_blockwise")] = peer
+            else:
+                row["peers"]["torch_scaled_mm_blockwise"] = "wrong (rel err %.2g)" % err
+        except Exception as ex:  # this torch or GPU refuses block-wise scales
+            row["peers"]["torch_scaled_mm_blockwise"] = "error: " + repr(ex)[:300]
+        one = torch.ones((), device=dev)
+        ceiling = lambda: torch._scaled_mm(a, bm.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        plain = a.float() @ bm.float().t()
+        err = ((ceiling().float() - plain).norm() / plain.norm()).item()
+        del plain
+        if err < 1e-2:
+            fns[("peers", "cublas_per_tensor")] = ceiling
+        else:
+            row["peers"]["cublas_per_tensor"] = "wrong (rel err %.2g)" % err
+        for (kind, name), ms in bench_rounds(torch, fns).items():
+            if kind == "ptxgen":
+                row["ptxgen"][name]["tflops"] = round(tflops(M, N, K, ms), 1)
+            else:
+                row["peers"][name] = round(tflops(M, N, K, ms), 1)
+        row["blockwise"] = blockwise_summary(row)
+        results.append(row)
+        print(blockwise_report(row), flush=True)
+        del a, bm, sfa, sfb, ref64
+        torch.cuda.empty_cache()
+    with open(os.path.join(out_dir, "bench-blockwise.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print("%d block-wise shapes, %d wrong or failed ptxgen results" % (len(results), failed))
+    return 1 if failed else 0
+
+
+def blockwise_summary(row):
+    """ptxgen's best block-wise config against the block-wise peer and the per-tensor ceiling."""
+    ok = {k: v["tflops"] for k, v in row["ptxgen"].items() if v.get("ok") and "tflops" in v}
+    best = max((v, k) for k, v in ok.items()) if ok else (float("nan"), "none")
+    out = {"ptxgen": best[1], "ptxgen_tflops": best[0]}
+    for peer in ("torch_scaled_mm_blockwise", "cublas_per_tensor"):
+        v = row["peers"].get(peer)
+        if isinstance(v, float):
+            out["vs_" + peer] = round(best[0] / v, 3)
+    return out
+
+
+def blockwise_report(row):
+    M, N, K = row["shape"]
+    lines = ["%dx%dx%d e4m3 block-wise (1x128, 128x128 f32 factors):" % (M, N, K)]
+    for k, v in sorted(row["ptxgen"].items()):
+        lines.append("  %-48s %s" % (k, "%7.1f TF/s  rel err %.2g%s" % (v["tflops"], v["rel_err"], "" if v["ok"] else "  WRONG")
+                                     if "tflops" in v else json.dumps(v)))
+    for k, v in sorted(row["peers"].items()):
+        lines.append("  %-48s %s" % (k, "%7.1f TF/s" % v if isinstance(v, float) else v))
+    lines.append("  blockwise: " + json.dumps(row["blockwise"]))
+    return "\n".join(lines)
 
 
 def fused_peers(torch, F, a, bm, bias, compile_peer):
@@ -1014,6 +1207,8 @@ if __name__ == "__main__":
         prepare(sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None)
     elif len(sys.argv) >= 2 and sys.argv[1] == "run":
         shape = sys.argv[sys.argv.index("--shape") + 1] if "--shape" in sys.argv[:-1] else None
+        if "--blockwise" in sys.argv:
+            sys.exit(run_blockwise(shape))
         sys.exit(run("--quick" in sys.argv, "--fused" in sys.argv, "--no-compile" not in sys.argv, shape))
     elif len(sys.argv) >= 2 and sys.argv[1] == "check":
         sys.exit(check())

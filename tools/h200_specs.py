@@ -48,7 +48,9 @@ def write_specs(directory, prefix, cases, spec_base):
 
 def spills(ptxgen, paths):
     """Builds each spec alone (ptxas's resource report) and returns 'NAME: N bytes' for those whose
-    kernel spills registers (a fused epilogue's registers compete with the accumulator's)."""
+    kernel spills registers (a fused epilogue's registers compete with the accumulator's), and
+    'NAME: wgmma serialized' for those where ptxas serializes the wgmmas (its C7514: registers of
+    a wgmma in flight read or written on some path)."""
     import os
     import re
     import subprocess
@@ -66,4 +68,6 @@ def spills(ptxgen, paths):
             stores = [int(x) for x in re.findall(r"(\d+) bytes spill stores", report)]
             if any(stores):
                 out.append("%s: %d bytes" % (name, max(stores)))
+            if "C7514" in report:
+                out.append("%s: wgmma serialized" % name)
     return out
