@@ -10,12 +10,15 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
+#include "cli/simulate.hpp"
 #include "sim_gemm.hpp"
 #include "sim_program.hpp"
 #include "support.hpp"
 
 using namespace ptxgen;
+namespace cli = ptxgen::cli;
 
 namespace {
 
@@ -46,17 +49,41 @@ struct Mutation {
   const char* also;    // a second substring the error must carry; for a numeric mismatch, its place ("" none)
 };
 
-void check(const Mutation& mu, const std::string& error, double worst, const std::string& where) {
+// The mutated kernel fails for the mutation's reason: the simulator's error carries the expected
+// words, or (none expected) D differs from the float64 product beyond its bound, at `also` if given.
+// Then the run is reported as `ptxgen simulate --ptx MUTATED` reports it (src/cli/simulate_report.cpp,
+// the command's own code on this run's outcome): its cause in one word, the class of the expected
+// error (cause_of: deadlock, race, barrier, unfinished, unwritten, ...), or wrong_value with the wrong tensor
+// and the spec's op that writes it named. The suite's log shows each kernel's verdict as the
+// command prints it.
+template <class Result>
+void check(const Mutation& mu, const plan::Plan& p, const std::string& ptx, const Result& r) {
   const std::string what = mu.what;
   CAPTURE(what);
-  std::printf("sim mutation: %s\n    caught: %s\n", mu.what, (error.empty() ? "D differs: " + where : error.substr(0, 200)).c_str());
+  const std::string& error = r.error;
   if (*mu.expect) {
-    CHECK_MESSAGE(error.find(mu.expect) != std::string::npos, "expected an error with \"" << std::string(mu.expect) << "\", got: " << (error.empty() ? "none (D matches, worst " + std::to_string(worst) + ")" : error));
+    CHECK_MESSAGE(error.find(mu.expect) != std::string::npos, "expected an error with \"" << std::string(mu.expect) << "\", got: " << (error.empty() ? "none (D matches, worst " + std::to_string(r.worst) + ")" : error));
     if (*mu.also) CHECK_MESSAGE(error.find(mu.also) != std::string::npos, "the error lacks \"" << std::string(mu.also) << "\": " << error);
   } else {
     CHECK_MESSAGE(error.empty(), error);
-    CHECK_MESSAGE(worst > 1.0, "D still matches the product (worst " << worst << " of the bound)");
-    if (*mu.also) CHECK_MESSAGE(where.find(mu.also) != std::string::npos, "the mismatch is not at \"" << std::string(mu.also) << "\": " << where);
+    CHECK_MESSAGE(r.worst > 1.0, "D still matches the product (worst " << r.worst << " of the bound)");
+    if (*mu.also) CHECK_MESSAGE(r.where.find(mu.also) != std::string::npos, "the mismatch is not at \"" << std::string(mu.also) << "\": " << r.where);
+  }
+  cli::SimReport rep;
+  rep.error = r.error;
+  rep.tensors = r.tensors;
+  rep.stats = r.stats;
+  cli::explain_failure(rep, p, ptx, cli::SimulateOptions{}.max_instructions);
+  const std::string said = cli::verdict(rep);
+  std::ostringstream report;
+  cli::print_report(p, cli::SimulateOptions{}, rep, report);
+  std::printf("sim mutation: %s\n    %s", mu.what, said.empty() ? "passes\n" : said.substr(0, 400).c_str());
+  const std::string cause = *mu.expect ? cli::cause_of(mu.expect) : "wrong_value";
+  CHECK_MESSAGE(rep.cause == cause, "reported as " << rep.cause << ", not " << cause << ": " << said);
+  CHECK_MESSAGE(said.rfind("error[" + cause + "]: ", 0) == 0, said);
+  if (cause == "wrong_value") {
+    const std::string text = report.str();
+    CHECK_MESSAGE(text.find(": WRONG\n    written by /") != std::string::npos, text);
   }
 }
 
@@ -69,12 +96,13 @@ struct Subject {
   unsigned seed = 0;
   int multiprocessors = 0;
   simtest::GemmResult clean;
+  plan::Plan plan;  // the spec's, for the command's report
 };
 
 Subject subject(const std::string& stem, int64_t m, int64_t n, int64_t k, unsigned seed, int multiprocessors = 0) {
   Subject x;
-  const plan::Plan p = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + stem + ".json")));
-  x.manifest = nlohmann::json::parse(plan::manifest(p));
+  x.plan = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + stem + ".json")));
+  x.manifest = nlohmann::json::parse(plan::manifest(x.plan));
   x.golden = support::slurp(support::source_root() + "/golden/" + stem + ".ptx");
   x.m = m, x.n = n, x.k = k, x.seed = seed, x.multiprocessors = multiprocessors;
   x.clean = simtest::run_gemm(*ksim::parse(x.golden), x.manifest, m, n, k, seed, {}, multiprocessors);
@@ -88,7 +116,7 @@ void run(const Subject& x, const Mutation& mu) {
   const std::string ptx = mutate(x.golden, mu.re, mu.fmt, mu.n);
   REQUIRE(ptx != x.golden);
   const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), x.manifest, x.m, x.n, x.k, x.seed, {}, x.multiprocessors);
-  check(mu, r.error, r.worst, r.where);
+  check(mu, x.plan, ptx, r);
 }
 
 // Runs the golden of gemm spec `name` at m x n x k (it must pass), then each mutation of it (each must
@@ -204,7 +232,7 @@ int64_t worst_row(const std::string& where) {
 void run_swizzle(const Subject& x, const Mutation& mu) {
   const std::string ptx = mutate(x.golden, mu.re, mu.fmt, mu.n);
   const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), x.manifest, x.m, x.n, x.k, x.seed, {}, x.multiprocessors);
-  check(mu, r.error, r.worst, r.where);
+  check(mu, x.plan, ptx, r);
   const int64_t row = worst_row(r.where);
   CHECK_MESSAGE(row >= 0, r.where);
   CHECK_MESSAGE(row % 8 != 0, "a row whose swizzle is the identity differs: " << r.where);
@@ -252,7 +280,7 @@ TEST_CASE("mutations of an sm_90a kernel's stmatrix staging make the simulation 
     lifo.schedule = 4;
     const std::string ptx = mutate(x.golden, mu.re, mu.fmt, mu.n);
     const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), x.manifest, x.m, x.n, x.k, x.seed, lifo, x.multiprocessors);
-    check(mu, r.error, r.worst, r.where);
+    check(mu, x.plan, ptx, r);
     const simtest::GemmResult clean = simtest::run_gemm(*ksim::parse(x.golden), x.manifest, x.m, x.n, x.k, x.seed, lifo, x.multiprocessors);
     CHECK_MESSAGE(clean.error.empty(), clean.error);  // with its barriers the kernel passes that schedule
     CHECK(clean.worst <= 1.0);
@@ -323,7 +351,7 @@ TEST_CASE("mutations of sparse-A GEMM kernels of .kind::f16 and .kind::tf32 make
     REQUIRE(mf.at("tensors").at("META").at("kind") == "f16");
     mf["tensors"]["META"]["kind"] = "f8f6f4";
     const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(x.golden), mf, x.m, x.n, x.k, x.seed);
-    check({"the metadata in the 8-bit kinds' row-major atom", "", "", 0, "", ""}, r.error, r.worst, r.where);
+    check({"the metadata in the 8-bit kinds' row-major atom", "", "", 0, "", ""}, x.plan, x.golden, r);
   }
   {  // tf32 1:2, 128 x 128 x 64 tiles over 4 stages: one atom (64 of K) per K block, four K steps of K = 16.
     const Subject x = subject("gemm_sparse_tf32_sm100a", 125, 124, 384, 19);  // six K blocks over four stages
@@ -390,7 +418,7 @@ TEST_CASE("mutations of a sparse block-scaled GEMM kernel make the simulation fa
   mf["tensors"]["SFA"]["vec"] = 32;
   mf["tensors"]["SFB"]["vec"] = 32;
   const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(x.golden), mf, x.m, x.n, x.k, x.seed);
-  check({"factor tensors of one factor per 32 elements of K (the dense block)", "", "", 0, "", ""}, r.error, r.worst, r.where);
+  check({"factor tensors of one factor per 32 elements of K (the dense block)", "", "", 0, "", ""}, x.plan, x.golden, r);
 }
 
 TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") {
@@ -405,12 +433,14 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
     const Mutation mu{"the even CTA's expect_tx covers only its own loads",
                       R"((mbarrier\.arrive\.expect_tx\.shared::cta\.b64 _, \[%r\d+\],) 65536;)", "$1 32768;", 0,
                       "race: tcgen05.mma reads shared memory at 0x800 while an asynchronous operation issued at ptx line", ""};
-    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(mutate(golden, mu.re, mu.fmt, mu.n)), manifest, 253, 252, 379, 3);
-    check(mu, r.error, r.worst, r.where);
+    const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, 253, 252, 379, 3);
+    check(mu, p, ptx, r);
     const Mutation mu2{"the commit arrives in the even CTA only (ctaMask 1)", R"((mov\.u16 %rs\d+,) 3;)", "$1 1;", -1,
                        "deadlock", "waits for the phase of parity 0 of the mbarrier at shared 0x20800"};
-    const simtest::GemmResult r2 = simtest::run_gemm(*ksim::parse(mutate(golden, mu2.re, mu2.fmt, mu2.n)), manifest, 253, 252, 379, 3);
-    check(mu2, r2.error, r2.worst, r2.where);
+    const std::string ptx2 = mutate(golden, mu2.re, mu2.fmt, mu2.n);
+    const simtest::GemmResult r2 = simtest::run_gemm(*ksim::parse(ptx2), manifest, 253, 252, 379, 3);
+    check(mu2, p, ptx2, r2);
   }
   {  // A cluster of 2 x 2 pairs multicasting A along its rows and B along its columns (persistent).
     const Subject x = subject("gemm_bf16_cta2_cluster_4x2_persistent_tma", 5 * 256 - 3, 248, 315, 5, 16);
@@ -510,7 +540,7 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
     const std::string ptx = mutate(golden, pm.mu.re, pm.mu.fmt, pm.mu.n);
     REQUIRE(ptx != golden);
     const simtest::ProgramResult r = simtest::run_program(*ksim::parse(ptx), *s.program, manifest, 5);
-    check(pm.mu, r.error, r.worst, r.where);
+    check(pm.mu, p, ptx, r);
   }
 }
 // A CTA pair's pipelined programs (src/lower/pipeline.cpp): what the leader's MMA thread waits
@@ -557,7 +587,8 @@ TEST_CASE("mutations of a CTA pair's pipelined programs make the simulation fail
     const std::string spec_name = pm.spec;
     CAPTURE(spec_name);
     const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + pm.spec + ".json"));
-    const auto manifest = nlohmann::json::parse(plan::manifest(support::plan_of(s)));
+    const plan::Plan p = support::plan_of(s);
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
     const std::string golden = support::slurp(support::source_root() + "/golden/" + pm.spec + ".ptx");
     REQUIRE(golden.find("mov.u32 %r4, %cluster_ctarank;") != std::string::npos);  // the rank register a mutation names
     const simtest::ProgramResult clean = simtest::run_program(*ksim::parse(golden), *s.program, manifest, 9, {}, pm.sizes);
@@ -566,7 +597,7 @@ TEST_CASE("mutations of a CTA pair's pipelined programs make the simulation fail
     const std::string ptx = mutate(golden, pm.mu.re, pm.mu.fmt, pm.mu.n);
     REQUIRE(ptx != golden);
     const simtest::ProgramResult r = simtest::run_program(*ksim::parse(ptx), *s.program, manifest, 9, {}, pm.sizes);
-    check(pm.mu, r.error, r.worst, r.where);
+    check(pm.mu, p, ptx, r);
   }
 }
 }
@@ -577,7 +608,8 @@ TEST_CASE("mutations of a CTA pair's pipelined programs make the simulation fail
 TEST_SUITE("sim_mutation") {
 TEST_CASE("mutations of the attention program's online softmax make the simulation fail, each for its reason") {
   const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/prog_attention_fwd_bf16.json"));
-  const auto manifest = nlohmann::json::parse(plan::manifest(support::plan_of(s)));
+  const plan::Plan p = support::plan_of(s);
+  const auto manifest = nlohmann::json::parse(plan::manifest(p));
   const std::string golden = support::slurp(support::source_root() + "/golden/prog_attention_fwd_bf16.ptx");
   const std::map<std::string, int64_t> sizes = {{"m", 256}, {"l", 512}};
   const simtest::ProgramResult clean = simtest::run_program(*ksim::parse(golden), *s.program, manifest, 11, {}, sizes);
@@ -602,7 +634,7 @@ TEST_CASE("mutations of the attention program's online softmax make the simulati
     const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
     REQUIRE(ptx != golden);
     const simtest::ProgramResult r = simtest::run_program(*ksim::parse(ptx), *s.program, manifest, 11, {}, sizes);
-    check(mu, r.error, r.worst, r.where);
+    check(mu, p, ptx, r);
     if (*mu.expect) continue;
     for (const auto& t : r.tensors)  // O is wrong too, not only the row statistics
       if (t.name == "O") CHECK_MESSAGE(t.worst > 1.0, "O still matches (" << t.worst << " of the bound)");
@@ -742,7 +774,7 @@ TEST_CASE("mutations of an sm_90a kernel with A from registers make the simulati
     const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);
     REQUIRE(ptx != golden);
     const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), manifest, 125, 252, 379, 27);
-    check(mu, r.error, r.worst, r.where);
+    check(mu, p, ptx, r);
   }
 }
 }

@@ -273,6 +273,16 @@ TEST_CASE("simulate --ptx: a hand-edited kernel against its spec: a wrong value,
   CHECK(s.exit_code == 1);
   CHECK(s.all.find("error[unwritten]: use of an uninitialized mbarrier at shared 0x30800 (\"acc\"); CTA (0,0,0) thread 0 (warp 0, lane 0, "
                    "role epilogue) at ptx line ") != std::string::npos);
+  // The deallocation dropped: the CTA exits with its 256 columns allocated (§9.7.16.7.1).
+  s = simulate(dir, {spec(name), "--ptx", edited("alloc.ptx", mutate(g, R"(\ttcgen05\.dealloc[^\n]*\n)", "", 0))});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find("error[unfinished]: CTA rank 0 exits with tensor memory allocated (PTX ISA 9.7.16.7.1") != std::string::npos);
+  // A form the simulator does not model is its own limit, not the kernel's fault: bar.warp.sync of
+  // half the warp (legal PTX, §9.7.13.2).
+  s = simulate(dir, {spec(name), "--ptx", edited("partial.ptx", mutate(g, R"(bar\.warp\.sync -1;)", "bar.warp.sync 0x0000ffff;", 0))});
+  CHECK(s.exit_code == 1);
+  CHECK(s.all.find("error[not_simulated]: bar.warp.sync with a partial mask is not simulated; CTA (0,0,0) thread 31 (warp 0, lane 31, "
+                   "role epilogue) at ptx line ") != std::string::npos);
 }
 // Schedule exploration (--schedules, issue 31): kernels whose barrier protocol was broken by hand in
 // a way the fixed schedule cannot see. Each passes the fixed schedule (exit 0: the test proves the
@@ -395,6 +405,28 @@ TEST_CASE("simulate: every element of D is written exactly once (a persistent CT
 }
 
 TEST_SUITE("cli") {
+// The simulator's messages (their wording in src/sim/) by cause: the word `simulate` reports
+// (docs/simulate.md, "Failures"). sim_mutation reaches each of these through a mutated kernel but
+// divergence, which this pins.
+TEST_CASE("simulate: a failure's cause from the simulator's message") {
+  const std::pair<const char*, const char*> kCases[] = {
+      {"deadlock: no thread can proceed and no asynchronous operation is in flight", "deadlock"},
+      {"race: tcgen05.ld reads tensor memory lane 0, column 3 that an asynchronous operation issued at ptx line 9 still writes", "race"},
+      {"use of an uninitialized mbarrier at shared 0x30800", "unwritten"},
+      {"tcgen05.ld reaches lane 16, outside warp quarter 1's lanes (PTX ISA 9.7.16.8.1)", "out_of_bounds"},
+      {"more arrivals than the mbarrier at shared 0x30828 expects in its phase", "barrier"},
+      {"barrier.cluster.wait without an arrive", "barrier"},
+      {"CTA rank 0 exits with tensor memory allocated (PTX ISA 9.7.16.7.1: all of it must be deallocated)", "unfinished"},
+      {"the thread exits with a wgmma.mma_async of its warp in flight (no wgmma.wait_group for it, PTX ISA 9.7.15.7.3)", "unfinished"},
+      {"the warp diverged: lane 3 is at another .sync.aligned instruction than lane 0", "divergence"},
+      {"lanes of the warp give different matrix descriptors", "divergence"},
+      {"shfl.sync with a partial member mask is not simulated", "not_simulated"},
+      {"the kernel does not end (400000000 instructions)", "budget"},
+      {"tcgen05.mma: shared-memory descriptor 0x4000004000010080: bits 46-48 are not the fixed constant 0b001", "error"},
+  };
+  for (const auto& c : kCases) CHECK_MESSAGE(cli::cause_of(c.first) == std::string(c.second), c.first);
+}
+
 TEST_CASE("simulate: bad input exits 1 (usage 2) with a clear error, runs nothing past its budget and writes nothing") {
   TempDir dir;
   const std::string g = spec("gemm_bf16_tn_128x256x64");

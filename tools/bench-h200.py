@@ -1174,7 +1174,9 @@ def mosaic(M, N, K):
 def profile(name, M, N, K):
     """Launches one prepared config a few times, for a profiler to wrap:
     ncu --clock-control none -k regex:b_NAME --launch-skip 2 --launch-count 1 --section ... \
-        python3 tools/bench-h200.py profile NAME M N K"""
+        python3 tools/bench-h200.py profile NAME M N K
+    A block-wise config (f32 factors) launches torch's block-wise _scaled_mm five times after it on the
+    same inputs, so that one ncu run (without -k) profiles both kernels."""
     import ctypes
     import torch
     lib = shim_library("/tmp/ptxgen-bench-profile.so")
@@ -1182,6 +1184,19 @@ def profile(name, M, N, K):
     if not cfg:
         sys.exit("no prepared config " + name)
     f = getattr(lib, "b_" + name)
+    if cfg[0].get("blockwise"):  # f32 factors after D (run --blockwise's call)
+        a, bm, sfa, sfb, _ = blockwise_inputs(torch, M, N, K, "cuda")
+        d = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        f.argtypes = [ctypes.c_uint64] * 5 + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
+        for _ in range(5):
+            if f(a.data_ptr(), bm.data_ptr(), d.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), M, N, K,
+                 torch.cuda.current_stream().cuda_stream) != 0:
+                sys.exit("launch failed")
+        peer = blockwise_peer(torch, a, bm, sfa, sfb)  # torch's block-wise kernel, for ncu beside ours
+        for _ in range(5):
+            peer()
+        torch.cuda.synchronize()
+        return 0
     args = cfg[0].get("args", [])
     f.argtypes = [ctypes.c_uint64] * (3 + len(args)) + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16, "e4m3": torch.float8_e4m3fn}[cfg[0]["dtype"]]

@@ -281,22 +281,7 @@ int simulate(const Loaded& l, const SimulateOptions& o) {
   rep.schedules_run = ran;
 
   for (const auto& [name, a] : inputs) rep.from_files.push_back(name);
-  if (!rep.error.empty()) {
-    rep.cause = cause_of(rep.error);
-    rep.error = with_names(rep.error, p);
-    rep.ops = failing_ops(rep.error, ptx);
-    rep.error = with_steps(rep.error, ptx);
-    if (rep.cause == "budget")
-      rep.error = "the simulation exceeded its budget of " + std::to_string(o.max_instructions) +
-                  " instructions (--max-instructions): a kernel that does not end, or sizes too large to simulate; " +
-                  rep.error;
-  }
-  long bad = 0;
-  for (const auto& t : rep.tensors)
-    if (!(t.worst <= 1) || !t.note.empty()) {
-      ++bad;
-      if (rep.cause.empty()) rep.cause = "wrong_value";
-    }
+  explain_failure(rep, p, ptx, o.max_instructions);
   if (!o.print.empty() && rep.error.empty()) {
     for (const auto& t : rep.tensors)
       if (t.name == o.print) rep.shown = &t;
@@ -309,16 +294,9 @@ int simulate(const Loaded& l, const SimulateOptions& o) {
       return refuse("--print " + o.print + ": too large to keep (" + std::to_string(rep.shown->rows * rep.shown->cols) +
                     " elements)");
   }
-  print_report(p, o, rep);
-  if (!rep.error.empty()) {  // "error[race]: tcgen05.mma reads ...", the message's own "race: " once
-    const std::string& e = rep.error;
-    std::cerr << "error[" << rep.cause
-              << "]: " << (e.rfind(rep.cause + ": ", 0) == 0 ? e.substr(rep.cause.size() + 2) : e) << "\n";
-    return kInvalid;
-  }
-  if (bad) {
-    std::cerr << "error[wrong_value]: " << bad
-              << " output tensor(s) differ from the float64 reference beyond their bound\n";
+  print_report(p, o, rep, std::cout);
+  if (const std::string v = verdict(rep); !v.empty()) {
+    std::cerr << v;
     return kInvalid;
   }
   return kOk;

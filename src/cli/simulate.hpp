@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,14 @@ struct SimReport {
   uint64_t schedule = 0;     // the schedule of the run reported (the failing one, if any)
   size_t schedules_run = 1;  // how many ran (up to and including a failing one)
 };
-// The report on standard output: text, or one JSON object with --json (docs/simulate.md).
-void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport& r);
+// A run's outcome in the report's terms: a simulator error's cause in one word (cause_of), the error
+// in the spec's terms (with_names, with_steps) and the failing thread's ops; else "wrong_value" when
+// an output is outside its bound.
+void explain_failure(SimReport& r, const plan::Plan& p, const std::string& ptx, uint64_t max_instructions);
+// What `simulate` writes on standard error for a failed run, "error[CAUSE]: ...\n"; "" for a pass.
+std::string verdict(const SimReport& r);
+// The report (standard output): text, or one JSON object with --json (docs/simulate.md).
+void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport& r, std::ostream& out);
 // "m=256 n=512 k=320": m, n and k first, then any other names.
 std::string sizes_text(const Sizes& z);
 // What a simulator error is, from its wording: deadlock, race, budget, unwritten, out_of_bounds, error.

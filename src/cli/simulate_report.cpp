@@ -82,7 +82,17 @@ std::string cause_of(const std::string& e) {
   if (e.find("which no instruction on this thread's path has written") != std::string::npos ||
       e.find("uninitialized mbarrier") != std::string::npos)
     return "unwritten";
-  if (e.find("outside") != std::string::npos || e.find("beyond") != std::string::npos) return "out_of_bounds";
+  auto has = [&](const char* w) { return e.find(w) != std::string::npos; };
+  // A limit of the simulator, not a fault of the kernel: the user learns nothing about the kernel.
+  if (has("is not simulated")) return "not_simulated";
+  if (has("exits with ")) return "unfinished";  // asynchronous work in flight, tensor memory allocated
+  if (has("more arrivals than the mbarrier") || has("mbarrier.init of a barrier threads wait on") ||
+      has("barrier.cluster.arrive twice") || has("barrier.cluster.wait without"))
+    return "barrier";
+  if (has("the warp diverged") || has("lanes of the warp give different") || has("the warps of the warpgroup") ||
+      has("the warps of a warpgroup"))
+    return "divergence";
+  if (has("outside") || has("beyond")) return "out_of_bounds";
   return "error";
 }
 
@@ -218,7 +228,35 @@ std::vector<std::string> writers(const plan::Plan& p, const std::string& name) {
   return out;
 }
 
-void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport& r) {
+void explain_failure(SimReport& rep, const plan::Plan& p, const std::string& ptx, uint64_t max_instructions) {
+  if (!rep.error.empty()) {
+    rep.cause = cause_of(rep.error);
+    rep.error = with_names(rep.error, p);
+    rep.ops = failing_ops(rep.error, ptx);
+    rep.error = with_steps(rep.error, ptx);
+    if (rep.cause == "budget")
+      rep.error = "the simulation exceeded its budget of " + std::to_string(max_instructions) +
+                  " instructions (--max-instructions): a kernel that does not end, or sizes too large to simulate; " +
+                  rep.error;
+  }
+  for (const auto& t : rep.tensors)
+    if ((!(t.worst <= 1) || !t.note.empty()) && rep.cause.empty()) rep.cause = "wrong_value";
+}
+
+std::string verdict(const SimReport& rep) {
+  if (!rep.error.empty()) {  // "error[race]: tcgen05.mma reads ...", the message's own "race: " once
+    const std::string& e = rep.error;
+    return "error[" + rep.cause + "]: " + (e.rfind(rep.cause + ": ", 0) == 0 ? e.substr(rep.cause.size() + 2) : e) + "\n";
+  }
+  long bad = 0;
+  for (const auto& t : rep.tensors) bad += !(t.worst <= 1) || !t.note.empty();
+  if (bad)
+    return "error[wrong_value]: " + std::to_string(bad) +
+           " output tensor(s) differ from the float64 reference beyond their bound\n";
+  return "";
+}
+
+void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport& r, std::ostream& os) {
   const auto& z = r.sizes;
   const std::string &how = r.sizes_how, &cause = r.cause, &error = r.error, &ptx_name = r.ptx_name;
   const bool persistent = r.persistent;
@@ -292,7 +330,7 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
       }
       j["print"] = {{"tensor", shown->name}, {"got", g}, {"want", w}};
     }
-    std::cout << j.dump(2) << "\n";
+    os << j.dump(2) << "\n";
   } else {
     std::ostringstream out;
     out << "simulate " << p.ir().name << " (" << isa::target_info(p.ir().target).name << ") from " << ptx_name << "\n";
@@ -356,7 +394,7 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
         out << "\n";
       }
     }
-    std::cout << out.str();
+    os << out.str();
   }
 }
 
