@@ -476,7 +476,7 @@ struct MathStep {
   // A fill (ir::Fill): every register of `def` = value[0] (mov.b32 of its bits, §9.7.9.3); `fn`
   // and the operands are unused.
   bool fill = false;
-  // ir::Math::c_from_iteration_1: in the loop's iteration 0, `fn` without c (fma: a * b).
+  // ir::Math::c_from_iteration_1: c is the set itself, carried by the loop from 0 (zeroed before it).
   bool c_from_iteration_1 = false;
 };
 // Operand k (0: a) of an elementwise step as the plan prints it: its register set, or its constant.

@@ -305,11 +305,9 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
         const plan::MathStep& m = *x.m;
         auto in = [&](size_t k) { return m.value[k] ? f32_imm(*m.value[k]) : x.in[k]->at(u); };
         if (m.c_from_iteration_1) {
-          // fma with c the set itself, which the loop carries: in iteration 0 (kb = 0) a * b alone
-          // (mul.rn.f32, so that no register is read before it is written), after it a * b + c.
-          w.ins("@" + loop.acc_on + " " + spell::alu(spell::math(MathFn::fma, false)) + " " + x.out->at(u) + ", " + in(0) + ", " + in(1) +
-                ", " + x.out->at(u));
-          w.ins("@!" + loop.acc_on + " " + spell::alu(spell::math(MathFn::mul, false)) + " " + x.out->at(u) + ", " + in(0) + ", " + in(1));
+          // fma with c the set itself, which the loop carries from 0 (zeroed before the loop,
+          // loop_step): a * b + c in every iteration.
+          w.ins(spell::alu(spell::math(MathFn::fma, false)) + " " + x.out->at(u) + ", " + in(0) + ", " + in(1) + ", " + x.out->at(u));
           continue;
         }
         if (m.fill) {  // a fill: the constant's bits (§9.7.9.3)

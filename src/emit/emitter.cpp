@@ -813,6 +813,13 @@ void Emitter::loop_step(const plan::Step& st) {
     }
     loop.ring[r] = ring_regs(r, "");
   }
+  // A set the loop carries through an fma whose c starts at 0 (MathStep::c_from_iteration_1, the
+  // block-wise scaled sum): zeroed once here, so that an iteration is one fma.rn.f32 a register.
+  // (An fma in iteration 1 on and a mul in iteration 0, predicated, cost two instructions a register
+  // every iteration, and ptxas made them three: FMUL, FFMA and FSEL.)
+  for (const plan::Step& b : st.body)
+    if (b.kind == plan::StepKind::math && b.math.c_from_iteration_1)
+      for (const std::string& r : own(b.math.def.name)) w.ins(spell::alu({.op = Op::mov, .type = Ty::b32}) + " " + r + ", " + f32_imm(0.0));
   const std::string top = label(), end = top + "_end";
   w.label(top);
   w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + done + ", " + loop.kb + ", " + trips);

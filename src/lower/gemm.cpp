@@ -882,7 +882,7 @@ struct Gemm {
       // Block-wise f32 scales (docs/spec.md, "Block scaling"): the K block's wgmmas into a set of
       // their own (scale-d 0 at the block's first, §9.7.15.5.2), then acc = partial * (sa sb) + acc
       // in registers, each row's sa (the rows a thread's fragment holds, §9.7.15.5.1.1) times the
-      // tile's sb, loaded while the wgmmas run; in iteration 0 acc = partial * (sa sb).
+      // tile's sb, loaded while the wgmmas run; acc starts at 0 (zeroed before the loop).
       const bool blockwise = g.scale && g.scale->blockwise();
       const std::string acc = m.d.name;
       if (blockwise) {

@@ -380,10 +380,10 @@ struct Math {
   std::array<std::optional<double>, 3> value;  // a, b, c: a constant instead of a register set
   bool approx = false;
   std::string approx_ptr;
-  // Inside a loop: in iteration 0 operand c is 0 and the function's own form without it is
-  // computed instead (fma: mul.rn.f32 a b), so that a set the loop carries (c, which `regs` names
-  // too) needs no initial value: the block-wise scaled sum acc = partial * s + acc of the gemm
-  // template (docs/spec.md, "Block scaling"). Only fma, with c == regs.
+  // Inside a loop: operand c, which `regs` names too, is the set the loop carries, 0 before
+  // iteration 0 (the emitter zeroes it before the loop), so that it needs no op of its own to start
+  // it: the block-wise scaled sum acc = partial * s + acc of the gemm template (docs/spec.md, "Block
+  // scaling"). Only fma, with c == regs.
   bool c_from_iteration_1 = false;
   // A step of an activation op (docs/spec.md, "Activations"), which the lowering expands into one
   // Math per step of its composition (activations(), ptxgen/math_fn.hpp): the steps before the
