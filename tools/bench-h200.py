@@ -261,6 +261,13 @@ def configs():
     t128 = {"tile": {"m": 128, "n": 128, "k": 128}, "consumers": "cooperative"}
     for tail, patch in (("128x128x128_s4_tma_pers_regs", dict(t128, stages=4, schedule="persistent", epilogue="tma", registers=rb)),
                         ("128x128x128_s5_tma_pers_regs", dict(t128, stages=5, schedule="persistent", epilogue="tma", registers=rb)),
+                        ("128x128x128_s6_tma_pers_regs", dict(t128, stages=6, schedule="persistent", epilogue="tma", registers=rb)),
+                        ("128x128x128_s5_tma_pers_c12_regs", dict(t128, stages=5, schedule="persistent", epilogue="tma", registers=rb,
+                                                                  cluster=[1, 2, 1])),
+                        ("128x128x128_s6_tma_pers_c12_regs", dict(t128, stages=6, schedule="persistent", epilogue="tma", registers=rb,
+                                                                  cluster=[1, 2, 1])),
+                        ("128x128x128_s6_tma_pers_c21_regs", dict(t128, stages=6, schedule="persistent", epilogue="tma", registers=rb,
+                                                                  cluster=[2, 1, 1])),
                         ("128x128x128_s5_direct_pers_regs", dict(t128, stages=5, schedule="persistent", epilogue="direct", registers=rb)),
                         ("128x128x128_s4_tma_regs", dict(t128, stages=4, schedule="data_parallel", epilogue="tma", registers=rb)),
                         ("64x128x128_s6_tma_pp_regs", {"tile": {"m": 64, "n": 128, "k": 128}, "stages": 6, "schedule": "persistent",
