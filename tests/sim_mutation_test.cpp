@@ -210,6 +210,12 @@ TEST_CASE("mutations of a TMA epilogue's bulk groups and barriers make the simul
        "exits with cp.async.bulk.tensor stores still reading shared memory", ""},
       {"the barrier between the box's writes and its store dropped (the store reads rows not yet written)",
        R"(\tbar\.sync 1, 128;\s*// the box is in shared memory\n)", "", -1, "race: st.shared writes shared memory", ""},
+      // The accumulator is released after the tile's last tcgen05.ld, before its last box is
+      // computed and stored (the loads' registers hold it): without the wait::ld before that
+      // arrival, the MMAs of the CTA's tile after next overwrite the buffer the load still reads.
+      {"the wait::ld before the accumulator's release dropped (the next MMAs into the buffer overtake its last tcgen05.ld)",
+       R"(\ttcgen05\.wait::ld\.sync\.aligned;\n(\n\t// \[\d+\] mbarrier arrive \(/gemm\): release this tile's accumulator))", "$1", 0,
+       "", ""},
   };
   for (const Mutation& mu : kMutations) run(x, mu);
 }

@@ -627,7 +627,9 @@ struct Gemm {
 
     epi.nodes.push_back(node(persistent ? acc_full_op<ir::Wait>() : barrier_op<ir::Wait>("acc")));
     epilogue(epi);
-    if (persistent) epi.nodes.push_back(node(acc_empty_arrive()));
+    // The TMA epilogue releases the buffer after its last tcgen05.ld (tma_epilogue); the direct
+    // stores read registers the loads fill piece by piece up to the last store.
+    if (persistent && g.epilogue != spec::Epilogue::tma) epi.nodes.push_back(node(acc_empty_arrive()));
     std::sort(k.views.begin(), k.views.end(), [](const ir::TmemView& a, const ir::TmemView& b) { return a.name < b.name; });
 
     epi.persistent = prod.persistent = mma_role.persistent = persistent;
@@ -732,7 +734,10 @@ struct Gemm {
         }
       }
     }
-    if (tma) detail::tma_epilogue(k, epi, segments, {g.d, d_tile_n(), persistent, acc_ring, &g, up});
+    if (tma)
+      detail::tma_epilogue(k, epi, segments,
+                           {g.d, d_tile_n(), persistent, acc_ring, &g, up,
+                            persistent ? std::optional<ir::Op>(acc_empty_arrive()) : std::nullopt});
   }
 
   // A persistent CTA's accumulator: two buffers in tensor memory when 2 x D's columns (and A's)

@@ -47,6 +47,10 @@ struct TmaEpilogue {
   // Gated: the segments' columns are the gate's, up's lie `up_offset` columns further in the
   // accumulator (tile.n / 2); 0: not gated.
   int up_offset = 0;
+  // A persistent CTA's release of the accumulator buffer (acc_empty): placed right after the tile's
+  // last tcgen05.ld, so that the MMAs of the tile after next may write the buffer while this tile's
+  // last piece is still computed, staged and stored from registers. None: the caller releases it.
+  std::optional<ir::Op> release;
 };
 
 // D through shared memory by TMA: a staging ring `d_stage` of 128-byte swizzled boxes (one 128-byte
@@ -54,7 +58,7 @@ struct TmaEpilogue {
 // op through stage j % stages. Two stages when a tile has an even number of boxes, so that box j
 // only waits for box j - 2's reads (over the tiles too), else one. Appends the tile to k.tiles,
 // the views to k.views, the ops to `epi`. A segment's last box may be partial (EPILOGUE-TMA
-// refuses it: it would write into the next columns).
+// refuses it: it would write into the next columns). `release` follows the tile's last tcgen05.ld.
 void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segments, const TmaEpilogue& e);
 
 }  // namespace ptxgen::lower::detail

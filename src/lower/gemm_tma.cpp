@@ -191,6 +191,7 @@ void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segm
   if (!e.persistent) t.overlay = "a";
   k.tiles.push_back(t);
   int j = 0;
+  const int last_box = boxes - 1;
   for (const Segment& s : segments)
     for (int c = s.c0; c < s.c1; c += box, ++j) {
       const int w = std::min(box, s.c1 - c);
@@ -228,6 +229,13 @@ void tma_epilogue(ir::Kernel& k, ir::Role& epi, const std::vector<Segment>& segm
           u.cols = std::array<int64_t, 2>{c + p + e.up_offset, c + p + e.up_offset + piece};
           k.views.push_back(u);
           load(u.name, "up_regs");
+        }
+        // The tile's last tcgen05.ld: the accumulator buffer is read out (the planner waits for the
+        // load, §9.7.16.6.4.4, before the arrival), and the rest works from registers.
+        if (e.release && j == last_box && p + piece >= w) {
+          ir::Node n;
+          n.op = *e.release;
+          epi.nodes.push_back(std::move(n));
         }
         ir::Position at;
         at.at[0] = s.row;
