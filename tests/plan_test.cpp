@@ -429,12 +429,20 @@ TEST_CASE("TMA epilogue: the staging tile over the ring when it fits, its own me
   struct Case {
     int stages;
     const char* schedule;
+    bool residual;
     bool over;
   };
-  for (const Case& c : {Case{4, "data_parallel", true}, Case{1, "data_parallel", false}, Case{3, "persistent", false}}) {
+  // A bf16 D of 256 columns goes through two subtile buffers of 64 columns (128 x 128 x 2 bytes =
+  // 32 KB), which fit over even one stage of the ring (a 16 KB + b 32 KB); with a residual (read
+  // element by element: st.shared, ir::d_staging) the whole 128 x 256 tile (64 KB) does not.
+  for (const Case& c : {Case{4, "data_parallel", false, true}, Case{1, "data_parallel", false, true}, Case{1, "data_parallel", true, false},
+                        Case{3, "persistent", false, false}}) {
     CAPTURE(c.stages);
+    CAPTURE(c.residual);
     doc["gemm"]["stages"] = c.stages;
     doc["gemm"]["schedule"] = c.schedule;
+    if (c.residual) doc["gemm"]["residual"] = {{"dtype", "bf16"}};
+    else doc["gemm"].erase("residual");
     const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
     const plan::SmemPlacement *a = nullptr, *d = nullptr;
     for (const auto& t : p.smem) {
@@ -445,6 +453,7 @@ TEST_CASE("TMA epilogue: the staging tile over the ring when it fits, its own me
     REQUIRE(d);
     CHECK(d->overlay == (c.over ? "a" : ""));
     CHECK((d->offset == a->offset) == c.over);
+    CHECK(d->layout.bytes == (c.residual ? 128u * 256 * 2 : 128u * 128 * 2));
     const plan::StoreStep* st = nullptr;
     for (const plan::Step* s : support::all_steps(p))
       if (s->kind == plan::StepKind::store) st = &s->store;
@@ -454,7 +463,12 @@ TEST_CASE("TMA epilogue: the staging tile over the ring when it fits, its own me
     CHECK(st->reuse == (std::string(c.schedule) == "persistent"));
     CHECK(st->warpgroup_bytes == 64 * 128);
     CHECK(st->box_cols == 64);
-    CHECK(st->boxes == 4);
+    CHECK(st->boxes == 4);  // 256 columns of 64: through the tile's 4 boxes, or its 2 buffers in turn
+    CHECK(st->subtiles == !c.residual);
+    CHECK(st->stmatrix == !c.residual);
+    CHECK(st->staging == (c.residual ? "the epilogue reads C or a residual element by element (registers)"
+                                     : "a 16-bit D in whole 16-column steps, no element-wise reads"));
+    CHECK(st->box_stride == 128u * 128);  // a box: the 128 rows of 128 bytes
   }
 }
 }

@@ -9,9 +9,13 @@
 // nothing can move before every role is done is a deadlock.
 #include <doctest/doctest.h>
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <random>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -190,9 +194,105 @@ std::vector<std::string> wgmma_specs() {
   return out;
 }
 
+// The TMA epilogue's subtile buffers (plan::StoreStep::subtiles) on an abstract machine of the
+// issuing thread's bulk groups, read off the emitted PTX of the store (its straight-line code
+// from the first box's wait, or its first stmatrix, to the last box's commit), run `tiles` times in a row: a
+// cp.async.bulk.tensor store reads buffer b (its source `add.u32 %r, %r, b * box_stride` past the
+// first box, the line before); cp.async.bulk.commit_group closes the stores since the last into a
+// group (PTX ISA 9.1 §9.7.9.27.2.1); cp.async.bulk.wait_group.read N leaves only the N most recent
+// groups reading shared memory (§9.7.9.27.2.2); a stmatrix into buffer b (its immediate offset
+// b * box_stride plus its rows') while a store still reads b is a fault. Empty: none.
+std::string subtile_fault(const std::string& ptx, uint32_t box_stride, int tiles) {
+  const size_t from = std::min(ptx.find("stmatrix.sync"), ptx.find("is free once the store that read it before")),
+               to = ptx.rfind("one bulk group per box");
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  const std::string code = ptx.substr(ptx.rfind('\n', from) + 1, ptx.find('\n', to) - ptx.rfind('\n', from));
+  static const std::regex stmatrix(R"(stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16 \[%r\d+(?:\+(\d+))?\])");
+  static const std::regex add(R"(add\.u32 %r\d+, %r\d+, (\d+);)"), wait(R"(cp\.async\.bulk\.wait_group\.read (\d+);)");
+  std::deque<std::set<uint32_t>> groups;  // committed, oldest first
+  std::set<uint32_t> open;                // stores not yet committed
+  for (int tile = 0; tile < tiles; ++tile) {
+    int box = 0;
+    uint32_t added = 0;
+    std::istringstream lines(code);
+    for (std::string l; std::getline(lines, l);) {
+      std::smatch m;
+      if (std::regex_search(l, m, stmatrix)) {
+        const uint32_t b = (m[1].matched ? static_cast<uint32_t>(std::stoul(m[1].str())) : 0) / box_stride;
+        bool read = open.count(b) > 0;
+        for (const auto& g : groups) read = read || g.count(b) > 0;
+        if (read)
+          return "tile " + std::to_string(tile) + " box " + std::to_string(box) + ": stmatrix into buffer " + std::to_string(b) +
+                 " while a bulk group still reads it";
+      } else if (std::regex_search(l, m, add)) {
+        added = static_cast<uint32_t>(std::stoul(m[1].str()));
+      } else if (l.find("cp.async.bulk.tensor") != std::string::npos) {
+        open.insert(added / box_stride);
+      } else if (l.find("cp.async.bulk.commit_group") != std::string::npos) {
+        groups.push_back(open);
+        open.clear();
+        ++box;
+      } else if (std::regex_search(l, m, wait)) {
+        while (groups.size() > std::stoul(m[1].str())) groups.pop_front();
+      }
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_SUITE("plan") {
+TEST_CASE("the sm_90a subtile epilogue: no stmatrix writes a buffer a bulk group still reads, over the tiles too") {
+  // Every shipped kernel with subtiles, twice in a row where its role is persistent.
+  int kernels = 0;
+  std::string multicast;
+  for (const auto& f : support::spec_files()) {
+    const auto j = nlohmann::json::parse(support::slurp(f));
+    if (j.value("target", "") != "sm_90a" || !j.contains("gemm")) continue;
+    const support::Planned p = support::plan_of(support::checked_spec(support::slurp(f)));
+    for (const plan::Step* s : support::all_steps(p)) {
+      if (s->kind != plan::StepKind::store || !s->store.subtiles) continue;
+      CAPTURE(f);
+      const std::string golden = support::slurp(support::source_root() + "/golden/" + support::stem(f) + ".ptx");
+      CHECK(s->store.box_stride == 128u * 128);  // a buffer: 128 rows of 128 bytes
+      CHECK(subtile_fault(golden, s->store.box_stride, s->store.reuse ? 3 : 1) == "");
+      ++kernels;
+      if (support::stem(f) == "gemm_sm90_bf16_128x256x64_multicast_b_persistent") multicast = golden;
+    }
+  }
+  CHECK(kernels == 5);
+  REQUIRE(!multicast.empty());
+  // Mutations the machine catches (4 boxes a tile; waits at boxes 0-3 of a persistent role's tile).
+  auto without_wait = [&](int n) {  // the wait before box n's writes removed
+    std::string out = multicast;
+    size_t at = 0;
+    for (int i = 0; i <= n; ++i) {
+      at = out.find("is free once the store that read it before", at + 1);
+      REQUIRE(at != std::string::npos);
+    }
+    const size_t line = out.rfind('\n', at) + 1;
+    return out.erase(line, out.find('\n', at) + 1 - line);
+  };
+  auto replaced = [&](const char* re, const char* fmt) {
+    const std::string out = std::regex_replace(multicast, std::regex(re), fmt);
+    REQUIRE_MESSAGE(out != multicast, "the pattern no longer matches the golden");
+    return out;
+  };
+  // Box 1's wait dropped (as the first subtile kernels had it): the previous tile's box 3 may still
+  // read buffer 1, its group the newest when box 0 waited for all but 1.
+  CHECK(subtile_fault(without_wait(1), 16384, 3) == "tile 1 box 1: stmatrix into buffer 1 while a bulk group still reads it");
+  // Box 2's wait dropped: box 0 may still read buffer 0.
+  CHECK(subtile_fault(without_wait(2), 16384, 1) == "tile 0 box 2: stmatrix into buffer 0 while a bulk group still reads it");
+  // Box j through the wrong buffer: the odd boxes' stores read buffer 0, which box 2 then writes
+  // while box 1's group (the newest) reads it; or their stmatrix writes buffer 0 while box 0's reads.
+  CHECK(subtile_fault(replaced(R"(add\.u32 (%r\d+), (%r\d+), 16384;(\n\t@!%p\d+ cp\.async\.bulk\.tensor))", "add.u32 $1, $2, 0;$3"), 16384,
+                      1) == "tile 0 box 2: stmatrix into buffer 0 while a bulk group still reads it");
+  CHECK(subtile_fault(replaced(R"((stmatrix[^\[]*\[%r\d+)\+16384\])", "$1]"), 16384, 1) ==
+        "tile 0 box 1: stmatrix into buffer 0 while a bulk group still reads it");
+}
+
 TEST_CASE("the sm_90a kernels' mbarrier protocol: every wait passes on the phase it means, and nothing deadlocks") {
   const std::vector<std::string> files = wgmma_specs();
   CHECK(files.size() >= 12);

@@ -617,8 +617,11 @@ TEST_CASE("8- and 4-bit D with the TMA epilogue: D-FP8 refuses e2m1 only, EPILOG
     for (const auto& x : d.list()) got += x.rule + " at " + x.pointer + ": " + x.message + "\n";
     CHECK_MESSAGE(!d.has_errors(), got);
   }
-  // SMEM-BUDGET counts an 8-bit D's staging tile in bytes: 128 x 256 is 32768 (a bf16 D's 65536),
-  // which leaves a persistent sm_90a kernel room for 4 stages of 49152 (bf16 D: 3).
+  // SMEM-BUDGET counts an 8-bit D's staging tile in bytes: 128 x 256 is 32768 (a bf16 D's whole
+  // tile 65536), which leaves a persistent sm_90a kernel room for 4 stages of 49152 (4 x 49152 +
+  // 32768 + 1104 = 230480 <= 232448); 5 need 5 x 49152 + 32768 + 1104 = 279632. A bf16 D stages
+  // through two subtile buffers of 128 x 64 (2 x 16384 = 32768, ir::d_staging): 4 stages too; with a
+  // residual (read element by element) it keeps the whole tile: 4 x 49152 + 65536 > 232448.
   {
     const char* persistent = R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3"}, "schedule": "persistent", "epilogue": "tma", "stages": 5}})";
     const Diagnostics d = diags(persistent);
@@ -629,7 +632,13 @@ TEST_CASE("8- and 4-bit D with the TMA epilogue: D-FP8 refuses e2m1 only, EPILOG
           "alignment need 279632 bytes of shared memory; a CTA on sm_90a gets at most 232448");
     CHECK(d.list()[0].help.at(0) == "use \"stages\": 4 or fewer");
     CHECK(!diags(R"({"target": "sm_90a", "gemm": {"d": {"dtype": "e4m3"}, "schedule": "persistent", "epilogue": "tma", "stages": 4}})").has_errors());
-    CHECK(diags(R"({"target": "sm_90a", "gemm": {"schedule": "persistent", "epilogue": "tma", "stages": 4}})").list().at(0).rule == "SMEM-BUDGET");
+    CHECK(!diags(R"({"target": "sm_90a", "gemm": {"schedule": "persistent", "epilogue": "tma", "stages": 4}})").has_errors());
+    CHECK(diags(R"({"target": "sm_90a", "gemm": {"schedule": "persistent", "epilogue": "tma", "stages": 5}})").list().at(0).message ==
+          d.list()[0].message);
+    CHECK(diags(R"({"target": "sm_90a", "gemm": {"schedule": "persistent", "epilogue": "tma", "stages": 4, "residual": {"dtype": "bf16"}}})")
+              .list()
+              .at(0)
+              .rule == "SMEM-BUDGET");
   }
   // Where ptxgen picks the epilogue (sm_90a, the tile left out), an 8-bit D gets a bf16 D's: auto.
   for (const char* d : {"bf16", "e4m3", "e5m2"}) {

@@ -291,12 +291,36 @@ TEST_CASE("mutations of an sm_90a kernel's stmatrix staging make the simulation 
     CHECK_MESSAGE(clean.error.empty(), clean.error);  // with its barriers the kernel passes that schedule
     CHECK(clean.worst <= 1.0);
   }
+  {
+    // Two subtile buffers (box j through buffer j % 2): without the issuing thread's
+    // cp.async.bulk.wait_group.read 1 before a buffer is written again (PTX ISA 9.1 §9.7.9.27.2.2),
+    // the warps write box j + 2 while TMA still reads box j from the same buffer.
+    const Mutation mu{"the issuing thread's cp.async.bulk.wait_group.read 1 before a subtile buffer is written again dropped (stmatrix "
+                      "overwrites a buffer a TMA store still reads)",
+                      R"(\t@!%p\d+ cp\.async\.bulk\.wait_group\.read 1;[^\n]*\n)", "", -1, "race: stmatrix writes shared memory",
+                      "while an asynchronous operation issued at ptx line"};
+    ksim::Options lifo;
+    lifo.schedule = 4;
+    const std::string ptx = mutate(x.golden, mu.re, mu.fmt, mu.n);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), x.manifest, x.m, x.n, x.k, x.seed, lifo, x.multiprocessors);
+    check(mu, x.plan, ptx, r);
+  }
   static const Mutation kMutations[] = {
       {"each lane's row address 16q + l % 8 instead of 16q + l % 16 (rows 8-15 of matrices 1 and 3 land on rows 0-7)",
        R"(and\.b32 (%r\d+), (%r\d+), 15;(\s*mad\.lo\.u32 \1, %r\d+, 16, \1;\s*// the row lane l gives))", "and.b32 $1, $2, 7;$3", -1, "",
        "D("},
       {"an x4's second and third registers swapped (rows 8-15 of columns 0-7 stored as rows 0-7 of columns 8-15)",
        R"((stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16 \[[^\]]+\], \{%r\d+, )(%r\d+), (%r\d+))", "$1$3, $2", -1, "", "D("},
+      // Box j through the wrong subtile buffer (j % 2 is the one the waits free). Buffer 0 lies at
+      // 0x24800: the CTA's tiles from 0x800, after 3 stages of a (16 KB) and b (32 KB). The odd
+      // boxes' TMA stores read buffer 0, which box 2 then writes while box 1's store, the newest
+      // group that cp.async.bulk.wait_group.read 1 leaves, still reads it; the fixed schedule's first
+      // such write is warp 1's first row (16 rows of 128 bytes in: 0x25000).
+      {"the odd boxes' TMA stores read subtile buffer 0 instead of 1", R"(add\.u32 (%r\d+), (%r\d+), 16384;(\n\t@!%p\d+ cp\.async\.bulk\.tensor))",
+       "add.u32 $1, $2, 0;$3", -1, "race: stmatrix writes shared memory", "at 0x25000 while an asynchronous operation"},
+      // And the odd boxes' stmatrix into buffer 0 (box 1's, from its first byte), while box 0's store still reads it.
+      {"the odd boxes' stmatrix writes subtile buffer 0 instead of 1", R"((stmatrix[^\[]*\[%r\d+)\+16384\])", "$1]", -1,
+       "race: stmatrix writes shared memory", "at 0x24800 while an asynchronous operation"},
   };
   for (const Mutation& mu : kMutations) run(x, mu);
   // The chunk not swizzled (the xor with l % 8 dropped): rows r % 8 == 0 stay right, the others
@@ -732,13 +756,15 @@ TEST_CASE("mutations of an sm_90a ping-pong kernel make the simulation fail, eac
 TEST_CASE("mutations of an sm_90a multicasting cluster make the simulation fail, each for its reason") {
   const Subject x = subject("gemm_sm90_bf16_128x256x64_multicast_b_persistent", 5 * 128 - 3, 248, 4 * 64 - 5, 25, 4);
   REQUIRE(x.clean.ctas == 4);
+  // The barriers lie 0x818 past the tiles, which end at 0x2c000: 3 stages of a (16 KB) and b (32 KB),
+  // then D's two 16 KB subtile buffers (the whole 64 KB staging tile ended them at 0x34000).
   static const Mutation kMutations[] = {
       {"the consumers release the stage in their own CTA only (the peer's producer multicasts into it while its wgmmas read it)",
        R"(mapa\.shared::cluster\.u32 (%r\d+), (%r\d+), %r2;)", "mapa.shared::cluster.u32 $1, $2, %r4;", -1,
        "race: a multicast TMA load writes shared memory", "reads it"},
       {"one lane releases (in CTA rank 0 only: rank 1's empty barriers never complete)", R"(setp\.ge\.or\.u32 (%p\d+), %r2, 2, )",
        "setp.ge.or.u32 $1, %r2, 1, ", -1, "deadlock",
-       "of the mbarrier at shared 0x34818 (its current phase 1 has parity 1, 0 of 1 arrivals pending, tx-count 16384)"},
+       "of the mbarrier at shared 0x2c818 (its current phase 1 has parity 1, 0 of 1 arrivals pending, tx-count 16384)"},
   };
   for (const Mutation& mu : kMutations) run(x, mu);
 }
@@ -748,10 +774,11 @@ TEST_CASE("mutations of an sm_90a multicasting cluster make the simulation fail,
 TEST_CASE("mutations of an sm_90a 2 x 2 cluster's releases make the simulation fail") {
   const Subject x = subject("gemm_sm90_bf16_128x256x64_cluster_2x2_persistent", 5 * 128 - 3, 248, 4 * 64 - 5, 26, 8);
   REQUIRE(x.clean.ctas == 8);
+  // Its barriers at 0x2c818 as the multicast kernel's (the same tiles: 3 stages, two subtile buffers).
   static const Mutation kMutations[] = {
       {"the consumers release the stage in their block row only (the empty barriers, counting the column's releases too, never complete)",
        R"(or\.b32 (%r\d+), (%r\d+), %r\d+;)", "mov.b32 $1, $2;", 0, "deadlock",
-       "of the mbarrier at shared 0x34818 (its current phase 1 has parity 1, 1 of 1 arrivals pending, tx-count 0)"},
+       "of the mbarrier at shared 0x2c818 (its current phase 1 has parity 1, 1 of 1 arrivals pending, tx-count 0)"},
       {"the empty barriers count one CTA's two warpgroups (a stage is reloaded before the row's and column's consumers release it)",
        R"((mbarrier\.init\.shared::cta\.b64 \[%r\d+(?:\+\d+)?\],) 6;)", "$1 2;", -1, "race: a multicast TMA load writes shared memory", "reads it"},
   };

@@ -383,6 +383,15 @@ struct StoreStep {
   int box_cols = 0, boxes = 0, warpgroups = 1;
   int shared_by = 0;
   bool reuse = false;
+  // `subtiles` (ir::Store::subtiles): the tile holds two boxes, and box j goes through box j % 2
+  // (at stage_offset + (j % 2) * box_stride), written once the issuing thread has waited until at
+  // most one of its bulk groups still reads (the other buffer's) and its warpgroup's barrier held
+  // the others, then stored, one bulk group per box.
+  bool subtiles = false;
+  // How a wgmma D is written into `stage` (ir::d_staging, the one place that decides it): by
+  // stmatrix.x4, else by st.shared per pair of columns; `staging` says why, for `ptxgen plan`.
+  bool stmatrix = false;
+  std::string staging;
   // tcgen05 (the registers of tcgen05.ld, src.wgmma false): the registers are one box of
   // `box_rows` rows x `box_cols` elements, written by the warps that hold them into the stage at
   // stage_offset once the issuing thread (lane 0 of the role's first warp) has waited until at most

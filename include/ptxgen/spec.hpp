@@ -151,6 +151,10 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target);
 // factors, sparse A's metadata) as the lowering lays it out, each rounded up to 1 KB. What the
 // chooser divides shared memory by; tests/chosen_sweep_test.cpp holds it to the memory map.
 int64_t stage_bytes(const Gemm& g, isa::Arch target);
+// Whether a wgmma kernel's TMA epilogue stages D in two subtile buffers instead of the whole tile:
+// ir::d_staging (which decides it, with stmatrix) asked with the spec's D, on a wgmma target with
+// a TMA epilogue. The chooser counts the buffers; the lowering sizes the staging tile by it.
+bool d_subtiles(const Gemm& g, isa::Arch target);
 // The note choose_gemm_defaults recorded for `member` ("stages", "tile", "schedule", ...: each note
 // begins with the member's name), or nullptr where the spec wrote the member.
 const std::string* chosen_note(const Gemm& g, std::string_view member);

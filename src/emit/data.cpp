@@ -1242,8 +1242,9 @@ std::vector<std::string> Emitter::pair_out(const plan::StoreStep& st, const std:
 // 16), so its lanes' chunks are c0 ^ y with y = (l / 16) ^ (l % 8), and its box and M group an
 // immediate offset. The address is computed per x4, as st.shared's per pair, not kept in a
 // register for the whole epilogue.
+// With subtiles, only box `only_box`'s x4s, at its buffer (only_box % 2).
 void Emitter::stmatrix_staging(const plan::StoreStep& st, const std::vector<std::string>& rs, const std::string& wgi,
-                               const std::string& q, int row_bytes) {
+                               const std::string& q, int row_bytes, int only_box) {
   const plan::RegDef& d = st.src;
   const std::string sr = w.r32(), y = w.r32(), sx = w.r32(), sbase = w.r32();
   w.ins(spell::alu(Op::and_, Ty::b32) + " " + sr + ", " + lane + ", 15");
@@ -1257,6 +1258,7 @@ void Emitter::stmatrix_staging(const plan::StoreStep& st, const std::vector<std:
   std::vector<std::string> frag;
   int first_col = 0, first_row = 0;
   each_acc_pair(d, rs, [&](int row, int col, bool, const std::string& x, const std::string& yv, const std::string& packed) {
+    if (only_box >= 0 && col / st.box_cols != only_box) return;  // an x4's 16 columns lie in one box
     if (frag.empty()) first_col = col, first_row = row;
     frag.push_back(pair_out(st, x, yv, packed).at(0));
     if (frag.size() < 4) return;
@@ -1264,7 +1266,7 @@ void Emitter::stmatrix_staging(const plan::StoreStep& st, const std::vector<std:
     const std::string a = w.r32();
     w.ins(spell::alu(Op::xor_, Ty::b32) + " " + a + ", " + y + ", " + s(c0));
     w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + a + ", " + a + ", 16, " + sbase);
-    const int64_t off = int64_t{box} * st.box_stride + int64_t{row_bytes} * first_row;
+    const int64_t off = int64_t{st.subtiles ? box % 2 : box} * st.box_stride + int64_t{row_bytes} * first_row;
     w.ins(spell::stmatrix(4) + " [" + a + (off ? "+" + s(off) : "") + "], {" + frag[0] + ", " + frag[1] + ", " + frag[2] + ", " + frag[3] + "}");
     frag.clear();
   });
@@ -1309,7 +1311,7 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
       w.ins("@" + pg + " " + spell::bar_sync() + " " + s(2 + first_wg + g) + ", 128");
     }
   };
-  if (st.reuse) {
+  if (st.reuse && !st.subtiles) {
     // A persistent role: the previous tile's boxes have left the tile before it is written again.
     w.ins("@!" + issuer + " " + spell::bulk_wait_read() + " 0");
     wg_sync();
@@ -1321,24 +1323,14 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
     w.ins(spell::proxy_fence());
   }
   const int row_bytes = static_cast<int>(st.warpgroup_bytes / d.rows);
-  // A 16-bit D whose wgmma N groups are whole 16-column steps goes by stmatrix.x4 (§9.7.14.5.16):
-  // the accumulator's fragment of a warp's 16 rows by 8 columns (lane 4j + c: row j and j + 8,
-  // columns 2c, 2c + 1; §9.7.15.5.1.1) is two 8x8 matrices in stmatrix's own layout (Figure 107),
-  // so one x4 writes 16 rows by 16 columns: four pairs of each_acc_pair in its order, (rows 0-7,
-  // columns 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15). Others keep 32-bit st.shared per pair.
-  // Not where the role reads a tensor element by element (C, a residual) into the fused epilogue:
-  // stmatrix synchronizes the warp, and ptxas (13.x) then computes every fused value before the
-  // first one, where past st.shared it sinks later elements' loads and math: at 168 registers the
-  // 128x128 alpha/beta/C/residual kernel spilled 128 bytes (measured with ptxas -v).
-  std::function<bool(const std::vector<plan::Step>&)> cell_reads = [&](const std::vector<plan::Step>& steps) {
-    return std::any_of(steps.begin(), steps.end(), [&](const plan::Step& x) {
-      return (x.kind == plan::StepKind::read && x.read.at == ir::ReadAt::cells && !x.read.rows_broadcast && !x.read.cols_broadcast) ||
-             cell_reads(x.body);
-    });
-  };
-  const bool stsm = es == 2 && std::all_of(d.groups.begin(), d.groups.end(), [](int n) { return n % 16 == 0; }) &&
-                    !(role && cell_reads(role->steps));
-  if (stsm) {
+  // How D is written into the tile is the plan's (StoreStep::stmatrix, ir::d_staging): stmatrix.x4
+  // (§9.7.14.5.16), the accumulator's fragment of a warp's 16 rows by 8 columns (lane 4j + c: row j
+  // and j + 8, columns 2c, 2c + 1; §9.7.15.5.1.1) being two 8x8 matrices in stmatrix's own layout
+  // (Figure 107), so one x4 writes 16 rows by 16 columns: four pairs of each_acc_pair in its order,
+  // (rows 0-7, columns 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15). Else 32-bit st.shared per pair.
+  if (st.subtiles) {
+    tma_store_subtiles(st, rs, wgi, q, issuer, wg_sync, row_bytes);
+  } else if (st.stmatrix) {
     stmatrix_staging(st, rs, wgi, q, row_bytes);
   } else {
     // Row 16q + l/4 (and + 8) of each 64 of the warpgroup's; byte 2 es (l % 4) of the 8-column group.
@@ -1372,33 +1364,83 @@ void Emitter::tma_store(const plan::StoreStep& st, const std::string& L) {
       else w.ins(spell::st(Space::shared, Ty::b32, 2) + " " + at + ", {" + v[0] + ", " + v[1] + "}");
     });
   }
-  // The writes reach the async proxy before TMA reads them (§9.7.13.4), every thread's before the
-  // one that issues: the warpgroup's named barrier.
-  w.ins(spell::proxy_fence());
-  wg_sync();
-  w.ins("@" + issuer + " " + spell::bra() + " " + L + "_done");
-  const std::string row0 = affine(st.row0), col0 = affine(st.col0);
-  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + row0 + ", " + wgi + ", " + s(d.rows) + ", " + row0);
-  const std::string box0 = w.r32();
-  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + box0 + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset));
-  w.ins(spell::alu(Op::add, Ty::u32) + " " + box0 + ", " + box0 + ", " + base);
-  for (int j = 0; j < st.boxes; ++j) {
-    const std::string cj = w.r32(), sj = w.r32();
-    w.ins(spell::alu(Op::add, Ty::u32) + " " + cj + ", " + col0 + ", " + s(int64_t{j} * st.box_cols));
-    w.ins(spell::alu(Op::add, Ty::u32) + " " + sj + ", " + box0 + ", " + s(int64_t{j} * st.box_stride));
-    w.ins(spell::tma_store() + " [" + tmap.at(st.map.param) + ", {" + cj + ", " + row0 + "}], [" + sj + "]");
+  if (!st.subtiles) {
+    // The writes reach the async proxy before TMA reads them (§9.7.13.4), every thread's before the
+    // one that issues: the warpgroup's named barrier.
+    w.ins(spell::proxy_fence());
+    wg_sync();
+    w.ins("@" + issuer + " " + spell::bra() + " " + L + "_done");
+    const TmaBoxes b = tma_boxes(st, wgi);
+    for (int j = 0; j < st.boxes; ++j) tma_store_box(st, b, j, int64_t{j} * st.box_stride, "");
+    w.ins(spell::bulk_commit());
+    // A CTA's shared memory must outlive the boxes' reads: wait before it exits (a persistent role
+    // waits at its next tile instead, and once more at the end).
+    if (!st.reuse) w.ins(spell::bulk_wait_read() + " 0");
+    w.label(L + "_done");
   }
-  w.ins(spell::bulk_commit());
-  // A CTA's shared memory must outlive the boxes' reads: wait before it exits (a persistent role
-  // waits at its next tile instead, and once more at the end).
-  if (!st.reuse) w.ins(spell::bulk_wait_read() + " 0");
-  w.label(L + "_done");
   if (st.map.optional) {
     w.ins(spell::bra() + " " + L + "_stored");
     w.label(L + "_direct");
     clipped_store(st, L + "_d");
     w.label(L + "_stored");
   }
+}
+
+// The warpgroup's first row of D (row0 + its rows w) and its first box's shared address: what
+// each box's TMA store adds box j's columns and place to.
+Emitter::TmaBoxes Emitter::tma_boxes(const plan::StoreStep& st, const std::string& wgi) {
+  TmaBoxes b;
+  b.row0 = affine(st.row0);
+  b.col0 = affine(st.col0);
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + b.row0 + ", " + wgi + ", " + s(st.src.rows) + ", " + b.row0);
+  b.box0 = w.r32();
+  w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + b.box0 + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset));
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + b.box0 + ", " + b.box0 + ", " + base);
+  return b;
+}
+
+// Box j of the warpgroup's rows, `at` bytes past its first box in shared memory, to D by TMA
+// (cp.async.bulk.tensor, PTX ISA 9.1 §9.7.9.27.1.2); `pred` ("@!%p1 ": all but the issuing thread skip it) in front.
+void Emitter::tma_store_box(const plan::StoreStep& st, const TmaBoxes& b, int j, int64_t at, const std::string& pred) {
+  const std::string cj = w.r32(), sj = w.r32();
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + cj + ", " + b.col0 + ", " + s(int64_t{j} * st.box_cols));
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + sj + ", " + b.box0 + ", " + s(at));
+  w.ins(pred + spell::tma_store() + " [" + tmap.at(st.map.param) + ", {" + cj + ", " + b.row0 + "}], [" + sj + "]");
+}
+
+// D by TMA through two subtile buffers (plan::StoreStep::subtiles): box j (128 bytes of each of
+// the warpgroup's rows) goes through buffer j % 2, each box its own bulk group
+// (cp.async.bulk.commit_group, PTX ISA 9.1 §9.7.9.27.2.1). Before a buffer is written again, the
+// issuing thread waits until the box that read it before has (cp.async.bulk.wait_group.read N,
+// §9.7.9.27.2.2: all but the N most recent groups have read shared memory, N the groups committed
+// since that box), and the warpgroup's named barrier (bar.sync, §9.7.13.1) holds its other threads
+// until then. Box j >= 2 follows box j - 2: N = 1. A persistent role's boxes 0 and 1 follow the
+// previous tile's last box of their buffer: with an even number of boxes B, box 0 follows box B - 2
+// (box B - 1 since: N = 1) and box 1 box B - 1 (box 0 since: N = 1); with an odd B, box 0 follows
+// box B - 1 (N = 0) and box 1 box B - 2 (boxes B - 1 and 0 since: N = 2). The boxes' writes reach
+// the async proxy before TMA reads them (fence.proxy.async.shared::cta, §9.7.13.4), every thread's
+// before the issuer's: the barrier again.
+void Emitter::tma_store_subtiles(const plan::StoreStep& st, const std::vector<std::string>& rs, const std::string& wgi,
+                                 const std::string& q, const std::string& issuer, const std::function<void()>& wg_sync,
+                                 int row_bytes) {
+  const TmaBoxes b = tma_boxes(st, wgi);
+  for (int j = 0; j < st.boxes; ++j) {
+    if (j >= 2 || st.reuse) {
+      const int before = j >= 2 ? j - 2 : (st.boxes - 1) % 2 == j ? st.boxes - 1 : st.boxes - 2;  // that box's index
+      const int pending = j >= 2 ? 1 : j + st.boxes - 1 - before;                                  // groups since
+      w.ins("@!" + issuer + " " + spell::bulk_wait_read() + " " + s(pending),
+            "buffer " + s(j % 2) + " is free once the store that read it before has read it out");
+      wg_sync();
+    }
+    stmatrix_staging(st, rs, wgi, q, row_bytes, j);
+    w.ins(spell::proxy_fence());
+    wg_sync();
+    tma_store_box(st, b, j, int64_t{j % 2} * st.box_stride, "@!" + issuer + " ");
+    w.ins("@!" + issuer + " " + spell::bulk_commit(), "one bulk group per box");
+  }
+  // A CTA's shared memory must outlive the boxes' reads: wait before it exits (a persistent role
+  // waits at its next tile instead, and once more at the end).
+  if (!st.reuse) w.ins("@!" + issuer + " " + spell::bulk_wait_read() + " 0");
 }
 
 // A store clipped to the run-time extents: each thread's elements in pairs of adjacent columns,

@@ -175,7 +175,15 @@ struct Emitter {
   void tma_store(const plan::StoreStep& st, const std::string& L);
   void box_store(const plan::StoreStep& st, const std::string& L);  // epilogue.cpp: tcgen05.ld registers, one box
   // data.cpp: a 16-bit D into the staging tile by stmatrix.x4, for tma_store
-  void stmatrix_staging(const plan::StoreStep& st, const std::vector<std::string>& rs, const std::string& wgi, const std::string& q, int row_bytes);
+  void stmatrix_staging(const plan::StoreStep& st, const std::vector<std::string>& rs, const std::string& wgi, const std::string& q, int row_bytes,
+                        int only_box = -1);
+  struct TmaBoxes {
+    std::string row0, col0, box0;
+  };
+  TmaBoxes tma_boxes(const plan::StoreStep& st, const std::string& wgi);  // data.cpp: for tma_store_box
+  void tma_store_box(const plan::StoreStep& st, const TmaBoxes& b, int j, int64_t at, const std::string& pred);
+  void tma_store_subtiles(const plan::StoreStep& st, const std::vector<std::string>& rs, const std::string& wgi, const std::string& q,
+                          const std::string& issuer, const std::function<void()>& wg_sync, int row_bytes);
   // The tcgen05.ld fragments of `d` warp by warp: fn(fragments, wrow) writes one warp's code, `wrow`
   // a register with the rows to add to the fragments' own ("": none). Warps whose fragments differ
   // only in their rows share one copy, the rows computed from the warp index. `unbranched`: where

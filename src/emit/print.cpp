@@ -211,9 +211,13 @@ struct Printer {
           o += in2 + "via shared \"" + st.store.stage + "\" at " + s(st.store.stage_offset) +
                (st.store.shared_by ? " (over the ring, once all " + s(st.store.shared_by) + " consumer threads are done with it)" : "") +
                ": each warpgroup's " + s(st.store.src.rows) + " rows as " + s(st.store.boxes) + " boxes of " + s(st.store.box_cols) + " x " +
-                   s(st.store.src.rows) + ", then " +
-               spell::tma_store() + " through " + st.store.map.param + ", " + spell::bulk_commit() +
-               (st.store.reuse ? "; the next tile waits for " + spell::bulk_wait_read() + " 0 before writing the tile" : "") +
+                   s(st.store.src.rows) + ", written by " +
+               (st.store.stmatrix ? spell::stmatrix(4) : spell::st(spell::Space::shared, spell::Ty::b32) + " per pair of columns") + " (" + st.store.staging +
+               "), then " + spell::tma_store() + " through " + st.store.map.param + ", " + spell::bulk_commit() +
+               (st.store.subtiles ? "; two subtile buffers: box j goes through buffer j % 2 once " + spell::bulk_wait_read() +
+                                        " says the buffer's previous box has been read, each box its own bulk group"
+                                  : "") +
+               (st.store.reuse && !st.store.subtiles ? "; the next tile waits for " + spell::bulk_wait_read() + " 0 before writing the tile" : "") +
                (st.store.map.optional ? "; where D's rows are not 16-byte multiples apart at run time, the clipped direct store instead" : "") +
                "\n";
         break;
@@ -522,6 +526,10 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
                              {"stage_offset", st.store.stage_offset}, {"boxes", st.store.boxes}, {"box_cols", st.store.box_cols},
                              {"box_stride", st.store.box_stride}, {"shared_by", st.store.shared_by}, {"reuse", st.store.reuse},
                              {"box_rows", st.store.box_rows}, {"pending", st.store.pending}, {"overlay", st.store.overlay}};
+      if (st.store.tma && st.store.src.wgmma)
+        x["store"]["tma"]["staging"] = {{"instruction", st.store.stmatrix ? spell::stmatrix(4) : spell::st(spell::Space::shared, spell::Ty::b32)},
+                                        {"why", st.store.staging},
+                                        {"subtiles", st.store.subtiles}};
       if (st.store.map.optional) x["store"]["tma"]["direct_fallback"] = true;
       if (pl.ir().cta_group == 2) x["store"]["per_cta"] = {st.store.cta_row, st.store.cta_col};
       break;

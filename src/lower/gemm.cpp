@@ -960,7 +960,9 @@ struct Gemm {
         d.ptr = std::string(kPtr) + "/epilogue";
         d.dtype = g.d;
         d.rows = tm;
-        d.cols = d_tile_n();
+        // Two subtile buffers of one 128-byte box each (spec::d_subtiles), or the whole tile.
+        st.subtiles = spec::d_subtiles(g, spec.target);
+        d.cols = st.subtiles ? 2 * 128 / (isa::value_bits(g.d) / 8) : d_tile_n();
         d.major = isa::Major::k;
         d.swizzle = isa::Swizzle::b128;
         d.shape_ptr = d.swizzle_ptr = d.major_ptr = d.ptr;

@@ -80,6 +80,11 @@ std::optional<MmaStep> plan_mma(Ctx& c, const ir::Op& o);  // o: an mma
 std::optional<MmaStep> plan_wgmma(Ctx& c, const ir::Mma& o);  // wgmma.cpp
 // tcgen05.ld / tcgen05.st: the narrow calls tmem_lanes and tmem_store (plan.hpp) plan them.
 std::optional<StoreStep> plan_store(Ctx& c, const ir::Store& o, const RegDef& src);
+// How each wgmma TMA store among a role's ordered steps writes D into its staging tile
+// (StoreStep::stmatrix, staging): ir::d_staging asked with the store's D and whether the role reads
+// a tensor element by element anywhere (ops.cpp). A store whose lowering chose subtiles must get
+// stmatrix.
+void decide_staging(std::vector<Step>& steps);
 // A TMA store of tcgen05.ld registers (one box of D through a stage of the staging ring; epilogue.cpp):
 // `st` is the store planned so far.
 std::optional<StoreStep> plan_box_store(Ctx& c, const ir::Store& o, const ir::Global& g, StoreStep st);

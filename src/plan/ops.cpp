@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "internal.hpp"
+#include "ptxgen/ir/staging.hpp"
 
 // ---- Narrow calls (the verifiers' too) ---------------------------------------------------------
 namespace ptxgen::plan {
@@ -772,7 +773,10 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Store& o, const RegDef& sr
     st.stage = t->name;
     st.stage_offset = t->offset;
     st.box_cols = row / es;
-    st.boxes = static_cast<int>(t->layout.k / st.box_cols);
+    st.subtiles = o.subtiles;
+    st.boxes = static_cast<int>((o.subtiles ? src.row_elements : t->layout.k) / st.box_cols);
+    if (o.subtiles && (t->layout.k != 2 * st.box_cols || src.row_elements % st.box_cols))
+      throw std::logic_error("TMA store subtiles need a tile of two boxes and whole boxes of registers");
     st.box_stride = static_cast<uint32_t>(t->layout.mn * row);
     st.warpgroup_bytes = static_cast<uint32_t>(wg_rows * row);
     st.warpgroups = t->layout.mn / wg_rows;
@@ -783,6 +787,33 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Store& o, const RegDef& sr
   }
   return st;
 }
+
+namespace {
+
+// A read of a tensor element by element (not a vector or an element broadcast), anywhere in `steps`.
+bool cell_reads(const std::vector<Step>& steps) {
+  return std::any_of(steps.begin(), steps.end(), [](const Step& x) {
+    return (x.kind == StepKind::read && x.read.at == ir::ReadAt::cells && !x.read.rows_broadcast && !x.read.cols_broadcast) ||
+           cell_reads(x.body);
+  });
+}
+
+void set_staging(std::vector<Step>& steps, bool reads) {
+  for (Step& x : steps) {
+    set_staging(x.body, reads);
+    if (x.kind != StepKind::store || !x.store.tma || !x.store.src.wgmma) continue;
+    StoreStep& st = x.store;
+    const bool groups16 = std::all_of(st.src.groups.begin(), st.src.groups.end(), [](int n) { return n % 16 == 0; });
+    const ir::DStaging d = ir::d_staging(isa::value_bits(st.to), groups16, reads, st.src.row_elements);
+    st.stmatrix = d.stmatrix;
+    st.staging = d.why;
+    if (st.subtiles && !st.stmatrix) throw std::logic_error("TMA store subtiles are written by stmatrix (a 16-bit D, no element-wise reads)");
+  }
+}
+
+}  // namespace
+
+void decide_staging(std::vector<Step>& steps) { set_staging(steps, cell_reads(steps)); }
 
 TensorMap store_map(const ir::Store& o, const ir::Global& g, int box_cols, int box_rows) {
   // D as its own type, n elements a row (its leading dimension apart), boxes of one 128-byte

@@ -742,6 +742,7 @@ Ordered order(Ctx& c) {
     rp.role = &r;
     Sequencer seq(c, r, ordered, out);
     rp.steps = seq.run();
+    decide_staging(rp.steps);
     out.roles.push_back(std::move(rp));
   }
   return out;

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ptxgen/ir/staging.hpp"
 #include "ptxgen/spec.hpp"
 
 namespace ptxgen::spec {
@@ -38,6 +39,17 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int container_bytes(isa::DType t) { return std::max(1, isa::value_bits(t) / 8); }
 int64_t kb(int64_t bytes) { return (bytes + 1023) / 1024 * 1024; }
 }  // namespace
+
+bool d_subtiles(const Gemm& g, isa::Arch target) {
+  // A gated activation's D tile is tile.n / 2 wide (docs/spec.md, "Epilogues"); the template's
+  // wgmma N groups split it in whole 16-column steps where it is a multiple of 16 (the planner
+  // asks again with the groups it chose, src/plan/ops.cpp); C and a residual are its element-wise
+  // reads (src/lower/gemm_epilogue.hpp).
+  const int64_t d_cols = g.glu ? g.tile.n / 2 : g.tile.n;
+  const isa::TargetInfo& t = isa::target_info(target);
+  return t.wgmma && !t.tcgen05 && g.epilogue != Epilogue::direct &&
+         ir::d_staging(isa::value_bits(g.d), d_cols % 16 == 0, g.c.has_value() || g.residual.has_value(), d_cols).subtiles;
+}
 
 int64_t stage_bytes(const Gemm& g, isa::Arch target) {
   // Every shared-memory tile of one stage, as the lowering lays the stage out (src/lower/gemm.cpp,
@@ -150,7 +162,9 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
     const bool staging = g.schedule == Schedule::persistent && g.epilogue != Epilogue::direct;
     // A gated activation's D tile is tile.n / 2 wide (docs/spec.md, "Epilogues").
     const int64_t d_cols = g.glu ? g.tile.n / 2 : g.tile.n;
-    const int64_t staged = !staging ? 0 : tc ? 2 * 128 * 128 : (pingpong ? 2 : 1) * kb(g.tile.m * d_cols * std::max(1, isa::value_bits(g.d) / 8));
+    // wgmma with subtiles (d_subtiles): two buffers of one 128-byte box of each row.
+    const int64_t staged_cols = d_subtiles(g, target) ? 2 * 64 : d_cols;
+    const int64_t staged = !staging ? 0 : tc ? 2 * 128 * 128 : (pingpong ? 2 : 1) * kb(g.tile.m * staged_cols * std::max(1, isa::value_bits(g.d) / 8));
     // 2 KB once for the base alignment, the barriers and the tensor-memory address slot.
     const int64_t fit = (isa::target_info(target).smem_per_block_max - 2048 - staged) / std::max<int64_t>(1, stage_bytes(g, target));
     const int64_t most = pingpong ? 5 : 4;
@@ -158,6 +172,7 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
     g.chosen.push_back("stages " + s(g.stages) + ": as many as shared memory holds, at most " + s(most) +
                        (!staging ? std::string()
                         : tc     ? std::string(" beside the TMA epilogue's staging ring")
+                        : d_subtiles(g, target) ? std::string(" beside the TMA epilogue's two staging subtiles") + (pingpong ? " per consumer" : "")
                                  : std::string(" beside the TMA epilogue's staging tile") + (pingpong ? "s" : "")));
   }
 }

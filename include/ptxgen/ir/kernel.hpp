@@ -316,6 +316,9 @@ struct Store {
   // A TMA store with a direct fallback ("epilogue": "auto"): where D's rows are not 16-byte
   // multiples apart at run time (no tensor map can stride them), the clipped direct store instead.
   bool direct_fallback = false;
+  // `via` holds two boxes of each row, subtile buffers that the boxes take in turn (spec::d_subtiles):
+  // box j goes through buffer j % 2 once the store that read it before has read it out.
+  bool subtiles = false;
   // tcgen05 registers by TMA (the template's TMA epilogue): the registers hold one box of D, which
   // goes to stage `via_stage` of the staging ring `via` once the issuing thread's stores that read
   // that stage before have (at most `pending` newer bulk groups still reading: the ring's stages
