@@ -145,7 +145,9 @@ TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each fo
        R"((mov\.u32 %r\d+,) 0(;\s*// its phase))", "$1 1$2", 1,
        "race: tcgen05.mma reads shared memory", "writes it"},
       {"epilogue waits for the accumulator's parity 1 (reads before the MMAs complete)",
-       R"((mbarrier\.try_wait\.parity\.shared::cta\.b64 %p\d+, \[%r\d+\],) 0;)", "$1 1;", 0, "race: tcgen05.dealloc frees", ""},
+       R"((mbarrier\.try_wait\.parity\.shared::cta\.b64 %p\d+, \[%r\d+\],) 0;)", "$1 1;", 0,
+       "race: tcgen05.mma writes tensor memory lane 0, column 0 that tcgen05.ld at ptx line 110 (warp 0, lane 0) read",
+       "with no synchronization of this thread since that thread's fence"},
       {"K-block count rounded down (the partial last K block is dropped)", R"((add\.u32 %r\d+, %r\d+,) 63;(\s*div\.u32))", "$1 0;$2", -1, "", ""},
       {"producer's ring wraps after 3 of 4 stages", R"((setp\.eq\.u32 %p\d+, %r\d+,) 4;)", "$1 3;", 0, "deadlock",
        "waits for the phase of parity 0 of the mbarrier at shared 0x30840"},  // the MMA issuer, at the full barrier of the stage never loaded
@@ -173,6 +175,17 @@ TEST_CASE("mutations of an emitted GEMM kernel make the simulation fail, each fo
        R"(elect\.sync _\|(%p\d+), -1;)", "setp.eq.u32 $1, %r0, %r0;", 0, "more arrivals than the mbarrier", "(warp 4, lane 1)"},
       {"the MMA issuer's election dropped (every lane of warp 5 issues the MMAs and commits)",
        R"(elect\.sync _\|(%p\d+), -1;)", "setp.eq.u32 $1, %r0, %r0;", 1, "race: a TMA load writes shared memory", "reads it"},
+      // The tcgen05 fences (PTX ISA 9.7.16.6.3-4): another thread's tcgen05 operation is ordered
+      // after a thread's through tcgen05.fence::before_thread_sync (or a completed tcgen05.commit)
+      // in that thread, a synchronization, and tcgen05.fence::after_thread_sync in the other.
+      {"the epilogue's tcgen05.fence::after_thread_sync after its wait on the accumulator barrier dropped",
+       R"((\$L_s0_wait:\n(?:[^\n]*\n){3})\ttcgen05\.fence::after_thread_sync;\n)", "$1", 0,
+       "race: tcgen05.ld reads tensor memory lane 0, column 0 that tcgen05.mma at ptx line",
+       "issued after the synchronization at ptx line 102 with no tcgen05.fence::after_thread_sync between"},
+      {"the teardown's tcgen05.fence::before_thread_sync before barrier.sync 0 and tcgen05.dealloc dropped",
+       R"((\$L_teardown:\n\t//[^\n]*\n)\ttcgen05\.fence::before_thread_sync;\n)", "$1", 0,
+       "race: tcgen05.dealloc frees tensor memory lane 0, column 0 that tcgen05.ld at ptx line",
+       "(warp 0, lane 0) read, with no tcgen05.fence::before_thread_sync by that thread since"},
   };
   for (const Mutation& mu : kMutations) run(x, mu);
 }
@@ -192,6 +205,17 @@ TEST_CASE("mutations of a persistent kernel's accumulator ring make the simulati
        R"(\t@%p\d+ xor\.b32 (%r\d+), \1, 1;\n(\tadd\.u32 %r\d+, %r\d+, %r\d+;\n\tbra \$L_s0;))", "$2", 0, "race: tcgen05.ld reads tensor memory", "still writes"},
       {"the epilogue's first load reads buffer 0 on every tile", R"((mul\.lo\.u32 %r\d+, %r\d+,) 256;(\s*// this tile's buffer))",
        "$1 0;$2", 0, "race: tcgen05.ld reads tensor memory", "still writes"},
+      // PTX ISA 9.7.16.6.4.4: the epilogue's tcgen05.ld of a buffer, then the next tile's MMAs over it
+      // in another thread; the MMA issuer's fence after its wait on "full" also follows its wait on
+      // acc_empty, so only dropping both of its fences loses the order.
+      {"the epilogue's tcgen05.fence::before_thread_sync before it releases the accumulator buffer dropped",
+       R"(\ttcgen05\.fence::before_thread_sync;\n(\tmbarrier\.arrive\.shared::cta\.b64 _, \[%r\d+\];\n))", "$1", 0,
+       "race: tcgen05.mma writes tensor memory lane 0, column 0 that tcgen05.ld at ptx line",
+       "(warp 0, lane 0) read, with no tcgen05.fence::before_thread_sync by that thread since"},
+      {"the MMA issuer's tcgen05.fence::after_thread_sync after its waits on acc_empty and on full dropped",
+       R"((\$L_s3[58]_wait:\n(?:[^\n]*\n){3})\ttcgen05\.fence::after_thread_sync;\n)", "$1", -1,
+       "race: tcgen05.mma writes tensor memory lane 0, column 0 that tcgen05.ld at ptx line",
+       "read, issued after the synchronization at ptx line"},
   };
   for (const Mutation& mu : kMutations) run(x, mu);
 }
@@ -471,6 +495,26 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
     const std::string ptx2 = mutate(golden, mu2.re, mu2.fmt, mu2.n);
     const simtest::GemmResult r2 = simtest::run_gemm(*ksim::parse(ptx2), manifest, 253, 252, 379, 3);
     check(mu2, p, ptx2, r2);
+    // fence.mbarrier_init (PTX ISA 9.7.13.4) releases the barriers' initialization to the peer
+    // CTA, whose TMA loads complete on the even CTA's barriers; so does the start-up
+    // barrier.cluster.arrive's default .release (§9.7.13.3; §9.7.13.15.16 Example 4 relies on it):
+    // only without both is the initialization unordered before the peer's use.
+    const char* fence = R"(\tfence\.mbarrier_init\.release\.cluster;\n)";
+    const char* arrive = R"(barrier\.cluster\.arrive\.release\.aligned;)";
+    const Mutation mu3{"fence.mbarrier_init dropped and the start-up barrier.cluster.arrive made .relaxed",
+                       R"(\tfence\.mbarrier_init\.release\.cluster;\n([\s\S]*?)barrier\.cluster\.arrive\.release\.aligned;)",
+                       "$1barrier.cluster.arrive.relaxed.aligned;", 0,
+                       "race: the mbarrier at shared 0x20828 of CTA rank 0, initialized at ptx line 85, is used by CTA rank 1 with no "
+                       "fence.mbarrier_init.release.cluster",
+                       "the asynchronous operation issued at ptx line"};
+    const std::string ptx3 = mutate(golden, mu3.re, mu3.fmt, mu3.n);
+    const simtest::GemmResult r3 = simtest::run_gemm(*ksim::parse(ptx3), manifest, 253, 252, 379, 3);
+    check(mu3, p, ptx3, r3);
+    for (const std::string& ptx : {mutate(golden, fence, "", 0), mutate(golden, arrive, "barrier.cluster.arrive.relaxed.aligned;", 0)}) {
+      const simtest::GemmResult ok = simtest::run_gemm(*ksim::parse(ptx), manifest, 253, 252, 379, 3);
+      CHECK_MESSAGE(ok.error.empty(), ok.error);  // either release alone orders the initialization
+      CHECK(ok.worst <= 1.0);
+    }
   }
   {  // A cluster of 2 x 2 pairs multicasting A along its rows and B along its columns (persistent).
     const Subject x = subject("gemm_bf16_cta2_cluster_4x2_persistent_tma", 5 * 256 - 3, 248, 315, 5, 16);
@@ -608,6 +652,13 @@ TEST_CASE("mutations of a CTA pair's pipelined programs make the simulation fail
        {"the release barrier of P counts one CTA's 128 arrivals (a block's 256 complete two phases: the MMA thread's parity "
         "falls out of step and it waits for a phase that never completes)",
         R"((mbarrier\.init\.shared::cta\.b64 \[%r\d+\],) 256;)", "$1 128;", 1, "deadlock", "128 of 128 arrivals pending"}},
+      // PTX ISA 9.7.16.6.4.4: the softmax warps' tcgen05.st of P, then the MMA thread's tcgen05.mma
+      // reading P as A from tensor memory, ordered through the "softmax_ready1" barrier.
+      {"prog_pipelined_pair_chain_bf16", {{"m", 488}, {"l", 624}},
+       {"the MMA thread's tcgen05.fence::after_thread_sync after its wait for P dropped",
+        R"((\$L_s9_wait:\n(?:[^\n]*\n){3})\ttcgen05\.fence::after_thread_sync;\n)", "$1", 0,
+        "race: tcgen05.mma reads tensor memory lane 0, column 0 of CTA rank 0 that tcgen05.st at ptx line",
+        "issued after the synchronization at ptx line 221 with no tcgen05.fence::after_thread_sync between"}},
       {"prog_pipelined_pair_chain_s_bf16", {{"m", 488}, {"l", 624}},
        {"the reader warps' arrival on their own CTA's twin dropped (the softmax warps of both CTAs wait forever to overwrite S "
         "with P)",
@@ -655,10 +706,12 @@ TEST_CASE("mutations of the attention program's online softmax make the simulati
        "add.rn.f32 $1, $1, $2;", -1, "", "LSE("},
       // One barrier releases both P (over S's cells) and the corrected O to the P.V MMA: without its
       // wait the MMA of block kb runs while the softmax warps still store P and read O to rescale it;
-      // the simulator meets the correction's tcgen05.ld of O (column 128) under the MMA's write.
+      // the simulator meets the MMA's write of O (column 128) over the correction's tcgen05.st of O,
+      // which its thread has not yet fenced and released to the MMA thread (PTX ISA 9.7.16.6.4.4).
       {"the P.V MMA issued before the softmax warps stored P and rescaled O (the MMA thread's wait for softmax_ready1 removed)",
        R"((// \[10\] mbarrier wait \(/program/roles\): the role waits for "softmax_ready1"\n)\$L_s10_wait:\n[^\n]*\n[^\n]*\n)", "$1", 0,
-       "race: tcgen05.ld reads tensor memory lane", "column 128 that an asynchronous operation issued at ptx line"},
+       "race: tcgen05.mma writes tensor memory lane 0, column 128 that tcgen05.st at ptx line",
+       "wrote, with no tcgen05.fence::before_thread_sync by that thread since"},
   };
   for (const Mutation& mu : kMutations) {
     const std::string ptx = mutate(golden, mu.re, mu.fmt, mu.n);

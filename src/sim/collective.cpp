@@ -108,6 +108,7 @@ bool Machine::collective_do(Thread& t, const Ins& in) {
                            std::to_string(it->first + j) + ") that an asynchronous operation issued at ptx line " +
                            std::to_string(c.tm_line[u]) + " still uses (no wait for its commit)");
           }
+      if (opt.race_checks) tc_dealloc(t, t.cta, it->first, static_cast<uint32_t>(n));
       for (uint32_t j = 0; j < n; ++j) c.allocated[it->first + j] = 0;
       c.allocations.erase(it);
       return true;

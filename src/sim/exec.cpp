@@ -341,9 +341,16 @@ void Machine::run_thread(Thread& t) {
         t.st = Thread::at_bar;
         t.bar_id = static_cast<uint32_t>(id);
         b.waiters.push_back(static_cast<uint32_t>(&t - threads.data()));
+        if (opt.race_checks) {  // what the waiters acquire (order.cpp)
+          b.rel = std::max(b.rel, stats.instructions);
+          t.sync_line = in.line;
+        }
         if (++b.arrived == b.expected) {
           b.arrived = b.expected = 0;
-          for (uint32_t w : b.waiters) wake(w);
+          for (uint32_t w : b.waiters) {
+            if (opt.race_checks) synced(threads[w], b.rel, threads[w].sync_line);
+            wake(w);
+          }
           b.waiters.clear();
         }
         return;
@@ -352,6 +359,10 @@ void Machine::run_thread(Thread& t) {
         if (t.cluster_arrived) fail(&t, "barrier.cluster.arrive twice without a wait");
         t.cluster_arrived = true;
         t.cluster_phase = cluster_phase_;
+        if (opt.race_checks) {
+          cluster_rel_ = std::max(cluster_rel_, stats.instructions);
+          if (in.release) released(t);
+        }
         if (++cluster_arrived_ == threads.size()) {
           cluster_arrived_ = 0;
           ++cluster_phase_;
@@ -363,12 +374,24 @@ void Machine::run_thread(Thread& t) {
         if (!t.cluster_arrived) fail(&t, "barrier.cluster.wait without an arrive");
         if (cluster_phase_ > t.cluster_phase) {
           t.cluster_arrived = false;
+          if (opt.race_checks) synced(t, cluster_rel_, in.line);
           break;
         }
         t.st = Thread::at_cluster;
         cluster_waiters_.push_back(static_cast<uint32_t>(&t - threads.data()));
         return;
       case Op::nop: break;
+      // The orderings of order.cpp: tcgen05.fence::before_thread_sync releases the thread's
+      // earlier tcgen05 operations to its next synchronizations, after_thread_sync orders its later
+      // ones after what its synchronizations so far acquired (PTX ISA 9.7.16.11.1); a release at
+      // cluster scope publishes its mbarrier.init operations (§9.7.13.4).
+      case Op::tc_fence_before:
+        if (opt.race_checks) t.before_fences.push_back(stats.instructions);
+        break;
+      case Op::tc_fence_after: t.fenced = t.acquired; break;
+      case Op::fence_release:
+        if (opt.race_checks) released(t);
+        break;
       case Op::fence_proxy_async: {  // orders every generic write of this CTA's threads so far (docs/simulate.md)
         Cta& me = ctas[t.cta];
         for (const auto& [cta, u] : me.unfenced)
@@ -385,6 +408,12 @@ void Machine::run_thread(Thread& t) {
         if (!m.waiters.empty()) fail(&t, "mbarrier.init of a barrier threads wait on");
         m = Mbar{};
         m.expected = m.pending = static_cast<uint32_t>(n);
+        if (opt.race_checks) {  // unpublished to the other CTAs until a release (order.cpp)
+          m.init_line = in.line;
+          m.init_by = index(t) + 1;
+          m.published = false;
+          t.inits.emplace_back(cta, off);
+        }
         break;
       }
       case Op::mbar_arrive: {
@@ -394,6 +423,7 @@ void Machine::run_thread(Thread& t) {
         if (in.pack) tx = static_cast<int64_t>(A(2) & 0xFFFFFFFFu);
         else if (in.nops == 3) count = static_cast<uint32_t>(A(2));
         if (in.o[0].kind == Opnd::reg) put(in.o[0].r, mbar(&t, cta, off).phase);  // the state token (a remote arrive returns none)
+        if (in.release && opt.race_checks) released(t);
         mbar_arrive(cta, off, count, tx, &t, nullptr);
         break;
       }
@@ -403,6 +433,7 @@ void Machine::run_thread(Thread& t) {
         const uint64_t parity = A(2) & 1;
         const bool done = (m.phase & 1) != parity;  // the phase with this parity has completed
         put(in.o[0].r, done);
+        if (done && opt.race_checks) synced(t, m.rel, in.line);
         if (kTrace) std::fprintf(stderr, "  try_wait cta %u tid %u off %x parity %lu phase %lu -> %d\n", t.cta, t.tid, off, (unsigned long)parity, (unsigned long)m.phase, done);
         if (!done && spin_[t.pc]) {  // block here until the barrier moves on
           ++stats.warp_mbarrier_waits[t.tid / 32];
@@ -457,8 +488,11 @@ void Machine::run_thread(Thread& t) {
         }
         a.v[0] = off;  // the same offset in every CTA the mask names (§9.7.16.12.1)
         a.v[1] = m;
+        a.v[2] = index(t);  // its completion orders the thread's earlier tcgen05.mma/cp (order.cpp)
+        a.v[3] = t.commits.size();
+        if (opt.race_checks) t.commits.push_back(0);
         trace_issue(a);
-  async.push_back(std::move(a));
+        async.push_back(std::move(a));
         break;
       }
       case Op::elect:

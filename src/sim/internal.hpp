@@ -11,7 +11,7 @@ namespace ksim {
 enum class Op : uint8_t {
   mov, mov_pack, mov_unpack, add, sub, neg, mul_lo, mul_hi, mul_wide, mad_lo, mad_wide, div, rem, min, max, and_, or_, xor_, not_,
   shl, shr, bfe, selp, setp, cvt, cvta, mapa, ld, st, bra, ret, bar_sync, bar_warp_sync, cluster_arrive, cluster_wait,
-  nop, fence_proxy_async, mbar_init, mbar_arrive, mbar_try_wait, tma_load, tc_alloc, tc_dealloc, tc_relinquish, tc_ld, tc_st,
+  nop, fence_proxy_async, fence_release, tc_fence_before, tc_fence_after, mbar_init, mbar_arrive, mbar_try_wait, tma_load, tc_alloc, tc_dealloc, tc_relinquish, tc_ld, tc_st,
   tc_wait_ld, tc_wait_st, tc_cp, tc_mma, tc_commit, elect,
   shfl,  // shfl.sync.bfly.b32 (a warp collective here: every lane's source read before any writes)
   stmatrix,  // stmatrix.sync.aligned.m8n8.{x1,x2,x4}.shared.b16 (a warp collective: §9.7.14.5.16)
@@ -78,6 +78,7 @@ struct Ins {
   uint8_t collector = 0;  // tcgen05.mma .collector::a:: 0 discard, 1 fill, 2 use, 3 lastuse
   uint8_t collective = 0;  // a .sync.aligned warp collective
   uint8_t read = 0;        // cp.async.bulk.wait_group.read: only the groups' shared-memory reads
+  uint8_t release = 0;     // barrier.cluster.arrive (not .relaxed), mbarrier.arrive.release.cluster: a release at cluster scope
   // wgmma.mma_async (PTX ISA 9.1 §9.7.15.5.2): m64 n`wg_n` k`wg_k`, the types (tc::Kind of the
   // inputs: k_f16 with type 0 f16 / 1 bf16, k_tf32, k_f8f6f4 with 0 e4m3 / 1 e5m2, k_i8 with 0 u8 /
   // 1 s8; D: 0 f16, 1 f32, 2 s32), .satfinite, A from registers, the immediates imm-scale-a/b (-1

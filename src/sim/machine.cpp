@@ -303,6 +303,10 @@ void Machine::mbar_arrive(uint32_t cta, uint32_t off, uint32_t count, int64_t tx
     fail(t, why);
   }
   Mbar& m = it->second;
+  if (opt.race_checks) {  // order.cpp
+    mbar_used(m, cta, off, t, a);
+    if (t || (a && a->kind == Async::commit)) m.rel = std::max(m.rel, stats.instructions);
+  }
   m.tx += tx;
   if (count > m.pending) {
     const std::string why = "more arrivals than the mbarrier at shared " + hex(off) + " expects in its phase";
@@ -392,6 +396,8 @@ void Machine::run_cluster(const std::array<uint32_t, 3>& cid) {
       c.tm_line.assign(kLanes * kColumns, 0);
       c.tm_wline.assign(kLanes * kColumns, 0);
       c.tm_rline.assign(kLanes * kColumns, 0);
+      c.tc_w.assign(kLanes * kColumns, TcRec{});
+      c.tc_r.assign(kLanes * kColumns, TcRec{});
     }
   }
   threads.assign(size_t{n} * launch.threads, Thread{});
@@ -400,6 +406,7 @@ void Machine::run_cluster(const std::array<uint32_t, 3>& cid) {
   warp_arrived_.assign(threads.size() / 32, 0);
   cluster_arrived_ = 0;
   cluster_phase_ = 0;
+  cluster_rel_ = 0;
   cluster_waiters_.clear();
   async.clear();
   runnable_.clear();

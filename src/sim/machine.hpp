@@ -31,7 +31,21 @@ struct Mbar {
   int64_t tx = 0;
   uint64_t phase = 0;  // completed phases: the current phase's parity is phase & 1
   std::vector<uint32_t> waiters;
+  // Orderings (order.cpp, with the race checks): the time of the latest arrival by a thread or a
+  // tcgen05.commit, what a waiter acquires; the mbarrier.init (its line, its thread + 1) and
+  // whether that thread has released it to the cluster since (fence.mbarrier_init).
+  uint64_t rel = 0;
+  uint32_t init_line = 0, init_by = 0;
+  bool published = true;
 };
+
+// The last tcgen05 access of a tensor-memory cell (order.cpp): its thread + 1 (0: none), ptx line,
+// and the thread's tcgen05.fence::before_thread_sync and tcgen05.commit counts at that moment
+// (commits: kNoCommit for tcgen05.ld/st, which no commit tracks).
+struct TcRec {
+  uint32_t by = 0, line = 0, nb = 0, nc = 0;
+};
+constexpr uint32_t kNoCommit = ~0u;
 
 struct Cta {
   uint32_t rank = 0;
@@ -53,6 +67,7 @@ struct Cta {
   struct NamedBar {
     uint32_t arrived = 0, expected = 0;
     std::vector<uint32_t> waiters;
+    uint64_t rel = 0;  // the latest arrival's time (order.cpp)
   };
   std::array<NamedBar, 16> bars;
   // Race bookkeeping: asynchronous operations in flight per 16-byte shared-memory chunk and per
@@ -66,6 +81,8 @@ struct Cta {
   std::vector<uint32_t> sm_generic;
   std::vector<uint8_t> sm_generic_cta;
   std::vector<std::pair<uint32_t, uint32_t>> unfenced;  // (CTA written, chunk)
+  // tcgen05 orderings (§9.7.16.6), per tensor-memory cell: the last write, and the last read since it.
+  std::vector<TcRec> tc_w, tc_r;
 };
 
 struct PendingLd {
@@ -97,6 +114,15 @@ struct Thread {
   uint64_t bulk_open = 0;
   uint32_t bulk_open_in_flight = 0;
   std::deque<BulkGroup> bulk;
+  // Orderings (order.cpp, with the race checks): the times of the thread's
+  // tcgen05.fence::before_thread_sync instructions and of its tcgen05.commits' completions (0: in
+  // flight); the latest arrival its synchronizations acquired (`acquired`, the last one at ptx line
+  // `sync_line`) and what of it its last tcgen05.fence::after_thread_sync covers (`fenced`); its
+  // mbarrier.init operations not yet released to the cluster.
+  std::vector<uint64_t> before_fences, commits;
+  uint64_t acquired = 0, fenced = 0;
+  uint32_t sync_line = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> inits;  // (CTA, offset)
 };
 
 // A region an asynchronous operation reads or writes, registered at issue, released at completion.
@@ -198,6 +224,35 @@ class Machine {
   void release(Async& a);
   void trace_issue(const Async& a) const;
 
+  // order.cpp: the tcgen05 fences (§9.7.16.6) and fence.mbarrier_init (§9.7.13.4).
+  uint32_t index(const Thread& t) const { return static_cast<uint32_t>(&t - threads.data()); }
+  // Thread t's tcgen05 operation `what` (ptx line `line`) writes or reads tensor-memory cell `cell`
+  // of CTA `cta`: ordered after the cell's last accesses by other threads, or a race. `committed`:
+  // a tcgen05.mma/cp, whose completion a later tcgen05.commit of t also orders.
+  void tc_access(const Thread& t, uint32_t cta, uint32_t cell, bool write, bool committed, const char* what, uint32_t line) {
+    // The common case inline: the cell's last accesses are none or the warp's own.
+    Cta& c = ctas[cta];
+    const uint32_t warp = index(t) / 32;
+    const TcRec& w = c.tc_w[cell];
+    const TcRec& r = c.tc_r[cell];
+    if ((w.by && (w.by - 1) / 32 != warp) || (write && r.by && (r.by - 1) / 32 != warp)) tc_order(t, c, cta, cell, write, what);
+    const TcRec now{index(t) + 1, line, static_cast<uint32_t>(t.before_fences.size()),
+                    committed ? static_cast<uint32_t>(t.commits.size()) : kNoCommit};
+    if (write) {
+      c.tc_w[cell] = now;
+      c.tc_r[cell] = TcRec{};  // later accesses are ordered after this write, hence after the reads before it
+    } else {
+      c.tc_r[cell] = now;
+    }
+  }
+  // The access is ordered after the cell's last accesses by other warps (else a race).
+  void tc_order(const Thread& t, const Cta& c, uint32_t cta, uint32_t cell, bool write, const char* what) const;
+  std::string tc_accessor(const TcRec& r, bool wrote) const;  // the access in a message
+  void tc_dealloc(const Thread& t, uint32_t cta, uint32_t col, uint32_t columns);  // before tcgen05.dealloc frees them
+  void synced(Thread& t, uint64_t rel, uint32_t line);  // t completed a synchronization acquiring `rel`
+  void released(Thread& t);                             // t released its mbarrier.init operations to the cluster
+  void mbar_used(const Mbar& m, uint32_t cta, uint32_t off, const Thread* t, const Async* a) const;  // by another CTA?
+
   // tcgen05.cpp
   void tc_issue_mma(Thread& t, const Ins& in);
   void tc_issue_cp(Thread& t, const Ins& in);
@@ -247,6 +302,7 @@ class Machine {
   std::vector<uint32_t> warp_arrived_;
   uint32_t cluster_arrived_ = 0;
   uint64_t cluster_phase_ = 0;
+  uint64_t cluster_rel_ = 0;  // the latest barrier.cluster.arrive's time (order.cpp)
   std::vector<uint32_t> cluster_waiters_;
   std::array<uint32_t, 3> cluster_id_{0, 0, 0};
   std::vector<uint8_t> spin_;

@@ -420,6 +420,7 @@ struct Parser {
         in.op = Op::bar_warp_sync;
       } else if (has(mods, "cluster")) {
         in.op = has(mods, "arrive") ? Op::cluster_arrive : Op::cluster_wait;
+        in.release = has(mods, "arrive") && !has(mods, "relaxed");  // .release by default (§9.7.13.3)
       } else if (has(mods, "sync")) {
         // bar.sync a{, b}: named barrier a (0..15), b threads (a multiple of the warp size; all
         // the CTA's threads when absent), PTX ISA 9.1 §9.7.13.1.
@@ -468,9 +469,16 @@ struct Parser {
       in.op = Op::nop;
     } else if (base == "fence") {
       // fence.proxy.async (§9.7.13.4): orders the generic proxy's shared-memory writes before the
-      // async proxy's accesses (TMA, tcgen05.mma/cp, wgmma read shared memory through it). Other
-      // fences are no-ops here (docs/simulate.md).
-      in.op = !mods.empty() && mods[0] == "proxy" && mods.size() > 1 && starts(mods[1], "async") ? Op::fence_proxy_async : Op::nop;
+      // async proxy's accesses (TMA, tcgen05.mma/cp, wgmma read shared memory through it). A
+      // release at cluster scope or wider (fence.mbarrier_init.release.cluster, whose effect is
+      // restricted to the thread's mbarrier.init operations; fence.{release,acq_rel,sc} at .cluster,
+      // .gpu, .sys) releases the thread's mbarrier.init operations to the other CTAs. Other fences
+      // are no-ops here (docs/simulate.md).
+      const bool wide = has(mods, "cluster") || has(mods, "gpu") || has(mods, "sys");
+      const bool release = has(mods, "release") || has(mods, "acq_rel") || has(mods, "sc");
+      in.op = !mods.empty() && mods[0] == "proxy" && mods.size() > 1 && starts(mods[1], "async") ? Op::fence_proxy_async
+              : wide && release && !has(mods, "proxy")                                             ? Op::fence_release
+                                                                                                   : Op::nop;
     } else if (base == "mbarrier") {
       const std::string& what = mods.at(0);
       in.cmp = space_of(mods);
@@ -482,6 +490,7 @@ struct Parser {
       } else if (what == "arrive") {
         in.op = Op::mbar_arrive;
         in.pack = has(mods, "expect_tx") ? 1 : 0;
+        in.release = has(mods, "cluster") && !has(mods, "relaxed");  // .release is the default semantics (§9.7.13.15.13)
         if (!(args.size() == 2 || args.size() == 3)) fail("bad mbarrier.arrive");
       } else if (what == "try_wait" || what == "test_wait") {
         in.op = Op::mbar_try_wait;
@@ -571,8 +580,9 @@ struct Parser {
   void tcgen05(Ins& in, const std::vector<std::string>& mods, const std::vector<std::string>& args) {
     const std::string& what = mods.at(0);
     in.collective = has(mods, "sync") && has(mods, "aligned");
-    if (starts(what, "fence")) {
-      in.op = Op::nop;
+    if (starts(what, "fence")) {  // §9.7.16.11.1
+      if (what != "fence::before_thread_sync" && what != "fence::after_thread_sync") fail("unknown tcgen05.fence");
+      in.op = what == "fence::before_thread_sync" ? Op::tc_fence_before : Op::tc_fence_after;
       return;
     }
     if (what == "alloc" || what == "dealloc" || what == "relinquish_alloc_permit") {

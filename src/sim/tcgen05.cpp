@@ -91,6 +91,14 @@ void Machine::tc_issue_mma(Thread& t, const Ins& in) {
       wt.units.erase(std::unique(wt.units.begin(), wt.units.end()), wt.units.end());
       check_region(rs, &t, "tcgen05.mma");
       hold(a, std::move(rs));
+      // Tensor memory written (D) and read (A), ordered after other threads' accesses (order.cpp).
+      for (uint32_t u : wt.units) tc_access(t, c, u, true, true, "tcgen05.mma", in.line);
+      if (m.a_tmem) {
+        const uint32_t words = static_cast<uint32_t>((m.Ka * tmem_bits(m.kind, m.id.atype) + 31) / 32);
+        for (int r = 0; r < m.Mc; ++r)
+          for (uint32_t lane : {m.lane(r, 0), m.lane(r, m.N - 1)})
+            for (uint32_t w = 0; w < words; ++w) tc_access(t, c, lane * kColumns + m.a_col + w, false, true, "tcgen05.mma", in.line);
+      }
       hold(a, std::move(wt));
       // The scale factors it reads (every lane quarter's copy, column r / 32 of row r): held, so that a
       // tcgen05.cp overwriting them before the MMA completed is a race (tcgen05.mma -> tcgen05.cp is
@@ -103,6 +111,7 @@ void Machine::tc_issue_mma(Thread& t, const Ins& in) {
         }
         std::sort(sf.units.begin(), sf.units.end());
         sf.units.erase(std::unique(sf.units.begin(), sf.units.end()), sf.units.end());
+        for (uint32_t u : sf.units) tc_access(t, c, u, false, true, "tcgen05.mma", in.line);
         hold(a, std::move(sf));
       }
       // The sparsity metadata it reads (in D's lanes of the instruction's rows), held the same way.
@@ -114,6 +123,7 @@ void Machine::tc_issue_mma(Thread& t, const Ins& in) {
             md.units.push_back(m.lane(r, 0) * kColumns + m.m_col + (sel_kind ? static_cast<uint32_t>(m.id.sel) : col));
         std::sort(md.units.begin(), md.units.end());
         md.units.erase(std::unique(md.units.begin(), md.units.end()), md.units.end());
+        for (uint32_t u : md.units) tc_access(t, c, u, false, true, "tcgen05.mma", in.line);
         hold(a, std::move(md));
       }
     }
@@ -343,6 +353,7 @@ void Machine::tc_issue_cp(Thread& t, const Ins& in) {
       std::sort(wt.units.begin(), wt.units.end());
       wt.units.erase(std::unique(wt.units.begin(), wt.units.end()), wt.units.end());
       check_region(wt, &t, "tcgen05.cp");
+      for (uint32_t u : wt.units) tc_access(t, c, u, true, true, "tcgen05.cp", in.line);
       hold(a, std::move(wt));
     }
   }
@@ -377,6 +388,8 @@ void Machine::tc_ld(Thread& t, const Ins& in, uint32_t taddr) {
     }
     if (in.pack) v = (tcell(t.cta, lane, col, &t, nullptr) & 0xFFFF) | (tcell(t.cta, lane, col + 1, &t, nullptr) << 16);
     else v = tcell(t.cta, lane, col, &t, nullptr);
+    if (opt.race_checks)
+      for (uint32_t x = 0; x < (in.pack ? 2u : 1u); ++x) tc_access(t, t.cta, lane * kColumns + col + x, false, false, "tcgen05.ld", in.line);
     const uint32_t s = k.pool[dst.r + static_cast<uint32_t>(j)];
     t.lds.push_back({s, v});
     t.r[s] = 0x7FBADBADu;  // undefined until tcgen05.wait::ld (§9.7.16.8.5)
@@ -408,6 +421,7 @@ void Machine::tc_st(Thread& t, const Ins& in, uint32_t taddr) {
         if (cc.tm_w[u] || cc.tm_r[u])
           fail(&t, "race: tcgen05.st writes tensor memory lane " + std::to_string(lane) + ", column " + std::to_string(col + x) +
                        " that an asynchronous operation issued at ptx line " + std::to_string(cc.tm_line[u]) + " still uses");
+        tc_access(t, t.cta, u, true, false, "tcgen05.st", in.line);
       }
       // .unpack::16b: the halves into the low 16 bits of two adjacent columns (§9.7.16.8.2)
       t.sts.push_back({t.cta, lane * kColumns + col + x, in.pack ? (v >> (16 * x)) & 0xFFFF : v});

@@ -226,6 +226,7 @@ void Machine::complete(Async& a) {
     case Async::tma_store: tma_store_complete(a); return;
     case Async::wgmma: wg_complete(a); return;
     case Async::commit:
+      if (opt.race_checks) threads[a.v[2]].commits[a.v[3]] = stats.instructions;  // order.cpp
       for (uint32_t c = 0; c < ctas.size(); ++c)
         if ((a.v[1] >> c) & 1) mbar_arrive(c, static_cast<uint32_t>(a.v[0]), 1, 0, nullptr, &a);
       return;
