@@ -151,6 +151,11 @@ def configs():
             if regs:
                 patch["registers"] = regs
             out.append((name, t, patch))
+    # The 16-bit D staged through two 16 KB subtiles (issue 33) leaves room for a fourth stage.
+    for cl in ((1, 1, 1), (1, 2, 1), (2, 1, 1)):
+        out.append(("bf16_128x256x64_s4_tma_pers_c%d%d_regs" % cl[:2], "bf16",
+                    {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "schedule": "persistent", "epilogue": "tma",
+                     "cluster": list(cl), "registers": rb}))
     # Ping-pong consumers: two warpgroups taking alternate tiles of the persistent CTA, each the
     # whole tile, so that one's epilogue overlaps the other's main loop (with and without budgets).
     for t, (tm, tn, tk, st) in (("bf16", (128, 128, 64, 4)), ("bf16", (128, 128, 64, 5)), ("bf16", (64, 256, 64, 4)),
