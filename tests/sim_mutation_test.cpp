@@ -345,6 +345,12 @@ TEST_CASE("mutations of an sm_90a kernel's stmatrix staging make the simulation 
       // And the odd boxes' stmatrix into buffer 0 (box 1's, from its first byte), while box 0's store still reads it.
       {"the odd boxes' stmatrix writes subtile buffer 0 instead of 1", R"((stmatrix[^\[]*\[%r\d+)\+16384\])", "$1]", -1,
        "race: stmatrix writes shared memory", "at 0x24800 while an asynchronous operation"},
+      // Box 1's wait alone dropped: it writes buffer 1 while the previous tile's box 3 (a store no
+      // thread waited for since) still reads it. The simulator keeps a TMA store in flight while
+      // anything else can complete, across the next tile's main loop: the fixed schedule catches it.
+      {"box 1's wait for the tile before's box 3 dropped (box 1 writes buffer 1 while that store still reads it)",
+       R"(\t@!%p\d+ cp\.async\.bulk\.wait_group\.read 1;[^\n]*\n)", "", 1, "race: stmatrix writes shared memory",
+       "while an asynchronous operation issued at ptx line"},
   };
   for (const Mutation& mu : kMutations) run(x, mu);
   // The chunk not swizzled (the xor with l % 8 dropped): rows r % 8 == 0 stay right, the others

@@ -428,9 +428,17 @@ void Machine::run_cluster(const std::array<uint32_t, 3>& cid) {
       t.queued = false;
       if (t.st == Thread::ready) run_thread(t);
     }
-    if (!async.empty()) {  // nothing can run: the oldest asynchronous operation completes
-      Async a = std::move(async.front());
-      async.pop_front();
+    if (!async.empty()) {  // nothing can run: the oldest asynchronous operation completes,
+      // but a TMA store only when nothing else is in flight. No thread waits for a store but
+      // through its bulk group (cp.async.bulk.wait_group[.read], §9.7.9.27.2.2), so a store stays
+      // in flight, reading shared memory, for as long as anything else can make progress: across a
+      // persistent CTA's next main loop too, where the loads it waits for complete first. A kernel
+      // that rewrites a staging buffer without waiting for the store that reads it fails at once.
+      size_t j = 0;
+      while (j < async.size() && async[j].kind == Async::tma_store) ++j;
+      if (j == async.size()) j = 0;
+      Async a = std::move(async[j]);
+      async.erase(async.begin() + static_cast<std::ptrdiff_t>(j));
       complete(a);
       continue;
     }
