@@ -81,6 +81,16 @@ void check(const Mutation& mu, const plan::Plan& p, const std::string& ptx, cons
   const std::string cause = *mu.expect ? cli::cause_of(mu.expect) : "wrong_value";
   CHECK_MESSAGE(rep.cause == cause, "reported as " << rep.cause << ", not " << cause << ": " << said);
   CHECK_MESSAGE(said.rfind("error[" + cause + "]: ", 0) == 0, said);
+  // A deadlock on an mbarrier names it, and a race in shared memory the tile, in the spec's terms
+  // (the plan's memory map: "full[2]", "tile a stage 0, byte 0").
+  if (rep.cause == "deadlock" && said.find("mbarrier") != std::string::npos) {
+    const bool named = std::regex_search(said, std::regex(R"(mbarrier at shared 0x[0-9a-f]+ \("[^"]+"\))"));
+    CHECK_MESSAGE(named, said);
+  }
+  if (rep.cause == "race" && said.find("shared memory at 0x") != std::string::npos) {
+    const bool named = std::regex_search(said, std::regex(R"(shared memory at 0x[0-9a-f]+ \(tile )"));
+    CHECK_MESSAGE(named, said);
+  }
   if (cause == "wrong_value") {
     const std::string text = report.str();
     CHECK_MESSAGE(text.find(": WRONG\n    written by /") != std::string::npos, text);
