@@ -13,7 +13,7 @@
 using namespace ptxgen;
 
 
-TEST_SUITE("sim") {
+TEST_SUITE("sim_program") {
 TEST_CASE("every program golden, simulated whole, stores what its ops compute") {
   int n = 0;
   for (const auto& file : support::spec_files()) {
@@ -23,10 +23,6 @@ TEST_CASE("every program golden, simulated whole, stores what its ops compute") 
     CAPTURE(file);
     std::string line;
     for (const bool all_tma : {false, true}) {
-      // Under AddressSanitizer (tools/sanitize) each spec runs as its golden only: the all-TMA
-      // variant adds no simulator code the pipelined goldens' TMA loads do not run, and doubled the
-      // suite's four sanitized minutes in CI.
-      if (all_tma && support::kSanitized) continue;
       CAPTURE(all_tma);
       if (all_tma)
         for (auto& o : doc["program"]["ops"])
