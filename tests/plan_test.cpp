@@ -230,68 +230,6 @@ TEST_CASE("every shipped spec: plan invariants and the reference model") {
   CHECK(n >= 30);
 }
 
-TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays correctly") {
-  // Every combination the rules accept must plan and replay; the ones they refuse are counted.
-  struct T {
-    const char* a;
-    const char* b;
-    const char* acc;
-  };
-  const T types[] = {{"bf16", "bf16", "f32"}, {"f16", "f16", "f16"}, {"tf32", "tf32", "f32"},
-                     {"e4m3", "e5m2", "f32"}, {"e2m1", "e3m2", "f32"}, {"s8", "u8", "s32"}};
-  const char* majors[][2] = {{"k", "k"}, {"m", "k"}, {"k", "n"}, {"m", "n"}};
-  const nlohmann::json swizzles[] = {0, 32, 64, 128, "128_base32b"};
-  const int tiles[][3] = {{64, 64, 64}, {128, 96, 128}, {256, 128, 64}, {128, 264, 32}, {192, 48, 128}};
-  // Each spec in turn one CTA per tile or persistent, and with the direct or the TMA epilogue
-  // (those are also emitted: the tile loops, the accumulator ring and the staging ring).
-  int planned = 0, refused = 0, variant = 0, combination = 0;
-  for (const auto& t : types)
-    for (const auto& mj : majors)
-      for (const auto& sw : swizzles)
-        for (const auto& tl : tiles)
-          for (int cta : {1, 2})
-            for (const char* src : {"smem", "tmem", "wgmma"}) {
-              if (std::string(src) == "wgmma" && cta == 2) continue;
-              if (combination++ % support::kSweepStride != 0) continue;
-              nlohmann::json j = nlohmann::json::parse(rules::example_base());
-              auto& g = j["gemm"];
-              g["a"] = {{"dtype", t.a}, {"major", mj[0]}};
-              g["b"] = {{"dtype", t.b}, {"major", mj[1]}};
-              g["accumulator"] = t.acc;
-              g["d"] = {{"dtype", t.acc}};
-              g["tile"] = {{"m", tl[0] * cta}, {"n", tl[1]}, {"k", tl[2]}};
-              g["swizzle"] = {{"a", sw}, {"b", sw}};
-              g["cta_group"] = cta;
-              if (std::string(src) == "wgmma") j["target"] = "sm_90a";
-              else g["a_source"] = src;
-              g["stages"] = 1;
-              const bool persistent = variant % 2 == 1, tma = variant % 4 >= 2;
-              ++variant;
-              if (persistent) {
-                g["schedule"] = "persistent";
-                g["cluster"] = {cta, 1, 1};
-              }
-              if (tma) g["epilogue"] = "tma";
-              Diagnostics d;
-              auto c = rules::parse_and_check(j.dump(), d);
-              if (!c.ok) {
-                ++refused;
-                continue;
-              }
-              CAPTURE(j.dump());
-              const support::Planned p = support::plan_of(*c.parsed.spec);
-              check_plan_invariants(p, *c.parsed.spec->gemm);
-              const refmodel::Result r = replayed(p, 7);
-              std::string errs;
-              for (const auto& e : r.errors) errs += e + "\n";
-              REQUIRE_MESSAGE(r.ok, errs);
-              if (persistent || tma) CHECK(!emit::ptx(p).empty());
-              ++planned;
-            }
-  MESSAGE("sweep: " << planned << " specs planned and replayed, " << refused << " refused by rules");
-  CHECK(planned > 400 / support::kSweepStride);
-}
-
 TEST_CASE("several M tiles with A in tensor memory: each M group reads its own A columns") {
   const std::string text = R"({"ptxgen":1,"name":"k","target":"sm_100a","gemm":{"m":1024,"n":1024,"k":1024,
     "a":{"dtype":"bf16","major":"k"},"b":{"dtype":"bf16","major":"k"},"d":{"dtype":"bf16"},"accumulator":"f32",
@@ -358,6 +296,72 @@ TEST_CASE("A in tensor memory at a pair's M = 128 (layout B): each CTA's rows at
     for (const auto& c : st.cps) warpx2 |= c.shape == isa::CpShape::s64x128b_02_13;
   CHECK(warpx2);
   CHECK(replayed(p, 9).ok);
+}
+}
+
+// The whole sweep runs on the plain build (tools/run-tests), every 7th combination under the
+// sanitizers (support::kSweepStride).
+TEST_SUITE("sweep") {
+TEST_CASE("a sweep of kinds, majors, swizzles, tiles and CTA groups replays correctly") {
+  // Every combination the rules accept must plan and replay; the ones they refuse are counted.
+  struct T {
+    const char* a;
+    const char* b;
+    const char* acc;
+  };
+  const T types[] = {{"bf16", "bf16", "f32"}, {"f16", "f16", "f16"}, {"tf32", "tf32", "f32"},
+                     {"e4m3", "e5m2", "f32"}, {"e2m1", "e3m2", "f32"}, {"s8", "u8", "s32"}};
+  const char* majors[][2] = {{"k", "k"}, {"m", "k"}, {"k", "n"}, {"m", "n"}};
+  const nlohmann::json swizzles[] = {0, 32, 64, 128, "128_base32b"};
+  const int tiles[][3] = {{64, 64, 64}, {128, 96, 128}, {256, 128, 64}, {128, 264, 32}, {192, 48, 128}};
+  // Each spec in turn one CTA per tile or persistent, and with the direct or the TMA epilogue
+  // (those are also emitted: the tile loops, the accumulator ring and the staging ring).
+  int planned = 0, refused = 0, variant = 0, combination = 0;
+  for (const auto& t : types)
+    for (const auto& mj : majors)
+      for (const auto& sw : swizzles)
+        for (const auto& tl : tiles)
+          for (int cta : {1, 2})
+            for (const char* src : {"smem", "tmem", "wgmma"}) {
+              if (std::string(src) == "wgmma" && cta == 2) continue;
+              if (combination++ % support::kSweepStride != 0) continue;
+              nlohmann::json j = nlohmann::json::parse(rules::example_base());
+              auto& g = j["gemm"];
+              g["a"] = {{"dtype", t.a}, {"major", mj[0]}};
+              g["b"] = {{"dtype", t.b}, {"major", mj[1]}};
+              g["accumulator"] = t.acc;
+              g["d"] = {{"dtype", t.acc}};
+              g["tile"] = {{"m", tl[0] * cta}, {"n", tl[1]}, {"k", tl[2]}};
+              g["swizzle"] = {{"a", sw}, {"b", sw}};
+              g["cta_group"] = cta;
+              if (std::string(src) == "wgmma") j["target"] = "sm_90a";
+              else g["a_source"] = src;
+              g["stages"] = 1;
+              const bool persistent = variant % 2 == 1, tma = variant % 4 >= 2;
+              ++variant;
+              if (persistent) {
+                g["schedule"] = "persistent";
+                g["cluster"] = {cta, 1, 1};
+              }
+              if (tma) g["epilogue"] = "tma";
+              Diagnostics d;
+              auto c = rules::parse_and_check(j.dump(), d);
+              if (!c.ok) {
+                ++refused;
+                continue;
+              }
+              CAPTURE(j.dump());
+              const support::Planned p = support::plan_of(*c.parsed.spec);
+              check_plan_invariants(p, *c.parsed.spec->gemm);
+              const refmodel::Result r = replayed(p, 7);
+              std::string errs;
+              for (const auto& e : r.errors) errs += e + "\n";
+              REQUIRE_MESSAGE(r.ok, errs);
+              if (persistent || tma) CHECK(!emit::ptx(p).empty());
+              ++planned;
+            }
+  MESSAGE("sweep: " << planned << " specs planned and replayed, " << refused << " refused by rules");
+  CHECK(planned > 400 / support::kSweepStride);
 }
 }
 

@@ -183,7 +183,7 @@ void check_issue(const plan::Plan& p) {
 
 }  // namespace
 
-TEST_SUITE("program") {
+TEST_SUITE("sweep") {
 TEST_CASE("a sweep of types, majors, swizzles, M and N splits and A's place replays correctly") {
   const Types types[] = {{"bf16", "bf16", "f32", 16, 16, 16}, {"f16", "f16", "f16", 16, 16, 16}, {"tf32", "tf32", "f32", 32, 32, 8},
                          {"e4m3", "e5m2", "f32", 8, 8, 32},  {"e2m3", "e2m1", "f32", 8, 8, 32}, {"s8", "u8", "s32", 8, 8, 32}};

@@ -270,7 +270,7 @@ int simulate(const Loaded& l, const SimulateOptions& o) {
       return refuse(l.source.path + ": " + x.what());
     }
     bool failed = !e.empty();
-    for (const auto& t : ts) failed = failed || !(t.worst <= 1) || !t.note.empty();
+    for (const auto& t : ts) failed = failed || !t.passed();
     if (id == schedules.front() || failed) {
       error = e, tensors = std::move(ts), st = stats, shown_schedule = id;
     }

@@ -240,7 +240,7 @@ void explain_failure(SimReport& rep, const plan::Plan& p, const std::string& ptx
                   rep.error;
   }
   for (const auto& t : rep.tensors)
-    if ((!(t.worst <= 1) || !t.note.empty()) && rep.cause.empty()) rep.cause = "wrong_value";
+    if (!t.passed() && rep.cause.empty()) rep.cause = "wrong_value";
 }
 
 std::string verdict(const SimReport& rep) {
@@ -249,7 +249,7 @@ std::string verdict(const SimReport& rep) {
     return "error[" + rep.cause + "]: " + (e.rfind(rep.cause + ": ", 0) == 0 ? e.substr(rep.cause.size() + 2) : e) + "\n";
   }
   long bad = 0;
-  for (const auto& t : rep.tensors) bad += !(t.worst <= 1) || !t.note.empty();
+  for (const auto& t : rep.tensors) bad += !t.passed();
   if (bad)
     return "error[wrong_value]: " + std::to_string(bad) +
            " output tensor(s) differ from the float64 reference beyond their bound\n";
@@ -294,7 +294,7 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
                 {"max_rel", num(t.max_rel)},
                 {"worst", num(t.worst)},
                 {"bound", num(t.bound)},
-                {"pass", t.worst <= 1 && t.note.empty()}};
+                {"pass", t.passed()}};
       x["mismatches"] = json::array();
       for (const auto& m : t.first)
         x["mismatches"].push_back(
@@ -351,7 +351,7 @@ void print_report(const plan::Plan& p, const SimulateOptions& o, const SimReport
       out << "  inputs from " << o.inputs << ": " << list << " (the others random)\n";
     }
     for (const auto& t : tensors) {
-      const bool ok = t.worst <= 1 && t.note.empty();
+      const bool ok = t.passed();
       out << "  " << t.name << ": " << t.checked << " elements checked, max abs error " << g4(t.max_abs)
           << ", max rel error " << g4(t.max_rel) << ", " << g4(t.worst) << " of the bound ("
           << (t.bound > 0 ? g4(t.bound) : "bits equal") << " there): " << (ok ? "ok" : "WRONG") << "\n";
