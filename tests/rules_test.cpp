@@ -210,6 +210,85 @@ TEST_CASE("block-wise f32 scale factors (sm_90a): built beside the epilogues; ea
   CHECK(tc.list().at(0).help.at(0) == "target sm_90a for block-wise f32 factors (docs/spec.md, \"Block scaling\")");
 }
 
+TEST_CASE("grouped GEMM (issue 30): \"groups\" parsed and range-checked, each mistake its rule at its member; every layout SPEC-NOT-BUILT") {
+  struct Case {
+    std::string patch;
+    const char* rule;
+    const char* pointer;
+  };
+  auto groups = [](const std::string& members) {
+    return R"({"target": "sm_90a", "gemm": {"groups": )" + members + "}}";
+  };
+  for (const Case& c : {
+           // The parser: an object of a layout, a count of 1 .. 65535 (a grid dimension), an align of 1 .. 1024.
+           Case{groups("[128, 256]"), "SPEC-TYPE", "/gemm/groups"},
+           Case{groups(R"({"count": 4})"), "SPEC-MISSING-KEY", "/gemm/groups/layout"},
+           Case{groups(R"({"layout": "masked"})"), "SPEC-MISSING-KEY", "/gemm/groups/count"},
+           Case{groups(R"({"layout": "ragged", "count": 4})"), "SPEC-ENUM", "/gemm/groups/layout"},
+           Case{groups(R"({"layout": "masked", "count": 0})"), "SPEC-INT-RANGE", "/gemm/groups/count"},
+           Case{groups(R"({"layout": "masked", "count": 65536})"), "SPEC-INT-RANGE", "/gemm/groups/count"},
+           Case{groups(R"({"layout": "masked", "count": 4.0})"), "SPEC-TYPE", "/gemm/groups/count"},
+           Case{groups(R"({"layout": "contiguous", "count": 4, "align": 0})"), "SPEC-INT-RANGE", "/gemm/groups/align"},
+           Case{groups(R"({"layout": "contiguous", "count": 4, "align": 1025})"), "SPEC-INT-RANGE", "/gemm/groups/align"},
+           Case{groups(R"({"layout": "masked", "count": 4, "masked_m": [1, 2]})"), "SPEC-UNKNOWN-KEY", "/gemm/groups/masked_m"},
+           // A batch of its own is no member: batched GEMM is the masked layout with every group full.
+           Case{R"({"target": "sm_90a", "gemm": {"batch": 8}})", "SPEC-NOT-BUILT", "/gemm/batch"},
+           // Each layout parses and is refused at its layout, until its kernel is built.
+           Case{groups(R"({"layout": "masked", "count": 1})"), "SPEC-NOT-BUILT", "/gemm/groups/layout"},
+           Case{groups(R"({"layout": "masked", "count": 65535})"), "SPEC-NOT-BUILT", "/gemm/groups/layout"},
+           Case{groups(R"({"layout": "contiguous", "count": 8})"), "SPEC-NOT-BUILT", "/gemm/groups/layout"},
+           Case{groups(R"({"layout": "contiguous", "count": 8, "align": 256})"), "SPEC-NOT-BUILT", "/gemm/groups/layout"},
+           Case{groups(R"({"layout": "k_grouped", "count": 8})"), "SPEC-NOT-BUILT", "/gemm/groups/layout"},
+           Case{R"({"gemm": {"groups": {"layout": "masked", "count": 8}}})", "SPEC-NOT-BUILT", "/gemm/groups/layout"},
+       }) {
+    CAPTURE(c.patch);
+    const Diagnostics d = diags(c.patch);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == c.rule);
+    CHECK(d.list()[0].pointer == c.pointer);
+    if (std::string(c.rule) == "SPEC-NOT-BUILT") {
+      REQUIRE_FALSE(d.list()[0].help.empty());
+      CHECK(d.list()[0].help[0].rfind("nearest built: one launch of this kernel per ", 0) == 0);
+    }
+  }
+  // GROUPS-ALIGN, beside the layout's SPEC-NOT-BUILT: "align" is the contiguous layout's, and a
+  // multiple of tile.m (128 here), so that no tile takes rows of two groups.
+  for (const Case& c : {
+           Case{groups(R"({"layout": "masked", "count": 4, "align": 128})"), "GROUPS-ALIGN", "/gemm/groups/align"},
+           Case{groups(R"({"layout": "k_grouped", "count": 4, "align": 128})"), "GROUPS-ALIGN", "/gemm/groups/align"},
+           Case{groups(R"({"layout": "contiguous", "count": 4, "align": 64})"), "GROUPS-ALIGN", "/gemm/groups/align"},
+           Case{groups(R"({"layout": "contiguous", "count": 4, "align": 192})"), "GROUPS-ALIGN", "/gemm/groups/align"},
+       }) {
+    CAPTURE(c.patch);
+    const Diagnostics d = diags(c.patch);
+    REQUIRE(d.list().size() == 2);
+    CHECK(d.list()[0].rule == c.rule);
+    CHECK(d.list()[0].pointer == c.pointer);
+    CHECK(d.list()[1].rule == "SPEC-NOT-BUILT");
+    CHECK(d.list()[1].pointer == "/gemm/groups/layout");
+  }
+  CHECK(diags(groups(R"({"layout": "contiguous", "count": 4, "align": 192})")).list().at(0).help.at(0) ==
+        "use \"align\": 256 (the next multiple of tile.m; DeepGEMM's 128 for tile.m 64 or 128)");
+  CHECK(diags(groups(R"({"layout": "contiguous", "count": 4, "align": 64})")).list().at(0).message ==
+        "segments aligned to 64 rows are not whole tiles of tile.m = 128: a tile would take rows of two groups, each of "
+        "which multiplies its own B");
+  // The spec round-trips: the layout, the count, and align where written.
+  for (const char* members : {R"({"layout": "masked", "count": 3})", R"({"layout": "contiguous", "count": 5, "align": 256})",
+                              R"({"layout": "k_grouped", "count": 2})"}) {
+    CAPTURE(members);
+    nlohmann::json j = nlohmann::json::parse(rules::example_base());
+    j.merge_patch(nlohmann::json::parse(groups(members)));
+    Diagnostics d1;
+    auto r = spec::parse(j.dump(), d1);
+    REQUIRE(r.spec);
+    CHECK(nlohmann::json::parse(spec::to_json(*r.spec))["gemm"]["groups"] == nlohmann::json::parse(members));
+    Diagnostics d2;
+    auto again = spec::parse(spec::to_json(*r.spec), d2);
+    REQUIRE(again.spec);
+    CHECK(spec::to_json(*again.spec) == spec::to_json(*r.spec));
+  }
+}
+
 TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MATH-OPERANDS without a register set") {
   const auto with = with_program_op;
   // 3.4028235e38 rounds to f32's largest finite value, 3.4028236e38 (past half an ulp beyond it) to infinity.

@@ -43,6 +43,10 @@ std::string_view name(Epilogue e);
 // pingpong (two warpgroups taking alternate tiles of a persistent CTA, each the whole tile, so
 // that one's epilogue overlaps the other's main loop).
 enum class Consumers : uint8_t { cooperative, pingpong };
+
+// Grouped GEMM's layouts of A, B, D and the run-time group sizes (Gemm::groups).
+enum class GroupsLayout : uint8_t { masked, contiguous, k_grouped };
+std::string_view name(GroupsLayout l);
 std::string_view name(Consumers c);
 // Glu (the gated activations) and Quantize (the block-quantized formats) are shared with the
 // program level's ops (ptxgen/program.hpp).
@@ -140,6 +144,20 @@ struct Gemm {
   // "quantize": D's values over their blocks' factors, which go to the kernel output "SFD"
   // (ir::Quantize), after D's scale (NVFP4's global encode scale); D's dtype the format's element type.
   std::optional<Quantize> quantize;
+  // "groups" (docs/spec.md, "Grouped GEMM"; issue 30): G independent GEMMs of one launch, the
+  // layouts DeepGEMM and torch use for mixture-of-experts. masked: A [G, m, K], B [G, N, K],
+  // D [G, m, N], group g's valid rows the run-time int32 masked_m[g] <= m (batched GEMM: every
+  // masked_m[g] = m). contiguous: A [sum of padded M, K], each group's rows a segment starting at a
+  // multiple of `align`, the run-time int32 ends of the groups; B [G, N, K]. k_grouped: A [M, sum
+  // of K], B [sum of K, N], D [G, M, N]. `count` is the spec's G, as m, n, k are its sizes: the
+  // launch header takes G at run time.
+  struct Groups {
+    GroupsLayout layout = GroupsLayout::masked;
+    int64_t count = 0;
+    int64_t align = 128;  // contiguous only: the rows each group's segment of A starts on
+    bool align_given = false;
+  };
+  std::optional<Groups> groups;
   // What was chosen where the spec is silent, each with its reason (choose_gemm_defaults).
   std::vector<std::string> chosen;
 };

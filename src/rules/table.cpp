@@ -170,11 +170,11 @@ const std::vector<Rule> kTable = {
  {"use the suggested spelling", "remove the member"},
  R"({"gemm": {"swizle": {"a": 64}}})", "/gemm/swizle", false, "{}"},
 {"SPEC-NOT-BUILT", "a feature users ask for that ptxgen does not build yet", "(docs/spec.md, \"Not built (yet)\")",
- "Grouped and batched GEMM, block-wise f32 scale factors on tcgen05 targets (built for sm_90a), and arithmetic on register sets at the program level beyond the elementwise f32 functions, activations and row reductions (select, gated activations, conversions, quantization, softmax) are the next steps of ptxgen's IR; until they are built, their members and ops are refused by this rule, which names the nearest thing that is built, rather than as unknown members or names.",
- "Asking a gemm spec for grouped GEMM, as cuBLASLt or CUTLASS users would; an \"op\": \"softmax\" in a program.",
- {"for grouped or batched GEMM, one launch per group",
+ "Grouped and batched GEMM (specified: \"groups\"; refused at its layout until its kernel is built), block-wise f32 scale factors on tcgen05 targets (built for sm_90a), and arithmetic on register sets at the program level beyond the elementwise f32 functions, activations and row reductions (select, gated activations, conversions, quantization, softmax) are the next steps of ptxgen's IR; until they are built, their members and ops are refused by this rule, which names the nearest thing that is built, rather than as unknown members or names.",
+ "Asking a gemm spec for grouped GEMM, as cuBLASLt or CUTLASS users would (\"groups\", or a \"batch\" member); an \"op\": \"softmax\" in a program.",
+ {"for grouped or batched GEMM, one launch per group (docs/spec.md, \"Grouped GEMM\", says what is specified and what is built)",
   "at the program level, build softmax from exp2, the row reductions and the elementwise functions (docs/spec.md, \"Arithmetic\")"},
- R"({"gemm": {"groups": [128, 256]}})", "/gemm/groups", false, "{}"},
+ R"({"gemm": {"batch": 8}})", "/gemm/batch", false, "{}"},
 {"SPEC-INT-RANGE", "an integer is outside its range", "(docs/spec.md)",
  "Integers are range-checked before any arithmetic uses them: problem sizes 1..2^31-1, tile extents 1..1024, stages 1..32, raster 1..64, cluster dimensions 1..16. Integers beyond 64 bits are out of range too.",
  "Zero or negative sizes, sizes in bytes where elements are meant, overflowing values written by other programs.",
@@ -210,6 +210,13 @@ const std::vector<Rule> kTable = {
  "An empty spec, or both levels written into one file.",
  {"keep one of \"gemm\" and \"program\""},
  R"({"gemm": null})", "", false, "{}"},
+
+// ---- Grouped GEMM (the gemm template's "groups") -----------------------------------------------
+{"GROUPS-ALIGN", "the groups' segments of A do not start on whole tiles", "(docs/spec.md, \"Grouped GEMM\"); DeepGEMM's M-grouped contiguous layout",
+ "In the contiguous layout A's rows are sorted by group, each group's segment starting on a multiple of \"align\" rows (DeepGEMM pads each group to 128). The kernel picks one group's B per output tile, so a tile of tile.m rows must lie in one segment: align must be a multiple of tile.m. The masked and K-grouped layouts have no segments, and no \"align\".",
+ "An alignment of 64 rows with tile.m 128; \"align\" written for the masked layout.",
+ {"use an align that is a multiple of tile.m (the diagnostic names the next one)", "or a tile.m that divides align", "or leave \"align\" out"},
+ R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 4, "align": 64}}})", "/gemm/groups/align", false, "{}", check_groups},
 
 // ---- Targets -----------------------------------------------------------------------------------
 {"TARGET-A-TMEM", "A in tensor memory needs a tcgen05 target", "PTX ISA 9.1 §9.7.16.1 (Tensor Memory); §9.7.15 (wgmma)",

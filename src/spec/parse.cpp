@@ -25,6 +25,15 @@ std::string_view name(Schedule s) { return s == Schedule::persistent ? "persiste
 std::string_view name(Epilogue e) { return e == Epilogue::tma ? "tma" : e == Epilogue::automatic ? "auto" : "direct"; }
 std::string_view name(Consumers c) { return c == Consumers::pingpong ? "pingpong" : "cooperative"; }
 
+std::string_view name(GroupsLayout l) {
+  switch (l) {
+    case GroupsLayout::masked: return "masked";
+    case GroupsLayout::contiguous: return "contiguous";
+    case GroupsLayout::k_grouped: return "k_grouped";
+  }
+  return "?";
+}
+
 std::string_view name(ASource s) {
   switch (s) {
     case ASource::smem: return "smem";
@@ -252,9 +261,31 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
                               {"mxfp8", spec::Quantize::mxfp8}, {"mxfp4", spec::Quantize::mxfp4}, {"nvfp4", spec::Quantize::nvfp4}}))
       g.quantize = *q;
   }
-  r.not_built({"groups", "batch"}, "grouped and batched GEMM are not built yet",
-              {"nearest built: one launch of this kernel per group or batch entry (the launch header takes m, n and k at run "
-               "time)"});
+  // Grouped GEMM (docs/spec.md, "Grouped GEMM"): the layout and the spec's group count, each
+  // checked here; what is built of them is the rules' (check_groups).
+  if (const json* gr = r.object("groups", false)) {
+    ObjReader rg(*gr, r.ptr("groups"), r);
+    Gemm::Groups x;
+    need(rg.choice("layout", true,
+                   Choices<GroupsLayout>{{"masked", GroupsLayout::masked},
+                                         {"contiguous", GroupsLayout::contiguous},
+                                         {"k_grouped", GroupsLayout::k_grouped}}),
+         x.layout);
+    // At most 65535: the groups are a grid dimension (y and z take 65535 CTAs).
+    need(rg.integer("count", true, 1, 65535), x.count);
+    if (rg.has("align")) {
+      x.align_given = true;
+      need(rg.integer("align", false, 1, 1024), x.align);
+    }
+    rg.finish();
+    g.groups = x;
+  } else if (r.has("groups")) {
+    ok = false;
+  }
+  r.not_built({"batch"}, "batched GEMM is not built yet (nor a member of its own)",
+              {"nearest built: one launch of this kernel per batch entry (the launch header takes m, n and k at run time)",
+               "batched GEMM is the masked grouped layout with every group full: \"groups\": {\"layout\": \"masked\", "
+               "\"count\": B}, every masked_m[g] = m (docs/spec.md, \"Grouped GEMM\")"});
   r.finish();
   if (!ok || d.has_errors()) return std::nullopt;
   return g;
@@ -369,6 +400,10 @@ std::string to_json(const Spec& s) {
     if (g.amax) o["amax"] = true;
     if (g.quantize) o["quantize"] = std::string(name(*g.quantize));
     if (g.registers) o["registers"] = {{"producer", g.registers->producer}, {"consumer", g.registers->consumer}};
+    if (g.groups) {
+      o["groups"] = {{"layout", std::string(name(g.groups->layout))}, {"count", g.groups->count}};
+      if (g.groups->align_given) o["groups"]["align"] = g.groups->align;
+    }
     if (g.scale) {
       o["scale"] = {{"dtype", std::string(isa::name(g.scale->dtype))}, {"vec", g.scale->vec}};
       if (g.scale->kind) o["scale"]["kind"] = std::string(isa::name(*g.scale->kind));
