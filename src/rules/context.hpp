@@ -93,6 +93,7 @@ void check_scale_tile(const Context&, Diagnostics&);
 void check_scale_block_type(const Context&, Diagnostics&);
 void check_scale_block_vec(const Context&, Diagnostics&);
 void check_scale_block_tile(const Context&, Diagnostics&);
+void check_scale_block_partials(const Context&, Diagnostics&);
 // Sparse A in the gemm template (src/rules/check_sparse.cpp).
 void check_sparse_target(const Context&, Diagnostics&);
 void check_sparse_kind(const Context&, Diagnostics&);
