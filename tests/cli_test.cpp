@@ -166,7 +166,7 @@ TEST_CASE("build: a spec a SCALE-* or SPARSE-* rule refuses exits 1 with its id 
     CHECK(t.entries() == std::vector<std::string>{"bad.json"});
     ++n;
   }
-  CHECK(n == 12);  // 9, and the block-wise f32 factors' SCALE-BLOCK-TYPE, -VEC, -TILE
+  CHECK(n == 13);  // 9, and the block-wise f32 factors' SCALE-BLOCK-TYPE, -VEC, -TILE, -PARTIALS
 }
 }
 

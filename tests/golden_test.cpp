@@ -175,6 +175,30 @@ TEST_CASE("ptxas assembles every golden for its target") {
       };
       static const Figure figures[] = {{"gemm_bf16_persistent_tma_128x256x64", 45, 29},
                                        {"gemm_bf16_cta2_cluster_4x2_persistent_tma", 44, 71}};
+      // Issue 30: the block-wise kernel's two sets of partial sums. Its consumer loop (unrolled by
+      // two) holds both K blocks' QGMMAs and, per K block, one WARPGROUP.DEPBAR (wgmma.wait_group 0
+      // before the issue; ptxas serializing the wgmmas would put one after every QGMMA, C7514);
+      // after each block's last QGMMA the 64 FFMAs of the previous block's promotion run before the
+      // next DEPBAR, while the group is in flight. At most 150 instructions per K block (ptxas 13.0:
+      // 149.5; the one-set kernel's 149 held its FFMAs behind the wait).
+      if (support::stem(f) == "gemm_sm90_e4m3_128x128x128_blockwise") {
+        const Sass sass = parse_sass(d.output);
+        const Loop l = innermost_loop(sass, mma);
+        MESSAGE("the block-wise consumer's SASS instructions per K block: " << l.count << " / 2");
+        CHECK(l.matched == want);
+        CHECK(l.count > 0);
+        CHECK(l.count <= 2 * 150);
+        static const std::regex depbar("\\bWARPGROUP\\.DEPBAR\\b"), last("\\bQGMMA\\b.*\\bgsb0\\b"), ffma("\\bFFMA\\b");
+        int depbars = 0, overlapped = 0, after_last = -1;
+        for (long i = 0; i < l.count; ++i) {
+          const std::string& x = sass.ins.at(l.head + static_cast<size_t>(i));
+          if (std::regex_search(x, depbar)) ++depbars, after_last = -1;
+          if (std::regex_search(x, last)) after_last = 0;
+          if (after_last >= 0 && std::regex_search(x, ffma) && ++after_last == 64) ++overlapped;
+        }
+        CHECK(depbars == 2);
+        CHECK(overlapped == 2);
+      }
       for (const Figure& fig : figures) {
         if (support::stem(f) != fig.spec) continue;
         const Sass sass = parse_sass(d.output);

@@ -188,6 +188,15 @@ TEST_CASE("block-wise f32 scale factors (sm_90a): built beside the epilogues; ea
            Case{spec(R"("tile": {"n": 64, "k": 128}, "scale": {"dtype": "f32"})"), "SCALE-BLOCK-TILE", "/gemm/tile/n"},
            Case{spec(R"("tile": {"m": 128, "n": 128, "k": 128}, "scale": {"dtype": "f32"}, "schedule": "persistent", "consumers": "pingpong")"),
                 "SCALE-BLOCK-TILE", "/gemm/consumers"},
+           // Two sets of partial sums only where they fit (issue 30): a consumer budget of 232, two
+           // stages; and only of block-wise f32 factors.
+           Case{spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32", "partials": 2})"), "SCALE-BLOCK-PARTIALS", "/gemm/scale/partials"},
+           Case{spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32", "partials": 2}, "registers": {"producer": 40, "consumer": 224})"),
+                "SCALE-BLOCK-PARTIALS", "/gemm/scale/partials"},
+           Case{spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32", "partials": 2}, "registers": {"producer": 40, "consumer": 232}, "stages": 1)"),
+                "SCALE-BLOCK-PARTIALS", "/gemm/scale/partials"},
+           Case{R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "ue8m0", "partials": 1}}})",
+                "SCALE-BLOCK-PARTIALS", "/gemm/scale/partials"},
            // Not built on tcgen05; another factor type is no choice.
            Case{R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})", "SPEC-NOT-BUILT", "/gemm/scale/dtype"},
            Case{spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f16"})"), "SPEC-ENUM", "/gemm/scale/dtype"},
@@ -199,6 +208,23 @@ TEST_CASE("block-wise f32 scale factors (sm_90a): built beside the epilogues; ea
     REQUIRE(d.list().size() == 1);
     CHECK(d.list()[0].rule == c.rule);
     CHECK(d.list()[0].pointer == c.pointer);
+  }
+  // scale.partials: 2 where two sets fit, chosen so where the spec leaves it out (the chosen tile's
+  // 40 / 232 budgets), 1 without a budget for them; as written otherwise.
+  for (const auto& chosen : std::vector<std::pair<std::string, int>>{
+           {R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": null, "stages": null, "scale": {"dtype": "f32"}}})", 2},
+           {spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"})"), 1},
+           {spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}, "registers": {"producer": 40, "consumer": 232}, "stages": 1)"), 1},
+           {spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32", "partials": 1}, "registers": {"producer": 40, "consumer": 232})"), 1},
+           {spec(R"("tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32", "partials": 2}, "registers": {"producer": 40, "consumer": 232})"), 2}}) {
+    const std::string& text = chosen.first;
+    CAPTURE(text);
+    Diagnostics d;
+    nlohmann::json j = nlohmann::json::parse(rules::example_base());
+    j.merge_patch(nlohmann::json::parse(text));
+    const auto c = rules::parse_and_check(j.dump(), d);
+    REQUIRE(c.ok);
+    CHECK(c.parsed.spec->gemm->scale->partials == chosen.second);
   }
   // e4m3 x bf16: no wgmma either (WGMMA-TYPES), both at B's dtype.
   const Diagnostics mixed = diags(R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "bf16"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"}}})");

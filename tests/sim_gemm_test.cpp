@@ -382,4 +382,31 @@ TEST_CASE("block-wise f32 scale factors (sm_90a), simulated whole on several K b
                 static_cast<long>(c.k), r.max_err, r.worst);
   }
 }
+
+// Two sets of partial sums (scale.partials 2, issue 30: block kb's promotion overlapped with block
+// kb + 1's wgmmas): the K loop unrolled by two, the last block's set promoted after it. One K block
+// (no iteration promotes; the after-loop promotion is set 0's), three (odd: set 0's last), four
+// (even: set 1's last), five; persistent CTAs walking several tiles (the sets carried from tile to
+// tile), ping-pong consumers of 64 rows, a B-multicast cluster, the direct store.
+TEST_CASE("block-wise f32 scale factors with two sets of partial sums (sm_90a), odd and even K blocks, match float64") {
+  using Case = Patched;
+  for (const Case& c : {Case{"gemm_sm90_e4m3_128x128x128_blockwise", R"({})", 130, 248, 100, 1},
+                        Case{"gemm_sm90_e4m3_128x128x128_blockwise", R"({"schedule": "data_parallel", "epilogue": "direct"})", 253, 131, 3 * 128 - 1, 0},
+                        Case{"gemm_sm90_e4m3_128x128x128_blockwise", R"({"tile": {"m": 64}, "consumers": "pingpong", "epilogue": "auto"})", 189, 250, 3 * 128 + 1, 2},
+                        Case{"gemm_sm90_e4m3_128x128x128_blockwise", R"({"cluster": [1, 2, 1], "schedule": "data_parallel", "scale": {"partials": 2}})", 253, 256, 5 * 128 - 5, 0}}) {
+    const std::string name = std::string(c.spec) + " " + c.patch;
+    CAPTURE(name);
+    auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + c.spec + ".json"));
+    doc["gemm"].merge_patch(nlohmann::json::parse(c.patch));
+    const support::Planned p = support::plan_of(support::checked_spec(doc.dump()));
+    REQUIRE(p.spec.gemm->scale->partials == 2);
+    int unrolled = 0;
+    for (const plan::Step* st : support::all_steps(p)) unrolled += st->kind == plan::StepKind::loop && st->unroll == 2;
+    CHECK(unrolled == (c.patch == std::string(R"({"tile": {"m": 64}, "consumers": "pingpong", "epilogue": "auto"})") ? 2 : 1));  // a consumer loop each
+    const simtest::GemmResult r = simulate_patched(c, 59);
+    CHECK(r.stats.mma > 0);
+    std::printf("sim blockwise two sets %s %ldx%ldx%ld: max |err| %.2g (%.2g of the bound)\n", c.patch, static_cast<long>(c.m), static_cast<long>(c.n),
+                static_cast<long>(c.k), r.max_err, r.worst);
+  }
+}
 }

@@ -97,6 +97,36 @@ void check(const Mutation& mu, const plan::Plan& p, const std::string& ptx, cons
   }
 }
 
+// Block-wise two-set kernels: in each copy of the unrolled K loop ("Even K blocks." / "Odd K
+// blocks."), the promotion's fma of register j reads the previous block's factor product; this
+// rewrites it to read the j-th product the copy just computed (mul.rn.f32) for the block it issued.
+std::string swap_promoted_factors(const std::string& ptx) {
+  std::string out;
+  size_t at = 0;
+  const std::regex mul(R"(mul\.rn\.f32 (%r\d+), %r\d+, %r\d+;)"), fma(R"(fma\.rn\.f32 (%r\d+), (%r\d+), (%r\d+), \1;)");
+  for (const char* half : {"// Even K blocks.", "// Odd K blocks."}) {
+    // The even copy ends where the odd one starts, the odd one at the loop's end label.
+    const size_t b = ptx.find(half, at);
+    if (b == std::string::npos) return ptx;
+    const size_t end = half[3] == 'E' ? ptx.find("// Odd K blocks.", b) : ptx.find("_end:", b);
+    if (end == std::string::npos) return ptx;
+    std::string body = ptx.substr(b, end - b);
+    std::vector<std::string> products;
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), mul); it != std::sregex_iterator(); ++it) products.push_back((*it)[1]);
+    std::string swapped;
+    size_t last = 0, j = 0;
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), fma); it != std::sregex_iterator() && j < products.size(); ++it, ++j) {
+      swapped += body.substr(last, static_cast<size_t>(it->position()) - last);
+      swapped += "fma.rn.f32 " + (*it)[1].str() + ", " + (*it)[2].str() + ", " + products[j] + ", " + (*it)[1].str() + ";";
+      last = static_cast<size_t>(it->position() + it->length());
+    }
+    swapped += body.substr(last);
+    out += ptx.substr(at, b - at) + swapped;
+    at = end;
+  }
+  return out + ptx.substr(at);
+}
+
 // A GEMM golden and the problem its mutations run: m x n x k, on `multiprocessors` for a
 // persistent grid (0: a CTA per tile). The unmutated kernel passes (its run is `clean`).
 struct Subject {
@@ -109,11 +139,14 @@ struct Subject {
   plan::Plan plan;  // the spec's, for the command's report
 };
 
-Subject subject(const std::string& stem, int64_t m, int64_t n, int64_t k, unsigned seed, int multiprocessors = 0) {
+// `patch`: a JSON merge patch on the spec's gemm, whose kernel is emitted here instead of the golden.
+Subject subject(const std::string& stem, int64_t m, int64_t n, int64_t k, unsigned seed, int multiprocessors = 0, const char* patch = nullptr) {
   Subject x;
-  x.plan = support::plan_of(support::checked_spec(support::slurp(support::source_root() + "/specs/" + stem + ".json")));
+  auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + stem + ".json"));
+  if (patch) doc["gemm"].merge_patch(nlohmann::json::parse(patch));
+  x.plan = support::plan_of(support::checked_spec(doc.dump()));
   x.manifest = nlohmann::json::parse(plan::manifest(x.plan));
-  x.golden = support::slurp(support::source_root() + "/golden/" + stem + ".ptx");
+  x.golden = patch ? emit::ptx(x.plan) : support::slurp(support::source_root() + "/golden/" + stem + ".ptx");
   x.m = m, x.n = n, x.k = k, x.seed = seed, x.multiprocessors = multiprocessors;
   x.clean = simtest::run_gemm(*ksim::parse(x.golden), x.manifest, m, n, k, seed, {}, multiprocessors);
   REQUIRE_MESSAGE(x.clean.error.empty(), x.clean.error);
@@ -1088,7 +1121,8 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, input alpha and beta, bi
 // CTAs walking 2 x 2 tiles of 128, five K blocks, the last partial) with each of these broken.
 TEST_SUITE("sim_mutation") {
 TEST_CASE("mutations of block-wise f32 scaling (sm_90a) make the simulation fail, each for its reason") {
-  const Subject x = subject("gemm_sm90_e4m3_128x128x128_blockwise", 253, 248, 5 * 128 - 5, 51, 2);
+  // One set of partial sums (scale.partials 1): each block promoted once its wgmmas completed.
+  const Subject x = subject("gemm_sm90_e4m3_128x128x128_blockwise", 253, 248, 5 * 128 - 5, 51, 2, R"({"scale": {"partials": 1}})");
   REQUIRE(x.clean.ctas == 2);
   // The loop's predicate kb != 0 (the carried sum's fma, and the mutation of scale-d below).
   REQUIRE(x.golden.find("setp.ne.u32 %p5, %r473, 0;                             // D = A x B in the first iteration") != std::string::npos);
@@ -1113,5 +1147,34 @@ TEST_CASE("mutations of block-wise f32 scaling (sm_90a) make the simulation fail
        "race: reads register", "no wgmma.wait_group for its group"},
   };
   for (const Mutation& mu : kMutations) run(x, mu);
+}
+
+// Two sets of partial sums (the golden: scale.partials 2, issue 30): the K loop unrolled by two;
+// block kb waits for block kb - 1's group (wgmma.wait_group 0), fills set kb % 2 and promotes block
+// kb - 1's set while its wgmmas run; the last block's set is promoted after the loop. Five K blocks: the loop ends after an even
+// block, so the last promotion is set 0's (the four-block run below ends on set 1's).
+TEST_CASE("mutations of block-wise f32 scaling with two sets of partial sums (sm_90a) make the simulation fail, each for its reason") {
+  const Subject x = subject("gemm_sm90_e4m3_128x128x128_blockwise", 253, 248, 5 * 128 - 5, 51, 2);
+  REQUIRE(x.golden.find("// Odd K blocks.") != std::string::npos);
+  static const Mutation kMutations[] = {
+      {"the previous block's set promoted while its wgmmas may still run (the loop's wgmma.wait_group 0 turned into 1: its group may be pending)",
+       R"((block kb - 1's wgmmas complete[^\n]*\n)\twgmma\.wait_group\.sync\.aligned 0;)", "$1\twgmma.wait_group.sync.aligned 1;", -1, "race: reads register", "no wgmma.wait_group for its group"},
+      {"the last K block's partial sums never promoted (both of the after-loop promotions skipped)",
+       R"(setp\.ne\.u32 (%p\d+), (%r\d+), \d;(\s+// of the other parity))", "setp.eq.u32 $1, $2, $2;$3", -1, "", ""},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+  // The two sets' factors swapped: in each copy of the loop body the promoted set (block kb - 1's)
+  // is multiplied by the factors just loaded for block kb (the other set's sab), register for
+  // register: D's blocks get their neighbours' factors.
+  {
+    const std::string ptx = swap_promoted_factors(x.golden);
+    REQUIRE(ptx != x.golden);
+    const simtest::GemmResult r = simtest::run_gemm(*ksim::parse(ptx), x.manifest, x.m, x.n, x.k, x.seed, {}, x.multiprocessors);
+    check(Mutation{"the two sets' factors swapped (block kb - 1's partial sums times block kb's sa sb)", "", "", 0, "", ""}, x.plan, ptx, r);
+  }
+  // An even number of K blocks (four: the last promotion is set 1's) with the last promotion dropped.
+  const Subject y = subject("gemm_sm90_e4m3_128x128x128_blockwise", 130, 120, 4 * 128 - 3, 53, 1);
+  run(y, {"the last K block's partial sums never promoted, four K blocks (set 1's)", R"(setp\.ne\.u32 (%p\d+), (%r\d+), 1;(\s+// of the other parity))",
+          "setp.eq.u32 $1, $2, $2;$3", -1, "", ""});
 }
 }

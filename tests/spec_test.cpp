@@ -595,6 +595,8 @@ TEST_CASE("scale: vec from the dtype, kind as written, members checked, round tr
                        Bad{R"("scale": {"dtype": "ue8m0", "vec": 0})", "SPEC-INT-RANGE", "/gemm/scale/vec"},
                        Bad{R"("scale": {"dtype": "ue8m0", "kind": "f8f6f4"})", "SPEC-ENUM", "/gemm/scale/kind"},
                        Bad{R"("scale": {"dtype": "ue8m0", "block": 32})", "SPEC-UNKNOWN-KEY", "/gemm/scale/block"},
+                       Bad{R"("scale": {"dtype": "f32", "partials": 3})", "SPEC-INT-RANGE", "/gemm/scale/partials"},
+                       Bad{R"("scale": {"dtype": "f32", "partials": "2"})", "SPEC-TYPE", "/gemm/scale/partials"},
                        Bad{R"("scale": "ue8m0")", "SPEC-TYPE", "/gemm/scale"}}) {
     CAPTURE(b.member);
     auto [s, d] = gemm(b.member);

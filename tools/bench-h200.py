@@ -89,7 +89,9 @@ DeepSeek-V3's 1 x 128 and 128 x 128 f32 factors, at 4096 x 7168 x 16384, 4096 x 
 issue's measurement) and DeepSeek-V3's shapes m = 4096, (n, k) in (2112, 7168), (24576, 1536),
 (7168, 16384), (4096, 7168), (7168, 2048). ptxgen's configs: the persistent TMA-store 128 x 128
 cooperative kernel (registers 40 / 232) with 4 and 5 stages, the direct store, the data-parallel kernel, ping-pong consumers of 64 rows
-(registers 40 / 232, 6 stages), and the planner's choice per shape. The factors are random positive
+(registers 40 / 232, 6 stages), and the planner's choice per shape; each fixed config twice, with
+one set of partial sums (`_p1`: a K block promoted once its wgmmas completed) and with two (`_p2`:
+promoted while the next block's wgmmas run, "scale": {"partials": 2}). The factors are random positive
 2^e (1 + f), e in -4 .. 4. Each ptxgen result is checked against the float64 product of the
 dequantized operands (A[m, k] SFA[k / 128][m], B[n, k] SFB[n / 128][k / 128]: the same sum in exact
 arithmetic): relative Frobenius error below 5e-3 (bf16 D keeps 8 bits, 2^-9 relative), no NaN. The
@@ -277,7 +279,10 @@ def configs():
                         ("128x128x128_s4_tma_regs", dict(t128, stages=4, schedule="data_parallel", epilogue="tma", registers=rb)),
                         ("64x128x128_s6_tma_pp_regs", {"tile": {"m": 64, "n": 128, "k": 128}, "stages": 6, "schedule": "persistent",
                                                        "epilogue": "tma", "consumers": "pingpong", "registers": rb})):
-        out.append(("e4m3_bw_" + tail, "e4m3", dict(merged(patch, bw), blockwise=True, shapes=[list(x) for x in BW_SHAPES])))
+        # One set of partial sums and two (docs/spec.md, "Block-wise f32 factors": scale.partials).
+        for sets in (1, 2):
+            out.append(("e4m3_bw_%s_p%d" % (tail, sets), "e4m3",
+                        dict(merged(patch, bw, {"scale": {"partials": sets}}), blockwise=True, shapes=[list(x) for x in BW_SHAPES])))
     for (M, N, K) in BW_SHAPES:
         out.append(("e4m3_bw_default_%dx%dx%d" % (M, N, K), "e4m3",
                     dict(merged({"m": M, "n": N, "k": K}, bw), default=True, blockwise=True, shapes=[[M, N, K]])))

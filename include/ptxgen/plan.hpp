@@ -610,9 +610,14 @@ struct Step {
   // mma (D) / tmem_ld: the tensor-memory ring over the role's tiles (ir::Mma::tmem_ring, ir::TmemLoad::tmem_ring); the
   // addresses planned are stage 0's, stage s lies s * stride columns further
   ir::TmemRing tmem_ring;
-  // loop: max(1, ceil(k_param / block)) iterations (or `trips`), over `body`
+  // The op's ir::Phase::parity and lag, of every kind (barrier steps have them in bar.phase too):
+  // in a loop of unroll 2 the step is written in the copy of the body for the parity of kb that
+  // runs it, and skipped where kb < lag; after the loop it runs where trips - lag has the parity.
+  int parity = -1, lag = 0;
+  // loop: max(1, ceil(k_param / block)) iterations (or `trips`), over `body`, written `unroll` times
   std::string k_param;
   int64_t block = 0, trips = 0;
+  int unroll = 1;
   std::vector<Step> body;
 };
 

@@ -78,6 +78,9 @@ struct Scale {
   int vec = 32;                   // elements of K per factor as written, else 16 for ue4m3 and 32 for ue8m0
                                   // (32 and 64 with sparse A: isa::stored_scale_vec)
   std::optional<isa::Kind> kind;  // as written; else the types choose (isa::gemm_scaled_kind)
+  // Block-wise f32 factors: the consumers' sets of partial sums, 1 (block kb promoted once its
+  // wgmmas completed) or 2 (promoted while block kb + 1's run); 0 until chosen.
+  int partials = 0;
 };
 
 // The `gemm` template (docs/spec.md): D[M,N] = A[M,K] . B[K,N].
@@ -173,6 +176,15 @@ int64_t stage_bytes(const Gemm& g, isa::Arch target);
 // ir::d_staging (which decides it, with stmatrix) asked with the spec's D, on a wgmma target with
 // a TMA epilogue. The chooser counts the buffers; the lowering sizes the staging tile by it.
 bool d_subtiles(const Gemm& g, isa::Arch target);
+// Whether the consumers of a block-wise f32 kernel can keep two sets of partial sums (docs/spec.md,
+// "Block-wise f32 factors"), or why not: block kb + 1's wgmmas read their stage while block kb's
+// is still held, so the ring needs 2 or more stages (stages); A is read from shared memory, not
+// loaded into registers each block (a_source); and a consumer thread holds the scaled sum and both
+// sets (3 x 64 registers) beside its addresses and factors within its setmaxnreg budget
+// (registers: "registers.consumer" at least kTwoPartialsRegisters).
+inline constexpr int64_t kTwoPartialsRegisters = 232;
+enum class PartialsMiss : uint8_t { fits, stages, a_source, registers };
+PartialsMiss two_partials_miss(const Gemm& g);
 // The note choose_gemm_defaults recorded for `member` ("stages", "tile", "schedule", ...: each note
 // begins with the member's name), or nullptr where the spec wrote the member.
 const std::string* chosen_note(const Gemm& g, std::string_view member);

@@ -556,6 +556,7 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
   if (stores) w.ins(spell::bulk_wait_read() + " 0", "the last tile's stores have read the staging tile");
   role_ring.clear();
   after_ring.clear();
+  after_trips.clear();
   tile_ring.clear();
 }
 
@@ -672,6 +673,35 @@ void Emitter::roles() {
 
 void Emitter::steps(const std::vector<plan::Step>& ss) {
   for (size_t i = 0; i < ss.size();) {
+    // A step of one parity of a loop unrolled by two (plan::Step::parity): in its copy of the body,
+    // skipped in the iterations before its lag; after the loop, only where the last iteration it
+    // names (trips - lag) has its parity. Its run is the steps of the same parity and lag after it.
+    if (ss[i].parity >= 0 && !guarding_) {
+      size_t j = i;
+      while (j < ss.size() && ss[j].parity == ss[i].parity && ss[j].lag == ss[i].lag) ++j;
+      const std::vector<plan::Step> run(ss.begin() + static_cast<std::ptrdiff_t>(i), ss.begin() + static_cast<std::ptrdiff_t>(j));
+      i = j;
+      const int parity = run.front().parity, lag = run.front().lag;
+      if (loop.active && ((loop.half - lag) % 2 + 2) % 2 != parity) continue;  // the other copy's
+      if (!loop.active && after_trips.empty()) throw std::logic_error("a step of one parity outside an unrolled loop");
+      const bool guard = !loop.active || lag > loop.half;
+      const std::string skip = guard ? w.pred() : std::string(), done = guard ? label() + "_parity" : std::string();
+      if (loop.active && lag > loop.half) {
+        w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + skip + ", " + loop.kb + ", " + s(lag), "no iteration " + s(lag) + " before");
+        w.ins("@" + skip + " " + spell::bra() + " " + done);
+      } else if (!loop.active) {
+        const std::string t = w.r32();
+        w.ins(spell::alu(Op::sub, Ty::u32) + " " + t + ", " + after_trips + ", " + s(lag), "the iteration these steps name");
+        w.ins(spell::alu(Op::and_, Ty::b32) + " " + t + ", " + t + ", 1");
+        w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + skip + ", " + t + ", " + s(parity), "of the other parity: its set is not the last");
+        w.ins("@" + skip + " " + spell::bra() + " " + done);
+      }
+      guarding_ = true;
+      steps(run);
+      guarding_ = false;
+      if (guard) w.label(done);
+      continue;
+    }
     // A run of elementwise steps over the same elements is written element by element (math_run).
     size_t j = i;
     // Reads of wgmma registers join the run: each element is loaded where the run first needs it.
@@ -817,23 +847,33 @@ void Emitter::loop_step(const plan::Step& st) {
   // block-wise scaled sum): zeroed once here, so that an iteration is one fma.rn.f32 a register.
   // (An fma in iteration 1 on and a mul in iteration 0, predicated, cost two instructions a register
   // every iteration, and ptxas made them three: FMUL, FFMA and FSEL.)
+  std::set<std::string> carried;
   for (const plan::Step& b : st.body)
-    if (b.kind == plan::StepKind::math && b.math.c_from_iteration_1)
+    if (b.kind == plan::StepKind::math && b.math.c_from_iteration_1 && carried.insert(b.math.def.name).second)
       for (const std::string& r : own(b.math.def.name)) w.ins(spell::alu({.op = Op::mov, .type = Ty::b32}) + " " + r + ", " + f32_imm(0.0));
   const std::string top = label(), end = top + "_end";
   w.label(top);
-  w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + done + ", " + loop.kb + ", " + trips);
-  w.ins("@" + done + " " + spell::bra() + " " + end);
   loop.acc_on = w.pred();
   loop.always = w.pred();
-  w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + loop.acc_on + ", " + loop.kb + ", 0", "D = A x B in the first iteration");
-  w.ins(spell::setp(Cmp::eq, Ty::u32) + " " + loop.always + ", " + loop.kb + ", " + loop.kb, "a true predicate operand");
-  steps(st.body);
-  w.ins(spell::alu(Op::add, Ty::u32) + " " + loop.kb + ", " + loop.kb + ", 1");
-  advance(loop.ring);
+  // Unrolled by two: the body for even kb, then for odd kb, each after the test for the end, so
+  // that a step of one parity names its own registers (ir::Loop::unroll).
+  for (int half = 0; half < st.unroll; ++half) {
+    w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + done + ", " + loop.kb + ", " + trips);
+    w.ins("@" + done + " " + spell::bra() + " " + end);
+    w.ins(spell::setp(Cmp::ne, Ty::u32) + " " + loop.acc_on + ", " + loop.kb + ", 0", "D = A x B in the first iteration");
+    w.ins(spell::setp(Cmp::eq, Ty::u32) + " " + loop.always + ", " + loop.kb + ", " + loop.kb, "a true predicate operand");
+    if (st.unroll > 1) {
+      loop.half = half;
+      w.comment(half ? "Odd K blocks." : "Even K blocks.");
+    }
+    steps(st.body);
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + loop.kb + ", " + loop.kb + ", 1");
+    advance(loop.ring);
+  }
   w.ins(spell::bra() + " " + top);
   w.label(end);
   after_ring = loop.ring;  // its last iteration, for the steps after the loop that name it (a lag)
+  after_trips = st.unroll > 1 ? trips : std::string();
   loop = LoopRegs{};
   w.blank();
 }

@@ -36,6 +36,7 @@ struct LoopRegs {
   std::string kb;
   std::map<int, std::pair<std::string, std::string>> ring;  // ring size -> (stage, phase)
   std::string acc_on, always;                               // predicates: kb != 0, true
+  int half = -1;  // a loop unrolled by two (plan::Step::unroll): the copy being written, kb % 2
 };
 
 struct Emitter {
@@ -61,6 +62,8 @@ struct Emitter {
   // A persistent role's rings (set up once, carried from tile to tile), and the rings of the loop
   // that just ended (a step after it with a lag names its last iterations).
   std::map<int, std::pair<std::string, std::string>> role_ring, after_ring;
+  bool guarding_ = false;   // writing a run of steps of one parity, inside its guard (steps())
+  std::string after_trips;  // the iterations of the loop that just ended (a step after it of one parity)
   // A persistent role's rings over its tiles (ir::Phase::tile, ir::TmemRing), by ring size: the
   // stage and phase of the CTA's current tile. And, for the step being written, its tensor-memory
   // ring's allocation bases moved to this tile's stage (empty: no ring).

@@ -132,6 +132,9 @@ struct Printer {
     o += ind + "[" + s(index++) + "] " + std::string(name(st.kind)) + "  (" + st.ptr + ")\n";
     o += ind + "    " + st.why + "\n";
     const std::string in2 = ind + "    ";
+    if (st.parity >= 0)  // a step of one parity of a loop unrolled by two (ir::Phase::parity)
+      o += in2 + "only where iteration kb" + (st.lag ? " - " + s(st.lag) : std::string()) + " is " + (st.parity ? "odd" : "even") +
+           " (after the loop: iteration trips" + (st.lag ? " - " + s(st.lag) : std::string()) + ")\n";
     switch (st.kind) {
       case StepKind::load: {
         const auto& l = st.load;
@@ -439,6 +442,7 @@ namespace {
 
 ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
   ojson x = {{"step", std::string(name(st.kind))}, {"op", st.op}, {"pointer", st.ptr}, {"why", st.why}};
+  if (st.parity >= 0) x["parity"] = {{"parity", st.parity}, {"lag", st.lag}};
   switch (st.kind) {
     case StepKind::load: {
       const auto& l = st.load;
@@ -576,6 +580,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
     case StepKind::sync: x["proxy_fence"] = st.proxy_fence; break;
     case StepKind::loop: {
       x["loop"] = {{"k_param", st.k_param}, {"block", st.block}, {"trips", st.trips}};
+      if (st.unroll > 1) x["loop"]["unroll"] = st.unroll;
       ojson b = ojson::array();
       for (const auto& y : st.body) b.push_back(step_json(pl, t, y));
       x["body"] = b;

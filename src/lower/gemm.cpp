@@ -889,32 +889,17 @@ struct Gemm {
       // in registers, each row's sa (the rows a thread's fragment holds, §9.7.15.5.1.1) times the
       // tile's sb, loaded while the wgmmas run; acc starts at 0 (zeroed before the loop).
       const bool blockwise = g.scale && g.scale->blockwise();
+      // Two sets of partial sums (scale.partials 2): the loop is unrolled by two and block kb's
+      // wgmmas fill set kb % 2, its factors registers of their own beside it. Block kb waits for
+      // block kb - 1's group (wgmma.wait_group 0, §9.7.15.7), releases its stage, issues its own
+      // wgmmas and then promotes block kb - 1's set (lag 1) while they run. Waiting for the older
+      // group with wait_group 1 after the issue would keep the tensor pipe fed across the block
+      // boundary too, but ptxas 13.0 then serializes every wgmma (C7514: accumulator registers
+      // read "between start and end of the pipeline stage"); after wait_group 0 it does not.
+      const bool two = blockwise && g.scale->partials == 2;
       const std::string acc = m.d.name;
-      if (blockwise) {
-        m.d.name = "partial" + (pingpong ? s(turn) : "");
-        m.accumulate_after_first_iteration = false;
-      }
-      cl.body.push_back(op(m));
-      if (g.glu) cl.body.push_back(op(m_up));
-      if (blockwise) blockwise_reads(cl, m.d, turn);
-      // At most one K block's wgmma groups in flight (one group, or the gate's and up's): the
-      // previous K block's stage is no longer read, and is released; with one stage, or A in
-      // registers (rewritten next block), the groups complete first; with block-wise scales the
-      // partial sums are read right away.
-      ir::MmaWait wt;
-      const bool serial = stages == 1 || a_regs || blockwise;
-      wt.pending = serial ? 0 : g.glu ? 2 : 1;
-      cl.body.push_back(op(wt));
-      if (blockwise) {
-        ir::Math f;
-        f.fn = MathFn::fma;
-        f.regs = f.c = {acc, kPtr};
-        f.a = m.d;
-        f.b = {"sab" + (pingpong ? s(turn) : ""), kPtr};
-        f.c_from_iteration_1 = true;
-        cl.body.push_back(op(f));
-        m.d.name = acc;
-      }
+      const std::string t = pingpong ? s(turn) : "";
+      auto set = [&](const char* name, int parity) { return std::string(name) + t + (two ? "_" + s(parity) : ""); };
       auto release = [&](int lag) {
         ir::Op o = barrier_op<ir::Arrive>("empty", lag);
         if (mc > 1) {
@@ -926,7 +911,57 @@ struct Gemm {
         }
         return o;
       };
-      cl.body.push_back(release(serial ? 0 : 1));
+      if (two) {
+        cl.unroll = 2;
+        ir::Op w = op(ir::MmaWait{});
+        w.note = "block kb - 1's wgmmas complete: their stage is free and their set is promoted while block kb's run";
+        cl.body.push_back(w);
+      }
+      for (int parity = 0; parity < (two ? 2 : 1); ++parity) {
+        ir::Mma mp = m;
+        if (blockwise) {
+          mp.d.name = set("partial", parity);
+          mp.accumulate_after_first_iteration = false;
+        }
+        ir::Op o = op(mp);
+        if (two) o.phase.parity = parity;
+        cl.body.push_back(o);
+      }
+      if (g.glu) cl.body.push_back(op(m_up));
+      if (two) cl.body.push_back(release(1));
+      if (blockwise)
+        for (int parity = 0; parity < (two ? 2 : 1); ++parity) blockwise_reads(cl, {set("partial", parity), kPtr}, set("", parity), two ? parity : -1);
+      // At most one K block's wgmma groups in flight (one group, or the gate's and up's): the
+      // previous K block's stage is no longer read, and is released; with one stage, or A in
+      // registers (rewritten next block), the groups complete first; with one set of block-wise
+      // partial sums, they are read right away.
+      const bool serial = stages == 1 || a_regs || (blockwise && !two);
+      if (!two) {
+        ir::MmaWait wt;
+        wt.pending = serial ? 0 : g.glu ? 2 : 1;
+        cl.body.push_back(op(wt));
+      }
+      // acc = partial * (sa sb) + acc: the K block's set, or with two sets the previous block's
+      // (lag 1), whose group the wait completed; after the loop the last block's (promote()).
+      auto promote = [&](std::vector<ir::Op>& out, int lag) {
+        for (int parity = 0; parity < (two ? 2 : 1); ++parity) {
+          ir::Math f;
+          f.fn = MathFn::fma;
+          f.regs = f.c = {acc, kPtr};
+          f.a = {set("partial", parity), kPtr};
+          f.b = {set("sab", parity), kPtr};
+          f.c_from_iteration_1 = true;
+          ir::Op o = op(f);
+          if (two) {
+            o.phase.parity = parity;
+            o.phase.lag = lag;
+          }
+          out.push_back(o);
+        }
+      };
+      if (blockwise) promote(cl.body, two ? 1 : 0);
+      m.d.name = acc;
+      if (!two) cl.body.push_back(release(serial ? 0 : 1));
       cons.nodes.push_back(loop_node(cl));
       if (pingpong) {
         ir::Op h = barrier_op<ir::Arrive>("mainloop" + s(1 - turn));
@@ -936,6 +971,11 @@ struct Gemm {
       ir::MmaWait w0;
       w0.pending = 0;
       cons.nodes.push_back(node(op(w0)));
+      if (two) {  // the last K block's partial sums, of the set of its parity
+        std::vector<ir::Op> last;
+        promote(last, 1);
+        for (ir::Op& o : last) cons.nodes.push_back(node(std::move(o)));
+      }
       if (persistent && !serial) {
         // The loop released every stage but its last one's; the next tile's loads need that too.
         ir::Op rel = release(1);
@@ -994,8 +1034,10 @@ struct Gemm {
   // The K block's factors beside its wgmmas: sa (A's, row_vector: each row of the tile its own, K
   // block kb's row of SFA) and sb (B's, one element: the tile's N block, K block kb), and their
   // product sab = sa * sb (mul.rn.f32), which the partial sums are multiplied by.
-  void blockwise_reads(ir::Loop& cl, const ir::Ref& partial, int turn) {
-    const std::string t = g.consumers == spec::Consumers::pingpong ? s(turn) : "";
+  // `t` ends the sets' names (the ping-pong turn, the parity); `parity` >= 0: the reads are of the
+  // loop's iterations of that parity (Phase::parity).
+  void blockwise_reads(ir::Loop& cl, const ir::Ref& partial, const std::string& t, int parity) {
+    const size_t first = cl.body.size();
     ir::Read a;
     a.src = {"SFA", kPtr};
     a.regs = {"sa" + t, kPtr};
@@ -1018,6 +1060,7 @@ struct Gemm {
     p.a = a.regs;
     p.b = b.regs;
     cl.body.push_back(op(p));
+    for (size_t i = first; i < cl.body.size(); ++i) cl.body[i].phase.parity = parity;
   }
 
   ir::Kernel run() {

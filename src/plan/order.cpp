@@ -40,7 +40,9 @@ class Sequencer {
     int i = 0;
     for (const auto& n : role_.nodes) {
       if (!n.is_loop) {
+        const size_t first = steps_.size();
         op(i++, n.op, steps_);
+        when(n.op, steps_, first);
         continue;
       }
       Step lp;
@@ -52,8 +54,12 @@ class Sequencer {
       lp.why = n.loop.k_param.empty() ? s(n.loop.trips) + " iterations"
                                       : "one iteration per K block of " + s(n.loop.block) + ": max(1, ceil(" + n.loop.k_param +
                                             " / " + s(n.loop.block) + "))";
+      lp.unroll = n.loop.unroll;
+      if (lp.unroll == 2) lp.why += "; unrolled by two: even K blocks, then odd, each parity with register sets of its own";
       for (const auto& o : n.loop.body) {
+        const size_t first = lp.body.size();
         op(i++, o, lp.body);
+        when(o, lp.body, first);
       }
       // The registers a loop iteration loaded are reused by the next one.
       wait_ld("the next iteration reuses these registers (§9.7.16.6.4.5)", lp.body);
@@ -64,6 +70,16 @@ class Sequencer {
   }
 
  private:
+  // The steps of an op (from `first` on) run in the iterations its phase's parity and lag say
+  // (the loop unrolled by two: Step::parity); the steps the planner inserted for it too.
+  static void when(const ir::Op& o, std::vector<Step>& out, size_t first) {
+    if (o.phase.parity < 0) return;
+    for (size_t k = first; k < out.size(); ++k) {
+      out[k].parity = o.phase.parity;
+      out[k].lag = o.phase.lag;
+    }
+  }
+
   // The registers a tmem_load defined (none where it was refused, or before it: ORDER-UNWRITTEN).
   const RegDef* regs(const ir::Ref& r) {
     auto it = c_.regs.find(r.name);

@@ -34,12 +34,15 @@ class Bound {
           if (!op(n.op)) return crossing_;
           continue;
         }
-        for (const auto& o : n.loop.body)
-          if (!op(o)) return crossing_;
+        // Unrolled by two: an op of either parity is written in both copies of the body, an op
+        // of one parity in one (its guards are within a step's bound), the loop's own lines twice.
+        for (int copy = 0; copy < n.loop.unroll; ++copy)
+          for (const auto& o : n.loop.body)
+            if ((copy == 0 || o.phase.parity < 0) && !op(o)) return crossing_;
         // The loop itself and the tcgen05.wait::ld its iteration ends with.
         Step lp;
         lp.kind = StepKind::loop;
-        add(lp, kWhyBytes);
+        for (int copy = 0; copy < n.loop.unroll; ++copy) add(lp, kWhyBytes);
         add(inserted(StepKind::wait_ld), kInsertedWhyBytes);
         if (!within(n.op.ptr)) return crossing_;
       }

@@ -227,4 +227,37 @@ void check_scale_block_tile(const Context& c, Diagnostics& d) {
         .help = {"use \"consumers\": \"cooperative\" (64 rows per warpgroup)", "or tile.m 64"};
 }
 
+// scale.partials (docs/spec.md, "Block-wise f32 factors"): only of block-wise f32 factors, and 2
+// only where the second set of partial sums fits (spec::two_partials_miss).
+void check_scale_block_partials(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->scale || !g->scale->partials) return;
+  if (!g->scale->blockwise()) {
+    d.error("SCALE-BLOCK-PARTIALS", "/gemm/scale/partials",
+            "\"partials\" counts the sets of partial sums of block-wise f32 factors (\"dtype\": \"f32\"); " + tn(g->scale->dtype) +
+                " factors scale the MMA itself")
+        .help = {"drop \"partials\""};
+    return;
+  }
+  if (c.target.tcgen05 || g->scale->partials != 2) return;  // f32 factors on tcgen05: SPEC-NOT-BUILT
+  const spec::PartialsMiss miss = spec::two_partials_miss(*g);
+  if (miss == spec::PartialsMiss::fits) return;
+  Diagnostic& e = d.error("SCALE-BLOCK-PARTIALS", "/gemm/scale/partials",
+                          "two sets of partial sums: " +
+                              std::string(miss == spec::PartialsMiss::stages ? "with stages = 1 block kb + 1's stage cannot be loaded while block kb's "
+                                                                               "is held for its promotion"
+                                          : miss == spec::PartialsMiss::a_source
+                                              ? "A in registers is reloaded from the stage every K block, so the stage is released only once "
+                                                "its wgmmas completed"
+                                              : "each consumer thread holds the scaled sum and both sets (192 registers) beside its addresses "
+                                                "and factors, which needs a setmaxnreg budget (\"registers\": {\"consumer\"}) of at least " +
+                                                    num(spec::kTwoPartialsRegisters) +
+                                                    (g->registers ? ", not " + num(g->registers->consumer) : std::string(", and none is given"))));
+  e.help = {"use \"partials\": 1 (or leave it out)"};
+  if (miss == spec::PartialsMiss::stages) e.help.push_back("or 2 or more stages");
+  if (miss == spec::PartialsMiss::a_source) e.help.push_back("or A from shared memory (\"a_source\": \"smem\")");
+  if (miss == spec::PartialsMiss::registers)
+    e.help.push_back("or \"registers\": {\"producer\": 40, \"consumer\": " + num(spec::kTwoPartialsRegisters) + "}");
+}
+
 }  // namespace ptxgen::rules

@@ -93,6 +93,7 @@ void check_scale_tile(const Context&, Diagnostics&);
 void check_scale_block_type(const Context&, Diagnostics&);
 void check_scale_block_vec(const Context&, Diagnostics&);
 void check_scale_block_tile(const Context&, Diagnostics&);
+void check_scale_block_partials(const Context&, Diagnostics&);
 // Grouped GEMM in the gemm template (src/rules/check_groups.cpp).
 void check_groups(const Context&, Diagnostics&);
 // Sparse A in the gemm template (src/rules/check_sparse.cpp).

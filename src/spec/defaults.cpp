@@ -24,6 +24,8 @@
 //   consumers  pingpong with tile.n 128 (few tiles: one tile's epilogue would leave the
 //              multiprocessor idle; +4 % at m = 128), cooperative otherwise
 //   registers  a producer warpgroup of 40 and consumers of 232 (tile.m 128: 128 accumulators)
+// Block-wise f32 factors (any tile): scale.partials 2 where two sets of partial sums fit
+// (two_partials_miss), so that a block's promotion overlaps the next block's wgmmas; else 1.
 #include <algorithm>
 #include <string>
 
@@ -80,6 +82,13 @@ int64_t stage_bytes(const Gemm& g, isa::Arch target) {
   if (g.sparse && kind && isa::sparse_atom_k(*kind) > 0)
     bytes += kb(2048 * (g.tile.k / isa::sparse_atom_k(*kind)) * ((rows_a + 127) / 128));
   return bytes;
+}
+
+PartialsMiss two_partials_miss(const Gemm& g) {
+  if (g.stages < 2) return PartialsMiss::stages;
+  if (g.a_source != ASource::smem) return PartialsMiss::a_source;
+  if (!g.registers || g.registers->consumer < kTwoPartialsRegisters) return PartialsMiss::registers;
+  return PartialsMiss::fits;
 }
 
 const std::string* chosen_note(const Gemm& g, std::string_view member) {
@@ -174,6 +183,17 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
                         : tc     ? std::string(" beside the TMA epilogue's staging ring")
                         : d_subtiles(g, target) ? std::string(" beside the TMA epilogue's two staging subtiles") + (pingpong ? " per consumer" : "")
                                  : std::string(" beside the TMA epilogue's staging tile") + (pingpong ? "s" : "")));
+  }
+  if (blockwise && !g.scale->partials) {
+    // Two sets where they fit: block kb's partial sums are promoted while block kb + 1's wgmmas
+    // run, instead of the tensor pipe idling through the wait and the promotion.
+    const PartialsMiss miss = two_partials_miss(g);
+    g.scale->partials = miss == PartialsMiss::fits ? 2 : 1;
+    g.chosen.push_back(miss == PartialsMiss::fits ? std::string("partials 2: block kb's partial sums are promoted while block kb + 1's wgmmas run")
+                       : "partials 1: " + std::string(miss == PartialsMiss::stages     ? "one stage cannot hold block kb + 1 while block kb is promoted"
+                                                  : miss == PartialsMiss::a_source ? "A in registers is reloaded every K block"
+                                                                                   : "a second set of 64 partial sums needs a consumer register budget of " +
+                                                                                         s(kTwoPartialsRegisters) + " (\"registers\")"));
   }
 }
 

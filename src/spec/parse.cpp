@@ -158,6 +158,11 @@ std::optional<Gemm> parse_gemm(const json& o, const ObjReader& root) {
       x.kind = rs.choice<isa::Kind>("kind", false,
                                     {{"mxf8f6f4", isa::Kind::mxf8f6f4}, {"mxf4", isa::Kind::mxf4}, {"mxf4nvf4", isa::Kind::mxf4nvf4}});
     if (rs.has("kind") && !x.kind) ok = false;
+    // Block-wise f32 factors: the consumers' sets of partial sums (SCALE-BLOCK-PARTIALS judges them).
+    if (rs.has("partials")) {
+      if (auto v = rs.integer("partials", false, 1, 2)) x.partials = static_cast<int>(*v);
+      else ok = false;
+    }
     rs.finish();
     g.scale = x;
   } else if (r.has("scale")) {
@@ -407,6 +412,7 @@ std::string to_json(const Spec& s) {
     if (g.scale) {
       o["scale"] = {{"dtype", std::string(isa::name(g.scale->dtype))}, {"vec", g.scale->vec}};
       if (g.scale->kind) o["scale"]["kind"] = std::string(isa::name(*g.scale->kind));
+      if (g.scale->partials) o["scale"]["partials"] = g.scale->partials;
     }
     j["gemm"] = o;
   }

@@ -194,6 +194,10 @@ struct Phase {
   // phase (i / S) & 1, flipped by `flip`, inside a loop or not; in a ping-pong role (Role::turns
   // > 1) i counts the role's own tiles (the consumers' hand-off). Outside a persistent role: stage 0.
   bool tile = false;
+  // In a loop unrolled by two (Loop::unroll), where an op may name a register set of each parity
+  // of the K block: the op runs only in iterations kb whose kb - lag is even (0) or odd (1); after
+  // the loop, only where iteration trips - lag, the one it names, is. -1: in every iteration.
+  int parity = -1;
 };
 
 // Tensor memory a persistent role's tiles cycle through (the double-buffered accumulator of a
@@ -524,10 +528,15 @@ inline const Position* position_of(const Op& o) {
 
 // A loop over the K blocks of the problem: max(1, ceil(k / block)) iterations with `k_param` the
 // run-time K, or `trips` iterations when it is static. Ops inside see the iteration as k_block.
+// `unroll` 2: the body is written twice, for even and for odd kb, so that ops of one parity
+// (Phase::parity) may use register sets of their own: the block-wise scaled sum's two sets of
+// partial sums, one filled by block kb's wgmmas while block kb - 1's is promoted (docs/spec.md,
+// "Block-wise f32 factors"). A register cannot be indexed at run time, so the sets are named.
 struct Loop {
   std::string k_param;
   int64_t block = 0;
   int64_t trips = 0;
+  int unroll = 1;
   std::vector<Op> body;
 };
 
