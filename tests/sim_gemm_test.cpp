@@ -163,7 +163,7 @@ TEST_CASE("every sm_90a (wgmma) GEMM golden, simulated whole on several tiles an
       CAPTURE(mps);
       const simtest::GemmResult r = simtest::run_gemm(*k, manifest, size[0], size[1], size[2], 4321 + static_cast<unsigned>(specs), {}, mps);
       CHECK_MESSAGE(r.error.empty(), r.error);
-      CHECK(r.checked == size[0] * size[1]);
+      CHECK(r.checked == size[1] * simtest::masked_groups_rows(manifest, size[0]));  // a grouped golden: its groups' valid rows
       CHECK(r.stats.mma > 0);
       if (mps) CHECK(r.ctas == static_cast<uint64_t>(mps));
       CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
@@ -176,6 +176,42 @@ TEST_CASE("every sm_90a (wgmma) GEMM golden, simulated whole on several tiles an
     ++specs;
   }
   if (!std::getenv("KSIM_ONLY")) CHECK(specs >= 18);
+}
+}
+
+// Grouped GEMM, masked layout (docs/spec.md, "Grouped GEMM"; issue 30): the golden on both engines
+// and both epilogues, run whole on four groups whose masked_m covers each case of the definition
+// (past the capacity, empty, ragged, negative), two tiles of rows a group and ragged edges. Each
+// valid row is checked against float64, every byte of a tile that holds valid rows written once,
+// no byte of the tiles past them (src/sim/gemm.cpp).
+TEST_SUITE("sim_gemm") {
+TEST_CASE("grouped GEMM (masked), simulated whole on both engines and epilogues: valid rows match float64, tiles past them untouched") {
+  const auto base = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x256x64_masked.json"));
+  struct Variant {
+    const char* target;
+    const char* patch;
+  };
+  for (const Variant& v : {Variant{"sm_90a", "{}"}, Variant{"sm_90a", R"({"epilogue": "direct"})"}, Variant{"sm_100a", "{}"},
+                           Variant{"sm_100a", R"({"epilogue": "direct", "tile": {"n": 128}})"}}) {
+    auto doc = base;
+    doc["target"] = v.target;
+    doc["gemm"].merge_patch(nlohmann::json::parse(v.patch));
+    CAPTURE(doc.dump());
+    const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    REQUIRE(manifest.at("grid").at(2) == 8);  // the groups are the grid's z
+    const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
+    const int64_t m = 2 * p.ir().grid.tile_m - 3, n = p.ir().grid.tile_n + 8, kk = 5 * p.ir().grid.tile_k - 7;
+    const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 97);
+    CHECK_MESSAGE(r.error.empty(), r.error);
+    // Four groups: m + 100 (as m) and -7 (as 0), 0, and tile.m / 2 + 1: two tiles of rows, none, one partly valid.
+    CHECK(r.checked == (m + p.ir().grid.tile_m / 2 + 1) * n);
+    CHECK(r.ctas == static_cast<uint64_t>(2 * 2 * 4));  // 2 N tiles x 2 M tiles x 4 groups launched; past ones exit
+    CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " (" << r.worst << " of the bound) at " << r.where);
+    CHECK(r.stats.mma > 0);
+    std::printf("sim grouped %s %s %ldx%ldx%ld: max |err| %.2g (%.2g of the bound)\n", v.target, v.patch, static_cast<long>(m),
+                static_cast<long>(n), static_cast<long>(kk), r.max_err, r.worst);
+  }
 }
 }
 
@@ -205,7 +241,7 @@ TEST_CASE("sm_90a GEMM kernels with A from registers, simulated whole, compute D
     const auto size = simtest::gemm_sizes(manifest, doc["gemm"].value("stages", 1)).front();
     const simtest::GemmResult r = simtest::run_gemm(*k, manifest, size[0], size[1], size[2], 777 + static_cast<unsigned>(variants));
     CHECK_MESSAGE(r.error.empty(), r.error);
-    CHECK(r.checked == size[0] * size[1]);
+    CHECK(r.checked == size[1] * simtest::masked_groups_rows(manifest, size[0]));  // a grouped golden: its groups' valid rows
     CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
     std::printf("sim %-60s %ldx%ldx%ld (%lu CTAs): max |err| %.2g (%.2g of the bound)\n", doc["name"].get<std::string>().c_str(),
                 static_cast<long>(size[0]), static_cast<long>(size[1]), static_cast<long>(size[2]), static_cast<unsigned long>(r.ctas),

@@ -1120,6 +1120,25 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, input alpha and beta, bi
 // block (row n / 128 of SFB, column kb), and added to the accumulator. The golden (persistent, two
 // CTAs walking 2 x 2 tiles of 128, five K blocks, the last partial) with each of these broken.
 TEST_SUITE("sim_mutation") {
+// Grouped GEMM, masked layout (issue 30): four groups (past the capacity, empty, ragged, negative:
+// simtest::masked_groups_rows) of two tiles of rows each. The group is %ctaid.z: it indexes masked_m,
+// and it is the third coordinate of A's and B's loads and of D's TMA stores.
+TEST_CASE("mutations of a grouped (masked) GEMM kernel make the simulation fail, each for its reason") {
+  const Subject x = subject("gemm_sm90_bf16_128x256x64_masked", 253, 264, 3 * 64 - 5, 61);
+  REQUIRE(x.golden.find("mov.u32 %r17, %ctaid.z;") != std::string::npos);
+  static const Mutation kMutations[] = {
+      {"the exit of the CTAs past their group's valid rows dropped (an empty group's tiles and the rest of a ragged one computed and stored)",
+       R"(\t@%p\d+ ret;[^\n]*\n)", "", 0, "", "in tiles past their group's valid rows"},
+      {"every group reads group 0's masked_m (the empty and ragged groups' tiles past their rows stored)",
+       R"(mul\.wide\.u32 (%rd\d+), %r17, 4;)", "mul.wide.u32 $1, %r17, 0;", 0, "", "in tiles past their group's valid rows"},
+      {"B's loads at group 0's plane (a tile of the wrong group: every group multiplies group 0's B)",
+       R"(\tmad\.lo\.u32 (%r\d+), %r17, 1, \1;\n)", "", 2, "", "D("},
+      {"D's TMA stores at group 0's plane (a later group's tiles stored over group 0's)",
+       R"(\tmad\.lo\.u32 (%r\d+), %r17, 1, \1;\n)", "", 0, "", "written more than once"},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
 TEST_CASE("mutations of block-wise f32 scaling (sm_90a) make the simulation fail, each for its reason") {
   // One set of partial sums (scale.partials 1): each block promoted once its wgmmas completed.
   const Subject x = subject("gemm_sm90_e4m3_128x128x128_blockwise", 253, 248, 5 * 128 - 5, 51, 2, R"({"scale": {"partials": 1}})");

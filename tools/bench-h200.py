@@ -11,6 +11,8 @@
   tools/bench-h200.py run --blockwise [--shape MxNxK]
                                                # on the GPU machine: the block-wise scaled FP8
                                                # configs and their peers alone (below)
+  tools/bench-h200.py run --grouped            # on the GPU machine: the grouped (masked) bf16
+                                               # configs and their peers alone (below)
   tools/bench-h200.py run [--quick] [--fused] [--no-compile] [--shape MxNxK]
                                                # on the GPU machine (torch, triton, jax): builds the
                                                # shim, then per shape times every ptxgen config of its
@@ -102,6 +104,19 @@ CUDA 12.9+), checked the same way, or its error printed where this torch or GPU 
 cuBLAS's e4m3 GEMM with per-tensor scales (torch._scaled_mm, scales 1) as the ceiling, checked against
 the float32 unscaled product. The blockwise line gives ptxgen's best config against the block-wise
 peer and the ceiling.
+
+Grouped GEMM, masked layout (issue 30, `run --grouped`; docs/spec.md "Grouped GEMM"): bf16 A [G, cap,
+K], B [G, N, K], D [G, cap, N] and masked_m[G], the MoE shapes of GROUPED_SHAPES (8 groups of capacity
+4096 and 32 of capacity 1024, N = 4096 and 7168, K = 7168 and 2048), the tokens per group drawn
+uneven (multiples of 16 from 128 to the capacity, the 32-group shapes with one empty group). ptxgen's
+masked configs (128 x 256 and 128 x 128 tiles, TMA-store and direct epilogues, the planner's choice)
+against, in the same rounds on the same tokens: torch._grouped_mm of the tokens packed contiguously
+(A [T, K], B [G, N, K] transposed, offs the groups' ends: torch's MoE path, cuBLAS or CUTLASS grouped),
+torch.bmm over the full capacity (dense batched: the work the masks save), and one launch per group of
+ptxgen's dense kernel of the same tile (128 x 256 x 64, 4 stages, TMA store) at m = the group's tokens.
+Every result is checked against a float32 cuBLAS product of each group's valid rows (relative
+Frobenius error below 1e-2, no NaN), and the rows of D past a group's valid tiles must keep their
+fill. TF/s count the useful 2 T N K, T the tokens of all groups.
 """
 import copy
 import json
@@ -286,6 +301,18 @@ def configs():
     for (M, N, K) in BW_SHAPES:
         out.append(("e4m3_bw_default_%dx%dx%d" % (M, N, K), "e4m3",
                     dict(merged({"m": M, "n": N, "k": K}, bw), default=True, blockwise=True, shapes=[[M, N, K]])))
+    # Grouped GEMM, masked layout (issue 30, `run --grouped`): bf16, data-parallel (the group is the
+    # grid's z), and the dense twin one launch per group is timed with.
+    grp = {"groups": {"layout": "masked", "count": 8}, "schedule": "data_parallel"}
+    for tail, patch in (("128x256x64_s4_tma", {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "epilogue": "tma"}),
+                        ("128x256x64_s4_direct", {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "epilogue": "direct"}),
+                        ("128x128x64_s5_tma", {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 5, "epilogue": "tma"}),
+                        ("128x128x64_s6_tma", {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 6, "epilogue": "tma"})):
+        out.append(("bf16_masked_" + tail, "bf16", dict(merged(patch, grp), grouped=True)))
+    out.append(("bf16_masked_default", "bf16", dict(merged({"groups": {"layout": "masked", "count": 8}}), grouped=True, default=True)))
+    out.append(("bf16_grouped_dense_128x256x64_s4_tma", "bf16",
+                dict({"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "epilogue": "tma", "schedule": "data_parallel"},
+                     grouped_dense=True)))
     # GEMM + SwiGLU (D = silu(P[:, :d]) * P[:, d:]), timed on the kernel shapes M x 2d x K of
     # GLU_SHAPES, each config with its plain twin (the same kernel storing P); the planner's choice
     # against the plain default of the kernel shape (added where SHAPES has none).
@@ -325,6 +352,8 @@ QUANT_SHAPES = [(4096, 8192, 4096), (8192, 8192, 8192)]
 QUANT = {"e4m3_amax": {"d": {"dtype": "e4m3", "scale": True}, "amax": True},
          "mxfp8": {"d": {"dtype": "e4m3"}, "quantize": "mxfp8"}}
 # Block-wise scaled FP8's shapes (M, N, K): the issue's measurement and DeepSeek-V3's (m = 4096).
+# Grouped (masked): (groups, capacity, N, K).
+GROUPED_SHAPES = [(8, 4096, 4096, 7168), (8, 4096, 7168, 2048), (32, 1024, 4096, 7168), (32, 1024, 7168, 2048)]
 BW_SHAPES = [(4096, 7168, 16384), (4096, 7168, 7168), (4096, 2112, 7168), (4096, 24576, 1536), (4096, 4096, 7168),
              (4096, 7168, 2048)]
 # The kernel inputs and outputs after D that a config's epilogue adds, in the launch function's order
@@ -380,8 +409,10 @@ def prepare(only):
     glus = {name for name, patch in chosen if patch.get("glu")}  # GEMM + SwiGLU: D is m x n/2
     quants = {name: patch["quant"] for name, patch in chosen if "quant" in patch}  # a quantized D: its kind
     blockwise = {name for name, patch in chosen if patch.get("blockwise")}  # f32 factors: `run --blockwise`
+    grouped = {name for name, patch in chosen if patch.get("grouped")}  # masked_m, groups: `run --grouped`
+    grouped_dense = {name for name, patch in chosen if patch.get("grouped_dense")}  # timed by `run --grouped` only
     chosen = [(name, {k: v for k, v in patch.items()
-                      if k not in ("default", "only_shape", "shapes", "twin", "glu", "quant", "blockwise")})
+                      if k not in ("default", "only_shape", "shapes", "twin", "glu", "quant", "blockwise", "grouped", "grouped_dense")})
               for name, patch in chosen]
     for name, spec, path in h200_specs.write_specs(BENCH, "b_", chosen, BASE):
         if name in defaults:  # what ptxgen chooses: the spec leaves the tile and stages out
@@ -405,6 +436,11 @@ def prepare(only):
             entry["twin"] = twins.get(name)
         if name in blockwise:
             entry["blockwise"] = True
+        if name in grouped or name in grouped_dense:
+            # Timed by `run --grouped` alone, on every grouped shape (no shape of `run`'s).
+            entry["grouped" if name in grouped else "grouped_dense"] = True
+            entry.pop("shape", None)
+            entry["shapes"] = []
         entry["d"] = spec["gemm"]["d"]["dtype"]
         entry["args"] = extra_args(spec["gemm"])
         listed.append(entry)
@@ -425,6 +461,15 @@ def prepare(only):
         params = "".join("std::uint64_t %s, " % x for x in c["args"])
         passed = "".join("ptxgen::device_pointer<%s>(%s), " % (
             (types[x] % c["epilogue"]["bias"] if x == "bias" else types[x]).rstrip("*"), x) for x in c["args"])
+        if c.get("grouped"):  # masked_m after D, the groups after k
+            shim.append(
+                "int b_%s(std::uint64_t a, std::uint64_t b, std::uint64_t d, std::uint64_t masked_m, std::int64_t m, std::int64_t n, "
+                "std::int64_t k, std::int64_t groups, std::uint64_t s) {\n  return ptxgen::b_%s(ptxgen::device_pointer<const ptxgen::%s>(a), "
+                "ptxgen::device_pointer<const ptxgen::%s>(b), ptxgen::device_pointer<ptxgen::%s>(d), "
+                "ptxgen::device_pointer<const std::int32_t>(masked_m), ptxgen::size::m{m}, ptxgen::size::n{n}, ptxgen::size::k{k}, "
+                "ptxgen::size::groups{groups}, reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(s)));\n}" % (
+                    c["name"], c["name"], ta, ta, c["d"]))
+            continue
         shim.append(
             "int b_%s(std::uint64_t a, std::uint64_t b, std::uint64_t d, %sstd::int64_t m, std::int64_t n, std::int64_t k, "
             "std::uint64_t s) {\n  return ptxgen::b_%s(ptxgen::device_pointer<const ptxgen::%s>(a), "
@@ -625,7 +670,8 @@ def load_configs(torch):
     cfgs = json.load(open(os.path.join(BENCH, "configs.json")))
     for c in cfgs:
         f = getattr(lib, "b_" + c["name"])
-        f.argtypes = [ctypes.c_uint64] * (3 + len(c.get("args", []))) + [ctypes.c_int64] * 3 + [ctypes.c_uint64]
+        f.argtypes = ([ctypes.c_uint64] * 4 + [ctypes.c_int64] * 4 + [ctypes.c_uint64] if c.get("grouped") else
+                      [ctypes.c_uint64] * (3 + len(c.get("args", []))) + [ctypes.c_int64] * 3 + [ctypes.c_uint64])
         f.restype = ctypes.c_int
         c["fn"] = f
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -939,6 +985,130 @@ def run_blockwise(only_shape=None):
     return 1 if failed else 0
 
 
+def grouped_tokens(G, cap, seed):
+    """Uneven tokens per group: multiples of 16 from 128 to the capacity, with one empty group where
+    there are 32 (torch's grouped_mm takes group sizes of whole 16-row steps)."""
+    import random
+    r = random.Random(seed)
+    t = [r.randrange(128, cap + 1, 16) for _ in range(G)]
+    if G >= 32:
+        t[r.randrange(G)] = 0
+    return t
+
+
+def run_grouped():
+    """Grouped GEMM, masked layout (`run --grouped`, the docstring's last paragraph): per shape of
+    GROUPED_SHAPES, every ptxgen masked config and the peers in the same rounds."""
+    import torch
+    out_dir = os.environ.get("OUT", "/tmp")
+    lib, cfgs = load_configs(torch)
+    dev = torch.device("cuda")
+    mine = [c for c in cfgs if c.get("grouped")]
+    dense = [c for c in cfgs if c.get("grouped_dense")]
+    results, failed = [], 0
+    stream = torch.cuda.current_stream().cuda_stream
+    for (G, cap, N, K) in GROUPED_SHAPES:
+        torch.manual_seed(G * 7 + N + K)
+        tokens = grouped_tokens(G, cap, G * 1000 + N + K)
+        T = sum(tokens)
+        a = (torch.randn(G, cap, K, device=dev) * 0.5).to(torch.bfloat16)
+        bm = (torch.randn(G, N, K, device=dev) * 0.5).to(torch.bfloat16)
+        masked = torch.tensor(tokens, device=dev, dtype=torch.int32)
+        refs = [a[g, :t].float() @ bm[g].float().t() for g, t in enumerate(tokens)]
+        row = {"shape": [G, cap, N, K], "tokens": tokens, "ptxgen": {}, "peers": {}}
+
+        def check(outs):  # each group's valid rows against the float32 product
+            num = sum(((o.float() - r).norm() ** 2).item() for o, r in zip(outs, refs))
+            den = sum((r.norm() ** 2).item() for r in refs)
+            nan = any(torch.isnan(o.float()).any().item() for o in outs)
+            return (num / den) ** 0.5, nan
+
+        fns = {}
+        for c in mine:
+            d = torch.full((G, cap, N), float("nan"), device=dev, dtype=torch.bfloat16)
+            call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), masked.data_ptr(), cap, N, K, G, stream)
+            r = call()
+            if r != 0:
+                row["ptxgen"][c["name"]] = {"error": "CUresult %d: %s" % (r, lib.bench_error().decode())}
+                failed += 1
+                continue
+            torch.cuda.synchronize()
+            err, nan = check([d[g, :t] for g, t in enumerate(tokens)])
+            tm = c["gemm"].get("tile", {}).get("m", 128)
+            untouched = all(torch.isnan(d[g, (t + tm - 1) // tm * tm:].float()).all().item() for g, t in enumerate(tokens))
+            ok = err < 1e-2 and not nan and untouched
+            failed += not ok
+            row["ptxgen"][c["name"]] = {"rel_err": err, "ok": ok, "past_tiles_untouched": untouched}
+            fns[("ptxgen", c["name"])] = call
+        # One dense ptxgen launch per group (m = its tokens; an empty group launches nothing).
+        for c in dense:
+            d = torch.empty(G, cap, N, device=dev, dtype=torch.bfloat16)
+            el = K * 2  # bf16 bytes of a row of A
+
+            def per_group(c=c, d=d):
+                r = 0
+                for g, t in enumerate(tokens):
+                    if t:
+                        r |= c["fn"](a.data_ptr() + g * cap * el, bm.data_ptr() + g * N * el, d.data_ptr() + g * cap * N * 2, t, N, K, stream)
+                return r
+            if per_group() != 0:
+                row["peers"]["ptxgen_dense_per_group"] = "error: " + lib.bench_error().decode()
+            else:
+                torch.cuda.synchronize()
+                err, nan = check([d[g, :t] for g, t in enumerate(tokens)])
+                if err < 1e-2 and not nan:
+                    fns[("peers", "ptxgen_dense_per_group")] = per_group
+                else:
+                    row["peers"]["ptxgen_dense_per_group"] = "wrong (rel err %.2g)" % err
+        # torch's grouped GEMM on the tokens packed contiguously (its MoE path), and bmm over the capacity.
+        packed = torch.cat([a[g, :t] for g, t in enumerate(tokens)])
+        offs = torch.tensor(list(__import__("itertools").accumulate(tokens)), device=dev, dtype=torch.int32)
+        try:
+            gm = lambda: torch._grouped_mm(packed, bm.transpose(-2, -1), offs=offs, out_dtype=torch.bfloat16)
+            out = gm()
+            torch.cuda.synchronize()
+            starts = [0] + offs.tolist()[:-1]
+            err, nan = check([out[s:s + t] for s, t in zip(starts, tokens)])
+            if err < 1e-2 and not nan:
+                fns[("peers", "torch_grouped_mm")] = gm
+            else:
+                row["peers"]["torch_grouped_mm"] = "wrong (rel err %.2g)" % err
+        except Exception as ex:
+            row["peers"]["torch_grouped_mm"] = "error: " + repr(ex)[:300]
+        bmm = lambda: torch.bmm(a, bm.transpose(1, 2))
+        out = bmm()
+        torch.cuda.synchronize()
+        err, nan = check([out[g, :t] for g, t in enumerate(tokens)])
+        if err < 1e-2 and not nan:
+            fns[("peers", "torch_bmm_capacity")] = bmm
+        else:
+            row["peers"]["torch_bmm_capacity"] = "wrong (rel err %.2g)" % err
+        del out
+        for (kind, name), ms in bench_rounds(torch, fns).items():
+            tf = round(2.0 * T * N * K / (ms * 1e-3) / 1e12, 1)
+            if kind == "ptxgen":
+                row["ptxgen"][name]["tflops"] = tf
+            else:
+                row["peers"][name] = tf
+        ok = {k: v["tflops"] for k, v in row["ptxgen"].items() if v.get("ok") and "tflops" in v}
+        best = max((v, k) for k, v in ok.items()) if ok else (float("nan"), "none")
+        row["grouped"] = {"best": best[1], "tflops": best[0]}
+        for peer in ("torch_grouped_mm", "ptxgen_dense_per_group", "torch_bmm_capacity"):
+            v = row["peers"].get(peer)
+            if isinstance(v, (int, float)) and v > 0:
+                row["grouped"]["vs_" + peer] = round(best[0] / v, 3)
+        results.append(row)
+        print("grouped G=%d cap=%d N=%d K=%d tokens=%d: %s; peers %s; ptxgen %s" % (
+            G, cap, N, K, T, json.dumps(row["grouped"]), json.dumps(row["peers"]),
+            json.dumps({k: v.get("tflops", v.get("error")) for k, v in row["ptxgen"].items()})), flush=True)
+        del a, bm, refs, packed
+        torch.cuda.empty_cache()
+    with open(os.path.join(out_dir, "bench-grouped.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print("%d grouped shapes, %d wrong or failed ptxgen results" % (len(results), failed))
+    return 1 if failed else 0
+
+
 def blockwise_summary(row):
     """ptxgen's best block-wise config against the block-wise peer and the per-tensor ceiling."""
     ok = {k: v["tflops"] for k, v in row["ptxgen"].items() if v.get("ok") and "tflops" in v}
@@ -1241,6 +1411,8 @@ if __name__ == "__main__":
         shape = sys.argv[sys.argv.index("--shape") + 1] if "--shape" in sys.argv[:-1] else None
         if "--blockwise" in sys.argv:
             sys.exit(run_blockwise(shape))
+        if "--grouped" in sys.argv:
+            sys.exit(run_grouped())
         sys.exit(run("--quick" in sys.argv, "--fused" in sys.argv, "--no-compile" not in sys.argv, shape))
     elif len(sys.argv) >= 2 and sys.argv[1] == "check":
         sys.exit(check())

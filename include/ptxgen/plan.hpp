@@ -364,6 +364,7 @@ struct StoreStep {
   std::string global;
   ir::Affine row0, col0;
   int64_t cta_row = 0, cta_col = 0;  // constant parts of the per-rank offsets (a pair's per_cta)
+  ir::Affine plane;                  // a 3-D global's plane (ir::Store::plane): a TMA store's third coordinate
   isa::DType to = isa::DType::f32;
   int64_t global_cols = 0;           // the row stride in elements (static)
   std::string ld_param;              // the row stride at run time ("n"), if not static

@@ -219,6 +219,12 @@ int64_t d_row_unit(const nlohmann::json& manifest);
 // cta_group) * cta_group CTAs, each walking several tiles when there are more; 0: one CTA (pair) per
 // tile. A data-parallel kernel ignores it. `n` is D's width: a gated kernel's (swiglu, geglu; the
 // manifest's derived size d) B then has 2 n rows, the gate's and up's.
+// Grouped GEMM, masked layout (docs/spec.md, "Grouped GEMM"): the masked_m run_gemm gives the
+// kernel for capacity m: the spec's count of groups up to 4, covering each case of the definition in
+// turn (past the capacity, counting as m; empty; ragged, tile.m / 2 + 1 rows: a tile partly valid,
+// the next wholly past; negative, counting as 0). One group of m rows for a kernel of one GEMM.
+std::vector<int64_t> masked_m(const nlohmann::json& manifest, int64_t m);
+
 GemmResult run_gemm(const ksim::Kernel& k, const nlohmann::json& manifest, int64_t m, int64_t n, int64_t kk, unsigned seed,
                     const ksim::Options& o = {}, int multiprocessors = 0, const Inputs& inputs = {});
 

@@ -183,6 +183,7 @@ struct Tensor {
   int metadata_atom = 0;  // elements of k of one metadata atom: 128, or 64 for tf32, 256 for the e2m1 kinds
   std::string metadata_kind;  // the MMA kind whose atom order the metadata follows: "f16"
   int rows_size = -1, cols_size = -1;  // the kernel's size giving the extent (gemm: 0 m, 1 n, 2 k), -1 fixed
+  int planes_size = -1;  // grouped GEMM: the size giving its planes, one per group (3 "groups"); -1: none
   int64_t rows = 0, cols = 0, ld = 0;
   bool cols_contiguous = true, written = false, mapped = false;
 };
@@ -206,6 +207,7 @@ struct Entry {
   int64_t block[3] = {1, 1, 1}, cluster[3] = {1, 1, 1}, grid[3] = {1, 1, 1};
   int64_t shared = 0, tile_m = 0, tile_n = 0, cta_group = 0;
   int grid_m = 0, grid_n = 0;  // a grid of tiles: the sizes it walks (indices of Kernel::sizes)
+  int grid_z = -1;             // grouped GEMM: the size the grid's z walks (the groups); -1: the cluster's z
   bool persistent = false;  // gemm: one CTA per multiprocessor, each walking tiles
   int64_t cluster_tiles[2] = {1, 1};  // the block of tiles a cluster covers (multicast clusters; a pair counts once)
   std::vector<Map> maps;
@@ -287,6 +289,14 @@ Kernel read_kernel(const HeaderKernel& hk) {
       k.sizes.push_back(std::string(1, "mnk"[i]));
       k.size_types.push_back(k.sizes.back());
       k.size_values.push_back(k.problem[i]);
+    }
+    // Grouped GEMM (docs/spec.md, "Grouped GEMM"): G, the groups, after k.
+    if (j0.contains("groups")) {
+      const std::string g = j0.at("groups").at("count").get<std::string>();
+      need(g == "groups" && j0.at("problem").contains(g), k, "groups counted by a size the kernel does not take");
+      k.sizes.push_back(g);
+      k.size_types.push_back(g);
+      k.size_values.push_back(j0.at("problem").at(g).get<int64_t>());
     }
   } else {
     const ojson problem = j0.value("problem", ojson::object());
@@ -389,6 +399,10 @@ Kernel read_kernel(const HeaderKernel& hk) {
     x.ld = t.at("leading_dimension").get<int64_t>();
     x.rows_size = size_index(k, dims[0]);
     x.cols_size = size_index(k, dims[1]);
+    if (t.contains("groups")) {
+      x.planes_size = size_index(k, t.at("groups").get<std::string>());
+      need(k.gemm && x.planes_size >= 0, k, "tensor " + name + " in groups the kernel does not take");
+    }
     if (k.gemm) {
       // A fused epilogue's bias is one row of n or one column of m (its other dim "1", fixed).
       need((x.rows_size >= 0 || dims[0] == "1") && (x.cols_size >= 0 || dims[1] == "1"), k,
@@ -462,6 +476,7 @@ Kernel read_kernel(const HeaderKernel& hk) {
       const ojson gs = j.value("grid_sizes", ojson{"m", "n"});
       e.grid_m = size_index(k, gs.at(0).get<std::string>());
       e.grid_n = size_index(k, gs.at(1).get<std::string>());
+      if (j.contains("groups")) e.grid_z = size_index(k, j.at("groups").at("count").get<std::string>());
       need(e.grid_m >= 0 && e.grid_n >= 0, k, "a grid over sizes the kernel does not take");
       // The run-time grid rule (the manifest's grid_rule) must give the manifest's grid (a
       // persistent grid: its most CTAs, one per tile; the launch takes at most one per multiprocessor).
@@ -469,7 +484,8 @@ Kernel read_kernel(const HeaderKernel& hk) {
                     tiles_m = ceil_div(k.size_values[static_cast<size_t>(e.grid_m)], e.tile_m);
       const int64_t blocks = ceil_div(tiles_n, e.cluster_tiles[1]) * ceil_div(tiles_m, e.cluster_tiles[0]);
       const int64_t g[3] = {e.persistent ? blocks * e.cluster[0] * e.cluster[1] * e.cluster[2] : round_up(tiles_n * e.cta_group, e.cluster[0]),
-                            e.persistent ? 1 : round_up(tiles_m, e.cluster[1]), e.persistent ? 1 : e.cluster[2]};
+                            e.persistent ? 1 : round_up(tiles_m, e.cluster[1]),
+                            e.persistent ? 1 : e.grid_z >= 0 ? k.size_values[static_cast<size_t>(e.grid_z)] : e.cluster[2]};
       need(g[0] == e.grid[0] && g[1] == e.grid[1] && g[2] == e.grid[2], k,
            "the manifest's grid is not its grid_rule at the spec's sizes");
     }
@@ -485,7 +501,7 @@ Kernel read_kernel(const HeaderKernel& hk) {
       x.optional = m.value("optional", false);
       const Tensor& t = k.tensors[static_cast<size_t>(x.tensor)];
       x.rank = m.at("rank").get<int>();
-      need(x.rank == (t.scale_vec || t.metadata_k ? 3 : 2), k, "a tensor map of rank " + std::to_string(x.rank) + " for " + tname);
+      need(x.rank == (t.scale_vec || t.metadata_k || t.planes_size >= 0 ? 3 : 2), k, "a tensor map of rank " + std::to_string(x.rank) + " for " + tname);
       for (int i = 0; i < x.rank; ++i) {
         x.box[i] = m.at("box_dims").at(i).get<int64_t>();
         x.element_strides[i] = m.at("element_strides").at(i).get<int64_t>();
@@ -514,6 +530,10 @@ Kernel read_kernel(const HeaderKernel& hk) {
                m.at("global_dims").at(1).get<int64_t>() == other &&
                m.at("global_strides_bytes").at(0).get<int64_t>() * 8 == t.ld * t.bits,
            k, "tensor map of " + tname + " is not its tensor's extents and leading dimension");
+      // A grouped tensor's planes: one per group, rows x ld elements apart (the runtime's rule).
+      need(t.planes_size < 0 || (m.at("global_dims").at(2).get<int64_t>() == k.size_values[static_cast<size_t>(t.planes_size)] &&
+                                 m.at("global_strides_bytes").at(1).get<int64_t>() * 8 == other * t.ld * t.bits && x.box[2] == 1),
+           k, "tensor map of " + tname + " is not its groups' planes");
       e.maps.push_back(x);
     }
     k.entries.push_back(e);
@@ -592,7 +612,7 @@ std::string shape_words(const Kernel& k, const Tensor& t) {
   auto dim = [&](int i) {
     return i < 0 ? std::string("1") : k.sizes[static_cast<size_t>(i)] + (i == 2 && t.k_div > 1 ? "/" + std::to_string(t.k_div) : "");
   };
-  return dim(t.rows_size) + " x " + dim(t.cols_size) +
+  return (t.planes_size >= 0 ? k.sizes[static_cast<size_t>(t.planes_size)] + " x " : std::string()) + dim(t.rows_size) + " x " + dim(t.cols_size) +
          (t.k_div > 1 ? " (" + t.sparsity + " sparse: " + (t.sparsity == "1:2" ? "one of every two" : t.sparsity == "4:8" ? "two pairs of every eight" : "two of every four") +
                               " elements of k)"
                       : "");
@@ -605,7 +625,12 @@ void write_doc(std::ostream& o, const Kernel& k) {
   o << std::string(k.name.size() < 88 ? 88 - k.name.size() : 2, '-') << "\n";
   // A gated gemm derives D's columns d = n / 2 (docs/spec.md, "Epilogues").
   const bool gated = k.gemm && !k.derived.empty();
-  o << "// " << (gated ? "D[m x d] = act(P[:, :d]) * P[:, d:], P = A[m x k] . B[k x n], d = n / 2" : k.gemm ? "D[m x n] = A[m x k] . B[k x n]" : "the program")
+  const bool grouped = k.gemm && k.sizes.size() > 3 && k.sizes[3] == "groups";
+  o << "// " << (gated     ? "D[m x d] = act(P[:, :d]) * P[:, d:], P = A[m x k] . B[k x n], d = n / 2"
+                 : grouped ? "D[g][m x n] = A[g][m x k] . B[g][k x n] for each group g < groups, its rows below masked_m[g] (the rest of a tile\n"
+                             "// that holds some is written with unspecified values, tiles past them are not touched)"
+                 : k.gemm  ? "D[m x n] = A[m x k] . B[k x n]"
+                           : "the program")
     << " of " << comment_text(k.spec)
     << ", for " << targets << ".\n";
   for (const Entry& e : k.entries) {
@@ -665,9 +690,14 @@ void write_doc(std::ostream& o, const Kernel& k) {
   o << "//   every pointer 16-byte aligned (32 for 16U4_ALIGN16B/16U6 tensor maps); a tensor map's row stride a\n"
        "//   multiple of 16 bytes";
   if (k.gemm) {
-    o << ";\n//   m, n, k as ptxgen::size::m{...}, size::n{...}, size::k{...}, in that order, from 1 to 2^31-1\n"
+    o << ";\n//   m, n, k" << (grouped ? ", groups" : "") << " as ptxgen::size::m{...}, size::n{...}, size::k{...}" << (grouped ? ", size::groups{...}" : "")
+      << ", in that order, from 1 to 2^31-1\n"
       << "//   (the spec's: " << k.problem[0] << " x " << k.problem[1] << " x " << k.problem[2]
+      << (grouped ? ", " + std::to_string(k.size_values[3]) + " groups of at most 65535: the grid's z; m is a group's capacity" : std::string())
       << "); the short forms take the leading dimensions tightly packed";
+    if (grouped)
+      o << ";\n//   masked_m: the groups' valid rows, groups int32 on the device (read by the kernel: an entry past m counts as m,\n"
+           "//   a negative one as 0); each group's plane of A, B and D below 2^40 bytes (the tensor maps' group stride)";
     for (const auto& [i, d] : k.derived)
       o << ";\n//   the kernel derives " << k.sizes[i] << " = " << k.sizes[static_cast<size_t>(d.of)] << " / " << d.div
         << (d.exact ? " (" + k.sizes[static_cast<size_t>(d.of)] + " a multiple of " + std::to_string(d.div) + ": a gated activation's B holds two halves)" : std::string());
@@ -740,7 +770,7 @@ void write_kernel(std::ostream& o, const Kernel& k) {
       << x.block[2] << "}, {" << x.cluster[0] << ", " << x.cluster[1] << ", " << x.cluster[2] << "}, " << x.shared
       << ", " << x.tile_m << ", " << x.tile_n << ", " << x.cta_group << ", " << x.grid_m << ", " << x.grid_n << ", "
       << (x.persistent ? "true" : "false") << ", {" << x.cluster_tiles[0] << ", " << x.cluster_tiles[1] << "}, {" << x.grid[0] << ", " << x.grid[1] << ", "
-      << x.grid[2] << "}, " << (x.maps.empty() ? "nullptr" : "maps_" + std::to_string(e)) << ", " << x.maps.size()
+      << x.grid[2] << "}, " << (x.maps.empty() ? "nullptr" : "maps_" + std::to_string(e)) << ", " << x.maps.size() << ", " << x.grid_z
       << "},\n";
   }
   o << "};\ninline constexpr TensorDesc tensors[] = {\n";
@@ -748,8 +778,8 @@ void write_kernel(std::ostream& o, const Kernel& k) {
     o << "    {" << quote(t.arg) << ", " << quote(t.name) << ", " << quote(t.dtype) << ", " << t.bits << ", "
       << t.rows_size << ", " << t.cols_size << ", " << t.rows << ", " << t.cols << ", "
       << (t.cols_contiguous ? "true" : "false") << ", " << (t.ld_arg.empty() ? "nullptr" : quote(t.ld_arg)) << ", "
-      << quote(t.contiguous_name) << ", " << t.scale_vec << ", " << t.k_div << ", " << t.metadata_k << ", " << t.metadata_atom
-      << "},\n";
+      << quote(t.contiguous_name) << ", " << t.scale_vec << ", " << t.k_div << ", " << t.metadata_k << ", " << t.metadata_atom << ", "
+      << t.planes_size << "},\n";
   o << "};\ninline constexpr ParamDesc params[] = {\n";
   for (const Param& p : k.params)
     o << "    {"
@@ -758,7 +788,7 @@ void write_kernel(std::ostream& o, const Kernel& k) {
                                  : "param_pointer")
       << ", " << p.index << ", " << p.offset << "},\n";
   o << "};\n";
-  const bool own_sizes = !k.sizes.empty() && (!k.gemm || !k.derived.empty());  // a gemm's derived d too
+  const bool own_sizes = !k.sizes.empty() && (!k.gemm || k.sizes.size() > 3);  // a gemm's derived d, a grouped one's groups too
   if (own_sizes) {
     o << "inline constexpr const char* sizes[] = {";
     for (size_t i = 0; i < k.sizes.size(); ++i) o << (i ? ", " : "") << quote(k.sizes[i]);
@@ -846,7 +876,8 @@ void write_kernel(std::ostream& o, const Kernel& k) {
       tight += (tight.empty() ? "" : ", ") + t.arg;
       if (!t.ld_arg.empty()) tight += ", " + tight_ld(t);
     }
-    tight += ", m, n, k";
+    for (size_t i = 0; i < k.sizes.size(); ++i)  // m, n, k (and a grouped gemm's groups)
+      if (k.parameter(i)) tight += ", " + k.sizes[i];
     const std::string shrt = signature(k, false, false);
     std::string lds;
     for (const Tensor& t : k.tensors)
@@ -934,6 +965,8 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   };
   // A fused epilogue's bias comes after D (docs/spec.md, "Epilogues"): the gemms with one, their own list.
   auto biased = [](const Kernel& k) { return k.tensors.size() == 4 && k.tensors[3].name == "bias"; };
+  // Grouped GEMM (docs/spec.md, "Grouped GEMM"): masked_m after D, groups after k; their own list.
+  auto grouped = [](const Kernel& k) { return k.tensors.size() == 4 && k.tensors[3].name == "masked_m"; };
   o << "// X(NAME, A type, B type, D type) for each gemm kernel; X(NAME, A type, B type, D type, factor type) for each\n"
        "// block-scaled gemm kernel; X(NAME, A type, B type, D type) for each gemm kernel of sparse A; X(NAME, A type,\n"
        "// B type, D type, factor type) for each block-scaled gemm kernel of sparse A; X(NAME, A type, B type, D type,\n"
@@ -942,8 +975,9 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
        "// fused epilogue inputs or\n"
        "// outputs (an amax, a quantized D's factors SFD),\n"
        "// void for those it does not take (its launch function takes the others after D, in that order); the same row for\n"
-       "// each gemm kernel with block-wise f32 factors (BLOCKWISE_GEMMS: const float* sfa, sfb after those); X(NAME) for\n"
-       "// each program.\n";
+       "// each gemm kernel with block-wise f32 factors (BLOCKWISE_GEMMS: const float* sfa, sfb after those); X(NAME, A type,\n"
+       "// B type, D type) for each grouped gemm kernel (GROUPED_GEMMS: const std::int32_t* masked_m after D, size::groups\n"
+       "// after k); X(NAME) for each program.\n";
   o << "#define PTXGEN_" << stem << "_GEMMS(X)";
   for (const Kernel& k : ks)
     if (k.gemm && k.tensors.size() == 3)
@@ -1005,6 +1039,11 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   o << "\n#define PTXGEN_" << stem << "_BLOCKWISE_GEMMS(X)";
   for (const Kernel& k : ks)
     if (k.gemm && blockwise(k)) row(k);
+  o << "\n#define PTXGEN_" << stem << "_GROUPED_GEMMS(X)";
+  for (const Kernel& k : ks)
+    if (k.gemm && grouped(k))
+      o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
+        << qualified(k.tensors[2].type) << ")";
   o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";
   for (const Kernel& k : ks)
     if (!k.gemm) o << " \\\n  X(" << k.name << ")";

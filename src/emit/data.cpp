@@ -1392,6 +1392,7 @@ Emitter::TmaBoxes Emitter::tma_boxes(const plan::StoreStep& st, const std::strin
   TmaBoxes b;
   b.row0 = affine(st.row0);
   b.col0 = affine(st.col0);
+  if (st.map.rank == 3) b.plane = affine(st.plane);  // a grouped D: the group's plane
   w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + b.row0 + ", " + wgi + ", " + s(st.src.rows) + ", " + b.row0);
   b.box0 = w.r32();
   w.ins(spell::alu(Op::mad_lo, Ty::u32) + " " + b.box0 + ", " + wgi + ", " + s(st.warpgroup_bytes) + ", " + s(st.stage_offset));
@@ -1405,7 +1406,8 @@ void Emitter::tma_store_box(const plan::StoreStep& st, const TmaBoxes& b, int j,
   const std::string cj = w.r32(), sj = w.r32();
   w.ins(spell::alu(Op::add, Ty::u32) + " " + cj + ", " + b.col0 + ", " + s(int64_t{j} * st.box_cols));
   w.ins(spell::alu(Op::add, Ty::u32) + " " + sj + ", " + b.box0 + ", " + s(at));
-  w.ins(pred + spell::tma_store() + " [" + tmap.at(st.map.param) + ", {" + cj + ", " + b.row0 + "}], [" + sj + "]");
+  w.ins(pred + spell::tma_store(st.map.rank) + " [" + tmap.at(st.map.param) + ", {" + cj + ", " + b.row0 + (b.plane.empty() ? "" : ", " + b.plane) +
+        "}], [" + sj + "]");
 }
 
 // D by TMA through two subtile buffers (plan::StoreStep::subtiles): box j (128 bytes of each of

@@ -386,6 +386,7 @@ void Emitter::prologue() {
       tile_of(lin, tm, tn);
       }
     }
+    if (!p.ir().grid.groups_param.empty()) group_prologue();
   }
   for (const auto& b : p.barriers) {
     const std::string r = w.r32();
@@ -444,6 +445,44 @@ void Emitter::prologue() {
   }
   canon = regs;
   w.blank();
+}
+
+// A grouped grid (ir::Grid::groups_param; docs/spec.md, "Grouped GEMM"): this CTA's group is
+// %ctaid.z. It reads its group's valid rows, masked_m[z] (ld.global, §9.7.9.8) clamped to [0, m]
+// (max.s32: a negative entry is 0; min.u32: one past the capacity is m), and exits (ret,
+// §9.7.12.6) before any barrier, allocation or load where its tile's first row is at or past them:
+// every thread of the CTA decides alike. Otherwise the address parameters of the grouped tensors
+// move to the group's plane (plane z lies z * rows * ld elements on, at run time), so that the
+// direct stores and reads add rows and columns as for one GEMM; TMA takes the plane as a coordinate.
+void Emitter::group_prologue() {
+  const ir::Grid& gr = p.ir().grid;
+  group = w.r32();
+  w.ins(spell::alu(Op::mov, Ty::u32) + " " + group + ", %ctaid.z", "this CTA's group");
+  const std::string lim = w.r32(), at = w.r64(), row0 = w.r32(), past = w.pred();
+  const std::string group64 = w.r64();
+  w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + group64 + ", " + group);
+  w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + at + ", " + group + ", 4");
+  w.ins(spell::alu(Op::add, Ty::u64) + " " + at + ", " + at + ", " + gbase.at(gr.group_rows));
+  w.ins(spell::ld(Space::global, Ty::b32) + " " + lim + ", [" + at + "]", gr.group_rows + "[group]: its valid rows");
+  w.ins(spell::alu(Op::max, Ty::s32) + " " + lim + ", " + lim + ", 0", "a negative entry counts as 0");
+  w.ins(spell::alu(Op::min, Ty::u32) + " " + lim + ", " + lim + ", " + size.at(gr.m_param), "one past the capacity as " + gr.m_param);
+  w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + row0 + ", " + m_tile + ", " + s(gr.tile_m), "the tile's first row in the group");
+  w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + past + ", " + row0 + ", " + lim);
+  w.ins("@" + past + " " + spell::ret(), "no valid row in this tile: no load, MMA or store");
+  for (const auto& g : p.ir().globals) {
+    if (!g.grouped || g.param.empty()) continue;
+    // Bytes of one plane: rows x ld elements (their run-time sizes where the kernel takes them).
+    const std::string rows = g.rows_param.empty() ? s(g.rows) : size.at(g.rows_param);
+    const std::string ld = g.ld_param.empty() ? s(g.ld ? g.ld : g.cols) : size.at(g.ld_param);
+    const int bits = g.bits ? g.bits : isa::storage_bits(g.dtype, g.format);
+    const std::string off = w.r64();
+    if (g.rows_param.empty() && g.ld_param.empty()) throw std::logic_error("a grouped tensor of static extents");
+    w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + off + ", " + rows + ", " + ld, g.name + "'s elements per group");
+    w.ins(spell::alu(Op::mul_lo, Ty::u64) + " " + off + ", " + off + ", " + group64);
+    if (bits % 8) throw std::logic_error("a grouped tensor of sub-byte elements");  // GROUPS: refused (e2m1 D)
+    if (bits != 8) w.ins(spell::alu(Op::mul_lo, Ty::u64) + " " + off + ", " + off + ", " + s(bits / 8), "bytes");
+    w.ins(spell::alu(Op::add, Ty::u64) + " " + gbase.at(g.name) + ", " + gbase.at(g.name) + ", " + off, g.name + " of this group");
+  }
 }
 
 // The output tile at place `lin` of the launch order, of a grid of `rows` x `cols` tiles, into
@@ -1077,6 +1116,7 @@ std::string Emitter::affine(const ir::Affine& a, int64_t scale) {
   if (a.k_block) term(a.k_block, loop.kb);
   if (a.rank) term(a.rank, rank);
   if (a.size_mul) term(a.size_mul, size.at(a.size));
+  if (a.group) term(a.group, group);
   return r;
 }
 

@@ -70,6 +70,7 @@ struct Emitter {
   std::map<int, std::pair<std::string, std::string>> tile_ring;
   std::map<std::string, std::string> ring_base;
   std::string tiles_m, tiles_n, tile_count;  // persistent grids: tile rows, columns and all tiles
+  std::string group;  // a grouped grid: this CTA's group (%ctaid.z, ir::Grid::groups_param)
   const plan::RolePlan* role = nullptr;
 
   bool pair() const { return p.ir().cta_group == 2; }
@@ -128,6 +129,7 @@ struct Emitter {
   void wait(const plan::Step& st, const std::string& L);
   void commit(const plan::Step& st, const std::string& L);
   // A register holding the Affine's value (32-bit).
+  void group_prologue();
   std::string affine(const ir::Affine& a, int64_t scale = 1);
   // The 16-byte-unit start offset of a tile's current stage, for descriptors (a ring) or "".
   std::string stage_units(const std::string& tile);
@@ -181,7 +183,7 @@ struct Emitter {
   void stmatrix_staging(const plan::StoreStep& st, const std::vector<std::string>& rs, const std::string& wgi, const std::string& q, int row_bytes,
                         int only_box = -1);
   struct TmaBoxes {
-    std::string row0, col0, box0;
+    std::string row0, col0, box0, plane;  // plane: a rank-3 map's third coordinate (a grouped D)
   };
   TmaBoxes tma_boxes(const plan::StoreStep& st, const std::string& wgi);  // data.cpp: for tma_store_box
   void tma_store_box(const plan::StoreStep& st, const TmaBoxes& b, int j, int64_t at, const std::string& pred);

@@ -126,7 +126,8 @@ void Emitter::box_store(const plan::StoreStep& st, const std::string& L) {
   w.ins(spell::bar_sync() + " 1, " + s(threads), "the box is in shared memory");
   w.ins("@" + issuer + " " + spell::bra() + " " + L + "_done");
   const std::string row0 = affine(st.row0), col0 = affine(st.col0);
-  w.ins(spell::tma_store() + " [" + tmap.at(st.map.param) + ", {" + col0 + ", " + row0 + "}], [" + stage + "]");
+  const std::string plane = st.map.rank == 3 ? ", " + affine(st.plane) : "";  // a grouped D: the group's plane
+  w.ins(spell::tma_store(st.map.rank) + " [" + tmap.at(st.map.param) + ", {" + col0 + ", " + row0 + plane + "}], [" + stage + "]");
   w.ins(spell::bulk_commit());
   w.label(L + "_done");
 }

@@ -69,6 +69,7 @@ std::string affine_text(const ir::Affine& a) {
   term(a.k_block, "k_block");
   term(a.rank, "rank");
   if (a.size_mul) o += " + " + s(a.size_mul) + " " + a.size;
+  term(a.group, "group");
   return o;
 }
 
@@ -76,6 +77,7 @@ ojson affine_json(const ir::Affine& a) {
   ojson j = {{"base", a.base}, {"m_tile", a.m_tile}, {"n_tile", a.n_tile}, {"k_block", a.k_block}, {"rank", a.rank}};
   // A run-time size term (the gated epilogue's up half): only where there is one.
   if (a.size_mul) j["size"] = {{"name", a.size}, {"times", a.size_mul}};
+  if (a.group) j["group"] = a.group;  // a grouped grid's plane: only where there is one
   return j;
 }
 
@@ -209,14 +211,14 @@ struct Printer {
           o += in2 + "via shared \"" + st.store.stage + "\" at " + s(st.store.stage_offset) + (st.store.overlay ? " (over the ring)" : "") +
                ": one box of " + s(st.store.box_cols) + " x " + s(st.store.box_rows) + ", written by the warps that hold it once " +
                spell::bulk_wait_read() + " " + s(st.store.pending) + " says the stage's previous box has been read, then " +
-               spell::tma_store() + " through " + st.store.map.param + ", " + spell::bulk_commit() + "\n";
+               spell::tma_store(st.store.map.rank) + " through " + st.store.map.param + ", " + spell::bulk_commit() + "\n";
         else if (st.store.tma)
           o += in2 + "via shared \"" + st.store.stage + "\" at " + s(st.store.stage_offset) +
                (st.store.shared_by ? " (over the ring, once all " + s(st.store.shared_by) + " consumer threads are done with it)" : "") +
                ": each warpgroup's " + s(st.store.src.rows) + " rows as " + s(st.store.boxes) + " boxes of " + s(st.store.box_cols) + " x " +
                    s(st.store.src.rows) + ", written by " +
                (st.store.stmatrix ? spell::stmatrix(4) : spell::st(spell::Space::shared, spell::Ty::b32) + " per pair of columns") + " (" + st.store.staging +
-               "), then " + spell::tma_store() + " through " + st.store.map.param + ", " + spell::bulk_commit() +
+               "), then " + spell::tma_store(st.store.map.rank) + " through " + st.store.map.param + ", " + spell::bulk_commit() +
                (st.store.subtiles ? "; two subtile buffers: box j goes through buffer j % 2 once " + spell::bulk_wait_read() +
                                         " says the buffer's previous box has been read, each box its own bulk group"
                                   : "") +
@@ -526,7 +528,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
       x["store"] = {{"regs", st.store.src.name}, {"global", st.store.global}, {"row0", st.store.row0.base}, {"col0", st.store.col0.base},
                     {"origin", {affine_json(st.store.row0), affine_json(st.store.col0)}}, {"clip", st.store.clip}};
       if (st.store.tma)
-        x["store"]["tma"] = {{"instruction", spell::tma_store()}, {"tensor_map", st.store.map.param}, {"stage", st.store.stage},
+        x["store"]["tma"] = {{"instruction", spell::tma_store(st.store.map.rank)}, {"tensor_map", st.store.map.param}, {"stage", st.store.stage},
                              {"stage_offset", st.store.stage_offset}, {"boxes", st.store.boxes}, {"box_cols", st.store.box_cols},
                              {"box_stride", st.store.box_stride}, {"shared_by", st.store.shared_by}, {"reuse", st.store.reuse},
                              {"box_rows", st.store.box_rows}, {"pending", st.store.pending}, {"overlay", st.store.overlay}};

@@ -102,7 +102,8 @@ std::string tma_load_multicast(int rank, bool cta_group2) {
   return "cp.async.bulk.tensor." + s(rank) + "d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster" +
          (cta_group2 ? ".cta_group::2" : "");
 }
-std::string tma_store() { return "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"; }
+// .dim: the tensor map's rank (a grouped D: 3, the group its plane; §9.7.9.27.1.2).
+std::string tma_store(int rank) { return "cp.async.bulk.tensor." + s(rank) + "d.global.shared::cta.bulk_group"; }
 std::string bulk_commit() { return "cp.async.bulk.commit_group"; }
 std::string bulk_wait_read() { return "cp.async.bulk.wait_group.read"; }
 std::string proxy_fence() { return "fence.proxy.async.shared::cta"; }
@@ -283,7 +284,8 @@ const std::vector<AluRow>& alu_rows() {
       {Op::div, "§9.7.1.8", 10, true, true, {.types = {T::u32}}},
       {Op::rem, "§9.7.1.9", 10, true, true, {.types = {T::u32}}},
       {Op::min, "§9.7.1.12", 10, true, true, {.types = {T::u32}}},
-      {Op::max, "§9.7.1.13", 10, true, true, {.types = {T::u32}}},
+      // max.s32: a grouped CTA's count of valid rows, a negative entry taken as 0.
+      {Op::max, "§9.7.1.13", 10, true, true, {.types = {T::u32, T::s32}}},
       {Op::bfe, "§9.7.1.19", 20, true, true, {.types = {T::u32}}},
       {Op::and_, "§9.7.8.1", 10, true, true, {.types = {T::pred, T::b32}}},
       {Op::or_, "§9.7.8.2", 10, true, true, {.types = {T::pred, T::b32}}},

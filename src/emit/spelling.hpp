@@ -55,7 +55,7 @@ std::string wgmma_wait();
 // cp.async.bulk.tensor (§9.7.9.27.1.2) and the proxy fence (§9.7.13.4.x)
 std::string tma_load(bool cta_group2, int rank = 2);
 std::string tma_load_multicast(int rank, bool cta_group2 = false);
-std::string tma_store();        // cp.async.bulk.tensor.2d.global.shared::cta.bulk_group
+std::string tma_store(int rank = 2);  // cp.async.bulk.tensor.<rank>d.global.shared::cta.bulk_group
 std::string bulk_commit();      // cp.async.bulk.commit_group
 std::string bulk_wait_read();   // cp.async.bulk.wait_group.read N: the groups' shared-memory reads are done
 std::string proxy_fence();

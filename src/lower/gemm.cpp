@@ -1109,7 +1109,53 @@ struct Gemm {
     k.engine = tc ? ir::Engine::tcgen05 : ir::Engine::wgmma;
     if (tc) tcgen05();
     else wgmma();
+    if (g.groups) group();
     return std::move(k);
+  }
+
+  // Grouped GEMM, masked layout (docs/spec.md, "Grouped GEMM"): A, B and D one plane per group
+  // ([G, m, K], [G, N, K], [G, m, N] in their majors), the grid's z the group, and the int32
+  // masked_m[G] each CTA reads its group's valid rows from. Every access of the kernel lies in its
+  // group's plane: TMA loads and stores take it as their third coordinate, so one tensor map per
+  // operand addresses every group and clips each group's rows at the capacity m.
+  void group() {
+    if (g.groups->layout != spec::GroupsLayout::masked) throw std::logic_error("a grouped layout that is not built");
+    const int64_t count = g.groups->count;
+    k.size_params.push_back({"groups", count, "", 1, 1});
+    for (ir::Global& x : k.globals) {
+      if (x.name != "A" && x.name != "B" && x.name != "D") continue;
+      x.planes = count;
+      x.planes_param = "groups";
+      x.grouped = true;
+    }
+    ir::Global rows;
+    rows.name = "masked_m";
+    rows.ptr = std::string(kPtr) + "/groups";
+    rows.dtype = isa::DType::s32;
+    rows.rows = 1;
+    rows.cols = rows.ld = count;
+    rows.cols_param = rows.ld_param = "groups";
+    rows.param = "masked_m";
+    rows.dims = {"1", "groups"};
+    k.globals.push_back(rows);
+    k.grid.groups_param = "groups";
+    k.grid.group_rows = "masked_m";
+    ir::Affine plane;
+    plane.group = 1;
+    auto grouped = [&](const Ref& r) {
+      for (const ir::Global& x : k.globals)
+        if (x.name == r.name) return x.grouped;
+      return false;
+    };
+    auto place = [&](ir::Op& o) {
+      if (auto* l = o.as<ir::Load>(); l && grouped(l->src)) l->plane = plane;
+      if (auto* st = o.as<ir::Store>(); st && grouped(st->dst)) st->plane = plane;
+    };
+    for (ir::Role& r : k.roles)
+      for (ir::Node& n : r.nodes) {
+        if (!n.is_loop) place(n.op);
+        for (ir::Op& o : n.loop.body) place(o);
+      }
   }
 };
 

@@ -354,8 +354,11 @@ Grid launch_grid(const ir::Kernel& k) {
     return {ceil_div(ceil_div(n, k.grid.tile_n), k.grid.cluster_n) * ceil_div(ceil_div(m, k.grid.tile_m), k.grid.cluster_m) * k.cta_group *
                 k.grid.cluster_m * k.grid.cluster_n,
             1, 1};
-  return {round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]), round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]),
-          k.cluster[2]};
+  // A grouped grid's z walks the groups (Grid::groups_param).
+  int64_t z = k.cluster[2];
+  for (const auto& s : k.size_params)
+    if (!k.grid.groups_param.empty() && s.name == k.grid.groups_param) z = s.value;
+  return {round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]), round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]), z};
 }
 
 MemoryMap memory_map(const ir::Kernel& k) {

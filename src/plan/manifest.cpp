@@ -118,8 +118,16 @@ std::string manifest(const Plan& p) {
                          "the tiles p, p + gridDim.x / 2, ...; the kernel takes its sizes as parameters";
     } else {
       j["grid_rule"] = "x = ceil(" + p.ir().grid.n_param + " / tile.n) * cta_group, y = ceil(" + p.ir().grid.m_param +
-                       " / tile.m), each rounded up to the cluster; the kernel takes its sizes as parameters";
+                       " / tile.m), each rounded up to the cluster" +
+                       (p.ir().grid.groups_param.empty() ? std::string()
+                                                         : ", z = " + p.ir().grid.groups_param + " (one group per z; each CTA reads " +
+                                                               p.ir().grid.group_rows + "[z] and exits if its first row is at or past it)") +
+                       "; the kernel takes its sizes as parameters";
     }
+    // Grouped GEMM (docs/spec.md, "Grouped GEMM"): A, B and D one plane per group, and the device
+    // array of the groups' valid rows.
+    if (!p.ir().grid.groups_param.empty())
+      j["groups"] = {{"layout", "masked"}, {"count", p.ir().grid.groups_param}, {"rows", p.ir().grid.group_rows}};
     j["requirements"] = "outputs 16-byte aligned; inputs as the tensor maps describe (row strides multiples of 16 bytes)";
   } else {
     // One CTA of `threads` threads runs the whole program (no %ctaid), or one cluster of two for a
@@ -177,6 +185,8 @@ std::string manifest(const Plan& p) {
     const bool named = !g.dims[0].empty();
     const bool transposed = named && g.dims[0] != g.rows_param && g.dims[1] == g.rows_param;
     t["shape"] = transposed ? ojson{g.cols, g.rows} : ojson{g.rows, g.cols};
+    // One plane per group ([G, rows, cols] as stored): the group is the outermost dimension.
+    if (g.grouped) t["groups"] = g.planes_param;
     // A program tensor's extent is a size the kernel takes ("m"), or fixed ("rows"/"cols").
     const std::string rows = g.rows_param.empty() ? "rows" : g.rows_param, cols = g.cols_param.empty() ? "cols" : g.cols_param;
     t["dims"] = named ? ojson{g.dims[0], g.dims[1]} : ojson{rows, cols};

@@ -747,6 +747,7 @@ std::optional<StoreStep> plan_store(Ctx& c, const ir::Store& o, const RegDef& sr
   st.global = g->name;
   st.row0 = o.pos.at[0];
   st.col0 = o.pos.at[1];
+  st.plane = o.plane;
   st.cta_row = o.pos.at[0].rank;
   st.cta_col = o.pos.at[1].rank;
   st.to = g->dtype;
@@ -830,6 +831,13 @@ TensorMap store_map(const ir::Store& o, const ir::Global& g, int box_cols, int b
   m.box_inner = box_cols;
   m.box_outer = box_rows;
   m.swizzle = isa::Swizzle::b128;
+  if (g.planes > 0) {
+    // A 3-D global (a grouped D, [G, m, N]): boxes one plane deep, the plane the store's coordinate.
+    if (o.plane.constant()) throw std::logic_error("a TMA store into a 3-D global without its plane");
+    m.rank = 3;
+    m.dim_planes = g.planes;
+    m.plane_stride_bytes = g.rows * m.stride_bytes;
+  }
   return m;
 }
 

@@ -13,8 +13,9 @@ std::string num(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
-// GROUPS-ALIGN, then what is not built of grouped GEMM (SPEC-NOT-BUILT at the layout): every
-// layout, until the masked one on sm_90a lands (issue 30, deliverable 1, step 2).
+// GROUPS-ALIGN, then what is not built of grouped GEMM (SPEC-NOT-BUILT at the member that asks
+// for it): the contiguous and K-grouped layouts, and with the masked one the persistent schedule,
+// clusters, and the tensors whose per-group layout is not specified (issue 30, deliverable 1).
 void check_groups(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || !g->groups) return;
@@ -35,26 +36,63 @@ void check_groups(const Context& c, Diagnostics& d) {
         .help = {"use \"align\": " + num(up) + " (the next multiple of tile.m; DeepGEMM's 128 for tile.m 64 or 128)",
                  "or a tile.m that divides " + num(x.align)};
   }
-  // Nothing of grouped GEMM is built yet: each layout named with the launches that compute it today.
-  std::string what, nearest;
-  switch (x.layout) {
-    case spec::GroupsLayout::masked:
-      what = "the masked layout (A [G, m, K], B [G, N, K], D [G, m, N], masked_m[G] at run time)";
-      nearest = "one launch of this kernel per group: m = masked_m[g], A, B and D at group g's offsets";
-      break;
-    case spec::GroupsLayout::contiguous:
-      what = "the contiguous layout (A's rows sorted by group in aligned segments, the groups' ends at run time)";
-      nearest = "one launch of this kernel per group: m = the group's rows, A and D at its segment, B at group g";
-      break;
-    case spec::GroupsLayout::k_grouped:
-      what = "the K-grouped layout (A [M, sum of K], B [sum of K, N], D [G, M, N])";
-      nearest = "one launch of this kernel per group: k = the group's K, A and B at its columns, D at group g";
-      break;
+  // Built: the masked layout, data-parallel (the group is the grid's z), on both engines. The rest
+  // is refused at the member that asks for it, its help naming what is built.
+  const std::string grouped = "grouped GEMM (\"groups\") ";
+  if (x.layout != spec::GroupsLayout::masked) {
+    const bool contiguous = x.layout == spec::GroupsLayout::contiguous;
+    d.error("SPEC-NOT-BUILT", at + "/layout",
+            grouped + "is built for the masked layout; the " + std::string(spec::name(x.layout)) + " layout " +
+                (contiguous ? "(A's rows sorted by group in aligned segments, the groups' ends at run time)"
+                            : "(A [M, sum of K], B [sum of K, N], D [G, M, N])") +
+                " is specified (docs/spec.md, \"Grouped GEMM\") and refused until its kernel lands")
+        .help = {contiguous ? "nearest built: \"layout\": \"masked\" with m the largest group's rows (each group's rows at g m of A and D), "
+                              "or one launch of this kernel per group"
+                            : "nearest built: one launch of this kernel per group: k = the group's K, A and B at its columns, D at group g"};
+    return;
   }
-  d.error("SPEC-NOT-BUILT", at + "/layout",
-          "grouped GEMM is not built yet: " + what + " is specified (docs/spec.md, \"Grouped GEMM\") and refused until its "
-          "kernel lands")
-      .help = {"nearest built: " + nearest};
+  auto refuse = [&](const std::string& ptr, const std::string& what, const std::string& help) {
+    d.error("SPEC-NOT-BUILT", ptr, grouped + "is built without " + what + " (docs/spec.md, \"Grouped GEMM\")").help = {help};
+  };
+  if (g->schedule == spec::Schedule::persistent)
+    refuse("/gemm/schedule", "the persistent schedule: its walk over (group, tile) is not built; the group is the grid's z",
+           "use \"schedule\": \"data_parallel\" (one CTA per tile of each group; CTAs past a group's rows exit at once)");
+  if (g->cluster[0] * g->cluster[1] * g->cluster[2] > g->cta_group || g->cta_group > 1)
+    refuse(g->cta_group > 1 ? "/gemm/cta_group" : "/gemm/cluster",
+           "clusters and CTA pairs: a CTA past its group's rows exits at once, which a cluster's multicast partner or pair would wait for",
+           g->cta_group > 1 ? "use \"cta_group\": 1" : "leave \"cluster\" out (one CTA)");
+  if (g->scale) refuse("/gemm/scale", "block scaling: the factor tensors' per-group layout is not specified", "leave \"scale\" out, or launch per group");
+  if (g->sparse) refuse("/gemm/sparse", "sparse A: the metadata's per-group layout is not specified", "leave \"sparse\" out, or launch per group");
+  if (g->c) refuse("/gemm/c", "an input C: its per-group layout is not specified", "leave \"c\" out, or launch per group");
+  if (g->bias) refuse("/gemm/bias", "a bias: its per-group layout is not specified", "leave \"bias\" out, or launch per group");
+  if (g->residual) refuse("/gemm/residual", "a residual: its per-group layout is not specified", "leave \"residual\" out, or launch per group");
+  if (g->quantize) refuse("/gemm/quantize", "D's block quantization: the factors' per-group layout is not specified", "leave \"quantize\" out, or launch per group");
+  if (g->amax)
+    refuse("/gemm/amax", "D's amax: the rows past a group's valid rows in its last tile hold no product of its tokens, and would raise it",
+           "leave \"amax\" out, or launch per group");
+  if (g->d == isa::DType::e2m1)
+    refuse("/gemm/d/dtype", "an e2m1 D (two elements a byte): its groups' planes are not whole bytes for every size", "use an 8- or 16-bit D");
+}
+
+// GROUPS-PLANE: one map's group stride (cuTensorMapEncodeTiled: globalStrides below 2^40), for the
+// masked layout, whose maps address every group.
+void check_groups_plane(const Context& c, Diagnostics& d) {
+  const spec::Gemm* g = c.gemm;
+  if (!g || !g->groups || g->groups->layout != spec::GroupsLayout::masked) return;
+  const std::string at = "/gemm/groups";
+  // Each product of two sizes (each below 2^31) fits 62 bits; the bytes are compared without overflow.
+  auto plane_bits = [](int64_t rows, int64_t ld, int bits) { return rows * ld >= ((int64_t{1} << 43) + bits - 1) / bits; };
+  const int64_t lda = spec::leading_dimension(g->a, g->a.major == isa::Major::k ? g->k : g->m);
+  const int64_t ldb = spec::leading_dimension(g->b, g->b.major == isa::Major::k ? g->k : g->n);
+  const char* big = plane_bits(g->a.major == isa::Major::k ? g->m : g->k, lda, isa::value_bits(g->a.dtype))   ? "A"
+                    : plane_bits(g->b.major == isa::Major::k ? g->n : g->k, ldb, isa::value_bits(g->b.dtype)) ? "B"
+                    : plane_bits(g->m, g->n, isa::value_bits(g->d))                                         ? "D"
+                                                                                                              : nullptr;
+  if (big)
+    d.error("GROUPS-PLANE", at,
+            std::string("a group of ") + big + " spans 2^40 bytes or more at the spec's sizes: the tensor map addressing every group takes its "
+            "group stride only below 2^40 bytes")
+        .help = {"a smaller m (a group's capacity) or k", "or launch per group"};
 }
 
 }  // namespace ptxgen::rules

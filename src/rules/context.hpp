@@ -96,6 +96,7 @@ void check_scale_block_tile(const Context&, Diagnostics&);
 void check_scale_block_partials(const Context&, Diagnostics&);
 // Grouped GEMM in the gemm template (src/rules/check_groups.cpp).
 void check_groups(const Context&, Diagnostics&);
+void check_groups_plane(const Context&, Diagnostics&);
 // Sparse A in the gemm template (src/rules/check_sparse.cpp).
 void check_sparse_target(const Context&, Diagnostics&);
 void check_sparse_kind(const Context&, Diagnostics&);

@@ -170,9 +170,9 @@ const std::vector<Rule> kTable = {
  {"use the suggested spelling", "remove the member"},
  R"({"gemm": {"swizle": {"a": 64}}})", "/gemm/swizle", false, "{}"},
 {"SPEC-NOT-BUILT", "a feature users ask for that ptxgen does not build yet", "(docs/spec.md, \"Not built (yet)\")",
- "Grouped and batched GEMM (specified: \"groups\"; refused at its layout until its kernel is built), block-wise f32 scale factors on tcgen05 targets (built for sm_90a), and arithmetic on register sets at the program level beyond the elementwise f32 functions, activations and row reductions (select, gated activations, conversions, quantization, softmax) are the next steps of ptxgen's IR; until they are built, their members and ops are refused by this rule, which names the nearest thing that is built, rather than as unknown members or names.",
+ "Grouped GEMM beyond the masked layout's data-parallel kernel (specified: \"groups\"; the contiguous and K-grouped layouts refused at the layout, and with the masked one the persistent schedule, clusters and the tensors whose per-group layout is not specified refused at their members), a \"batch\" member (batched GEMM is the masked layout with every group full), block-wise f32 scale factors on tcgen05 targets (built for sm_90a), and arithmetic on register sets at the program level beyond the elementwise f32 functions, activations and row reductions (select, gated activations, conversions, quantization, softmax) are the next steps of ptxgen's IR; until they are built, their members and ops are refused by this rule, which names the nearest thing that is built, rather than as unknown members or names.",
  "Asking a gemm spec for grouped GEMM, as cuBLASLt or CUTLASS users would (\"groups\", or a \"batch\" member); an \"op\": \"softmax\" in a program.",
- {"for grouped or batched GEMM, one launch per group (docs/spec.md, \"Grouped GEMM\", says what is specified and what is built)",
+ {"for batched GEMM, \"groups\": {\"layout\": \"masked\", ...} with every group full; for what grouped GEMM does not build, one launch per group (docs/spec.md, \"Grouped GEMM\", says what is specified and what is built)",
   "at the program level, build softmax from exp2, the row reductions and the elementwise functions (docs/spec.md, \"Arithmetic\")"},
  R"({"gemm": {"batch": 8}})", "/gemm/batch", false, "{}"},
 {"SPEC-INT-RANGE", "an integer is outside its range", "(docs/spec.md)",
@@ -217,6 +217,11 @@ const std::vector<Rule> kTable = {
  "An alignment of 64 rows with tile.m 128; \"align\" written for the masked layout.",
  {"use an align that is a multiple of tile.m (the diagnostic names the next one)", "or a tile.m that divides align", "or leave \"align\" out"},
  R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 4, "align": 64}}})", "/gemm/groups/align", false, "{}", check_groups},
+{"GROUPS-PLANE", "a group's plane of A, B or D is 2^40 bytes or more", "(docs/spec.md, \"Grouped GEMM\"); cuTensorMapEncodeTiled's globalStrides",
+ "In the masked layout one tensor map addresses every group of A, B and D: the group is its third dimension, and the bytes from one group to the next (m x lda, n x ldb, m x n elements of D) are its stride, which a tensor map takes only below 2^40 bytes (cuTensorMapEncodeTiled).",
+ "A capacity m and a k whose product of bytes reaches 1 TiB per group (at the spec's sizes; the launch header checks the run-time ones).",
+ {"a smaller m (the capacity of a group) or k", "or launch per group"},
+ R"({"target": "sm_90a", "gemm": {"m": 1024, "k": 1073741824, "groups": {"layout": "masked", "count": 2}}})", "/gemm/groups", false, R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 2}}})", check_groups_plane},
 
 // ---- Targets -----------------------------------------------------------------------------------
 {"TARGET-A-TMEM", "A in tensor memory needs a tcgen05 target", "PTX ISA 9.1 §9.7.16.1 (Tensor Memory); §9.7.15 (wgmma)",

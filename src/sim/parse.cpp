@@ -513,15 +513,15 @@ struct Parser {
         if (in.o[0].kind != Opnd::immediate || in.o[0].imm < 0) fail("cp.async.bulk.wait_group takes an immediate count");
       }
     } else if (base == "cp" && has(mods, "bulk_group")) {
-      // cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [tmap, {c0, c1}], [smem]: a TMA store
-      // (PTX ISA 9.1 §9.7.9.25.5.1), completing with the executing thread's bulk async-group.
-      if (!(has(mods, "async") && has(mods, "bulk") && has(mods, "tensor") && has(mods, "2d") && has(mods, "global") &&
-            has(mods, "shared::cta")))
-        fail("only cp.async.bulk.tensor.2d.global.shared::cta.bulk_group stores are simulated");
+      // cp.async.bulk.tensor.{2d,3d}.global.shared::cta.bulk_group [tmap, {c0, c1[, c2]}], [smem]: a
+      // TMA store (PTX ISA 9.1 §9.7.9.25.5.1), completing with the executing thread's bulk async-group.
+      const int rank = has(mods, "2d") ? 2 : has(mods, "3d") ? 3 : 0;
+      if (!(has(mods, "async") && has(mods, "bulk") && has(mods, "tensor") && rank && has(mods, "global") && has(mods, "shared::cta")))
+        fail("only cp.async.bulk.tensor.2d and .3d .global.shared::cta.bulk_group stores are simulated");
       if (has(mods, "im2col") || has(mods, "L2::cache_hint")) fail("unsupported TMA store mode");
       in.op = Op::tma_store;
       need(2);
-      tensor_operand(args[0], in.o[0], in.o[1]);  // [tmap, {c0, c1}], [smem]
+      tensor_operand(args[0], in.o[0], in.o[1], rank);  // [tmap, {c0, c1[, c2]}], [smem]
       in.o[2] = operand(args[1]);
       in.nops = 3;
     } else if (base == "cp") {

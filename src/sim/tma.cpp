@@ -174,18 +174,18 @@ void Machine::tma_store_issue(Thread& t, const Ins& in) {
 
 void Machine::tma_store_complete(Async& a) {
   const TensorMap& m = *a.map;
-  const int64_t c0 = sext(a.v[2], 32), c1 = sext(a.v[3], 32);
+  const int64_t c0 = sext(a.v[2], 32), c1 = sext(a.v[3], 32), c2 = sext(a.v[7], 32);  // c2: a rank-3 map's plane (else 0)
   const uint32_t eb = static_cast<uint32_t>(m.elem_bits) / 8, row_bytes = m.box[0] * eb;
   const uint32_t scta = static_cast<uint32_t>(a.v[0]), soff = static_cast<uint32_t>(a.v[1]);
   for (uint32_t y = 0; y < m.box[1]; ++y) {
     const int64_t gy = c1 + y;
-    if (gy < 0 || static_cast<uint64_t>(gy) >= m.dims[1]) continue;
+    if (gy < 0 || static_cast<uint64_t>(gy) >= m.dims[1] || c2 < 0 || (m.rank == 3 && static_cast<uint64_t>(c2) >= m.dims[2])) continue;
     for (uint32_t x = 0; x < m.box[0]; ++x) {
       const int64_t gx = c0 + x;
       if (gx < 0 || static_cast<uint64_t>(gx) >= m.dims[0]) continue;
       // The element's byte in the box as a load would place it, swizzled.
       const uint32_t s = swizzled(m, soff + y * row_bytes + x * eb);
-      const uint64_t byte = m.global + static_cast<uint64_t>(gy) * m.stride + static_cast<uint64_t>(gx) * eb;
+      const uint64_t byte = m.global + static_cast<uint64_t>(c2) * m.stride2 + static_cast<uint64_t>(gy) * m.stride + static_cast<uint64_t>(gx) * eb;
       uint8_t* g = global.find(byte, eb);
       if (!g) fail_async(a, "TMA store writes global memory outside every buffer at " + hex(byte));
       global.wrote(byte, eb);

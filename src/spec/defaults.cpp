@@ -114,7 +114,8 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
     g.tile.m = g.cta_group == 2 ? 256 : 128;
     // sm_90a: 256 down to half a wave of tiles (m = 256 on the H200: 128 tiles of 128 x 256 for 132
     // multiprocessors measured 3 % faster than 256 tiles of 128 x 128; m = 128, 64 tiles, 2 % slower).
-    const int64_t wide = ceil_div(g.m, g.tile.m) * ceil_div(g.n, 256);
+    // A grouped GEMM's tiles are every group's (the groups are the grid's z).
+    const int64_t wide = ceil_div(g.m, g.tile.m) * ceil_div(g.n, 256) * (g.groups ? g.groups->count : 1);
     const int64_t enough = isa::target_info(target).tcgen05 ? multiprocessors(target) : ceil_div(multiprocessors(target), 2);
     // Block-wise f32 factors: one B factor per 128 columns of a tile (SCALE-BLOCK-TILE).
     g.tile.n = wide < enough || blockwise ? 128 : 256;
@@ -126,7 +127,10 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
                                         : ", tile.n 256"));
   }
   if (chose_tile && isa::target_info(target).wgmma) {
-    if (!g.schedule_given) {
+    if (!g.schedule_given && g.groups) {
+      g.schedule = Schedule::data_parallel;
+      g.chosen.push_back("schedule data_parallel: grouped GEMM's groups are the grid's z, one CTA per tile of each group (the persistent walk over (group, tile) is not built)");
+    } else if (!g.schedule_given) {
       // One wave of 128 x 256 tiles (m = 256): a data-parallel CTA's staging tile lies over its
       // ring, leaving 4 stages to a persistent CTA's 3 (704 against 683 TF/s on the H200).
       const int64_t tiles = ceil_div(g.m, g.tile.m) * ceil_div(g.n, g.tile.n);

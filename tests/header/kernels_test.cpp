@@ -79,6 +79,31 @@ namespace sz = ptxgen::size;
     ++gemms;                                                                                                          \
   }
 
+// Every grouped gemm kernel (masked_m after D, size::groups after k): its long form instantiated, its
+// spec's own arguments accepted, a null masked_m refused, more groups than a grid's z refused.
+#define GROUPED_GEMM(NAME, TA, TB, TD)                                                                                \
+  {                                                                                                                   \
+    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const std::int32_t*, sz::m, sz::n, \
+                           sz::k, sz::groups, CUstream);                                                              \
+    F f = &ptxgen::NAME;                                                                                              \
+    (void)f;                                                                                                          \
+    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                                \
+    const std::int32_t* rows = at<const std::int32_t>(kSA);                                                          \
+    expect(#NAME " at its spec's sizes",                                                                              \
+           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD),     \
+                                rows, SIZES(i.m, i.n, i.k), sz::groups{8}),                                           \
+           CUDA_SUCCESS, nullptr);                                                                                    \
+    expect(#NAME " with a null masked_m",                                                                             \
+           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), nullptr, SIZES(i.m, i.n, i.k),         \
+                                sz::groups{8}),                                                                       \
+           CUDA_ERROR_INVALID_VALUE, "masked_m (s32) is a null pointer");                                             \
+    expect(#NAME " with 65536 groups",                                                                                \
+           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), rows, SIZES(i.m, i.n, i.k),            \
+                                sz::groups{65536}),                                                                   \
+           CUDA_ERROR_INVALID_VALUE, "groups = 65536: the groups are the grid's z, at most 65535");                   \
+    ++gemms;                                                                                                          \
+  }
+
 // A fused epilogue input of type T at `address`, or nothing where the kernel does not take it (T void).
 template <class T>
 auto input(std::uintptr_t address) {
@@ -647,6 +672,7 @@ int main() {
   PTXGEN_GEMMS_BIASED_GEMMS(BIASED_GEMM)
   PTXGEN_GEMMS_EPILOGUE_GEMMS(EPILOGUE_GEMM)
   PTXGEN_GEMMS_BLOCKWISE_GEMMS(BLOCKWISE_GEMM)
+  PTXGEN_GEMMS_GROUPED_GEMMS(GROUPED_GEMM)
   PTXGEN_PROGRAMS_PROGRAMS(PROGRAM)
 
   using ptxgen::bf16;
@@ -695,6 +721,16 @@ int main() {
   expect("grid y", sm90(a, 64, b, 64, d, 65535 * 128 + 1, 100, 64), bad,
          "m = 8388481 needs 65536 CTAs along y, one per 128 rows (sm_90a); a grid has at most 65535: m <= 8388480");
   expect("grid y at the limit", sm90(a, 64, b, 64, d, 65535 * 128, 100, 64), CUDA_SUCCESS, nullptr);
+  // Grouped (masked): each group's plane of A, B and D is the tensor maps' group stride, below 2^40
+  // bytes (docs/spec.md, "Grouped GEMM").
+  auto masked = [&](std::int64_t lda, std::int64_t m, std::int64_t n, std::int64_t k) {
+    return ptxgen::gemm_sm90_bf16_128x256x64_masked_check(a, lda, b, k, d, at<const std::int32_t>(kSA), sz::m{m}, sz::n{n}, sz::k{k},
+                                                          sz::groups{8});
+  };
+  expect("grouped", masked(64, 100, 256, 64), CUDA_SUCCESS, nullptr);
+  expect("grouped, odd m", masked(72, 101, 256, 64), CUDA_SUCCESS, nullptr);  // rows 16-byte multiples apart: so are the groups
+  expect("grouped, a plane of A of 2^40 bytes", masked(std::int64_t{1} << 38, 8, 256, 64), bad,
+         "a (A, bf16): a group of 8 rows of lda = 274877906944 spans 2^40 bytes or more, beyond a tensor map's group stride");
   // M-major A and N-major B: the leading dimensions count m and n.
   expect("lda < m (M-major A)",
          ptxgen::gemm_bf16_mn_major_128x256x64_check(a, 64, b, 256, d, sz::m{128}, sz::n{256}, sz::k{64}), bad,

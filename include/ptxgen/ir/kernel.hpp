@@ -54,12 +54,14 @@ enum class Engine : uint8_t { tcgen05, wgmma };
 // value = base + m_tile * (this CTA's tile row in the grid) + n_tile * (its tile column)
 //              + k_block * (the enclosing loop's iteration) + rank * (%cluster_ctarank & 1 in a pair)
 //              + size_mul * (the run-time size `size`: a size parameter or a derived size)
+//              + group * (this CTA's group of a grouped grid: %ctaid.z, Grid::groups_param)
 struct Affine {
   int64_t base = 0, m_tile = 0, n_tile = 0, k_block = 0, rank = 0;
+  int64_t group = 0;
   // The gated epilogue's up half lies d = n / 2 rows of B (columns of the bias) after the gate's.
   int64_t size_mul = 0;
   std::string size;
-  bool constant() const { return !m_tile && !n_tile && !k_block && !rank && !size_mul; }
+  bool constant() const { return !m_tile && !n_tile && !k_block && !rank && !size_mul && !group; }
 };
 
 // The launch grid: one CTA (or one pair) for a program, or one CTA (pair) per output tile of an
@@ -80,6 +82,11 @@ struct Grid {
   // cta_group, takes tile (q / cluster_n, q % cluster_n) of its block. A persistent grid's clusters
   // walk the blocks together.
   int cluster_m = 1, cluster_n = 1;
+  // Grouped GEMM, masked layout (docs/spec.md, "Grouped GEMM"): the grid's z walks the groups
+  // (`groups_param`, the size parameter G), and each CTA reads element %ctaid.z of the int32 global
+  // `group_rows` (masked_m), its group's valid rows: a CTA whose first row lies at or past them
+  // exits before its first load, issuing no TMA, MMA or store. "" : one problem.
+  std::string groups_param = {}, group_rows = {};
 };
 
 // A u32 kernel parameter: a problem size the kernel takes at run time, and the spec's value of it.
@@ -120,6 +127,11 @@ struct Global {
   // plane coordinate, ir::Load::plane); 0: 2-D. `planes_param` names the size it grows with at run time.
   int64_t planes = 0;
   std::string planes_param;
+  // One plane per group of a grouped grid (Grid::groups_param): every access of a CTA lies in its
+  // group's plane. TMA loads and stores take the plane as their coordinate (an Affine's `group`
+  // term); the address parameter, which direct stores and reads add rows and columns to, is moved
+  // to the plane once per CTA (planes rows * ld elements apart, at run time).
+  bool grouped = false;
   // A block-scale factor tensor (§9.7.16.10.7) of operand `scales` ("A", "B"), one factor per
   // `scale_vec` elements of K of each of its rows (A) or columns (B), in the 128x4 layout of
   // cuBLAS, CUTLASS and torch (docs/spec.md, "Block scaling"): `planes` blocks of 128 rows of the
@@ -308,6 +320,7 @@ struct TmemStore {
 struct Store {
   Ref regs, dst;
   Position pos;
+  Affine plane;  // a 3-D global's plane (Global::planes): the third coordinate of a TMA store
   bool clip = false;  // clip to the global's run-time extents (elements past them are not written)
   bool tma = false;
   std::string map_param;  // the tensor-map parameter of a TMA store
