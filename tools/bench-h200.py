@@ -936,12 +936,9 @@ def run_blockwise(only_shape=None):
             d = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
             call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), M, N, K,
                                             stream)
-            r = call()
-            if r != 0:
-                row["ptxgen"][c["name"]] = {"error": "CUresult %d: %s" % (r, lib.bench_error().decode())}
+            if not launched(torch, lib, row, c, call):
                 failed += 1
                 continue
-            torch.cuda.synchronize()
             err = rel_err64(d)
             ok = err < bound and not torch.isnan(d.float()).any().item()
             failed += not ok
@@ -983,6 +980,17 @@ def run_blockwise(only_shape=None):
         json.dump(results, f, indent=1)
     print("%d block-wise shapes, %d wrong or failed ptxgen results" % (len(results), failed))
     return 1 if failed else 0
+
+
+def launched(torch, lib, row, c, call):
+    """The first launch of config c (its result then checked): False, with the header's words in the
+    row, where the launch function refused it."""
+    r = call()
+    if r != 0:
+        row["ptxgen"][c["name"]] = {"error": "CUresult %d: %s" % (r, lib.bench_error().decode())}
+        return False
+    torch.cuda.synchronize()
+    return True
 
 
 def grouped_tokens(G, cap, seed):
@@ -1027,12 +1035,9 @@ def run_grouped():
         for c in mine:
             d = torch.full((G, cap, N), float("nan"), device=dev, dtype=torch.bfloat16)
             call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), masked.data_ptr(), cap, N, K, G, stream)
-            r = call()
-            if r != 0:
-                row["ptxgen"][c["name"]] = {"error": "CUresult %d: %s" % (r, lib.bench_error().decode())}
+            if not launched(torch, lib, row, c, call):
                 failed += 1
                 continue
-            torch.cuda.synchronize()
             err, nan = check([d[g, :t] for g, t in enumerate(tokens)])
             tm = c["gemm"].get("tile", {}).get("m", 128)
             untouched = all(torch.isnan(d[g, (t + tm - 1) // tm * tm:].float()).all().item() for g, t in enumerate(tokens))

@@ -36,6 +36,12 @@ factors per row and 128 of K, B's per 128 x 128): the launcher passes random pos
 SFA [ceil(k/128)][m] and SFB [ceil(n/128)][ceil(k/128)] (BLOCKWISE_GEMMS kernels: the factors after D)
 and compares D with the float64 product of A and B each scaled by its factors.
 
+The grp_ cases are grouped (docs/spec.md "Grouped GEMM": "groups": {"layout": "masked"}): 8 groups of
+capacity m (GROUPED_GEMMS kernels: ptxgen::NAME(a, lda, b, ldb, d, masked_m, m, n, k, groups, stream));
+the launcher draws masked_m full, empty, past the capacity, negative, then at random in [0, m], fills
+each group's A and B afresh, compares every group's valid rows with the float64 product of its own
+operands, and checks that no byte of the tiles past a group's valid rows was written.
+
 The mx_ cases store D as MXFP8 ("quantize": "mxfp8", docs/spec.md "Block-quantized D"): e4m3 or e5m2
 elements, each block of 32 columns of a row over its ue8m0 factor, the factors in the kernel output
 SFD (128x4 layout). The launcher fills SFD with 0xA5 (ceil(m/128) ceil(n/128) 512 bytes and a guard),
@@ -392,6 +398,15 @@ def cases():
     bw = {"scale": {"dtype": "f32"}, "registers": {"producer": 40, "consumer": 232}}
     add("bw_e4m3_pers_tma_4096x7168", e4m3, bw, pers, tma, T(128, 128, 128), {"stages": 4}, P(4096, 7168, 7168))
     add("bw_e4m3_odd", e4m3, bw, pers, {"epilogue": "auto"}, T(128, 128, 128), {"stages": 4}, P(1001, 2003, 1999))
+    # Grouped GEMM, masked layout (docs/spec.md "Grouped GEMM", issue 30): 8 groups of capacity m;
+    # the launcher draws masked_m full, empty, past the capacity, negative, then at random in [0, m],
+    # and checks each group's valid rows and that the tiles past them are untouched.
+    grp = {"groups": {"layout": "masked", "count": 8}}
+    add("grp_masked_128x256_tma", bf16, grp, tma, T(128, 256, 64), P(520, 1000, 776))
+    add("grp_masked_128x128_direct", bf16, grp, {"epilogue": "direct"}, T(128, 128, 64), {"stages": 5}, P(389, 1111, 517))
+    add("grp_masked_auto_odd_n", bf16, grp, {"epilogue": "auto"}, T(128, 128, 64), P(300, 1001, 260))
+    add("grp_masked_e4m3_128x128", e4m3, grp, tma, T(128, 128, 128), P(640, 768, 1024))
+    add("grp_masked_default", bf16, grp, {"tile": None, "stages": None}, P(1024, 1024, 1024))
     return out
 
 
@@ -512,6 +527,9 @@ def fmt(r):
         r["tflops"], blas, r["reference"])
     if "epilogue" in r:  # fused: the largest error / bound of any element, and where (cuBLAS timed plain)
         line += "\n    %s: worst error/bound %.3f at %s" % (r["epilogue"], r["worst_ratio"], r["worst_at"])
+    if "groups" in r:  # grouped: the groups' rows, and the tiles past them untouched
+        line += "\n    %d groups, masked_m %s: %d bytes written in tiles past a group's rows" % (
+            r["groups"], r["masked_m"], r["past_rows_written"])
     if "sfd_blocks" in r:  # MXFP8: every factor within its range, the layout's padding untouched
         line += "\n    SFD: %d factors checked, %d outside their range, %d padding bytes written" % (
             r["sfd_blocks"], r["sfd_wrong"], r["sfd_padding_written"])

@@ -85,6 +85,9 @@
 #ifndef PTXGEN_KERNELS_EPILOGUE_GEMMS  // a header from before fused epilogue inputs: no kernel takes one
 #define PTXGEN_KERNELS_EPILOGUE_GEMMS(X)
 #endif
+#ifndef PTXGEN_KERNELS_GROUPED_GEMMS  // a header from before grouped GEMM: no kernel is grouped
+#define PTXGEN_KERNELS_GROUPED_GEMMS(X)
+#endif
 // Each kernel's fused epilogue, written beside the header by tools/h200-grid.py prepare from the
 // manifests: X(NAME, "alpha bias gelu_tanh", "n", 0.5, 1) (the epilogue's ops in order, the bias's
 // axis or "", alpha and beta).
@@ -303,6 +306,7 @@ auto blockwise_args(const Bufs& b) {
 
 struct Options {
   int64_t m = 0, n = 0, k = 0;  // 0: the spec's
+  int64_t groups = 0;           // a grouped kernel's (GROUPED_GEMMS); 0: 8
   int iters = 30;
   unsigned seed = 1;
   double tolerance = -1;
@@ -1076,6 +1080,124 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   return ok ? 0 : 1;
 }
 
+// Grouped GEMM, masked layout (GROUPED_GEMMS rows: masked_m after D, the groups after k; docs/spec.md
+// "Grouped GEMM"): `groups` planes of A, B and D at capacity m, masked_m drawn per group from the
+// cases of the definition in turn (full, empty, past the capacity, negative, then uniform in [0, m]
+// for the rest), fresh random operands per group. Each group's valid rows are compared with the
+// float64 CPU product of its own A and B (relative Frobenius error, as run_case), and every byte of
+// the tiles past its valid rows (tile.m of the header's first entry) and the guard after D must keep
+// the poison. Timed as run_case times (a prepared launch); TF/s count the valid rows' 2 rows n k.
+template <class Launch, class Call, class Prepare>
+int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const Options& opt, int64_t tile_m) {
+  const int64_t m = opt.m ? opt.m : info.m, n = opt.n ? opt.n : info.n, k = opt.k ? opt.k : info.k;
+  const int64_t G = opt.groups ? opt.groups : 8;
+  if (double(G) * double(m) * double(n) * double(k) > double(int64_t{1} << 34))
+    die(2, "a grouped case this large has no CPU reference here: give smaller --m --n --k --groups");
+  CK(cuInit(0));
+  CUdevice dev;
+  CK(cuDeviceGet(&dev, 0));
+  CUcontext ctx;
+  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CK(cuCtxSetCurrent(ctx));
+  const bool same = m == info.m && n == info.n && k == info.k;
+  const Matrix A = operand(info.tensors[0], m, k, same), B = operand(info.tensors[1], k, n, same);
+  const Matrix D{parse_type(info.tensors[2].dtype), m, n, true, n};
+  const size_t a_bytes = A.elements() * bytes_of(A.type), b_bytes = B.elements() * bytes_of(B.type);
+  const size_t d_bytes = D.elements() * bytes_of(D.type), guard = 1 << 16;
+  std::mt19937_64 rng(opt.seed);
+  std::vector<std::vector<double>> ra(static_cast<size_t>(G)), rb(static_cast<size_t>(G));
+  std::vector<char> ha_all, hb_all;
+  std::vector<int32_t> masked(static_cast<size_t>(G));
+  std::uniform_int_distribution<int64_t> rows(0, m);
+  for (int64_t g = 0; g < G; ++g) {
+    std::vector<char> ha, hb;
+    ra[static_cast<size_t>(g)] = fill(A, ha, rng);
+    rb[static_cast<size_t>(g)] = fill(B, hb, rng);
+    ha_all.insert(ha_all.end(), ha.begin(), ha.end());
+    hb_all.insert(hb_all.end(), hb.begin(), hb.end());
+    const int64_t drawn[4] = {m, 0, m + 17, -3};
+    masked[size_t(g)] = static_cast<int32_t>(g < 4 ? drawn[g] : rows(rng));
+  }
+  Bufs bufs;
+  bufs.lda = A.ld, bufs.ldb = B.ld, bufs.m = m, bufs.n = n, bufs.k = k;
+  CUdeviceptr pm;
+  CK(cuMemAlloc(&bufs.a, a_bytes * size_t(G)));
+  CK(cuMemAlloc(&bufs.b, b_bytes * size_t(G)));
+  CK(cuMemAlloc(&bufs.d, d_bytes * size_t(G) + guard));
+  CK(cuMemAlloc(&pm, size_t(G) * 4));
+  CK(cuMemcpyHtoD(bufs.a, ha_all.data(), ha_all.size()));
+  CK(cuMemcpyHtoD(bufs.b, hb_all.data(), hb_all.size()));
+  CK(cuMemcpyHtoD(pm, masked.data(), size_t(G) * 4));
+  CK(cuMemsetD8(bufs.d, poison_byte(D.type), d_bytes * size_t(G) + guard));
+  CUstream stream;
+  CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CKH(call(bufs, pm, G, stream));
+  sync_with_timeout(stream);
+  std::vector<char> hd(d_bytes * size_t(G) + guard);
+  CK(cuMemcpyDtoH(hd.data(), bufs.d, hd.size()));
+  double num = 0, den = 0, max_abs = 0;
+  size_t unwritten = 0, nonfinite = 0, past_written = 0, guard_hit = 0;
+  int64_t valid = 0;
+  const std::vector<unsigned char> poison(bytes_of(D.type), poison_byte(D.type));
+  for (int64_t g = 0; g < G; ++g) {
+    const int64_t lim = std::clamp<int64_t>(masked[size_t(g)], 0, m);
+    valid += lim;
+    std::vector<double> ref;
+    cpu_gemm(ra[size_t(g)], rb[size_t(g)], ref, lim, n, k);  // the first lim rows of A (row-major values)
+    const char* plane = hd.data() + size_t(g) * d_bytes;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t idx = D.index(i, j);
+        const bool poisoned = std::memcmp(plane + idx * bytes_of(D.type), poison.data(), poison.size()) == 0;
+        if (i >= lim) {  // past the valid rows: untouched in the tiles past them, unspecified in the last valid tile
+          past_written += i / tile_m * tile_m >= lim && !poisoned;
+          continue;
+        }
+        unwritten += poisoned;
+        const double v = load(D.type, plane, idx), r = ref[size_t(i) * n + j];
+        if (!std::isfinite(v)) {
+          ++nonfinite;
+          continue;
+        }
+        num += (v - r) * (v - r);
+        den += r * r;
+        max_abs = std::max(max_abs, std::fabs(v - r));
+      }
+  }
+  for (size_t i = d_bytes * size_t(G); i < hd.size(); ++i) guard_hit += static_cast<unsigned char>(hd[i]) != poison_byte(D.type);
+  const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  const double tolerance = opt.tolerance >= 0 ? opt.tolerance : 1e-2;
+  const bool ok = unwritten == 0 && nonfinite == 0 && past_written == 0 && guard_hit == 0 && rel <= tolerance;
+  CUevent e0, e1;
+  CK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+  CK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+  Launch prepared;
+  CKH(prepare(bufs, pm, G, prepared));
+  for (int i = 0; i < 3; ++i) CKH(ptxgen::launch(prepared, stream));
+  sync_with_timeout(stream);
+  std::vector<float> ms;
+  for (int i = 0; i < opt.iters; ++i) {
+    CK(cuEventRecord(e0, stream));
+    CKH(ptxgen::launch(prepared, stream));
+    CK(cuEventRecord(e1, stream));
+    sync_with_timeout(stream);
+    float t = 0;
+    CK(cuEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+  }
+  const double t = median(ms), flops = 2.0 * double(valid) * double(n) * double(k);
+  std::string mm;
+  for (int64_t g = 0; g < G; ++g) mm += (g ? ", " : "") + std::to_string(masked[size_t(g)]);
+  std::printf("{\"entry\": \"%s\", \"targets\": \"%s\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"groups\": %lld, \"masked_m\": [%s], "
+              "\"reference\": \"float64 CPU\", \"rel_err\": %.6g, \"max_abs_err\": %.6g, \"tolerance\": %g, \"unwritten\": %zu, "
+              "\"nonfinite\": %zu, \"past_rows_written\": %zu, \"guard_overwritten\": %zu, \"ms\": %.6g, \"tflops\": %.6g, "
+              "\"launched_through\": \"ptxgen::%s / ptxgen::launch\", \"ok\": %s}\n",
+              info.name, info.targets, static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+              static_cast<long long>(G), mm.c_str(), rel, max_abs, tolerance, unwritten, nonfinite, past_written, guard_hit, t,
+              flops / (t * 1e-3) / 1e12, info.name, ok ? "true" : "false");
+  return ok ? 0 : 1;
+}
+
 // ---- --bad-input: what the header refuses on a real driver --------------------------------------
 
 int bad_failures = 0;
@@ -1583,6 +1705,7 @@ int main(int argc, char** argv) {
     PTXGEN_KERNELS_GEMMS(LIST)
     PTXGEN_KERNELS_EPILOGUE_GEMMS(LIST)
     PTXGEN_KERNELS_BLOCKWISE_GEMMS(LIST)
+    PTXGEN_KERNELS_GROUPED_GEMMS(LIST)
 #undef LIST
     return 0;
   }
@@ -1593,12 +1716,13 @@ int main(int argc, char** argv) {
     if (f == "--m") opt.m = v;
     else if (f == "--n") opt.n = v;
     else if (f == "--k") opt.k = v;
+    else if (f == "--groups") opt.groups = v;
     else if (f == "--iters") opt.iters = static_cast<int>(v);
     else if (f == "--seed") opt.seed = static_cast<unsigned>(v);
     else if (f == "--tolerance") opt.tolerance = std::atof(argv[i + 1]);
     else die(2, "unknown option " + f);
   }
-  if (opt.m < 0 || opt.n < 0 || opt.k < 0 || opt.iters < 1) die(2, "sizes and --iters must be positive");
+  if (opt.m < 0 || opt.n < 0 || opt.k < 0 || opt.groups < 0 || opt.iters < 1) die(2, "sizes and --iters must be positive");
 #define CASE(NAME, TA, TB, TD)                                                                                     \
   if (which == #NAME)                                                                                              \
     return run_case<ptxgen::NAME##_launch>(                                                                        \
@@ -1637,5 +1761,24 @@ int main(int argc, char** argv) {
   PTXGEN_KERNELS_BLOCKWISE_GEMMS(CASE)
 #undef CASE
 #undef ROW_CASE
+  // Grouped kernels: masked_m after D, the groups after k; the tiles past a group's rows are tile.m's.
+#define CASE(NAME, TA, TB, TD)                                                                                      \
+  if (which == #NAME)                                                                                               \
+    return run_grouped_case<ptxgen::NAME##_launch>(                                                                 \
+        ptxgen::NAME##_info,                                                                                        \
+        [](const Bufs& b, CUdeviceptr mm, int64_t g, CUstream s) {                                                  \
+          return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b),  \
+                              b.ldb, ptxgen::device_pointer<TD>(b.d), ptxgen::device_pointer<const std::int32_t>(mm), \
+                              SIZES(b), ptxgen::size::groups{g}, s);                                                \
+        },                                                                                                          \
+        [](const Bufs& b, CUdeviceptr mm, int64_t g, ptxgen::NAME##_launch& l) {                                    \
+          return ptxgen::NAME##_prepare(ptxgen::device_pointer<const TA>(b.a), b.lda,                               \
+                                        ptxgen::device_pointer<const TB>(b.b), b.ldb, ptxgen::device_pointer<TD>(b.d), \
+                                        ptxgen::device_pointer<const std::int32_t>(mm), SIZES(b),                   \
+                                        ptxgen::size::groups{g}, l);                                                \
+        },                                                                                                          \
+        opt, ptxgen::detail::k_##NAME::entries[0].tile_m);
+  PTXGEN_KERNELS_GROUPED_GEMMS(CASE)
+#undef CASE
   die(2, "the header has no gemm kernel " + which + " (--list lists them)");
 }
