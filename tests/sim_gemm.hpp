@@ -11,10 +11,12 @@ using ptxgen::sim::gemm_sizes;
 using ptxgen::sim::GemmResult;
 using ptxgen::sim::run_gemm;
 
-// The rows run_gemm checks for capacity m: each group's valid rows, masked_m clamped to [0, m].
-inline int64_t masked_groups_rows(const nlohmann::json& manifest, int64_t m) {
+// The rows of D run_gemm checks for m (a grouped kernel: its groups' valid rows; else m).
+inline int64_t checked_rows(const nlohmann::json& manifest, int64_t m) {
+  const std::vector<int64_t> sizes = ptxgen::sim::group_sizes(manifest, m);
+  const bool masked = manifest.contains("groups") && manifest.at("groups").at("layout") == "masked";
   int64_t rows = 0;
-  for (int64_t x : ptxgen::sim::masked_m(manifest, m)) rows += x < 0 ? 0 : x > m ? m : x;
+  for (int64_t r = 0; r < (masked ? static_cast<int64_t>(sizes.size()) : 1) * m; ++r) rows += ptxgen::sim::group_row(manifest, sizes, m, r).want == 1;
   return rows;
 }
 

@@ -163,7 +163,7 @@ TEST_CASE("every sm_90a (wgmma) GEMM golden, simulated whole on several tiles an
       CAPTURE(mps);
       const simtest::GemmResult r = simtest::run_gemm(*k, manifest, size[0], size[1], size[2], 4321 + static_cast<unsigned>(specs), {}, mps);
       CHECK_MESSAGE(r.error.empty(), r.error);
-      CHECK(r.checked == size[1] * simtest::masked_groups_rows(manifest, size[0]));  // a grouped golden: its groups' valid rows
+      CHECK(r.checked == size[1] * simtest::checked_rows(manifest, size[0]));  // a grouped golden: its groups' valid rows
       CHECK(r.stats.mma > 0);
       if (mps) CHECK(r.ctas == static_cast<uint64_t>(mps));
       CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
@@ -185,7 +185,7 @@ TEST_CASE("every sm_90a (wgmma) GEMM golden, simulated whole on several tiles an
 // valid row is checked against float64, every byte of a tile that holds valid rows written once,
 // no byte of the tiles past them (src/sim/gemm.cpp).
 TEST_SUITE("sim_gemm") {
-TEST_CASE("grouped GEMM (masked), simulated whole on both engines and epilogues: valid rows match float64, tiles past them untouched") {
+TEST_CASE("grouped GEMM (masked, contiguous), simulated whole on both engines and epilogues: valid rows match float64, tiles past them untouched") {
   const auto base = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x256x64_masked.json"));
   struct Variant {
     const char* target;
@@ -210,6 +210,30 @@ TEST_CASE("grouped GEMM (masked), simulated whole on both engines and epilogues:
     CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " (" << r.worst << " of the bound) at " << r.where);
     CHECK(r.stats.mma > 0);
     std::printf("sim grouped %s %s %ldx%ldx%ld: max |err| %.2g (%.2g of the bound)\n", v.target, v.patch, static_cast<long>(m),
+                static_cast<long>(n), static_cast<long>(kk), r.max_err, r.worst);
+  }
+  // Contiguous: four segments of A's rows (tile.m / 2 + 1: a tile partly valid, then padding; none;
+  // 2 tile.m - 3: two tiles; 3), each starting on a multiple of align after the previous end, and
+  // rows past the last; each CTA finds its segment by a binary search of the ends.
+  const auto cbase = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x128x64_contiguous.json"));
+  for (const Variant& v : {Variant{"sm_90a", "{}"}, Variant{"sm_90a", R"({"epilogue": "direct", "groups": {"align": 256}})"},
+                           Variant{"sm_100a", R"({"tile": {"n": 256, "k": 64}, "stages": 4})"}}) {
+    auto doc = cbase;
+    doc["target"] = v.target;
+    doc["gemm"].merge_patch(nlohmann::json::parse(v.patch));
+    CAPTURE(doc.dump());
+    const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    REQUIRE(manifest.at("grid").at(2) == 1);  // the rows of A are the grid's y
+    const int64_t tm = p.ir().grid.tile_m, align = doc["gemm"]["groups"]["align"];
+    const int64_t m = (tm / 2 + 1 + align - 1) / align * align + (2 * tm - 3 + align - 1) / align * align + 3 + 2 * tm;
+    const int64_t n = p.ir().grid.tile_n + 8, kk = 5 * p.ir().grid.tile_k - 7;
+    const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
+    const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 98);
+    CHECK_MESSAGE(r.error.empty(), r.error);
+    CHECK(r.checked == (tm / 2 + 1 + 2 * tm - 3 + 3) * n);
+    CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " (" << r.worst << " of the bound) at " << r.where);
+    std::printf("sim grouped contiguous %s %s %ldx%ldx%ld: max |err| %.2g (%.2g of the bound)\n", v.target, v.patch, static_cast<long>(m),
                 static_cast<long>(n), static_cast<long>(kk), r.max_err, r.worst);
   }
 }
@@ -241,7 +265,7 @@ TEST_CASE("sm_90a GEMM kernels with A from registers, simulated whole, compute D
     const auto size = simtest::gemm_sizes(manifest, doc["gemm"].value("stages", 1)).front();
     const simtest::GemmResult r = simtest::run_gemm(*k, manifest, size[0], size[1], size[2], 777 + static_cast<unsigned>(variants));
     CHECK_MESSAGE(r.error.empty(), r.error);
-    CHECK(r.checked == size[1] * simtest::masked_groups_rows(manifest, size[0]));  // a grouped golden: its groups' valid rows
+    CHECK(r.checked == size[1] * simtest::checked_rows(manifest, size[0]));  // a grouped golden: its groups' valid rows
     CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " exceeds the bound (" << r.worst << " of it) at " << r.where);
     std::printf("sim %-60s %ldx%ldx%ld (%lu CTAs): max |err| %.2g (%.2g of the bound)\n", doc["name"].get<std::string>().c_str(),
                 static_cast<long>(size[0]), static_cast<long>(size[1]), static_cast<long>(size[2]), static_cast<unsigned long>(r.ctas),

@@ -1121,7 +1121,7 @@ TEST_CASE("mutations of fused epilogues (alpha, beta C, input alpha and beta, bi
 // CTAs walking 2 x 2 tiles of 128, five K blocks, the last partial) with each of these broken.
 TEST_SUITE("sim_mutation") {
 // Grouped GEMM, masked layout (issue 30): four groups (past the capacity, empty, ragged, negative:
-// simtest::masked_groups_rows) of two tiles of rows each. The group is %ctaid.z: it indexes masked_m,
+// sim::group_sizes) of two tiles of rows each. The group is %ctaid.z: it indexes masked_m,
 // and it is the third coordinate of A's and B's loads and of D's TMA stores.
 TEST_CASE("mutations of a grouped (masked) GEMM kernel make the simulation fail, each for its reason") {
   const Subject x = subject("gemm_sm90_bf16_128x256x64_masked", 253, 264, 3 * 64 - 5, 61);
@@ -1135,6 +1135,26 @@ TEST_CASE("mutations of a grouped (masked) GEMM kernel make the simulation fail,
        R"(\tmad\.lo\.u32 (%r\d+), %r17, 1, \1;\n)", "", 2, "", "D("},
       {"D's TMA stores at group 0's plane (a later group's tiles stored over group 0's)",
        R"(\tmad\.lo\.u32 (%r\d+), %r17, 1, \1;\n)", "", 0, "", "written more than once"},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
+// Grouped GEMM, contiguous layout (issue 30): segments of A's rows aligned to 256 (sim::group_sizes:
+// a tile partly valid then a tile of padding, none, two tiles, three rows) and rows past the last;
+// each CTA's group is the first whose padded end lies past its first row (a binary search of the
+// ends), and its plane of B the third coordinate of B's loads.
+TEST_CASE("mutations of a grouped (contiguous) GEMM kernel make the simulation fail, each for its reason") {
+  const Subject x = subject("gemm_sm90_bf16_128x128x64_contiguous", 900, 264, 3 * 64 - 5, 62, 0, R"({"groups": {"align": 256}})");
+  REQUIRE(x.golden.find("$L_group_search:") != std::string::npos);
+  static const Mutation kMutations[] = {
+      {"the search's comparison made >= (a tile starting at a segment's padded end taken as that segment's padding: the next group's "
+       "first tile never computed)",
+       R"(setp\.gt\.u32 (%p\d+), (%r\d+), (%r\d+);)", "setp.ge.u32 $1, $2, $3;", 0, "", "coverage: "},
+      {"the exit of the tiles past every segment dropped (their group G: ends[G] read past the array)", R"(\t@%p\d+ ret;[^\n]*\n)", "", 0,
+       "outside every buffer", "ld.global"},
+      {"the exit of the tiles of a segment's padding dropped (padding tiles computed and stored)", R"(\t@%p\d+ ret;[^\n]*\n)", "", 1, "",
+       "in tiles past their group's valid rows"},
+      {"B's loads at group 0's plane (every segment multiplies group 0's B)", R"(\tmad\.lo\.u32 (%r\d+), %r17, 1, \1;\n)", "", 0, "", "D("},
   };
   for (const Mutation& mu : kMutations) run(x, mu);
 }

@@ -105,12 +105,13 @@ cuBLAS's e4m3 GEMM with per-tensor scales (torch._scaled_mm, scales 1) as the ce
 the float32 unscaled product. The blockwise line gives ptxgen's best config against the block-wise
 peer and the ceiling.
 
-Grouped GEMM, masked layout (issue 30, `run --grouped`; docs/spec.md "Grouped GEMM"): bf16 A [G, cap,
-K], B [G, N, K], D [G, cap, N] and masked_m[G], the MoE shapes of GROUPED_SHAPES (8 groups of capacity
-4096 and 32 of capacity 1024, N = 4096 and 7168, K = 7168 and 2048), the tokens per group drawn
-uneven (multiples of 16 from 128 to the capacity, the 32-group shapes with one empty group). ptxgen's
-masked configs (128 x 256 and 128 x 128 tiles, TMA-store and direct epilogues, the planner's choice)
-against, in the same rounds on the same tokens: torch._grouped_mm of the tokens packed contiguously
+Grouped GEMM (issue 30, `run --grouped`; docs/spec.md "Grouped GEMM"): bf16, the MoE shapes of
+GROUPED_SHAPES (8 groups of capacity 4096 and 32 of capacity 1024, N = 4096 and 7168, K = 7168 and
+2048), the tokens per group drawn uneven (multiples of 128 from 128 to the capacity, the 32-group
+shapes with one empty group). ptxgen's masked configs (A [G, cap, K], B [G, N, K], D [G, cap, N],
+masked_m[G]) and contiguous configs (the tokens packed, A [T, K], D [T, N], ends[G], align 128), each
+with 128 x 256 and 128 x 128 tiles, TMA-store and direct epilogues, and the planner's choice, against,
+in the same rounds on the same tokens: torch._grouped_mm of the tokens packed contiguously
 (A [T, K], B [G, N, K] transposed, offs the groups' ends: torch's MoE path, cuBLAS or CUTLASS grouped),
 torch.bmm over the full capacity (dense batched: the work the masks save), and one launch per group of
 ptxgen's dense kernel of the same tile (128 x 256 x 64, 4 stages, TMA store) at m = the group's tokens.
@@ -309,7 +310,9 @@ def configs():
                         ("128x128x64_s5_tma", {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 5, "epilogue": "tma"}),
                         ("128x128x64_s6_tma", {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 6, "epilogue": "tma"})):
         out.append(("bf16_masked_" + tail, "bf16", dict(merged(patch, grp), grouped=True)))
+        out.append(("bf16_contig_" + tail, "bf16", dict(merged(patch, grp, {"groups": {"layout": "contiguous", "align": 128}}), grouped=True)))
     out.append(("bf16_masked_default", "bf16", dict(merged({"groups": {"layout": "masked", "count": 8}}), grouped=True, default=True)))
+    out.append(("bf16_contig_default", "bf16", dict(merged({"groups": {"layout": "contiguous", "count": 8}}), grouped=True, default=True)))
     out.append(("bf16_grouped_dense_128x256x64_s4_tma", "bf16",
                 dict({"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "epilogue": "tma", "schedule": "data_parallel"},
                      grouped_dense=True)))
@@ -994,11 +997,12 @@ def launched(torch, lib, row, c, call):
 
 
 def grouped_tokens(G, cap, seed):
-    """Uneven tokens per group: multiples of 16 from 128 to the capacity, with one empty group where
-    there are 32 (torch's grouped_mm takes group sizes of whole 16-row steps)."""
+    """Uneven tokens per group: multiples of 128 from 128 to the capacity (so that the contiguous
+    layout's segments, aligned to 128, hold exactly the tokens torch's grouped_mm packs), with one
+    empty group where there are 32."""
     import random
     r = random.Random(seed)
-    t = [r.randrange(128, cap + 1, 16) for _ in range(G)]
+    t = [r.randrange(128, cap + 1, 128) for _ in range(G)]
     if G >= 32:
         t[r.randrange(G)] = 0
     return t
@@ -1031,8 +1035,25 @@ def run_grouped():
             nan = any(torch.isnan(o.float()).any().item() for o in outs)
             return (num / den) ** 0.5, nan
 
+        # The contiguous layout: the tokens packed, group g's rows from ends[g - 1] (every size a
+        # multiple of the segments' align: no padding), as torch's grouped_mm takes them.
+        packed = torch.cat([a[g, :t] for g, t in enumerate(tokens)])
+        ends = torch.tensor(list(__import__("itertools").accumulate(tokens)), device=dev, dtype=torch.int32)
+        starts = [0] + ends.tolist()[:-1]
         fns = {}
         for c in mine:
+            if c["gemm"]["groups"]["layout"] == "contiguous":
+                d = torch.full((T, N), float("nan"), device=dev, dtype=torch.bfloat16)
+                call = lambda c=c, d=d: c["fn"](packed.data_ptr(), bm.data_ptr(), d.data_ptr(), ends.data_ptr(), T, N, K, G, stream)
+                if not launched(torch, lib, row, c, call):
+                    failed += 1
+                    continue
+                err, nan = check([d[s0:s0 + t] for s0, t in zip(starts, tokens)])
+                ok = err < 1e-2 and not nan
+                failed += not ok
+                row["ptxgen"][c["name"]] = {"rel_err": err, "ok": ok}
+                fns[("ptxgen", c["name"])] = call
+                continue
             d = torch.full((G, cap, N), float("nan"), device=dev, dtype=torch.bfloat16)
             call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), masked.data_ptr(), cap, N, K, G, stream)
             if not launched(torch, lib, row, c, call):
@@ -1066,14 +1087,11 @@ def run_grouped():
                 else:
                     row["peers"]["ptxgen_dense_per_group"] = "wrong (rel err %.2g)" % err
         # torch's grouped GEMM on the tokens packed contiguously (its MoE path), and bmm over the capacity.
-        packed = torch.cat([a[g, :t] for g, t in enumerate(tokens)])
-        offs = torch.tensor(list(__import__("itertools").accumulate(tokens)), device=dev, dtype=torch.int32)
         try:
-            gm = lambda: torch._grouped_mm(packed, bm.transpose(-2, -1), offs=offs, out_dtype=torch.bfloat16)
+            gm = lambda: torch._grouped_mm(packed, bm.transpose(-2, -1), offs=ends, out_dtype=torch.bfloat16)
             out = gm()
             torch.cuda.synchronize()
-            starts = [0] + offs.tolist()[:-1]
-            err, nan = check([out[s:s + t] for s, t in zip(starts, tokens)])
+            err, nan = check([out[s0:s0 + t] for s0, t in zip(starts, tokens)])
             if err < 1e-2 and not nan:
                 fns[("peers", "torch_grouped_mm")] = gm
             else:

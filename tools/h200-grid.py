@@ -36,11 +36,13 @@ factors per row and 128 of K, B's per 128 x 128): the launcher passes random pos
 SFA [ceil(k/128)][m] and SFB [ceil(n/128)][ceil(k/128)] (BLOCKWISE_GEMMS kernels: the factors after D)
 and compares D with the float64 product of A and B each scaled by its factors.
 
-The grp_ cases are grouped (docs/spec.md "Grouped GEMM": "groups": {"layout": "masked"}): 8 groups of
-capacity m (GROUPED_GEMMS kernels: ptxgen::NAME(a, lda, b, ldb, d, masked_m, m, n, k, groups, stream));
-the launcher draws masked_m full, empty, past the capacity, negative, then at random in [0, m], fills
-each group's A and B afresh, compares every group's valid rows with the float64 product of its own
-operands, and checks that no byte of the tiles past a group's valid rows was written.
+The grp_ cases are grouped (docs/spec.md "Grouped GEMM"; GROUPED_GEMMS kernels: ptxgen::NAME(a, lda,
+b, ldb, d, masked_m or ends, m, n, k, groups, stream)), 8 groups. Masked: capacity m, masked_m drawn
+full, empty, past the capacity, negative, then at random in [0, m]. Contiguous: A's m rows in
+segments aligned to 128, the ends drawn as a tile partly valid then padding, an empty group, two
+tiles, three rows, then at random. The launcher fills each group's operands afresh, compares every
+valid row with the float64 product of its row of A and its group's B, and checks that no byte of
+the tiles past a group's valid rows (or past the last segment) was written.
 
 The mx_ cases store D as MXFP8 ("quantize": "mxfp8", docs/spec.md "Block-quantized D"): e4m3 or e5m2
 elements, each block of 32 columns of a row over its ue8m0 factor, the factors in the kernel output
@@ -407,6 +409,10 @@ def cases():
     add("grp_masked_auto_odd_n", bf16, grp, {"epilogue": "auto"}, T(128, 128, 64), P(300, 1001, 260))
     add("grp_masked_e4m3_128x128", e4m3, grp, tma, T(128, 128, 128), P(640, 768, 1024))
     add("grp_masked_default", bf16, grp, {"tile": None, "stages": None}, P(1024, 1024, 1024))
+    # The contiguous layout: A's rows in segments aligned to 128 (the launcher's --align default).
+    cont = {"groups": {"layout": "contiguous", "count": 8, "align": 128}}
+    add("grp_contig_128x128_tma", bf16, cont, tma, T(128, 128, 64), {"stages": 5}, P(1500, 1000, 776))
+    add("grp_contig_128x256_direct", bf16, cont, {"epilogue": "direct"}, T(128, 256, 64), P(1111, 1001, 520))
     return out
 
 
@@ -528,8 +534,8 @@ def fmt(r):
     if "epilogue" in r:  # fused: the largest error / bound of any element, and where (cuBLAS timed plain)
         line += "\n    %s: worst error/bound %.3f at %s" % (r["epilogue"], r["worst_ratio"], r["worst_at"])
     if "groups" in r:  # grouped: the groups' rows, and the tiles past them untouched
-        line += "\n    %d groups, masked_m %s: %d bytes written in tiles past a group's rows" % (
-            r["groups"], r["masked_m"], r["past_rows_written"])
+        line += "\n    %d groups, %s %s: %d bytes written in tiles past a group's rows" % (
+            r["groups"], "masked_m" if "masked_m" in r else "ends", r.get("masked_m", r.get("ends")), r["past_rows_written"])
     if "sfd_blocks" in r:  # MXFP8: every factor within its range, the layout's padding untouched
         line += "\n    SFD: %d factors checked, %d outside their range, %d padding bytes written" % (
             r["sfd_blocks"], r["sfd_wrong"], r["sfd_padding_written"])

@@ -219,11 +219,21 @@ int64_t d_row_unit(const nlohmann::json& manifest);
 // cta_group) * cta_group CTAs, each walking several tiles when there are more; 0: one CTA (pair) per
 // tile. A data-parallel kernel ignores it. `n` is D's width: a gated kernel's (swiglu, geglu; the
 // manifest's derived size d) B then has 2 n rows, the gate's and up's.
-// Grouped GEMM, masked layout (docs/spec.md, "Grouped GEMM"): the masked_m run_gemm gives the
-// kernel for capacity m: the spec's count of groups up to 4, covering each case of the definition in
-// turn (past the capacity, counting as m; empty; ragged, tile.m / 2 + 1 rows: a tile partly valid,
-// the next wholly past; negative, counting as 0). One group of m rows for a kernel of one GEMM.
-std::vector<int64_t> masked_m(const nlohmann::json& manifest, int64_t m);
+// Grouped GEMM (docs/spec.md, "Grouped GEMM"): what run_gemm gives the kernel for m, the spec's
+// count of groups up to 4. Masked layout (m the capacity): masked_m, covering each case of the
+// definition in turn (past the capacity, counting as m; empty; ragged, tile.m / 2 + 1 rows: a tile
+// partly valid, the next wholly past; negative, counting as 0). Contiguous layout (m the rows of
+// A): the groups' ends, segments of tile.m / 2 + 1 rows, none, 2 tile.m - 3 and 3, each starting at
+// the previous end rounded up to align, cut at m. One group of m rows for a kernel of one GEMM.
+std::vector<int64_t> group_sizes(const nlohmann::json& manifest, int64_t m);
+// Row r of D (of all groups' planes in the masked layout): its group (whose plane of B it
+// multiplies), the row of A it is the product of, and what the kernel must do there: 1 compute it,
+// 2 write it once with an unspecified value (the rest of a tile that holds valid rows), 0 not touch it.
+struct GroupRow {
+  int64_t g = 0, a = 0;
+  int want = 1;
+};
+GroupRow group_row(const nlohmann::json& manifest, const std::vector<int64_t>& sizes, int64_t m, int64_t r);
 
 GemmResult run_gemm(const ksim::Kernel& k, const nlohmann::json& manifest, int64_t m, int64_t n, int64_t kk, unsigned seed,
                     const ksim::Options& o = {}, int multiprocessors = 0, const Inputs& inputs = {});

@@ -476,7 +476,7 @@ Kernel read_kernel(const HeaderKernel& hk) {
       const ojson gs = j.value("grid_sizes", ojson{"m", "n"});
       e.grid_m = size_index(k, gs.at(0).get<std::string>());
       e.grid_n = size_index(k, gs.at(1).get<std::string>());
-      if (j.contains("groups")) e.grid_z = size_index(k, j.at("groups").at("count").get<std::string>());
+      if (j.contains("groups") && j.at("groups").at("layout") == "masked") e.grid_z = size_index(k, j.at("groups").at("count").get<std::string>());
       need(e.grid_m >= 0 && e.grid_n >= 0, k, "a grid over sizes the kernel does not take");
       // The run-time grid rule (the manifest's grid_rule) must give the manifest's grid (a
       // persistent grid: its most CTAs, one per tile; the launch takes at most one per multiprocessor).
@@ -626,7 +626,11 @@ void write_doc(std::ostream& o, const Kernel& k) {
   // A gated gemm derives D's columns d = n / 2 (docs/spec.md, "Epilogues").
   const bool gated = k.gemm && !k.derived.empty();
   const bool grouped = k.gemm && k.sizes.size() > 3 && k.sizes[3] == "groups";
+  const bool contiguous = grouped && k.tensors.size() > 3 && k.tensors[3].name == "ends";
   o << "// " << (gated     ? "D[m x d] = act(P[:, :d]) * P[:, d:], P = A[m x k] . B[k x n], d = n / 2"
+                 : contiguous ? "D[i] = A[i] . B[g][k x n] for each row i of group g's segment of A's m rows, [align_up(ends[g - 1]), ends[g])\n"
+                                "// (the padding rows after ends[g] in a tile that holds some of the group's are written with unspecified values,\n"
+                                "// tiles of padding and past the last segment are not touched)"
                  : grouped ? "D[g][m x n] = A[g][m x k] . B[g][k x n] for each group g < groups, its rows below masked_m[g] (the rest of a tile\n"
                              "// that holds some is written with unspecified values, tiles past them are not touched)"
                  : k.gemm  ? "D[m x n] = A[m x k] . B[k x n]"
@@ -693,9 +697,15 @@ void write_doc(std::ostream& o, const Kernel& k) {
     o << ";\n//   m, n, k" << (grouped ? ", groups" : "") << " as ptxgen::size::m{...}, size::n{...}, size::k{...}" << (grouped ? ", size::groups{...}" : "")
       << ", in that order, from 1 to 2^31-1\n"
       << "//   (the spec's: " << k.problem[0] << " x " << k.problem[1] << " x " << k.problem[2]
-      << (grouped ? ", " + std::to_string(k.size_values[3]) + " groups of at most 65535: the grid's z; m is a group's capacity" : std::string())
+      << (contiguous ? ", " + std::to_string(k.size_values[3]) + " groups; m the rows of A and D, the groups' segments and their padding"
+          : grouped  ? ", " + std::to_string(k.size_values[3]) + " groups of at most 65535: the grid's z; m is a group's capacity"
+                     : std::string())
       << "); the short forms take the leading dimensions tightly packed";
-    if (grouped)
+    if (contiguous)
+      o << ";\n//   ends: the groups' ends in A's rows, groups int32 on the device, ascending (read by the kernel: an entry past m counts\n"
+           "//   as m, a negative one as 0), group g's segment starting at align_up(ends[g - 1], align) (align: the manifest's groups.align);\n"
+           "//   each group's plane of B below 2^40 bytes (the tensor map's group stride)";
+    else if (grouped)
       o << ";\n//   masked_m: the groups' valid rows, groups int32 on the device (read by the kernel: an entry past m counts as m,\n"
            "//   a negative one as 0); each group's plane of A, B and D below 2^40 bytes (the tensor maps' group stride)";
     for (const auto& [i, d] : k.derived)
@@ -966,7 +976,7 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   // A fused epilogue's bias comes after D (docs/spec.md, "Epilogues"): the gemms with one, their own list.
   auto biased = [](const Kernel& k) { return k.tensors.size() == 4 && k.tensors[3].name == "bias"; };
   // Grouped GEMM (docs/spec.md, "Grouped GEMM"): masked_m after D, groups after k; their own list.
-  auto grouped = [](const Kernel& k) { return k.tensors.size() == 4 && k.tensors[3].name == "masked_m"; };
+  auto grouped = [](const Kernel& k) { return k.tensors.size() == 4 && (k.tensors[3].name == "masked_m" || k.tensors[3].name == "ends"); };
   o << "// X(NAME, A type, B type, D type) for each gemm kernel; X(NAME, A type, B type, D type, factor type) for each\n"
        "// block-scaled gemm kernel; X(NAME, A type, B type, D type) for each gemm kernel of sparse A; X(NAME, A type,\n"
        "// B type, D type, factor type) for each block-scaled gemm kernel of sparse A; X(NAME, A type, B type, D type,\n"
@@ -976,8 +986,8 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
        "// outputs (an amax, a quantized D's factors SFD),\n"
        "// void for those it does not take (its launch function takes the others after D, in that order); the same row for\n"
        "// each gemm kernel with block-wise f32 factors (BLOCKWISE_GEMMS: const float* sfa, sfb after those); X(NAME, A type,\n"
-       "// B type, D type) for each grouped gemm kernel (GROUPED_GEMMS: const std::int32_t* masked_m after D, size::groups\n"
-       "// after k); X(NAME) for each program.\n";
+       "// B type, D type) for each grouped gemm kernel (GROUPED_GEMMS: const std::int32_t* masked_m or ends after D,\n"
+       "// size::groups after k); X(NAME) for each program.\n";
   o << "#define PTXGEN_" << stem << "_GEMMS(X)";
   for (const Kernel& k : ks)
     if (k.gemm && k.tensors.size() == 3)

@@ -447,26 +447,60 @@ void Emitter::prologue() {
   w.blank();
 }
 
-// A grouped grid (ir::Grid::groups_param; docs/spec.md, "Grouped GEMM"): this CTA's group is
-// %ctaid.z. It reads its group's valid rows, masked_m[z] (ld.global, §9.7.9.8) clamped to [0, m]
-// (max.s32: a negative entry is 0; min.u32: one past the capacity is m), and exits (ret,
-// §9.7.12.6) before any barrier, allocation or load where its tile's first row is at or past them:
-// every thread of the CTA decides alike. Otherwise the address parameters of the grouped tensors
-// move to the group's plane (plane z lies z * rows * ld elements on, at run time), so that the
-// direct stores and reads add rows and columns as for one GEMM; TMA takes the plane as a coordinate.
+// A grouped grid (ir::Grid::groups_param; docs/spec.md, "Grouped GEMM"): this CTA's group and its
+// valid rows. Masked layout: the group is %ctaid.z, its valid rows masked_m[z] (ld.global, §9.7.9.8)
+// clamped to [0, m] (max.s32: a negative entry is 0; min.u32: one past the capacity is m).
+// Contiguous layout: the group is the first g whose segment's padded end, align_up(ends[g], align),
+// lies past the tile's first row (a binary search of the ascending ends: log2(G) loads), its valid
+// rows end at ends[g]; a tile past every segment has none. The CTA exits (ret, §9.7.12.6) before any
+// barrier, allocation or load where its tile's first row is at or past its valid rows: every thread
+// of the CTA decides alike. Otherwise the address parameters of the grouped tensors move to the
+// group's plane (plane z lies z * rows * ld elements on, at run time), so that the direct stores
+// and reads add rows and columns as for one GEMM; TMA takes the plane as a coordinate.
 void Emitter::group_prologue() {
   const ir::Grid& gr = p.ir().grid;
   group = w.r32();
-  w.ins(spell::alu(Op::mov, Ty::u32) + " " + group + ", %ctaid.z", "this CTA's group");
   const std::string lim = w.r32(), at = w.r64(), row0 = w.r32(), past = w.pred();
+  w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + row0 + ", " + m_tile + ", " + s(gr.tile_m), "the tile's first row");
+  // lim = the group's entry of `array` clamped to [0, m]: masked_m[group], or ends[group].
+  auto entry = [&](const std::string& array, const std::string& index, const std::string& out, const char* what) {
+    w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + at + ", " + index + ", 4");
+    w.ins(spell::alu(Op::add, Ty::u64) + " " + at + ", " + at + ", " + gbase.at(array));
+    w.ins(spell::ld(Space::global, Ty::b32) + " " + out + ", [" + at + "]", what);
+    w.ins(spell::alu(Op::max, Ty::s32) + " " + out + ", " + out + ", 0", "a negative entry counts as 0");
+    w.ins(spell::alu(Op::min, Ty::u32) + " " + out + ", " + out + ", " + size.at(gr.m_param), "one past " + gr.m_param + " as " + gr.m_param);
+  };
+  if (!gr.group_rows.empty()) {
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + group + ", %ctaid.z", "this CTA's group");
+    entry(gr.group_rows, group, lim, "masked_m[group]: its valid rows");
+  } else {
+    const std::string hi = w.r32(), mid = w.r32(), end = w.r32(), found = w.pred();
+    const std::string& groups = size.at(gr.groups_param);
+    const std::string align = s(gr.group_align);
+    w.comment("The segment of the tile's first row: the first group whose padded end, align_up(ends[g], " + align +
+              "), lies past it (binary search of the ascending ends).");
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + group + ", 0");
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + hi + ", " + groups);
+    w.label("$L_group_search");
+    w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + found + ", " + group + ", " + hi);
+    w.ins("@" + found + " " + spell::bra() + " $L_group_found");
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + mid + ", " + group + ", " + hi);
+    w.ins(spell::alu(Op::shr, Ty::u32) + " " + mid + ", " + mid + ", 1");
+    entry(gr.group_ends, mid, end, "ends[mid]");
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + end + ", " + end + ", " + s(gr.group_align - 1));
+    w.ins(spell::alu(Op::div, Ty::u32) + " " + end + ", " + end + ", " + align);
+    w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + end + ", " + end + ", " + align, "its segment's padded end");
+    w.ins(spell::setp(Cmp::gt, Ty::u32) + " " + found + ", " + end + ", " + row0);
+    w.ins("@" + found + " " + spell::alu(Op::mov, Ty::u32) + " " + hi + ", " + mid, "the tile lies in group mid or before");
+    w.ins("@!" + found + " " + spell::alu(Op::add, Ty::u32) + " " + group + ", " + mid + ", 1", "after group mid");
+    w.ins(spell::bra() + " $L_group_search");
+    w.label("$L_group_found");
+    w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + past + ", " + group + ", " + groups);
+    w.ins("@" + past + " " + spell::ret(), "past every segment: no load, MMA or store");
+    entry(gr.group_ends, group, lim, "ends[group]: its valid rows end there");
+  }
   const std::string group64 = w.r64();
   w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + group64 + ", " + group);
-  w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + at + ", " + group + ", 4");
-  w.ins(spell::alu(Op::add, Ty::u64) + " " + at + ", " + at + ", " + gbase.at(gr.group_rows));
-  w.ins(spell::ld(Space::global, Ty::b32) + " " + lim + ", [" + at + "]", gr.group_rows + "[group]: its valid rows");
-  w.ins(spell::alu(Op::max, Ty::s32) + " " + lim + ", " + lim + ", 0", "a negative entry counts as 0");
-  w.ins(spell::alu(Op::min, Ty::u32) + " " + lim + ", " + lim + ", " + size.at(gr.m_param), "one past the capacity as " + gr.m_param);
-  w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + row0 + ", " + m_tile + ", " + s(gr.tile_m), "the tile's first row in the group");
   w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + past + ", " + row0 + ", " + lim);
   w.ins("@" + past + " " + spell::ret(), "no valid row in this tile: no load, MMA or store");
   for (const auto& g : p.ir().globals) {

@@ -1113,33 +1113,37 @@ struct Gemm {
     return std::move(k);
   }
 
-  // Grouped GEMM, masked layout (docs/spec.md, "Grouped GEMM"): A, B and D one plane per group
+  // Grouped GEMM (docs/spec.md, "Grouped GEMM"). Masked layout: A, B and D one plane per group
   // ([G, m, K], [G, N, K], [G, m, N] in their majors), the grid's z the group, and the int32
-  // masked_m[G] each CTA reads its group's valid rows from. Every access of the kernel lies in its
-  // group's plane: TMA loads and stores take it as their third coordinate, so one tensor map per
-  // operand addresses every group and clips each group's rows at the capacity m.
+  // masked_m[G] each CTA reads its group's valid rows from. Contiguous layout: A and D one GEMM's
+  // rows, the groups' segments in them; B one plane per group; the int32 ends[G] each CTA finds its
+  // group's segment in. Every access of the kernel to a grouped tensor lies in its group's plane: TMA
+  // loads and stores take it as their third coordinate, so one tensor map per operand addresses
+  // every group and clips each group's rows at the capacity m.
   void group() {
-    if (g.groups->layout != spec::GroupsLayout::masked) throw std::logic_error("a grouped layout that is not built");
+    const bool masked = g.groups->layout == spec::GroupsLayout::masked;
+    if (!masked && g.groups->layout != spec::GroupsLayout::contiguous) throw std::logic_error("a grouped layout that is not built");
     const int64_t count = g.groups->count;
     k.size_params.push_back({"groups", count, "", 1, 1});
     for (ir::Global& x : k.globals) {
-      if (x.name != "A" && x.name != "B" && x.name != "D") continue;
+      if (x.name != "B" && (!masked || (x.name != "A" && x.name != "D"))) continue;
       x.planes = count;
       x.planes_param = "groups";
       x.grouped = true;
     }
     ir::Global rows;
-    rows.name = "masked_m";
+    rows.name = masked ? "masked_m" : "ends";
     rows.ptr = std::string(kPtr) + "/groups";
     rows.dtype = isa::DType::s32;
     rows.rows = 1;
     rows.cols = rows.ld = count;
     rows.cols_param = rows.ld_param = "groups";
-    rows.param = "masked_m";
+    rows.param = rows.name;
     rows.dims = {"1", "groups"};
     k.globals.push_back(rows);
     k.grid.groups_param = "groups";
-    k.grid.group_rows = "masked_m";
+    (masked ? k.grid.group_rows : k.grid.group_ends) = rows.name;
+    if (!masked) k.grid.group_align = g.groups->align;
     ir::Affine plane;
     plane.group = 1;
     auto grouped = [&](const Ref& r) {

@@ -354,10 +354,10 @@ Grid launch_grid(const ir::Kernel& k) {
     return {ceil_div(ceil_div(n, k.grid.tile_n), k.grid.cluster_n) * ceil_div(ceil_div(m, k.grid.tile_m), k.grid.cluster_m) * k.cta_group *
                 k.grid.cluster_m * k.grid.cluster_n,
             1, 1};
-  // A grouped grid's z walks the groups (Grid::groups_param).
+  // A masked grouped grid's z walks the groups (Grid::group_rows); a contiguous one's rows are A's.
   int64_t z = k.cluster[2];
   for (const auto& s : k.size_params)
-    if (!k.grid.groups_param.empty() && s.name == k.grid.groups_param) z = s.value;
+    if (!k.grid.group_rows.empty() && s.name == k.grid.groups_param) z = s.value;
   return {round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]), round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]), z};
 }
 

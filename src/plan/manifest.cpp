@@ -120,14 +120,19 @@ std::string manifest(const Plan& p) {
       j["grid_rule"] = "x = ceil(" + p.ir().grid.n_param + " / tile.n) * cta_group, y = ceil(" + p.ir().grid.m_param +
                        " / tile.m), each rounded up to the cluster" +
                        (p.ir().grid.groups_param.empty() ? std::string()
-                                                         : ", z = " + p.ir().grid.groups_param + " (one group per z; each CTA reads " +
-                                                               p.ir().grid.group_rows + "[z] and exits if its first row is at or past it)") +
+                        : !p.ir().grid.group_rows.empty()
+                            ? ", z = " + p.ir().grid.groups_param + " (one group per z; each CTA reads " + p.ir().grid.group_rows +
+                                  "[z] and exits if its first row is at or past it)"
+                            : std::string(" (m the rows of A; each CTA finds its group's segment in ") + p.ir().grid.group_ends +
+                                  " and exits if its first row is in a segment's padding or past every segment)") +
                        "; the kernel takes its sizes as parameters";
     }
     // Grouped GEMM (docs/spec.md, "Grouped GEMM"): A, B and D one plane per group, and the device
     // array of the groups' valid rows.
-    if (!p.ir().grid.groups_param.empty())
+    if (!p.ir().grid.group_rows.empty())
       j["groups"] = {{"layout", "masked"}, {"count", p.ir().grid.groups_param}, {"rows", p.ir().grid.group_rows}};
+    else if (!p.ir().grid.groups_param.empty())
+      j["groups"] = {{"layout", "contiguous"}, {"count", p.ir().grid.groups_param}, {"ends", p.ir().grid.group_ends}, {"align", p.ir().grid.group_align}};
     j["requirements"] = "outputs 16-byte aligned; inputs as the tensor maps describe (row strides multiples of 16 bytes)";
   } else {
     // One CTA of `threads` threads runs the whole program (no %ctaid), or one cluster of two for a

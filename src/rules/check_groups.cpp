@@ -14,7 +14,7 @@ std::string num(int64_t v) { return std::to_string(v); }
 }  // namespace
 
 // GROUPS-ALIGN, then what is not built of grouped GEMM (SPEC-NOT-BUILT at the member that asks
-// for it): the contiguous and K-grouped layouts, and with the masked one the persistent schedule,
+// for it): the K-grouped layout, and with the masked and contiguous ones the persistent schedule,
 // clusters, and the tensors whose per-group layout is not specified (issue 30, deliverable 1).
 void check_groups(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
@@ -36,19 +36,14 @@ void check_groups(const Context& c, Diagnostics& d) {
         .help = {"use \"align\": " + num(up) + " (the next multiple of tile.m; DeepGEMM's 128 for tile.m 64 or 128)",
                  "or a tile.m that divides " + num(x.align)};
   }
-  // Built: the masked layout, data-parallel (the group is the grid's z), on both engines. The rest
-  // is refused at the member that asks for it, its help naming what is built.
+  // Built: the masked and contiguous layouts, data-parallel, on both engines. The rest is refused at
+  // the member that asks for it, its help naming what is built.
   const std::string grouped = "grouped GEMM (\"groups\") ";
-  if (x.layout != spec::GroupsLayout::masked) {
-    const bool contiguous = x.layout == spec::GroupsLayout::contiguous;
+  if (x.layout == spec::GroupsLayout::k_grouped) {
     d.error("SPEC-NOT-BUILT", at + "/layout",
-            grouped + "is built for the masked layout; the " + std::string(spec::name(x.layout)) + " layout " +
-                (contiguous ? "(A's rows sorted by group in aligned segments, the groups' ends at run time)"
-                            : "(A [M, sum of K], B [sum of K, N], D [G, M, N])") +
-                " is specified (docs/spec.md, \"Grouped GEMM\") and refused until its kernel lands")
-        .help = {contiguous ? "nearest built: \"layout\": \"masked\" with m the largest group's rows (each group's rows at g m of A and D), "
-                              "or one launch of this kernel per group"
-                            : "nearest built: one launch of this kernel per group: k = the group's K, A and B at its columns, D at group g"};
+            grouped + "is built for the masked and contiguous layouts; the k_grouped layout (A [M, sum of K], B [sum of K, N], D [G, M, N]) "
+            "is specified (docs/spec.md, \"Grouped GEMM\") and refused until its kernel lands")
+        .help = {"nearest built: one launch of this kernel per group: k = the group's K, A and B at its columns, D at group g"};
     return;
   }
   auto refuse = [&](const std::string& ptr, const std::string& what, const std::string& help) {
@@ -75,19 +70,20 @@ void check_groups(const Context& c, Diagnostics& d) {
 }
 
 // GROUPS-PLANE: one map's group stride (cuTensorMapEncodeTiled: globalStrides below 2^40), for the
-// masked layout, whose maps address every group.
+// maps that address every group: A, B and D in the masked layout, B in the contiguous one.
 void check_groups_plane(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
-  if (!g || !g->groups || g->groups->layout != spec::GroupsLayout::masked) return;
+  if (!g || !g->groups || g->groups->layout == spec::GroupsLayout::k_grouped) return;
+  const bool masked = g->groups->layout == spec::GroupsLayout::masked;
   const std::string at = "/gemm/groups";
   // Each product of two sizes (each below 2^31) fits 62 bits; the bytes are compared without overflow.
   auto plane_bits = [](int64_t rows, int64_t ld, int bits) { return rows * ld >= ((int64_t{1} << 43) + bits - 1) / bits; };
   const int64_t lda = spec::leading_dimension(g->a, g->a.major == isa::Major::k ? g->k : g->m);
   const int64_t ldb = spec::leading_dimension(g->b, g->b.major == isa::Major::k ? g->k : g->n);
-  const char* big = plane_bits(g->a.major == isa::Major::k ? g->m : g->k, lda, isa::value_bits(g->a.dtype))   ? "A"
-                    : plane_bits(g->b.major == isa::Major::k ? g->n : g->k, ldb, isa::value_bits(g->b.dtype)) ? "B"
-                    : plane_bits(g->m, g->n, isa::value_bits(g->d))                                         ? "D"
-                                                                                                              : nullptr;
+  const char* big = masked && plane_bits(g->a.major == isa::Major::k ? g->m : g->k, lda, isa::value_bits(g->a.dtype)) ? "A"
+                    : plane_bits(g->b.major == isa::Major::k ? g->n : g->k, ldb, isa::value_bits(g->b.dtype))           ? "B"
+                    : masked && plane_bits(g->m, g->n, isa::value_bits(g->d))                                         ? "D"
+                                                                                                                        : nullptr;
   if (big)
     d.error("GROUPS-PLANE", at,
             std::string("a group of ") + big + " spans 2^40 bytes or more at the spec's sizes: the tensor map addressing every group takes its "

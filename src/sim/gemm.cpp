@@ -35,11 +35,40 @@ std::vector<std::array<int64_t, 3>> gemm_sizes(const json& mf, int stages) {
   return {{2 * tm - 5, (2 * tn - 5) / u * u, 2 * tk - 3 * tail}, {tm - 3, std::max<int64_t>((tn - 4) / u * u, 2), (stages + 2) * tk - 5 * tail}};
 }
 
-std::vector<int64_t> masked_m(const json& mf, int64_t m) {
+std::vector<int64_t> group_sizes(const json& mf, int64_t m) {
   if (!mf.contains("groups")) return {m};
   const int64_t G = std::min<int64_t>(mf.at("problem").at("groups").get<int64_t>(), 4), tm = mf.at("tile").at("m");
-  const int64_t drawn[4] = {m + 100, 0, std::clamp<int64_t>(tm / 2 + 1, 1, m), -7};
-  return std::vector<int64_t>(drawn, drawn + G);
+  if (mf.at("groups").at("layout") == "masked") {
+    const int64_t drawn[4] = {m + 100, 0, std::clamp<int64_t>(tm / 2 + 1, 1, m), -7};
+    return std::vector<int64_t>(drawn, drawn + G);
+  }
+  // Contiguous: segments of tm / 2 + 1 rows (a tile partly valid, then padding), none, 2 tm - 3
+  // (two tiles), 3, each starting at the previous end rounded up to align, cut at m.
+  const int64_t align = mf.at("groups").at("align"), drawn[4] = {tm / 2 + 1, 0, 2 * tm - 3, 3};
+  std::vector<int64_t> ends;
+  int64_t start = 0;
+  for (int64_t x = 0; x < G; ++x) {
+    ends.push_back(std::min(start + drawn[x], m));
+    start = std::min((ends.back() + align - 1) / align * align, m);
+  }
+  return ends;
+}
+
+GroupRow group_row(const json& mf, const std::vector<int64_t>& sizes, int64_t m, int64_t r) {
+  if (!mf.contains("groups")) return {0, r, 1};
+  const int64_t tm = mf.at("tile").at("m");
+  if (mf.at("groups").at("layout") == "masked") {
+    const int64_t g = r / m, i = r % m, lim = std::clamp<int64_t>(sizes[static_cast<size_t>(g)], 0, m);
+    return {g, r, i < lim ? 1 : i / tm * tm < lim ? 2 : 0};
+  }
+  const int64_t align = mf.at("groups").at("align");
+  int64_t start = 0;
+  for (size_t g = 0; g < sizes.size(); ++g) {
+    const int64_t end = std::clamp<int64_t>(sizes[g], 0, m), padded = (end + align - 1) / align * align;
+    if (r >= start && r < padded) return {static_cast<int64_t>(g), r, r < end ? 1 : r / tm * tm < end ? 2 : 0};
+    start = padded;
+  }
+  return {0, r, 0};  // past every segment
 }
 
 namespace {
@@ -162,9 +191,11 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   // and masked_m[G] the groups' valid rows. G is the spec's count up to 4, with masked_m drawn to
   // cover each case of the definition: past the capacity (counts as m), empty, ragged (a tile
   // partly valid, the next tile wholly past it), negative (counts as 0), unless --inputs gives it.
-  const std::vector<int64_t> masked = masked_m(mf, m);
-  const int64_t G = static_cast<int64_t>(masked.size());
-  if (mf.contains("groups")) size["groups"] = G;
+  const std::vector<int64_t> sizes = group_sizes(mf, m);
+  const bool grouped = mf.contains("groups"), masked = grouped && mf.at("groups").at("layout") == "masked";
+  const int64_t G = static_cast<int64_t>(sizes.size());
+  const int64_t d_planes = masked ? G : 1;  // the contiguous layout's D is one GEMM's rows
+  if (grouped) size["groups"] = G;
   ksim::Global g;
   std::map<std::string, Operand> ops;
   const json& tensors = mf.at("tensors");
@@ -178,7 +209,8 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     const std::string d0 = t.at("dims")[0], d1 = t.at("dims")[1], c = t.at("contiguous");
     const bool sparse = t.contains("sparse");  // stored with half of k's elements
     input_names.push_back(name);
-    const InputArray* given = G > 1 ? nullptr : input_for(inputs, used, name, size.at(d0), size.at(d1));
+    const int64_t planes = t.contains("groups") ? G : 1;  // a grouped operand: one plane per group
+    const InputArray* given = planes > 1 ? nullptr : input_for(inputs, used, name, size.at(d0), size.at(d1));
     if (sparse && given)
       throw std::runtime_error(name + ".npy: a sparse A is not read from a file (its kept elements and their metadata are drawn "
                                "together); leave it out of --inputs");
@@ -187,7 +219,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     op.outer = static_cast<uint64_t>(size.at(c == d0 ? d1 : d0));
     // A row stride the host may choose: the row rounded up to 16 bytes, plus 16 (TMA needs a multiple of 16).
     op.pitch = static_cast<uint64_t>(round_up((static_cast<int64_t>(op.inner) * dt.bits + 7) / 8, 16) + 16);
-    op.addr = g.alloc(op.pitch * op.outer * static_cast<uint64_t>(G), 0x5A);  // G planes one after another
+    op.addr = g.alloc(op.pitch * op.outer * static_cast<uint64_t>(planes), 0x5A);  // its planes one after another
     if (sparse) {
       meta = make_sparse(g, op, dt, atom, m, kk, rng);
       ops[name] = std::move(op);
@@ -195,8 +227,8 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     }
     std::vector<uint8_t>& mem = g.at(op.addr);
     const uint64_t plane = static_cast<uint64_t>(size.at(d0) * size.at(d1));
-    op.v.assign(static_cast<size_t>(plane) * static_cast<size_t>(G), 0.0);
-    for (uint64_t q = 0; q < static_cast<uint64_t>(G); ++q)
+    op.v.assign(static_cast<size_t>(plane) * static_cast<size_t>(planes), 0.0);
+    for (uint64_t q = 0; q < static_cast<uint64_t>(planes); ++q)
       for (uint64_t r = 0; r < op.outer; ++r)
         for (uint64_t i = 0; i < op.inner; ++i) {
           // logical (dims[0], dims[1]) index
@@ -297,10 +329,10 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     factors("SFA", nkb, m, bw_sfa);
     factors("SFB", nnb, nkb, bw_sfb);
   }
-  uint64_t masked_addr = 0;
-  if (mf.contains("groups")) {
-    masked_addr = g.alloc(static_cast<size_t>(G * 4 + 16), 0x00);
-    for (int64_t x = 0; x < G; ++x) put_bits(g.at(masked_addr), static_cast<uint64_t>(x * 32), 32, static_cast<uint32_t>(masked[static_cast<size_t>(x)]));
+  uint64_t sizes_addr = 0;  // masked_m or ends
+  if (grouped) {
+    sizes_addr = g.alloc(static_cast<size_t>(G * 4), 0x00);  // exactly G entries: a read past them fails
+    for (int64_t x = 0; x < G; ++x) put_bits(g.at(sizes_addr), static_cast<uint64_t>(x * 32), 32, static_cast<uint32_t>(sizes[static_cast<size_t>(x)]));
   }
   inputs_all_used(inputs, used, input_names);
   std::vector<std::string> epilogue_ops;
@@ -312,7 +344,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     return static_cast<double>(static_cast<float>(mf.at("epilogue_constants").at(name).get<double>()));
   };
   const Dtype dd = dtype(tensors.at("D").at("dtype"));
-  const uint64_t d_addr = g.alloc(static_cast<size_t>(G * m * nd * dd.bits / 8), 0xEE);
+  const uint64_t d_addr = g.alloc(static_cast<size_t>(d_planes * m * nd * dd.bits / 8), 0xEE);
   // D's block-scale factors (a quantized D): m padded to 128 rows by nd / vec factors padded to 4,
   // filled with 0xA5 (no ue8m0 factor the kernel computes: at most 254), which the padding keeps.
   int64_t q_vec = 0, q_stripe = 0;
@@ -329,7 +361,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   for (size_t i = 0; i < 3; ++i) l.cluster[i] = mf.at("cluster")[i];
   const int64_t tm = mf.at("tile").at("m"), tn = mf.at("tile").at("n"), cg = mf.at("cta_group");
   l.grid = {static_cast<uint32_t>(round_up((nd + tn - 1) / tn * cg, l.cluster[0])),
-            static_cast<uint32_t>(round_up((m + tm - 1) / tm, l.cluster[1])), static_cast<uint32_t>(G * l.cluster[2])};
+            static_cast<uint32_t>(round_up((m + tm - 1) / tm, l.cluster[1])), static_cast<uint32_t>(d_planes * l.cluster[2])};
   if (mf.value("schedule", "") == "persistent") {  // the launcher's rule (the manifest's grid_rule)
     // Units (a CTA, a pair, a cluster of either, launched as one row) walk blocks of cluster_tiles.
     const int64_t bm = mf.contains("cluster_tiles") ? mf.at("cluster_tiles").at("m").get<int64_t>() : 1;
@@ -359,7 +391,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
           const Scales& sc = scales.at(tensor);
           const uint64_t lines = static_cast<uint64_t>(sc.nkb * 32), planes = static_cast<uint64_t>((sc.rows + 127) / 128);
           l.params.push_back(map_param(name, tensor_map(t, sc.addr, 16, lines, 16, planes, lines * 16)));
-        } else if (t.at("rank") == 3) {  // a grouped operand: G planes of outer rows
+        } else if (t.at("rank") == 3) {  // a grouped operand: G planes of outer rows (the masked layout's D too)
           const Operand& op = ops.at(tensor);
           l.params.push_back(map_param(name, tensor_map(t, op.addr, op.inner, op.outer, op.pitch, static_cast<uint64_t>(G), op.pitch * op.outer)));
         } else {
@@ -374,7 +406,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
                                      : scalar_addr.count(tensor) ? scalar_addr.at(tensor)
                                      : factor_addr.count(tensor) ? factor_addr.at(tensor)
                                      : tensor == "SFD"           ? sfd_addr
-                                     : tensor == "masked_m"      ? masked_addr
+                                     : tensor == "masked_m" || tensor == "ends" ? sizes_addr
                                      : fused.count(tensor) ? fused.at(tensor).addr
                                                             : d_addr));
     } else {
@@ -419,7 +451,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   for (int64_t q = 0; q < G; ++q)
     for (int64_t x = 0; x < kk; ++x)
       for (int64_t j = 0; j < n; ++j) bt[static_cast<size_t>((q * n + j) * kk + x)] = B.v[static_cast<size_t>((q * kk + x) * n + j)];
-  int64_t grp = 0;  // the group of the rows being checked (grouped GEMM; 0 otherwise)
+  int64_t grp = 0;  // the group of the rows being checked (grouped GEMM; 0 otherwise): its plane of B
   // D = sum_k (A * sa)(B * sb): each element of K scaled by its row's (column's) factor of block k / vec.
   const Scales* sa = scales.count("SFA") ? &scales.at("SFA") : nullptr;
   const Scales* sb = scales.count("SFB") ? &scales.at("SFB") : nullptr;
@@ -431,7 +463,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   auto product = [&](int64_t i, int64_t j, double& ref, double& acc_bound) {
     double mag = 0;
     ref = 0;
-    const double* a = &A.v[static_cast<size_t>((grp * m + i) * kk)];
+    const double* a = &A.v[static_cast<size_t>(i * kk)];  // i: A's row (in all planes)
     const double* b = &bt[static_cast<size_t>((grp * n + j) * kk)];
     if (sa)
       for (int64_t x = 0; x < kk; ++x) {
@@ -507,11 +539,11 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   // by block below.
   std::vector<double> q_ref, q_bound;
   if (sfd_addr) q_ref.assign(static_cast<size_t>(m * nd), 0.0), q_bound.assign(static_cast<size_t>(m * nd), 0.0);
-  res.tensors.push_back(tensor_report("D", G * m, nd));
-  // A group's rows: [0, valid) are checked; the rest of a tile that holds valid rows may be written
-  // (unspecified values, once); the tiles past them not at all (docs/spec.md, "Grouped GEMM").
-  auto valid_rows = [&](int64_t q) { return std::clamp<int64_t>(masked[static_cast<size_t>(q)], 0, m); };
-  auto tile_written = [&](int64_t q, int64_t i) { return i / tm * tm < valid_rows(q); };
+  res.tensors.push_back(tensor_report("D", d_planes * m, nd));
+  // A group's rows: its valid ones are checked; the rest of a tile that holds valid rows may be
+  // written (unspecified values, once); the tiles past them not at all (docs/spec.md, "Grouped GEMM").
+  std::vector<GroupRow> rows;
+  for (int64_t r = 0; r < d_planes * m; ++r) rows.push_back(group_row(mf, sizes, m, r));
   // Coverage: each byte of D written by exactly one store (st.global or a TMA store). Right values
   // written twice (a persistent CTA computing a tile another CTA owns) or never (a tile skipped
   // where D's fill happens to be right) are a wrong kernel too.
@@ -519,7 +551,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     int64_t twice = 0, never = 0, past = 0, first = -1;
     for (size_t b = 0; b < w->size(); ++b) {
       const int64_t row = static_cast<int64_t>(b) * 8 / dd.bits / nd;
-      const int want = tile_written(row / m, row % m) ? 1 : 0;
+      const int want = rows[static_cast<size_t>(row)].want ? 1 : 0;
       if ((*w)[b] != want) {
         (want == 0 ? past : (*w)[b] == 0 ? never : twice) += 1;
         if (first < 0) first = static_cast<int64_t>(b);
@@ -528,7 +560,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     if (first >= 0) {
       const int64_t e = first * 8 / dd.bits;
       res.tensors.back().note = "coverage: " + std::to_string(twice) + " byte(s) of D written more than once, " + std::to_string(never) +
-                                " never" + (G > 1 || mf.contains("groups") ? ", " + std::to_string(past) + " in tiles past their group's valid rows" : "") +
+                                " never" + (grouped ? ", " + std::to_string(past) + " in tiles past their group's valid rows" : "") +
                                 "; the first, of D(" + std::to_string(e / nd) + "," + std::to_string(e % nd) + "), " +
                                 std::to_string((*w)[static_cast<size_t>(first)]) + " time(s) (each must be written exactly once" +
                                 (mf.contains("groups") ? ", none of a tile past its group's valid rows)" : ")");
@@ -538,12 +570,12 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       res.tensors.back().worst = INFINITY;
     }
   }
-  for (grp = 0; grp < G; ++grp)
-  for (int64_t i = 0; i < valid_rows(grp); ++i)
-    for (int64_t j = 0; j < nd; ++j) {
+  for (int64_t row = 0; row < d_planes * m; ++row)  // D's row in all groups' planes
+    for (int64_t j = 0; j < nd && rows[static_cast<size_t>(row)].want == 1; ++j) {
+      const int64_t i = rows[static_cast<size_t>(row)].a;  // A's row
+      grp = rows[static_cast<size_t>(row)].g;
       double ref = 0, acc_bound = 0;
       product(i, j, ref, acc_bound);
-      const int64_t row = grp * m + i;  // D's row in all groups' planes
       const double got = dd.decode(get_bits(D, static_cast<uint64_t>((row * nd + j) * dd.bits), dd.bits));
       for (const std::string& f : epilogue_ops) {
         if (f == "amax") {

@@ -79,8 +79,9 @@ namespace sz = ptxgen::size;
     ++gemms;                                                                                                          \
   }
 
-// Every grouped gemm kernel (masked_m after D, size::groups after k): its long form instantiated, its
-// spec's own arguments accepted, a null masked_m refused, more groups than a grid's z refused.
+// Every grouped gemm kernel (masked_m or ends after D, size::groups after k): its long form
+// instantiated, its spec's own arguments accepted, a null masked_m or ends refused, and (masked)
+// more groups than a grid's z refused.
 #define GROUPED_GEMM(NAME, TA, TB, TD)                                                                                \
   {                                                                                                                   \
     using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const std::int32_t*, sz::m, sz::n, \
@@ -93,14 +94,17 @@ namespace sz = ptxgen::size;
            ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD),     \
                                 rows, SIZES(i.m, i.n, i.k), sz::groups{8}),                                           \
            CUDA_SUCCESS, nullptr);                                                                                    \
-    expect(#NAME " with a null masked_m",                                                                             \
+    const bool masked = std::string(i.tensors[3].name) == "masked_m"; /* else ends: the contiguous layout */         \
+    expect(#NAME " with a null masked_m or ends",                                                                     \
            ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), nullptr, SIZES(i.m, i.n, i.k),         \
                                 sz::groups{8}),                                                                       \
-           CUDA_ERROR_INVALID_VALUE, "masked_m (s32) is a null pointer");                                             \
+           CUDA_ERROR_INVALID_VALUE, masked ? "masked_m (s32) is a null pointer" : "ends (s32) is a null pointer");   \
+    /* the masked layout's groups are the grid's z; the contiguous layout's any number */                             \
     expect(#NAME " with 65536 groups",                                                                                \
            ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), rows, SIZES(i.m, i.n, i.k),            \
                                 sz::groups{65536}),                                                                   \
-           CUDA_ERROR_INVALID_VALUE, "groups = 65536: the groups are the grid's z, at most 65535");                   \
+           masked ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS,                                                          \
+           masked ? "groups = 65536: the groups are the grid's z, at most 65535" : nullptr);                          \
     ++gemms;                                                                                                          \
   }
 

@@ -307,6 +307,7 @@ auto blockwise_args(const Bufs& b) {
 struct Options {
   int64_t m = 0, n = 0, k = 0;  // 0: the spec's
   int64_t groups = 0;           // a grouped kernel's (GROUPED_GEMMS); 0: 8
+  int64_t align = 0;            // a contiguous grouped kernel's segments' (the spec's groups.align); 0: 128
   int iters = 30;
   unsigned seed = 1;
   double tolerance = -1;
@@ -1080,18 +1081,24 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   return ok ? 0 : 1;
 }
 
-// Grouped GEMM, masked layout (GROUPED_GEMMS rows: masked_m after D, the groups after k; docs/spec.md
-// "Grouped GEMM"): `groups` planes of A, B and D at capacity m, masked_m drawn per group from the
-// cases of the definition in turn (full, empty, past the capacity, negative, then uniform in [0, m]
-// for the rest), fresh random operands per group. Each group's valid rows are compared with the
-// float64 CPU product of its own A and B (relative Frobenius error, as run_case), and every byte of
-// the tiles past its valid rows (tile.m of the header's first entry) and the guard after D must keep
-// the poison. Timed as run_case times (a prepared launch); TF/s count the valid rows' 2 rows n k.
+// Grouped GEMM (GROUPED_GEMMS rows: masked_m or ends after D, the groups after k; docs/spec.md
+// "Grouped GEMM"), fresh random operands per group. Masked layout: `groups` planes of A, B and D at
+// capacity m, masked_m drawn per group from the cases of the definition in turn (full, empty, past
+// the capacity, negative, then uniform in [0, m]). Contiguous layout: A and D of m rows, B a plane
+// per group, the groups' ends drawn as segments of tile.m / 2 + 1 rows (a tile partly valid, then
+// padding), none, 2 tile.m - 3, 3, then uniform in [0, 2 tile.m], each starting at the previous end
+// rounded up to --align (the spec's groups.align), cut at m. Every valid row of D is compared with
+// the float64 product of its row of A and its group's B (relative Frobenius error, as run_case), and
+// every byte of the tiles past a group's valid rows (tile.m of the header's first entry), of the
+// contiguous layout's rows past the last segment, and of the guard after D must keep the poison.
+// Timed as run_case times (a prepared launch); TF/s count the valid rows' 2 rows n k.
 template <class Launch, class Call, class Prepare>
 int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const Options& opt, int64_t tile_m) {
   const int64_t m = opt.m ? opt.m : info.m, n = opt.n ? opt.n : info.n, k = opt.k ? opt.k : info.k;
-  const int64_t G = opt.groups ? opt.groups : 8;
-  if (double(G) * double(m) * double(n) * double(k) > double(int64_t{1} << 34))
+  const int64_t G = opt.groups ? opt.groups : 8, align = opt.align ? opt.align : 128;
+  const bool contiguous = std::string(info.tensors[3].name) == "ends";
+  const int64_t planes = contiguous ? 1 : G;  // of A and D
+  if (double(planes) * double(m) * double(n) * double(k) > double(int64_t{1} << 34))
     die(2, "a grouped case this large has no CPU reference here: give smaller --m --n --k --groups");
   CK(cuInit(0));
   CUdevice dev;
@@ -1105,66 +1112,97 @@ int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare,
   const size_t a_bytes = A.elements() * bytes_of(A.type), b_bytes = B.elements() * bytes_of(B.type);
   const size_t d_bytes = D.elements() * bytes_of(D.type), guard = 1 << 16;
   std::mt19937_64 rng(opt.seed);
-  std::vector<std::vector<double>> ra(static_cast<size_t>(G)), rb(static_cast<size_t>(G));
+  std::vector<std::vector<double>> ra(static_cast<size_t>(planes)), rb(static_cast<size_t>(G));
   std::vector<char> ha_all, hb_all;
-  std::vector<int32_t> masked(static_cast<size_t>(G));
-  std::uniform_int_distribution<int64_t> rows(0, m);
   for (int64_t g = 0; g < G; ++g) {
-    std::vector<char> ha, hb;
-    ra[static_cast<size_t>(g)] = fill(A, ha, rng);
-    rb[static_cast<size_t>(g)] = fill(B, hb, rng);
-    ha_all.insert(ha_all.end(), ha.begin(), ha.end());
-    hb_all.insert(hb_all.end(), hb.begin(), hb.end());
-    const int64_t drawn[4] = {m, 0, m + 17, -3};
-    masked[size_t(g)] = static_cast<int32_t>(g < 4 ? drawn[g] : rows(rng));
+    std::vector<char> h;
+    if (g < planes) {
+      ra[static_cast<size_t>(g)] = fill(A, h, rng);
+      ha_all.insert(ha_all.end(), h.begin(), h.end());
+    }
+    rb[static_cast<size_t>(g)] = fill(B, h, rng);
+    hb_all.insert(hb_all.end(), h.begin(), h.end());
   }
+  std::vector<int32_t> sizes(static_cast<size_t>(G));
+  std::uniform_int_distribution<int64_t> any_rows(0, m), seg_rows(0, 2 * tile_m);
+  int64_t start = 0;
+  for (int64_t g = 0; g < G; ++g) {
+    if (contiguous) {
+      const int64_t drawn[4] = {tile_m / 2 + 1, 0, 2 * tile_m - 3, 3};
+      const int64_t end = std::min(start + (g < 4 ? drawn[g] : seg_rows(rng)), m);
+      sizes[static_cast<size_t>(g)] = static_cast<int32_t>(end);
+      start = std::min((end + align - 1) / align * align, m);
+    } else {
+      const int64_t drawn[4] = {m, 0, m + 17, -3};
+      sizes[static_cast<size_t>(g)] = static_cast<int32_t>(g < 4 ? drawn[g] : any_rows(rng));
+    }
+  }
+  // Row r of D (of all planes): its group, its plane's row, and whether it is valid (1), written with
+  // an unspecified value (2: the rest of a tile that holds valid rows) or untouched (0).
+  auto row_of = [&](int64_t r, int64_t& g, int64_t& i) {
+    if (!contiguous) {
+      g = r / m, i = r % m;
+      const int64_t lim = std::clamp<int64_t>(sizes[static_cast<size_t>(g)], 0, m);
+      return i < lim ? 1 : i / tile_m * tile_m < lim ? 2 : 0;
+    }
+    i = r;
+    int64_t s0 = 0;
+    for (g = 0; g < G; ++g) {
+      const int64_t end = std::clamp<int64_t>(sizes[static_cast<size_t>(g)], 0, m), padded = (end + align - 1) / align * align;
+      if (r >= s0 && r < padded) return r < end ? 1 : r / tile_m * tile_m < end ? 2 : 0;
+      s0 = padded;
+    }
+    return 0;
+  };
   Bufs bufs;
   bufs.lda = A.ld, bufs.ldb = B.ld, bufs.m = m, bufs.n = n, bufs.k = k;
   CUdeviceptr pm;
-  CK(cuMemAlloc(&bufs.a, a_bytes * size_t(G)));
+  CK(cuMemAlloc(&bufs.a, a_bytes * size_t(planes)));
   CK(cuMemAlloc(&bufs.b, b_bytes * size_t(G)));
-  CK(cuMemAlloc(&bufs.d, d_bytes * size_t(G) + guard));
+  CK(cuMemAlloc(&bufs.d, d_bytes * size_t(planes) + guard));
   CK(cuMemAlloc(&pm, size_t(G) * 4));
   CK(cuMemcpyHtoD(bufs.a, ha_all.data(), ha_all.size()));
   CK(cuMemcpyHtoD(bufs.b, hb_all.data(), hb_all.size()));
-  CK(cuMemcpyHtoD(pm, masked.data(), size_t(G) * 4));
-  CK(cuMemsetD8(bufs.d, poison_byte(D.type), d_bytes * size_t(G) + guard));
+  CK(cuMemcpyHtoD(pm, sizes.data(), size_t(G) * 4));
+  CK(cuMemsetD8(bufs.d, poison_byte(D.type), d_bytes * size_t(planes) + guard));
   CUstream stream;
   CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   CKH(call(bufs, pm, G, stream));
   sync_with_timeout(stream);
-  std::vector<char> hd(d_bytes * size_t(G) + guard);
+  std::vector<char> hd(d_bytes * size_t(planes) + guard);
   CK(cuMemcpyDtoH(hd.data(), bufs.d, hd.size()));
   double num = 0, den = 0, max_abs = 0;
   size_t unwritten = 0, nonfinite = 0, past_written = 0, guard_hit = 0;
   int64_t valid = 0;
   const std::vector<unsigned char> poison(bytes_of(D.type), poison_byte(D.type));
-  for (int64_t g = 0; g < G; ++g) {
-    const int64_t lim = std::clamp<int64_t>(masked[size_t(g)], 0, m);
-    valid += lim;
-    std::vector<double> ref;
-    cpu_gemm(ra[size_t(g)], rb[size_t(g)], ref, lim, n, k);  // the first lim rows of A (row-major values)
-    const char* plane = hd.data() + size_t(g) * d_bytes;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        const size_t idx = D.index(i, j);
-        const bool poisoned = std::memcmp(plane + idx * bytes_of(D.type), poison.data(), poison.size()) == 0;
-        if (i >= lim) {  // past the valid rows: untouched in the tiles past them, unspecified in the last valid tile
-          past_written += i / tile_m * tile_m >= lim && !poisoned;
-          continue;
-        }
-        unwritten += poisoned;
-        const double v = load(D.type, plane, idx), r = ref[size_t(i) * n + j];
-        if (!std::isfinite(v)) {
-          ++nonfinite;
-          continue;
-        }
-        num += (v - r) * (v - r);
-        den += r * r;
-        max_abs = std::max(max_abs, std::fabs(v - r));
+  for (int64_t r = 0; r < planes * m; ++r) {
+    int64_t g = 0, i = 0;
+    const int want = row_of(r, g, i);
+    const char* plane = hd.data() + size_t(r / m) * d_bytes;
+    const std::vector<double>& a = ra[static_cast<size_t>(contiguous ? 0 : g)];
+    const std::vector<double>& b = rb[static_cast<size_t>(g)];
+    valid += want == 1;
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t idx = D.index(i, j);
+      const bool poisoned = std::memcmp(plane + idx * bytes_of(D.type), poison.data(), poison.size()) == 0;
+      if (want != 1) {
+        past_written += want == 0 && !poisoned;
+        continue;
       }
+      unwritten += poisoned;
+      double ref = 0;  // float64: A's row i of this plane times column j of the group's B
+      for (int64_t x = 0; x < k; ++x) ref += a[size_t(i) * size_t(k) + size_t(x)] * b[size_t(x) * size_t(n) + size_t(j)];
+      const double v = load(D.type, plane, idx);
+      if (!std::isfinite(v)) {
+        ++nonfinite;
+        continue;
+      }
+      num += (v - ref) * (v - ref);
+      den += ref * ref;
+      max_abs = std::max(max_abs, std::fabs(v - ref));
+    }
   }
-  for (size_t i = d_bytes * size_t(G); i < hd.size(); ++i) guard_hit += static_cast<unsigned char>(hd[i]) != poison_byte(D.type);
+  for (size_t i = d_bytes * size_t(planes); i < hd.size(); ++i) guard_hit += static_cast<unsigned char>(hd[i]) != poison_byte(D.type);
   const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
   const double tolerance = opt.tolerance >= 0 ? opt.tolerance : 1e-2;
   const bool ok = unwritten == 0 && nonfinite == 0 && past_written == 0 && guard_hit == 0 && rel <= tolerance;
@@ -1187,13 +1225,13 @@ int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare,
   }
   const double t = median(ms), flops = 2.0 * double(valid) * double(n) * double(k);
   std::string mm;
-  for (int64_t g = 0; g < G; ++g) mm += (g ? ", " : "") + std::to_string(masked[size_t(g)]);
-  std::printf("{\"entry\": \"%s\", \"targets\": \"%s\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"groups\": %lld, \"masked_m\": [%s], "
+  for (int64_t g = 0; g < G; ++g) mm += (g ? ", " : "") + std::to_string(sizes[size_t(g)]);
+  std::printf("{\"entry\": \"%s\", \"targets\": \"%s\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"groups\": %lld, \"%s\": [%s], "
               "\"reference\": \"float64 CPU\", \"rel_err\": %.6g, \"max_abs_err\": %.6g, \"tolerance\": %g, \"unwritten\": %zu, "
               "\"nonfinite\": %zu, \"past_rows_written\": %zu, \"guard_overwritten\": %zu, \"ms\": %.6g, \"tflops\": %.6g, "
               "\"launched_through\": \"ptxgen::%s / ptxgen::launch\", \"ok\": %s}\n",
               info.name, info.targets, static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
-              static_cast<long long>(G), mm.c_str(), rel, max_abs, tolerance, unwritten, nonfinite, past_written, guard_hit, t,
+              static_cast<long long>(G), contiguous ? "ends" : "masked_m", mm.c_str(), rel, max_abs, tolerance, unwritten, nonfinite, past_written, guard_hit, t,
               flops / (t * 1e-3) / 1e12, info.name, ok ? "true" : "false");
   return ok ? 0 : 1;
 }
@@ -1717,12 +1755,13 @@ int main(int argc, char** argv) {
     else if (f == "--n") opt.n = v;
     else if (f == "--k") opt.k = v;
     else if (f == "--groups") opt.groups = v;
+    else if (f == "--align") opt.align = v;
     else if (f == "--iters") opt.iters = static_cast<int>(v);
     else if (f == "--seed") opt.seed = static_cast<unsigned>(v);
     else if (f == "--tolerance") opt.tolerance = std::atof(argv[i + 1]);
     else die(2, "unknown option " + f);
   }
-  if (opt.m < 0 || opt.n < 0 || opt.k < 0 || opt.groups < 0 || opt.iters < 1) die(2, "sizes and --iters must be positive");
+  if (opt.m < 0 || opt.n < 0 || opt.k < 0 || opt.groups < 0 || opt.align < 0 || opt.iters < 1) die(2, "sizes and --iters must be positive");
 #define CASE(NAME, TA, TB, TD)                                                                                     \
   if (which == #NAME)                                                                                              \
     return run_case<ptxgen::NAME##_launch>(                                                                        \

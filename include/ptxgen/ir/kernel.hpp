@@ -54,7 +54,8 @@ enum class Engine : uint8_t { tcgen05, wgmma };
 // value = base + m_tile * (this CTA's tile row in the grid) + n_tile * (its tile column)
 //              + k_block * (the enclosing loop's iteration) + rank * (%cluster_ctarank & 1 in a pair)
 //              + size_mul * (the run-time size `size`: a size parameter or a derived size)
-//              + group * (this CTA's group of a grouped grid: %ctaid.z, Grid::groups_param)
+//              + group * (this CTA's group of a grouped grid, Grid::groups_param: %ctaid.z, or its
+//                         segment's in the contiguous layout)
 struct Affine {
   int64_t base = 0, m_tile = 0, n_tile = 0, k_block = 0, rank = 0;
   int64_t group = 0;
@@ -82,11 +83,16 @@ struct Grid {
   // cta_group, takes tile (q / cluster_n, q % cluster_n) of its block. A persistent grid's clusters
   // walk the blocks together.
   int cluster_m = 1, cluster_n = 1;
-  // Grouped GEMM, masked layout (docs/spec.md, "Grouped GEMM"): the grid's z walks the groups
-  // (`groups_param`, the size parameter G), and each CTA reads element %ctaid.z of the int32 global
-  // `group_rows` (masked_m), its group's valid rows: a CTA whose first row lies at or past them
-  // exits before its first load, issuing no TMA, MMA or store. "" : one problem.
-  std::string groups_param = {}, group_rows = {};
+  // Grouped GEMM (docs/spec.md, "Grouped GEMM"); `groups_param` names the size parameter G ("" :
+  // one problem). Masked layout: the grid's z walks the groups, and each CTA reads element
+  // %ctaid.z of the int32 global `group_rows` (masked_m), its group's valid rows. Contiguous
+  // layout: the grid walks the rows of A, whose groups' segments start on multiples of
+  // `group_align` rows after the previous group's end, and each CTA finds its group by a binary
+  // search of the int32 global `group_ends` (the groups' ends, ascending). Either way a CTA whose
+  // first row lies at or past its group's valid rows (in the contiguous layout: in a segment's
+  // padding, or past every segment) exits before its first load, issuing no TMA, MMA or store.
+  std::string groups_param = {}, group_rows = {}, group_ends = {};
+  int64_t group_align = 0;
 };
 
 // A u32 kernel parameter: a problem size the kernel takes at run time, and the spec's value of it.
