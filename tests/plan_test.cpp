@@ -395,11 +395,7 @@ TEST_CASE("N groups of one K step and M group share A through the collector buff
 // stage of each tile after its final wgmma group completes; the data-parallel kernel has none of it.
 TEST_SUITE("plan") {
 TEST_CASE("persistent schedule: one tile loop per role, rings carried across tiles, the last stage released") {
-  auto count = [](const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  };
+  const auto count = support::occurrences;
   const std::string spec = support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x256x64.json");
   auto doc = nlohmann::json::parse(spec);
   const std::string dp = emit::ptx(support::plan_of(support::checked_spec(doc.dump())));

@@ -1044,19 +1044,28 @@ TEST_CASE("TMA loads: boxes, the tensor map, the mbarrier, alignment, and the pr
     REQUIRE(fence != std::string::npos);
     CHECK(fence < ptx.find("cp.async.bulk.tensor"));
   }
-  // The spec: "via" is ld or tma, on loads only, and round-trips.
+  // The spec: "via" is ld or tma on a load, st or tma on a store (docs/spec.md, "TMA stores"),
+  // where tma names its staging tile ("stage"), and round-trips.
   {
     json t = base();
     t["program"]["ops"][0]["via"] = "bulk";
     CHECK(check(t).has("SPEC-ENUM", "/program/ops/0/via"));
     t = base();
+    t["program"]["ops"][7]["via"] = "ld";
+    CHECK(check(t).has("SPEC-ENUM", "/program/ops/7/via"));
     t["program"]["ops"][7]["via"] = "tma";
-    CHECK(check(t).has("SPEC-UNKNOWN-KEY", "/program/ops/7/via"));
+    CHECK(check(t).has("SPEC-MISSING-KEY", "/program/ops/7/stage"));
     Checked c = check(j);
     REQUIRE(c.spec);
     const json back = json::parse(spec::to_json(*c.spec));
     CHECK(back["program"]["ops"][0]["via"] == "tma");
     CHECK_FALSE(back["program"]["ops"][1].contains("via"));
+    const Checked stored = check(json::parse(support::slurp(support::source_root() + "/specs/prog_pipelined_epilogue_bf16_tma.json")));
+    REQUIRE(stored.spec);
+    const json ops = json::parse(spec::to_json(*stored.spec))["program"]["ops"];
+    CHECK(ops[5]["via"] == "tma");
+    CHECK(ops[5]["stage"] == "d_stage");
+    CHECK_FALSE(ops[7].contains("via"));
   }
 }
 

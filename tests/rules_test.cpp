@@ -1119,3 +1119,126 @@ TEST_CASE("SCALE-TYPE, SCALE-KIND: every change a help names passes both rules")
   CHECK(applied > 20);
 }
 }
+
+// A program's store by TMA (docs/spec.md, "TMA stores"; rule STORE-TMA): each way it can be wrong
+// refused at the field to change. The example program with a 32-column slice of its accumulator
+// (one box of f32 D) loaded and stored through the staging tile "d_stage".
+TEST_SUITE("rules") {
+TEST_CASE("a program's TMA store: each mistake STORE-TMA (or its own rule) at its pointer") {
+  auto program = [] {
+    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+    auto& p = j["program"];
+    p["smem"]["d_stage"] = {{"dtype", "f32"}, {"shape", {128, 32}}, {"major", "k"}, {"swizzle", 128}};
+    p["tmem"]["acc0"] = {{"slice", {{"of", "t"}, {"columns", {0, 32}}}}};
+    p["ops"][6]["src"] = "acc0";
+    p["ops"][7] = {{"op", "store"}, {"regs", "r"}, {"dst", "D"}, {"via", "tma"}, {"stage", "d_stage"}};
+    return j;
+  };
+  auto one = [](const nlohmann::json& j, const std::string& rule, const std::string& pointer) {
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    for (const auto& x : d.list()) MESSAGE(x.rule << " at " << x.pointer << ": " << x.message);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == rule);
+    CHECK(d.list()[0].pointer == pointer);
+    return d.list()[0].message;
+  };
+  {
+    Diagnostics d;
+    rules::parse_and_check(program().dump(), d);
+    CHECK(d.list().empty());
+  }
+  auto tile = [&](const char* key, const nlohmann::json& v) {
+    nlohmann::json j = program();
+    j["program"]["smem"]["d_stage"][key] = v;
+    return j;
+  };
+  {  // a bf16 staging tile (one box of bf16) for f32 D
+    nlohmann::json j = tile("dtype", "bf16");
+    j["program"]["smem"]["d_stage"]["shape"] = {128, 64};
+    CHECK(one(j, "STORE-TMA", "/program/smem/d_stage/dtype").find("is bf16") != std::string::npos);
+  }
+  one(tile("swizzle", 64), "STORE-TMA", "/program/smem/d_stage/swizzle");
+  one(tile("major", "mn"), "STORE-TMA", "/program/smem/d_stage/major");
+  CHECK(one(tile("shape", {64, 32}), "STORE-TMA", "/program/smem/d_stage/shape").find("the box is 128 rows of 32 f32 columns") != std::string::npos);
+  one(tile("shape", {128, 64}), "STORE-TMA", "/program/smem/d_stage/shape");
+  {  // registers of two boxes (64 f32 columns)
+    nlohmann::json j = program();
+    j["program"]["tmem"]["acc0"]["slice"]["columns"] = {0, 64};
+    CHECK(one(j, "STORE-TMA", "/program/ops/7/regs").find("holds 64") != std::string::npos);
+  }
+  {  // packed registers: a bf16 view of packing 2 (64 elements in 32 columns), into a bf16 D
+    nlohmann::json j = program();
+    j["program"]["tmem"]["acc0"] = {{"cast", {{"of", {{"slice", {{"of", "t"}, {"columns", {0, 32}}}}}}, {"dtype", "bf16"}, {"packing", 2}}}};
+    j["program"]["globals"]["D"]["dtype"] = "bf16";
+    j["program"]["smem"]["d_stage"] = {{"dtype", "bf16"}, {"shape", {128, 64}}, {"major", "k"}, {"swizzle", 128}};
+    CHECK(one(j, "STORE-TMA", "/program/ops/7/regs").find("packs 2 elements") != std::string::npos);
+  }
+  {  // a 4-bit D (packed e2m1) has no staging
+    nlohmann::json j = program();
+    j["program"]["globals"]["D"] = {{"dtype", "e2m1"}, {"format", "packed"}, {"shape", {128, 128}}};
+    one(j, "STORE-TMA", "/program/ops/7/dst");
+  }
+  {  // rows 4 bytes x 130 apart: no tensor map strides them
+    nlohmann::json j = program();
+    j["program"]["globals"]["D"]["shape"] = {128, 130};
+    CHECK(one(j, "STORE-TMA", "/program/globals/D/shape").find("520 bytes apart") != std::string::npos);
+  }
+  {  // a second TMA store into D, of 64 rows (a 64-lane slice): D's one tensor map has boxes of 128
+    nlohmann::json j = program();
+    j["program"]["tmem"]["q_v"] = {{"slice", {{"of", "t"}, {"lanes", {0, 64}}, {"columns", {32, 64}}}}};
+    j["program"]["ops"].push_back({{"op", "tmem_load"}, {"src", "q_v"}, {"regs", "q"}});
+    j["program"]["ops"].push_back({{"op", "store"}, {"regs", "q"}, {"dst", "D"}, {"at", {0, 32}}, {"via", "tma"}, {"stage", "d_stage"}});
+    CHECK(one(j, "STORE-TMA", "/program/ops/9/regs").find("whose box is 128 rows (the store at /program/ops/7)") != std::string::npos);
+    j["program"]["tmem"]["q_v"]["slice"]["lanes"] = {0, 128};  // 128 rows: accepted, through the same map and stage
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    CHECK(d.list().empty());
+  }
+  {  // the staging tile also loaded into
+    nlohmann::json j = program();
+    j["program"]["globals"]["E"] = {{"dtype", "f32"}, {"shape", {128, 32}}};
+    const nlohmann::json load = {{"op", "load"}, {"src", "E"}, {"dst", "d_stage"}};
+    j["program"]["ops"].insert(j["program"]["ops"].begin(), load);
+    CHECK(one(j, "STORE-TMA", "/program/ops/8/stage").find("also used by the op at /program/ops/0") != std::string::npos);
+  }
+  {  // "stage" on a direct store
+    nlohmann::json j = program();
+    j["program"]["ops"][7].erase("via");
+    one(j, "STORE-TMA", "/program/ops/7/stage");
+  }
+  {  // the staging tile unknown, and "via": "tma" without one (a required member)
+    nlohmann::json j = program();
+    j["program"]["ops"][7]["stage"] = "nope";
+    one(j, "NAME-UNKNOWN", "/program/ops/7/stage");
+    j["program"]["ops"][7].erase("stage");
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].pointer == "/program/ops/7/stage");
+  }
+  {  // a CTA pair: ptxgen's refusal (beside the example's MMA, which a pair makes N = 256 wide)
+    nlohmann::json j = program();
+    j["program"]["cta_group"] = 2;
+    j["program"]["ops"][7]["per_cta"] = {0, 32};
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    std::string got;
+    for (const auto& x : d.list()) got += x.rule + " " + x.pointer + "; ";
+    CHECK(got == "STORE-TMA /program/ops/7/via; OP-MMA-SHAPE /program/ops/3/d; ");
+  }
+  {  // inside the loop (the worked example's tmem_load and TMA store moved into it): ptxgen's
+     // refusal, beside the coverage of a store that does not step with the iteration
+    nlohmann::json j = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/prog_pipelined_epilogue_bf16_tma.json"));
+    auto& ops = j["program"]["ops"];
+    ops[0]["ops"].push_back(ops[1]);
+    ops[0]["ops"].push_back(ops[5]);
+    ops.erase(ops.begin() + 1, ops.end());
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    std::string got;
+    for (const auto& x : d.list()) got += x.rule + " " + x.pointer + "; ";
+    CHECK(got == "STORE-TMA /program/ops/0/ops/4/via; PROGRAM-COVERAGE /program/ops/0/ops/4/at; ");
+  }
+}
+}

@@ -1217,3 +1217,58 @@ TEST_CASE("mutations of block-wise f32 scaling with two sets of partial sums (sm
           "setp.eq.u32 $1, $2, $2;$3", -1, "", ""});
 }
 }
+
+// A program's TMA store (docs/spec.md, "TMA stores"): specs/prog_pipelined_epilogue_bf16_tma.json
+// at its ragged sizes (2 x 4 tiles, the last row and column of tiles clipped by TMA), each CTA's
+// epilogue staging its box of D in "d_stage" and storing it with cp.async.bulk.tensor; and its
+// 128 x 256 tile (specs/prog_pipelined_epilogue_bf16_tma_n256.json), four boxes through two stages.
+// Each step of the staging broken in the golden: the proxy fence between the threads' st.shared and
+// TMA's read (PTX ISA 9.1 §9.7.13.4), the barrier that lets the issuing thread store only once every
+// warp wrote its rows, the wait for the store's reads before the CTA's shared memory goes, and the
+// wait for box j - 2's reads before box j writes its stage (cp.async.bulk.wait_group.read 0 and 1,
+// §9.7.9.27.2.2).
+TEST_SUITE("sim_mutation") {
+TEST_CASE("mutations of a program's TMA store make the simulation fail, each for its reason") {
+  struct ProgramMutation {
+    const char* spec;
+    Mutation mu;
+  };
+  static const ProgramMutation kMutations[] = {
+      {"prog_pipelined_epilogue_bf16_tma",
+       {"the fence.proxy.async between the staging writes and the TMA store dropped",
+        R"(\tfence\.proxy\.async\.shared::cta;\n(\tbar\.sync 1, 128;\s*// the box is in shared memory\n))", "$1", 0,
+        "race: the async proxy reads shared memory", "with no fence.proxy.async since"}},
+      {"prog_pipelined_epilogue_bf16_tma",
+       {"the barrier between the warps' staging writes and the one thread's TMA store dropped (it reads rows not yet written)",
+        R"(\tbar\.sync 1, 128;\s*// the box is in shared memory\n)", "", 0, "race: st.shared writes shared memory",
+        "reads it (no wait for its completion)"}},
+      {"prog_pipelined_epilogue_bf16_tma",
+       {"the epilogue's cp.async.bulk.wait_group.read 0 before it leaves dropped (the CTA may exit while TMA reads the stage)",
+        R"(\tcp\.async\.bulk\.wait_group\.read 0;\s*// the stores have read the staging ring\n)", "", 0,
+        "exits with cp.async.bulk.tensor stores still reading shared memory", ""}},
+      {"prog_pipelined_epilogue_bf16_tma_n256",
+       {"the wait_group.read 1 before a stage is written again dropped (box 2 overwrites box 0's stage while TMA reads it)",
+        R"(\t@!%p\d+ cp\.async\.bulk\.wait_group\.read 1;[^\n]*\n)", "", -1, "race: st.shared writes shared memory",
+        "reads it (no wait for its completion)"}},
+  };
+  std::string guarded;
+  for (const auto& pm : kMutations) {
+    const std::string name = pm.spec;
+    CAPTURE(name);
+    const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/" + name + ".json"));
+    const plan::Plan p = support::plan_of(s);
+    const auto manifest = nlohmann::json::parse(plan::manifest(p));
+    const std::string golden = support::slurp(support::source_root() + "/golden/" + name + ".ptx");
+    if (guarded != name) {  // the unmutated kernel passes: one box of D per tile
+      guarded = name;
+      const simtest::ProgramResult clean = simtest::run_program(*ksim::parse(golden), *s.program, manifest, 3);
+      REQUIRE_MESSAGE(clean.error.empty(), clean.error);
+      REQUIRE(clean.worst <= 1.0);
+      CHECK(clean.stats.tma_stores == (name == "prog_pipelined_epilogue_bf16_tma" ? 2 * 4 : 2 * 2 * 4));
+    }
+    const std::string ptx = mutate(golden, pm.mu.re, pm.mu.fmt, pm.mu.n);
+    REQUIRE(ptx != golden);
+    check(pm.mu, p, ptx, simtest::run_program(*ksim::parse(ptx), *s.program, manifest, 3));
+  }
+}
+}

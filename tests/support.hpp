@@ -61,6 +61,13 @@ inline std::vector<std::string> spec_files() {
   return out;
 }
 
+// How many times `what` occurs in `text` (overlapping occurrences too): instructions of a kernel.
+inline size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 inline std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
 // Parses and checks; REQUIREs success.

@@ -137,8 +137,12 @@ struct Op {
   bool has_per_cta = false;
   // load: "via": "tma" -- one thread issues cp.async.bulk.tensor boxes and all threads wait on an
   // mbarrier the planner adds; "ld" (the default) -- every thread moves 16-byte chunks.
+  // store: "via": "tma" -- the registers (one 128-byte box of each of their rows) go through a
+  // stage of the shared-memory tile `stage` (128-byte swizzled, the global's dtype) and one thread
+  // of the role writes the box with cp.async.bulk.tensor, which clips it to the global's extents.
   bool tma = false;
   std::string via_ptr;
+  Ref stage;
   // load: "place": where the rows it reads go in the tile; place_ptr "" when the spec is silent.
   Place place = Place::rows;
   std::string place_ptr;

@@ -635,6 +635,10 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
 
 // One role of all warps: its steps in order, then the allocating warp deallocates.
 void Emitter::teardown_single() {
+  // A program's TMA stores have read their staging tiles before the CTA's shared memory goes.
+  bool boxes = false;
+  each_step(p.roles[0].steps, [&](const plan::Step& st) { boxes = boxes || (st.kind == plan::StepKind::store && st.store.tma && !st.store.src.wgmma); });
+  if (boxes) w.ins(spell::bulk_wait_read() + " 0", "the stores have read the staging tiles");
   if (!p.allocs.empty()) {
     w.ins("@" + warp_pred(p.ir().alloc_warp) + " " + spell::bra() + " $L_exit");
     for (const auto& a : p.allocs) w.ins(spell::dealloc(p.ir().cta_group) + " " + tmem_base.at(a.name) + ", " + s(a.columns));

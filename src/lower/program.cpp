@@ -5,6 +5,7 @@
 // each role its own ops, and pipeline.cpp plans the mbarriers between them.
 #include "ptxgen/lower.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -217,6 +218,8 @@ std::vector<ir::Op> lower_op(const spec::Program& p, const spec::Op& o) {
       st.regs = o.regs;
       st.dst = o.dst;
       st.pos = position(o);
+      st.tma = o.tma;
+      st.via = o.stage;  // the stage, pending and map: lower_program; a stage without tma: STORE-TMA
       x.body = std::move(st);
       break;
     }
@@ -388,6 +391,24 @@ ir::Kernel lower_program(const spec::Spec& s) {
         for (auto& o : n.loop.body) name(o);
     }
   }
+  // TMA stores (docs/spec.md, "TMA stores"): the j-th store through a staging tile of S stages, in
+  // its role's order, writes stage j % S once at most S - 1 bulk groups of the role's issuing
+  // thread still read (cp.async.bulk.wait_group.read, PTX ISA 9.1 §9.7.9.27.2.2): the store that
+  // read that stage before is S groups back, every store since a group of its own. STORE-TMA keeps
+  // a staging tile to the stores of one role, outside a loop. The TMA stores into one global share
+  // its tensor map tmap_NAME (STORE-TMA: boxes of the same rows).
+  std::map<std::string, int> through;
+  for (auto& r : k.roles)
+    for (auto& n : r.nodes) {
+      ir::Store* st = n.is_loop ? nullptr : n.op.as<ir::Store>();
+      if (!st || !st->tma) continue;
+      int stages = 1;
+      for (const auto& t : p.smem)
+        if (t.name == st->via.name) stages = std::max(1, t.stages);
+      st->via_stage = through[st->via.name]++ % stages;
+      st->pending = stages - 1;
+      st->map_param = "tmap_" + st->dst.name;
+    }
   for (auto& r : k.roles)
     for (auto& n : r.nodes) {
       auto clip = [&](ir::Op& o) {

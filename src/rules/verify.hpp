@@ -84,6 +84,10 @@ void mmas(Ctx& c);
 // operand's NAME-UNKNOWN / OP-OPERAND follow those of the mma ops, as the planner reported them.
 void registers(Ctx& c);
 
+// A store by TMA (verify_store.cpp, called by registers() once the store's type passed): STORE-TMA,
+// what the staging path takes of the registers, the global and the staging tile; false if refused.
+bool tma_store(Ctx& c, const ir::Op& op, const plan::RegDef& src, const ir::Global& g);
+
 // The order rules of a role the planner orders (verify_order.cpp): ORDER-UNWRITTEN,
 // ORDER-INCOMPLETE, ORDER-BARRIER, CP-MULTICAST-OVERLAP, over the ops as listed.
 void order(Ctx& c);

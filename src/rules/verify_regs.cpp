@@ -197,6 +197,12 @@ bool store(Ctx& c, const ir::Op& op, const plan::RegDef& src) {
                   "\" is " + dt(g->dtype) + (isa::value_bits(g->dtype) < 8 ? ", which has no per-element store" : ""));
     return false;
   }
+  if (!o.tma && o.via) {
+    c.problem("STORE-TMA", o.via.ptr, "\"stage\" names the staging tile of a store by TMA; this store is direct (each thread's st.global)",
+              {"add \"via\": \"tma\", or drop \"stage\""});
+    return false;
+  }
+  if (o.tma && !tma_store(c, op, src, *g)) return false;  // verify_store.cpp
   // e2m1 two a byte: a pair of columns is one byte, so the pairs start at even columns of rows an
   // even number of elements apart (cvt.rn.satfinite.e2m1x2.f32 converts the pair).
   if (g->dtype == isa::DType::e2m1) {

@@ -490,6 +490,13 @@ class Parser {
           if (r.has("place"))
             if (auto v = r.choice("place", false, kPlaces)) o.place = *v, o.place_ptr = r.ptr("place");
         }
+        if (o.kind == OpKind::store) {
+          // "via": "tma" through the staging tile "stage" (docs/spec.md, "TMA stores"); "st",
+          // the default, each thread's st.global of its elements.
+          o.via_ptr = r.ptr("via");
+          if (auto v = r.choice("via", false, Choices<bool>{{"st", false}, {"tma", true}})) o.tma = *v;
+          o.stage = ref(r, "stage", o.tma);
+        }
         break;
       case OpKind::copy:
         o.src = ref(r, "src", true);
@@ -797,6 +804,7 @@ std::string program_to_json(const Program& p) {
         x["at"] = at;
         if (o.has_per_cta) x["per_cta"] = {o.per_cta[0], o.per_cta[1]};
         if (o.tma) x["via"] = "tma";
+        put("stage", o.stage);
         if (!o.place_ptr.empty())
           for (const auto& [n, v] : kPlaces)
             if (v == o.place) x["place"] = n;
