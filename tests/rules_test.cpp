@@ -346,6 +346,13 @@ TEST_CASE("grouped GEMM (issue 30): \"groups\" parsed and range-checked, each mi
       CHECK(d.list()[1].pointer == "/gemm/groups/layout");
     }
   }
+  // Its second help names a tile.m that divides align, and the spec then passes.
+  CHECK(diags(groups(R"({"layout": "contiguous", "count": 4, "align": 192})")).list().at(0).help.at(1) ==
+        "or \"tile\": {\"m\": 64, ...}, which divides 192");
+  CHECK(diags(R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 4, "align": 192}, "tile": {"m": 64, "n": 128, "k": 64}}})")
+            .list()
+            .empty());
+  CHECK(diags(groups(R"({"layout": "contiguous", "count": 4, "align": 96})")).list().at(0).help.size() == 1);  // no tile.m divides 96
   CHECK(diags(groups(R"({"layout": "contiguous", "count": 4, "align": 192})")).list().at(0).help.at(0) ==
         "use \"align\": 256 (the next multiple of tile.m; DeepGEMM's 128 for tile.m 64 or 128)");
   CHECK(diags(groups(R"({"layout": "contiguous", "count": 4, "align": 64})")).list().at(0).message ==

@@ -30,11 +30,16 @@ void check_groups(const Context& c, Diagnostics& d) {
     // A tile of tile.m rows must lie in one group: the group's B is chosen per tile, and a tile
     // across a segment boundary would multiply the next group's rows by this group's B.
     const int64_t up = (x.align + g->tile.m - 1) / g->tile.m * g->tile.m;
-    d.error("GROUPS-ALIGN", at + "/align",
-            "segments aligned to " + num(x.align) + " rows are not whole tiles of tile.m = " + num(g->tile.m) +
-                ": a tile would take rows of two groups, each of which multiplies its own B")
-        .help = {"use \"align\": " + num(up) + " (the next multiple of tile.m; DeepGEMM's 128 for tile.m 64 or 128)",
-                 "or a tile.m that divides " + num(x.align)};
+    Diagnostic& e = d.error("GROUPS-ALIGN", at + "/align",
+                            "segments aligned to " + num(x.align) + " rows are not whole tiles of tile.m = " + num(g->tile.m) +
+                                ": a tile would take rows of two groups, each of which multiplies its own B");
+    e.help = {"use \"align\": " + num(up) + " (the next multiple of tile.m; DeepGEMM's 128 for tile.m 64 or 128)"};
+    // A tile.m every engine takes at cta_group 1 (the grouped kernels' only one) that divides align.
+    for (const int64_t t : {128, 64})
+      if (x.align % t == 0) {
+        e.help.push_back("or \"tile\": {\"m\": " + num(t) + ", ...}, which divides " + num(x.align));
+        break;
+      }
   }
   // Built: the masked and contiguous layouts, data-parallel, on both engines. The rest is refused at
   // the member that asks for it, its help naming what is built.

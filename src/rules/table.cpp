@@ -215,7 +215,7 @@ const std::vector<Rule> kTable = {
 {"GROUPS-ALIGN", "the groups' segments of A do not start on whole tiles", "(docs/spec.md, \"Grouped GEMM\"); DeepGEMM's M-grouped contiguous layout",
  "In the contiguous layout A's rows are sorted by group, each group's segment starting on a multiple of \"align\" rows (DeepGEMM pads each group to 128). The kernel picks one group's B per output tile, so a tile of tile.m rows must lie in one segment: align must be a multiple of tile.m. The masked and K-grouped layouts have no segments, and no \"align\".",
  "An alignment of 64 rows with tile.m 128; \"align\" written for the masked layout.",
- {"use an align that is a multiple of tile.m (the diagnostic names the next one)", "or a tile.m that divides align", "or leave \"align\" out"},
+ {"use an align that is a multiple of tile.m (the diagnostic names the next one)", "or a tile.m of 128 or 64 that divides align (the diagnostic names it)", "or leave \"align\" out"},
  R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 4, "align": 64}}})", "/gemm/groups/align", false, "{}", check_groups},
 {"GROUPS-PLANE", "a group's plane of A, B or D is 2^40 bytes or more", "(docs/spec.md, \"Grouped GEMM\"); cuTensorMapEncodeTiled's globalStrides",
  "In the masked layout one tensor map addresses every group of A, B and D: the group is its third dimension, and the bytes from one group to the next (m x lda, n x ldb, m x n elements of D) are its stride, which a tensor map takes only below 2^40 bytes (cuTensorMapEncodeTiled).",
