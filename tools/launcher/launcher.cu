@@ -757,17 +757,62 @@ FusedCheck check_fused(const Epilogue& e, const Matrix& D, const std::vector<cha
   return c;
 }
 
-// Runs one gemm kernel of the header: `call` is ptxgen::NAME, `prepare` ptxgen::NAME_prepare.
-template <class Launch, class Call, class Prepare>
-int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const Options& opt) {
-  const int64_t m = opt.m ? opt.m : info.m, n = opt.n ? opt.n : info.n, k = opt.k ? opt.k : info.k;
-  const bool same = m == info.m && n == info.n && k == info.k;
+// Device 0's primary context, made current on this thread; the device too where asked.
+CUcontext primary_context(CUdevice* device = nullptr) {
   CK(cuInit(0));
   CUdevice dev;
   CK(cuDeviceGet(&dev, 0));
   CUcontext ctx;
   CK(cuDevicePrimaryCtxRetain(&ctx, dev));
   CK(cuCtxSetCurrent(ctx));
+  if (device) *device = dev;
+  return ctx;
+}
+
+// The comparison of D with its reference: the relative Frobenius error, the largest error, and the
+// non-finite elements (left out of the sums).
+struct ErrorSum {
+  double num = 0, den = 0, max_abs = 0;
+  size_t nonfinite = 0;
+  void add(double v, double r) {
+    if (!std::isfinite(v)) {
+      ++nonfinite;
+      return;
+    }
+    num += (v - r) * (v - r);
+    den += r * r;
+    max_abs = std::max(max_abs, std::fabs(v - r));
+  }
+  double rel() const { return den > 0 ? std::sqrt(num / den) : std::sqrt(num); }
+};
+
+// The median of `iters` launches of `launch` on stream `s`, each between two events, after 3 warm-up launches.
+template <class Launch>
+double median_ms(CUstream s, int iters, Launch&& launch) {
+  CUevent e0, e1;
+  CK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+  CK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+  for (int i = 0; i < 3; ++i) launch();
+  sync_with_timeout(s);
+  std::vector<float> ms;
+  for (int i = 0; i < iters; ++i) {
+    CK(cuEventRecord(e0, s));
+    launch();
+    CK(cuEventRecord(e1, s));
+    sync_with_timeout(s);
+    float t = 0;
+    CK(cuEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+  }
+  return median(ms);
+}
+
+// Runs one gemm kernel of the header: `call` is ptxgen::NAME, `prepare` ptxgen::NAME_prepare.
+template <class Launch, class Call, class Prepare>
+int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const Options& opt) {
+  const int64_t m = opt.m ? opt.m : info.m, n = opt.n ? opt.n : info.n, k = opt.k ? opt.k : info.k;
+  const bool same = m == info.m && n == info.n && k == info.k;
+  primary_context();
   Matrix A = operand(info.tensors[0], m, k, same), B = operand(info.tensors[1], k, n, same);
   Epilogue ep = epilogue_of(info);
   // A gated epilogue's D is m x n/2 (the header refuses an odd n).
@@ -970,23 +1015,17 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
   }
 
   // Compare: relative Frobenius error, maximum error, unwritten and non-finite elements.
-  double num = 0, den = 0, max_abs = 0;
-  size_t unwritten = 0, nonfinite = 0;
+  ErrorSum es;
+  size_t unwritten = 0;
   std::vector<unsigned char> poison(bytes_of(D.type), poison_byte(D.type));
   for (int64_t i = 0; i < m && !ep.gated; ++i)  // a gated D is no plain product: check_fused below
     for (int64_t j = 0; j < n; ++j) {
       const size_t idx = D.index(i, j);
       if (std::memcmp(&hd[idx * bytes_of(D.type)], poison.data(), poison.size()) == 0) ++unwritten;
-      const double v = load(D.type, hd.data(), idx), r = ref[size_t(i) * n + j];
-      if (!std::isfinite(v)) {
-        ++nonfinite;
-        continue;
-      }
-      num += (v - r) * (v - r);
-      den += r * r;
-      max_abs = std::max(max_abs, std::fabs(v - r));
+      es.add(load(D.type, hd.data(), idx), ref[size_t(i) * n + j]);
     }
-  double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  double rel = es.rel(), max_abs = es.max_abs;
+  const size_t nonfinite = es.nonfinite;
   double tolerance = opt.tolerance >= 0 ? opt.tolerance : is_int(D.type) && is_int(A.type) ? 0.0 : 1e-2;
   bool ok = unwritten == 0 && nonfinite == 0 && guard_hit == 0 && rel <= tolerance;
   // A fused epilogue: every element within its bound (--tolerance: that many times the bound).
@@ -1012,24 +1051,7 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
 
   // Timing: warm-up, then the median of `iters` launches, each between two events. The kernel
   // runs as the header launches it: a prepared launch (tensor maps encoded once) run by ptxgen::launch.
-  CUevent e0, e1;
-  CK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
-  CK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
-  auto time_it = [&](auto&& launch) {
-    for (int i = 0; i < 3; ++i) launch();
-    sync_with_timeout(stream);
-    std::vector<float> ms;
-    for (int i = 0; i < opt.iters; ++i) {
-      CK(cuEventRecord(e0, stream));
-      launch();
-      CK(cuEventRecord(e1, stream));
-      sync_with_timeout(stream);
-      float t = 0;
-      CK(cuEventElapsedTime(&t, e0, e1));
-      ms.push_back(t);
-    }
-    return median(ms);
-  };
+  auto time_it = [&](auto&& launch) { return median_ms(stream, opt.iters, launch); };
   Launch prepared;
   CKH(prepare(bufs, prepared));
   const double ms = time_it([&] { CKH(ptxgen::launch(prepared, stream)); });
@@ -1100,12 +1122,7 @@ int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare,
   const int64_t planes = contiguous ? 1 : G;  // of A and D
   if (double(planes) * double(m) * double(n) * double(k) > double(int64_t{1} << 34))
     die(2, "a grouped case this large has no CPU reference here: give smaller --m --n --k --groups");
-  CK(cuInit(0));
-  CUdevice dev;
-  CK(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
+  primary_context();
   const bool same = m == info.m && n == info.n && k == info.k;
   const Matrix A = operand(info.tensors[0], m, k, same), B = operand(info.tensors[1], k, n, same);
   const Matrix D{parse_type(info.tensors[2].dtype), m, n, true, n};
@@ -1171,8 +1188,8 @@ int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare,
   sync_with_timeout(stream);
   std::vector<char> hd(d_bytes * size_t(planes) + guard);
   CK(cuMemcpyDtoH(hd.data(), bufs.d, hd.size()));
-  double num = 0, den = 0, max_abs = 0;
-  size_t unwritten = 0, nonfinite = 0, past_written = 0, guard_hit = 0;
+  ErrorSum es;
+  size_t unwritten = 0, past_written = 0, guard_hit = 0;
   int64_t valid = 0;
   const std::vector<unsigned char> poison(bytes_of(D.type), poison_byte(D.type));
   for (int64_t r = 0; r < planes * m; ++r) {
@@ -1192,38 +1209,18 @@ int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare,
       unwritten += poisoned;
       double ref = 0;  // float64: A's row i of this plane times column j of the group's B
       for (int64_t x = 0; x < k; ++x) ref += a[size_t(i) * size_t(k) + size_t(x)] * b[size_t(x) * size_t(n) + size_t(j)];
-      const double v = load(D.type, plane, idx);
-      if (!std::isfinite(v)) {
-        ++nonfinite;
-        continue;
-      }
-      num += (v - ref) * (v - ref);
-      den += ref * ref;
-      max_abs = std::max(max_abs, std::fabs(v - ref));
+      es.add(load(D.type, plane, idx), ref);
     }
   }
   for (size_t i = d_bytes * size_t(planes); i < hd.size(); ++i) guard_hit += static_cast<unsigned char>(hd[i]) != poison_byte(D.type);
-  const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  const double rel = es.rel(), max_abs = es.max_abs;
+  const size_t nonfinite = es.nonfinite;
   const double tolerance = opt.tolerance >= 0 ? opt.tolerance : 1e-2;
   const bool ok = unwritten == 0 && nonfinite == 0 && past_written == 0 && guard_hit == 0 && rel <= tolerance;
-  CUevent e0, e1;
-  CK(cuEventCreate(&e0, CU_EVENT_DEFAULT));
-  CK(cuEventCreate(&e1, CU_EVENT_DEFAULT));
   Launch prepared;
   CKH(prepare(bufs, pm, G, prepared));
-  for (int i = 0; i < 3; ++i) CKH(ptxgen::launch(prepared, stream));
-  sync_with_timeout(stream);
-  std::vector<float> ms;
-  for (int i = 0; i < opt.iters; ++i) {
-    CK(cuEventRecord(e0, stream));
-    CKH(ptxgen::launch(prepared, stream));
-    CK(cuEventRecord(e1, stream));
-    sync_with_timeout(stream);
-    float t = 0;
-    CK(cuEventElapsedTime(&t, e0, e1));
-    ms.push_back(t);
-  }
-  const double t = median(ms), flops = 2.0 * double(valid) * double(n) * double(k);
+  const double t = median_ms(stream, opt.iters, [&] { CKH(ptxgen::launch(prepared, stream)); }),
+               flops = 2.0 * double(valid) * double(n) * double(k);
   std::string mm;
   for (int64_t g = 0; g < G; ++g) mm += (g ? ", " : "") + std::to_string(sizes[size_t(g)]);
   std::printf("{\"entry\": \"%s\", \"targets\": \"%s\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"groups\": %lld, \"%s\": [%s], "
@@ -1299,12 +1296,8 @@ int bad_input() {
   }
   PTXGEN_KERNELS_EPILOGUE_GEMMS(FIND)
 #undef FIND
-  CK(cuInit(0));
   CUdevice dev;
-  CK(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
+  const CUcontext ctx = primary_context(&dev);
   const int64_t m = 256, n = 256, k = 256;
   std::mt19937_64 rng(7);
   Matrix A{T::bf16, m, k, true, k}, B{T::bf16, k, n, false, k};
