@@ -185,57 +185,56 @@ TEST_CASE("every sm_90a (wgmma) GEMM golden, simulated whole on several tiles an
 // valid row is checked against float64, every byte of a tile that holds valid rows written once,
 // no byte of the tiles past them (src/sim/gemm.cpp).
 TEST_SUITE("sim_gemm") {
-TEST_CASE("grouped GEMM (masked, contiguous), simulated whole on both engines and epilogues: valid rows match float64, tiles past them untouched") {
-  const auto base = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x256x64_masked.json"));
+TEST_CASE("grouped GEMM (masked, contiguous), simulated whole on both engines and epilogues, under five schedules: valid rows match float64, tiles past them untouched") {
   struct Variant {
     const char* target;
     const char* patch;
+    int schedules;  // run_gemm's schedules 0 .. schedules - 1: fixed, random, early, reverse, lifo (ksim::Options::schedule)
   };
-  for (const Variant& v : {Variant{"sm_90a", "{}"}, Variant{"sm_90a", R"({"epilogue": "direct"})"}, Variant{"sm_100a", "{}"},
-                           Variant{"sm_100a", R"({"epilogue": "direct", "tile": {"n": 128}})"}}) {
-    auto doc = base;
+  // The golden `spec` with `v`'s target and patch, planned, emitted and run at m x (tile.n + 8) x
+  // (5 tile.k - 7) under each of v's schedules; `rows(tile_m)` gives m, `checked(m, tile_m)` the rows
+  // of D whose values the run must check, `z` the grid's z, `ctas` the CTAs launched (0: not asserted).
+  auto run = [](const char* spec, const Variant& v, auto rows, auto checked, int64_t z, uint64_t ctas) {
+    auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + spec + ".json"));
     doc["target"] = v.target;
     doc["gemm"].merge_patch(nlohmann::json::parse(v.patch));
     CAPTURE(doc.dump());
     const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));
     const auto manifest = nlohmann::json::parse(plan::manifest(p));
-    REQUIRE(manifest.at("grid").at(2) == 8);  // the groups are the grid's z
+    REQUIRE(manifest.at("grid").at(2) == z);
     const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
-    const int64_t m = 2 * p.ir().grid.tile_m - 3, n = p.ir().grid.tile_n + 8, kk = 5 * p.ir().grid.tile_k - 7;
-    const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 97);
-    CHECK_MESSAGE(r.error.empty(), r.error);
-    // Four groups: m + 100 (as m) and -7 (as 0), 0, and tile.m / 2 + 1: two tiles of rows, none, one partly valid.
-    CHECK(r.checked == (m + p.ir().grid.tile_m / 2 + 1) * n);
-    CHECK(r.ctas == static_cast<uint64_t>(2 * 2 * 4));  // 2 N tiles x 2 M tiles x 4 groups launched; past ones exit
-    CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " (" << r.worst << " of the bound) at " << r.where);
-    CHECK(r.stats.mma > 0);
-    std::printf("sim grouped %s %s %ldx%ldx%ld: max |err| %.2g (%.2g of the bound)\n", v.target, v.patch, static_cast<long>(m),
-                static_cast<long>(n), static_cast<long>(kk), r.max_err, r.worst);
-  }
+    const int64_t tm = p.ir().grid.tile_m, m = rows(tm, doc), n = p.ir().grid.tile_n + 8, kk = 5 * p.ir().grid.tile_k - 7;
+    for (int schedule = 0; schedule < v.schedules; ++schedule) {
+      CAPTURE(schedule);
+      ksim::Options o;
+      o.schedule = static_cast<uint64_t>(schedule);
+      const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 97, o);
+      CHECK_MESSAGE(r.error.empty(), r.error);
+      CHECK(r.checked == checked(m, tm) * n);
+      if (ctas) CHECK(r.ctas == ctas);
+      CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " (" << r.worst << " of the bound) at " << r.where);
+      CHECK(r.stats.mma > 0);
+      std::printf("sim grouped %s %s %s %ldx%ldx%ld, schedule %d: max |err| %.2g (%.2g of the bound)\n", spec, v.target, v.patch,
+                  static_cast<long>(m), static_cast<long>(n), static_cast<long>(kk), schedule, r.max_err, r.worst);
+    }
+  };
+  // Masked: four groups of two tiles of rows, masked_m m + 100 (as m), 0, tile.m / 2 + 1 (a tile
+  // partly valid, the next wholly past), -7 (as 0); the groups are the grid's z (the spec's 8).
+  for (const Variant& v : {Variant{"sm_90a", "{}", 5}, Variant{"sm_90a", R"({"epilogue": "direct"})", 1}, Variant{"sm_100a", "{}", 5},
+                           Variant{"sm_100a", R"({"epilogue": "direct", "tile": {"n": 128}})", 1}})
+    run("gemm_sm90_bf16_128x256x64_masked", v, [](int64_t tm, const nlohmann::json&) { return 2 * tm - 3; },
+        [](int64_t m, int64_t tm) { return m + tm / 2 + 1; }, 8, 2 * 2 * 4);  // 2 N x 2 M tiles x 4 groups launched; past ones exit
   // Contiguous: four segments of A's rows (tile.m / 2 + 1: a tile partly valid, then padding; none;
   // 2 tile.m - 3: two tiles; 3), each starting on a multiple of align after the previous end, and
-  // rows past the last; each CTA finds its segment by a binary search of the ends.
-  const auto cbase = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/gemm_sm90_bf16_128x128x64_contiguous.json"));
-  for (const Variant& v : {Variant{"sm_90a", "{}"}, Variant{"sm_90a", R"({"epilogue": "direct", "groups": {"align": 256}})"},
-                           Variant{"sm_100a", R"({"tile": {"n": 256, "k": 64}, "stages": 4})"}}) {
-    auto doc = cbase;
-    doc["target"] = v.target;
-    doc["gemm"].merge_patch(nlohmann::json::parse(v.patch));
-    CAPTURE(doc.dump());
-    const plan::Plan p = support::plan_of(support::checked_spec(doc.dump()));
-    const auto manifest = nlohmann::json::parse(plan::manifest(p));
-    REQUIRE(manifest.at("grid").at(2) == 1);  // the rows of A are the grid's y
-    const int64_t tm = p.ir().grid.tile_m, align = doc["gemm"]["groups"]["align"];
-    const int64_t m = (tm / 2 + 1 + align - 1) / align * align + (2 * tm - 3 + align - 1) / align * align + 3 + 2 * tm;
-    const int64_t n = p.ir().grid.tile_n + 8, kk = 5 * p.ir().grid.tile_k - 7;
-    const ksim::KernelPtr k = ksim::parse(emit::ptx(p));
-    const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 98);
-    CHECK_MESSAGE(r.error.empty(), r.error);
-    CHECK(r.checked == (tm / 2 + 1 + 2 * tm - 3 + 3) * n);
-    CHECK_MESSAGE(r.worst <= 1.0, "max error " << r.max_err << " (" << r.worst << " of the bound) at " << r.where);
-    std::printf("sim grouped contiguous %s %s %ldx%ldx%ld: max |err| %.2g (%.2g of the bound)\n", v.target, v.patch, static_cast<long>(m),
-                static_cast<long>(n), static_cast<long>(kk), r.max_err, r.worst);
-  }
+  // 2 tile.m rows past the last; each CTA finds its segment by a binary search of the ends.
+  for (const Variant& v : {Variant{"sm_90a", "{}", 5}, Variant{"sm_90a", R"({"epilogue": "direct", "groups": {"align": 256}})", 1},
+                           Variant{"sm_100a", R"({"tile": {"n": 256, "k": 64}, "stages": 4})", 5}})
+    run("gemm_sm90_bf16_128x128x64_contiguous", v,
+        [](int64_t tm, const nlohmann::json& doc) {
+          const int64_t align = doc["gemm"]["groups"]["align"];
+          return (tm / 2 + 1 + align - 1) / align * align + (2 * tm - 3 + align - 1) / align * align + 3 + 2 * tm;
+        },
+        [](int64_t, int64_t tm) { return tm / 2 + 1 + 2 * tm - 3 + 3; }, 1, 0);
 }
 }
 

@@ -1042,71 +1042,54 @@ def run_grouped():
         starts = [0] + ends.tolist()[:-1]
         fns = {}
         for c in mine:
-            if c["gemm"]["groups"]["layout"] == "contiguous":
+            tm = c["gemm"].get("tile", {}).get("m", 128)
+            if c["gemm"]["groups"]["layout"] == "contiguous":  # the packed tokens, ends; D [T, N]
                 d = torch.full((T, N), float("nan"), device=dev, dtype=torch.bfloat16)
-                call = lambda c=c, d=d: c["fn"](packed.data_ptr(), bm.data_ptr(), d.data_ptr(), ends.data_ptr(), T, N, K, G, stream)
-                if not launched(torch, lib, row, c, call):
-                    failed += 1
-                    continue
-                err, nan = check([d[s0:s0 + t] for s0, t in zip(starts, tokens)])
-                ok = err < 1e-2 and not nan
-                failed += not ok
-                row["ptxgen"][c["name"]] = {"rel_err": err, "ok": ok}
-                fns[("ptxgen", c["name"])] = call
-                continue
-            d = torch.full((G, cap, N), float("nan"), device=dev, dtype=torch.bfloat16)
-            call = lambda c=c, d=d: c["fn"](a.data_ptr(), bm.data_ptr(), d.data_ptr(), masked.data_ptr(), cap, N, K, G, stream)
+                args, rows = (packed, ends, T), [d[s0:s0 + t] for s0, t in zip(starts, tokens)]
+                past = []  # tokens multiples of align: no padding rows
+            else:  # the [G, cap] planes, masked_m; D [G, cap, N], untouched past each group's tiles
+                d = torch.full((G, cap, N), float("nan"), device=dev, dtype=torch.bfloat16)
+                args, rows = (a, masked, cap), [d[g, :t] for g, t in enumerate(tokens)]
+                past = [d[g, (t + tm - 1) // tm * tm:] for g, t in enumerate(tokens)]
+            call = lambda c=c, d=d, x=args: c["fn"](x[0].data_ptr(), bm.data_ptr(), d.data_ptr(), x[1].data_ptr(), x[2], N, K, G, stream)
             if not launched(torch, lib, row, c, call):
                 failed += 1
                 continue
-            err, nan = check([d[g, :t] for g, t in enumerate(tokens)])
-            tm = c["gemm"].get("tile", {}).get("m", 128)
-            untouched = all(torch.isnan(d[g, (t + tm - 1) // tm * tm:].float()).all().item() for g, t in enumerate(tokens))
+            err, nan = check(rows)
+            untouched = all(torch.isnan(x.float()).all().item() for x in past)
             ok = err < 1e-2 and not nan and untouched
             failed += not ok
             row["ptxgen"][c["name"]] = {"rel_err": err, "ok": ok, "past_tiles_untouched": untouched}
             fns[("ptxgen", c["name"])] = call
+
+        def peer(name, fn, rows):
+            """A peer timed in the rounds where its first call's valid rows (rows(its output)) are right."""
+            try:
+                out = fn()
+                torch.cuda.synchronize()
+                err, nan = check(rows(out))
+                if err < 1e-2 and not nan:
+                    fns[("peers", name)] = fn
+                else:
+                    row["peers"][name] = "wrong (rel err %.2g)" % err
+            except Exception as ex:  # this torch or GPU refuses it, or a launch failed
+                row["peers"][name] = "error: " + repr(ex)[:300]
+
         # One dense ptxgen launch per group (m = its tokens; an empty group launches nothing).
+        el = K * 2  # bf16 bytes of a row of A
         for c in dense:
             d = torch.empty(G, cap, N, device=dev, dtype=torch.bfloat16)
-            el = K * 2  # bf16 bytes of a row of A
 
             def per_group(c=c, d=d):
-                r = 0
                 for g, t in enumerate(tokens):
-                    if t:
-                        r |= c["fn"](a.data_ptr() + g * cap * el, bm.data_ptr() + g * N * el, d.data_ptr() + g * cap * N * 2, t, N, K, stream)
-                return r
-            if per_group() != 0:
-                row["peers"]["ptxgen_dense_per_group"] = "error: " + lib.bench_error().decode()
-            else:
-                torch.cuda.synchronize()
-                err, nan = check([d[g, :t] for g, t in enumerate(tokens)])
-                if err < 1e-2 and not nan:
-                    fns[("peers", "ptxgen_dense_per_group")] = per_group
-                else:
-                    row["peers"]["ptxgen_dense_per_group"] = "wrong (rel err %.2g)" % err
+                    if t and c["fn"](a.data_ptr() + g * cap * el, bm.data_ptr() + g * N * el, d.data_ptr() + g * cap * N * 2, t, N, K, stream):
+                        raise RuntimeError(lib.bench_error().decode())
+                return d
+            peer("ptxgen_dense_per_group", per_group, lambda out: [out[g, :t] for g, t in enumerate(tokens)])
         # torch's grouped GEMM on the tokens packed contiguously (its MoE path), and bmm over the capacity.
-        try:
-            gm = lambda: torch._grouped_mm(packed, bm.transpose(-2, -1), offs=ends, out_dtype=torch.bfloat16)
-            out = gm()
-            torch.cuda.synchronize()
-            err, nan = check([out[s0:s0 + t] for s0, t in zip(starts, tokens)])
-            if err < 1e-2 and not nan:
-                fns[("peers", "torch_grouped_mm")] = gm
-            else:
-                row["peers"]["torch_grouped_mm"] = "wrong (rel err %.2g)" % err
-        except Exception as ex:
-            row["peers"]["torch_grouped_mm"] = "error: " + repr(ex)[:300]
-        bmm = lambda: torch.bmm(a, bm.transpose(1, 2))
-        out = bmm()
-        torch.cuda.synchronize()
-        err, nan = check([out[g, :t] for g, t in enumerate(tokens)])
-        if err < 1e-2 and not nan:
-            fns[("peers", "torch_bmm_capacity")] = bmm
-        else:
-            row["peers"]["torch_bmm_capacity"] = "wrong (rel err %.2g)" % err
-        del out
+        peer("torch_grouped_mm", lambda: torch._grouped_mm(packed, bm.transpose(-2, -1), offs=ends, out_dtype=torch.bfloat16),
+             lambda out: [out[s0:s0 + t] for s0, t in zip(starts, tokens)])
+        peer("torch_bmm_capacity", lambda: torch.bmm(a, bm.transpose(1, 2)), lambda out: [out[g, :t] for g, t in enumerate(tokens)])
         for (kind, name), ms in bench_rounds(torch, fns).items():
             tf = round(2.0 * T * N * K / (ms * 1e-3) / 1e12, 1)
             if kind == "ptxgen":
