@@ -272,13 +272,18 @@ TEST_CASE("grouped GEMM (issue 30): \"groups\" parsed and range-checked, each mi
       CHECK(d.list()[0].help[0].rfind("nearest built: one launch of this kernel per ", 0) == 0);
     }
   }
-  // The masked and contiguous layouts are built, data-parallel, on both engines: a count from 1 to 65535.
+  // The masked and contiguous layouts are built, data-parallel and persistent (cooperative or
+  // ping-pong consumers), on both engines: a count from 1 to 65535.
   for (const char* patch : {R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 1}}})",
                             R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 8}}})",
                             R"({"gemm": {"groups": {"layout": "contiguous", "count": 65535, "align": 256}}})",
                             R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 65535}}})",
                             R"({"gemm": {"groups": {"layout": "masked", "count": 8}}})",
-                            R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 8}, "epilogue": "direct"}})"}) {
+                            R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 8}, "epilogue": "direct"}})",
+                            R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 8}, "schedule": "persistent"}})",
+                            R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 8}, "schedule": "persistent"}})",
+                            R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 8}, "schedule": "persistent", "consumers": "pingpong", "tile": {"m": 128, "n": 128, "k": 64}}})",
+                            R"({"gemm": {"groups": {"layout": "contiguous", "count": 8}, "schedule": "persistent"}})"}) {
     CAPTURE(patch);
     CHECK(diags(patch).list().empty());
   }
@@ -289,7 +294,7 @@ TEST_CASE("grouped GEMM (issue 30): \"groups\" parsed and range-checked, each mi
     return std::string(R"({"target": ")") + target + R"(", "gemm": {"groups": {"layout": "masked", "count": 4})" + more + "}}";
   };
   for (const Case& c : {
-           Case{masked(R"(, "schedule": "persistent")"), "SPEC-NOT-BUILT", "/gemm/schedule"},
+           Case{masked(R"(, "schedule": "persistent", "cluster": [2, 1, 1])"), "SPEC-NOT-BUILT", "/gemm/cluster"},
            Case{masked(R"(, "cluster": [1, 2, 1])"), "SPEC-NOT-BUILT", "/gemm/cluster"},
            Case{masked(R"(, "cta_group": 2, "tile": {"m": 256, "n": 256, "k": 64})", "sm_100a"), "SPEC-NOT-BUILT", "/gemm/cta_group"},
            Case{masked(R"(, "a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "tile": {"n": 128, "k": 128}, "scale": {"dtype": "f32"})"),
@@ -304,8 +309,6 @@ TEST_CASE("grouped GEMM (issue 30): \"groups\" parsed and range-checked, each mi
                 "SPEC-NOT-BUILT", "/gemm/d/dtype"},
            Case{masked(R"(, "m": 1024, "k": 1073741824)"), "GROUPS-PLANE", "/gemm/groups"},
            Case{masked(R"(, "m": 64, "n": 1073741824, "k": 1024)"), "GROUPS-PLANE", "/gemm/groups"},
-           Case{R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 4}, "schedule": "persistent"}})",
-                "SPEC-NOT-BUILT", "/gemm/schedule"},
            Case{R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 4}, "n": 1073741824, "k": 1024}})",
                 "GROUPS-PLANE", "/gemm/groups"},
        }) {

@@ -194,7 +194,7 @@ TEST_CASE("grouped GEMM (masked, contiguous), simulated whole on both engines an
   // The golden `spec` with `v`'s target and patch, planned, emitted and run at m x (tile.n + 8) x
   // (5 tile.k - 7) under each of v's schedules; `rows(tile_m)` gives m, `checked(m, tile_m)` the rows
   // of D whose values the run must check, `z` the grid's z, `ctas` the CTAs launched (0: not asserted).
-  auto run = [](const char* spec, const Variant& v, auto rows, auto checked, int64_t z, uint64_t ctas) {
+  auto run = [](const char* spec, const Variant& v, auto rows, auto checked, int64_t z, uint64_t ctas, int units = 0) {
     auto doc = nlohmann::json::parse(support::slurp(support::source_root() + "/specs/" + spec + ".json"));
     doc["target"] = v.target;
     doc["gemm"].merge_patch(nlohmann::json::parse(v.patch));
@@ -208,7 +208,7 @@ TEST_CASE("grouped GEMM (masked, contiguous), simulated whole on both engines an
       CAPTURE(schedule);
       ksim::Options o;
       o.schedule = static_cast<uint64_t>(schedule);
-      const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 97, o);
+      const simtest::GemmResult r = simtest::run_gemm(*k, manifest, m, n, kk, 97, o, units);
       CHECK_MESSAGE(r.error.empty(), r.error);
       CHECK(r.checked == checked(m, tm) * n);
       if (ctas) CHECK(r.ctas == ctas);
@@ -218,23 +218,34 @@ TEST_CASE("grouped GEMM (masked, contiguous), simulated whole on both engines an
                   static_cast<long>(m), static_cast<long>(n), static_cast<long>(kk), schedule, r.max_err, r.worst);
     }
   };
+  // Each layout's m (from tile.m and the spec) and the rows of D checked (the groups' valid rows).
+  auto masked_rows = [](int64_t tm, const nlohmann::json&) { return 2 * tm - 3; };
+  auto masked_checked = [](int64_t m, int64_t tm) { return m + tm / 2 + 1; };
+  auto contiguous_rows = [](int64_t tm, const nlohmann::json& doc) {
+    const int64_t align = doc["gemm"]["groups"]["align"];
+    return (tm / 2 + 1 + align - 1) / align * align + (2 * tm - 3 + align - 1) / align * align + 3 + 2 * tm;
+  };
+  auto contiguous_checked = [](int64_t, int64_t tm) { return tm / 2 + 1 + 2 * tm - 3 + 3; };
   // Masked: four groups of two tiles of rows, masked_m m + 100 (as m), 0, tile.m / 2 + 1 (a tile
   // partly valid, the next wholly past), -7 (as 0); the groups are the grid's z (the spec's 8).
   for (const Variant& v : {Variant{"sm_90a", "{}", 5}, Variant{"sm_90a", R"({"epilogue": "direct"})", 1}, Variant{"sm_100a", "{}", 5},
                            Variant{"sm_100a", R"({"epilogue": "direct", "tile": {"n": 128}})", 1}})
-    run("gemm_sm90_bf16_128x256x64_masked", v, [](int64_t tm, const nlohmann::json&) { return 2 * tm - 3; },
-        [](int64_t m, int64_t tm) { return m + tm / 2 + 1; }, 8, 2 * 2 * 4);  // 2 N x 2 M tiles x 4 groups launched; past ones exit
+    run("gemm_sm90_bf16_128x256x64_masked", v, masked_rows, masked_checked, 8, 2 * 2 * 4);  // 2 N x 2 M tiles x 4 groups launched; past ones exit
   // Contiguous: four segments of A's rows (tile.m / 2 + 1: a tile partly valid, then padding; none;
   // 2 tile.m - 3: two tiles; 3), each starting on a multiple of align after the previous end, and
   // 2 tile.m rows past the last; each CTA finds its segment by a binary search of the ends.
   for (const Variant& v : {Variant{"sm_90a", "{}", 5}, Variant{"sm_90a", R"({"epilogue": "direct", "groups": {"align": 256}})", 1},
                            Variant{"sm_100a", R"({"tile": {"n": 256, "k": 64}, "stages": 4})", 5}})
-    run("gemm_sm90_bf16_128x128x64_contiguous", v,
-        [](int64_t tm, const nlohmann::json& doc) {
-          const int64_t align = doc["gemm"]["groups"]["align"];
-          return (tm / 2 + 1 + align - 1) / align * align + (2 * tm - 3 + align - 1) / align * align + 3 + 2 * tm;
-        },
-        [](int64_t, int64_t tm) { return tm / 2 + 1 + 2 * tm - 3 + 3; }, 1, 0);
+    run("gemm_sm90_bf16_128x128x64_contiguous", v, contiguous_rows, contiguous_checked, 1, 0);
+  // The persistent walk over (group, tile): 3 CTAs walk the same groups' tiles (masked: 2 N tiles x
+  // (2 + 0 + 1 + 0) tile rows; contiguous: 2 N tiles x (1 + 0 + 2 + 1) segments' tile rows), each
+  // CTA crossing groups, empty ones and (contiguous) padding between its tiles; ping-pong consumers
+  // take alternate tiles across the group boundaries. Three CTAs launched, none walking an empty tile.
+  for (const Variant& v : {Variant{"sm_90a", "{}", 5}, Variant{"sm_100a", R"({"stages": 4})", 1},
+                           Variant{"sm_90a", R"({"consumers": "pingpong", "tile": {"n": 128}, "stages": 4, "raster": 2})", 1}})
+    run("gemm_sm90_bf16_128x256x64_masked_persistent", v, masked_rows, masked_checked, 1, 3, 3);
+  for (const Variant& v : {Variant{"sm_90a", "{}", 5}, Variant{"sm_100a", R"({"consumers": null, "tile": {"n": 256}})", 1}})
+    run("gemm_sm90_bf16_128x128x64_contiguous_persistent", v, contiguous_rows, contiguous_checked, 1, 3, 3);
 }
 }
 

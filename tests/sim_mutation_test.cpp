@@ -1159,6 +1159,35 @@ TEST_CASE("mutations of a grouped (contiguous) GEMM kernel make the simulation f
   for (const Mutation& mu : kMutations) run(x, mu);
 }
 
+// The persistent walk over (group, tile) (issue 30): three CTAs walk every group's tiles in order,
+// each role moving its own cursor over the groups (sim::group_sizes: masked m + 100, 0, 65, -7 rows;
+// contiguous segments of 65, 0, 253 and 3 rows aligned to 128). Every role's copy of the walk is
+// mutated alike.
+TEST_CASE("mutations of the persistent walk over (group, tile) make the simulation fail, each for its reason") {
+  const Subject masked = subject("gemm_sm90_bf16_128x256x64_masked_persistent", 253, 264, 3 * 64 - 5, 63, 3);
+  REQUIRE(masked.clean.ctas == 3);
+  static const Mutation kMasked[] = {
+      {"the walk's test made rel <= count (the first tile taken as the tile of the walk's start, before group 0, which has no "
+       "tiles: its tile rows read before any group's entry gave them)",
+       R"(setp\.lt\.u32 (%p\d+), (%r\d+), (%r\d+);(\n\t@%p\d+ bra \$L_s\d+_found;))", "setp.le.u32 $1, $2, $3;$4", -1,
+       "which no instruction on this thread's path has written", "sub.u32"},  // the raster order's first use of the tile rows
+      {"the group's first tile not moved past its tiles (every group's tiles counted from tile 0: a later group's tiles taken as an "
+       "earlier one's)",
+       R"(\tadd\.u32 (%r\d+), \1, (%r\d+);[^\n]*past this group's tiles[^\n]*\n)", "", -1, "", "coverage: "},
+  };
+  for (const Mutation& mu : kMasked) run(masked, mu);
+  const Subject contiguous = subject("gemm_sm90_bf16_128x128x64_contiguous_persistent", 900, 264, 3 * 64 - 5, 64, 3);
+  REQUIRE(contiguous.clean.ctas == 3);
+  static const Mutation kContiguous[] = {
+      {"the segment's first tile row not added (each segment's tiles at A's first rows)",
+       R"(\tadd\.u32 (%r\d+), \1, %r\d+;[^\n]*M tile in A's rows[^\n]*\n)", "", -1, "", "coverage: "},
+      {"the next segment's first row rounded down to align, not up (its first tile takes the previous segment's last rows)",
+       R"((\tadd\.u32 (%r\d+), %r\d+, )127(;\n\tdiv\.u32 \2, \2, 128;\n\tmul\.lo\.u32 \2, \2, 128;[^\n]*padded end))", "$1 0$3", -1, "",
+       "coverage: "},
+  };
+  for (const Mutation& mu : kContiguous) run(contiguous, mu);
+}
+
 TEST_CASE("mutations of block-wise f32 scaling (sm_90a) make the simulation fail, each for its reason") {
   // One set of partial sums (scale.partials 1): each block promoted once its wgmmas completed.
   const Subject x = subject("gemm_sm90_e4m3_128x128x128_blockwise", 253, 248, 5 * 128 - 5, 51, 2, R"({"scale": {"partials": 1}})");

@@ -302,8 +302,9 @@ def configs():
     for (M, N, K) in BW_SHAPES:
         out.append(("e4m3_bw_default_%dx%dx%d" % (M, N, K), "e4m3",
                     dict(merged({"m": M, "n": N, "k": K}, bw), default=True, blockwise=True, shapes=[[M, N, K]])))
-    # Grouped GEMM, masked layout (issue 30, `run --grouped`): bf16, data-parallel (the group is the
-    # grid's z), and the dense twin one launch per group is timed with.
+    # Grouped GEMM, masked and contiguous layouts (issue 30, `run --grouped`): bf16, data-parallel
+    # (the group is the grid's z, or found by a search of the ends), the persistent walk over (group,
+    # tile), and the dense twin one launch per group is timed with.
     grp = {"groups": {"layout": "masked", "count": 8}, "schedule": "data_parallel"}
     for tail, patch in (("128x256x64_s4_tma", {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "epilogue": "tma"}),
                         ("128x256x64_s4_direct", {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 4, "epilogue": "direct"}),
@@ -311,6 +312,13 @@ def configs():
                         ("128x128x64_s6_tma", {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 6, "epilogue": "tma"})):
         out.append(("bf16_masked_" + tail, "bf16", dict(merged(patch, grp), grouped=True)))
         out.append(("bf16_contig_" + tail, "bf16", dict(merged(patch, grp, {"groups": {"layout": "contiguous", "align": 128}}), grouped=True)))
+    # The persistent walk over (group, tile): cooperative 128 x 256 (3 stages beside the staging
+    # tile) and ping-pong 128 x 128 consumers.
+    for tail, patch in (("128x256x64_s3_pers_tma", {"tile": {"m": 128, "n": 256, "k": 64}, "stages": 3, "epilogue": "tma"}),
+                        ("128x128x64_s4_pp_tma", {"tile": {"m": 128, "n": 128, "k": 64}, "stages": 4, "epilogue": "tma", "consumers": "pingpong"})):
+        pers = {"schedule": "persistent"}
+        out.append(("bf16_masked_" + tail, "bf16", dict(merged(patch, grp, pers), grouped=True)))
+        out.append(("bf16_contig_" + tail, "bf16", dict(merged(patch, grp, pers, {"groups": {"layout": "contiguous", "align": 128}}), grouped=True)))
     out.append(("bf16_masked_default", "bf16", dict(merged({"groups": {"layout": "masked", "count": 8}}), grouped=True, default=True)))
     out.append(("bf16_contig_default", "bf16", dict(merged({"groups": {"layout": "contiguous", "count": 8}}), grouped=True, default=True)))
     out.append(("bf16_grouped_dense_128x256x64_s4_tma", "bf16",

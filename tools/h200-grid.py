@@ -413,6 +413,12 @@ def cases():
     cont = {"groups": {"layout": "contiguous", "count": 8, "align": 128}}
     add("grp_contig_128x128_tma", bf16, cont, tma, T(128, 128, 64), {"stages": 5}, P(1500, 1000, 776))
     add("grp_contig_128x256_direct", bf16, cont, {"epilogue": "direct"}, T(128, 256, 64), P(1111, 1001, 520))
+    # The persistent walk over (group, tile): cooperative and ping-pong consumers, both layouts (the
+    # launch one CTA per multiprocessor, each crossing groups, empty ones and padding).
+    add("grp_masked_pers_128x256_tma", bf16, grp, pers, tma, T(128, 256, 64), {"stages": 3}, P(520, 1000, 776))
+    add("grp_masked_pp_128x128_direct", bf16, grp, pp, {"epilogue": "direct"}, T(128, 128, 64), {"stages": 4}, P(389, 1111, 517))
+    add("grp_contig_pp_128x128_tma", bf16, cont, pp, tma, T(128, 128, 64), {"stages": 4}, P(1500, 1000, 776))
+    add("grp_contig_pers_128x256_direct", bf16, cont, pers, {"epilogue": "direct"}, T(128, 256, 64), {"stages": 3}, P(1111, 1001, 520))
     return out
 
 

@@ -483,7 +483,9 @@ Kernel read_kernel(const HeaderKernel& hk) {
       const int64_t tiles_n = ceil_div(k.size_values[static_cast<size_t>(e.grid_n)], e.tile_n),
                     tiles_m = ceil_div(k.size_values[static_cast<size_t>(e.grid_m)], e.tile_m);
       const int64_t blocks = ceil_div(tiles_n, e.cluster_tiles[1]) * ceil_div(tiles_m, e.cluster_tiles[0]);
-      const int64_t g[3] = {e.persistent ? blocks * e.cluster[0] * e.cluster[1] * e.cluster[2] : round_up(tiles_n * e.cta_group, e.cluster[0]),
+      // A persistent masked grouped grid: the tiles of every group's capacity (grid_z, as in gemm_grid).
+      const int64_t planes = e.persistent && e.grid_z >= 0 ? k.size_values[static_cast<size_t>(e.grid_z)] : 1;
+      const int64_t g[3] = {e.persistent ? blocks * e.cluster[0] * e.cluster[1] * e.cluster[2] * planes : round_up(tiles_n * e.cta_group, e.cluster[0]),
                             e.persistent ? 1 : round_up(tiles_m, e.cluster[1]),
                             e.persistent ? 1 : e.grid_z >= 0 ? k.size_values[static_cast<size_t>(e.grid_z)] : e.cluster[2]};
       need(g[0] == e.grid[0] && g[1] == e.grid[1] && g[2] == e.grid[2], k,

@@ -339,7 +339,12 @@ void Emitter::prologue() {
   if (p.ir().grid.tiled) {
     m_tile = w.r32();
     n_tile = w.r32();
-    if (p.ir().grid.persistent) {
+    if (p.ir().grid.persistent && !p.ir().grid.groups_param.empty()) {
+      // A grouped walk: each role counts each group's tiles as it reaches it (Emitter::tile_loop).
+      tiles_n = w.r32();
+      w.ins(spell::alu(Op::add, Ty::u32) + " " + tiles_n + ", " + size.at(p.ir().grid.n_param) + ", " + s(p.ir().grid.tile_n - 1));
+      w.ins(spell::alu(Op::div, Ty::u32) + " " + tiles_n + ", " + tiles_n + ", " + s(p.ir().grid.tile_n), "tile columns");
+    } else if (p.ir().grid.persistent) {
       // Each role walks the CTA's tiles itself (Emitter::tile_loop): the tile counts here.
       tiles_m = w.r32();
       tiles_n = w.r32();
@@ -386,7 +391,7 @@ void Emitter::prologue() {
       tile_of(lin, tm, tn);
       }
     }
-    if (!p.ir().grid.groups_param.empty()) group_prologue();
+    if (!p.ir().grid.groups_param.empty()) (p.ir().grid.persistent ? group_planes() : group_prologue());
   }
   for (const auto& b : p.barriers) {
     const std::string r = w.r32();
@@ -462,17 +467,9 @@ void Emitter::group_prologue() {
   group = w.r32();
   const std::string lim = w.r32(), at = w.r64(), row0 = w.r32(), past = w.pred();
   w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + row0 + ", " + m_tile + ", " + s(gr.tile_m), "the tile's first row");
-  // lim = the group's entry of `array` clamped to [0, m]: masked_m[group], or ends[group].
-  auto entry = [&](const std::string& array, const std::string& index, const std::string& out, const char* what) {
-    w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + at + ", " + index + ", 4");
-    w.ins(spell::alu(Op::add, Ty::u64) + " " + at + ", " + at + ", " + gbase.at(array));
-    w.ins(spell::ld(Space::global, Ty::b32) + " " + out + ", [" + at + "]", what);
-    w.ins(spell::alu(Op::max, Ty::s32) + " " + out + ", " + out + ", 0", "a negative entry counts as 0");
-    w.ins(spell::alu(Op::min, Ty::u32) + " " + out + ", " + out + ", " + size.at(gr.m_param), "one past " + gr.m_param + " as " + gr.m_param);
-  };
   if (!gr.group_rows.empty()) {
     w.ins(spell::alu(Op::mov, Ty::u32) + " " + group + ", %ctaid.z", "this CTA's group");
-    entry(gr.group_rows, group, lim, "masked_m[group]: its valid rows");
+    group_entry(gr.group_rows, group, lim, at, "masked_m[group]: its valid rows");
   } else {
     const std::string hi = w.r32(), mid = w.r32(), end = w.r32(), found = w.pred();
     const std::string& groups = size.at(gr.groups_param);
@@ -486,7 +483,7 @@ void Emitter::group_prologue() {
     w.ins("@" + found + " " + spell::bra() + " $L_group_found");
     w.ins(spell::alu(Op::add, Ty::u32) + " " + mid + ", " + group + ", " + hi);
     w.ins(spell::alu(Op::shr, Ty::u32) + " " + mid + ", " + mid + ", 1");
-    entry(gr.group_ends, mid, end, "ends[mid]");
+    group_entry(gr.group_ends, mid, end, at, "ends[mid]");
     w.ins(spell::alu(Op::add, Ty::u32) + " " + end + ", " + end + ", " + s(gr.group_align - 1));
     w.ins(spell::alu(Op::div, Ty::u32) + " " + end + ", " + end + ", " + align);
     w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + end + ", " + end + ", " + align, "its segment's padded end");
@@ -497,7 +494,7 @@ void Emitter::group_prologue() {
     w.label("$L_group_found");
     w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + past + ", " + group + ", " + groups);
     w.ins("@" + past + " " + spell::ret(), "past every segment: no load, MMA or store");
-    entry(gr.group_ends, group, lim, "ends[group]: its valid rows end there");
+    group_entry(gr.group_ends, group, lim, at, "ends[group]: its valid rows end there");
   }
   const std::string group64 = w.r64();
   w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + group64 + ", " + group);
@@ -516,6 +513,96 @@ void Emitter::group_prologue() {
     if (bits % 8) throw std::logic_error("a grouped tensor of sub-byte elements");  // GROUPS: refused (e2m1 D)
     if (bits != 8) w.ins(spell::alu(Op::mul_lo, Ty::u64) + " " + off + ", " + off + ", " + s(bits / 8), "bytes");
     w.ins(spell::alu(Op::add, Ty::u64) + " " + gbase.at(g.name) + ", " + gbase.at(g.name) + ", " + off, g.name + " of this group");
+  }
+}
+
+// `out` = entry `index` of the grouped grid's int32 array `array` (masked_m or ends; ld.global,
+// §9.7.9.8) clamped to [0, m]: max.s32 makes a negative entry 0, min.u32 one past m m. `at` holds
+// its address.
+void Emitter::group_entry(const std::string& array, const std::string& index, const std::string& out, const std::string& at, const std::string& what) {
+  const std::string& m = size.at(p.ir().grid.m_param);
+  w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + at + ", " + index + ", 4");
+  w.ins(spell::alu(Op::add, Ty::u64) + " " + at + ", " + at + ", " + gbase.at(array));
+  w.ins(spell::ld(Space::global, Ty::b32) + " " + out + ", [" + at + "]", what);
+  w.ins(spell::alu(Op::max, Ty::s32) + " " + out + ", " + out + ", 0", "a negative entry counts as 0");
+  w.ins(spell::alu(Op::min, Ty::u32) + " " + out + ", " + out + ", " + m, "one past " + p.ir().grid.m_param + " as " + p.ir().grid.m_param);
+}
+
+// A grouped grid walked by persistent CTAs (docs/spec.md, "Grouped GEMM"): the group changes from
+// tile to tile, so the address parameters of the grouped tensors keep their first plane here and
+// each tile's group adds its plane's offset (Emitter::group_tile); the bytes of one plane are
+// computed once. The group register is written by each role's walk.
+void Emitter::group_planes() {
+  group = w.r32();
+  group_plane.clear();
+  for (const auto& g : p.ir().globals) {
+    if (!g.grouped || g.param.empty()) continue;
+    const std::string rows = g.rows_param.empty() ? s(g.rows) : size.at(g.rows_param);
+    const std::string ld = g.ld_param.empty() ? s(g.ld ? g.ld : g.cols) : size.at(g.ld_param);
+    const int bits = g.bits ? g.bits : isa::storage_bits(g.dtype, g.format);
+    if (g.rows_param.empty() && g.ld_param.empty()) throw std::logic_error("a grouped tensor of static extents");
+    if (bits % 8) throw std::logic_error("a grouped tensor of sub-byte elements");  // GROUPS: refused (e2m1 D)
+    const std::string first = w.r64(), bytes = w.r64();
+    w.ins(spell::alu(Op::mov, Ty::b64) + " " + first + ", " + gbase.at(g.name), g.name + "'s group 0");
+    w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + bytes + ", " + rows + ", " + ld, g.name + "'s elements per group");
+    if (bits != 8) w.ins(spell::alu(Op::mul_lo, Ty::u64) + " " + bytes + ", " + bytes + ", " + s(bits / 8), "bytes");
+    group_plane[g.name] = {first, bytes};
+  }
+}
+
+// The walk's count of group `group`'s tiles (a persistent grouped role, Emitter::tile_loop): its
+// valid rows clamped to [0, m] as group_prologue clamps them, tile rows `rows_t` = ceil(rows /
+// tile.m), tiles `count` = rows_t x tile columns, and (contiguous layout) its first tile row `row_t`:
+// the segment starts at `start`, the previous segment's end rounded up to align, and the next
+// starts at max(start, align_up(ends[group], align)), so that segments never overlap even where
+// the ends do not ascend.
+void Emitter::group_count(const GroupWalk& gw) {
+  const ir::Grid& gr = p.ir().grid;
+  const std::string at = w.r64(), rows = w.r32();
+  const bool masked = !gr.group_rows.empty();
+  group_entry(masked ? gr.group_rows : gr.group_ends, group, rows, at, masked ? "masked_m[group]: its valid rows" : "ends[group]");
+  if (!masked) {
+    w.ins(spell::alu(Op::add, Ty::u32) + " " + gw.next + ", " + rows + ", " + s(gr.group_align - 1));
+    w.ins(spell::alu(Op::div, Ty::u32) + " " + gw.next + ", " + gw.next + ", " + s(gr.group_align));
+    w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + gw.next + ", " + gw.next + ", " + s(gr.group_align), "its segment's padded end");
+    w.ins(spell::alu(Op::max, Ty::u32) + " " + gw.next + ", " + gw.next + ", " + gw.start, "the next segment's first row");
+    w.ins(spell::alu(Op::sub, Ty::s32) + " " + rows + ", " + rows + ", " + gw.start);
+    w.ins(spell::alu(Op::max, Ty::s32) + " " + rows + ", " + rows + ", 0", "its valid rows (none where its end lies before its start)");
+    w.ins(spell::alu(Op::div, Ty::u32) + " " + gw.row_t + ", " + gw.start + ", " + s(gr.tile_m), "its first tile row (align is whole tiles)");
+  }
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + gw.rows_t + ", " + rows + ", " + s(gr.tile_m - 1));
+  w.ins(spell::alu(Op::div, Ty::u32) + " " + gw.rows_t + ", " + gw.rows_t + ", " + s(gr.tile_m), "its tile rows");
+  w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + gw.count + ", " + gw.rows_t + ", " + tiles_n, "its tiles");
+}
+
+// A persistent grouped role's tile `tile` (Emitter::tile_loop): its group, found by moving the walk
+// on past the groups whose tiles lie before it (the tiles of all groups in order, each group's in
+// the launch order of one GEMM of its rows), or `end` where the tile lies past every group; then
+// its M and N tiles and the group's planes. The role's tiles ascend, so each CTA reads each group's
+// entry at most once: the walk costs O(groups + tiles) a CTA.
+void Emitter::group_tile(const GroupWalk& gw, const std::string& tile, const std::string& end) {
+  const ir::Grid& gr = p.ir().grid;
+  const std::string rel = w.r32(), in = w.pred(), past = w.pred(), top = label(), found = top + "_found";
+  w.label(top);
+  w.ins(spell::alu(Op::sub, Ty::u32) + " " + rel + ", " + tile + ", " + gw.first, "the tile's place among its group's tiles");
+  w.ins(spell::setp(Cmp::lt, Ty::u32) + " " + in + ", " + rel + ", " + gw.count);
+  w.ins("@" + in + " " + spell::bra() + " " + found);
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + gw.first + ", " + gw.first + ", " + gw.count, "past this group's tiles: the next group's first");
+  if (gr.group_rows.empty()) w.ins(spell::alu(Op::mov, Ty::u32) + " " + gw.start + ", " + gw.next);
+  w.ins(spell::alu(Op::add, Ty::u32) + " " + group + ", " + group + ", 1");
+  w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + past + ", " + group + ", " + size.at(gr.groups_param));
+  w.ins("@" + past + " " + spell::bra() + " " + end, "past every group's tiles");
+  group_count(gw);
+  w.ins(spell::bra() + " " + top);
+  w.label(found);
+  tile_of(rel, gw.rows_t, tiles_n);
+  if (gr.group_rows.empty()) w.ins(spell::alu(Op::add, Ty::u32) + " " + m_tile + ", " + m_tile + ", " + gw.row_t, "M tile in A's rows");
+  if (group_plane.empty()) return;
+  const std::string group64 = w.r64();
+  w.ins(spell::cvt(Ty::u64, Ty::u32) + " " + group64 + ", " + group);
+  for (const auto& [name, pl] : group_plane) {
+    w.ins(spell::alu(Op::mul_lo, Ty::u64) + " " + gbase.at(name) + ", " + pl.second + ", " + group64);
+    w.ins(spell::alu(Op::add, Ty::u64) + " " + gbase.at(name) + ", " + gbase.at(name) + ", " + pl.first, name + " of this group");
   }
 }
 
@@ -603,18 +690,36 @@ void Emitter::tile_loop(const plan::RolePlan& r) {
     }
     w.ins(spell::alu(Op::mul_lo, Ty::u32) + " " + step + ", " + step + ", " + s(r.ir().turns), "one tile of the CTA's in " + s(r.ir().turns));
   }
+  const bool grouped = !p.ir().grid.groups_param.empty();
+  GroupWalk gw;
+  if (grouped) {
+    // The walk starts before group 0 with no tiles: the first tile moves it to group 0 (or, with no
+    // groups, past every group) without reading an entry that may not exist.
+    gw = {w.r32(), w.r32(), w.r32(), w.r32(), w.r32(), w.r32()};
+    w.comment("The walk over (group, tile): the first tile of the current group, its tiles" +
+              std::string(p.ir().grid.group_rows.empty() ? ", its segment's first row and the next's" : "") + ".");
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + group + ", -1", "before group 0");
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + gw.first + ", 0");
+    w.ins(spell::alu(Op::mov, Ty::u32) + " " + gw.count + ", 0");
+    if (p.ir().grid.group_rows.empty()) w.ins(spell::alu(Op::mov, Ty::u32) + " " + gw.next + ", 0");
+  }
   const std::string top = label(), end = top + "_end";
   w.comment("[" + s(label_ - 1) + "] tile loop: the tiles of this CTA, every %nctaid.x-th from %ctaid.x" +
-            (r.ir().turns > 1 ? std::string(", of which this role takes one in ") + s(r.ir().turns) + " from its turn " + s(r.ir().turn) : std::string()));
+            (r.ir().turns > 1 ? std::string(", of which this role takes one in ") + s(r.ir().turns) + " from its turn " + s(r.ir().turn) : std::string()) +
+            (grouped ? ", of all groups' tiles in order" : ""));
   w.label(top);
-  w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + done + ", " + tile + ", " + tile_count);
-  w.ins("@" + done + " " + spell::bra() + " " + end);
-  if (clustered()) {
-    const std::string bm = w.r32(), bn = w.r32();
-    tile_of(tile, tiles_m, tiles_n, bm, bn);
-    cluster_tile(bm, bn);
+  if (grouped) {
+    group_tile(gw, tile, end);
   } else {
-    tile_of(tile, tiles_m, tiles_n);
+    w.ins(spell::setp(Cmp::ge, Ty::u32) + " " + done + ", " + tile + ", " + tile_count);
+    w.ins("@" + done + " " + spell::bra() + " " + end);
+    if (clustered()) {
+      const std::string bm = w.r32(), bn = w.r32();
+      tile_of(tile, tiles_m, tiles_n, bm, bn);
+      cluster_tile(bm, bn);
+    } else {
+      tile_of(tile, tiles_m, tiles_n);
+    }
   }
   w.blank();
   steps(r.steps);

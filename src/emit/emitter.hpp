@@ -70,7 +70,16 @@ struct Emitter {
   std::map<int, std::pair<std::string, std::string>> tile_ring;
   std::map<std::string, std::string> ring_base;
   std::string tiles_m, tiles_n, tile_count;  // persistent grids: tile rows, columns and all tiles
-  std::string group;  // a grouped grid: this CTA's group (%ctaid.z, ir::Grid::groups_param)
+  std::string group;  // a grouped grid: this CTA's (tile's) group (ir::Grid::groups_param)
+  // A persistent grouped grid: each grouped tensor's address parameter at group 0 and the bytes of
+  // one group's plane (Emitter::group_planes), by tensor name.
+  std::map<std::string, std::pair<std::string, std::string>> group_plane;
+  // A persistent grouped role's walk over (group, tile) (Emitter::group_tile): the current group's
+  // first tile among all groups', its tiles, its tile rows, its first tile row in A (contiguous
+  // layout), its segment's first row and the next segment's.
+  struct GroupWalk {
+    std::string first, count, rows_t, row_t, start, next;
+  };
   const plan::RolePlan* role = nullptr;
 
   bool pair() const { return p.ir().cta_group == 2; }
@@ -128,8 +137,12 @@ struct Emitter {
   std::string barrier_addr(const std::string& name, const ir::Phase& ph);
   void wait(const plan::Step& st, const std::string& L);
   void commit(const plan::Step& st, const std::string& L);
-  // A register holding the Affine's value (32-bit).
   void group_prologue();
+  void group_entry(const std::string& array, const std::string& index, const std::string& out, const std::string& at, const std::string& what);
+  void group_planes();
+  void group_count(const GroupWalk& gw);
+  void group_tile(const GroupWalk& gw, const std::string& tile, const std::string& end);
+  // A register holding the Affine's value (32-bit).
   std::string affine(const ir::Affine& a, int64_t scale = 1);
   // The 16-byte-unit start offset of a tile's current stage, for descriptors (a ring) or "".
   std::string stage_units(const std::string& tile);

@@ -395,6 +395,19 @@ std::string plan_text(const Plan& pl) {
                                                                                                  : pl.ir().grid.cluster_n > 1 ? "A" : "B") +
                                                               " by multicast"
                                                     : "") + "\n";
+  // A grouped grid: how each CTA (each persistent role) finds its group (docs/spec.md, "Grouped GEMM").
+  const ir::Grid& gr = pl.ir().grid;
+  if (!gr.groups_param.empty())
+    o += "  grouped over " + gr.groups_param + ": " +
+         (gr.persistent ? "all groups' tiles walked in order, group g's " +
+                              (gr.group_rows.empty() ? "the tiles of its segment of A's rows, from the previous segment's end rounded up to " + s(gr.group_align) +
+                                                           " to " + gr.group_ends + "[g],"
+                                                     : "ceil(" + gr.group_rows + "[g] / " + s(gr.tile_m) + ") tile rows") +
+                              " counted as each role reaches it"
+          : gr.group_rows.empty() ? "each CTA's group by a binary search of " + gr.group_ends + " (segments aligned to " + s(gr.group_align) +
+                                         "); a CTA in padding or past every segment exits at once"
+                                   : "the grid's z walks the groups; a CTA whose first row is at or past " + gr.group_rows + "[z] exits at once") +
+         "\n";
   o += "\nResources\n";
   for (const auto& g : pl.ir().globals)
     o += "  global   " + g.name + ": " + dt(g.dtype) + " [" + extent(pl.ir(), g.rows_param, g.rows) + " x " + extent(pl.ir(), g.cols_param, g.cols) + "] row-major, " + s(g.bits) + " bits per element, ld " +

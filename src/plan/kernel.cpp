@@ -348,16 +348,18 @@ Grid launch_grid(const ir::Kernel& k) {
     if (z.name == k.grid.m_param) m = z.value;
     if (z.name == k.grid.n_param) n = z.value;
   }
-  // Persistent: at most one CTA (pair) per tile; the launcher takes fewer (one per multiprocessor).
-  // A persistent sm_90a cluster walks blocks of cluster_m x cluster_n tiles.
+  // A masked grouped grid's z walks the groups (Grid::group_rows); a contiguous one's rows are A's.
+  int64_t groups = 1;
+  for (const auto& s : k.size_params)
+    if (!k.grid.group_rows.empty() && s.name == k.grid.groups_param) groups = s.value;
+  // Persistent: at most one CTA (pair) per tile (a masked grouped grid: of every group's capacity);
+  // the launcher takes fewer (one per multiprocessor). A persistent sm_90a cluster walks blocks of
+  // cluster_m x cluster_n tiles.
   if (k.grid.persistent)
     return {ceil_div(ceil_div(n, k.grid.tile_n), k.grid.cluster_n) * ceil_div(ceil_div(m, k.grid.tile_m), k.grid.cluster_m) * k.cta_group *
-                k.grid.cluster_m * k.grid.cluster_n,
+                k.grid.cluster_m * k.grid.cluster_n * groups,
             1, 1};
-  // A masked grouped grid's z walks the groups (Grid::group_rows); a contiguous one's rows are A's.
-  int64_t z = k.cluster[2];
-  for (const auto& s : k.size_params)
-    if (!k.grid.group_rows.empty() && s.name == k.grid.groups_param) z = s.value;
+  const int64_t z = k.grid.group_rows.empty() ? k.cluster[2] : groups;
   return {round_up64(ceil_div(n, k.grid.tile_n) * k.cta_group, k.cluster[0]), round_up64(ceil_div(m, k.grid.tile_m), k.cluster[1]), z};
 }
 

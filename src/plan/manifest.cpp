@@ -108,6 +108,15 @@ std::string manifest(const Plan& p) {
                          std::to_string(block * p.ir().cta_group) + " CTAs walks the blocks of cluster_tiles tiles c, c + gridDim.x / " +
                          std::to_string(block * p.ir().cta_group) + ", ..., CTA rank r taking tile (q / cluster_tiles.n, q % cluster_tiles.n) of each, q = r" +
                          (p.ir().cta_group > 1 ? " / " + std::to_string(p.ir().cta_group) : std::string()) + "; the kernel takes its sizes as parameters";
+      else if (!p.ir().grid.groups_param.empty())
+        // A grouped walk: all groups' tiles in order, each group's counted from its entry of the
+        // device array; the bound is every group's capacity (masked) or A's rows (contiguous).
+        j["grid_rule"] = "x = min(ceil(" + p.ir().grid.n_param + " / tile.n) * ceil(" + p.ir().grid.m_param + " / tile.m)" +
+                         (p.ir().grid.group_rows.empty() ? std::string() : " * " + p.ir().grid.groups_param) +
+                         ", the device's multiprocessor count), y = z = 1: each CTA walks the tiles x, x + gridDim.x, ... of all groups' tiles in "
+                         "order, group g's " + (p.ir().grid.group_rows.empty() ? "those of its segment of A's rows, ending at " + p.ir().grid.group_ends + "[g]"
+                                                                                    : "ceil(" + p.ir().grid.group_rows + "[g] / tile.m) tile rows") +
+                         " by ceil(" + p.ir().grid.n_param + " / tile.n); the kernel takes its sizes as parameters";
       else if (p.ir().cta_group == 1)
         j["grid_rule"] = "x = min(ceil(" + p.ir().grid.n_param + " / tile.n) * ceil(" + p.ir().grid.m_param +
                          " / tile.m), the device's multiprocessor count), y = z = 1: each CTA walks the tiles x, x + gridDim.x, ...; "

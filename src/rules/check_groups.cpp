@@ -14,8 +14,8 @@ std::string num(int64_t v) { return std::to_string(v); }
 }  // namespace
 
 // GROUPS-ALIGN, then what is not built of grouped GEMM (SPEC-NOT-BUILT at the member that asks
-// for it): the K-grouped layout, and with the masked and contiguous ones the persistent schedule,
-// clusters, and the tensors whose per-group layout is not specified (issue 30, deliverable 1).
+// for it): the K-grouped layout, and with the masked and contiguous ones clusters, CTA pairs, and
+// the tensors whose per-group layout is not specified (issue 30, deliverable 1).
 void check_groups(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || !g->groups) return;
@@ -41,7 +41,7 @@ void check_groups(const Context& c, Diagnostics& d) {
         break;
       }
   }
-  // Built: the masked and contiguous layouts, data-parallel, on both engines. The rest is refused at
+  // Built: the masked and contiguous layouts, data-parallel and persistent, on both engines. The rest is refused at
   // the member that asks for it, its help naming what is built.
   const std::string grouped = "grouped GEMM (\"groups\") ";
   if (x.layout == spec::GroupsLayout::k_grouped) {
@@ -54,9 +54,6 @@ void check_groups(const Context& c, Diagnostics& d) {
   auto refuse = [&](const std::string& ptr, const std::string& what, const std::string& help) {
     d.error("SPEC-NOT-BUILT", ptr, grouped + "is built without " + what + " (docs/spec.md, \"Grouped GEMM\")").help = {help};
   };
-  if (g->schedule == spec::Schedule::persistent)
-    refuse("/gemm/schedule", "the persistent schedule: its walk over (group, tile) is not built; the group is the grid's z",
-           "use \"schedule\": \"data_parallel\" (one CTA per tile of each group; CTAs past a group's rows exit at once)");
   if (g->cluster[0] * g->cluster[1] * g->cluster[2] > g->cta_group || g->cta_group > 1)
     refuse(g->cta_group > 1 ? "/gemm/cta_group" : "/gemm/cluster",
            "clusters and CTA pairs: a CTA past its group's rows exits at once, which a cluster's multicast partner or pair would wait for",

@@ -367,7 +367,8 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
     const int64_t bm = mf.contains("cluster_tiles") ? mf.at("cluster_tiles").at("m").get<int64_t>() : 1;
     const int64_t bn = mf.contains("cluster_tiles") ? mf.at("cluster_tiles").at("n").get<int64_t>() : 1;
     const int64_t per = int64_t{l.cluster[0]} * l.cluster[1] * l.cluster[2];
-    const int64_t blocks = ((nd + tn - 1) / tn + bn - 1) / bn * (((m + tm - 1) / tm + bm - 1) / bm);
+    // A masked grouped walk: the tiles of every group's capacity (d_planes, one per group).
+    const int64_t blocks = ((nd + tn - 1) / tn + bn - 1) / bn * (((m + tm - 1) / tm + bm - 1) / bm) * d_planes;
     const int64_t units = multiprocessors > 0 ? std::min<int64_t>(blocks, multiprocessors / per) : blocks;
     l.grid = {static_cast<uint32_t>(units * per), 1, 1};
   }

@@ -129,7 +129,7 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
   if (chose_tile && isa::target_info(target).wgmma) {
     if (!g.schedule_given && g.groups) {
       g.schedule = Schedule::data_parallel;
-      g.chosen.push_back("schedule data_parallel: grouped GEMM's groups are the grid's z, one CTA per tile of each group (the persistent walk over (group, tile) is not built)");
+      g.chosen.push_back("schedule data_parallel: one CTA per tile of each group, the CTAs past a group's rows exiting at once; its staging tile lies over the ring, leaving room for 4 stages (\"schedule\": \"persistent\" walks (group, tile) with one CTA per multiprocessor)");
     } else if (!g.schedule_given) {
       // One wave of 128 x 256 tiles (m = 256): a data-parallel CTA's staging tile lies over its
       // ring, leaving 4 stages to a persistent CTA's 3 (704 against 683 TF/s on the H200).

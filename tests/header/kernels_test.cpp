@@ -99,12 +99,12 @@ namespace sz = ptxgen::size;
            ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), nullptr, SIZES(i.m, i.n, i.k),         \
                                 sz::groups{8}),                                                                       \
            CUDA_ERROR_INVALID_VALUE, masked ? "masked_m (s32) is a null pointer" : "ends (s32) is a null pointer");   \
-    /* the masked layout's groups are the grid's z; the contiguous layout's any number */                             \
+    /* the masked layout's groups at most 65535 (a data-parallel grid's z); the contiguous layout's any number */     \
     expect(#NAME " with 65536 groups",                                                                                \
            ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), rows, SIZES(i.m, i.n, i.k),            \
                                 sz::groups{65536}),                                                                   \
            masked ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS,                                                          \
-           masked ? "groups = 65536: the groups are the grid's z, at most 65535" : nullptr);                          \
+           masked ? "groups = 65536: the masked layout takes at most 65535 groups" : nullptr);                       \
     ++gemms;                                                                                                          \
   }
 
