@@ -273,7 +273,8 @@ TEST_CASE("grouped GEMM (issue 30): \"groups\" parsed and range-checked, each mi
     }
   }
   // The masked and contiguous layouts are built, data-parallel and persistent (cooperative or
-  // ping-pong consumers), on both engines: a count from 1 to 65535.
+  // ping-pong consumers), on both engines, with a bias per group, activations and alpha: a count
+  // from 1 to 65535.
   for (const char* patch : {R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 1}}})",
                             R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 8}}})",
                             R"({"gemm": {"groups": {"layout": "contiguous", "count": 65535, "align": 256}}})",
@@ -283,7 +284,10 @@ TEST_CASE("grouped GEMM (issue 30): \"groups\" parsed and range-checked, each mi
                             R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 8}, "schedule": "persistent"}})",
                             R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 8}, "schedule": "persistent"}})",
                             R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 8}, "schedule": "persistent", "consumers": "pingpong", "tile": {"m": 128, "n": 128, "k": 64}}})",
-                            R"({"gemm": {"groups": {"layout": "contiguous", "count": 8}, "schedule": "persistent"}})"}) {
+                            R"({"gemm": {"groups": {"layout": "contiguous", "count": 8}, "schedule": "persistent"}})",
+                            R"({"target": "sm_90a", "gemm": {"groups": {"layout": "masked", "count": 8}, "bias": {"dtype": "f32", "along": "m"}, "activation": "gelu"}})",
+                            R"({"gemm": {"groups": {"layout": "contiguous", "count": 8}, "bias": {"dtype": "bf16"}, "activation": "swiglu"}})",
+                            R"({"gemm": {"groups": {"layout": "contiguous", "count": 8}, "bias": {"dtype": "f32", "along": "m"}, "activation": "silu", "alpha": 0.5}})"}) {
     CAPTURE(patch);
     CHECK(diags(patch).list().empty());
   }
@@ -301,7 +305,6 @@ TEST_CASE("grouped GEMM (issue 30): \"groups\" parsed and range-checked, each mi
                 "SPEC-NOT-BUILT", "/gemm/scale"},
            Case{masked(R"(, "sparse": true)", "sm_100a"), "SPEC-NOT-BUILT", "/gemm/sparse"},
            Case{masked(R"(, "c": {"dtype": "bf16"})"), "SPEC-NOT-BUILT", "/gemm/c"},
-           Case{masked(R"(, "bias": {"dtype": "f32"})"), "SPEC-NOT-BUILT", "/gemm/bias"},
            Case{masked(R"(, "residual": {"dtype": "bf16"})"), "SPEC-NOT-BUILT", "/gemm/residual"},
            Case{masked(R"(, "d": {"dtype": "e4m3"}, "quantize": "mxfp8")"), "SPEC-NOT-BUILT", "/gemm/quantize"},
            Case{masked(R"(, "amax": true)"), "SPEC-NOT-BUILT", "/gemm/amax"},

@@ -246,6 +246,15 @@ TEST_CASE("grouped GEMM (masked, contiguous), simulated whole on both engines an
     run("gemm_sm90_bf16_128x256x64_masked_persistent", v, masked_rows, masked_checked, 1, 3, 3);
   for (const Variant& v : {Variant{"sm_90a", "{}", 5}, Variant{"sm_100a", R"({"consumers": null, "tile": {"n": 256}})", 1}})
     run("gemm_sm90_bf16_128x128x64_contiguous_persistent", v, contiguous_rows, contiguous_checked, 1, 3, 3);
+  // Fused epilogues per group: each group's own bias (a row of n per group, or in the masked layout
+  // a column of each group's capacity; the contiguous layout's bias along M one vector over A's
+  // rows), then the activation, SwiGLU's gate and up halves from the group's own B.
+  for (const Variant& v : {Variant{"sm_90a", "{}", 1}, Variant{"sm_100a", R"({"tile": {"n": 256}, "stages": 4, "schedule": "persistent"})", 1},
+                           Variant{"sm_90a", R"({"bias": {"dtype": "f32", "along": "m"}, "activation": "silu", "epilogue": "direct"})", 1}})
+    run("gemm_sm90_bf16_128x128x64_contiguous_bias_swiglu", v, contiguous_rows, contiguous_checked, 1, 0, 3);
+  for (const Variant& v : {Variant{"sm_90a", R"({"bias": {"dtype": "f32", "along": "m"}, "activation": "gelu_tanh"})", 1},
+                           Variant{"sm_100a", R"({"bias": {"dtype": "bf16", "along": "n"}, "activation": "swiglu", "stages": 4})", 1}})
+    run("gemm_sm90_bf16_128x256x64_masked_persistent", v, masked_rows, masked_checked, 1, 3, 3);
 }
 }
 

@@ -1188,6 +1188,17 @@ TEST_CASE("mutations of the persistent walk over (group, tile) make the simulati
   for (const Mutation& mu : kContiguous) run(contiguous, mu);
 }
 
+// A fused epilogue per group (issue 30): each group's bias is its own row of n (the contiguous
+// layout's segments of sim::group_sizes, SwiGLU's gate and up halves from the group's B and bias).
+TEST_CASE("mutations of a grouped GEMM's per-group bias make the simulation fail, each for its reason") {
+  const Subject x = subject("gemm_sm90_bf16_128x128x64_contiguous_bias_swiglu", 900, 264, 3 * 64 - 5, 65);
+  static const Mutation kMutations[] = {
+      {"every group's bias at group 0's row (the bias's group offset dropped: a later group's tiles add group 0's bias)",
+       R"(\tadd\.u64 (%rd\d+), \1, %rd\d+;[^\n]*bias of this group[^\n]*\n)", "", 0, "", "D("},
+  };
+  for (const Mutation& mu : kMutations) run(x, mu);
+}
+
 TEST_CASE("mutations of block-wise f32 scaling (sm_90a) make the simulation fail, each for its reason") {
   // One set of partial sums (scale.partials 1): each block promoted once its wgmmas completed.
   const Subject x = subject("gemm_sm90_e4m3_128x128x128_blockwise", 253, 248, 5 * 128 - 5, 51, 2, R"({"scale": {"partials": 1}})");

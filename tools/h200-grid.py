@@ -419,6 +419,15 @@ def cases():
     add("grp_masked_pp_128x128_direct", bf16, grp, pp, {"epilogue": "direct"}, T(128, 128, 64), {"stages": 4}, P(389, 1111, 517))
     add("grp_contig_pp_128x128_tma", bf16, cont, pp, tma, T(128, 128, 64), {"stages": 4}, P(1500, 1000, 776))
     add("grp_contig_pers_128x256_direct", bf16, cont, pers, {"epilogue": "direct"}, T(128, 256, 64), {"stages": 3}, P(1111, 1001, 520))
+    # Fused epilogues per group: each group's own bias (a row of n; masked along M, a column of each
+    # group's capacity; contiguous along M, one vector over A's rows) and the activations, SwiGLU's
+    # halves from each group's B (the MoE up-projection).
+    add("grp_contig_bias_swiglu", bf16, cont, tma, T(128, 128, 64), {"stages": 5, "bias": {"dtype": "bf16", "along": "n"}, "activation": "swiglu"},
+        P(1500, 1000, 776))
+    add("grp_masked_pers_bias_m_gelu", bf16, grp, pers, tma, T(128, 256, 64), {"stages": 3, "bias": {"dtype": "f32", "along": "m"}, "activation": "gelu"},
+        P(520, 1000, 776))
+    add("grp_contig_bias_m_silu_direct", bf16, cont, {"epilogue": "direct"}, T(128, 128, 64),
+        {"stages": 5, "bias": {"dtype": "f32", "along": "m"}, "activation": "silu", "alpha": 0.5}, P(1111, 1001, 520))
     return out
 
 

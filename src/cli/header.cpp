@@ -628,7 +628,7 @@ void write_doc(std::ostream& o, const Kernel& k) {
   // A gated gemm derives D's columns d = n / 2 (docs/spec.md, "Epilogues").
   const bool gated = k.gemm && !k.derived.empty();
   const bool grouped = k.gemm && k.sizes.size() > 3 && k.sizes[3] == "groups";
-  const bool contiguous = grouped && k.tensors.size() > 3 && k.tensors[3].name == "ends";
+  const bool contiguous = grouped && k.tensors.back().name == "ends";  // the last tensor (after a bias)
   o << "// " << (gated     ? "D[m x d] = act(P[:, :d]) * P[:, d:], P = A[m x k] . B[k x n], d = n / 2"
                  : contiguous ? "D[i] = A[i] . B[g][k x n] for each row i of group g's segment of A's m rows, [align_up(ends[g - 1]), ends[g])\n"
                                 "// (the padding rows after ends[g] in a tile that holds some of the group's are written with unspecified values,\n"
@@ -977,8 +977,11 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   };
   // A fused epilogue's bias comes after D (docs/spec.md, "Epilogues"): the gemms with one, their own list.
   auto biased = [](const Kernel& k) { return k.tensors.size() == 4 && k.tensors[3].name == "bias"; };
-  // Grouped GEMM (docs/spec.md, "Grouped GEMM"): masked_m after D, groups after k; their own list.
-  auto grouped = [](const Kernel& k) { return k.tensors.size() == 4 && (k.tensors[3].name == "masked_m" || k.tensors[3].name == "ends"); };
+  // Grouped GEMM (docs/spec.md, "Grouped GEMM"): masked_m or ends last (after a bias, one per
+  // group), groups after k; their own list, whatever their epilogue.
+  auto grouped = [](const Kernel& k) {
+    return !k.tensors.empty() && (k.tensors.back().name == "masked_m" || k.tensors.back().name == "ends");
+  };
   o << "// X(NAME, A type, B type, D type) for each gemm kernel; X(NAME, A type, B type, D type, factor type) for each\n"
        "// block-scaled gemm kernel; X(NAME, A type, B type, D type) for each gemm kernel of sparse A; X(NAME, A type,\n"
        "// B type, D type, factor type) for each block-scaled gemm kernel of sparse A; X(NAME, A type, B type, D type,\n"
@@ -988,8 +991,9 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
        "// outputs (an amax, a quantized D's factors SFD),\n"
        "// void for those it does not take (its launch function takes the others after D, in that order); the same row for\n"
        "// each gemm kernel with block-wise f32 factors (BLOCKWISE_GEMMS: const float* sfa, sfb after those); X(NAME, A type,\n"
-       "// B type, D type) for each grouped gemm kernel (GROUPED_GEMMS: const std::int32_t* masked_m or ends after D,\n"
-       "// size::groups after k); X(NAME) for each program.\n";
+       "// B type, D type, bias type) for each grouped gemm kernel (GROUPED_GEMMS: the bias, one per group, after D\n"
+       "// where the kernel takes one, else void; then const std::int32_t* masked_m or ends; size::groups after k);\n"
+       "// X(NAME) for each program.\n";
   o << "#define PTXGEN_" << stem << "_GEMMS(X)";
   for (const Kernel& k : ks)
     if (k.gemm && k.tensors.size() == 3)
@@ -1047,7 +1051,7 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   };
   o << "\n#define PTXGEN_" << stem << "_EPILOGUE_GEMMS(X)";
   for (const Kernel& k : ks)
-    if (k.gemm && !blockwise(k) && takes_inputs(k)) row(k);
+    if (k.gemm && !blockwise(k) && !grouped(k) && takes_inputs(k)) row(k);
   o << "\n#define PTXGEN_" << stem << "_BLOCKWISE_GEMMS(X)";
   for (const Kernel& k : ks)
     if (k.gemm && blockwise(k)) row(k);
@@ -1055,7 +1059,7 @@ std::string launch_header(const std::vector<HeaderKernel>& hks, const std::strin
   for (const Kernel& k : ks)
     if (k.gemm && grouped(k))
       o << " \\\n  X(" << k.name << ", " << qualified(k.tensors[0].type) << ", " << qualified(k.tensors[1].type) << ", "
-        << qualified(k.tensors[2].type) << ")";
+        << qualified(k.tensors[2].type) << ", " << input_type(k, "bias") << ")";
   o << "\n#define PTXGEN_" << stem << "_PROGRAMS(X)";
   for (const Kernel& k : ks)
     if (!k.gemm) o << " \\\n  X(" << k.name << ")";

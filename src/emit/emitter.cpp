@@ -503,11 +503,9 @@ void Emitter::group_prologue() {
   for (const auto& g : p.ir().globals) {
     if (!g.grouped || g.param.empty()) continue;
     // Bytes of one plane: rows x ld elements (their run-time sizes where the kernel takes them).
-    const std::string rows = g.rows_param.empty() ? s(g.rows) : size.at(g.rows_param);
-    const std::string ld = g.ld_param.empty() ? s(g.ld ? g.ld : g.cols) : size.at(g.ld_param);
+    const auto [rows, ld] = plane_extents(g);
     const int bits = g.bits ? g.bits : isa::storage_bits(g.dtype, g.format);
     const std::string off = w.r64();
-    if (g.rows_param.empty() && g.ld_param.empty()) throw std::logic_error("a grouped tensor of static extents");
     w.ins(spell::alu(Op::mul_wide, Ty::u32) + " " + off + ", " + rows + ", " + ld, g.name + "'s elements per group");
     w.ins(spell::alu(Op::mul_lo, Ty::u64) + " " + off + ", " + off + ", " + group64);
     if (bits % 8) throw std::logic_error("a grouped tensor of sub-byte elements");  // GROUPS: refused (e2m1 D)
@@ -528,6 +526,16 @@ void Emitter::group_entry(const std::string& array, const std::string& index, co
   w.ins(spell::alu(Op::min, Ty::u32) + " " + out + ", " + out + ", " + m, "one past " + p.ir().grid.m_param + " as " + p.ir().grid.m_param);
 }
 
+// The rows and leading dimension of one group's plane of grouped tensor `g`: run-time sizes where the
+// kernel takes them. A tensor of one row (a bias along N) has no leading dimension of its own: its
+// plane is its run-time columns.
+std::pair<std::string, std::string> Emitter::plane_extents(const ir::Global& g) {
+  if (g.rows_param.empty() && g.ld_param.empty() && g.cols_param.empty()) throw std::logic_error("a grouped tensor of static extents");
+  const std::string rows = g.rows_param.empty() ? s(g.rows) : size.at(g.rows_param);
+  const std::string ld = !g.ld_param.empty() ? size.at(g.ld_param) : g.rows == 1 && !g.cols_param.empty() ? size.at(g.cols_param) : s(g.ld ? g.ld : g.cols);
+  return {rows, ld};
+}
+
 // A grouped grid walked by persistent CTAs (docs/spec.md, "Grouped GEMM"): the group changes from
 // tile to tile, so the address parameters of the grouped tensors keep their first plane here and
 // each tile's group adds its plane's offset (Emitter::group_tile); the bytes of one plane are
@@ -537,10 +545,8 @@ void Emitter::group_planes() {
   group_plane.clear();
   for (const auto& g : p.ir().globals) {
     if (!g.grouped || g.param.empty()) continue;
-    const std::string rows = g.rows_param.empty() ? s(g.rows) : size.at(g.rows_param);
-    const std::string ld = g.ld_param.empty() ? s(g.ld ? g.ld : g.cols) : size.at(g.ld_param);
+    const auto [rows, ld] = plane_extents(g);
     const int bits = g.bits ? g.bits : isa::storage_bits(g.dtype, g.format);
-    if (g.rows_param.empty() && g.ld_param.empty()) throw std::logic_error("a grouped tensor of static extents");
     if (bits % 8) throw std::logic_error("a grouped tensor of sub-byte elements");  // GROUPS: refused (e2m1 D)
     const std::string first = w.r64(), bytes = w.r64();
     w.ins(spell::alu(Op::mov, Ty::b64) + " " + first + ", " + gbase.at(g.name), g.name + "'s group 0");

@@ -140,6 +140,7 @@ struct Emitter {
   void group_prologue();
   void group_entry(const std::string& array, const std::string& index, const std::string& out, const std::string& at, const std::string& what);
   void group_planes();
+  std::pair<std::string, std::string> plane_extents(const ir::Global& g);
   void group_count(const GroupWalk& gw);
   void group_tile(const GroupWalk& gw, const std::string& tile, const std::string& end);
   // A register holding the Affine's value (32-bit).

@@ -1125,8 +1125,12 @@ struct Gemm {
     if (!masked && g.groups->layout != spec::GroupsLayout::contiguous) throw std::logic_error("a grouped layout that is not built");
     const int64_t count = g.groups->count;
     k.size_params.push_back({"groups", count, "", 1, 1});
+    // A bias is each group's own: a row of n per group ([G, n], along N), or in the masked layout a
+    // column of each group's capacity ([G, m], along M); the contiguous layout's bias along M is one
+    // vector over A's rows, as A and D are.
+    const bool group_bias = g.bias && (!g.bias->along_m || masked);
     for (ir::Global& x : k.globals) {
-      if (x.name != "B" && (!masked || (x.name != "A" && x.name != "D"))) continue;
+      if (x.name != "B" && (!masked || (x.name != "A" && x.name != "D")) && !(x.name == "bias" && group_bias)) continue;
       x.planes = count;
       x.planes_param = "groups";
       x.grouped = true;

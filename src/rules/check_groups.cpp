@@ -61,7 +61,6 @@ void check_groups(const Context& c, Diagnostics& d) {
   if (g->scale) refuse("/gemm/scale", "block scaling: the factor tensors' per-group layout is not specified", "leave \"scale\" out, or launch per group");
   if (g->sparse) refuse("/gemm/sparse", "sparse A: the metadata's per-group layout is not specified", "leave \"sparse\" out, or launch per group");
   if (g->c) refuse("/gemm/c", "an input C: its per-group layout is not specified", "leave \"c\" out, or launch per group");
-  if (g->bias) refuse("/gemm/bias", "a bias: its per-group layout is not specified", "leave \"bias\" out, or launch per group");
   if (g->residual) refuse("/gemm/residual", "a residual: its per-group layout is not specified", "leave \"residual\" out, or launch per group");
   if (g->quantize) refuse("/gemm/quantize", "D's block quantization: the factors' per-group layout is not specified", "leave \"quantize\" out, or launch per group");
   if (g->amax)

@@ -244,16 +244,19 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
   for (const auto& [name, t] : tensors.items())
     if (t.value("layout", "") == "128x4" && t.at("scales") != "D")
       input_names.push_back(name), scales[name] = make_scales(g, dtype(t.at("dtype")), size.at(t.at("dims")[0]), kk, t.at("vec"), rng, inputs, used, name);
-  // The fused epilogue's bias (docs/spec.md, "Epilogues"): a row of n (along N) or a column of m.
+  // The fused epilogue's bias (docs/spec.md, "Epilogues"): a row of n (along N) or a column of m;
+  // grouped, one per group, one after another (a group's bias along M: its plane of rows, as A's).
   std::vector<double> bias;
   bool bias_m = false;
+  int64_t bias_len = 0;  // elements of one group's bias
   uint64_t bias_addr = 0;
   if (tensors.contains("bias")) {
     const Dtype bt = dtype(tensors.at("bias").at("dtype"));
     bias_m = tensors.at("bias").at("dims")[0] == "m";
-    const int64_t len = bias_m ? m : n;
+    bias_len = bias_m ? m : n;
+    const int64_t len = bias_len * (tensors.at("bias").contains("groups") ? G : 1);
     input_names.push_back("bias");
-    const InputArray* given = input_for(inputs, used, "bias", bias_m ? len : 1, bias_m ? 1 : len);
+    const InputArray* given = len == bias_len ? input_for(inputs, used, "bias", bias_m ? len : 1, bias_m ? 1 : len) : nullptr;
     bias_addr = g.alloc(static_cast<size_t>(len * bt.bits / 8 + 16), 0x3C);
     for (int64_t i = 0; i < len; ++i) {
       const uint32_t b = given ? input_bits(bt, "bias", *given, bias_m ? i : 0, bias_m ? 0 : i) : bt.random(rng);
@@ -495,7 +498,7 @@ GemmResult run_gemm(const ksim::Kernel& k, const json& mf, int64_t m, int64_t n,
       ref += (f == "c" ? 1.0 : constant("beta")) * fused.at("C").v[ij];
       acc_bound += u * std::fabs(ref);
     } else if (f == "bias") {
-      ref += bias[static_cast<size_t>(bias_m ? i : j)];
+      ref += bias[static_cast<size_t>(bias_m ? i : grp * bias_len + j)];  // i: A's row in all planes; one bias row per group (grp 0 ungrouped)
       acc_bound += u * std::fabs(ref);
     } else if (f == "residual") {
       ref += fused.at("residual").v[ij];

@@ -79,41 +79,41 @@ namespace sz = ptxgen::size;
     ++gemms;                                                                                                          \
   }
 
-// Every grouped gemm kernel (masked_m or ends after D, size::groups after k): its long form
-// instantiated, its spec's own arguments accepted, a null masked_m or ends refused, and (masked)
-// more groups than a grid's z refused.
-#define GROUPED_GEMM(NAME, TA, TB, TD)                                                                                \
-  {                                                                                                                   \
-    using F = CUresult (*)(const TA*, std::int64_t, const TB*, std::int64_t, TD*, const std::int32_t*, sz::m, sz::n, \
-                           sz::k, sz::groups, CUstream);                                                              \
-    F f = &ptxgen::NAME;                                                                                              \
-    (void)f;                                                                                                          \
-    const ptxgen::KernelInfo& i = ptxgen::NAME##_info;                                                                \
-    const std::int32_t* rows = at<const std::int32_t>(kSA);                                                          \
-    expect(#NAME " at its spec's sizes",                                                                              \
-           ptxgen::NAME##_check(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD),     \
-                                rows, SIZES(i.m, i.n, i.k), sz::groups{8}),                                           \
-           CUDA_SUCCESS, nullptr);                                                                                    \
-    const bool masked = std::string(i.tensors[3].name) == "masked_m"; /* else ends: the contiguous layout */         \
-    expect(#NAME " with a null masked_m or ends",                                                                     \
-           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), nullptr, SIZES(i.m, i.n, i.k),         \
-                                sz::groups{8}),                                                                       \
-           CUDA_ERROR_INVALID_VALUE, masked ? "masked_m (s32) is a null pointer" : "ends (s32) is a null pointer");   \
-    /* the masked layout's groups at most 65535 (a data-parallel grid's z); the contiguous layout's any number */     \
-    expect(#NAME " with 65536 groups",                                                                                \
-           ptxgen::NAME##_check(at<const TA>(kA), at<const TB>(kB), at<TD>(kD), rows, SIZES(i.m, i.n, i.k),            \
-                                sz::groups{65536}),                                                                   \
-           masked ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS,                                                          \
-           masked ? "groups = 65536: the masked layout takes at most 65535 groups" : nullptr);                       \
-    ++gemms;                                                                                                          \
-  }
-
 // A fused epilogue input of type T at `address`, or nothing where the kernel does not take it (T void).
 template <class T>
 auto input(std::uintptr_t address) {
   if constexpr (std::is_void_v<T>) return std::tuple<>();
   else return std::tuple<const T*>(reinterpret_cast<const T*>(address));
 }
+
+// Every grouped gemm kernel (its bias, one per group, after D where it takes one; masked_m or ends
+// next; size::groups after k): its long form instantiated, its spec's own arguments accepted, a null
+// masked_m or ends refused, and (masked) more groups than 65535 refused. `check` is NAME_check.
+template <class TA, class TB, class TD, class TBIAS, class Check>
+void grouped_gemm(const std::string& name, const ptxgen::KernelInfo& i, Check check) {
+  auto call = [&](auto... x) { return check(x...); };
+  const std::int32_t* rows = at<const std::int32_t>(kSA);
+  const auto sizes = std::make_tuple(SIZES(i.m, i.n, i.k));
+  expect(name + " at its spec's sizes",
+         std::apply(call, std::tuple_cat(std::make_tuple(at<const TA>(kA), i.tensors[0].ld, at<const TB>(kB), i.tensors[1].ld, at<TD>(kD)),
+                                         input<TBIAS>(kSB), std::make_tuple(rows), sizes, std::make_tuple(sz::groups{8}))),
+         CUDA_SUCCESS, nullptr);
+  const auto head = std::tuple_cat(std::make_tuple(at<const TA>(kA), at<const TB>(kB), at<TD>(kD)), input<TBIAS>(kSB));
+  const bool masked = std::string(i.tensors[i.tensor_count - 1].name) == "masked_m";  // else ends: the contiguous layout
+  expect(name + " with a null masked_m or ends",
+         std::apply(call, std::tuple_cat(head, std::make_tuple(static_cast<const std::int32_t*>(nullptr)), sizes, std::make_tuple(sz::groups{8}))),
+         CUDA_ERROR_INVALID_VALUE, masked ? "masked_m (s32) is a null pointer" : "ends (s32) is a null pointer");
+  // The masked layout's groups at most 65535 (a data-parallel grid's z); the contiguous layout's any number.
+  expect(name + " with 65536 groups", std::apply(call, std::tuple_cat(head, std::make_tuple(rows), sizes, std::make_tuple(sz::groups{65536}))),
+         masked ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS, masked ? "groups = 65536: the masked layout takes at most 65535 groups" : nullptr);
+}
+
+#define GROUPED_GEMM(NAME, TA, TB, TD, TBIAS)                                                                         \
+  {                                                                                                                   \
+    grouped_gemm<TA, TB, TD, TBIAS>(#NAME, ptxgen::NAME##_info, [](auto... x) { return ptxgen::NAME##_check(x...); }); \
+    ++gemms;                                                                                                          \
+  }
+
 
 // An amax output of type T at `address`, or nothing (T void).
 template <class T>

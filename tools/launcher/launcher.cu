@@ -1114,18 +1114,28 @@ int run_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const O
 // every byte of the tiles past a group's valid rows (tile.m of the header's first entry), of the
 // contiguous layout's rows past the last segment, and of the guard after D must keep the poison.
 // Timed as run_case times (a prepared launch); TF/s count the valid rows' 2 rows n k.
-template <class Launch, class Call, class Prepare>
+// A fused epilogue (epilogues.hpp; the rules build a bias, alpha and the activations with groups):
+// each valid element within its bound of apply_epilogue on the group's float64 product, the group's
+// own bias (a row of n per group; masked along M each group's column of m; contiguous along M one
+// vector over A's rows), a gated D's up half from the group's B. `call` and `prepare` take the bias's
+// device pointer after masked_m's place where the kernel has one (TBIAS not void).
+template <class Launch, class TBIAS, class Call, class Prepare>
 int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare, const Options& opt, int64_t tile_m) {
   const int64_t m = opt.m ? opt.m : info.m, n = opt.n ? opt.n : info.n, k = opt.k ? opt.k : info.k;
   const int64_t G = opt.groups ? opt.groups : 8, align = opt.align ? opt.align : 128;
-  const bool contiguous = std::string(info.tensors[3].name) == "ends";
+  const bool contiguous = std::string(info.tensors[info.tensor_count - 1].name) == "ends";  // the last tensor (after a bias)
   const int64_t planes = contiguous ? 1 : G;  // of A and D
+  const Epilogue ep = epilogue_of(info);
+  if (ep.c || ep.residual || ep.amax || ep.d_scale || ep.mxfp8 || ep.alpha_input || ep.beta_input)
+    die(2, std::string(info.name) + ": a grouped kernel with epilogue inputs beyond a bias (" + ep.describe() + ") is not built");
+  if (ep.bias != !std::is_void_v<TBIAS>) die(2, std::string(info.name) + ": epilogues.hpp and the header disagree on the bias");
   if (double(planes) * double(m) * double(n) * double(k) > double(int64_t{1} << 34))
     die(2, "a grouped case this large has no CPU reference here: give smaller --m --n --k --groups");
   primary_context();
   const bool same = m == info.m && n == info.n && k == info.k;
   const Matrix A = operand(info.tensors[0], m, k, same), B = operand(info.tensors[1], k, n, same);
-  const Matrix D{parse_type(info.tensors[2].dtype), m, n, true, n};
+  const int64_t dn = ep.gated ? n / 2 : n;  // a gated D: m x n/2
+  const Matrix D{parse_type(info.tensors[2].dtype), m, dn, true, dn};
   const size_t a_bytes = A.elements() * bytes_of(A.type), b_bytes = B.elements() * bytes_of(B.type);
   const size_t d_bytes = D.elements() * bytes_of(D.type), guard = 1 << 16;
   std::mt19937_64 rng(opt.seed);
@@ -1154,6 +1164,11 @@ int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare,
       sizes[static_cast<size_t>(g)] = static_cast<int32_t>(g < 4 ? drawn[g] : any_rows(rng));
     }
   }
+  // The bias: a row of n per group (along N), a column of m per group (masked, along M), or one
+  // column of m (contiguous, along M), in [-2, 2) as run_case draws it.
+  std::vector<char> hbias;
+  const int64_t bias_len = ep.bias_m ? m : n, bias_groups = ep.bias_m && contiguous ? 1 : G;
+  const std::vector<double> rbias = ep.bias ? fill_bias(ep.bias_type, bias_len * bias_groups, hbias, rng) : std::vector<double>();
   // Row r of D (of all planes): its group, its plane's row, and whether it is valid (1), written with
   // an unspecified value (2: the rest of a tile that holds valid rows) or untouched (0).
   auto row_of = [&](int64_t r, int64_t& g, int64_t& i) {
@@ -1182,13 +1197,24 @@ int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare,
   CK(cuMemcpyHtoD(bufs.b, hb_all.data(), hb_all.size()));
   CK(cuMemcpyHtoD(pm, sizes.data(), size_t(G) * 4));
   CK(cuMemsetD8(bufs.d, poison_byte(D.type), d_bytes * size_t(planes) + guard));
+  if (ep.bias) {
+    CK(cuMemAlloc(&bufs.bias, hbias.size()));
+    CK(cuMemcpyHtoD(bufs.bias, hbias.data(), hbias.size()));
+  }
+  // The kernel's call, with the bias after D where it takes one.
+  auto launch_args = [&](auto&& f) {
+    if constexpr (std::is_void_v<TBIAS>) return f();
+    else return f(ptxgen::device_pointer<const TBIAS>(bufs.bias));
+  };
   CUstream stream;
   CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  CKH(call(bufs, pm, G, stream));
+  CKH(launch_args([&](auto... bias) { return call(bufs, pm, G, stream, bias...); }));
   sync_with_timeout(stream);
   std::vector<char> hd(d_bytes * size_t(planes) + guard);
   CK(cuMemcpyDtoH(hd.data(), bufs.d, hd.size()));
   ErrorSum es;
+  FusedCheck fc;  // a fused epilogue: each element against its bound
+  const double acc_unit = accumulator_bound(A.type, info.accumulator, k), u_out = output_unit(D.type), floor_out = output_floor(D.type);
   size_t unwritten = 0, past_written = 0, guard_hit = 0;
   int64_t valid = 0;
   const std::vector<unsigned char> poison(bytes_of(D.type), poison_byte(D.type));
@@ -1199,7 +1225,17 @@ int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare,
     const std::vector<double>& a = ra[static_cast<size_t>(contiguous ? 0 : g)];
     const std::vector<double>& b = rb[static_cast<size_t>(g)];
     valid += want == 1;
-    for (int64_t j = 0; j < n; ++j) {
+    // float64: A's row i of this plane times column j of the group's B, and sum |a b| for the bound.
+    auto product = [&](int64_t j, double& mag) {
+      double ref = 0;
+      mag = 0;
+      for (int64_t x = 0; x < k; ++x) {
+        const double p = a[size_t(i) * size_t(k) + size_t(x)] * b[size_t(x) * size_t(n) + size_t(j)];
+        ref += p, mag += std::fabs(p);
+      }
+      return ref;
+    };
+    for (int64_t j = 0; j < dn; ++j) {
       const size_t idx = D.index(i, j);
       const bool poisoned = std::memcmp(plane + idx * bytes_of(D.type), poison.data(), poison.size()) == 0;
       if (want != 1) {
@@ -1207,28 +1243,53 @@ int run_grouped_case(const ptxgen::KernelInfo& info, Call call, Prepare prepare,
         continue;
       }
       unwritten += poisoned;
-      double ref = 0;  // float64: A's row i of this plane times column j of the group's B
-      for (int64_t x = 0; x < k; ++x) ref += a[size_t(i) * size_t(k) + size_t(x)] * b[size_t(x) * size_t(n) + size_t(j)];
-      es.add(load(D.type, plane, idx), ref);
+      double mag = 0, up_mag = 0;
+      const double ref = product(j, mag), v = load(D.type, plane, idx);
+      if (!ep.fused()) {
+        es.add(v, ref);
+        continue;
+      }
+      // The group's bias element: its row of n (the up half's at j + n/2), or its column's row.
+      const int64_t bias_at = ep.bias_m ? (contiguous ? i : g * m + i) : g * n + j;
+      const double up = ep.gated ? product(j + dn, up_mag) : 0.0;
+      double bound = acc_unit * mag;
+      double y = apply_epilogue(ep, ref, ep.bias ? rbias[size_t(bias_at)] : 0.0, 0.0, 0.0, bound, nullptr, up,
+                                ep.gated && ep.bias ? rbias[size_t(bias_at + dn)] : 0.0, acc_unit * up_mag);
+      bound = bound * (1 + u_out) + u_out * std::fabs(y) + floor_out;
+      if (!std::isfinite(v)) {
+        if (fc.nonfinite++ == 0) fc.worst = INFINITY, fc.where = "group " + std::to_string(g) + " D(" + std::to_string(i) + "," + std::to_string(j) + ") is not finite";
+        continue;
+      }
+      fc.compare(v, y, bound, [&] {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "group %lld D(%lld,%lld) = %.9g, expected %.9g (bound %.3g)", static_cast<long long>(g),
+                      static_cast<long long>(i), static_cast<long long>(j), v, y, bound);
+        return std::string(buf);
+      });
     }
   }
   for (size_t i = d_bytes * size_t(planes); i < hd.size(); ++i) guard_hit += static_cast<unsigned char>(hd[i]) != poison_byte(D.type);
-  const double rel = es.rel(), max_abs = es.max_abs;
-  const size_t nonfinite = es.nonfinite;
-  const double tolerance = opt.tolerance >= 0 ? opt.tolerance : 1e-2;
-  const bool ok = unwritten == 0 && nonfinite == 0 && past_written == 0 && guard_hit == 0 && rel <= tolerance;
+  fc.rel = fc.den > 0 ? std::sqrt(fc.num / fc.den) : std::sqrt(fc.num);
+  const double rel = ep.fused() ? fc.rel : es.rel(), max_abs = ep.fused() ? fc.max_abs : es.max_abs;
+  const size_t nonfinite = ep.fused() ? fc.nonfinite : es.nonfinite;
+  // A fused epilogue: every element within its bound (--tolerance: that many times the bound).
+  const double tolerance = opt.tolerance >= 0 ? opt.tolerance : ep.fused() ? 1.0 : 1e-2;
+  const bool ok = unwritten == 0 && nonfinite == 0 && past_written == 0 && guard_hit == 0 && (ep.fused() ? fc.worst : rel) <= tolerance;
   Launch prepared;
-  CKH(prepare(bufs, pm, G, prepared));
+  CKH(launch_args([&](auto... bias) { return prepare(bufs, pm, G, prepared, bias...); }));
   const double t = median_ms(stream, opt.iters, [&] { CKH(ptxgen::launch(prepared, stream)); }),
                flops = 2.0 * double(valid) * double(n) * double(k);
   std::string mm;
   for (int64_t g = 0; g < G; ++g) mm += (g ? ", " : "") + std::to_string(sizes[size_t(g)]);
   std::printf("{\"entry\": \"%s\", \"targets\": \"%s\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"groups\": %lld, \"%s\": [%s], "
               "\"reference\": \"float64 CPU\", \"rel_err\": %.6g, \"max_abs_err\": %.6g, \"tolerance\": %g, \"unwritten\": %zu, "
-              "\"nonfinite\": %zu, \"past_rows_written\": %zu, \"guard_overwritten\": %zu, \"ms\": %.6g, \"tflops\": %.6g, "
-              "\"launched_through\": \"ptxgen::%s / ptxgen::launch\", \"ok\": %s}\n",
+              "\"nonfinite\": %zu, \"past_rows_written\": %zu, \"guard_overwritten\": %zu, ",
               info.name, info.targets, static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
-              static_cast<long long>(G), contiguous ? "ends" : "masked_m", mm.c_str(), rel, max_abs, tolerance, unwritten, nonfinite, past_written, guard_hit, t,
+              static_cast<long long>(G), contiguous ? "ends" : "masked_m", mm.c_str(), rel, max_abs, tolerance, unwritten, nonfinite, past_written, guard_hit);
+  if (ep.fused())  // as run_case reports a fused epilogue: the largest error / bound of any element, and where
+    std::printf("\"epilogue\": \"%s\", \"worst_ratio\": %.6g, \"worst_at\": \"%s\", ", ep.describe().c_str(),
+                std::isfinite(fc.worst) ? fc.worst : 1e308, fc.where.c_str());
+  std::printf("\"ms\": %.6g, \"tflops\": %.6g, \"launched_through\": \"ptxgen::%s / ptxgen::launch\", \"ok\": %s}\n", t,
               flops / (t * 1e-3) / 1e12, info.name, ok ? "true" : "false");
   return ok ? 0 : 1;
 }
@@ -1793,20 +1854,21 @@ int main(int argc, char** argv) {
   PTXGEN_KERNELS_BLOCKWISE_GEMMS(CASE)
 #undef CASE
 #undef ROW_CASE
-  // Grouped kernels: masked_m after D, the groups after k; the tiles past a group's rows are tile.m's.
-#define CASE(NAME, TA, TB, TD)                                                                                      \
+  // Grouped kernels: a bias after D where they take one, masked_m or ends next, the groups after k;
+  // the tiles past a group's rows are tile.m's.
+#define CASE(NAME, TA, TB, TD, TBIAS)                                                                               \
   if (which == #NAME)                                                                                               \
-    return run_grouped_case<ptxgen::NAME##_launch>(                                                                 \
+    return run_grouped_case<ptxgen::NAME##_launch, TBIAS>(                                                          \
         ptxgen::NAME##_info,                                                                                        \
-        [](const Bufs& b, CUdeviceptr mm, int64_t g, CUstream s) {                                                  \
+        [](const Bufs& b, CUdeviceptr mm, int64_t g, CUstream s, auto... bias) {                                    \
           return ptxgen::NAME(ptxgen::device_pointer<const TA>(b.a), b.lda, ptxgen::device_pointer<const TB>(b.b),  \
-                              b.ldb, ptxgen::device_pointer<TD>(b.d), ptxgen::device_pointer<const std::int32_t>(mm), \
+                              b.ldb, ptxgen::device_pointer<TD>(b.d), bias..., ptxgen::device_pointer<const std::int32_t>(mm), \
                               SIZES(b), ptxgen::size::groups{g}, s);                                                \
         },                                                                                                          \
-        [](const Bufs& b, CUdeviceptr mm, int64_t g, ptxgen::NAME##_launch& l) {                                    \
+        [](const Bufs& b, CUdeviceptr mm, int64_t g, ptxgen::NAME##_launch& l, auto... bias) {                      \
           return ptxgen::NAME##_prepare(ptxgen::device_pointer<const TA>(b.a), b.lda,                               \
                                         ptxgen::device_pointer<const TB>(b.b), b.ldb, ptxgen::device_pointer<TD>(b.d), \
-                                        ptxgen::device_pointer<const std::int32_t>(mm), SIZES(b),                   \
+                                        bias..., ptxgen::device_pointer<const std::int32_t>(mm), SIZES(b),          \
                                         ptxgen::size::groups{g}, l);                                                \
         },                                                                                                          \
         opt, ptxgen::detail::k_##NAME::entries[0].tile_m);
