@@ -161,3 +161,142 @@ TEST_CASE("SMEM-BUDGET about stages ptxgen chose says so and points at the tile 
   CHECK(x.message.find("1 stage was chosen by ptxgen (the spec leaves \"stages\" out: as many as shared memory holds") != std::string::npos);
 }
 }
+
+// Beyond the grid above (bf16 D, no activation, 4096^3): D's types, a gated activation, skinny M
+// (tile.n 128 chosen), an epilogue written or left out, with everything choosable left out. Each
+// spec passes, or every error says ptxgen chose the value and points at a member the spec has.
+TEST_SUITE("rules") {
+TEST_CASE("chosen values over D's types, gated activations and skinny M pass, or their errors say chosen") {
+  int specs = 0;
+  std::vector<std::string> failures;
+  for (const char* target : {"sm_100a", "sm_90a"})
+    for (const char* d : {"bf16", "f32", "e4m3"})
+      for (const char* act : {"", "swiglu"})
+        for (int cta : {1, 2})
+          for (const char* epi : {"", "tma", "direct"})
+            for (int m : {128, 4096}) {
+              if (cta == 2 && std::string(target) == "sm_90a") continue;
+              nlohmann::json j = nlohmann::json::parse(rules::example_base());
+              j["target"] = target;
+              auto& g = j["gemm"];
+              for (const char* k : {"tile", "stages", "swizzle"}) g.erase(k);
+              g["m"] = m;
+              g["n"] = 1024;
+              g["d"] = {{"dtype", d}};
+              if (*act) g["activation"] = act;
+              if (cta == 2) g["cta_group"] = 2;
+              if (*epi) g["epilogue"] = epi;
+              const std::string where = std::string(target) + " D " + d + (*act ? " swiglu" : "") + " cta_group " + std::to_string(cta) +
+                                        " epilogue " + (*epi ? epi : "left out") + " m " + std::to_string(m);
+              ++specs;
+              Diagnostics diags;
+              const std::string e = first_error(j, diags);
+              if (e.empty()) continue;
+              // Refused: every error at a member the spec has, saying what ptxgen chose; and no tile
+              // the chooser could have taken (tile.n 128 or 256 at its tile.m and tile.k, 1 to 4
+              // stages) passes, else the choice itself was wrong.
+              for (const auto& x : diags.list()) {
+                std::string text = x.message;
+                for (const auto& h : x.help) text += "\n" + h;
+                if (x.severity == Severity::error && (!has_member(j, x.pointer) || text.find("chosen by ptxgen") == std::string::npos))
+                  failures.push_back(where + ": " + e);
+              }
+              Diagnostics quiet;
+              const auto parsed = spec::parse(j.dump(), quiet);
+              REQUIRE(parsed.spec);
+              const spec::Gemm chose = *parsed.spec->gemm;  // the parser runs the chooser
+              for (int tn : {128, 256})
+                for (int stages = 1; stages <= 4; ++stages) {
+                  nlohmann::json w = j;
+                  w["gemm"]["tile"] = {{"m", chose.tile.m}, {"n", tn}, {"k", chose.tile.k}};
+                  w["gemm"]["stages"] = stages;
+                  Diagnostics other;
+                  if (first_error(w, other).empty())
+                    failures.push_back(where + ": refused (" + e + ") where tile.n " + std::to_string(tn) + " with " + std::to_string(stages) +
+                                       " stages passes");
+                }
+            }
+  MESSAGE(specs << " specs, " << failures.size() << " failed");
+  std::string shown;
+  for (size_t i = 0; i < failures.size() && i < 40; ++i) shown += failures[i] + "\n";
+  CHECK_MESSAGE(failures.empty(), failures.size() << " failed:\n" << shown);
+}
+}
+
+// Each rule the sweeps found firing on a value ptxgen chose: the rule at a member the spec has, the
+// message saying the value was chosen, and the value its help names passing.
+TEST_SUITE("rules") {
+TEST_CASE("diagnostics about chosen values say chosen, at a member the spec has; the value the help names passes") {
+  const auto doc = [](const char* patch) {
+    nlohmann::json j = nlohmann::json::parse(rules::example_base());
+    j.merge_patch(nlohmann::json::parse(patch));
+    j["gemm"].erase("tile");
+    j["gemm"].erase("stages");
+    return j;
+  };
+  const auto only = [](const nlohmann::json& j, const char* rule, const char* pointer) {
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    REQUIRE(d.list().size() == 1u);
+    const Diagnostic& x = d.list()[0];
+    CHECK(x.rule == rule);
+    CHECK(x.pointer == pointer);
+    CHECK_MESSAGE(x.message.find("chosen by ptxgen") != std::string::npos, x.message);
+    return x;
+  };
+  const auto passes = [](const nlohmann::json& j) {
+    Diagnostics d;
+    return first_error(j, d);
+  };
+  {  // SPARSE-K: k not a multiple of the chosen tile.k (128 bf16 elements with sparse A)
+    nlohmann::json j = doc(R"({"gemm": {"sparse": true, "k": 4000}})");
+    const Diagnostic x = only(j, "SPARSE-K", "/gemm/k");
+    CHECK(x.message.find("tile.k = 128") != std::string::npos);
+    CHECK(x.message.find("(the tile 128 x 256 x 128 was chosen by ptxgen: the spec leaves \"tile\" out)") != std::string::npos);
+    CHECK(x.help.at(0) == "pad K to a multiple of 128 (zero values of A and B, valid metadata)");
+    j["gemm"]["k"] = 4096;
+    CHECK(passes(j) == "");
+  }
+  {  // LAUNCH-GRID: 65536 tiles of the chosen tile.m 128 along M (on sm_90a ptxgen chooses a persistent grid)
+    nlohmann::json j = doc(R"({"gemm": {"m": 8388481}})");
+    const Diagnostic x = only(j, "LAUNCH-GRID", "/gemm/m");
+    CHECK(x.message.find("/ tile.m 128") != std::string::npos);
+    REQUIRE(x.help.at(0) == "use a tile.m of 192 (at least 129)");
+    Diagnostics quiet;
+    const spec::Gemm chose = *spec::parse(j.dump(), quiet).spec->gemm;
+    j["gemm"]["tile"] = {{"m", 192}, {"n", chose.tile.n}, {"k", chose.tile.k}};
+    CHECK(passes(j) == "");
+  }
+  {  // GROUPS-ALIGN: segments on 32 rows, which no tile.m the grouped kernels take divides
+    nlohmann::json j = doc(R"({"target": "sm_90a", "gemm": {"groups": {"layout": "contiguous", "count": 4, "align": 32}}})");
+    const Diagnostic x = only(j, "GROUPS-ALIGN", "/gemm/groups/align");
+    CHECK(x.help.at(0) == "use \"align\": 128 (the next multiple of tile.m; DeepGEMM's 128 for tile.m 64 or 128)");
+    j["gemm"]["groups"]["align"] = 128;
+    CHECK(passes(j) == "");
+    // on 64 rows ptxgen chooses tiles of 64 rows, which the segments hold whole
+    j["gemm"]["groups"]["align"] = 64;
+    CHECK(passes(j) == "");
+    Diagnostics quiet;
+    const spec::Gemm chose = *spec::parse(j.dump(), quiet).spec->gemm;
+    CHECK(chose.tile.m == 64);
+    CHECK(spec::chosen_note(chose, "tile")->find("tile.m 64, which divides the groups' align 64") != std::string::npos);
+  }
+  {  // SCHEDULE-PERSISTENT: the schedule ptxgen chose walks tiles a cluster's z cannot take
+    nlohmann::json j = doc(R"({"target": "sm_90a", "gemm": {"cluster": [1, 1, 2]}})");
+    const Diagnostic x = only(j, "SCHEDULE-PERSISTENT", "/gemm/cluster/2");
+    CHECK(x.message.find("the schedule persistent was chosen by ptxgen") != std::string::npos);
+    REQUIRE(x.help.at(0).rfind("use \"cluster\": [1, 1, 1]", 0) == 0);
+    j["gemm"]["cluster"] = {1, 1, 1};
+    CHECK(passes(j) == "");
+  }
+  for (const char* target : {"sm_90a", "sm_100a"}) {  // a gated activation's 8-bit D through TMA: tile.n stays 256 at skinny M
+    CAPTURE(std::string(target));
+    nlohmann::json j = doc(R"({"gemm": {"m": 128, "n": 1024, "d": {"dtype": "e4m3"}, "activation": "swiglu", "epilogue": "tma"}})");
+    j["target"] = target;
+    CHECK(passes(j) == "");
+    Diagnostics quiet;
+    const spec::Gemm chose = *spec::parse(j.dump(), quiet).spec->gemm;
+    CHECK(chose.tile.n == 256);
+  }
+}
+}

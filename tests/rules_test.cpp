@@ -1255,3 +1255,170 @@ TEST_CASE("a program's TMA store: each mistake STORE-TMA (or its own rule) at it
   }
 }
 }
+
+// One-round helps (issue 32): for every rule whose help names a value, the value applied to a spec
+// the rule refuses gives a spec that passes `check` (every rule, not only the one that fired). Each
+// row is a failing spec, the rule and pointer expected, the help line's words before the value, and
+// the member the value is written to (rounded up to it where the help names "a multiple of").
+namespace {
+struct HelpCase {
+  const char* failing;  // a merge patch of the example spec
+  const char* rule;
+  const char* pointer;
+  const char* lead;     // the help line's words just before the value it names
+  const char* member;   // where the value goes (a JSON pointer into the document)
+  bool multiple;        // the help names a multiple: the spec's value rounded up to it
+};
+
+// The length of the JSON value that starts `text`: a number, a string, an array or an object.
+size_t value_length(const std::string& text) {
+  if (text.empty()) return 0;
+  if (text[0] == '"') return text.find('"', 1) + 1;
+  size_t end = 0;
+  if (text[0] == '[' || text[0] == '{') {
+    for (int depth = 0; end < text.size(); ++end) {
+      depth += text[end] == '[' || text[end] == '{';
+      depth -= text[end] == ']' || text[end] == '}';
+      if (depth == 0) return end + 1;
+    }
+    return end;
+  }
+  while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+  return end;
+}
+nlohmann::json leading_value(const std::string& text) { return nlohmann::json::parse(text.substr(0, value_length(text)), nullptr, false); }
+
+// Every "member": value a help line names, as a merge patch ("use \"quantize\": \"mxfp8\" with
+// \"d\": {\"dtype\": \"e4m3\"}").
+nlohmann::json named_members(const std::string& line) {
+  nlohmann::json patch = nlohmann::json::object();
+  static const std::regex key(R"re("([a-z_]+)": )re");
+  std::smatch m;
+  for (std::string rest = line; std::regex_search(rest, m, key);) {
+    const std::string after = m.suffix();
+    patch[m[1].str()] = leading_value(after);
+    rest = after.substr(value_length(after));
+  }
+  return patch;
+}
+}  // namespace
+
+TEST_SUITE("rules") {
+TEST_CASE("one-round helps: the value each help names, written into the refused spec, passes every rule") {
+  const HelpCase cases[] = {
+      {R"({"gemm": {"tile": {"k": 24}, "swizzle": {"a": 0, "b": 0}}})", "MMA-K", "/gemm/tile/k", "use a tile.k that is a multiple of ", "/gemm/tile/k", true},
+      {R"({"gemm": {"a": {"dtype": "s8"}, "b": {"dtype": "s8"}, "accumulator": "s32", "d": {"dtype": "s32"}, "cta_group": 2, "cluster": [2, 1, 1], "tile": {"m": 256, "n": 48, "k": 128}}})",
+       "MMA-N", "/gemm/tile/n", "use a tile.n of ", "/gemm/tile/n", false},
+      {R"({"gemm": {"accumulator": "f16"}})", "MMA-ACCUM", "/gemm/accumulator", "use \"accumulator\": ", "/gemm/accumulator", false},
+      {R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "accumulator": "s32", "tile": {"k": 128}}})", "MMA-ACCUM", "/gemm/accumulator",
+       "use \"accumulator\": ", "/gemm/accumulator", false},
+      {R"({"gemm": {"epilogue": "tma", "tile": {"n": 96}}})", "EPILOGUE-TMA", "/gemm/tile/n", "use a tile.n that is a multiple of ", "/gemm/tile/n", true},
+      {R"({"gemm": {"epilogue": "tma", "cta_group": 2, "cluster": [2, 1, 1], "tile": {"m": 256, "n": 192}}})", "EPILOGUE-TMA", "/gemm/tile/n",
+       "(a multiple of ", "/gemm/tile/n", true},
+      {R"({"gemm": {"epilogue": "auto"}})", "EPILOGUE-AUTO", "/gemm/epilogue", "use \"epilogue\": ", "/gemm/epilogue", false},
+      {R"({"gemm": {"n": 4080, "d": {"dtype": "e4m3"}, "quantize": "mxfp8"}})", "QUANT-N", "/gemm/n", "a multiple of ", "/gemm/n", true},
+      {R"({"gemm": {"tile": {"n": 48}, "d": {"dtype": "e4m3"}, "quantize": "mxfp8"}})", "QUANT-TILE", "/gemm/tile/n", "use a tile.n of ", "/gemm/tile/n", false},
+      {R"({"gemm": {"tile": {"n": 96}, "activation": "swiglu", "d": {"dtype": "e4m3"}, "quantize": "mxfp8"}})", "QUANT-TILE", "/gemm/tile/n",
+       "use a tile.n of ", "/gemm/tile/n", false},
+      {R"({"gemm": {"quantize": "mxfp8"}})", "QUANT-DTYPE", "/gemm/d/dtype", "use \"d\": ", "/gemm/d", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128, "k": 64}, "d": {"dtype": "e2m1"}, "quantize": "mxfp4"}})", "QUANT-TARGET",
+       "/gemm/quantize", "use ", "/gemm", false},
+      {R"({"gemm": {"a": {"dtype": "f16"}, "b": {"dtype": "f16"}, "accumulator": "f16", "d": {"dtype": "e4m3"}}})", "D-FP8", "/gemm/d/dtype",
+       "use \"accumulator\": ", "/gemm/accumulator", false},
+      {R"({"gemm": {"d": {"dtype": "e2m1"}, "quantize": "mxfp4", "epilogue": "tma"}})", "D-FP8", "/gemm/epilogue", "use \"epilogue\": ", "/gemm/epilogue", false},
+      {R"({"gemm": {"cta_group": 2, "tile": {"m": 256}, "cluster": [3, 1, 1]}})", "CLUSTER-PAIR", "/gemm/cluster/0", "e.g. \"cluster\": ", "/gemm/cluster", false},
+      {R"({"gemm": {"cluster": [4, 4, 2]}})", "CLUSTER-SIZE", "/gemm/cluster", "use \"cluster\": ", "/gemm/cluster", false},
+      {R"({"gemm": {"cluster": [1, 1, 2]}})", "CLUSTER-MULTICAST", "/gemm/cluster/2", "use \"cluster\": ", "/gemm/cluster", false},
+      {R"({"gemm": {"schedule": "persistent", "cluster": [2, 1, 2]}})", "SCHEDULE-PERSISTENT", "/gemm/cluster/2", "use \"cluster\": ", "/gemm/cluster", false},
+      {R"({"gemm": {"k": 1001, "a": {"ld": 1001}}})", "TMA-STRIDE", "/gemm/a/ld", "pad the rows: ld=", "/gemm/a/ld", false},
+      {R"({"gemm": {"a": {"ld": 1000}}})", "TMA-STRIDE", "/gemm/a/ld", "use an ld of at least ", "/gemm/a/ld", false},
+      {R"({"gemm": {"m": 8388481}})", "LAUNCH-GRID", "/gemm/m", "use a tile.m of ", "/gemm/tile/m", false},
+      {R"({"target": "sm_90a", "gemm": {"m": 8388481, "tile": {"n": 128}}})", "LAUNCH-GRID", "/gemm/m", "use a tile.m of ", "/gemm/tile/m", false},
+      {R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "ue8m0"}, "k": 4010, "tile": {"k": 128}}})", "SCALE-K", "/gemm/k",
+       "pad K to a multiple of ", "/gemm/k", true},
+      {R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "ue8m0"}, "tile": {"n": 192, "k": 128}}})", "SCALE-TILE", "/gemm/tile/n",
+       "use a tile.n that is a multiple of ", "/gemm/tile/n", true},
+      {R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "ue8m0", "vec": 32}, "tile": {"k": 64}, "swizzle": {"a": 64, "b": 64}}})",
+       "SCALE-TILE", "/gemm/tile/k", "use a tile.k that is a multiple of ", "/gemm/tile/k", true},
+      {R"({"gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "ue8m0"}, "cta_group": 2, "cluster": [2, 1, 1], "tile": {"m": 128, "k": 128}}})",
+       "SCALE-TILE", "/gemm/tile/m", "a multiple of ", "/gemm/tile/m", true},
+      {R"({"gemm": {"sparse": true, "tile": {"k": 64}, "stages": 2}})", "SPARSE-TILE", "/gemm/tile/k", "use a tile.k that is a multiple of ", "/gemm/tile/k", true},
+      {R"({"gemm": {"sparse": true, "a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "ue8m0", "vec": 32}, "tile": {"k": 256}, "stages": 2}})", "SPARSE-KIND",
+       "/gemm/scale/vec", "use \"vec\": ", "/gemm/scale/vec", false},
+      {R"({"gemm": {"sparse": true, "k": 4000, "tile": {"k": 128}, "stages": 2}})", "SPARSE-K", "/gemm/k", "pad K to a multiple of ", "/gemm/k", true},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 96, "n": 128}}})", "WGMMA-M", "/gemm/tile/m", "use a tile.m of ", "/gemm/tile/m", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 124}}})", "WGMMA-N", "/gemm/tile/n", "use a tile.n of ", "/gemm/tile/n", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128, "k": 40}, "swizzle": {"a": 0, "b": 0}}})", "WGMMA-K", "/gemm/tile/k",
+       "use a tile.k that is a multiple of ", "/gemm/tile/k", true},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128}, "registers": {"producer": 40, "consumer": 230}}})", "REGISTERS-BUDGET",
+       "/gemm/registers/consumer", "use ", "/gemm/registers/consumer", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128}, "registers": {"producer": 41, "consumer": 232}}})", "REGISTERS-BUDGET",
+       "/gemm/registers/producer", "use ", "/gemm/registers/producer", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128}, "registers": {"producer": 40, "consumer": 248}}})", "REGISTERS-BUDGET",
+       "/gemm/registers", "e.g. \"registers\": ", "/gemm/registers", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128}, "consumers": "pingpong"}})", "CONSUMERS-PINGPONG", "/gemm/consumers",
+       "add \"schedule\": ", "/gemm/schedule", false},
+      {R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "f32"}, "tile": {"m": 128, "n": 128, "k": 64}}})",
+       "SCALE-BLOCK-TILE", "/gemm/tile/k", "use tile.k ", "/gemm/tile/k", false},
+      {R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "f32"}, "tile": {"m": 128, "n": 256, "k": 128}}})",
+       "SCALE-BLOCK-TILE", "/gemm/tile/n", "use tile.n ", "/gemm/tile/n", false},
+      {R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "f32", "partials": 2}, "tile": {"m": 128, "n": 128, "k": 128}, "stages": 1}})",
+       "SCALE-BLOCK-PARTIALS", "/gemm/scale/partials", "use \"partials\": ", "/gemm/scale/partials", false},
+      {R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "f32", "partials": 2}, "tile": {"m": 64, "n": 128, "k": 128}}})",
+       "SCALE-BLOCK-PARTIALS", "/gemm/scale/partials", "or \"registers\": ", "/gemm/registers", false},
+      {R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "f32", "partials": 2}, "tile": {"m": 128, "n": 128, "k": 128}}})",
+       "SCALE-BLOCK-PARTIALS", "/gemm/scale/partials", "or \"registers\": ", "/gemm/registers", false},
+      {R"({"gemm": {"n": 4095, "activation": "swiglu"}})", "GLU-N", "/gemm/n", "use \"n\": ", "/gemm/n", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128}, "accumulator": "f16"}})", "WGMMA-ACCUM", "/gemm/accumulator", "use \"accumulator\": ",
+       "/gemm/accumulator", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128}, "a_source": "tmem"}})", "TARGET-A-TMEM", "/gemm/a_source", "read A from ",
+       "/gemm/a_source", false},
+      {R"({"gemm": {"a_source": "registers"}})", "TARGET-A-REGISTERS", "/gemm/a_source", "use \"a_source\": ", "/gemm/a_source", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128}, "schedule": "persistent", "consumers": "pingpong", "a_source": "registers"}})",
+       "CONSUMERS-PINGPONG", "/gemm/a_source", "use \"a_source\": ", "/gemm/a_source", false},
+      {R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "f32"}, "tile": {"m": 128, "n": 128, "k": 128}, "schedule": "persistent", "consumers": "pingpong"}})",
+       "SCALE-BLOCK-TILE", "/gemm/consumers", "use \"consumers\": ", "/gemm/consumers", false},
+      {R"({"target": "sm_90a", "gemm": {"a": {"dtype": "e4m3"}, "b": {"dtype": "e4m3"}, "scale": {"dtype": "f32"}, "tile": {"m": 128, "n": 128, "k": 128}, "accumulator": "f16"}})",
+       "SCALE-BLOCK-TYPE", "/gemm/accumulator", "use \"accumulator\": ", "/gemm/accumulator", false},
+      {R"({"gemm": {"tile": {"m": 256, "n": 512}, "stages": 2}})", "TMEM-BUDGET", "/gemm/tile/n", "use a tile.n of ", "/gemm/tile/n", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 256, "n": 256}}})", "WGMMA-REGISTERS", "/gemm/tile/n", "use a tile.n of ", "/gemm/tile/n", false},
+      {R"({"target": "sm_90a", "gemm": {"tile": {"m": 256, "n": 256}, "epilogue": "tma"}})", "WGMMA-REGISTERS", "/gemm/tile/n", "use a tile.n of ", "/gemm/tile/n", false},
+  };
+  for (const HelpCase& t : cases) {
+    CAPTURE(std::string(t.failing));
+    nlohmann::json j = nlohmann::json::parse(rules::example_base());
+    j.merge_patch(nlohmann::json::parse(t.failing));
+    Diagnostics bad;
+    rules::parse_and_check(j.dump(), bad);
+    const Diagnostic* x = nullptr;
+    for (const auto& e : bad.list())
+      if (e.rule == t.rule && e.pointer == t.pointer && !x) x = &e;
+    std::string got;
+    for (const auto& e : bad.list()) got += e.rule + " at " + e.pointer + ": " + e.message + "\n";
+    CHECK_MESSAGE(x, got);
+    if (!x) continue;
+    std::string line;
+    for (const auto& h : x->help)
+      if (line.empty() && h.find(t.lead) != std::string::npos) line = h;
+    CHECK_MESSAGE(!line.empty(), x->help.front());
+    if (line.empty()) continue;
+    CAPTURE(line);
+    nlohmann::json value = leading_value(line.substr(line.find(t.lead) + std::string(t.lead).size()));
+    CHECK_MESSAGE(!value.is_discarded(), line);
+    if (value.is_discarded()) continue;
+    const nlohmann::json::json_pointer at(t.member);
+    if (t.multiple) {
+      const int64_t m = value.get<int64_t>(), had = j[at].get<int64_t>();
+      value = (had + m - 1) / m * m;
+    }
+    if (t.member == std::string("/gemm")) j["gemm"].merge_patch(named_members(line));  // the members the line names
+    else j[at] = value;
+    Diagnostics good;
+    rules::parse_and_check(j.dump(), good);
+    std::string left;
+    for (const auto& e : good.list())
+      if (e.severity == Severity::error) left += e.rule + " at " + e.pointer + ": " + e.message + "\n";
+    CHECK_MESSAGE(left.empty(), "after " << std::string(t.member) << " = " << value.dump() << ":\n" << left);
+  }
+}
+}

@@ -69,10 +69,13 @@ void check_schedule_persistent(const Context& c, Diagnostics& d) {
   const auto& cl = c.gemm->cluster;
   if (cl[2] == 1) return;
   const int64_t own = c.target.tcgen05 ? c.gemm->cta_group : 1;
+  // Only z = 1 passes: a data-parallel grid's z would compute the same tiles again (CLUSTER-MULTICAST).
+  const bool chosen = spec::chosen_note(*c.gemm, "schedule") != nullptr;
   d.error("SCHEDULE-PERSISTENT", "/gemm/cluster/2",
           "a persistent grid is one row of clusters walking blocks of " + num(cl[0] / own) + " x " + num(cl[1]) +
-              " tiles (x along N, y along M); the cluster's z = " + num(cl[2]) + " has no tiles to take")
-      .help = {"use \"cluster\": [" + num(cl[0]) + ", " + num(cl[1]) + ", 1] with \"schedule\": \"persistent\"", "or \"schedule\": \"data_parallel\""};
+              " tiles (x along N, y along M); the cluster's z = " + num(cl[2]) + " has no tiles to take" +
+              (chosen ? " (the schedule persistent was chosen by ptxgen: the spec leaves \"schedule\" out)" : ""))
+      .help = {"use \"cluster\": [" + num(cl[0]) + ", " + num(cl[1]) + ", 1] (a data-parallel grid's z would compute the same tiles again)"};
 }
 
 void check_cluster_multicast(const Context& c, Diagnostics& d) {
@@ -154,7 +157,7 @@ void check_glu_n(const Context& c, Diagnostics& d) {
   d.error("GLU-N", "/gemm/n",
           "n = " + num(g->n) + " is odd: \"" + act + "\" pairs B's row j (the gate) with row j + n/2 (up), so B holds two halves of " +
               "n/2 rows and D has n/2 columns")
-      .help = {"use an even n (B's rows: the gate's d rows, then up's d; D is m x d for n = 2d)"};
+      .help = {"use \"n\": " + num(g->n + 1) + ", an even n (B's rows: the gate's d rows, then up's d; D is m x d for n = 2d)"};
 }
 
 void check_glu_bias(const Context& c, Diagnostics& d) {
@@ -242,7 +245,10 @@ void check_quant_target(const Context& c, Diagnostics& d) {
   if (!g || !g->quantize || *g->quantize == spec::Quantize::mxfp8 || c.target.tcgen05) return;
   d.error("QUANT-TARGET", "/gemm/quantize",
           "\"" + std::string(spec::name(*g->quantize)) + "\" converts D's values to e2m1 with cvt.rn.satfinite.e2m1x2.f32, which " + std::string(c.target.name) + " lacks")
-      .help = {"use \"quantize\": \"mxfp8\" (e4m3 or e5m2 elements) on " + std::string(c.target.name), "or target sm_100a"};
+      // MXFP8's elements are e4m3 or e5m2: an e2m1 D changes with it (QUANT-DTYPE), in the same round.
+      .help = {"use \"quantize\": \"mxfp8\"" + std::string(g->d == isa::DType::e2m1 ? " with \"d\": {\"dtype\": \"e4m3\"}" : " (e4m3 or e5m2 elements)") +
+                   " on " + std::string(c.target.name),
+               "or target sm_100a"};
 }
 
 void check_quant_n(const Context& c, Diagnostics& d) {
@@ -270,11 +276,12 @@ void check_quant_tile(const Context& c, Diagnostics& d) {
   }
   if (!g || !g->quantize) return;
   const int64_t dn = g->glu ? g->tile.n / 2 : g->tile.n, vec = spec::quantize_vec(*g->quantize);
+  const int64_t step = g->glu ? 2 * vec : vec;  // tile.n's step: D's tile is tile.n / 2 with a gated activation
   if (dn % vec) {
     d.error("QUANT-TILE", "/gemm/tile/n",
             "D's tile is " + num(dn) + " columns wide" + (g->glu ? " (tile.n / 2)" : std::string()) + ", not a multiple of " +
                 num(vec) + ": a block of " + num(vec) + " columns would span two tiles")
-        .help = {"use a tile.n whose D columns are a multiple of " + num(vec) + " (e.g. 128 or 256)"};
+        .help = {"use a tile.n of " + num((g->tile.n + step - 1) / step * step) + " (D's columns a multiple of " + num(vec) + ")"};
     return;
   }
   if (d.has_errors()) return;
@@ -286,10 +293,15 @@ void check_quant_tile(const Context& c, Diagnostics& d) {
 void check_epilogue_auto(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = c.gemm;
   if (!g || g->epilogue != spec::Epilogue::automatic || !c.target.tcgen05) return;
+  const int bits = isa::value_bits(g->d);
+  const bool whole_boxes = bits >= 8 && (g->glu ? g->tile.n / 2 : g->tile.n) % (1024 / bits) == 0;
   d.error("EPILOGUE-AUTO", "/gemm/epilogue",
           "\"epilogue\": \"auto\" (TMA stores where D's rows allow at run time, else direct stores) is planned for the wgmma template; " +
               std::string(c.target.name) + " reads D from tensor memory, whose two epilogues are planned differently")
-      .help = {"use \"epilogue\": \"tma\" (the launch header then needs D's rows 16-byte multiples apart) or \"direct\"", "or target sm_90a"};
+      // The TMA store only where its boxes are whole (EPILOGUE-TMA) and D is 8 bits or more (D-FP8).
+      .help = {whole_boxes ? "use \"epilogue\": \"tma\" (the launch header then needs D's rows 16-byte multiples apart) or \"direct\""
+                           : "use \"epilogue\": \"direct\" (tile.n is not whole boxes of the TMA store)",
+               "or target sm_90a"};
 }
 
 void check_epilogue_tma(const Context& c, Diagnostics& d) {
@@ -371,10 +383,12 @@ void check_mma_accumulator(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = tc(c);
   if (!g || !c.kind) return;
   if (isa::accumulator_allowed(*c.kind, g->a.dtype, g->b.dtype, g->accumulator)) return;
+  const std::string accs = isa::accumulators_text(*c.kind, g->a.dtype);
   d.error("MMA-ACCUM", "/gemm/accumulator",
           "accumulator " + tn(g->accumulator) + " is not available for " + tn(g->a.dtype) + " inputs (.kind::" +
               std::string(isa::name(*c.kind)) + ")")
-      .help = {"use \"accumulator\": " + q(isa::accumulators_text(*c.kind, g->a.dtype))};
+      // The first type the kind takes, as a value to write (the list "f32 or f16" is no JSON value).
+      .help = {"use \"accumulator\": " + q(accs.substr(0, accs.find(' '))) + (accs.find(' ') == std::string::npos ? std::string() : " (the kind takes " + accs + ")")};
 }
 
 void check_mma_major(const Context& c, Diagnostics& d) {
@@ -438,12 +452,25 @@ void check_mma_n(const Context& c, Diagnostics& d) {
   isa::TileLayout b{g->b.major, g->swizzle_b, smem_bits(c, g->b.dtype), std::max(1, tile_n / cta),
                     static_cast<int>(g->tile.k)};
   const bool b8mn = g->b.major == Major::mn && b.bits == 8;
-  if (tile_n % cta == 0 && !isa::mma_n_groups(*c.kind, cta, b, tile_n).empty()) return;
-  d.error("MMA-N", "/gemm/tile/n",
+  const auto splits = [&](int n) {
+    isa::TileLayout bn = b;
+    bn.mn = std::max(1, n / cta);
+    return n % cta == 0 && !isa::mma_n_groups(*c.kind, cta, bn, n).empty();
+  };
+  if (splits(tile_n)) return;
+  // The help names the next width that splits (one round: "a width the list allows" took a round
+  // to find the steps of 16 or 32 that B's layout adds), or the largest below where none is.
+  int next = tile_n + 1;
+  while (next <= tile_n + 512 && !splits(next)) ++next;
+  int below = tile_n - 1;
+  while (below > 0 && !splits(below)) --below;
+  const int named = next <= tile_n + 512 ? next : below;
+  auto& e = d.error("MMA-N", "/gemm/tile/n",
           "tile.n=" + num(tile_n) + " cannot be split into tcgen05.mma instructions: .kind::" +
               std::string(isa::name(*c.kind)) + " at cta_group::" + num(cta) + " takes N = " +
-              isa::legal_n_text(*c.kind, cta, b8mn) + ", at most 256 per instruction")
-      .help = {"round tile.n to a width the list allows (or a sum of 256-wide groups and one such width)"};
+              isa::legal_n_text(*c.kind, cta, b8mn) + ", at most 256 per instruction");
+  if (named > 0) e.help = {"use a tile.n of " + num(named) + (below > 0 && named != below ? " (or " + num(below) + ")" : std::string())};
+  else e.help = {"round tile.n to a width the list allows (or a sum of 256-wide groups and one such width)"};
 }
 
 void check_mma_k(const Context& c, Diagnostics& d) {
@@ -514,9 +541,17 @@ void check_cluster_size(const Context& c, Diagnostics& d) {
   const auto& cl = c.gemm->cluster;
   const int64_t size = cl[0] * cl[1] * cl[2];
   if (size <= 16) return;
+  // The cluster the help names: z 1 (CLUSTER-MULTICAST), then the longer of x (in CTA pairs on
+  // tcgen05) and y halved until 16 CTAs hold it.
+  const int64_t own = c.target.tcgen05 ? c.gemm->cta_group : 1;
+  int64_t x = std::max(own, cl[0] / own * own), y = cl[1];
+  while (x * y > 16) {
+    if (y > 1 && y >= x / own) y /= 2;
+    else x = std::max(own, x / own / 2 * own);
+  }
   d.error("CLUSTER-SIZE", "/gemm/cluster",
           "a cluster of " + num(size) + " CTAs exceeds 16, the largest cluster (8 is the portable size)")
-      .help = {"use at most 16 CTAs per cluster"};
+      .help = {"use \"cluster\": [" + num(x) + ", " + num(y) + ", 1] (at most 16 CTAs; a cluster's z computes no other tiles)"};
 }
 
 void check_tma_stride(const Context& c, Diagnostics& d) {
@@ -555,27 +590,42 @@ void check_tma_stride(const Context& c, Diagnostics& d) {
   }
 }
 
+// The tensor-memory columns a lowered kernel placed: the end of the last slice of the allocation
+// (a ring, the block-scale factors of every stage, spans all its copies), and each slice's width.
+uint32_t tmem_columns(const ir::Kernel& k, std::string* table = nullptr) {
+  uint32_t used = 0;
+  for (const auto& v : k.views)
+    if (v.kind == ir::TmemView::Kind::slice && v.of.name == "tmem" && v.cols && (v.name.rfind("_cells") == v.name.size() - 6)) {
+      const int64_t width = (*v.cols)[1] - (*v.cols)[0], ring = int64_t{v.stages - 1} * v.stage_columns;
+      used = std::max<uint32_t>(used, static_cast<uint32_t>((*v.cols)[1] + ring));
+      if (table)
+        *table += (table->empty() ? "" : ", ") + v.name.substr(0, v.name.size() - 6) + "=" + num(width + ring) +
+                  (v.stages > 1 ? " (" + num(v.stages) + " stages)" : "");
+    }
+  return used;
+}
+
 void check_tmem_budget(const Context& c, Diagnostics& d) {
   const spec::Gemm* g = tc(c);
   if (!g) return;
   lowered(c, d);  // the lowering is enough: the columns it placed, whatever the verifiers say
   if (!c.kernel) return;
-  // The columns the lowering placed: the end of the last slice of the allocation.
-  uint32_t used = 0;
   std::string table;
-  for (const auto& v : c.kernel->views)
-    if (v.kind == ir::TmemView::Kind::slice && v.of.name == "tmem" && v.cols && (v.name.rfind("_cells") == v.name.size() - 6)) {
-      // A ring (the block-scale factors of every stage) spans all its copies.
-      const int64_t width = (*v.cols)[1] - (*v.cols)[0], ring = int64_t{v.stages - 1} * v.stage_columns;
-      used = std::max<uint32_t>(used, static_cast<uint32_t>((*v.cols)[1] + ring));
-      table += (table.empty() ? "" : ", ") + v.name.substr(0, v.name.size() - 6) + "=" + num(width + ring) +
-               (v.stages > 1 ? " (" + num(v.stages) + " stages)" : "");
-    }
+  const uint32_t used = tmem_columns(*c.kernel, &table);
   if (used <= static_cast<uint32_t>(c.target.tmem_columns)) return;
+  // The widest smaller tile.n whose kernel fits, lowered again at each (one round: "reduce tile.n"
+  // took a round per try); in steps of 32 columns, whole boxes of any D and legal N at any kind.
+  int64_t fit_n = 0;
+  for (int64_t n = (g->tile.n - 1) / 32 * 32; n >= 32 && !fit_n; n -= 32) {
+    spec::Spec narrower = c.spec;
+    narrower.gemm->tile.n = n;
+    if (tmem_columns(lower::lower(narrower)) <= static_cast<uint32_t>(c.target.tmem_columns)) fit_n = n;
+  }
   auto& diag = d.error("TMEM-BUDGET", "/gemm/tile/n",
                        "the plan needs " + num(used) + " tensor-memory columns; a CTA has " + num(c.target.tmem_columns));
   diag.help = {"columns: " + table,
-               "reduce tile.n or tile.m (each M group holds its own accumulator columns)",
+               fit_n ? "use a tile.n of " + num(fit_n) + ", the widest whose columns fit (each M group holds its own accumulator columns)"
+                     : "reduce tile.m (each M group holds its own accumulator columns)",
                g->a_source == spec::ASource::tmem ? "or keep A in shared memory" : "or use cta_group 2 with M=256 to split rows across the pair"};
   if (g->scale) diag.help.push_back("or use fewer stages or a smaller tile.k: every stage holds its K block's scale factors");
 }

@@ -125,7 +125,10 @@ void check_launch_grid(const Context& c, Diagnostics& d) {
                              num(g.tile.m) + " rounded up to whole clusters; at most " + num(kGridMaxYZ) +
                              " are launched along y");
     const int64_t min_tile_m = (g.m + kGridMaxYZ - 1) / kGridMaxYZ;
-    if (min_tile_m <= 1024) diag.help.push_back("use a tile.m of at least " + num(min_tile_m));
+    // A tile.m the shape rules take (MMA-M, WGMMA-M): the least multiple of the instruction M.
+    const int64_t step = c.target.tcgen05 && c.kind ? isa::smallest_legal_m(*c.kind, g.cta_group) : 64;
+    const int64_t named = (min_tile_m + step - 1) / step * step;
+    if (named <= 1024) diag.help.push_back("use a tile.m of " + num(named) + " (at least " + num(min_tile_m) + ")");
     diag.help.push_back(std::string(diag.help.empty() ? "" : "or ") + "split the problem along M into launches of at most " +
                         num(kGridMaxYZ) + " x tile.m rows");
   }

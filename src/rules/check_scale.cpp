@@ -1,5 +1,6 @@
 // The checks of the rule table for block scaling in the gemm template ("scale", docs/spec.md
 // "Block scaling"). Each reports under its own rule id with the pointer of the field to change.
+#include <algorithm>
 #include <string>
 
 #include "context.hpp"
@@ -242,6 +243,8 @@ void check_scale_block_partials(const Context& c, Diagnostics& d) {
   if (c.target.tcgen05 || g->scale->partials != 2) return;  // f32 factors on tcgen05: SPEC-NOT-BUILT
   const spec::PartialsMiss miss = spec::two_partials_miss(*g);
   if (miss == spec::PartialsMiss::fits) return;
+  // The launch's share of registers, for the budget the help names (lowered while no error is out).
+  const ir::Kernel* k = miss == spec::PartialsMiss::registers ? verified(c, d) : nullptr;
   Diagnostic& e = d.error("SCALE-BLOCK-PARTIALS", "/gemm/scale/partials",
                           "two sets of partial sums: " +
                               std::string(miss == spec::PartialsMiss::stages ? "with stages = 1 block kb + 1's stage cannot be loaded while block kb's "
@@ -256,8 +259,14 @@ void check_scale_block_partials(const Context& c, Diagnostics& d) {
   e.help = {"use \"partials\": 1 (or leave it out)"};
   if (miss == spec::PartialsMiss::stages) e.help.push_back("or 2 or more stages");
   if (miss == spec::PartialsMiss::a_source) e.help.push_back("or A from shared memory (\"a_source\": \"smem\")");
-  if (miss == spec::PartialsMiss::registers)
-    e.help.push_back("or \"registers\": {\"producer\": 40, \"consumer\": " + num(spec::kTwoPartialsRegisters) + "}");
+  if (miss == spec::PartialsMiss::registers) {
+    // A budget REGISTERS-BUDGET takes too: at least the launch's share (setmaxnreg.inc only raises
+    // it; 255 with one consumer warpgroup), at most 256, within the register file beside a producer of 40.
+    const int64_t launch = k ? (k->max_registers + 7) / 8 * 8 : 0, consumers = k ? k->threads - 128 : 0;
+    const int64_t budget = std::max(spec::kTwoPartialsRegisters, launch);
+    if (k && budget <= 256 && 128 * 40 + consumers * budget <= 65536)
+      e.help.push_back("or \"registers\": {\"producer\": 40, \"consumer\": " + num(budget) + "}");
+  }
 }
 
 }  // namespace ptxgen::rules

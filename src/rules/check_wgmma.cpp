@@ -49,7 +49,8 @@ void check_wgmma_accumulator(const Context& c, Diagnostics& d) {
                           : g->a.dtype == isa::DType::s8 || g->a.dtype == isa::DType::u8 ? "s32"
                                                                                             : "f32") +
               ", not " + tn(g->accumulator))
-      .help = {"change \"accumulator\" to one the message lists"};
+      // The integer accumulator for integers, else f32 (which every float type takes), as a value to write.
+      .help = {std::string("use \"accumulator\": ") + (g->a.dtype == isa::DType::s8 || g->a.dtype == isa::DType::u8 ? "\"s32\"" : "\"f32\"")};
 }
 
 void check_wgmma_major(const Context& c, Diagnostics& d) {
@@ -75,7 +76,7 @@ void check_wgmma_m(const Context& c, Diagnostics& d) {
   if (!g || g->tile.m % 64 == 0) return;
   d.error("WGMMA-M", "/gemm/tile/m",
           "tile.m=" + num(g->tile.m) + " is not a multiple of 64, the M of every wgmma (one warpgroup per 64 rows)")
-      .help = {"use a tile.m of 64, 128, 192 or 256"};
+      .help = {"use a tile.m of " + num(std::min<int64_t>(256, (g->tile.m + 63) / 64 * 64)) + " (64, 128, 192 or 256)"};
 }
 
 void check_wgmma_n(const Context& c, Diagnostics& d) {
@@ -83,10 +84,12 @@ void check_wgmma_n(const Context& c, Diagnostics& d) {
   if (!g) return;
   auto k = kind(*g);
   if (!k || !isa::wgmma_split_n(*k, static_cast<int>(g->tile.n)).empty()) return;
+  int next = static_cast<int>(g->tile.n) + 1;  // the next width that splits
+  while (isa::wgmma_split_n(*k, next).empty()) ++next;
   d.error("WGMMA-N", "/gemm/tile/n",
           "tile.n=" + num(g->tile.n) + " cannot be split into wgmma instructions: N = " + isa::wgmma_legal_n_text(*k) +
               ", at most 256 per instruction")
-      .help = {"round tile.n to a multiple of 8 (of 16 above 32 for s8/u8)"};
+      .help = {"use a tile.n of " + num(next) + " (a multiple of 8; of 16 above 32 for s8/u8)"};
 }
 
 void check_wgmma_k(const Context& c, Diagnostics& d) {
@@ -126,13 +129,21 @@ void check_wgmma_registers(const Context& c, Diagnostics& d) {
   // With register budgets the consumers hold what they raise theirs to (REGISTERS-BUDGET).
   const int64_t have = g->registers ? g->registers->consumer : k->max_registers;
   if (need <= have) return;
+  // The widest tile.n whose accumulators fit, in whole steps of 16 (wgmma's N for every type) or,
+  // where D is stored by TMA, of its 128-byte boxes (EPILOGUE-TMA).
+  const int64_t per_col_x4 = (g->accumulator == isa::DType::f16 ? 1 : 2) * (warpgroup_rows(*k) / 64);  // registers per 4 columns
+  const int64_t box = g->epilogue == spec::Epilogue::direct || isa::value_bits(g->d) < 8 ? 16 : 1024 / isa::value_bits(g->d) * (g->glu ? 2 : 1);
+  const int64_t step = std::max<int64_t>(16, box);
+  const int64_t fit_n = std::max<int64_t>(0, have - 24 - a_regs) * 4 / per_col_x4 / step * step;
   d.error("WGMMA-REGISTERS", g->registers ? "/gemm/registers/consumer" : "/gemm/tile/n",
           "each consumer thread needs " + num(acc) + " accumulator" + (a_regs ? " and " + num(a_regs) + " A-fragment" : std::string()) +
               " registers (+~24), but " +
               (g->registers ? "its budget is " + num(have)
                             : num(k->threads) + " threads get at most " + num(k->max_registers) + " each"))
-      .help = {"reduce tile.n (accumulators: tile.n/2 per thread for f32 and s32, tile.n/4 for f16" +
-                   std::string(pingpong(*g) ? ", times tile.m/64 for a ping-pong consumer)" : ")"),
+      .help = {fit_n > 0 ? "use a tile.n of " + num(fit_n) + " (accumulators: tile.n/2 per thread for f32 and s32, tile.n/4 for f16" +
+                               std::string(pingpong(*g) ? ", times tile.m/64 for a ping-pong consumer)" : ")")
+                         : "reduce tile.n (accumulators: tile.n/2 per thread for f32 and s32, tile.n/4 for f16" +
+                               std::string(pingpong(*g) ? ", times tile.m/64 for a ping-pong consumer)" : ")"),
                pingpong(*g) ? "or reduce tile.m (a ping-pong consumer holds the whole tile)" : "or reduce tile.m (one warpgroup of 128 threads per 64 rows)"};
 }
 
@@ -152,7 +163,8 @@ void check_registers_budget(const Context& c, Diagnostics& d) {
     if (v % 8 != 0) {
       d.error("REGISTERS-BUDGET", "/gemm/registers/" + std::string(key),
               std::string(key) + " budget " + num(v) + " is not a multiple of 8 (setmaxnreg takes 24 to 256 in steps of 8)")
-          .help = {"round it to a multiple of 8"};
+          // The consumers' budget rounded up (a raise), the producer's down (a cut), within 24 to 256.
+          .help = {"use " + num(std::clamp<int64_t>(key[0] == 'c' ? (v + 7) / 8 * 8 : v / 8 * 8, 24, 256)) + " (setmaxnreg's steps of 8)"};
       return;
     }
   // The launch gives every thread the same share, which the lowering computes (.maxnreg, four

@@ -285,7 +285,7 @@ const std::vector<Rule> kTable = {
 {"MMA-N", "tile.n cannot be split into legal instruction widths", "PTX ISA 9.1 §9.7.16.2.1 Table 39; §9.7.16.10.1 Table 52",
  "N per instruction: 8..256 step 8 at cta_group::1 (16..256 step 16 at cta_group::2); kind::i8 takes 8, 16, 24, 32, then steps of 16 (steps of 32 for a pair); 8-bit N-major B needs steps of 16 (32 for a pair). The planner splits tile.n into groups of at most 256 whose starts fall on B's core matrices or swizzle atoms.",
  "Widths that are not multiples of 8, or integer and 8-bit transposed GEMMs at widths the finer float steps would allow.",
- {"round tile.n to a width that the message lists"},
+ {"use the tile.n the diagnostic names (the next width that splits)"},
  R"({"gemm": {"a": {"dtype": "s8"}, "b": {"dtype": "s8"}, "accumulator": "s32", "d": {"dtype": "s32"}, "cta_group": 2, "tile": {"m": 256, "n": 48, "k": 128}}})", "/gemm/tile/n", false,
  R"({"gemm": {"a": {"dtype": "s8"}, "b": {"dtype": "s8"}, "accumulator": "s32", "d": {"dtype": "s32"}, "cta_group": 2, "tile": {"m": 256, "n": 64, "k": 128}}})", check_mma_n},
 {"MMA-K", "tile.k is not a multiple of the instruction K", "PTX ISA 9.1 §9.7.16.2.1 Table 39; §9.7.16.2.2",
@@ -396,7 +396,7 @@ const std::vector<Rule> kTable = {
 {"WGMMA-N", "tile.n cannot be split into wgmma widths", "PTX ISA 9.1 §9.7.15.2",
  "N per wgmma is 8..256 in steps of 8; for s8/u8 it is 8, 16, 24, 32, then steps of 16. The planner splits tile.n into groups of at most 256.",
  "Widths that are not multiples of 8, or integer tiles of e.g. 40 columns beyond the last 256-wide group.",
- {"round tile.n as the message says"},
+ {"use the tile.n the diagnostic names (the next width that splits)"},
  R"({"target": "sm_90a", "gemm": {"tile": {"n": 100}}})", "/gemm/tile/n", false, R"({"target": "sm_90a", "gemm": {"tile": {"n": 104}}})", check_wgmma_n},
 {"WGMMA-K", "tile.k is not a multiple of the wgmma K", "PTX ISA 9.1 §9.7.15.2",
  "K per wgmma is 16 (f16/bf16), 8 (tf32) or 32 (8-bit): 256 bits of each row.",
@@ -449,7 +449,7 @@ const std::vector<Rule> kTable = {
 {"SCHEDULE-PERSISTENT", "a cluster the persistent schedule cannot take", "(docs/spec.md, \"Persistent schedule\"); PTX ISA 9.1 §9.7.16.5 (CTA pairs)",
  "\"schedule\": \"persistent\" launches one CTA per multiprocessor (one CTA pair per two with cta_group 2, one cluster per cluster's worth); each CTA's roles walk its tiles, the shared-memory ring carrying on from tile to tile, so the next tile's loads overlap this tile's epilogue. On tcgen05 targets the accumulator has two buffers in tensor memory (one when two do not fit in 512 columns: `ptxgen plan` says which), so the next tile's MMAs fill one while the epilogue reads the other. The grid is one row of clusters that walk blocks of tiles together, the cluster's x along N and y along M (CLUSTER-MULTICAST); a cluster z has no tiles to take.",
  "A cluster z of 2 copied from a data-parallel spec.",
- {"use a cluster z of 1 with \"schedule\": \"persistent\"", "or \"schedule\": \"data_parallel\""},
+ {"use a cluster z of 1 (the diagnostic names the cluster); a data-parallel grid's z would compute the same tiles again (CLUSTER-MULTICAST)"},
  R"({"gemm": {"schedule": "persistent", "cluster": [1, 1, 2]}})", "/gemm/cluster/2", false, R"({"gemm": {"schedule": "persistent", "cluster": [1, 2, 1]}})", check_schedule_persistent},
 {"GLU-N", "a gated activation over an odd n", "(docs/spec.md, \"Epilogues\": the gated activations)",
  "\"activation\": \"swiglu\" or \"geglu\" pairs the product's columns: B's n rows are the gate's n/2, then up's n/2, and D is m x n/2 with D[i][j] = act(P[i][j]) P[i][j + n/2] (vLLM's SiluAndMul convention). An odd n has no such halves. Where n is given at run time the launch header refuses an odd one the same way.",
@@ -485,7 +485,7 @@ const std::vector<Rule> kTable = {
 {"QUANT-TARGET", "MXFP4 or NVFP4 on a target without the e2m1 conversion", "PTX ISA 9.1 §9.7.9.21 (cvt.rn.satfinite.e2m1x2.f32: sm_100a, sm_101a, sm_120a; the f targets from PTX ISA 8.8)",
  "MXFP4's and NVFP4's elements are converted from f32 two at a time by cvt.rn.satfinite.e2m1x2.f32, which the tcgen05 targets have and sm_90a does not. MXFP8 (e4m3 or e5m2 elements) is built on sm_90a.",
  "An MXFP4 output asked of an sm_90a (H100, H200) kernel.",
- {"use \"quantize\": \"mxfp8\" on sm_90a", "or target sm_100a"},
+ {"use \"quantize\": \"mxfp8\" on sm_90a (with an e4m3 or e5m2 D)", "or target sm_100a"},
  R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128, "k": 64}, "d": {"dtype": "e2m1"}, "quantize": "mxfp4"}})", "/gemm/quantize", false,
  R"({"target": "sm_90a", "gemm": {"tile": {"m": 128, "n": 128, "k": 64}, "d": {"dtype": "e4m3"}, "quantize": "mxfp8"}})", check_quant_target},
 {"QUANT-N", "a block-quantized D whose columns are not whole blocks", "OCP Microscaling Formats v1.0 §5 (one scale per block of 32); (docs/spec.md, \"Block scaling\": the 128x4 layout)",
@@ -508,7 +508,7 @@ const std::vector<Rule> kTable = {
 {"CLUSTER-SIZE", "the cluster has more than 16 CTAs", "PTX ISA 9.1 §11.7 (cluster dimension directives); CUDA cluster limits",
  "A cluster holds at most 8 CTAs portably and 16 with the non-portable opt-in; larger clusters cannot launch.",
  "Cluster shapes chosen for multicast without counting the CTAs.",
- {"use at most 16 CTAs per cluster"},
+ {"use at most 16 CTAs per cluster (the diagnostic names one: z 1, x and y halved)"},
  R"({"gemm": {"cluster": [4, 4, 2]}})", "/gemm/cluster", false, R"({"gemm": {"cluster": [2, 2, 1]}})", check_cluster_size},
 {"TMA-STRIDE", "a leading dimension TMA cannot use", "PTX ISA 9.1 §5.5.5 (tensor-map strides); CUDA driver cuTensorMapEncodeTiled",
  "Operands are loaded with TMA (cp.async.bulk.tensor), whose tensor maps need every global stride to be a multiple of 16 bytes, and a row must hold the contiguous extent (K for a K-major operand, M or N otherwise). Without \"ld\" ptxgen pads rows to 16 bytes, so any size works; an explicit ld must itself be such a stride.",
@@ -523,7 +523,7 @@ const std::vector<Rule> kTable = {
 {"LAUNCH-GRID", "the launch grid exceeds the grid dimensions of the target", "PTX ISA 9.1 §10.7 (%nctaid: x up to 2^31-1, y and z up to 65535 on sm_9x and sm_10x); §10.15 (%cluster_nctaid)",
  "The kernel runs one CTA per output tile (cta_group CTAs per tile along M): x = tiles along N times cta_group, y = tiles along M, z = the cluster's z, each rounded up to whole clusters. x may reach 2^31-1; y and z at most 65535, so M may span at most 65535 tiles.",
  "Very tall problems (M of tens of millions) with short tiles.",
- {"use a taller tile.m", "or split the problem along M into several launches"},
+ {"use a taller tile.m (the diagnostic names one the shape rules take)", "or split the problem along M into several launches"},
  R"({"gemm": {"m": 2147483392}})", "/gemm/m", false, R"({"gemm": {"m": 8388480}})", check_launch_grid},
 // ---- Program level (docs/spec.md "The program level"; examples patch the program example) -------
 {"TMEM-BUDGET", "the plan needs more tensor memory than a CTA has", "PTX ISA 9.1 §9.7.16.1 (512 columns x 128 lanes); §9.7.16.7.1 (tcgen05.alloc)",
@@ -1116,6 +1116,7 @@ namespace {
 void say_chosen(const spec::Gemm* g, const Diagnostics& found, Diagnostics& out) {
   for (Diagnostic x : found.list()) {
     if (g && x.severity == Severity::error) {
+      bool at_chosen = x.message.find("chosen by ptxgen") != std::string::npos;  // SMEM-BUDGET says so itself
       for (const std::string member : {"tile", "stages", "schedule", "epilogue", "consumers", "registers", "cluster"}) {
         const std::string* note = spec::chosen_note(*g, member);
         const std::string at = "/gemm/" + member;
@@ -1123,10 +1124,19 @@ void say_chosen(const spec::Gemm* g, const Diagnostics& found, Diagnostics& out)
         x.pointer = member == "stages" && !spec::chosen_note(*g, "tile") ? "/gemm/tile" : "/gemm";
         x.message += "; chosen by ptxgen where the spec is silent: " + *note;
         x.help.push_back("write \"" + member + "\" in the spec to choose another");
+        at_chosen = true;
       }
+      // Elsewhere, a diagnostic about a tile extent (LAUNCH-GRID's tile.m, SPARSE-K's tile.k,
+      // GROUPS-ALIGN's tile.m) says in its message whose extent it was.
       const std::string* tile = spec::chosen_note(*g, "tile");
-      if (tile && x.message.find("chosen by ptxgen") == std::string::npos)
-        x.help.push_back("the " + tile->substr(0, tile->find(':')) + " was chosen by ptxgen where the spec is silent; write \"tile\" to choose another");
+      if (tile && !at_chosen) {
+        const std::string what = tile->substr(0, tile->find(':'));
+        bool names_extent = false;  // "tile.m 128", "tile.k = 128", "tile.n=256" of the chosen tile
+        for (const auto& [e, v] : {std::pair{"m", g->tile.m}, {"n", g->tile.n}, {"k", g->tile.k}})
+          for (const char* sep : {" ", " = ", "="}) names_extent = names_extent || x.message.find("tile." + std::string(e) + sep + std::to_string(v)) != std::string::npos;
+        if (names_extent) x.message += " (the " + what + " was chosen by ptxgen: the spec leaves \"tile\" out)";
+        x.help.push_back("the " + what + " was chosen by ptxgen where the spec is silent; write \"tile\" to choose another");
+      }
     }
     Diagnostic& y = x.severity == Severity::error ? out.error(x.rule, x.pointer, x.message) : out.warning(x.rule, x.pointer, x.message);
     y = x;

@@ -7,10 +7,12 @@
 //            32 tf32, 128 8-bit and smaller, which sit in 8-bit containers; 256 e2m1 for the
 //            block-scaled kinds that store them two per byte; twice as many with sparse A, whose
 //            rows hold half of them)
-//   tile.m   128 (one CTA), 256 (a CTA pair: 128 rows in each)
+//   tile.m   128 (one CTA), 256 (a CTA pair: 128 rows in each); 64 for contiguous groups whose
+//            segments start on 64 rows (a tile in one group)
 //   tile.n   256, or 128 when 256 would leave multiprocessors without a tile (the skinny-M shapes:
 //            m = 128, n = 16384 has 64 tiles of 128 x 256 for 132 multiprocessors); on sm_90a only
-//            when 256 leaves more than half of them without one (m = 256: 128 tiles keep 256)
+//            when 256 leaves more than half of them without one (m = 256: 128 tiles keep 256); not
+//            where 128 would store D by TMA in part of a box (an 8-bit D gated or in a CTA pair)
 //   stages   as many as shared memory holds, at most 4 (deeper pipelines measured no faster; 5 for
 //            ping-pong consumers, which measured 3 % faster with 5); a persistent kernel's TMA
 //            epilogue takes its staging memory first (tcgen05: a 32 KB ring; wgmma: D's tile, one
@@ -113,16 +115,29 @@ void choose_gemm_defaults(Gemm& g, isa::Arch target) {
     g.tile.k = packed ? 256 : 128 / bytes;
     if (g.sparse) g.tile.k *= 2;  // sparse A keeps half of K: 128 bytes of its rows
     g.tile.m = g.cta_group == 2 ? 256 : 128;
+    // Contiguous groups whose segments start on 64 rows: tiles of 64 rows, so that no tile takes
+    // rows of two groups (GROUPS-ALIGN; 128 there would refuse the spec over a chosen value).
+    const bool align_64 = g.groups && g.groups->layout == GroupsLayout::contiguous && g.cta_group == 1 && g.groups->align % 128 != 0 &&
+                          g.groups->align % 64 == 0;
+    if (align_64) g.tile.m = 64;
     // sm_90a: 256 down to half a wave of tiles (m = 256 on the H200: 128 tiles of 128 x 256 for 132
     // multiprocessors measured 3 % faster than 256 tiles of 128 x 128; m = 128, 64 tiles, 2 % slower).
     // A grouped GEMM's tiles are every group's (the groups are the grid's z).
     const int64_t wide = ceil_div(g.m, g.tile.m) * ceil_div(g.n, 256) * (g.groups ? g.groups->count : 1);
     const int64_t enough = isa::target_info(target).tcgen05 ? multiprocessors(target) : ceil_div(multiprocessors(target), 2);
     // Block-wise f32 factors: one B factor per 128 columns of a tile (SCALE-BLOCK-TILE).
-    g.tile.n = wide < enough || blockwise ? 128 : 256;
+    // D stored by TMA (written, or chosen on sm_90a) in boxes of 128 bytes of a row: tile.n 128 can
+    // leave a run of D's columns part of a box (EPILOGUE-TMA: a gated activation's D is tile.n / 2
+    // wide, a CTA pair's halves are stored apart), where 256 stays whole boxes.
+    const int d_bits = isa::value_bits(g.d);
+    const bool tma_store = g.epilogue_given ? g.epilogue != Epilogue::direct : isa::target_info(target).wgmma && d_bits >= 8;
+    const int64_t run_128 = (g.glu ? 64 : 128) / (isa::target_info(target).tcgen05 && g.cta_group == 2 ? 2 : 1);
+    const bool half_box = tma_store && d_bits >= 8 && run_128 * d_bits % 1024 != 0;
+    g.tile.n = blockwise || (wide < enough && !half_box) ? 128 : 256;
     g.chosen.push_back("tile " + s(g.tile.m) + " x " + s(g.tile.n) + " x " + s(g.tile.k) + ": tile.k one 128-byte swizzle row of K, tile.m " +
-                       (g.cta_group == 2 ? "256 for the pair" : "128") +
+                       (align_64 ? "64, which divides the groups' align " + s(g.groups->align) : g.cta_group == 2 ? "256 for the pair" : "128") +
                        (blockwise ? std::string(", tile.n 128: one of B's block-wise factors per tile and K block")
+                        : half_box && wide < enough ? ", tile.n 256: at 128 a run of D's columns would be " + s(run_128) + ", part of a 128-byte TMA box"
                         : g.tile.n == 128 ? ", tile.n 128 because 256 would give " + s(wide) + " tiles for " + s(multiprocessors(target)) + " multiprocessors" +
                                               (enough < multiprocessors(target) ? " (fewer than half a wave)" : "")
                                         : ", tile.n 256"));
