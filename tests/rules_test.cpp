@@ -430,7 +430,9 @@ TEST_CASE("packed pairs: convert and the packed functions; MATH-PACKED, MATH-PAC
   one(with({h, {{"op", "relu"}, {"regs", "y"}, {"a", "h"}}}), "MATH-PACKED-FN", "/program/ops/8/op");
   one(with({h, {{"op", "gt"}, {"regs", "y"}, {"a", "h"}, {"b", 0}}}), "MATH-PACKED-FN", "/program/ops/8/op");
   // Approximate only, as in f32; a constant beyond f16's range (65504: 65520 rounds to infinity).
-  one(with({h, {{"op", "exp2"}, {"regs", "y"}, {"a", "h"}}}), "MATH-APPROX", "/program/ops/8/op");
+  CHECK(one(with({h, {{"op", "exp2"}, {"regs", "y"}, {"a", "h"}}}), "MATH-APPROX", "/program/ops/8/op").message ==
+        "\"exp2\" is ex2.approx.ftz.bf16x2 (§9.7.4.10), an approximate instruction (relative error 2^-7); the PTX ISA has no exact "
+        "packed form of it");
   CHECK(with({f, {{"op", "mul"}, {"regs", "y"}, {"a", "f"}, {"b", 65519}}}).list().empty());
   one(with({f, {{"op", "mul"}, {"regs", "y"}, {"a", "f"}, {"b", 65520}}}), "MATH-DTYPE", "/program/ops/8/b");
   // convert takes f32 registers whose neighbours are a row's neighbouring columns (.32x32b, even .num).

@@ -332,10 +332,17 @@ std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
   if (o.of) {
     if (!activation_approx(c, op, o)) return std::nullopt;
   } else if (!o.approx && !f.exact) {
-    c.problem("MATH-APPROX", op.ptr + "/op",
-              "\"" + fn + "\" is " + std::string(f.ptx) + ".approx.f32 (" + std::string(f.isa) + "), an approximate instruction (" +
-                  std::string(f.bound) + "); the PTX ISA has no exact f32 form of it",
-              {"add \"approx\": true to accept the instruction's documented error"});
+    // Of packed pairs (a register operand a), the packed instruction (§9.7.4.9-10), else the f32 one.
+    const plan::RegDef* pa = !o.value[0] && o.a ? def(o.a.name) : nullptr;
+    const PackedInfo px = packed_info(o.fn);
+    const bool bf = pa && pa->dtype == isa::DType::bf16;
+    const std::string ins = pa && is_packed(*pa) && px.has
+                                ? std::string(f.ptx) + ".approx" + (bf && o.fn == MathFn::exp2 ? ".ftz" : "") + "." + dt(pa->dtype) + "x2 (" +
+                                      std::string(px.isa) + "), an approximate instruction (" + std::string(bf ? px.bound_bf16 : px.bound_f16) +
+                                      "); the PTX ISA has no exact packed form of it"
+                                : std::string(f.ptx) + ".approx.f32 (" + std::string(f.isa) + "), an approximate instruction (" +
+                                      std::string(f.bound) + "); the PTX ISA has no exact f32 form of it";
+    c.problem("MATH-APPROX", op.ptr + "/op", "\"" + fn + "\" is " + ins, {"add \"approx\": true to accept the instruction's documented error"});
     return std::nullopt;
   } else if (o.approx && !f.approx) {
     c.problem("MATH-APPROX", o.approx_ptr,
