@@ -1082,3 +1082,33 @@ TEST_CASE("names beginning ptxgen_ are the planner's: a user's barrier or regist
   CHECK(r.all().find("ptxgen keeps") != std::string::npos);
 }
 }
+
+// Packed half-precision arithmetic (docs/spec.md, "Packed half-precision arithmetic"): the plan
+// names each packed step's instruction, the convert pairs a thread's registers 2j and 2j + 1 (the
+// high half first in cvt's operands, §9.7.9.21), a constant is a register of two 16-bit halves,
+// and the pairs are stored as they are, one st.global.b32 per register (no second conversion).
+TEST_SUITE("program") {
+TEST_CASE("packed pairs: the plan names the packed instructions; the golden converts once and stores the pairs whole") {
+  const spec::Spec s = support::checked_spec(support::slurp(support::source_root() + "/specs/prog_packed_bf16x2.json"));
+  const support::Planned p = support::plan_of(s);
+  const std::string text = emit::plan_text(p);
+  for (const char* want : {"cvt.rn.bf16x2.f32 h, x", "fma.rn.bf16x2 y, h, 1.5, -0.75", "max.bf16x2 y, y, 0", "ex2.approx.ftz.bf16x2 e, n",
+                           "tanh.approx.bf16x2 t, h", "cvt.rn.f16x2.f32 f, x", "ex2.approx.f16x2 u, u", "in packed bf16x2 pairs (§9.7.4.4)",
+                           "to packed f16x2 pairs (cvt.rn.f16x2.f32, §9.7.9.21)"}) {
+    CAPTURE(want);
+    CHECK(text.find(want) != std::string::npos);
+  }
+  const std::string ptx = support::slurp(support::source_root() + "/golden/prog_packed_bf16x2.ptx");
+  const auto count = support::occurrences;
+  // 4 warps, 32 f32 registers each: 16 pairs per convert; D's two stores and F's one, a b32 per pair.
+  CHECK(count(ptx, "\tcvt.rn.bf16x2.f32 %r") == 16);
+  CHECK(count(ptx, "\tcvt.rn.f16x2.f32 %r") == 16);
+  CHECK(count(ptx, "st.global.b32") == 3 * 16 * 4);
+  CHECK(count(ptx, "st.global.b16") == 0);
+  // The constants as pairs of halves: bf16 1.5 (0x3fc0) and -0.75 (0xbf40), f16 -64 (0xd400).
+  for (const char* pair : {", 0x3fc03fc0;", ", 0xbf40bf40;", ", 0xd400d400;"}) {
+    CAPTURE(pair);
+    CHECK(count(ptx, pair) == 1);
+  }
+}
+}

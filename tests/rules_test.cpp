@@ -401,6 +401,54 @@ TEST_CASE("constant operands of elementwise functions: MATH-DTYPE beyond f32, MA
   }
 }
 
+// Packed half-precision arithmetic (docs/spec.md, "Packed half-precision arithmetic"): a convert
+// of .32x32b f32 registers to bf16x2 / f16x2 pairs, the functions of §9.7.4 on them; the rest
+// refused at the field to change.
+TEST_CASE("packed pairs: convert and the packed functions; MATH-PACKED, MATH-PACKED-FN, MATH-DTYPE, MATH-APPROX at their fields") {
+  auto with = [](std::vector<nlohmann::json> ops) {  // inserted after tmem_load r (ops/6), from ops/7 on
+    nlohmann::json j = nlohmann::json::parse(rules::example_program_base());
+    for (auto& o : ops) j["program"]["ops"].insert(j["program"]["ops"].end() - 1, o);
+    Diagnostics d;
+    rules::parse_and_check(j.dump(), d);
+    return d;
+  };
+  auto one = [](const Diagnostics& d, const std::string& rule, const std::string& pointer) {
+    REQUIRE(d.list().size() == 1);
+    CHECK(d.list()[0].rule == rule);
+    CHECK(d.list()[0].pointer == pointer);
+    return d.list()[0];
+  };
+  using J = nlohmann::json;
+  const J h = {{"op", "convert"}, {"regs", "h"}, {"a", "r"}, {"dtype", "bf16x2"}};
+  const J f = {{"op", "convert"}, {"regs", "f"}, {"a", "r"}, {"dtype", "f16x2"}};
+  CHECK(with({h, f, {{"op", "fma"}, {"regs", "y"}, {"a", "h"}, {"b", 1.5}, {"c", -0.75}}, {{"op", "max"}, {"regs", "y"}, {"a", "y"}, {"b", 0}},
+              {{"op", "exp2"}, {"regs", "y"}, {"a", "y"}, {"approx", true}}, {{"op", "tanh"}, {"regs", "g"}, {"a", "f"}, {"approx", true}},
+              {{"op", "sub"}, {"regs", "g"}, {"a", "g"}, {"b", "f"}}, {{"op", "neg"}, {"regs", "g"}, {"a", "g"}}})
+            .list()
+            .empty());
+  // One type per instruction: bf16 pairs with f16 pairs, or with the f32 set they came from.
+  CHECK(one(with({h, f, {{"op", "add"}, {"regs", "y"}, {"a", "h"}, {"b", "f"}}}), "MATH-PACKED", "/program/ops/9/b").message ==
+        "\"add\" computes in one type: \"h\" holds packed bf16x2 pairs, \"f\" packed f16x2 pairs");
+  one(with({h, {{"op", "mul"}, {"regs", "y"}, {"a", "r"}, {"b", "h"}}}), "MATH-PACKED", "/program/ops/8/b");
+  // Functions PTX has in f32 only: the help names the f32 instruction to use before the convert.
+  const Diagnostic rcp = one(with({h, {{"op", "rcp"}, {"regs", "y"}, {"a", "h"}, {"approx", true}}}), "MATH-PACKED-FN", "/program/ops/8/op");
+  CHECK(rcp.help.at(0) == "compute \"rcp\" on the f32 set before its \"convert\" (rcp.rn.f32 (§9.7.3.13))");
+  one(with({h, {{"op", "relu"}, {"regs", "y"}, {"a", "h"}}}), "MATH-PACKED-FN", "/program/ops/8/op");
+  one(with({h, {{"op", "gt"}, {"regs", "y"}, {"a", "h"}, {"b", 0}}}), "MATH-PACKED-FN", "/program/ops/8/op");
+  // Approximate only, as in f32; a constant beyond f16's range (65504: 65520 rounds to infinity).
+  CHECK(one(with({h, {{"op", "exp2"}, {"regs", "y"}, {"a", "h"}}}), "MATH-APPROX", "/program/ops/8/op").message ==
+        "\"exp2\" is ex2.approx.ftz.bf16x2 (§9.7.4.10), an approximate instruction (relative error 2^-7); the PTX ISA has no exact "
+        "packed form of it");
+  CHECK(with({f, {{"op", "mul"}, {"regs", "y"}, {"a", "f"}, {"b", 65519}}}).list().empty());
+  one(with({f, {{"op", "mul"}, {"regs", "y"}, {"a", "f"}, {"b", 65520}}}), "MATH-DTYPE", "/program/ops/8/b");
+  // convert takes f32 registers whose neighbours are a row's neighbouring columns (.32x32b, even .num).
+  one(with({h, {{"op", "convert"}, {"regs", "y"}, {"a", "h"}, {"dtype", "f16x2"}}}), "MATH-DTYPE", "/program/ops/8/a");
+  one(with({{{"op", "tmem_load"}, {"src", "acc"}, {"regs", "s"}, {"shape", "16x256b"}}, {{"op", "convert"}, {"regs", "y"}, {"a", "s"}, {"dtype", "bf16x2"}}}),
+      "MATH-PACKED", "/program/ops/8/a");
+  one(with({{{"op", "tmem_load"}, {"src", "acc"}, {"regs", "s"}, {"num", 1}}, {{"op", "convert"}, {"regs", "y"}, {"a", "s"}, {"dtype", "bf16x2"}}}),
+      "MATH-PACKED", "/program/ops/8/a");
+}
+
 TEST_CASE("fill: the registers of an f32 view's tcgen05.ld, each a finite f32 (MATH-DTYPE, LD-WARPS); exact sizes (PROGRAM-SIZE)") {
   const auto with = with_program_op;
   // r's elements: a fill like the view r was loaded from is an operand of the same elements.

@@ -646,6 +646,15 @@ TEST_CASE("mutations of CTA-pair and program kernels make the simulation fail") 
       {"prog_swiglu_f32",
        {"swiglu's product with the gate instead of up in register 0 (silu(g) * g)", R"((mul\.rn\.f32 %r\d+, %r\d+, )%r40;)", "$1%r8;", 0,
         "", "D("}},
+      // Packed pairs (docs/spec.md, "Packed half-precision arithmetic"): a convert with its halves
+      // swapped holds each element's neighbour column (cvt.rn.bf16x2.f32 puts its first source in the
+      // upper half, §9.7.9.21); a pair constant with 1.0 in its upper half scales the odd columns by 1.
+      {"prog_packed_bf16x2",
+       {"the bf16x2 convert's halves swapped (each register's two columns exchanged)", R"((cvt\.rn\.bf16x2\.f32 %r\d+, )(%r\d+), (%r\d+);)",
+        "$1$3, $2;", -1, "", "D("}},
+      {"prog_packed_bf16x2",
+       {"the fma's 1.5 in the low half only (the upper half's column scaled by 1.0)", R"(mov\.b32 (%r\d+), 0x3fc03fc0;)", "mov.b32 $1, 0x3f803fc0;", 0,
+        "", "D("}},
   };
   std::set<std::string> guarded;  // the programs whose unmutated kernel passed at seed 5
   for (const auto& pm : kPrograms) {

@@ -667,6 +667,93 @@ TEST_CASE("f32 instructions: the forms simulated parse, others stay refused") {
   }
 }
 
+// The packed half-precision instructions of §9.7.4 (ksim::hmath) on pairs: each half from its own
+// halves; .rn add/sub/mul/fma against the exact result (a double where it is exact, then rounded
+// to nearest even by hand at a tie), min/max NaN rules, neg/abs sign bits, and the approximate
+// ex2 and tanh within the documented bounds (§9.7.4.9-10), ex2.approx.ftz.bf16x2 flushing.
+TEST_CASE("packed f16x2 / bf16x2 instructions: .rn per half, min/max NaN rules, sign bits, approximations within their bounds") {
+  using ksim::FFn;
+  namespace num = ksim::num;
+  for (const bool bf : {false, true}) {
+    CAPTURE(bf);
+    const num::Format& fmt = bf ? num::kBF16 : num::kF16;
+    auto enc = [&](double v) { return num::encode_rn(fmt, v); };
+    auto dec = [&](uint32_t b) { return num::decode(fmt, b & 0xFFFFu); };
+    // One instruction with x in the low halves and y in the high ones: both results, by half.
+    auto H = [&](FFn f, double a, double b = 0, double c = 0, double a2 = 1, double b2 = 1, double c2 = 0) {
+      const uint32_t r = ksim::hmath(f, bf, enc(a) | enc(a2) << 16, enc(b) | enc(b2) << 16, enc(c) | enc(c2) << 16);
+      return std::pair<uint32_t, uint32_t>{r & 0xFFFFu, r >> 16};
+    };
+    const double sub = bf ? std::ldexp(1.0, -130) : std::ldexp(1.0, -20);  // a subnormal
+    const double xs[] = {0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 0.1, -7.25, 100.0, 1.5, 1000.0, sub, -sub, INFINITY, -INFINITY, NAN};
+    for (double a0 : xs)
+      for (double b0 : xs) {
+        const double a = dec(enc(a0)), b = dec(enc(b0));  // the 16-bit values
+        CAPTURE(a);
+        CAPTURE(b);
+        auto same = [&](uint32_t x, double want) { return std::isnan(want) ? std::isnan(dec(x)) : x == enc(want); };
+        // Sums and products of these are exact in double; the high halves compute 1 * 1 + 0 apart.
+        CHECK(same(H(FFn::add, a, b).first, a + b));
+        CHECK(same(H(FFn::sub, a, b).first, a - b));
+        CHECK(same(H(FFn::mul, a, b).first, a * b));
+        CHECK(same(H(FFn::fma, a, b, 1.0).first, a * b + 1.0));
+        CHECK(H(FFn::fma, a, b, 1.0, 3.0, -2.0, 0.5).second == enc(-5.5));  // the high half: 3 * -2 + 0.5
+        const auto [mn, hi] = H(FFn::min, a, b, 0, 2.0, -3.0);
+        const uint32_t mx = H(FFn::max, a, b).first;
+        CHECK(hi == enc(-3.0));
+        if (std::isnan(a) && std::isnan(b)) CHECK((std::isnan(dec(mn)) && std::isnan(dec(mx))));
+        else if (std::isnan(a)) CHECK((mn == enc(b) && mx == enc(b)));
+        else if (std::isnan(b)) CHECK((mn == enc(a) && mx == enc(a)));
+        else CHECK((mn == enc(a < b ? a : b) && mx == enc(a > b ? a : b)));  // -0 and +0: b (§9.7.4.7-8)
+      }
+    for (double a0 : xs) {
+      const uint32_t x = enc(a0);
+      CHECK(H(FFn::neg, a0).first == (x ^ 0x8000u));
+      CHECK(H(FFn::abs, a0).first == (x & 0x7FFFu));
+    }
+    // A tie of the 16-bit format one way or the other by an addend far below double's precision:
+    // bf16 (1 + 2^-4)^2 = 1.125 + 2^-8, half an ulp above 1.125; f16 (1 + 2^-6)(1 + 2^-5) = 1 +
+    // 3 2^-6 + 2^-11, half an ulp above 1 + 3 2^-6. Plus or minus a tiny c decides (the product is
+    // exact): bf16's 2^-80 lies below double's precision at 1, f16's smallest subnormal 2^-24 not.
+    const double p = bf ? 1.0625 : 1 + std::ldexp(1.0, -6), q = bf ? 1.0625 : 1 + std::ldexp(1.0, -5);
+    const double lo = bf ? 1.125 : 1 + 3 * std::ldexp(1.0, -6), ulp = std::ldexp(1.0, bf ? -7 : -10), tiny_c = std::ldexp(1.0, bf ? -80 : -24);
+    CHECK(dec(H(FFn::fma, p, q, tiny_c).first) == lo + ulp);
+    CHECK(dec(H(FFn::fma, p, q, -tiny_c).first) == lo);
+    CHECK(dec(H(FFn::fma, p, q, 0.0).first) == lo);  // the tie itself: to even (lo's last bit is 0)
+    // ex2 and tanh within the documented error (§9.7.4.10: relative 2^-9.9 for f16, 2^-7 for bf16;
+    // §9.7.4.9: absolute 2^-10.987 and 2^-8).
+    for (double a0 : {-20.3, -14.0, -1.0, -0.1, 0.0, 0.7, 1.0, 1.3, 2.0, 10.5, 15.9}) {
+      CAPTURE(a0);
+      const double a = dec(enc(a0)), want = std::exp2(a);
+      CHECK(std::fabs(dec(H(FFn::ex2, a).first) - want) <= (bf ? std::ldexp(1.0, -7) : std::pow(2.0, -9.9)) * want + (bf ? 0 : std::ldexp(1.0, -25)));
+      CHECK(std::fabs(dec(H(FFn::tanh, a).first) - std::tanh(a)) <= (bf ? std::ldexp(1.0, -8) : std::pow(2.0, -10.987)));
+    }
+    CHECK(dec(H(FFn::ex2, -INFINITY).first) == 0.0);
+    CHECK(dec(H(FFn::ex2, INFINITY).first) == INFINITY);
+    CHECK(dec(H(FFn::tanh, -INFINITY).first) == -1.0);
+    CHECK(H(FFn::tanh, -0.0).first == 0x8000u);
+    // bf16's ex2 is .ftz: a subnormal input is 0 (2^0 = 1), a subnormal result +0; f16 keeps them.
+    CHECK(dec(H(FFn::ex2, -sub).first) == (bf ? 1.0 : dec(enc(std::exp2(dec(enc(-sub)))))));
+    CHECK(dec(H(FFn::ex2, bf ? -130.0 : -20.0).first) == (bf ? 0.0 : std::ldexp(1.0, -20)));
+  }
+}
+
+TEST_CASE("packed f16x2 / bf16x2 instructions: the forms simulated parse, others stay refused") {
+  auto kernel = [](const std::string& ins) {
+    return std::string(kHeader) + ".visible .entry k(\n\t.param .u64 in\n)\n{\n\t.reg .b32 %r<4>;\n\t" + ins + ";\n\tret;\n}\n";
+  };
+  for (const char* ok : {"add.rn.bf16x2 %r0, %r1, %r2", "fma.rn.f16x2 %r0, %r1, %r2, %r3", "max.bf16x2 %r0, %r1, %r2", "abs.f16x2 %r0, %r1",
+                         "ex2.approx.f16x2 %r0, %r1", "ex2.approx.ftz.bf16x2 %r0, %r1", "tanh.approx.bf16x2 %r0, %r1"}) {
+    CAPTURE(ok);
+    CHECK_NOTHROW(ksim::parse(kernel(ok)));
+  }
+  for (const char* no : {"add.bf16x2 %r0, %r1, %r2", "ex2.approx.bf16x2 %r0, %r1", "ex2.approx.ftz.f16x2 %r0, %r1", "min.NaN.bf16x2 %r0, %r1, %r2",
+                         "lg2.approx.f16x2 %r0, %r1", "fma.rn.relu.bf16x2 %r0, %r1, %r2, %r3"}) {
+    CAPTURE(no);
+    CHECK_THROWS(ksim::parse(kernel(no)));
+  }
+}
+
 // gelu's erf form (docs/spec.md, "Activations"): ptxgen's composition (activations(), Abramowitz &
 // Stegun 7.1.26's erf) run step by step through the simulator's f32 instructions, each constant the
 // f32 the kernel's immediate holds, against 0.5 x (1 + erf(x / sqrt 2)) in float64 (1 + erf as

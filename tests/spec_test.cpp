@@ -183,13 +183,17 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     REQUIRE_FALSE(x.help.empty());
     CHECK(x.help[0].rfind("nearest built: ", 0) == 0);
   }
-  // A conversion is the store's: "convert" says so.
+  // "convert" is to packed 16-bit pairs only (docs/spec.md, "Packed half-precision arithmetic"): its
+  // "dtype" is required and bf16x2 or f16x2 (a narrower type for memory is the store's).
   {
-    doc["program"]["ops"][1] = {{"op", "convert"}, {"regs", "r"}};
+    doc["program"]["ops"][1] = {{"op", "convert"}, {"regs", "h"}, {"a", "r"}, {"dtype", "e4m3"}};
     const Diagnostic x = only(parse(doc.dump()));
-    CHECK(x.rule == "SPEC-NOT-BUILT");
-    CHECK(x.pointer == "/program/ops/1/op");
-    CHECK(x.message.find("e4m3, e5m2 and (packed) e2m1") != std::string::npos);
+    CHECK(x.rule == "SPEC-ENUM");
+    CHECK(x.pointer == "/program/ops/1/dtype");
+    CHECK(x.message.find("bf16x2, f16x2") != std::string::npos);
+    doc["program"]["ops"][1].erase("dtype");
+    const Diagnostic y = only(parse(doc.dump()));
+    CHECK(y.pointer == "/program/ops/1/dtype");
   }
   // amax, quantize and the gated activations are built: their members kept through to_json; a
   // quantize's format is required and one of three (SPEC-ENUM at /format).
@@ -281,6 +285,7 @@ TEST_CASE("features not built yet: SPEC-NOT-BUILT at the member or op, naming wh
     if (f.operands >= 2) op["b"] = "r";
     if (f.operands >= 3) op["c"] = "r";
     if (!f.exact) op["approx"] = true;
+    if (f.fn == MathFn::convert) op["dtype"] = "f16x2";
     auto m = program_with(op);
     const spec::Spec sp = clean(m);
     const auto& last = sp.program->ops.back();

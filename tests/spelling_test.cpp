@@ -167,14 +167,26 @@ TEST_CASE("scalar spellings: each computed from its parameters") {
   CHECK(spell::alu(spell::math(MathFn::lt, false)) == "set.lt.f32.f32");
   CHECK(spell::alu(spell::math(MathFn::ne, false)) == "set.ne.f32.f32");
   CHECK(spell::alu(spell::math(MathFn::select, false)) == "selp.f32");
+  // Packed pairs (§9.7.4): .rn where the instruction rounds; bf16x2's ex2 exists only as .approx.ftz.
+  CHECK(spell::alu(spell::math(MathFn::fma, false, isa::DType::bf16)) == "fma.rn.bf16x2");
+  CHECK(spell::alu(spell::math(MathFn::add, false, isa::DType::f16)) == "add.rn.f16x2");
+  CHECK(spell::alu(spell::math(MathFn::max, false, isa::DType::bf16)) == "max.bf16x2");
+  CHECK(spell::alu(spell::math(MathFn::exp2, true, isa::DType::bf16)) == "ex2.approx.ftz.bf16x2");
+  CHECK(spell::alu(spell::math(MathFn::exp2, true, isa::DType::f16)) == "ex2.approx.f16x2");
+  CHECK(spell::alu(spell::math(MathFn::tanh, true, isa::DType::f16)) == "tanh.approx.f16x2");
+  CHECK(spell::alu(spell::math(MathFn::convert, false, isa::DType::bf16)) == "cvt.rn.bf16x2.f32");
+  CHECK_THROWS(spell::math(MathFn::rcp, true, isa::DType::bf16));  // no packed rcp: MATH-PACKED-FN
   CHECK(spell::setp(spell::Cmp::ne, spell::Ty::f32) == "setp.ne.f32");
 }
 
 TEST_CASE("scalar table: every instruction of every elementwise function is a row's variant") {
+  // f32, and the packed pairs (§9.7.4) of the functions that have them, convert's cvt.rn.X2.f32.
   for (const auto& f : math_fns())
+    for (const isa::DType t : {isa::DType::f32, isa::DType::bf16, isa::DType::f16})
     for (bool approx : {false, true}) {
       if (approx ? !f.approx : !f.exact) continue;
-      const spell::Scalar v = spell::math(f.fn, approx);
+      if (t == isa::DType::f32 ? f.fn == MathFn::convert : f.fn != MathFn::convert && !packed_info(f.fn).has) continue;
+      const spell::Scalar v = spell::math(f.fn, approx, t);
       bool claimed = false;
       for (const auto& row : spell::alu_rows())
         for (const auto& x : spell::variants(row)) claimed = claimed || spell::alu(x) == spell::alu(v);

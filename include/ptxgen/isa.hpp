@@ -26,6 +26,12 @@ std::string_view name(DType t);
 std::optional<DType> parse_dtype(std::string_view s);
 // Bits of one element as the element itself is defined (e2m1 = 4, e2m3 = 6, tf32 = 32).
 int value_bits(DType t);
+// The bits of the f16 or bf16 nearest v (round to nearest, ties to even; IEEE 754 binary16 or
+// bfloat16, subnormals kept, beyond the largest finite value infinity): a packed constant
+// (docs/spec.md, "Packed half-precision arithmetic") as cvt.rn.{f16,bf16}.f32 would round it.
+uint16_t half_bits_rn(DType t, double v);
+// The value of f16 or bf16 bits.
+double half_value(DType t, uint16_t bits);
 bool is_float8_6_4(DType t);  // e4m3 e5m2 e2m3 e3m2 e2m1
 bool is_integer(DType t);
 

@@ -12,8 +12,9 @@
 namespace ptxgen {
 
 // lt ... ne compare (1.0 where a CMP b holds, else 0.0: set.CMP.f32.f32); select picks b where a
-// is nonzero, else c (setp.ne.f32 then selp.f32).
-enum class MathFn : uint8_t { add, sub, mul, fma, min, max, neg, abs, exp2, log2, tanh, rsqrt, rcp, sqrt, lt, le, gt, ge, eq, ne, select };
+// is nonzero, else c (setp.ne.f32 then selp.f32). convert takes an f32 set to packed pairs of a
+// 16-bit float (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32, §9.7.9.21), the type the op names.
+enum class MathFn : uint8_t { add, sub, mul, fma, min, max, neg, abs, exp2, log2, tanh, rsqrt, rcp, sqrt, lt, le, gt, ge, eq, ne, select, convert };
 
 struct MathFnInfo {
   MathFn fn;
@@ -27,8 +28,8 @@ struct MathFnInfo {
   std::string_view bound;
 };
 
-inline const std::array<MathFnInfo, 21>& math_fns() {
-  static const std::array<MathFnInfo, 21> k = {{
+inline const std::array<MathFnInfo, 22>& math_fns() {
+  static const std::array<MathFnInfo, 22> k = {{
       {MathFn::add, "add", 2, true, false, "add", "§9.7.3.3", ""},
       {MathFn::sub, "sub", 2, true, false, "sub", "§9.7.3.4", ""},
       {MathFn::mul, "mul", 2, true, false, "mul", "§9.7.3.5", ""},
@@ -53,10 +54,41 @@ inline const std::array<MathFnInfo, 21>& math_fns() {
       {MathFn::ne, "ne", 2, true, false, "set.ne.f32", "§9.7.6.1", ""},
       // b where a != 0 (ordered: a NaN selects c), else c; exact, the bits of b or c.
       {MathFn::select, "select", 3, true, false, "selp", "§9.7.6.3", ""},
+      // f32 to two 16-bit floats in one register, each rounded to nearest even (docs/spec.md,
+      // "Packed half-precision arithmetic").
+      {MathFn::convert, "convert", 1, true, false, "cvt.rn", "§9.7.9.21", ""},
   }};
   return k;
 }
 inline const MathFnInfo& info(MathFn f) { return math_fns()[static_cast<size_t>(f)]; }
+
+// The packed half-precision form of a function (§9.7.4: two f16 or bf16 values in one 32-bit
+// register, each half computed on its own): add, sub, mul and fma rounded to nearest even (.rn;
+// .bf16x2 add/sub/mul need sm_90 and PTX ISA 7.8, fma sm_80), min, max, neg and abs exact (sm_80
+// for bf16x2), ex2 and tanh approximate only (.bf16x2: sm_90, PTX 7.8; ex2 of bf16x2 flushes
+// subnormals, .ftz). Every target of the program level (sm_100a family) has all of them. The rest
+// (log2, rsqrt, rcp, sqrt, the comparisons, select) has no packed instruction.
+struct PackedInfo {
+  bool has = false;
+  std::string_view isa;  // "§9.7.4.4"
+  // The approximate forms' documented error (§9.7.4.9-10): for f16 and for bf16.
+  std::string_view bound_f16, bound_bf16;
+};
+inline PackedInfo packed_info(MathFn f) {
+  switch (f) {
+    case MathFn::add: return {true, "§9.7.4.1", "", ""};
+    case MathFn::sub: return {true, "§9.7.4.2", "", ""};
+    case MathFn::mul: return {true, "§9.7.4.3", "", ""};
+    case MathFn::fma: return {true, "§9.7.4.4", "", ""};
+    case MathFn::neg: return {true, "§9.7.4.5", "", ""};
+    case MathFn::abs: return {true, "§9.7.4.6", "", ""};
+    case MathFn::min: return {true, "§9.7.4.7", "", ""};
+    case MathFn::max: return {true, "§9.7.4.8", "", ""};
+    case MathFn::tanh: return {true, "§9.7.4.9", "absolute error 2^-10.987", "absolute error 2^-8"};
+    case MathFn::exp2: return {true, "§9.7.4.10", "relative error 2^-9.9", "relative error 2^-7"};
+    default: return {};
+  }
+}
 
 // Reductions along each row of a register set (docs/spec.md, "Row reductions"): max and absmax
 // exact (max.f32, abs.f32), sum rounded at each add (add.rn.f32) in an order the fragment decides.

@@ -480,6 +480,9 @@ inline bool multicast_whole_cluster(const ir::Grid& g, int cta_group, const Load
 struct MathStep {
   MathFn fn = MathFn::add;
   bool approx = false;
+  // The type it computes in: f32, or (bf16, f16) the packed pairs of §9.7.4, two elements a
+  // register; convert: the result's (its operand is f32).
+  isa::DType dtype = isa::DType::f32;
   RegDef def;
   std::string a, b, c;  // the operands' register sets ("" : none, or a constant)
   std::array<std::optional<float>, 3> value;  // a, b, c: a constant (the f32 nearest the spec's number)
@@ -491,6 +494,13 @@ struct MathStep {
 };
 // Operand k (0: a) of an elementwise step as the plan prints it: its register set, or its constant.
 std::string operand_text(const MathStep& m, size_t k);
+// The registers of f32 set `f32` converted to packed pairs of `t` (bf16, f16: convert, docs/spec.md
+// "Packed half-precision arithmetic"): register j holds its registers 2j (low half) and 2j + 1
+// (high half), two neighbouring columns of a row, which is what a .32x32b.pack::16b tcgen05.ld of
+// 16-bit cells gives (§9.7.16.8.2): the same fragments at half the .num. None where `f32` is not
+// one f32 each from .32x32b fragments of even .num (other shapes put a register's neighbour
+// column in another thread or register pair order, wgmma accumulators too).
+std::optional<RegDef> packed_regs(const RegDef& f32, isa::DType t);
 
 // A read (ir::Read): register j of `def` (the elements of the set it was shaped like, as f32) is
 // the element of global `global` at row0 + its row and col0 + its column; along a broadcast

@@ -174,6 +174,10 @@ struct Op {
   std::array<std::optional<double>, 3> value;
   bool approx = false;
   std::string approx_ptr;
+  // convert ({"op": "convert", "regs": h, "a": x, "dtype": "bf16x2"}, docs/spec.md, "Packed
+  // half-precision arithmetic"): the 16-bit float of the pairs the result holds (bf16 or f16).
+  isa::DType convert_to = isa::DType::bf16;
+  std::string dtype_ptr;
   // An activation ({"op": "gelu_tanh", "regs": y, "a": x, "approx": true}, docs/spec.md,
   // "Activations"): regs = act(a) element by element, a named composition of the functions above
   // (activations(), ptxgen/math_fn.hpp) that the lowering expands step by step; `fn` is unused.

@@ -279,6 +279,18 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
     const plan::MathStep& m = st->math;
     x.m = &m;
     x.out = &canon.at(m.def.name);
+    // A packed function takes no immediate (§9.7.4: .b32 register operands): each constant, the
+    // 16-bit float in both halves, is moved into a register once, before the chain.
+    if (m.dtype != isa::DType::f32 && m.fn != MathFn::convert)
+      for (size_t k = 0; k < 3; ++k)
+        if (m.value[k]) {
+          const uint32_t h = isa::half_bits_rn(m.dtype, static_cast<double>(*m.value[k]));
+          const std::string r = w.r32();
+          w.ins(spell::alu(Op::mov, Ty::b32) + " " + r + ", " + hex(h << 16 | h), "the " + std::string(isa::name(m.dtype)) + "x2 pair " +
+                plan::operand_text(m, k) + ", " + plan::operand_text(m, k));
+          shared.push_back(std::vector<std::string>(static_cast<size_t>(m.def.regs), r));
+          x.in[k] = &shared.back();
+        }
     const std::array<const std::string*, 3> names = {&m.a, &m.b, &m.c};
     for (size_t k = 0; k < 3; ++k)
       if (!m.value[k] && !names[k]->empty() && !(k == 2 && m.c_from_iteration_1)) {  // that c: the set's own registers
@@ -303,7 +315,14 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
           continue;
         }
         const plan::MathStep& m = *x.m;
-        auto in = [&](size_t k) { return m.value[k] ? f32_imm(*m.value[k]) : x.in[k]->at(u); };
+        auto in = [&](size_t k) { return x.in[k] ? x.in[k]->at(u) : f32_imm(*m.value[k]); };
+        if (m.fn == MathFn::convert) {
+          // cvt.rn.bf16x2.f32 d, a, b puts a in the upper half and b in the lower (§9.7.9.21): register
+          // j of the pairs holds registers 2j (its lower half, the row's column first) and 2j + 1.
+          w.ins(spell::alu(spell::math(m.fn, false, m.dtype)) + " " + x.out->at(u) + ", " + x.in[0]->at(2 * u + 1) + ", " +
+                x.in[0]->at(2 * u));
+          continue;
+        }
         if (m.c_from_iteration_1) {
           // fma with c the set itself, which the loop carries from 0 (zeroed before the loop,
           // loop_step): a * b + c in every iteration.
@@ -321,7 +340,7 @@ void Emitter::math_run(const std::vector<const plan::Step*>& run) {
           w.ins(spell::alu(spell::math(m.fn, m.approx)) + " " + x.out->at(u) + ", " + in(1) + ", " + in(2) + ", " + p);
           continue;
         }
-        std::string line = spell::alu(spell::math(m.fn, m.approx)) + " " + x.out->at(u);
+        std::string line = spell::alu(spell::math(m.fn, m.approx, m.dtype)) + " " + x.out->at(u);
         for (size_t k = 0; k < static_cast<size_t>(info(m.fn).operands); ++k) line += ", " + in(k);
         w.ins(line);
       }

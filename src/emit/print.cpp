@@ -309,7 +309,7 @@ struct Printer {
         for (int k = sel ? 1 : 0; k < info(m.fn).operands; ++k) args += ", " + plan::operand_text(m, static_cast<size_t>(k));
         if (sel) args += ", p";
         o += in2 + (sel ? spell::setp(spell::Cmp::ne, spell::Ty::f32) + " p, " + plan::operand_text(m, 0) + ", 0; " : std::string()) +
-             spell::alu(spell::math(m.fn, m.approx)) + " " + m.def.name + args + ": " +
+             spell::alu(spell::math(m.fn, m.approx, m.dtype)) + " " + m.def.name + args + ": " +
              (m.def.wgmma ? s(m.def.regs) + " instructions per thread of the warpgroups (wgmma accumulators)\n"
                           : s(n) + " instructions over " + s(static_cast<int64_t>(m.def.frags.size())) + " fragment(s), " +
                                 s(m.def.regs) + " registers per thread\n");
@@ -587,7 +587,7 @@ ojson step_json(const Plan& pl, const isa::TargetInfo& t, const Step& st) {
                      {"value", static_cast<double>(st.math.value[0].value_or(0.0f))}};
         break;
       }
-      x["math"] = {{"instruction", spell::alu(spell::math(st.math.fn, st.math.approx))}, {"regs", st.math.def.name}, {"a", st.math.a},
+      x["math"] = {{"instruction", spell::alu(spell::math(st.math.fn, st.math.approx, st.math.dtype))}, {"regs", st.math.def.name}, {"a", st.math.a},
                    {"b", st.math.b}, {"c", st.math.c}};
       for (size_t k = 0; k < 3; ++k)  // a constant operand is its number
         if (const auto& v = st.math.value[k]) x["math"][std::string(1, static_cast<char>('a' + k))] = static_cast<double>(*v);

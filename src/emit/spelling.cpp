@@ -225,6 +225,7 @@ std::string alu(const Scalar& v) {
   if (v.round == Round::rn) out += ".rn";
   if (v.round == Round::rn_satfinite) out += ".rn.satfinite";
   if (v.round == Round::approx) out += ".approx";
+  if (v.round == Round::approx_ftz) out += ".approx.ftz";
   add_part(out, name(v.cmp));
   add_part(out, name(v.combine));
   add_part(out, name(v.space));
@@ -254,7 +255,7 @@ std::string red_max_global_u32() { return alu({.op = Op::red_max, .type = Ty::u3
 std::string barrier_sync() { return alu({.op = Op::barrier_sync}); }
 std::string setmaxnreg(bool inc) { return alu({.op = Op::setmaxnreg, .type = Ty::u32, .inc = inc}); }
 
-Scalar math(MathFn f, bool approx) {
+Scalar math(MathFn f, bool approx, isa::DType t) {
   // add, sub, mul and fma name their rounding: without .rn the assembler may contract a mul and an
   // add into an fma (§9.7.3.3-5), which the simulator and the float64 check would not see.
   static constexpr Op ops[] = {Op::add, Op::sub, Op::mul, Op::fma, Op::min, Op::max, Op::neg,
@@ -264,6 +265,15 @@ Scalar math(MathFn f, bool approx) {
   if (f >= MathFn::lt && f <= MathFn::ne)
     return {.op = Op::set, .type = Ty::f32, .from = Ty::f32, .cmp = cmps[static_cast<int>(f) - static_cast<int>(MathFn::lt)]};
   if (f == MathFn::select) return {.op = Op::selp, .type = Ty::f32};
+  if (t != isa::DType::f32 || f == MathFn::convert) {
+    if ((t != isa::DType::bf16 && t != isa::DType::f16) || (f != MathFn::convert && !packed_info(f).has))
+      throw std::logic_error("no packed " + std::string(isa::name(t)) + "x2 form of " + std::string(info(f).name));
+    const Ty x2 = t == isa::DType::bf16 ? Ty::bf16x2 : Ty::f16x2;
+    if (f == MathFn::convert) return {.op = Op::cvt, .type = x2, .from = Ty::f32, .round = Round::rn};
+    const bool rounds = f == MathFn::add || f == MathFn::sub || f == MathFn::mul || f == MathFn::fma;
+    const Round r = !approx ? (rounds ? Round::rn : Round::none) : f == MathFn::exp2 && t == isa::DType::bf16 ? Round::approx_ftz : Round::approx;
+    return {.op = ops[static_cast<int>(f)], .type = x2, .round = r};
+  }
   const Op op = ops[static_cast<int>(f)];
   const bool rounds = f == MathFn::add || f == MathFn::sub || f == MathFn::mul || f == MathFn::fma || f == MathFn::rcp || f == MathFn::sqrt;
   return {.op = op, .type = Ty::f32, .round = approx ? Round::approx : rounds ? Round::rn : Round::none};
@@ -360,6 +370,21 @@ const std::vector<AluRow>& alu_rows() {
       {Op::rcp, "§9.7.3.13", 20, true, true, {.types = {T::f32}, .round = Round::rn}},
       {Op::sqrt, "§9.7.3.15", 14, true, true, {.types = {T::f32}, .round = Round::approx}},
       {Op::sqrt, "§9.7.3.15", 20, true, true, {.types = {T::f32}, .round = Round::rn}},
+      // Packed half-precision arithmetic (§9.7.4), what math() spells for f16/bf16 sets: each half
+      // on its own, .rn where the instruction rounds, no .ftz but where bf16x2's ex2 has only the
+      // .ftz form. .bf16x2 add, sub, mul, tanh and ex2 are PTX ISA 7.8 and sm_90 (the rows claim
+      // both types at 7.8); fma, min, max, neg, abs PTX 7.0 (bf16x2: sm_80).
+      {Op::add, "§9.7.4.1", 78, true, true, {.types = {T::f16x2, T::bf16x2}, .round = Round::rn}},
+      {Op::sub, "§9.7.4.2", 78, true, true, {.types = {T::f16x2, T::bf16x2}, .round = Round::rn}},
+      {Op::mul, "§9.7.4.3", 78, true, true, {.types = {T::f16x2, T::bf16x2}, .round = Round::rn}},
+      {Op::fma, "§9.7.4.4", 70, true, true, {.types = {T::f16x2, T::bf16x2}, .round = Round::rn}},
+      {Op::neg, "§9.7.4.5", 70, true, true, {.types = {T::f16x2, T::bf16x2}}},
+      {Op::abs, "§9.7.4.6", 70, true, true, {.types = {T::f16x2, T::bf16x2}}},
+      {Op::min, "§9.7.4.7", 70, true, true, {.types = {T::f16x2, T::bf16x2}}},
+      {Op::max, "§9.7.4.8", 70, true, true, {.types = {T::f16x2, T::bf16x2}}},
+      {Op::tanh, "§9.7.4.9", 78, true, true, {.types = {T::f16x2, T::bf16x2}, .round = Round::approx}},
+      {Op::ex2, "§9.7.4.10", 70, true, true, {.types = {T::f16x2}, .round = Round::approx}},
+      {Op::ex2, "§9.7.4.10", 78, true, true, {.types = {T::bf16x2}, .round = Round::approx_ftz}},
   };
   return rows;
 }

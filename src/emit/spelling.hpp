@@ -102,7 +102,8 @@ enum class Cmp : uint8_t { none, eq, ne, lt, le, gt, ge };                  // s
 enum class BoolOp : uint8_t { none, and_, or_ };  // setp's BoolOp: combine the result with a predicate
 // Rounding (cvt, §9.7.9.21; f32 arithmetic, §9.7.3): none where the ISA allows none; .approx names
 // the approximate instructions (ex2.approx.f32, rcp.approx.f32, ...).
-enum class Round : uint8_t { none, rn, approx, rn_satfinite };  // rn_satfinite: .rn.satfinite (8-bit floats)
+// approx_ftz: .approx.ftz, the one spelling ex2 of bf16x2 has (§9.7.4.10).
+enum class Round : uint8_t { none, rn, approx, rn_satfinite, approx_ftz };  // rn_satfinite: .rn.satfinite (8-bit floats)
 
 struct Scalar {
   Op op;
@@ -140,8 +141,10 @@ std::string barrier_sync();
 std::string setmaxnreg(bool inc);                                // setmaxnreg.inc.sync.aligned.u32
 // The f32 instruction of an elementwise function (ir::Math): add.rn.f32, fma.rn.f32, min.f32,
 // ex2.approx.f32, rcp.rn.f32, set.lt.f32.f32, ... (no .ftz: subnormal inputs and results are
-// kept, §9.7.3, §9.7.6.1); select: selp.f32, after the setp.ne.f32 of its condition.
-Scalar math(MathFn f, bool approx);
+// kept, §9.7.3, §9.7.6.1); select: selp.f32, after the setp.ne.f32 of its condition. With `t`
+// f16 or bf16 the packed form (§9.7.4, packed_info): add.rn.bf16x2, ex2.approx.ftz.bf16x2, ...;
+// convert: cvt.rn.bf16x2.f32 (§9.7.9.21), its type the result's.
+Scalar math(MathFn f, bool approx, isa::DType t = isa::DType::f32);
 
 // The parameters a row claims; its variants are their cross product (a list left at its default
 // keeps that parameter's default).

@@ -1,7 +1,9 @@
 // Element types, MMA kinds and swizzle modes: names and the small facts the ISA tables give.
 #include "ptxgen/isa.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 
 namespace ptxgen::isa {
@@ -192,6 +194,32 @@ std::string_view name(TmemLayout l) {
     case TmemLayout::layout_b: return "layout_b";
   }
   return "?";
+}
+
+uint16_t half_bits_rn(DType t, double v) {
+  const int man = t == DType::bf16 ? 7 : 10, bias = t == DType::bf16 ? 127 : 15;
+  const uint32_t inf = t == DType::bf16 ? 0x7F80u : 0x7C00u, sign = std::signbit(v) ? 0x8000u : 0u;
+  if (std::isnan(v)) return static_cast<uint16_t>(inf | (1u << (man - 1)));
+  const double a = std::fabs(v);
+  if (a == 0) return static_cast<uint16_t>(sign);
+  if (std::isinf(a)) return static_cast<uint16_t>(sign | inf);
+  int e = 0;
+  std::frexp(a, &e);                       // a = m 2^e, m in [0.5, 1): its leading bit is 2^(e - 1)
+  const int E = std::max(e - 1, 1 - bias);  // the exponent it is written with (subnormals: 1 - bias)
+  // The significand in units of the last place, rounded to nearest even: exact in double (at most
+  // man + 1 bits before the point), and a carry to 2^(man + 1) moves into the exponent field.
+  const auto n = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, man - E)));
+  const uint32_t bits = (static_cast<uint32_t>(E + bias - 1) << man) + n;
+  return static_cast<uint16_t>(sign | std::min(bits, inf));
+}
+
+double half_value(DType t, uint16_t bits) {
+  const int man = t == DType::bf16 ? 7 : 10, bias = t == DType::bf16 ? 127 : 15, ebits = t == DType::bf16 ? 8 : 5;
+  const int ef = (bits >> man) & ((1 << ebits) - 1);
+  const uint32_t m = bits & ((1u << man) - 1);
+  const double sign = bits & 0x8000u ? -1.0 : 1.0;
+  if (ef == (1 << ebits) - 1) return m ? NAN : sign * INFINITY;
+  return sign * (ef ? std::ldexp(static_cast<double>(m | (1u << man)), ef - bias - man) : std::ldexp(static_cast<double>(m), 1 - bias - man));
 }
 
 }  // namespace ptxgen::isa

@@ -283,6 +283,8 @@ std::vector<ir::Op> lower_op(const spec::Program& p, const spec::Op& o) {
       m.value = o.value;
       m.approx = o.approx;
       m.approx_ptr = o.approx_ptr;
+      m.convert_to = o.convert_to;
+      m.dtype_ptr = o.dtype_ptr;
       x.body = std::move(m);
       break;
     }

@@ -22,6 +22,25 @@ std::string operand_text(const MathStep& m, size_t k) {
   return k == 0 ? m.a : k == 1 ? m.b : m.c;
 }
 
+std::optional<RegDef> packed_regs(const RegDef& f32, isa::DType t) {
+  if (f32.wgmma || f32.dtype != isa::DType::f32 || f32.elems_per_reg != 1 || f32.frags.empty()) return std::nullopt;
+  RegDef d = f32;
+  d.dtype = t;
+  d.elems_per_reg = 2;
+  d.elem_bits = 16;
+  d.view_packing = 1;  // as .pack::16b of 16-bit cells: a register spans two columns of one element each
+  d.regs = 0;
+  for (LdInstr& f : d.frags) {
+    if (f.shape != isa::LdShape::s32x32b || f.pack || f.num % 2 != 0 || f.first_reg % 2 != 0) return std::nullopt;
+    f.num /= 2;
+    f.regs /= 2;
+    f.first_reg /= 2;
+    f.pack = true;
+    d.regs = std::max(d.regs, f.first_reg + f.regs);
+  }
+  return d;
+}
+
 std::string planner_name(std::string_view what, int index) {
   return std::string(kPlannerPrefix) + std::string(what) + (index >= 0 ? std::to_string(index) : "");
 }

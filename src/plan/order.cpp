@@ -167,35 +167,56 @@ class Sequencer {
     const RegDef* first = nullptr;
     // c_from_iteration_1: c is the set this op defines (carried over the loop's iterations).
     if (o.c_from_iteration_1 && (o.fn != MathFn::fma || o.c.name != o.regs.name)) throw std::logic_error("c_from_iteration_1 off fma");
+    // The operands hold f32, or packed 16-bit pairs of one type (§9.7.4; the verifier refused others).
     for (const ir::Ref* r : {&o.a, &o.b, &o.c}) {
       if (!*r || (o.c_from_iteration_1 && r == &o.c)) continue;  // none, or a constant; or the carried set
       const RegDef* d = regs(*r);
-      if (!d || d->dtype != isa::DType::f32 || d->elems_per_reg != 1 || (first && !same_elements(*first, *d))) return;
+      const bool f32 = d && d->dtype == isa::DType::f32 && d->elems_per_reg == 1;
+      const bool pairs = d && o.fn != MathFn::convert && d->elems_per_reg == 2 && d->elem_bits == 16 && !d->wgmma;
+      if (!d || !(f32 || pairs) || (first && !same_elements(*first, *d)) || (first && first->dtype != d->dtype)) return;
       if (!first) first = d;
     }
     if (!first) return;
+    const std::optional<RegDef> converted =
+        o.fn == MathFn::convert ? packed_regs(*first, o.convert_to) : std::optional<RegDef>();
+    if (o.fn == MathFn::convert && !converted) return;
     Step st;
     st.op = i;
     st.ptr = op.ptr;
     st.kind = StepKind::math;
     st.math.fn = o.fn;
     st.math.approx = o.approx;
-    st.math.def = *first;
+    st.math.dtype = converted ? o.convert_to : first->dtype;
+    st.math.def = converted ? *converted : *first;
     st.math.def.name = o.regs.name;
     st.math.a = o.a.name;
     st.math.b = o.b.name;
     st.math.c = o.c.name;
     st.math.c_from_iteration_1 = o.c_from_iteration_1;
+    // A constant of a packed function is the 16-bit float nearest it (every one is an f32 value).
+    const bool packed = st.math.dtype != isa::DType::f32 && o.fn != MathFn::convert;
     for (size_t k = 0; k < 3; ++k)
-      if (o.value[k]) st.math.value[k] = static_cast<float>(*o.value[k]);
+      if (o.value[k])
+        st.math.value[k] = static_cast<float>(packed ? isa::half_value(st.math.dtype, isa::half_bits_rn(st.math.dtype, *o.value[k])) : *o.value[k]);
     for (const ir::Ref* r : {&o.a, &o.b, &o.c})
       if (*r && pending_ld_.count(r->name)) wait_ld("the registers \"" + r->name + "\" are read (§9.7.16.8.5)", out);
     before_writing(o.regs.name, out);
     std::string args;
     for (int k = 0; k < f.operands; ++k)
       args += (k ? ", " : "") + operand_text(st.math, static_cast<size_t>(k));
-    st.why = "registers \"" + o.regs.name + "\" = " + std::string(f.name) + "(" + args + "), element by element" +
-             (o.approx ? " (approximate: " + std::string(f.bound) + ")" : "");
+    const std::string x2 = std::string(isa::name(st.math.dtype)) + "x2";
+    if (o.fn == MathFn::convert)  // docs/spec.md, "Packed half-precision arithmetic"
+      st.why = "registers \"" + o.regs.name + "\" = convert(" + args + ") to packed " + x2 +
+               " pairs (cvt.rn." + x2 + ".f32, §9.7.9.21): register j holds registers 2j (low half) and 2j + 1 (high)";
+    else if (packed)
+      st.why = "registers \"" + o.regs.name + "\" = " + std::string(f.name) + "(" + args + "), element by element, in packed " + x2 +
+               " pairs (" + std::string(packed_info(o.fn).isa) + ")" +
+               (o.approx ? " (approximate: " +
+                               std::string(st.math.dtype == isa::DType::bf16 ? packed_info(o.fn).bound_bf16 : packed_info(o.fn).bound_f16) + ")"
+                         : "");
+    else
+      st.why = "registers \"" + o.regs.name + "\" = " + std::string(f.name) + "(" + args + "), element by element" +
+               (o.approx ? " (approximate: " + std::string(f.bound) + ")" : "");
     if (o.of) {  // a step of an activation op (docs/spec.md, "Activations"): say which
       const ActivationInfo& a = info(o.of->act);
       // A gated one (swiglu, geglu) is the gate's activation times up, one step more.

@@ -192,6 +192,8 @@ class Bound {
         add(inserted(StepKind::wait_st), kInsertedWhyBytes);
         st.kind = StepKind::math;
         st.math.def = src->second;
+        if (x.fn == MathFn::convert)  // packed pairs: half the registers (packed_regs)
+          if (auto p = packed_regs(src->second, x.convert_to)) st.math.def = std::move(*p);
         st.math.def.name = x.regs.name;
         // An activation's step also names the op's result and input, its formula and its place,
         // and its temporaries carry a suffix (ir::activation_temporary).

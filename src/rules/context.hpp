@@ -109,7 +109,7 @@ void check_sparse_k(const Context&, Diagnostics&);
   X(tmem_alloc) X(name_unknown) X(op_operand) X(view_cycle) X(view_slice_range) X(view_packing)          \
   X(view_layout) X(view_rows) X(load_dtype) X(load_bounds) X(load_align) X(load_tma) X(cp_source) X(cp_width)        \
   X(cp_format) X(cp_shape) X(cp_multicast_overlap) X(ld_warps) X(ld_shape) X(ld_num) X(ld_pack)          \
-  X(ld_regs) X(st_regs) X(st_dtype) X(math_approx) X(math_operands) X(math_dtype) X(read_dtype) X(read_shape) X(read_bounds) X(reduce_shape) X(amax_dst) X(quant_of) X(quant_factors) X(store_dtype) X(store_bounds) X(store_clip) X(store_tma) X(op_mma_kind) X(op_mma_format)      \
+  X(ld_regs) X(st_regs) X(st_dtype) X(math_approx) X(math_operands) X(math_dtype) X(math_packed) X(math_packed_fn) X(read_dtype) X(read_shape) X(read_bounds) X(reduce_shape) X(amax_dst) X(quant_of) X(quant_factors) X(store_dtype) X(store_bounds) X(store_clip) X(store_tma) X(op_mma_kind) X(op_mma_format)      \
   X(op_mma_target) X(op_mma_accum) X(op_mma_d) X(op_mma_major) X(op_mma_swizzle) X(op_mma_shape)         \
   X(op_mma_a_tmem) X(op_mma_scale_vec) X(op_mma_scale) X(op_mma_sparse) X(op_mma_overlap)               \
   X(order_unwritten) X(order_incomplete) X(order_barrier)                                              \

@@ -282,6 +282,15 @@ std::string instruction(MathFn fn, bool approx) {
          (approx ? ": " + std::string(f.bound) : "") + ")";
 }
 
+// Registers of two 16-bit floats each that the packed functions take (§9.7.4): a convert's, or a
+// tmem_load's with .pack::16b or of a packing-2 view; not f16 wgmma accumulators.
+bool is_packed(const plan::RegDef& d) {
+  return !d.wgmma && d.elems_per_reg == 2 && d.elem_bits == 16 && (d.dtype == isa::DType::bf16 || d.dtype == isa::DType::f16);
+}
+std::string kind(const plan::RegDef& d) {
+  return is_packed(d) ? "packed " + dt(d.dtype) + "x2 pairs" : d.elems_per_reg == 1 ? dt(d.dtype) + " elements" : s(d.elems_per_reg) + " " + dt(d.dtype) + " elements a register";
+}
+
 // MATH-APPROX of an activation op (docs/spec.md, "Activations"): "approx" exactly where its
 // composition has approximate instructions. Reported once, at the op's first step; every step of
 // a refused op is refused. False if refused.
@@ -323,10 +332,17 @@ std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
   if (o.of) {
     if (!activation_approx(c, op, o)) return std::nullopt;
   } else if (!o.approx && !f.exact) {
-    c.problem("MATH-APPROX", op.ptr + "/op",
-              "\"" + fn + "\" is " + std::string(f.ptx) + ".approx.f32 (" + std::string(f.isa) + "), an approximate instruction (" +
-                  std::string(f.bound) + "); the PTX ISA has no exact f32 form of it",
-              {"add \"approx\": true to accept the instruction's documented error"});
+    // Of packed pairs (a register operand a), the packed instruction (§9.7.4.9-10), else the f32 one.
+    const plan::RegDef* pa = !o.value[0] && o.a ? def(o.a.name) : nullptr;
+    const PackedInfo px = packed_info(o.fn);
+    const bool bf = pa && pa->dtype == isa::DType::bf16;
+    const std::string ins = pa && is_packed(*pa) && px.has
+                                ? std::string(f.ptx) + ".approx" + (bf && o.fn == MathFn::exp2 ? ".ftz" : "") + "." + dt(pa->dtype) + "x2 (" +
+                                      std::string(px.isa) + "), an approximate instruction (" + std::string(bf ? px.bound_bf16 : px.bound_f16) +
+                                      "); the PTX ISA has no exact packed form of it"
+                                : std::string(f.ptx) + ".approx.f32 (" + std::string(f.isa) + "), an approximate instruction (" +
+                                      std::string(f.bound) + "); the PTX ISA has no exact f32 form of it";
+    c.problem("MATH-APPROX", op.ptr + "/op", "\"" + fn + "\" is " + ins, {"add \"approx\": true to accept the instruction's documented error"});
     return std::nullopt;
   } else if (o.approx && !f.approx) {
     c.problem("MATH-APPROX", o.approx_ptr,
@@ -347,11 +363,43 @@ std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
                std::string("or use ") + (*o.value[0] != 0 ? "b" : "c") + " itself"});
     return std::nullopt;
   }
+  // The type it computes in: the first register operand's, f32 or packed 16-bit pairs (§9.7.4;
+  // convert: f32 in, packed out). Judged before the constants, whose range is that type's.
+  const std::array<const ir::Ref*, 3> in = {&o.a, &o.b, &o.c};
+  const plan::RegDef* typed = nullptr;
+  for (size_t i = 0; i < in.size() && !typed; ++i)
+    if (!o.value[i] && *in[i] && !(i == 2 && o.c_from_iteration_1)) {
+      typed = def(in[i]->name);
+      if (!typed) return std::nullopt;  // ORDER-UNWRITTEN, or its definition was refused
+    }
+  const bool packed = typed && o.fn != MathFn::convert && is_packed(*typed);
+  if (packed && (o.of || !packed_info(o.fn).has)) {
+    const std::string x2 = dt(typed->dtype) + "x2";
+    c.problem("MATH-PACKED-FN", op.ptr + "/op",
+              "\"" + fn + "\" has no packed " + x2 + " instruction (PTX ISA 9.1 §9.7.4 has add, sub, mul, fma, min, max, neg, abs, "
+              "ex2 and tanh of pairs), and its operand \"" + typed->name + "\" holds packed " + x2 + " pairs",
+              {"compute \"" + fn + "\" on the f32 set before its \"convert\" (" +
+                   (o.of ? std::string("the activation's f32 instructions") : instruction(o.fn, f.approx && !f.exact)) + ")",
+               o.fn == MathFn::log2 || o.fn == MathFn::rcp || o.fn == MathFn::rsqrt || o.fn == MathFn::sqrt || o.of
+                   ? "then convert its result to " + x2
+                   : "or build it from the packed functions (a mask: max, min and mul of pairs)"});
+    return std::nullopt;
+  }
   const plan::RegDef* first = nullptr;
   const ir::Ref* first_ref = nullptr;
-  const std::array<const ir::Ref*, 3> in = {&o.a, &o.b, &o.c};
   for (size_t i = 0; i < in.size(); ++i) {
     const ir::Ref* r = in[i];
+    if (const auto& v = o.value[i]; v && packed) {
+      // A packed constant is the 16-bit float nearest the number, in both halves.
+      if (isa::half_bits_rn(typed->dtype, *v) % 0x8000 == isa::half_bits_rn(typed->dtype, INFINITY)) {
+        c.problem("MATH-DTYPE", r->ptr,
+                  "\"" + fn + "\" computes in packed " + dt(typed->dtype) + "x2 pairs; the constant " + num(*v) + " is beyond " +
+                      dt(typed->dtype) + "'s largest finite value (" + (typed->dtype == isa::DType::f16 ? "65504" : "3.3895314e38") + ")",
+                  {"use a constant within " + dt(typed->dtype) + "'s range, or compute in f32 before the convert"});
+        return std::nullopt;
+      }
+      continue;
+    }
     if (const auto& v = o.value[i]) {
       // A constant is written as the f32 nearest it (an immediate 0fXXXXXXXX, §4.5.1): one that
       // rounds to infinity is no f32.
@@ -366,7 +414,16 @@ std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
     if (!*r || (i == 2 && o.c_from_iteration_1)) continue;  // c_from_iteration_1: c is the result, carried by the loop
     const plan::RegDef* d = def(r->name);
     if (!d) return std::nullopt;  // ORDER-UNWRITTEN, or its definition was refused
-    if (d->dtype != isa::DType::f32 || d->elems_per_reg != 1) {
+    if (packed || (is_packed(*d) && o.fn != MathFn::convert)) {
+      // Packed pairs and f32 do not mix, nor f16 pairs with bf16 pairs: one instruction type.
+      if (!is_packed(*d) || !packed || d->dtype != typed->dtype) {
+        c.problem("MATH-PACKED", r->ptr,
+                  "\"" + fn + "\" computes in one type: \"" + typed->name + "\" holds " + kind(*typed) + ", \"" + r->name + "\" " + kind(*d),
+                  {"convert the f32 operand with {\"op\": \"convert\", \"dtype\": \"" + dt(is_packed(*d) ? d->dtype : typed->dtype) +
+                       "x2\"} first, or compute in f32 before converting"});
+        return std::nullopt;
+      }
+    } else if (d->dtype != isa::DType::f32 || d->elems_per_reg != 1) {
       c.problem("MATH-DTYPE", r->ptr,
                 "\"" + fn + "\" computes on f32 registers, one element each; \"" + r->name + "\" holds " +
                     (d->elems_per_reg != 1 ? s(d->elems_per_reg) + " packed " + dt(d->dtype) + " elements per register" +
@@ -397,6 +454,24 @@ std::optional<plan::RegDef> math(Ctx& c, const ir::Op& op, Find def) {
               "every operand of \"" + fn + "\" is a constant: the result takes its elements, and its registers, from a register set",
               {"name a register set as one operand"});
     return std::nullopt;
+  }
+  if (o.fn == MathFn::convert) {
+    // Two neighbouring columns of a row into one register: .32x32b fragments (plan::packed_regs).
+    const std::optional<plan::RegDef> p = plan::packed_regs(*first, o.convert_to);
+    if (!p) {
+      std::string shape = first->wgmma ? "wgmma accumulators" : "";
+      for (const plan::LdInstr& l : first->frags)
+        if (shape.empty() && (l.shape != isa::LdShape::s32x32b || l.num % 2 != 0))
+          shape = "tcgen05.ld ." + std::string(isa::info(l.shape).name) + ".x" + s(l.num) + " fragments";
+      c.problem("MATH-PACKED", o.a.ptr,
+                "\"convert\" puts elements j and j + 1 of a thread's row (its registers 2i and 2i + 1) in one register; \"" +
+                    first_ref->name + "\" holds " + shape + ", whose neighbouring registers are not both one row's neighbouring columns",
+                {"tmem_load the f32 registers with \"shape\": \"32x32b\" and an even \"num\""});
+      return std::nullopt;
+    }
+    plan::RegDef out = *p;
+    out.name = o.regs.name;
+    return out;
   }
   plan::RegDef out = *first;
   out.name = o.regs.name;

@@ -63,6 +63,55 @@ uint32_t fmath(FFn f, uint32_t ua, uint32_t ub, uint32_t uc) {
   return 0x7FFFFFFFu;
 }
 
+// ---- packed half-precision arithmetic (PTX ISA 9.1 §9.7.4) --------------------------------------------
+// Each half computed on its own (bits 0-15 with 0-15, 16-31 with 16-31), as §9.7.4.1-10's
+// semantics write it. add, sub, mul, fma round to nearest even once: the exact result is a double
+// s plus the exact remainder e of the last addition (two-sum; the product of two 16-bit floats is
+// exact in double), and rounding the double one step from s toward e decides a tie of the 16-bit
+// format the way the exact value does (no 16-bit boundary lies strictly between them). min and
+// max: a NaN operand gives the other, else (a < b) ? a : b (max: >). neg, abs: the sign bit.
+// tanh.approx and ex2.approx: the exact function rounded to nearest, within the documented bounds
+// (tanh: absolute 2^-10.987 for f16, 2^-8 for bf16, §9.7.4.9; ex2: relative 2^-9.9 for f16, 2^-7
+// for bf16, §9.7.4.10: half an ulp is 2^-11 and 2^-8 relative); ex2.approx.ftz.bf16x2 flushes a
+// subnormal input to zero (2^0 = 1) and a subnormal result to +0.
+uint32_t hmath(FFn f, bool bf16, uint32_t ua, uint32_t ub, uint32_t uc) {
+  const num::Format& fmt = bf16 ? num::kBF16 : num::kF16;
+  auto half = [&](uint32_t x) -> uint32_t {
+    const uint32_t ha = ua >> x & 0xFFFFu, hb = ub >> x & 0xFFFFu, hc = uc >> x & 0xFFFFu;
+    const double a = num::decode(fmt, ha), b = num::decode(fmt, hb), c = num::decode(fmt, hc);
+    auto rn = [&](double s, double e) {  // s + e exactly, to nearest even
+      return num::encode_rn(fmt, e == 0 || std::isnan(s) || std::isinf(s) ? s : std::nextafter(s, e > 0 ? INFINITY : -INFINITY));
+    };
+    auto two_sum = [&](double p, double q) {
+      const double s = p + q, bb = s - p;
+      return rn(s, (p - (s - bb)) + (q - bb));
+    };
+    switch (f) {
+      case FFn::add: return two_sum(a, b);
+      case FFn::sub: return two_sum(a, -b);
+      case FFn::mul: return rn(a * b, 0);
+      case FFn::fma: return two_sum(a * b, c);
+      case FFn::min:
+      case FFn::max:
+        if (std::isnan(a) && std::isnan(b)) return num::encode_rn(fmt, NAN);
+        if (std::isnan(a)) return hb;
+        if (std::isnan(b)) return ha;
+        return (f == FFn::min ? a < b : a > b) ? ha : hb;
+      case FFn::neg: return ha ^ 0x8000u;
+      case FFn::abs: return ha & 0x7FFFu;
+      case FFn::tanh: return rn(std::tanh(a), 0);
+      case FFn::ex2: {
+        if (!bf16) return rn(std::exp2(a), 0);
+        const bool sub_in = (ha & 0x7F80u) == 0;
+        const uint32_t y = rn(std::exp2(sub_in ? 0.0 : a), 0);
+        return (y & 0x7F80u) == 0 ? 0u : y;
+      }
+      default: return num::encode_rn(fmt, NAN);  // not a packed instruction (the parser admits none)
+    }
+  };
+  return half(0) | half(16) << 16;
+}
+
 // ---- the interpreter ------------------------------------------------------------------------------
 void Machine::run_thread(Thread& t) {
   uint64_t* R = t.r;
@@ -90,8 +139,12 @@ void Machine::run_thread(Thread& t) {
     switch (in.op) {
       case Op::mov: set(A(1)); break;
       case Op::fmath:
-        set(fmath(in.fn, static_cast<uint32_t>(A(1)), in.nops > 2 ? static_cast<uint32_t>(A(2)) : 0,
-                  in.nops > 3 ? static_cast<uint32_t>(A(3)) : 0));
+        if (in.ty.fmt & 16)  // .f16x2 / .bf16x2 (§9.7.4)
+          set(hmath(in.fn, (in.ty.fmt & 3) == 2, static_cast<uint32_t>(A(1)), in.nops > 2 ? static_cast<uint32_t>(A(2)) : 0,
+                    in.nops > 3 ? static_cast<uint32_t>(A(3)) : 0));
+        else
+          set(fmath(in.fn, static_cast<uint32_t>(A(1)), in.nops > 2 ? static_cast<uint32_t>(A(2)) : 0,
+                    in.nops > 3 ? static_cast<uint32_t>(A(3)) : 0));
         break;
       case Op::mov_pack: {
         const uint32_t* s = &k.pool[in.o[1].r];

@@ -28,6 +28,9 @@ enum class Op : uint8_t {
 enum class FFn : uint8_t { add, sub, mul, fma, min, max, neg, abs, ex2, lg2, tanh, rsqrt, rcp_approx, rcp_rn, sqrt_approx, sqrt_rn };
 // One f32 instruction on bit patterns (exec.cpp): what Op::fmath computes, for the unit tests.
 uint32_t fmath(FFn f, uint32_t a, uint32_t b, uint32_t c);
+// One packed half-precision instruction (§9.7.4) on the two halves of 32-bit registers: .f16x2, or
+// .bf16x2 where `bf16`; add/sub/mul/fma .rn, min, max, neg, abs, tanh.approx, ex2.approx (.ftz for bf16).
+uint32_t hmath(FFn f, bool bf16, uint32_t a, uint32_t b, uint32_t c);
 bool f32_compare(uint8_t cmp, uint32_t a, uint32_t b);  // set/setp .f32, ordered (§9.7.6.1-2)
 
 // Instruction types: bits and class.

@@ -272,10 +272,32 @@ struct Parser {
   // The f32 instructions of §9.7.3 that are simulated, with exactly the modifiers simulated: .rn
   // add/sub/mul/fma, plain min/max/neg/abs, .approx ex2/lg2/tanh/rsqrt, .approx or .rn rcp/sqrt.
   // Anything else of type .f32 (.ftz, .sat, other roundings, .NaN, mad, div, ...) stays refused.
+  // The packed half-precision ones of §9.7.4 likewise (.f16x2, .bf16x2): .rn add/sub/mul/fma, plain
+  // min/max/neg/abs, .approx tanh, and ex2 as .approx.f16x2 and .approx.ftz.bf16x2 (its only form).
   bool float_math(const std::string& base, const std::vector<std::string>& mods, Ins& in) const {
-    if (mods.empty() || mods.back() != "f32") return false;
+    if (mods.empty() || (mods.back() != "f32" && mods.back() != "f16x2" && mods.back() != "bf16x2")) return false;
+    const bool x2 = mods.back() != "f32", bf = mods.back() == "bf16x2";
     const std::vector<std::string> m(mods.begin(), mods.end() - 1);
     const bool none = m.empty(), rn = m.size() == 1 && m[0] == "rn", approx = m.size() == 1 && m[0] == "approx";
+    if (x2) {
+      const bool ftz = m.size() == 2 && m[0] == "approx" && m[1] == "ftz";
+      struct H {
+        const char* base;
+        FFn fn;
+        bool ok;
+      };
+      const H hs[] = {{"add", FFn::add, rn},   {"sub", FFn::sub, rn},   {"mul", FFn::mul, rn},     {"fma", FFn::fma, rn},
+                      {"min", FFn::min, none}, {"max", FFn::max, none}, {"neg", FFn::neg, none},   {"abs", FFn::abs, none},
+                      {"tanh", FFn::tanh, approx}, {"ex2", FFn::ex2, bf ? ftz : approx}};
+      for (const H& h : hs)
+        if (base == h.base && h.ok) {
+          in.op = Op::fmath;
+          in.fn = h.fn;
+          in.ty = {Cls::f, 32, static_cast<uint8_t>(bf ? 18 : 17)};
+          return true;
+        }
+      return false;
+    }
     struct F {
       const char* base;
       FFn fn;

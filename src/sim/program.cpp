@@ -48,7 +48,13 @@ struct Elem {
 // rounded result (2.5 ulp from exact), rcp.approx 1 ulp (1.5 from exact), lg2.approx 2^-22 absolute
 // in (0.5, 2) and relative elsewhere, tanh.approx 2^-11, rsqrt.approx 2^-22.9, sqrt.approx 2^-23
 // relative; min, max, neg and abs are exact.
-Elem math(ptxgen::MathFn f, bool approx, const Elem& a, const Elem& b, const Elem& c) {
+//
+// With `t` f16 or bf16, the packed instruction (docs/spec.md, "Packed half-precision arithmetic";
+// PTX ISA 9.1 §9.7.4) on one half: .rn rounds to t's nearest (unit roundoff 2^-11 for f16, 2^-8 for
+// bf16, and half the smallest subnormal, 2^-25 and 2^-134); ex2.approx has relative error 2^-9.9
+// (f16) or 2^-7 (bf16, whose .ftz flushes a subnormal result to 0: at most 2^-126 more), tanh.approx
+// absolute 2^-10.987 or 2^-8 (§9.7.4.9-10).
+Elem math(ptxgen::MathFn f, bool approx, const Elem& a, const Elem& b, const Elem& c, DType t = DType::f32) {
   using F = ptxgen::MathFn;
   const int n = ptxgen::info(f).operands;
   if (!a.def || (n >= 2 && !b.def) || (n >= 3 && !c.def)) return Elem{};
@@ -119,6 +125,7 @@ Elem math(ptxgen::MathFn f, bool approx, const Elem& a, const Elem& b, const Ele
       r = yes ? I{1, 1} : no ? I{0, 0} : I{0, 1};
       break;
     }
+    case F::convert: v = a.v, r = A; break;  // its rounding: Eval::convert
     case F::select:
       // b where a is nonzero, else c: either, where a's box holds 0 and other values.
       v = a.v != 0 ? b.v : c.v;
@@ -129,9 +136,25 @@ Elem math(ptxgen::MathFn f, bool approx, const Elem& a, const Elem& b, const Ele
   // Round to nearest changes nothing where the result can only be one f32 value (x * 0 of an exact
   // 0, say): without this, a product zeroed by a mask kept 2^-150 of doubt, and a comparison of it
   // with 0 allowed both outcomes.
-  const bool exact_point = r.lo == r.hi && static_cast<double>(static_cast<float>(r.lo)) == r.lo;
+  const bool half = t == DType::f16 || t == DType::bf16;
+  const ksim::num::Format& hf = t == DType::bf16 ? ksim::num::kBF16 : ksim::num::kF16;
+  const bool exact_point = r.lo == r.hi && (half ? ksim::num::decode(hf, ksim::num::encode_rn(hf, r.lo)) == r.lo
+                                                 : static_cast<double>(static_cast<float>(r.lo)) == r.lo);
   const double ulp = std::ldexp(1.0, -23), rn = exact_point ? 0 : std::ldexp(1.0, -24) * M + std::ldexp(1.0, -150);
   double own = 0;
+  if (half) {
+    const bool bf = t == DType::bf16;
+    const double hrn = exact_point ? 0 : unit_roundoff(t) * M + std::ldexp(1.0, bf ? -134 : -25);
+    switch (f) {
+      case F::add:
+      case F::sub:
+      case F::mul:
+      case F::fma: own = hrn; break;
+      case F::exp2: own = (bf ? std::ldexp(1.0, -7) : std::pow(2.0, -9.9)) * M + std::ldexp(1.0, bf ? -126 : -24); break;
+      case F::tanh: own = bf ? std::ldexp(1.0, -8) : std::pow(2.0, -10.987); break;
+      default: own = 0; break;  // min, max, neg, abs: exact (the rules admit no other packed function)
+    }
+  } else {
   switch (f) {
     case F::add:
     case F::sub:
@@ -154,13 +177,15 @@ Elem math(ptxgen::MathFn f, bool approx, const Elem& a, const Elem& b, const Ele
     case F::rsqrt: own = std::pow(2.0, -22.9) * M; break;
     case F::rcp: own = approx ? 1.5 * (ulp * M + std::ldexp(1.0, -149)) : rn; break;
     case F::sqrt: own = approx ? std::ldexp(1.0, -23) * M : rn; break;
+    case F::convert: own = 0; break;  // Eval::convert's
+  }
   }
   Elem y;
   y.def = true;
   y.v = v;
   y.err = std::max(std::fabs(r.hi - v), std::fabs(v - r.lo)) + own;
   if (std::isnan(y.err)) y.err = inf;
-  y.code = ksim::num::bits_of(static_cast<float>(v));
+  y.code = half ? ksim::num::encode_rn(hf, v) : ksim::num::bits_of(static_cast<float>(v));
   return y;
 }
 
@@ -245,6 +270,9 @@ struct Matrix {
   int rows = 0;
   int64_t cols = 0;
   std::vector<Elem> e;
+  // A register set's element type: f32, or f16 / bf16 for packed pairs (a convert's result and the
+  // packed functions of it), which a store of that type writes as they are.
+  DType t = DType::f32;
   Matrix() = default;
   Matrix(int r, int64_t c) : rows(r), cols(c), e(static_cast<size_t>(r * c)) {}
   Elem& at(int r, int64_t c) { return e[static_cast<size_t>(r * cols + c)]; }
@@ -638,22 +666,35 @@ struct Eval {
             c.regs[o.regs.name] = std::move(y);
             break;
           }
-          // An operand is a register set or a constant (the f32 nearest the spec's number, exact).
+          // An operand is a register set or a constant (the f32 nearest the spec's number, exact;
+          // in a packed function the 16-bit float nearest it: the number, bounded by that rounding).
           const std::array<const spec::Ref*, 3> in = {&o.a, &o.b, &o.c};
           const Matrix* shape = nullptr;
           for (size_t k = 0; k < 3 && !shape; ++k)
             if (!o.value[k] && *in[k]) shape = &c.regs.at(in[k]->name);
+          const DType t = shape->t;
           auto at = [&](size_t k, size_t i) {
             if (o.value[k]) {
               Elem e;
               e.def = true;
               e.v = static_cast<double>(static_cast<float>(*o.value[k]));
+              if (t != DType::f32) {
+                const ksim::num::Format& hf = t == DType::bf16 ? ksim::num::kBF16 : ksim::num::kF16;
+                e.v = *o.value[k];
+                e.err = std::fabs(ksim::num::decode(hf, ksim::num::encode_rn(hf, e.v)) - e.v);
+              }
               return e;
             }
             return *in[k] ? c.regs.at(in[k]->name).e[i] : shape->e[i];
           };
           Matrix y(shape->rows, shape->cols);
-          for (size_t i = 0; i < y.e.size(); ++i) y.e[i] = math(o.fn, o.approx, at(0, i), at(1, i), at(2, i));
+          if (o.fn == ptxgen::MathFn::convert) {  // to packed pairs: cvt.rn of each element
+            for (size_t i = 0; i < y.e.size(); ++i) y.e[i] = convert(shape->e[i], o.convert_to);
+            y.t = o.convert_to;
+          } else {
+            for (size_t i = 0; i < y.e.size(); ++i) y.e[i] = math(o.fn, o.approx, at(0, i), at(1, i), at(2, i), t);
+            y.t = t;
+          }
           c.regs[o.regs.name] = std::move(y);
           break;
         }
@@ -723,7 +764,7 @@ struct Eval {
           for (int i = 0; i < regs.rows; ++i)
             for (int64_t j = 0; j < regs.cols; ++j)
               if (r0 + i < out.rows && c0 + j < out.cols)  // a store writes inside the tensor's extents
-                out.at(static_cast<int>(r0 + i), c0 + j) = convert(regs.at(i, j), to);
+                out.at(static_cast<int>(r0 + i), c0 + j) = regs.t == to ? regs.at(i, j) : convert(regs.at(i, j), to);
           break;
         }
         default: break;

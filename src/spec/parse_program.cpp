@@ -429,21 +429,16 @@ class Parser {
     // Arithmetic on register sets is the next step of the IR (docs/spec.md, "Not built (yet)").
     // The elementwise f32 functions (comparisons and select among them), the activations (gated
     // ones included), the row reductions, amax and block quantization are built (docs/spec.md,
-    // "Arithmetic"); the rest is not. A conversion is a store's ("convert": the store converts).
-    static const std::set<std::string> kArithmetic = {"softmax", "convert"};
+    // "Arithmetic"); the rest is not. A conversion to packed 16-bit pairs is a function ("convert",
+    // "dtype": "bf16x2"); one to a narrower type is a store's.
+    static const std::set<std::string> kArithmetic = {"softmax"};
     if (const auto* op = v.contains("op") && v.at("op").is_string() ? v.at("op").get_ptr<const std::string*>() : nullptr;
         op && kArithmetic.count(*op)) {
-      if (*op == "convert")  // a store converts; a register set stays f32
-        d_.error("SPEC-NOT-BUILT", at + "/op",
-                 "\"op\": \"convert\": register sets hold f32 elements; the conversion to a narrower type is the store's, which "
-                 "converts f32 to f16, bf16, e4m3, e5m2 and (packed) e2m1 as the global's dtype says")
-            .help = {"store the f32 registers into a global of the type you want (docs/spec.md, \"Arithmetic\": \"Conversions\")"};
-      else
-        d_.error("SPEC-NOT-BUILT", at + "/op",
-                 "\"op\": \"" + *op + "\": arithmetic on register sets beyond the elementwise functions, activations, row reductions, "
-                 "amax and block quantization (softmax as one op) is not built yet")
-            .help = {"nearest built: the elementwise f32 functions, activations and row reductions (docs/spec.md, \"Arithmetic\") over tmem_load'ed "
-                     "registers: a softmax is reduce max, sub, exp2, reduce sum, rcp and mul (specs/prog_reduce_softmax_f32.json)"};
+      d_.error("SPEC-NOT-BUILT", at + "/op",
+               "\"op\": \"" + *op + "\": arithmetic on register sets beyond the elementwise functions, activations, row reductions, "
+               "amax and block quantization (softmax as one op) is not built yet")
+          .help = {"nearest built: the elementwise f32 functions, activations and row reductions (docs/spec.md, \"Arithmetic\") over tmem_load'ed "
+                   "registers: a softmax is reduce max, sub, exp2, reduce sum, rcp and mul (specs/prog_reduce_softmax_f32.json)"};
       return std::nullopt;
     }
     auto k = r.choice("op", true, all);
@@ -610,6 +605,12 @@ class Parser {
     if (operands >= 3) operand("c", o.c, o.value[2]);
     o.approx_ptr = r.ptr("approx");
     if (const json* a = r.get("approx", false, json::value_t::boolean, "a boolean")) o.approx = a->get<bool>();
+    // convert: to packed pairs of a 16-bit float (docs/spec.md, "Packed half-precision
+    // arithmetic"); a conversion to a narrower type for memory is the store's.
+    if (!o.activation && o.fn == MathFn::convert) {
+      o.dtype_ptr = r.ptr("dtype");
+      if (auto t = r.choice<isa::DType>("dtype", true, {{"bf16x2", isa::DType::bf16}, {"f16x2", isa::DType::f16}})) o.convert_to = *t;
+    }
   }
 
   void mma(ObjReader& r, Op& o) {
@@ -855,6 +856,7 @@ std::string program_to_json(const Program& p) {
         for (size_t k = 0; k < 3; ++k)  // a constant operand is its number
           if (o.value[k]) x[std::string(1, static_cast<char>('a' + k))] = *o.value[k];
         if (o.approx) x["approx"] = true;
+        if (!o.activation && o.fn == MathFn::convert) x["dtype"] = std::string(isa::name(o.convert_to)) + "x2";
         break;
       case OpKind::reduce:
         x["fn"] = std::string(kReduceNames[static_cast<size_t>(o.reduce_fn)]);

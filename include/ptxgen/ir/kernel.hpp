@@ -406,6 +406,10 @@ struct Math {
   std::array<std::optional<double>, 3> value;  // a, b, c: a constant instead of a register set
   bool approx = false;
   std::string approx_ptr;
+  // convert: the result's 16-bit float (bf16, f16), two elements a register (plan::packed_regs).
+  // Other functions compute in their operands' type: f32, or packed pairs (§9.7.4).
+  isa::DType convert_to = isa::DType::bf16;
+  std::string dtype_ptr;
   // Inside a loop: operand c, which `regs` names too, is the set the loop carries, 0 before
   // iteration 0 (the emitter zeroes it before the loop), so that it needs no op of its own to start
   // it: the block-wise scaled sum acc = partial * s + acc of the gemm template (docs/spec.md, "Block
