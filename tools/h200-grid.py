@@ -423,7 +423,7 @@ def cases():
     # group's capacity; contiguous along M, one vector over A's rows) and the activations, SwiGLU's
     # halves from each group's B (the MoE up-projection).
     add("grp_contig_bias_swiglu", bf16, cont, tma, T(128, 128, 64), {"stages": 5, "bias": {"dtype": "bf16", "along": "n"}, "activation": "swiglu"},
-        P(1500, 1000, 776))
+        P(1500, 1008, 776))  # D's d = 504 columns: rows 1008 bytes apart, a multiple of 16 (the TMA store's stride)
     add("grp_masked_pers_bias_m_gelu", bf16, grp, pers, tma, T(128, 256, 64), {"stages": 3, "bias": {"dtype": "f32", "along": "m"}, "activation": "gelu"},
         P(520, 1000, 776))
     add("grp_contig_bias_m_silu_direct", bf16, cont, {"epilogue": "direct"}, T(128, 128, 64),
