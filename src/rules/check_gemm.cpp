@@ -613,13 +613,17 @@ void check_tmem_budget(const Context& c, Diagnostics& d) {
   std::string table;
   const uint32_t used = tmem_columns(*c.kernel, &table);
   if (used <= static_cast<uint32_t>(c.target.tmem_columns)) return;
-  // The widest smaller tile.n whose kernel fits, lowered again at each (one round: "reduce tile.n"
-  // took a round per try); in steps of 32 columns, whole boxes of any D and legal N at any kind.
+  // The widest smaller tile.n whose kernel fits (one round: "reduce tile.n" took a round per try),
+  // in steps of 32 columns, whole boxes of any D and legal N at any kind. The columns grow with
+  // tile.n, so a binary search finds it in log2(tile.n / 32) lowerings, not one per step (the
+  // hostile-input sweep's cost).
   int64_t fit_n = 0;
-  for (int64_t n = (g->tile.n - 1) / 32 * 32; n >= 32 && !fit_n; n -= 32) {
+  for (int64_t lo = 1, hi = (g->tile.n - 1) / 32; lo <= hi;) {  // in units of 32 columns
+    const int64_t mid = (lo + hi) / 2;
     spec::Spec narrower = c.spec;
-    narrower.gemm->tile.n = n;
-    if (tmem_columns(lower::lower(narrower)) <= static_cast<uint32_t>(c.target.tmem_columns)) fit_n = n;
+    narrower.gemm->tile.n = 32 * mid;
+    if (tmem_columns(lower::lower(narrower)) <= static_cast<uint32_t>(c.target.tmem_columns)) fit_n = 32 * mid, lo = mid + 1;
+    else hi = mid - 1;
   }
   auto& diag = d.error("TMEM-BUDGET", "/gemm/tile/n",
                        "the plan needs " + num(used) + " tensor-memory columns; a CTA has " + num(c.target.tmem_columns));
